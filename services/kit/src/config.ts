@@ -1,0 +1,53 @@
+import { z } from "zod";
+
+/** Thrown when the environment does not describe a runnable service; its message lists every problem. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Variables every service reads. Services extend this with their own. */
+export const baseConfigSchema = z.object({
+  HOST: z.string().default("0.0.0.0"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** The internal token this process sends to other services and accepts from them. */
+  SERVICE_TOKEN: z.string().min(32, "must be at least 32 characters"),
+  /**
+   * The token executors present. A service that knows it can tell an executor's calls apart
+   * (the catalog hands variable values only to executors); optional elsewhere.
+   */
+  EXECUTOR_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+  /** How long in-flight calls may run after SIGTERM before they are cut off. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+});
+
+export type BaseConfig = z.infer<typeof baseConfigSchema>;
+
+/** A port variable with a default; every service listens on a documented fixed port. */
+export const portVar = (defaultPort: number) => z.coerce.number().int().min(0).max(65_535).default(defaultPort);
+
+/** A postgres:// or postgresql:// URL. */
+export const postgresUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+  .describe("PostgreSQL connection URL");
+
+/** A redis:// or rediss:// URL. */
+export const redisUrl = z.string().regex(/^rediss?:\/\//, "must be a redis:// URL");
+
+/** A host:port or http(s) URL of another service. */
+export const serviceUrl = z.string().regex(/^https?:\/\/[^/]+$/, "must be like http://host:port");
+
+/**
+ * Parses the environment against a schema, failing fast with every problem at once,
+ * never echoing a value (they may be secrets).
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join(".") || "(environment)";
+    const message = issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
+    return `  ${name}: ${message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);
+}

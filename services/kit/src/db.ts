@@ -1,0 +1,50 @@
+import { type Constructor, type EntitySchema, MikroORM } from "@mikro-orm/core";
+import { type Migration, Migrator } from "@mikro-orm/migrations";
+import { PostgreSqlDriver } from "@mikro-orm/postgresql";
+
+export type Orm = MikroORM<PostgreSqlDriver>;
+
+/** How a service's data lives in the shared database: its own schema, its entities, its migrations. */
+export interface DatabaseSpec {
+  /** The PostgreSQL schema the service owns; no other service reads or writes it. */
+  schema: string;
+  // biome-ignore lint/suspicious/noExplicitAny: entity schemas of any shape.
+  entities: EntitySchema<any, any>[];
+  /** Every migration, oldest first; listed in code so compiled builds need no file discovery. */
+  migrations: { name: string; class: Constructor<Migration> }[];
+}
+
+/**
+ * Connects to PostgreSQL with the service's schema as the default one. Does not touch the schema's
+ * tables: migrations are applied by `migrateDatabase`, run as a separate step before deploys.
+ */
+export async function openDatabase(url: string, spec: DatabaseSpec, poolMax = 10): Promise<Orm> {
+  const orm = new MikroORM({
+    driver: PostgreSqlDriver,
+    clientUrl: url,
+    schema: spec.schema,
+    entities: spec.entities,
+    extensions: [Migrator],
+    pool: { min: 0, max: poolMax },
+    migrations: {
+      migrationsList: spec.migrations,
+      schema: spec.schema,
+      tableName: "mikro_orm_migrations",
+      snapshot: false,
+      snapshotOnMigrate: false,
+      silent: true,
+    },
+    // The driver's own logging would print bound parameters, which can hold secrets.
+    debug: false,
+    ensureDatabase: false,
+    allowGlobalContext: false,
+  });
+  return orm as unknown as Orm;
+}
+
+/** Applies every pending migration of the service's schema, creating the schema if need be. */
+export async function migrateDatabase(orm: Orm, spec: DatabaseSpec): Promise<string[]> {
+  await orm.em.getConnection().execute(`create schema if not exists "${spec.schema}"`);
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}

@@ -1,0 +1,33 @@
+import { trace } from "@opentelemetry/api";
+import { type Logger, pino } from "pino";
+
+export type { Logger } from "pino";
+
+// Secrets must never be logged in the first place; redaction is the second line of defence
+// against an object logged whole by mistake.
+const secretFields = ["secret", "token", "password", "authorization", "value", "apiKey", "x-api-key"];
+const redactPaths = secretFields.flatMap((field) => [
+  `["${field}"]`,
+  `*["${field}"]`,
+  `*.*["${field}"]`,
+]);
+
+/**
+ * Structured JSON logs on stdout, one object a line, each carrying the service name and, inside a
+ * traced call, the trace and span ids so a log line leads to its trace.
+ */
+export function createLogger(service: string, level = "info"): Logger {
+  return pino({
+    level,
+    base: { service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: redactPaths, censor: "[redacted]" },
+    mixin() {
+      const span = trace.getActiveSpan();
+      if (!span) return {};
+      const { traceId, spanId } = span.spanContext();
+      return { trace_id: traceId, span_id: spanId };
+    },
+  });
+}

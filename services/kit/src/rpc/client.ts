@@ -1,0 +1,26 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { clientTracingInterceptor } from "../telemetry/interceptors.js";
+import { bearerTokenInterceptor } from "./auth.js";
+
+export interface ServiceClientOptions {
+  /** The caller's internal token (SERVICE_TOKEN, or EXECUTOR_TOKEN for executors). */
+  token: string;
+  /** Deadline of every call unless the call sets its own; no call may wait for ever. */
+  timeoutMs?: number;
+}
+
+/** A gRPC client of another Testrun service, presenting our token and carrying the trace. */
+export function serviceClient<S extends DescService>(
+  service: S,
+  baseUrl: string,
+  options: ServiceClientOptions,
+): Client<S> {
+  const transport = createGrpcTransport({
+    baseUrl,
+    defaultTimeoutMs: options.timeoutMs ?? 5_000,
+    interceptors: [clientTracingInterceptor, bearerTokenInterceptor(options.token)],
+  });
+  return createClient(service, transport);
+}

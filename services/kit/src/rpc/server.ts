@@ -1,0 +1,100 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, Interceptor, ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Health } from "@testrun/gen/grpc/health/v1/health_pb";
+import { ServerReflection } from "@testrun/gen/grpc/reflection/v1/reflection_pb";
+import type { Logger } from "pino";
+import { serverTracingInterceptor } from "../telemetry/interceptors.js";
+import { type CallerIdentity, serviceTokenInterceptor } from "./auth.js";
+import { callLoggingInterceptor } from "./errors.js";
+import { HealthRegistry, ServingStatus } from "./health.js";
+import { reflectionImpl } from "./reflection.js";
+
+/** A service implementation to serve, paired with its descriptor. */
+export interface ServiceBinding {
+  desc: DescService;
+  // biome-ignore lint/suspicious/noExplicitAny: any service's implementation.
+  impl: Partial<ServiceImpl<any>>;
+}
+
+/** Typed helper so `impl` is checked against its descriptor. */
+export const bind = <S extends DescService>(desc: S, impl: Partial<ServiceImpl<S>>): ServiceBinding => ({
+  desc,
+  impl,
+});
+
+export interface RpcServerOptions {
+  services: readonly ServiceBinding[];
+  host: string;
+  port: number;
+  tokens: Partial<Record<CallerIdentity, string>>;
+  logger: Logger;
+}
+
+export interface RpcServer {
+  readonly port: number;
+  readonly health: HealthRegistry;
+  /**
+   * Stops taking calls and lets those in flight finish: NOT_SERVING first, then GOAWAY on every
+   * connection; after `timeoutMs` whatever is left is cut off.
+   */
+  shutdown(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Serves the given services, plus grpc.health.v1 and gRPC reflection v1, over HTTP/2 cleartext
+ * speaking gRPC, gRPC-Web and Connect. Health starts NOT_SERVING: call `health.setAll(SERVING)`
+ * once the process is ready.
+ */
+export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const health = new HealthRegistry(options.services.map((s) => s.desc.typeName));
+  const interceptors: Interceptor[] = [
+    serverTracingInterceptor,
+    callLoggingInterceptor(options.logger),
+    serviceTokenInterceptor(options.tokens),
+  ];
+  const exposed = [...options.services.map((s) => s.desc), Health, ServerReflection];
+  const routes = (router: ConnectRouter) => {
+    for (const { desc, impl } of options.services) router.service(desc, impl);
+    router.service(Health, health.impl());
+    router.service(ServerReflection, reflectionImpl(exposed));
+  };
+
+  const server = http2.createServer(connectNodeAdapter({ routes, interceptors }));
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+
+  return {
+    port: (server.address() as AddressInfo).port,
+    health,
+    async shutdown(timeoutMs) {
+      health.setAll(ServingStatus.NOT_SERVING);
+      health.close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // GOAWAY: clients open no new streams here; streams already open run to completion.
+      for (const session of sessions) session.close();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<"deadline">((resolve) => {
+        timer = setTimeout(() => resolve("deadline"), timeoutMs);
+      });
+      if ((await Promise.race([closed, deadline])) === "deadline") {
+        options.logger.warn({ open: sessions.size }, "shutdown deadline passed; cutting off calls in flight");
+        for (const session of sessions) session.destroy();
+        await closed;
+      }
+      clearTimeout(timer);
+    },
+  };
+}

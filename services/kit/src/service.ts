@@ -1,0 +1,114 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { z } from "zod";
+import { type BaseConfig, ConfigError, loadConfig } from "./config.js";
+import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "./db.js";
+import { createLogger } from "./logger.js";
+import { connectRedis } from "./redis.js";
+import { ServingStatus } from "./rpc/health.js";
+import { type ServiceBinding, startRpcServer } from "./rpc/server.js";
+
+/** What a service's code is handed once configuration, database and Redis are ready. */
+export interface ServiceContext<C> {
+  config: C;
+  logger: Logger;
+  /** Present when the service declared a database. */
+  orm: Orm | undefined;
+  /** Present when the service declared it uses Redis. */
+  redis: Redis | undefined;
+  /** Registers a clean-up step run at shutdown, after calls in flight ended; last registered runs first. */
+  onShutdown(step: () => Promise<void> | void): void;
+}
+
+export interface ServiceDefinition<S extends z.ZodType<BaseConfig & { PORT: number }>> {
+  /** Short name (keys, catalog, …): used in logs, traces and health. */
+  name: string;
+  config: S;
+  /** The service's own schema, entities and migrations; needs DATABASE_URL in the config. */
+  database?: DatabaseSpec;
+  /** Whether the service talks to Redis; needs REDIS_URL in the config. */
+  redis?: boolean;
+  /** Builds the gRPC services to serve (and starts any background work, registering its stop). */
+  setup(ctx: ServiceContext<z.infer<S>>): Promise<ServiceBinding[]> | ServiceBinding[];
+}
+
+/**
+ * The `main` of every service. `serve` (the default) runs it until SIGTERM or SIGINT, then shuts
+ * down gracefully and exits 0; `migrate` applies the service's pending database migrations and exits.
+ */
+export async function runService<S extends z.ZodType<BaseConfig & { PORT: number }>>(
+  definition: ServiceDefinition<S>,
+  argv: readonly string[] = process.argv.slice(2),
+): Promise<void> {
+  const command = argv[0] ?? "serve";
+  let config: z.infer<S>;
+  try {
+    config = loadConfig(definition.config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${definition.name}: ${error.message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(definition.name, config.LOG_LEVEL);
+  process.on("uncaughtException", (err) => {
+    logger.fatal({ err }, "uncaught exception");
+    process.exit(1);
+  });
+  process.on("unhandledRejection", (err) => {
+    logger.fatal({ err }, "unhandled rejection");
+    process.exit(1);
+  });
+
+  const env = config as Record<string, unknown>;
+  const orm = definition.database ? await openDatabase(String(env.DATABASE_URL), definition.database) : undefined;
+
+  if (command === "migrate") {
+    if (!orm || !definition.database) throw new Error(`${definition.name} has no database to migrate`);
+    const applied = await migrateDatabase(orm, definition.database);
+    logger.info({ schema: definition.database.schema, applied }, "migrations applied");
+    await orm.close();
+    return;
+  }
+  if (command !== "serve") {
+    process.stderr.write(`${definition.name}: unknown command "${command}" (use serve or migrate)\n`);
+    process.exit(2);
+  }
+
+  const shutdownSteps: (() => Promise<void> | void)[] = [];
+  if (orm) shutdownSteps.push(() => orm.close());
+  const redis = definition.redis ? await connectRedis(String(env.REDIS_URL)) : undefined;
+  if (redis) shutdownSteps.push(async () => void (await redis.quit()));
+
+  const services = await definition.setup({
+    config,
+    logger,
+    orm,
+    redis,
+    onShutdown: (step) => shutdownSteps.push(step),
+  });
+  const server = await startRpcServer({
+    services,
+    host: config.HOST,
+    port: config.PORT,
+    tokens: { service: config.SERVICE_TOKEN, executor: config.EXECUTOR_TOKEN },
+    logger,
+  });
+  server.health.setAll(ServingStatus.SERVING);
+  logger.info({ port: server.port }, "listening");
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    await server.shutdown(config.SHUTDOWN_TIMEOUT_MS);
+    for (const step of shutdownSteps.reverse()) {
+      await Promise.resolve(step()).catch((err: unknown) => logger.error({ err }, "shutdown step failed"));
+    }
+    if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) await (await import("./telemetry/sdk.js")).stopTelemetry();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.once("SIGINT", () => void stop("SIGINT"));
+}

@@ -1,0 +1,2 @@
+export * from "./process.js";
+export * from "./servers.js";

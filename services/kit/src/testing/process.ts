@@ -1,0 +1,102 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** Repository root, from which service entry points are found. */
+export const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
+
+/** A service running as a real child process, started the way production starts it. */
+export interface ServiceProcess {
+  readonly name: string;
+  readonly port: number;
+  /** http://127.0.0.1:PORT, for gRPC / Connect clients. */
+  readonly url: string;
+  readonly process: ChildProcess;
+  /** Every line the process wrote to stdout and stderr so far (its structured logs). */
+  output(): string[];
+  /** Sends a signal and resolves with the exit code once the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** The node arguments that run a service's main module from source with tracing preloaded. */
+export function serviceCommand(name: string, args: readonly string[] = []): string[] {
+  return [
+    "--conditions=source",
+    "--import",
+    "tsx",
+    "--import",
+    `${repoRoot}services/kit/src/telemetry/preload.ts`,
+    `${repoRoot}services/${name}/src/main.ts`,
+    ...args,
+  ];
+}
+
+/** Runs a one-shot command of a service (such as `migrate`) and resolves with its output; rejects on failure. */
+export async function runServiceCommand(
+  name: string,
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<string> {
+  const child = spawn(process.execPath, serviceCommand(name, args), {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const [code] = await once(child, "exit");
+  if (code !== 0) throw new Error(`${name} ${args.join(" ")} exited ${code}:\n${output}`);
+  return output;
+}
+
+/**
+ * Starts a service on a free port (PORT=0) and resolves once it logged that it listens.
+ * Rejects with the process's output if it exits first.
+ */
+export async function startServiceProcess(name: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, serviceCommand(name), {
+    cwd: repoRoot,
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  createInterface({ input: child.stderr }).on("line", (line) => lines.push(line));
+  const stdout = createInterface({ input: child.stdout });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const onExit = (code: number | null) =>
+      reject(new Error(`${name} exited (${code}) before listening:\n${lines.join("\n")}`));
+    child.once("exit", onExit);
+    stdout.on("line", (line) => {
+      lines.push(line);
+      const entry = parseJson(line);
+      if (entry?.msg === "listening" && typeof entry.port === "number") {
+        child.off("exit", onExit);
+        resolve(entry.port);
+      }
+    });
+  });
+
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  return {
+    name,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    process: child,
+    output: () => [...lines],
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+function parseJson(line: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
