@@ -20,7 +20,7 @@ export SERVICES
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: help install generate check-generated lint format typecheck buf-lint test test-only run migrate clean
+.PHONY: help install migration generate check-generated lint format typecheck buf-lint test test-only run migrate clean
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
@@ -64,6 +64,10 @@ test: lint typecheck buf-lint check-generated test-only
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
 test-only: install
 	npx mocha
+
+# Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x
+migration: install
+	node --conditions=source --import tsx scripts/new-migration.ts $(SERVICE) $(or $(NAME),change)
 
 run: install
 	node --conditions=source --import tsx scripts/run.ts

@@ -55,14 +55,25 @@ export async function runServiceCommand(
  * Starts a service on a free port (PORT=0) and resolves once it logged that it listens.
  * Rejects with the process's output if it exits first.
  */
-export async function startServiceProcess(name: string, env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  name: string,
+  env: Record<string, string>,
+  options: { onLine?: (line: string) => void; keepOutput?: boolean } = {},
+): Promise<ServiceProcess> {
+  const keep = options.keepOutput ?? true;
   const child = spawn(process.execPath, serviceCommand(name), {
     cwd: repoRoot,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
-  createInterface({ input: child.stderr }).on("line", (line) => lines.push(line));
+  let listening = false;
+  const record = (line: string) => {
+    // Until it listens, keep what it says even when asked not to: it explains a failed start.
+    if (keep || !listening) lines.push(line);
+    options.onLine?.(line);
+  };
+  createInterface({ input: child.stderr }).on("line", record);
   const stdout = createInterface({ input: child.stdout });
 
   const port = await new Promise<number>((resolve, reject) => {
@@ -70,10 +81,12 @@ export async function startServiceProcess(name: string, env: Record<string, stri
       reject(new Error(`${name} exited (${code}) before listening:\n${lines.join("\n")}`));
     child.once("exit", onExit);
     stdout.on("line", (line) => {
-      lines.push(line);
+      record(line);
       const entry = parseJson(line);
       if (entry?.msg === "listening" && typeof entry.port === "number") {
         child.off("exit", onExit);
+        listening = true;
+        if (!keep) lines.length = 0;
         resolve(entry.port);
       }
     });

@@ -1,0 +1,39 @@
+import { defineEntity, p } from "@mikro-orm/core";
+
+/**
+ * A project's credit balance. Redundant with the ledger by design: it is what the atomic spend
+ * (`update … where balance >= n`) locks and checks, and it always equals the sum of the ledger.
+ */
+export const Balance = defineEntity({
+  name: "Balance",
+  tableName: "balances",
+  properties: {
+    projectId: p.string().primary(),
+    balance: p.bigint("number").default(0),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  checks: [{ name: "balances_not_negative", expression: "balance >= 0" }],
+});
+
+/**
+ * Every change of a balance. `runId` + `kind` is unique, which makes a run's charge and refund
+ * idempotent; a grant's `idempotencyKey` does the same for operator grants.
+ */
+export const LedgerEntry = defineEntity({
+  name: "LedgerEntry",
+  tableName: "ledger_entries",
+  properties: {
+    id: p.string().primary(),
+    projectId: p.string().index(),
+    kind: p.enum(["grant", "charge", "refund"]),
+    /** Signed: grants and refunds are positive, charges negative. */
+    amount: p.bigint("number"),
+    runId: p.string().nullable(),
+    idempotencyKey: p.string().nullable().unique(),
+    reason: p.text().default(""),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  uniques: [{ properties: ["runId", "kind"] }],
+});
+
+export const entities = [Balance, LedgerEntry];

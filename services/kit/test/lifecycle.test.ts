@@ -1,0 +1,71 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
+import { repoRoot, type ServiceProcess, serviceCommand, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { testTokens } from "./helpers.js";
+
+describe("a service process (kit lifecycle)", () => {
+  const tokens = testTokens();
+  let service: ServiceProcess;
+
+  beforeEach(async () => {
+    service = await startServiceProcess("executor", tokens);
+  });
+  afterEach(async () => {
+    await service.stop("SIGKILL");
+  });
+
+  const health = () => createClient(Health, createGrpcTransport({ baseUrl: service.url }));
+
+  it("answers grpc.health.v1 Check as SERVING without a service token", async () => {
+    const res = await health().check({ service: "" });
+    expect(res.status).to.equal(Status.SERVING);
+  });
+
+  it("answers NOT_FOUND for a health check of a service it does not serve", async () => {
+    const error = await health()
+      .check({ service: "no.such.Service" })
+      .then(() => undefined, (e: unknown) => e);
+    expect(error).to.have.property("code", 5);
+  });
+
+  it("on SIGTERM, reports NOT_SERVING to watchers, then exits 0", async () => {
+    const watch = health().watch({ service: "" })[Symbol.asyncIterator]();
+    expect((await watch.next()).value?.status).to.equal(Status.SERVING);
+    const exitCode = service.stop("SIGTERM");
+    expect((await watch.next()).value?.status).to.equal(Status.NOT_SERVING);
+    expect(await exitCode).to.equal(0);
+    expect(service.output().some((line) => line.includes('"msg":"stopped"'))).to.equal(true);
+  });
+});
+
+describe("service configuration", () => {
+  const startWith = async (env: Record<string, string>) => {
+    const child = spawn(process.execPath, serviceCommand("executor"), {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const [code] = await once(child, "exit");
+    return { code, stderr };
+  };
+
+  it("fails fast with every problem named and no value echoed", async () => {
+    const { code, stderr } = await startWith({ SERVICE_TOKEN: "too-short-secret", PORT: "not-a-port" });
+    expect(code).to.equal(1);
+    expect(stderr).to.contain("SERVICE_TOKEN: must be at least 32 characters");
+    expect(stderr).to.contain("PORT:");
+    expect(stderr).not.to.contain("too-short-secret");
+  });
+
+  it("says which variable is missing", async () => {
+    const { code, stderr } = await startWith({});
+    expect(code).to.equal(1);
+    expect(stderr).to.contain("SERVICE_TOKEN: is required");
+  });
+});
