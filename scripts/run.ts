@@ -12,9 +12,17 @@ import {
 } from "@testrun/kit/testing";
 
 /** Fixed local ports, as README.md documents them. */
-const ports: Record<string, number> = { keys: 7101, catalog: 7102, billing: 7103, runs: 7104, executor: 7105 };
+const ports: Record<string, number> = {
+  keys: 7101,
+  catalog: 7102,
+  billing: 7103,
+  runs: 7104,
+  executor: 7105,
+};
 const withDatabase = ["keys", "catalog", "billing", "runs"];
-const services = (process.env.SERVICES ?? "keys catalog billing runs executor gateway").split(/\s+/).filter(Boolean);
+const services = (process.env.SERVICES ?? "keys catalog billing runs executor gateway")
+  .split(/\s+/)
+  .filter(Boolean);
 
 const owned: ThrowawayServer[] = [];
 const running: ServiceProcess[] = [];
@@ -55,12 +63,18 @@ try {
   for (const name of services) {
     const port = String(ports[name] ?? 7100);
     running.push(
-      await startServiceProcess(name, { ...env, PORT: port }, { keepOutput: false, onLine: (l) => console.log(l) }),
+      await startServiceProcess(
+        name,
+        { ...env, PORT: port },
+        { keepOutput: false, onLine: (l) => console.log(l) },
+      ),
     );
   }
   console.log(`\nTestrun is running: gateway http://127.0.0.1:${env.HTTP_PORT}  (Ctrl-C stops everything)`);
   console.log(`  curl -s http://127.0.0.1:${env.HTTP_PORT}/healthz`);
   await Promise.race(running.map((service) => once(service.process, "exit")));
+  // Ctrl-C reaches the children too: they exiting then is the shutdown under way, not a failure.
+  if (stopping) await new Promise(() => {});
   console.error("a service exited; stopping the others");
   await stopAll(1);
 } catch (error) {

@@ -23,7 +23,8 @@ export const baseConfigSchema = z.object({
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
 
 /** A port variable with a default; every service listens on a documented fixed port. */
-export const portVar = (defaultPort: number) => z.coerce.number().int().min(0).max(65_535).default(defaultPort);
+export const portVar = (defaultPort: number) =>
+  z.coerce.number().int().min(0).max(65_535).default(defaultPort);
 
 /** A postgres:// or postgresql:// URL. */
 export const postgresUrl = z
@@ -46,7 +47,8 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const name = issue.path.join(".") || "(environment)";
-    const message = issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
+    const message =
+      issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message;
     return `  ${name}: ${message}`;
   });
   throw new ConfigError(`invalid configuration:\n${problems.join("\n")}`);

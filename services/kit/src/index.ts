@@ -1,3 +1,4 @@
+export * from "./actor.js";
 export * from "./config.js";
 export * from "./db.js";
 export * from "./ids.js";

@@ -6,11 +6,7 @@ export type { Logger } from "pino";
 // Secrets must never be logged in the first place; redaction is the second line of defence
 // against an object logged whole by mistake.
 const secretFields = ["secret", "token", "password", "authorization", "value", "apiKey", "x-api-key"];
-const redactPaths = secretFields.flatMap((field) => [
-  `["${field}"]`,
-  `*["${field}"]`,
-  `*.*["${field}"]`,
-]);
+const redactPaths = secretFields.flatMap((field) => [`["${field}"]`, `*["${field}"]`, `*.*["${field}"]`]);
 
 /**
  * Structured JSON logs on stdout, one object a line, each carrying the service name and, inside a

@@ -12,10 +12,10 @@ import { type ServiceBinding, startRpcServer } from "./rpc/server.js";
 export interface ServiceContext<C> {
   config: C;
   logger: Logger;
-  /** Present when the service declared a database. */
-  orm: Orm | undefined;
-  /** Present when the service declared it uses Redis. */
-  redis: Redis | undefined;
+  /** The service's database; throws when the service declared none. */
+  readonly orm: Orm;
+  /** The Redis connection; throws when the service did not declare it uses Redis. */
+  readonly redis: Redis;
   /** Registers a clean-up step run at shutdown, after calls in flight ended; last registered runs first. */
   onShutdown(step: () => Promise<void> | void): void;
 }
@@ -60,7 +60,9 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
   });
 
   const env = config as Record<string, unknown>;
-  const orm = definition.database ? await openDatabase(String(env.DATABASE_URL), definition.database) : undefined;
+  const orm = definition.database
+    ? await openDatabase(String(env.DATABASE_URL), definition.database)
+    : undefined;
 
   if (command === "migrate") {
     if (!orm || !definition.database) throw new Error(`${definition.name} has no database to migrate`);
@@ -79,11 +81,18 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
   const redis = definition.redis ? await connectRedis(String(env.REDIS_URL)) : undefined;
   if (redis) shutdownSteps.push(async () => void (await redis.quit()));
 
+  const undeclared = (what: string): never => {
+    throw new Error(`${definition.name} did not declare ${what} in its service definition`);
+  };
   const services = await definition.setup({
     config,
     logger,
-    orm,
-    redis,
+    get orm() {
+      return orm ?? undeclared("a database");
+    },
+    get redis() {
+      return redis ?? undeclared("redis");
+    },
     onShutdown: (step) => shutdownSteps.push(step),
   });
   const server = await startRpcServer({

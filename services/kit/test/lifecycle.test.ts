@@ -28,7 +28,10 @@ describe("a service process (kit lifecycle)", () => {
   it("answers NOT_FOUND for a health check of a service it does not serve", async () => {
     const error = await health()
       .check({ service: "no.such.Service" })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).to.have.property("code", 5);
   });
 

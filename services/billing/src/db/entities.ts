@@ -10,14 +10,18 @@ export const Balance = defineEntity({
   properties: {
     projectId: p.string().primary(),
     balance: p.bigint("number").default(0),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   checks: [{ name: "balances_not_negative", expression: "balance >= 0" }],
 });
 
 /**
- * Every change of a balance. `runId` + `kind` is unique, which makes a run's charge and refund
- * idempotent; a grant's `idempotencyKey` does the same for operator grants.
+ * Every change of a balance, never updated or deleted. `runId` + `kind` is unique, which makes a
+ * run's charge and refund idempotent; a grant's `idempotencyKey` (unique per project) does the same
+ * for operator grants.
  */
 export const LedgerEntry = defineEntity({
   name: "LedgerEntry",
@@ -29,11 +33,13 @@ export const LedgerEntry = defineEntity({
     /** Signed: grants and refunds are positive, charges negative. */
     amount: p.bigint("number"),
     runId: p.string().nullable(),
-    idempotencyKey: p.string().nullable().unique(),
+    idempotencyKey: p.string().nullable(),
     reason: p.text().default(""),
+    /** The project's balance right after this entry: the ledger reads as a statement. */
+    balanceAfter: p.bigint("number"),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  uniques: [{ properties: ["runId", "kind"] }],
+  uniques: [{ properties: ["runId", "kind"] }, { properties: ["projectId", "idempotencyKey"] }],
 });
 
 export const entities = [Balance, LedgerEntry];

@@ -1,5 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createContextKey,
+  type HandlerContext,
+  type Interceptor,
+} from "@connectrpc/connect";
 
 /** Who is calling, as proven by the internal token it presented. */
 export type CallerIdentity = "service" | "executor";
@@ -21,9 +27,14 @@ const digest = (token: string) => createHash("sha256").update(token).digest();
 
 /**
  * Requires `authorization: Bearer <token>` on every call except health and reflection, where the
- * token is one of the configured internal tokens; anything else is UNAUTHENTICATED.
+ * token is one of the configured internal tokens; anything else is UNAUTHENTICATED. The executor
+ * identity may call only the methods listed in `executorMethods` ("pkg.Service/Method"):
+ * PERMISSION_DENIED elsewhere, so an executor's token is worth little outside its own job.
  */
-export function serviceTokenInterceptor(tokens: Partial<Record<CallerIdentity, string>>): Interceptor {
+export function serviceTokenInterceptor(
+  tokens: Partial<Record<CallerIdentity, string>>,
+  executorMethods: ReadonlySet<string> = new Set(),
+): Interceptor {
   // Compare digests in constant time: the comparison must not leak how much of a guess was right.
   const known = Object.entries(tokens)
     .filter((entry): entry is [CallerIdentity, string] => Boolean(entry[1]))
@@ -34,6 +45,9 @@ export function serviceTokenInterceptor(tokens: Partial<Record<CallerIdentity, s
     const presented = header.startsWith("Bearer ") ? digest(header.slice("Bearer ".length)) : undefined;
     const match = presented && known.find((k) => timingSafeEqual(k.digest, presented));
     if (!match) throw new ConnectError("missing or invalid service token", Code.Unauthenticated);
+    if (match.identity === "executor" && !executorMethods.has(`${req.service.typeName}/${req.method.name}`)) {
+      throw new ConnectError("executors may not call this method", Code.PermissionDenied);
+    }
     req.contextValues.set(callerIdentityKey, match.identity);
     return next(req);
   };

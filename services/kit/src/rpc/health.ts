@@ -4,8 +4,8 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import {
   type Health,
   type HealthCheckRequest,
-  HealthCheckResponse_ServingStatus as ServingStatus,
   HealthCheckResponseSchema,
+  HealthCheckResponse_ServingStatus as ServingStatus,
 } from "@testrun/gen/grpc/health/v1/health_pb";
 
 export { HealthCheckResponse_ServingStatus as ServingStatus } from "@testrun/gen/grpc/health/v1/health_pb";

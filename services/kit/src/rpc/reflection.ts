@@ -1,8 +1,15 @@
-import { create, createRegistry, type DescFile, type DescService, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import {
+  create,
+  createRegistry,
+  type DescFile,
+  type DescService,
+  type MessageInitShape,
+  toBinary,
+} from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import {
-  ServerReflection,
+  type ServerReflection,
   type ServerReflectionRequest,
   ServerReflectionResponseSchema,
 } from "@testrun/gen/grpc/reflection/v1/reflection_pb";
@@ -41,7 +48,9 @@ export function reflectionImpl(services: readonly DescService[]): ServiceImpl<ty
     if (desc) return desc.file;
     // A method is not a registry entry: look up its service.
     const service = registry.getService(symbol.slice(0, symbol.lastIndexOf(".")));
-    return service?.methods.some((m) => `${service.typeName}.${m.name}` === symbol) ? service.file : undefined;
+    return service?.methods.some((m) => `${service.typeName}.${m.name}` === symbol)
+      ? service.file
+      : undefined;
   };
 
   type Answer = MessageInitShape<typeof ServerReflectionResponseSchema>["messageResponse"];
@@ -51,7 +60,9 @@ export function reflectionImpl(services: readonly DescService[]): ServiceImpl<ty
       value: { errorCode: Code.NotFound, errorMessage: `${what} not found` },
     });
     const files = (file: DescFile | undefined, what: string): Answer =>
-      file ? { case: "fileDescriptorResponse", value: { fileDescriptorProto: withDependencies(file) } } : notFound(what);
+      file
+        ? { case: "fileDescriptorResponse", value: { fileDescriptorProto: withDependencies(file) } }
+        : notFound(what);
     const request = req.messageRequest;
     switch (request.case) {
       case "listServices":
@@ -63,7 +74,10 @@ export function reflectionImpl(services: readonly DescService[]): ServiceImpl<ty
       case "fileContainingExtension":
         return notFound(`extension ${request.value.extensionNumber} of ${request.value.containingType}`);
       case "allExtensionNumbersOfType":
-        return { case: "allExtensionNumbersResponse", value: { baseTypeName: request.value, extensionNumber: [] } };
+        return {
+          case: "allExtensionNumbersResponse",
+          value: { baseTypeName: request.value, extensionNumber: [] },
+        };
       default:
         return {
           case: "errorResponse",

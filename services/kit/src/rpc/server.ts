@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { serverTracingInterceptor } from "../telemetry/interceptors.js";
 import { type CallerIdentity, serviceTokenInterceptor } from "./auth.js";
 import { callLoggingInterceptor } from "./errors.js";
+import { withSpecGrpcMessage } from "./grpc-message.js";
 import { HealthRegistry, ServingStatus } from "./health.js";
 import { reflectionImpl } from "./reflection.js";
 
@@ -17,13 +18,16 @@ export interface ServiceBinding {
   desc: DescService;
   // biome-ignore lint/suspicious/noExplicitAny: any service's implementation.
   impl: Partial<ServiceImpl<any>>;
+  /** Methods (proto names, e.g. "ClaimTest") the executor identity may call; none by default. */
+  executorMethods?: readonly string[];
 }
 
 /** Typed helper so `impl` is checked against its descriptor. */
-export const bind = <S extends DescService>(desc: S, impl: Partial<ServiceImpl<S>>): ServiceBinding => ({
-  desc,
-  impl,
-});
+export const bind = <S extends DescService>(
+  desc: S,
+  impl: Partial<ServiceImpl<S>>,
+  executorMethods: readonly string[] = [],
+): ServiceBinding => ({ desc, impl, executorMethods });
 
 export interface RpcServerOptions {
   services: readonly ServiceBinding[];
@@ -53,7 +57,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const interceptors: Interceptor[] = [
     serverTracingInterceptor,
     callLoggingInterceptor(options.logger),
-    serviceTokenInterceptor(options.tokens),
+    serviceTokenInterceptor(
+      options.tokens,
+      new Set(
+        options.services.flatMap((s) => (s.executorMethods ?? []).map((m) => `${s.desc.typeName}/${m}`)),
+      ),
+    ),
   ];
   const exposed = [...options.services.map((s) => s.desc), Health, ServerReflection];
   const routes = (router: ConnectRouter) => {
@@ -62,7 +71,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     router.service(ServerReflection, reflectionImpl(exposed));
   };
 
-  const server = http2.createServer(connectNodeAdapter({ routes, interceptors }));
+  const server = http2.createServer(withSpecGrpcMessage(connectNodeAdapter({ routes, interceptors })));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
