@@ -1,0 +1,286 @@
+import { defineEntity, p } from "@mikro-orm/core";
+
+// Ids are opaque prefixed strings made by `newId` (org_, mem_, prj_, env_, pln_, tc_, var_).
+// Foreign keys stay inside this schema. Rows owned by a project go with it (on delete cascade), so
+// DeleteProject is one statement. Field names follow proto/testrun/catalog/v1/catalog.proto; the
+// length checks are backstops for the limits it states (lengths in code points, as char_length).
+
+/** `column` is 1 to 200 characters: the proto's rule for every name. */
+const nameCheck = (table: string, column = "name") => ({
+  name: `${table}_${column}_length`,
+  expression: `char_length(${column}) >= 1 and char_length(${column}) <= 200`,
+});
+
+/** Descriptions may be empty and hold at most 2000 characters. */
+const descriptionCheck = (table: string) => ({
+  name: `${table}_description_length`,
+  expression: "char_length(description) <= 2000",
+});
+
+export const Organization = defineEntity({
+  name: "Organization",
+  tableName: "organizations",
+  properties: {
+    id: p.text().primary(),
+    name: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  indexes: [
+    // ListOrganizations: oldest first, paged.
+    { name: "organizations_created_index", properties: ["createdAt", "id"] },
+  ],
+  checks: [nameCheck("organizations")],
+});
+
+/** The four roles of decisions.md, highest first: Owner > Admin > Editor > Viewer. */
+export const MEMBER_ROLES = ["owner", "admin", "editor", "viewer"] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+/**
+ * A membership of one person in one organization. Removal keeps the row (`removedAt`); adding the
+ * same email again reactivates it (same id). `rightsLostAt` is the last time the member lost
+ * Editor-or-above rights (removal, or a change to Viewer): a key created before it is dead for good.
+ */
+export const Member = defineEntity({
+  name: "Member",
+  tableName: "members",
+  properties: {
+    id: p.text().primary(),
+    organizationId: p.manyToOne(Organization).mapToPk().joinColumn("organization_id"),
+    email: p.text(),
+    displayName: p.text(),
+    /** Current role; for a removed member, the role it had when removed. */
+    role: p.enum(MEMBER_ROLES),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    /** Null while active. */
+    removedAt: p.datetime().nullable(),
+    /** Null if the member never lost Editor-or-above rights; never cleared. */
+    rightsLostAt: p.datetime().nullable(),
+  },
+  uniques: [
+    {
+      // One member per address and organization, ignoring case ("Ann@x.io" = "ann@x.io"), removed
+      // ones included: AddMember finds a removed member by it to reactivate the same row.
+      name: "members_organization_email_unique",
+      expression: (c, t, n) =>
+        `create unique index "${n}" on ${t} ("${c.organizationId}", lower("${c.email}"))`,
+    },
+  ],
+  indexes: [
+    // ListMembers: an organization's members oldest first, paged.
+    { name: "members_organization_created_index", properties: ["organizationId", "createdAt", "id"] },
+  ],
+  checks: [
+    nameCheck("members", "display_name"),
+    { name: "members_email_length", expression: "char_length(email) >= 1 and char_length(email) <= 320" },
+  ],
+});
+
+export const Project = defineEntity({
+  name: "Project",
+  tableName: "projects",
+  properties: {
+    id: p.text().primary(),
+    organizationId: p.manyToOne(Organization).mapToPk().joinColumn("organization_id"),
+    name: p.text(),
+    description: p.text().default(""),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  uniques: [
+    {
+      // Project names are unique in an organization ignoring case (ALREADY_EXISTS on a clash).
+      name: "projects_organization_name_unique",
+      expression: (c, t, n) =>
+        `create unique index "${n}" on ${t} ("${c.organizationId}", lower("${c.name}"))`,
+    },
+  ],
+  indexes: [
+    // ListProjects: an organization's projects oldest first, paged.
+    { name: "projects_organization_created_index", properties: ["organizationId", "createdAt", "id"] },
+  ],
+  checks: [nameCheck("projects"), descriptionCheck("projects")],
+});
+
+/**
+ * Names are deliberately not unique: a name matching several environments is refused (409
+ * ambiguous_name) when a run starts, as the spec says.
+ */
+export const Environment = defineEntity({
+  name: "Environment",
+  tableName: "environments",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.manyToOne(Project).mapToPk().joinColumn("project_id").deleteRule("cascade"),
+    name: p.text(),
+    /** Absolute http(s) URL without query, fragment or trailing slash; at most 2048 characters. */
+    baseUrl: p.text(),
+    isDefault: p.boolean().default(false),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  indexes: [
+    // A project's environments oldest first (GET /v1/environments, "else the oldest"), and
+    // resolving an environment name within the project.
+    { name: "environments_project_created_index", properties: ["projectId", "createdAt", "id"] },
+  ],
+  uniques: [
+    // At most one default environment per project: a new default must clear the old one first,
+    // in the same transaction. Also finds the default in one lookup.
+    { name: "environments_one_default_per_project", properties: ["projectId"], where: "is_default" },
+  ],
+  checks: [
+    nameCheck("environments"),
+    { name: "environments_base_url_length", expression: "char_length(base_url) <= 2048" },
+  ],
+});
+
+export const TestPlan = defineEntity({
+  name: "TestPlan",
+  tableName: "test_plans",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.manyToOne(Project).mapToPk().joinColumn("project_id").deleteRule("cascade"),
+    name: p.text(),
+    description: p.text().default(""),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  indexes: [
+    // A project's plans oldest first (GET /v1/test-plans), and resolving a plan name within the project.
+    { name: "test_plans_project_created_index", properties: ["projectId", "createdAt", "id"] },
+  ],
+  checks: [nameCheck("test_plans"), descriptionCheck("test_plans")],
+});
+
+/** Free-form here; the catalog validates the steps (step.proto) on write. */
+export type TestCaseStep = Record<string, unknown>;
+
+export const TestCase = defineEntity({
+  name: "TestCase",
+  tableName: "test_cases",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.manyToOne(Project).mapToPk().joinColumn("project_id").deleteRule("cascade"),
+    name: p.text(),
+    /** Stored and returned as given. */
+    tags: p.array().default([]),
+    /**
+     * `tags` lower-cased, kept by the trigger `set_tags_lower` on every insert and update
+     * (whatever the application writes here is overwritten). Tag matching ignores case by comparing
+     * lower-cased input with it: `tags_lower && $1::text[]`. Not loaded unless asked for.
+     */
+    tagsLower: p.array().default([]).lazy().hidden(),
+    enabled: p.boolean().default(true),
+    /** The steps, in order (1 to 100). */
+    steps: p.json<TestCaseStep[]>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  indexes: [
+    // GET /v1/test-cases: a project's cases oldest first, at most 500 (name search filters these).
+    { name: "test_cases_project_created_index", properties: ["projectId", "createdAt", "id"] },
+    // Tag filters and tag-selected runs: `tags_lower && $1` is answered from this index.
+    { name: "test_cases_tags_lower_index", properties: ["tagsLower"], type: "gin" },
+  ],
+  triggers: [
+    {
+      // A generated column cannot lower-case an array (that needs a subquery), so a trigger keeps it.
+      name: "set_tags_lower",
+      timing: "before",
+      events: ["insert", "update"],
+      body: "new.tags_lower := array(select lower(t) from unnest(new.tags) as t); return new;",
+    },
+  ],
+  checks: [
+    nameCheck("test_cases"),
+    { name: "test_cases_tags_count", expression: "cardinality(tags) <= 50" },
+    { name: "test_cases_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
+  ],
+});
+
+/** A plan's ordered list of test cases: entry `position` (0, 1, …; gaps allowed) of plan `planId`. */
+export const TestPlanCase = defineEntity({
+  name: "TestPlanCase",
+  tableName: "test_plan_cases",
+  properties: {
+    // The primary key (plan_id, position) serves reading a plan's cases in order and counting them.
+    planId: p.manyToOne(TestPlan).mapToPk().joinColumn("plan_id").deleteRule("cascade").primary(),
+    position: p.integer().primary(),
+    // Deleting a test case takes it out of every plan (DeleteTestCase). It must cascade anyway:
+    // with "no action", deleting a project fails whenever one of its plans lists a case.
+    testCaseId: p.manyToOne(TestCase).mapToPk().joinColumn("test_case_id").deleteRule("cascade"),
+  },
+  uniques: [
+    // A plan lists a test case at most once.
+    { name: "test_plan_cases_plan_test_case_unique", properties: ["planId", "testCaseId"] },
+  ],
+  indexes: [
+    // Deleting a test case finds its plan entries (the cascade) without scanning.
+    { name: "test_plan_cases_test_case_index", properties: ["testCaseId"] },
+  ],
+  checks: [{ name: "test_plan_cases_position_not_negative", expression: "position >= 0" }],
+});
+
+/**
+ * A project variable. The value is encrypted with AES-256-GCM under a key from the environment:
+ * ciphertext, 12-byte IV (nonce) and 16-byte authentication tag; it is never stored in clear.
+ */
+export const Variable = defineEntity({
+  name: "Variable",
+  tableName: "variables",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.manyToOne(Project).mapToPk().joinColumn("project_id").deleteRule("cascade"),
+    /** As written in `{{NAME}}`; stored as given, unique in the project ignoring case. */
+    name: p.text(),
+    valueCiphertext: p.blob(),
+    valueIv: p.blob(),
+    valueTag: p.blob(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+  uniques: [
+    {
+      // One variable per name in a project, ignoring case (ALREADY_EXISTS on a clash).
+      name: "variables_project_name_unique",
+      expression: (c, t, n) => `create unique index "${n}" on ${t} ("${c.projectId}", lower("${c.name}"))`,
+    },
+  ],
+  indexes: [
+    // ListVariables and GetVariableValues: a project's variables oldest first.
+    { name: "variables_project_created_index", properties: ["projectId", "createdAt", "id"] },
+  ],
+  checks: [
+    { name: "variables_name_format", expression: "name ~ '^[A-Za-z_][A-Za-z0-9_]{0,63}$'" },
+    // GCM's standard nonce and full-length tag; anything else is a bug in the encryption code.
+    { name: "variables_value_iv_length", expression: "octet_length(value_iv) = 12" },
+    { name: "variables_value_tag_length", expression: "octet_length(value_tag) = 16" },
+  ],
+});
+
+export const entities = [
+  Organization,
+  Member,
+  Project,
+  Environment,
+  TestPlan,
+  TestCase,
+  TestPlanCase,
+  Variable,
+];

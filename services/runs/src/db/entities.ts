@@ -1,0 +1,142 @@
+import { defineEntity, p } from "@mikro-orm/core";
+
+// Ids are opaque prefixed strings made by `newId` (run_, tr_). Project, environment, plan, test case,
+// key and member ids belong to other services' data: plain text columns, no foreign keys. Field
+// names follow proto/testrun/runs/v1/runs.proto.
+
+/** Statuses of a run and of each of its tests (decisions.md, "Runs and tests"). */
+export const RUN_STATUSES = ["queued", "running", "passed", "failed", "skipped"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Why a run was skipped. */
+export const SKIP_REASONS = ["environment_unreachable", "cancelled", "no_executor"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+// Final statuses carry a finish time and nothing else does: `finished` and `finishedAt` never disagree.
+const FINISHED_MATCHES_STATUS = "(finished_at is not null) = (status in ('passed', 'failed', 'skipped'))";
+
+/**
+ * A run of a selection of test cases against one environment. What it ran against is snapshotted
+ * (`environmentBaseUrl`, and each test's steps), so later catalog edits never change a run.
+ * `durationMs` of the API is `finishedAt - startedAt`, not stored.
+ */
+export const Run = defineEntity({
+  name: "Run",
+  tableName: "runs",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.text(),
+    environmentId: p.text(),
+    /** The environment's base URL when the run started (no trailing slash). */
+    environmentBaseUrl: p.text(),
+    /** Null unless the run was started from a plan. */
+    testPlanId: p.text().nullable(),
+    name: p.text(),
+    status: p.enum(RUN_STATUSES),
+    /** Set only on a SKIPPED run, and not necessarily then (every test may have been skipped on its own). */
+    skipReason: p.enum(SKIP_REASONS).nullable(),
+    totalTests: p.integer(),
+    passedTests: p.integer().default(0),
+    failedTests: p.integer().default(0),
+    skippedTests: p.integer().default(0),
+    /** Credits taken when the run started (one per test); refunds are recorded by billing. */
+    creditsCharged: p.integer().default(0),
+    /** Set from creation in this version; null only for a QUEUED run. */
+    startedAt: p.datetime().nullable(),
+    finishedAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    /** The API key that started the run; null when started otherwise (admin CLI, web console). */
+    startedByKeyId: p.text().nullable(),
+    /** The console member, or the key's creator, it was started for; null when an operator started it. */
+    startedByMemberId: p.text().nullable(),
+  },
+  indexes: [
+    // ListRuns (GET /v1/runs): a project's runs newest first, at most 100 (the btree is read backwards).
+    { name: "runs_project_created_index", properties: ["projectId", "createdAt", "id"] },
+    // The reconciler's sweep over runs not yet final (dispatch deadline, runs whose tests are all
+    // final but whose status was not updated); stays small, since finished runs leave it.
+    { name: "runs_unfinished_index", properties: ["createdAt"], where: "status in ('queued', 'running')" },
+  ],
+  checks: [
+    // Spec limit; a default name made from a long plan name or tag list is cut to fit.
+    { name: "runs_name_length", expression: "char_length(name) >= 1 and char_length(name) <= 200" },
+    { name: "runs_finished_at_matches_status", expression: FINISHED_MATCHES_STATUS },
+    { name: "runs_skip_reason_only_when_skipped", expression: "skip_reason is null or status = 'skipped'" },
+    {
+      name: "runs_counts_consistent",
+      expression:
+        "passed_tests >= 0 and failed_tests >= 0 and skipped_tests >= 0 and passed_tests + failed_tests + skipped_tests <= total_tests",
+    },
+    { name: "runs_credits_charged_not_negative", expression: "credits_charged >= 0" },
+  ],
+});
+
+/** Free-form here: the catalog validated the steps; the executor interprets them. */
+export type TestStepSnapshot = Record<string, unknown>;
+
+/**
+ * One test of a run: a test case's steps as they were when the run started, and its outcome. An
+ * executor that claims it holds a lease (`leaseOwner`, `leaseToken`, `leaseExpiresAt`) and extends
+ * it by heartbeats; a lapsed lease lets another executor take the test over. The lease fields may
+ * stay set after the claim ends, so that a repeated CompleteTest or ReleaseTest is recognised.
+ */
+export const TestResult = defineEntity({
+  name: "TestResult",
+  tableName: "test_results",
+  properties: {
+    id: p.text().primary(),
+    runId: p.manyToOne(Run).mapToPk().joinColumn("run_id").deleteRule("cascade"),
+    testCaseId: p.text(),
+    /** The test case's name when the run started. */
+    name: p.text(),
+    /** Order of the test in its run, from 0. */
+    position: p.integer(),
+    status: p.enum(RUN_STATUSES),
+    steps: p.json<TestStepSnapshot[]>(),
+    /** One line, at most 300 characters, variable values already replaced by `{{NAME}}`; null until final. */
+    summary: p.text().nullable(),
+    /** How long the test executed; null until final, and for a test skipped without executing. */
+    durationMs: p.integer().nullable(),
+    /** Number of the current or last claim: 0 while never claimed, +1 for each claim. */
+    attempt: p.integer().default(0),
+    /** Claims whose lease lapsed; at max_attempts the test is FAILED. Hand-backs (ReleaseTest) do not count. */
+    lapsedLeases: p.integer().default(0),
+    /** The executor worker holding, or that last held, the claim (ClaimTestRequest.executor_id). */
+    leaseOwner: p.text().nullable(),
+    leaseToken: p.text().nullable(),
+    leaseExpiresAt: p.datetime().nullable(),
+    /** When the current attempt started executing; null while QUEUED. */
+    startedAt: p.datetime().nullable(),
+    finishedAt: p.datetime().nullable(),
+  },
+  uniques: [
+    // A run's tests in order (GetRun) and the tally of a run's outcomes: both by run_id.
+    { name: "test_results_run_position_unique", properties: ["runId", "position"] },
+  ],
+  indexes: [
+    // The reconciler: tests still QUEUED (to publish again, or skip at the dispatch deadline) and
+    // RUNNING ones whose lease lapsed (`status = 'running' and lease_expires_at < now()`); final
+    // tests leave this index, so it stays small.
+    {
+      name: "test_results_pending_index",
+      properties: ["status", "leaseExpiresAt"],
+      where: "status in ('queued', 'running')",
+    },
+  ],
+  checks: [
+    { name: "test_results_summary_length", expression: "char_length(summary) <= 300" },
+    { name: "test_results_finished_at_matches_status", expression: FINISHED_MATCHES_STATUS },
+    // A RUNNING test is always under a lease, so the reconciler can tell when it lapsed.
+    {
+      name: "test_results_running_is_leased",
+      expression: "status <> 'running' or (lease_token is not null and lease_expires_at is not null)",
+    },
+    {
+      name: "test_results_numbers_not_negative",
+      expression: "position >= 0 and attempt >= 0 and lapsed_leases >= 0 and duration_ms >= 0",
+    },
+    { name: "test_results_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
+  ],
+});
+
+export const entities = [Run, TestResult];

@@ -1,0 +1,55 @@
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
+import { createTestDatabase, runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import pg from "pg";
+import { testTokens } from "../services/kit/test/helpers.js";
+
+/** Every service with data, and the schema it owns. */
+const schemaOwners = { keys: "keys", catalog: "catalog", billing: "billing", runs: "runs" } as const;
+
+describe("every service", () => {
+  let env: Record<string, string>;
+
+  before(async () => {
+    env = {
+      ...testTokens(),
+      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      CATALOG_URL: "http://127.0.0.1:1",
+      HTTP_PORT: "0",
+    };
+  });
+
+  it("migrates only its own schema, and a second migrate changes nothing", async () => {
+    for (const service of Object.keys(schemaOwners)) await runServiceCommand(service, ["migrate"], env);
+    const again = await runServiceCommand("billing", ["migrate"], env);
+    expect(again).to.match(/"applied":\[\]/);
+
+    const db = new pg.Client({ connectionString: env.DATABASE_URL });
+    await db.connect();
+    const { rows } = await db.query<{ table_schema: string; table_name: string }>(
+      "select table_schema, table_name from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema')",
+    );
+    await db.end();
+    const schemas = new Set(rows.map((row) => row.table_schema));
+    expect([...schemas].sort()).to.deep.equal(Object.values(schemaOwners).sort());
+    for (const schema of schemas) {
+      const tables = rows.filter((row) => row.table_schema === schema).map((row) => row.table_name);
+      expect(tables, schema).to.include("mikro_orm_migrations");
+      expect(tables.length, schema).to.be.greaterThan(1);
+    }
+  });
+
+  for (const service of ["keys", "catalog", "billing", "runs", "executor", "gateway"]) {
+    it(`${service} starts as its own process and reports SERVING`, async () => {
+      const process = await startServiceProcess(service, env);
+      try {
+        const health = createClient(Health, createGrpcTransport({ baseUrl: process.url }));
+        expect((await health.check({ service: "" })).status).to.equal(Status.SERVING);
+      } finally {
+        expect(await process.stop("SIGTERM")).to.equal(0);
+      }
+    });
+  }
+});
