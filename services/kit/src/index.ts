@@ -2,6 +2,7 @@ export * from "./actor.js";
 export * from "./config.js";
 export * from "./db.js";
 export * from "./ids.js";
+export * from "./key-cache.js";
 export * from "./logger.js";
 export * from "./redis.js";
 export * from "./rpc/auth.js";
