@@ -1,0 +1,117 @@
+import { once } from "node:events";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
+import { newId } from "@testrun/kit";
+import { createTestDatabase, runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { testTokens } from "./helpers.js";
+
+interface ExportedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: Record<string, unknown> }[];
+  service: string;
+}
+
+/** A real OTLP/HTTP endpoint that keeps every span it is sent. */
+async function startCollector() {
+  const spans: ExportedSpan[] = [];
+  const server = createServer(async (req: IncomingMessage, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const payload = JSON.parse(body) as {
+      resourceSpans: {
+        resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+        scopeSpans: { spans: Omit<ExportedSpan, "service">[] }[];
+      }[];
+    };
+    for (const resourceSpans of payload.resourceSpans) {
+      const service =
+        resourceSpans.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue ?? "";
+      for (const scope of resourceSpans.scopeSpans)
+        for (const span of scope.spans) spans.push({ ...span, service });
+    }
+    res.writeHead(200, { "content-type": "application/json" }).end("{}");
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    close: () => server.close(),
+  };
+}
+
+describe("tracing across services", () => {
+  it("continues the caller's trace through a service into the next one, with linked client and server spans", async () => {
+    const collector = await startCollector();
+    const tokens = testTokens();
+    const database = await createTestDatabase(String(process.env.DATABASE_URL));
+    const telemetry = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_EXPORTER: "otlp" };
+    await runServiceCommand("billing", ["migrate"], {
+      ...tokens,
+      DATABASE_URL: database,
+      CATALOG_URL: "http://127.0.0.1:1",
+    });
+    const catalog = await startServiceProcess("catalog", {
+      ...tokens,
+      ...telemetry,
+      OTEL_SERVICE_NAME: "catalog",
+      DATABASE_URL: database,
+      KEYS_URL: "http://127.0.0.1:1",
+      VARIABLES_KEY: Buffer.alloc(32, 7).toString("base64"),
+    });
+    const billing = await startServiceProcess("billing", {
+      ...tokens,
+      ...telemetry,
+      OTEL_SERVICE_NAME: "billing",
+      DATABASE_URL: database,
+      CATALOG_URL: catalog.url,
+    });
+
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const client = createClient(
+      BillingService,
+      createGrpcTransport({
+        baseUrl: billing.url,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${tokens.SERVICE_TOKEN}`);
+            req.header.set("traceparent", `00-${traceId}-00f067aa0ba902b7-01`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+    // Billing asks the catalog whether the project exists: a call that crosses a second service.
+    await client
+      .getBalance({ projectId: newId("prj"), actor: { kind: { case: "operator", value: {} } } })
+      .catch(() => undefined);
+    // A clean stop flushes every span; no waiting on export timers.
+    expect(await billing.stop("SIGTERM")).to.equal(0);
+    expect(await catalog.stop("SIGTERM")).to.equal(0);
+    collector.close();
+
+    const inTrace = collector.spans.filter((span) => span.traceId === traceId);
+    const billingServer = inTrace.find(
+      (s) => s.service === "billing" && s.name === "testrun.billing.v1.BillingService/GetBalance",
+    );
+    const billingClient = inTrace.find(
+      (s) => s.service === "billing" && s.name === "testrun.catalog.v1.CatalogService/CheckAccess",
+    );
+    const catalogServer = inTrace.find(
+      (s) => s.service === "catalog" && s.name === "testrun.catalog.v1.CatalogService/CheckAccess",
+    );
+    expect(billingServer?.parentSpanId).to.equal("00f067aa0ba902b7");
+    expect(billingClient?.parentSpanId).to.equal(billingServer?.spanId);
+    expect(catalogServer?.parentSpanId).to.equal(billingClient?.spanId);
+    // No attribute of any span carries the service token.
+    expect(JSON.stringify(collector.spans)).not.to.contain(tokens.SERVICE_TOKEN);
+  });
+});
