@@ -1,6 +1,7 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { ConnectError } from "@connectrpc/connect";
 import {
+  type Context,
   context,
   propagation,
   type Span,
@@ -35,6 +36,20 @@ function endSpan(span: Span, error?: unknown): void {
   span.end();
 }
 
+/** Runs `work` with `span` active, ending the span with the outcome. */
+async function inSpan<T>(span: Span, ctx: Context, work: () => Promise<T>): Promise<T> {
+  return context.with(ctx, async () => {
+    try {
+      const result = await work();
+      endSpan(span);
+      return result;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+  });
+}
+
 const rpcAttributes = (service: string, method: string) => ({
   "rpc.system": "grpc",
   "rpc.service": service,
@@ -49,16 +64,7 @@ export const serverTracingInterceptor: Interceptor = (next) => async (req) => {
     { kind: SpanKind.SERVER, attributes: rpcAttributes(req.service.typeName, req.method.name) },
     parent,
   );
-  return context.with(trace.setSpan(parent, span), async () => {
-    try {
-      const res = await next(req);
-      endSpan(span);
-      return res;
-    } catch (error) {
-      endSpan(span, error);
-      throw error;
-    }
-  });
+  return inSpan(span, trace.setSpan(parent, span), () => next(req));
 };
 
 /** Client side: a CLIENT span per call, whose context travels in the request headers. */
@@ -69,14 +75,5 @@ export const clientTracingInterceptor: Interceptor = (next) => async (req) => {
   });
   const ctx = trace.setSpan(context.active(), span);
   propagation.inject(ctx, req.header, headerSetter);
-  return context.with(ctx, async () => {
-    try {
-      const res = await next(req);
-      endSpan(span);
-      return res;
-    } catch (error) {
-      endSpan(span, error);
-      throw error;
-    }
-  });
+  return inSpan(span, ctx, () => next(req));
 };
