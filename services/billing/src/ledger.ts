@@ -32,7 +32,8 @@ interface Row {
   run_id: string | null;
   reason: string;
   idempotency_key: string | null;
-  created_at: Date;
+  // Raw queries return timestamptz as text ("2026-11-22 06:17:26.233+00"), not as a Date.
+  created_at: string | Date;
   balance_after: string;
 }
 
@@ -44,7 +45,7 @@ const toEntry = (row: Row): Entry => ({
   runId: row.run_id,
   reason: row.reason,
   idempotencyKey: row.idempotency_key,
-  createdAt: row.created_at,
+  createdAt: new Date(row.created_at),
   balanceAfter: Number(row.balance_after),
 });
 

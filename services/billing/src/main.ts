@@ -18,7 +18,8 @@ await runService({
   config: baseConfigSchema.extend({
     PORT: portVar(7103),
     DATABASE_URL: postgresUrl,
-    CATALOG_URL: serviceUrl,
+    /** The catalog, which authorizes actors (default: its local port). */
+    CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
   }),
   database,
   setup: ({ config, orm }) => {

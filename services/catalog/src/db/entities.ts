@@ -274,6 +274,49 @@ export const Variable = defineEntity({
   ],
 });
 
+/** What the keys service must be told (KeysService.DisableKeysOfMember / RevokeProjectKeys). */
+export const KEY_NOTIFICATION_KINDS = ["disable_member_keys", "revoke_project_keys"] as const;
+export type KeyNotificationKind = (typeof KEY_NOTIFICATION_KINDS)[number];
+
+/**
+ * Outbox of calls the keys service has not acknowledged yet. A loss of rights (or a deleted project)
+ * writes its row in the same transaction as the change, so the notification cannot be lost: the
+ * catalog delivers it right after the commit and, while the keys service is unreachable, retries
+ * with backoff until it succeeds; the row is deleted on success. Both calls are idempotent, so a
+ * repeated delivery is harmless.
+ */
+export const KeyNotification = defineEntity({
+  name: "KeyNotification",
+  tableName: "key_notifications",
+  properties: {
+    id: p.uuid().primary(),
+    kind: p.enum(KEY_NOTIFICATION_KINDS),
+    /** disable_member_keys: the member who lost rights, and when (its rights_lost_at). */
+    memberId: p.text().nullable(),
+    lostAt: p.datetime().nullable(),
+    /** revoke_project_keys: the deleted project. */
+    projectId: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    /** Failed deliveries so far; sets the backoff. */
+    attempts: p.integer().default(0),
+    /** When the retry loop may try next. */
+    nextAttemptAt: p.datetime(),
+    /** The gRPC code of the last failure (e.g. UNAVAILABLE), for operators; never a message. */
+    lastError: p.text().nullable(),
+  },
+  indexes: [
+    // The retry loop's scan: due rows first.
+    { name: "key_notifications_next_attempt_index", properties: ["nextAttemptAt"] },
+  ],
+  checks: [
+    {
+      name: "key_notifications_fields_match_kind",
+      expression:
+        "(kind = 'disable_member_keys' and member_id is not null and lost_at is not null) or (kind = 'revoke_project_keys' and project_id is not null)",
+    },
+  ],
+});
+
 export const entities = [
   Organization,
   Member,
@@ -283,4 +326,5 @@ export const entities = [
   TestCase,
   TestPlanCase,
   Variable,
+  KeyNotification,
 ];

@@ -1,0 +1,143 @@
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { BillingService, LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
+import { newId } from "@testrun/kit";
+import { runServiceCommand, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import {
+  type Harness,
+  member,
+  operator,
+  seedOrganization,
+  startCatalog,
+} from "../../catalog/test/harness.js";
+
+describe("billing credits with a real catalog", () => {
+  let catalog: Harness;
+  let billing: ServiceProcess;
+  let projectId: string;
+  let viewerId: string;
+
+  const client = () =>
+    createClient(
+      BillingService,
+      createGrpcTransport({
+        baseUrl: billing.url,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${catalog.env.SERVICE_TOKEN}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+  const codeOf = (call: Promise<unknown>) =>
+    call.then(
+      () => "OK",
+      (e) => Code[ConnectError.from(e).code],
+    );
+  const grant = (amount: bigint, idempotencyKey: string) =>
+    client().grantCredits({ actor: operator(), projectId, amount, reason: "test grant", idempotencyKey });
+  const balance = async () => (await client().getBalance({ actor: operator(), projectId })).balance;
+
+  before(async () => {
+    catalog = await startCatalog();
+    await runServiceCommand("billing", ["migrate"], catalog.env);
+    billing = await startServiceProcess("billing", { ...catalog.env, CATALOG_URL: catalog.process.url });
+  });
+  beforeEach(async () => {
+    const seeded = await seedOrganization(catalog.catalog);
+    projectId = seeded.projectId;
+    viewerId = seeded.members.viewer;
+  });
+  after(async () => {
+    await billing?.stop("SIGKILL");
+    await catalog?.stop();
+  });
+
+  it("grants idempotently per key, and refuses a reused key with another amount", async () => {
+    const first = await grant(7n, "invoice-1");
+    const again = await grant(7n, "invoice-1");
+    expect(first.balance).to.equal(7n);
+    expect(again.entry?.id).to.equal(first.entry?.id);
+    expect(await balance()).to.equal(7n);
+    expect(await codeOf(grant(8n, "invoice-1"))).to.equal("AlreadyExists");
+  });
+
+  it("lets only operators grant, any member read, and no one reach an unknown project", async () => {
+    const asViewer = client().grantCredits({
+      actor: member(viewerId),
+      projectId,
+      amount: 1n,
+      reason: "x",
+      idempotencyKey: "k",
+    });
+    expect(await codeOf(asViewer)).to.equal("PermissionDenied");
+    expect((await client().getBalance({ actor: member(viewerId), projectId })).balance).to.equal(0n);
+    expect(await codeOf(client().getBalance({ actor: operator(), projectId: newId("prj") }))).to.equal(
+      "NotFound",
+    );
+  });
+
+  it("spends exactly the balance under 30 concurrent charges, and the ledger sums to the balance", async () => {
+    await grant(7n, "invoice-concurrent");
+    const outcomes = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        codeOf(client().chargeRun({ projectId, runId: newId("run"), amount: 1n })),
+      ),
+    );
+    expect(outcomes.filter((o) => o === "OK")).to.have.length(7);
+    expect(outcomes.filter((o) => o === "FailedPrecondition")).to.have.length(23);
+    expect(await balance()).to.equal(0n);
+    const { entries } = await client().listLedger({ actor: operator(), projectId, pageSize: 500 });
+    expect(entries.reduce((sum, e) => sum + e.amount, 0n)).to.equal(0n);
+    expect(entries.filter((e) => e.kind === LedgerEntryKind.CHARGE)).to.have.length(7);
+  });
+
+  it("charges a run once however often it is retried, and refunds at most its charge, once", async () => {
+    await grant(10n, "invoice-refund");
+    const runId = newId("run");
+    const charge = await client().chargeRun({ projectId, runId, amount: 4n });
+    const retried = await client().chargeRun({ projectId, runId, amount: 4n });
+    expect(retried.entry?.id).to.equal(charge.entry?.id);
+    expect(await balance()).to.equal(6n);
+
+    expect(await codeOf(client().refundRun({ projectId, runId, amount: 5n, reason: "too much" }))).to.equal(
+      "FailedPrecondition",
+    );
+    const refund = await client().refundRun({
+      projectId,
+      runId,
+      amount: 3n,
+      reason: "environment unreachable",
+    });
+    const again = await client().refundRun({
+      projectId,
+      runId,
+      amount: 3n,
+      reason: "environment unreachable",
+    });
+    expect(again.entry?.id).to.equal(refund.entry?.id);
+    expect(await balance()).to.equal(9n);
+    expect(
+      await codeOf(
+        client().refundRun({ projectId, runId: newId("run"), amount: 1n, reason: "never charged" }),
+      ),
+    ).to.equal("NotFound");
+  });
+
+  it("pages the ledger newest first", async () => {
+    for (const key of ["a", "b", "c"]) await grant(1n, `page-${key}`);
+    const first = await client().listLedger({ actor: operator(), projectId, pageSize: 2 });
+    const second = await client().listLedger({
+      actor: operator(),
+      projectId,
+      pageSize: 2,
+      pageToken: first.nextPageToken,
+    });
+    expect(first.entries.map((e) => e.idempotencyKey)).to.deep.equal(["page-c", "page-b"]);
+    expect(second.entries.map((e) => e.idempotencyKey)).to.deep.equal(["page-a"]);
+    expect(second.nextPageToken).to.equal("");
+    expect(first.entries[0]?.balanceAfter).to.equal(3n);
+  });
+});

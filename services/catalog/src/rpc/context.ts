@@ -1,0 +1,18 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Logger } from "@testrun/kit";
+import type { VariableCipher } from "../cipher.js";
+import type { KeysOutbox } from "../keys-outbox.js";
+import type { Database } from "../sql.js";
+
+/** What every group of handlers works with. */
+export interface Deps {
+  db: Database;
+  outbox: KeysOutbox;
+  /** Unset when VARIABLES_KEY is not configured: variable values can then be neither written nor read. */
+  cipher: VariableCipher | undefined;
+  logger: Logger;
+}
+
+/** Some of CatalogService's methods; service.ts puts the groups together. */
+export type Handlers = Partial<ServiceImpl<typeof CatalogService>>;

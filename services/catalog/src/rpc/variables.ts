@@ -1,0 +1,172 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { callerIdentity, newId } from "@testrun/kit";
+import { authorizeProject } from "../access.js";
+import type { VariableCipher } from "../cipher.js";
+import { alreadyExists, denied, failedPrecondition, invalid, notFound, Violations } from "../errors.js";
+import { type VariableRow, variableColumns, variableToProto } from "../rows.js";
+import { type Sql, violatesUnique } from "../sql.js";
+import { checkVariableName } from "../validate.js";
+import type { Deps, Handlers } from "./context.js";
+
+// Variable values are secrets. They enter through CreateVariable / UpdateVariable, are sealed at
+// once, and leave only through GetVariableValues to the executor identity. No handler here logs a
+// request, and no error message or detail ever quotes a value.
+
+const maxValueBytes = 8192;
+
+const missing = (id: string) => notFound(`variable ${id || "(empty id)"} not found in this project`);
+const nameTaken = (name: string) =>
+  alreadyExists(`the project already has a variable named ${name} (names are compared ignoring case)`);
+
+/** Checks a value's size; the message never quotes it. */
+function checkValue(value: string, violations: Violations): void {
+  const bytes = Buffer.byteLength(value, "utf8");
+  if (bytes < 1 || bytes > maxValueBytes)
+    violations.add("value", `must be 1 to ${maxValueBytes} bytes of UTF-8 (got ${bytes} bytes)`);
+}
+
+function requireCipher(cipher: VariableCipher | undefined): VariableCipher {
+  if (!cipher)
+    throw failedPrecondition(
+      "variable values cannot be stored or read: the catalog has no VARIABLES_KEY configured",
+    );
+  return cipher;
+}
+
+async function findVariable(sql: Sql, projectId: string, id: string): Promise<VariableRow> {
+  const row = await sql.one<VariableRow>(
+    `select ${variableColumns} from catalog.variables v where v.project_id = ? and v.id = ?`,
+    [projectId, id],
+  );
+  if (!row) throw missing(id);
+  return row;
+}
+
+/** CreateVariable, GetVariable, ListVariables, UpdateVariable, DeleteVariable, GetVariableValues. */
+export function variableHandlers({ db, cipher, logger }: Deps): Handlers {
+  return {
+    async createVariable(req) {
+      const violations = new Violations();
+      const name = checkVariableName(req.name, "name", violations);
+      checkValue(req.value, violations);
+      try {
+        const row = await db.write(async (sql) => {
+          const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+          violations.check();
+          const id = newId("var");
+          const sealed = requireCipher(cipher).seal(req.value, project.id, id);
+          const now = new Date();
+          return sql.one<VariableRow>(
+            `insert into catalog.variables as v (id, project_id, name, value_ciphertext, value_iv, value_tag, created_at, updated_at)
+             values (?, ?, ?, ?, ?, ?, ?, ?) returning ${variableColumns}`,
+            [id, project.id, name, sealed.ciphertext, sealed.iv, sealed.tag, now, now],
+          );
+        });
+        return { variable: variableToProto(row as VariableRow) };
+      } catch (error) {
+        if (violatesUnique(error, "variables_project_name_unique")) throw nameTaken(name);
+        throw error;
+      }
+    },
+
+    async getVariable(req) {
+      const row = await db.read(async (sql) => {
+        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.READ_SETTINGS);
+        return findVariable(sql, project.id, req.variableId);
+      });
+      return { variable: variableToProto(row) };
+    },
+
+    async listVariables(req) {
+      const rows = await db.read(async (sql) => {
+        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.READ_SETTINGS);
+        return sql.all<VariableRow>(
+          `select ${variableColumns} from catalog.variables v where v.project_id = ? order by v.created_at, v.id`,
+          [project.id],
+        );
+      });
+      return { variables: rows.map(variableToProto) };
+    },
+
+    async updateVariable(req) {
+      const violations = new Violations();
+      const name = req.name === undefined ? undefined : checkVariableName(req.name, "name", violations);
+      if (req.value !== undefined) checkValue(req.value, violations);
+      try {
+        const row = await db.write(async (sql) => {
+          const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+          const current = await findVariable(sql, project.id, req.variableId);
+          violations.check();
+          if (name === undefined && req.value === undefined) return current;
+          const sealed =
+            req.value === undefined
+              ? undefined
+              : requireCipher(cipher).seal(req.value, project.id, current.id);
+          return sql.one<VariableRow>(
+            `update catalog.variables v set name = coalesce(?, v.name),
+               value_ciphertext = coalesce(?, v.value_ciphertext), value_iv = coalesce(?, v.value_iv),
+               value_tag = coalesce(?, v.value_tag), updated_at = ?
+             where v.id = ? returning ${variableColumns}`,
+            [
+              name ?? null,
+              sealed?.ciphertext ?? null,
+              sealed?.iv ?? null,
+              sealed?.tag ?? null,
+              new Date(),
+              current.id,
+            ],
+          );
+        });
+        return { variable: variableToProto(row as VariableRow) };
+      } catch (error) {
+        if (name !== undefined && violatesUnique(error, "variables_project_name_unique"))
+          throw nameTaken(name);
+        throw error;
+      }
+    },
+
+    async deleteVariable(req) {
+      await db.write(async (sql) => {
+        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        const deleted = await sql.all(
+          "delete from catalog.variables where project_id = ? and id = ? returning id",
+          [project.id, req.variableId],
+        );
+        if (deleted.length === 0) throw missing(req.variableId);
+      });
+      return {};
+    },
+
+    async getVariableValues(req, ctx: HandlerContext) {
+      // The executor's token is the only credential that unlocks values; operators and the
+      // gateway (the service token) are refused whatever actor they claim.
+      if (callerIdentity(ctx) !== "executor") throw denied("only executors may read variable values");
+      if (!req.testResultId) throw invalid("test_result_id is required");
+      const open = requireCipher(cipher);
+      const rows = await db.read(async (sql) => {
+        const project = await sql.one("select id from catalog.projects where id = ?", [req.projectId]);
+        if (!project) throw notFound(`project ${req.projectId || "(empty id)"} not found`);
+        return sql.all<VariableRow & { value_ciphertext: Buffer; value_iv: Buffer; value_tag: Buffer }>(
+          `select ${variableColumns}, v.value_ciphertext, v.value_iv, v.value_tag from catalog.variables v
+           where v.project_id = ? order by v.created_at, v.id`,
+          [req.projectId],
+        );
+      });
+      const values: Record<string, string> = {};
+      for (const row of rows) {
+        values[row.name] = open.open(
+          { ciphertext: row.value_ciphertext, iv: row.value_iv, tag: row.value_tag },
+          row.project_id,
+          row.id,
+        );
+      }
+      // The audit record: who read how many values for which test; never the values themselves.
+      logger.info(
+        { project_id: req.projectId, test_result_id: req.testResultId, variables: rows.length },
+        "executor read variable values",
+      );
+      return { values };
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import type { Violations } from "./errors.js";
+
+// Field rules shared by the catalog's writes (catalog.proto). Each checker adds what is wrong to
+// `violations` under the field's path and returns the value as it is to be stored.
+
+/** Lengths are counted in Unicode code points, as the protos say (and as char_length does). */
+export const codePoints = (text: string) => [...text].length;
+
+/**
+ * Whether text holds a C0 or C1 control character (line breaks and tabs included). NUL cannot be
+ * stored in PostgreSQL text, and none of them has a place in a name.
+ */
+export function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+/** A name: trimmed, 1 to `max` characters, no control characters. */
+export function checkName(value: string, field: string, violations: Violations, max = 200): string {
+  const name = value.trim();
+  if (name.length === 0) violations.add(field, "is required");
+  else if (codePoints(name) > max) violations.add(field, `must be at most ${max} characters`);
+  else if (hasControlCharacters(name)) violations.add(field, "must not contain control characters");
+  return name;
+}
+
+/** Free text of at most 2000 characters; may be empty; kept as given. */
+export function checkDescription(value: string, field: string, violations: Violations): string {
+  if (codePoints(value) > 2000) violations.add(field, "must be at most 2000 characters");
+  else if (value.includes(String.fromCharCode(0))) violations.add(field, "must not contain NUL characters");
+  return value;
+}
+
+/** An email address: trimmed, contains "@", at most 320 characters. */
+export function checkEmail(value: string, field: string, violations: Violations): string {
+  const email = value.trim();
+  if (email.length === 0) violations.add(field, "is required");
+  else if (codePoints(email) > 320) violations.add(field, "must be at most 320 characters");
+  else if (!/^[^@\s]+@[^@\s]+$/.test(email))
+    violations.add(field, "must be an email address like ann@example.com");
+  return email;
+}
+
+/**
+ * An environment's base URL: an absolute http:// or https:// URL without query or fragment, at most
+ * 2048 characters; stored without trailing slashes (step paths start with "/").
+ */
+export function checkBaseUrl(value: string, field: string, violations: Violations): string {
+  const text = value.trim();
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (text.length === 0) violations.add(field, "is required");
+  else if (codePoints(text) > 2048) violations.add(field, "must be at most 2048 characters");
+  else if (!url || !/^https?:\/\//i.test(text) || !url.hostname)
+    violations.add(field, "must be an absolute http:// or https:// URL");
+  else if (/\s/.test(text) || hasControlCharacters(text))
+    violations.add(field, "must not contain spaces or control characters");
+  else if (url.search || text.includes("?")) violations.add(field, "must not have a query string");
+  else if (url.hash || text.includes("#")) violations.add(field, "must not have a fragment");
+  return text.replace(/\/+$/, "");
+}
+
+/**
+ * Tags: each 1 to 64 characters after trimming, without control characters; duplicates (ignoring
+ * case) dropped keeping the first; at most 50. Stored trimmed, in the letter case given.
+ */
+export function checkTags(values: readonly string[], field: string, violations: Violations): string[] {
+  const tags: string[] = [];
+  const seen = new Set<string>();
+  values.forEach((value, index) => {
+    const tag = value.trim();
+    const at = `${field}[${index}]`;
+    if (tag.length === 0) violations.add(at, "must not be empty");
+    else if (codePoints(tag) > 64) violations.add(at, "must be at most 64 characters");
+    else if (hasControlCharacters(tag)) violations.add(at, "must not contain control characters");
+    else if (!seen.has(tag.toLowerCase())) {
+      seen.add(tag.toLowerCase());
+      tags.push(tag);
+    }
+  });
+  if (tags.length > 50) violations.add(field, `must hold at most 50 distinct tags (got ${tags.length})`);
+  return tags;
+}
+
+/** Names of variables and of values saved by steps, as written in `{{NAME}}`. */
+export const variableNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+export function checkVariableName(value: string, field: string, violations: Violations): string {
+  if (!variableNamePattern.test(value))
+    violations.add(
+      field,
+      "must start with a letter or underscore and hold only letters, digits and underscores (at most 64)",
+    );
+  return value;
+}

@@ -1,0 +1,132 @@
+// Steps in the file format of decisions.md ("Test cases") -> testrun.catalog.v1.Step.
+//
+// The two shapes differ (see the comment at the top of proto/testrun/catalog/v1/step.proto): in the
+// file, a step's `http` object holds the request fields and `expect` / `save` sit beside `http`; in
+// the proto they are HttpStep.request, HttpStep.expect and HttpStep.save. A single expected
+// `status` number is a list of one. This module checks the shape (types, unknown fields, required
+// fields) and converts; the catalog validates the values (methods, paths, ranges, counts).
+import { create, fromJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import {
+  type HttpExpectation,
+  HttpExpectationSchema,
+  type HttpRequest,
+  HttpRequestSchema,
+  type Step,
+  StepSchema,
+} from "@testrun/gen/testrun/catalog/v1/step_pb";
+import {
+  child,
+  InputError,
+  int32,
+  item,
+  json,
+  list,
+  object,
+  string,
+  stringList,
+  stringMap,
+} from "./input.js";
+
+const stepFields = ["name", "http", "expect", "save"] as const;
+const httpFields = ["method", "path", "headers", "query", "json", "raw", "timeoutMs"] as const;
+const expectFields = [
+  "status",
+  "headers",
+  "bodyContains",
+  "bodyNotContains",
+  "json",
+  "maxDurationMs",
+] as const;
+
+/** Converts a test case's `steps` list; `path` is where the list sits in the document. */
+export function stepsFromFile(value: unknown, path: string): Step[] {
+  return list(value, path).map((step, index) => stepFromFile(step, item(path, index)));
+}
+
+/** Converts one step of the file format; errors name the field by its path in the document. */
+export function stepFromFile(value: unknown, path: string): Step {
+  const step = object(value, path, stepFields);
+  const name = string(step.name, child(path, "name"));
+  // HTTP is the only kind today; later kinds (a browser step) will be further keys beside `http`.
+  if (step.http === undefined) throw new InputError(child(path, "http"), "is required (the request to send)");
+  return create(StepSchema, {
+    name,
+    kind: {
+      case: "http",
+      value: {
+        request: requestFromFile(step.http, child(path, "http")),
+        expect:
+          step.expect === undefined ? undefined : expectationFromFile(step.expect, child(path, "expect")),
+        save: step.save === undefined ? {} : stringMap(step.save, child(path, "save")),
+      },
+    },
+  });
+}
+
+function requestFromFile(value: unknown, path: string): HttpRequest {
+  const http = object(value, path, httpFields);
+  if (http.method === undefined) throw new InputError(child(path, "method"), "is required");
+  if (http.path === undefined) throw new InputError(child(path, "path"), "is required");
+  if (http.json !== undefined && http.raw !== undefined) {
+    throw new InputError(child(path, "raw"), 'cannot be set together with "json": a request has one body');
+  }
+  let body: HttpRequest["body"] = { case: undefined };
+  // `json: null` is a body too: the JSON text null.
+  if (http.json !== undefined) {
+    body = { case: "json", value: fromJson(ValueSchema, json(http.json, child(path, "json"))) };
+  } else if (http.raw !== undefined) {
+    body = { case: "raw", value: string(http.raw, child(path, "raw")) };
+  }
+  return create(HttpRequestSchema, {
+    method: string(http.method, child(path, "method")),
+    path: string(http.path, child(path, "path")),
+    headers: http.headers === undefined ? {} : stringMap(http.headers, child(path, "headers")),
+    query: http.query === undefined ? {} : stringMap(http.query, child(path, "query")),
+    body,
+    timeoutMs: http.timeoutMs === undefined ? 0 : int32(http.timeoutMs, child(path, "timeoutMs")),
+  });
+}
+
+function expectationFromFile(value: unknown, path: string): HttpExpectation {
+  const expect = object(value, path, expectFields);
+  const status = expect.status;
+  const jsonChecks = expect.json === undefined ? {} : object(expect.json, child(path, "json"));
+  return create(HttpExpectationSchema, {
+    status:
+      status === undefined
+        ? []
+        : Array.isArray(status)
+          ? status.map((code, index) => int32(code, item(child(path, "status"), index)))
+          : [int32(status, child(path, "status"))],
+    headers: expect.headers === undefined ? {} : stringMap(expect.headers, child(path, "headers")),
+    bodyContains: optionalList(expect.bodyContains, child(path, "bodyContains")),
+    bodyNotContains: optionalList(expect.bodyNotContains, child(path, "bodyNotContains")),
+    json: Object.fromEntries(
+      Object.entries(jsonChecks).map(([jsonPath, expected]) => [
+        jsonPath,
+        fromJson(ValueSchema, json(expected, child(child(path, "json"), jsonPath))),
+      ]),
+    ),
+    maxDurationMs:
+      expect.maxDurationMs === undefined ? 0 : int32(expect.maxDurationMs, child(path, "maxDurationMs")),
+  });
+}
+
+const optionalList = (value: unknown, path: string) => (value === undefined ? [] : stringList(value, path));
+
+/**
+ * A field path as the catalog names it in a FieldViolation (proto field names, e.g.
+ * `steps[1].http.request.timeout_ms`), rewritten into the file's terms (`steps[1].http.timeoutMs`),
+ * so the operator can find the field in the file.
+ */
+export function fileFieldPath(protoPath: string): string {
+  return protoPath
+    .replace(/\.http\.request(?=\.|\[|$)/g, ".http")
+    .replace(/\.http\.(expect|save)(?=\.|\[|$)/g, ".$1")
+    .replace(
+      /(^|\.)([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?=\.|\[|$)/g,
+      (_, dot: string, name: string) =>
+        dot + name.replace(/_([a-z0-9])/g, (__, letter: string) => letter.toUpperCase()),
+    );
+}

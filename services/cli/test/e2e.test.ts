@@ -1,0 +1,520 @@
+// testrunctl end to end: the real bin as a child process, against the catalog, keys and billing
+// services running as real processes on a real PostgreSQL and Redis.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  createTestDatabase,
+  findFreePort,
+  repoRoot,
+  runServiceCommand,
+  type ServiceProcess,
+  startServiceProcess,
+} from "@testrun/kit/testing";
+import { expect } from "chai";
+import { testTokens } from "../../kit/test/helpers.js";
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe("testrunctl against the real services", function () {
+  this.timeout(60_000);
+
+  const tokens = testTokens();
+  const services: ServiceProcess[] = [];
+  /** Every output of every CLI run in this suite, to prove no secret ever appears in one. */
+  const outputs: string[] = [];
+  let cliEnv: Record<string, string>;
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "testrunctl-e2e-"));
+    // Each service must know the others' addresses before any of them starts.
+    const [keysPort, catalogPort, billingPort] = await Promise.all([
+      findFreePort(),
+      findFreePort(),
+      findFreePort(),
+    ]);
+    const urls = {
+      KEYS_URL: `http://127.0.0.1:${keysPort}`,
+      CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
+      BILLING_URL: `http://127.0.0.1:${billingPort}`,
+    };
+    const env = {
+      ...tokens,
+      ...urls,
+      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      REDIS_URL: String(process.env.REDIS_URL),
+      VARIABLES_KEY: randomBytes(32).toString("base64"),
+    };
+    for (const name of ["catalog", "keys", "billing"]) await runServiceCommand(name, ["migrate"], env);
+    services.push(
+      ...(await Promise.all([
+        startServiceProcess("catalog", { ...env, PORT: String(catalogPort) }),
+        startServiceProcess("keys", { ...env, PORT: String(keysPort) }),
+        startServiceProcess("billing", { ...env, PORT: String(billingPort) }),
+      ])),
+    );
+    cliEnv = { SERVICE_TOKEN: tokens.SERVICE_TOKEN, ...urls };
+  });
+
+  after(async () => {
+    await Promise.all(services.map((service) => service.stop("SIGTERM")));
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Runs services/cli/bin/testrunctl as an operator would, from another directory. */
+  async function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
+    const child = spawn(`${repoRoot}services/cli/bin/testrunctl`, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH, ...(options.env ?? cliEnv) },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.stdin.end(options.stdin ?? "");
+    const [code] = (await once(child, "exit")) as [number | null];
+    outputs.push(stdout, stderr);
+    return { code, stdout, stderr } satisfies CliRun;
+  }
+
+  /** Runs a command with --json that must succeed, and parses its output. */
+  async function json<T = Record<string, unknown>>(args: string[], stdin?: string): Promise<T> {
+    const run = await cli([...args, "--json"], { stdin });
+    expect(run.code, `testrunctl ${args.join(" ")}: ${run.stderr}`).to.equal(0);
+    return JSON.parse(run.stdout) as T;
+  }
+
+  type Obj = Record<string, unknown> & { id: string; name: string };
+
+  /** A fresh organization with an owner, and a project in it. */
+  async function orgAndProject() {
+    const suffix = randomBytes(4).toString("hex");
+    const created = await json<{ organization: Obj; owner: Obj }>([
+      "org",
+      "create",
+      `Acme ${suffix}`,
+      "--owner-email",
+      `owner-${suffix}@acme.test`,
+      "--owner-name",
+      "Olga Owner",
+    ]);
+    const { project } = await json<{ project: Obj }>([
+      "project",
+      "create",
+      "shop",
+      "--org",
+      created.organization.id,
+      "--description",
+      "the web shop",
+    ]);
+    return { org: created.organization, owner: created.owner, project };
+  }
+
+  it("creates an organization with its owner and a project, and reads both back", async () => {
+    const { org, owner, project } = await orgAndProject();
+    expect(org.id).to.match(/^org_/);
+    expect(owner).to.include({ organizationId: org.id, role: "ROLE_OWNER", state: "MEMBER_STATE_ACTIVE" });
+    expect(project).to.include({ organizationId: org.id, name: "shop", description: "the web shop" });
+
+    const { organizations } = await json<{ organizations: Obj[] }>(["org", "list"]);
+    expect(organizations.map((o) => o.id)).to.include(org.id);
+    const { projects } = await json<{ projects: Obj[] }>(["project", "list", "--org", org.id]);
+    expect(projects).to.deep.equal([project]);
+
+    // People get aligned columns, headed, one row per item.
+    const human = await cli(["project", "list", "--org", org.id]);
+    expect(human.code).to.equal(0);
+    const [header, row, ...rest] = human.stdout.trimEnd().split("\n");
+    expect(rest).to.deep.equal([]);
+    expect(header).to.match(/^ID\s+NAME\s+ORGANIZATION\s+CREATED$/);
+    expect(row?.indexOf(project.name)).to.equal(header?.indexOf("NAME"));
+    expect(row?.indexOf(org.id)).to.equal(header?.indexOf("ORGANIZATION"));
+  });
+
+  it("adds a member, changes its role, removes it, and lists members with and without removed ones", async () => {
+    const { org, owner } = await orgAndProject();
+    const { member } = await json<{ member: Obj }>([
+      "member",
+      "add",
+      "--org",
+      org.id,
+      "--email",
+      "bo@acme.test",
+      "--name",
+      "Bo Dev",
+      "--role",
+      "editor",
+    ]);
+    expect(member).to.include({ email: "bo@acme.test", displayName: "Bo Dev", role: "ROLE_EDITOR" });
+
+    const listed = await json<{ members: Obj[] }>(["member", "list", "--org", org.id]);
+    expect(listed.members.map((m) => m.id)).to.deep.equal([owner.id, member.id]);
+
+    const viewer = await json<{ member: Obj }>(["member", "set-role", member.id, "viewer"]);
+    expect(viewer.member.role).to.equal("ROLE_VIEWER");
+    expect(viewer.member.rightsLostAt).to.be.a("string");
+
+    const removed = await json<{ member: Obj }>(["member", "remove", member.id]);
+    expect(removed.member.state).to.equal("MEMBER_STATE_REMOVED");
+    const active = await json<{ members: Obj[] }>(["member", "list", "--org", org.id]);
+    expect(active.members.map((m) => m.id)).to.deep.equal([owner.id]);
+    const all = await json<{ members: Obj[] }>(["member", "list", "--org", org.id, "--include-removed"]);
+    expect(all.members.map((m) => [m.id, m.state])).to.deep.equal([
+      [owner.id, "MEMBER_STATE_ACTIVE"],
+      [member.id, "MEMBER_STATE_REMOVED"],
+    ]);
+
+    // The catalog's rule reaches the operator as one line and exit code 1.
+    const lastOwner = await cli(["member", "remove", owner.id]);
+    expect(lastOwner.code).to.equal(1);
+    expect(lastOwner.stderr).to.match(/^error: failed precondition: .+ \(catalog RemoveMember\)\n$/);
+  });
+
+  it("creates environments, moving the default, and lists them oldest first", async () => {
+    const { project } = await orgAndProject();
+    const staging = await json<{ environment: Obj }>([
+      "env",
+      "create",
+      "staging",
+      "-p",
+      project.id,
+      "--base-url",
+      "https://staging.shop.test",
+      "--default",
+    ]);
+    expect(staging.environment).to.include({ baseUrl: "https://staging.shop.test", isDefault: true });
+    const production = await json<{ environment: Obj }>([
+      "env",
+      "create",
+      "production",
+      "-p",
+      project.id,
+      "--base-url",
+      "https://shop.test",
+    ]);
+    expect(production.environment.isDefault).to.equal(false);
+    await json([
+      "env",
+      "create",
+      "preview",
+      "-p",
+      project.id,
+      "--base-url",
+      "https://preview.shop.test",
+      "--default",
+    ]);
+
+    const { environments } = await json<{ environments: Obj[] }>(["env", "list", "-p", project.id]);
+    expect(environments.map((e) => [e.name, e.isDefault])).to.deep.equal([
+      ["staging", false],
+      ["production", false],
+      ["preview", true],
+    ]);
+  });
+
+  it("creates test cases from a YAML file and a plan from their names and ids, and reads them back", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "cases.yaml");
+    await writeFile(
+      file,
+      [
+        "- name: log in works",
+        "  tags: [smoke, auth]",
+        "  steps:",
+        "    - name: log in",
+        "      http:",
+        "        method: POST",
+        "        path: /api/login",
+        "        json: { user: '{{USER}}', password: '{{PASSWORD}}' }",
+        "        timeoutMs: 10000",
+        "      expect:",
+        "        status: 200",
+        "        headers: { content-type: application/json }",
+        "        bodyContains: [welcome]",
+        "        json: { $.ok: true }",
+        "        maxDurationMs: 2000",
+        "      save: { token: $.token }",
+        "- name: catalog loads",
+        "  enabled: false",
+        "  steps:",
+        "    - name: list products",
+        "      http: { method: GET, path: /api/products, query: { page: 2 } }",
+        "      expect: { status: [200, 304] }",
+      ].join("\n"),
+    );
+    const { testCases } = await json<{ testCases: Obj[] }>(["case", "create", "-p", project.id, "-f", file]);
+    expect(testCases.map((t) => [t.name, t.tags, t.enabled])).to.deep.equal([
+      ["log in works", ["smoke", "auth"], true],
+      ["catalog loads", [], false],
+    ]);
+    const [login, catalog] = testCases as [Obj, Obj];
+
+    // The steps as the catalog stored them: the proto shape, converted from the file's.
+    const listed = await json<{ testCases: Obj[]; truncated: boolean }>([
+      "case",
+      "list",
+      "-p",
+      project.id,
+      "--steps",
+    ]);
+    expect(listed.truncated).to.equal(false);
+    expect(listed.testCases.map((t) => t.id)).to.deep.equal([login.id, catalog.id]);
+    expect(listed.testCases[0]?.steps).to.deep.equal([
+      {
+        name: "log in",
+        http: {
+          request: {
+            method: "POST",
+            path: "/api/login",
+            headers: {},
+            query: {},
+            json: { user: "{{USER}}", password: "{{PASSWORD}}" },
+            timeoutMs: 10000,
+          },
+          expect: {
+            status: [200],
+            headers: { "content-type": "application/json" },
+            bodyContains: ["welcome"],
+            bodyNotContains: [],
+            json: { "$.ok": true },
+            maxDurationMs: 2000,
+          },
+          save: { token: "$.token" },
+        },
+      },
+    ]);
+    expect(listed.testCases[1]?.steps).to.have.nested.property("[0].http.request.query.page", "2");
+    const byTag = await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id, "--tag", "SMOKE"]);
+    expect(byTag.testCases.map((t) => t.id)).to.deep.equal([login.id]);
+
+    // A plan by exact name (ignoring case) and by id, in the order given.
+    const { testPlan } = await json<{ testPlan: Obj }>([
+      "plan",
+      "create",
+      "smoke",
+      "-p",
+      project.id,
+      "--case",
+      catalog.id,
+      "--case",
+      "LOG IN WORKS",
+    ]);
+    expect(testPlan.testCaseIds).to.deep.equal([catalog.id, login.id]);
+    const { testPlans } = await json<{ testPlans: Obj[] }>(["plan", "list", "-p", project.id]);
+    expect(testPlans).to.deep.equal([testPlan]);
+
+    const unknown = await cli(["plan", "create", "x", "-p", project.id, "--case", "no such case"]);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.equal('error: no test case of the project has the id or name "no such case"\n');
+  });
+
+  it("names a test case the catalog refuses by its path in the file, and what was created before it", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "refused.json");
+    const step = (method: string) => ({ name: "s", http: { method, path: "/" } });
+    await writeFile(
+      file,
+      JSON.stringify([
+        { name: "fine", steps: [step("GET")] },
+        { name: "odd method", steps: [step("GET"), step("FETCH")] },
+      ]),
+    );
+    const run = await cli(["case", "create", "-p", project.id, "-f", file]);
+    expect(run.code).to.equal(1);
+    expect(run.stdout).to.equal("");
+    const [fine] = (await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id])).testCases as [Obj];
+    expect(fine.name).to.equal("fine");
+    expect(run.stderr).to.match(
+      /^error: invalid argument: \[1\]\.steps\[1\]\.http\.method: .+ \(catalog CreateTestCase\); /,
+    );
+    expect(run.stderr).to.include(`test case [1] ("odd method"); created before it: ${fine.id}`);
+    expect(run.stderr.trimEnd().split("\n")).to.have.length(1);
+  });
+
+  it("sets, replaces, lists and deletes variables without ever showing a value", async () => {
+    const { project } = await orgAndProject();
+    const fromStdin = `stdin-${randomBytes(12).toString("hex")}`;
+    const fromFlag = `flag-${randomBytes(12).toString("hex")}`;
+    const replaced = `replaced-${randomBytes(12).toString("hex")}`;
+
+    const created = await json<{ variable: Obj; created: boolean }>(
+      ["var", "set", "PASSWORD", "-p", project.id],
+      `${fromStdin}\n`,
+    );
+    expect(created.created).to.equal(true);
+    expect(created.variable).to.have.all.keys("id", "projectId", "name", "createdAt", "updatedAt");
+    const human = await cli(["var", "set", "API_TOKEN", "-p", project.id, "--value", fromFlag]);
+    expect(human.code, human.stderr).to.equal(0);
+    expect(human.stderr).to.equal("created variable API_TOKEN\n");
+
+    const again = await json<{ variable: Obj; created: boolean }>(
+      ["var", "set", "password", "-p", project.id],
+      replaced,
+    );
+    expect(again.created).to.equal(false);
+    expect(again.variable.id).to.equal(created.variable.id);
+
+    const { variables } = await json<{ variables: Obj[] }>(["var", "list", "-p", project.id]);
+    expect(variables.map((v) => v.name)).to.deep.equal(["PASSWORD", "API_TOKEN"]);
+    expect((await cli(["var", "list", "-p", project.id])).code).to.equal(0);
+
+    const deleted = await json<{ variable: Obj }>(["var", "delete", "api_token", "-p", project.id]);
+    expect(deleted.variable.name).to.equal("API_TOKEN");
+    const missing = await cli(["var", "delete", "API_TOKEN", "-p", project.id]);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.equal('error: the project has no variable "API_TOKEN"\n');
+
+    // A value the catalog refuses (over 8192 bytes) is refused without being quoted.
+    const huge = `huge-${"x".repeat(9000)}`;
+    const refused = await cli(["var", "set", "HUGE", "-p", project.id], { stdin: huge });
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/^error: invalid argument: .+\(catalog CreateVariable\)\n$/);
+
+    for (const value of [fromStdin, fromFlag, replaced, huge]) {
+      for (const output of outputs) expect(output).not.to.include(value);
+      for (const service of services) expect(service.output().join("\n")).not.to.include(value);
+    }
+  });
+
+  it("creates a key whose secret is printed once, lists keys without it, and revokes one", async () => {
+    const { project, owner } = await orgAndProject();
+    const created = await cli([
+      "key",
+      "create",
+      "ci: shop",
+      "-p",
+      project.id,
+      "--creator",
+      owner.id,
+      "--json",
+    ]);
+    expect(created.code, created.stderr).to.equal(0);
+    const { key, secret } = JSON.parse(created.stdout) as { key: Obj; secret: string };
+    expect(secret).to.match(/^trk_[0-9A-Za-z]{46}$/);
+    expect(key).to.include({
+      projectId: project.id,
+      name: "ci: shop",
+      displayPrefix: secret.slice(0, 12),
+      creatorMemberId: owner.id,
+      state: "KEY_STATE_ACTIVE",
+      expiry: "KEY_EXPIRY_DAYS_90",
+    });
+    expect(created.stdout.split(secret)).to.have.length(2); // exactly once
+    expect(created.stderr).to.match(/shown this once .* store it in a secret store/);
+
+    const human = await cli([
+      "key",
+      "create",
+      "agent",
+      "-p",
+      project.id,
+      "--creator",
+      owner.id,
+      "--expiry",
+      "never",
+    ]);
+    expect(human.code, human.stderr).to.equal(0);
+    const humanSecret = /^secret: (trk_\S+)$/m.exec(human.stdout)?.[1] ?? "";
+    expect(humanSecret).to.match(/^trk_[0-9A-Za-z]{46}$/);
+    expect(human.stdout.split(humanSecret)).to.have.length(2);
+    expect(human.stdout).to.include(`${humanSecret.slice(0, 12)}…`);
+
+    const listed = await cli(["key", "list", "-p", project.id, "--json"]);
+    const { keys } = JSON.parse(listed.stdout) as { keys: Obj[] };
+    expect(keys.map((k) => [k.name, k.expiry])).to.deep.equal([
+      ["ci: shop", "KEY_EXPIRY_DAYS_90"],
+      ["agent", "KEY_EXPIRY_NEVER"],
+    ]);
+    const listedHuman = await cli(["key", "list", "-p", project.id]);
+    for (const output of [listed.stdout, listed.stderr, listedHuman.stdout, listedHuman.stderr]) {
+      expect(output).not.to.include(secret);
+      expect(output).not.to.include(humanSecret);
+    }
+    expect(listedHuman.stdout).to.include(`${secret.slice(0, 12)}…`);
+
+    const revoked = await json<{ key: Obj }>(["key", "revoke", key.id, "-p", project.id]);
+    expect(revoked.key.state).to.equal("KEY_STATE_REVOKED");
+    const remaining = await json<{ keys: Obj[] }>(["key", "list", "-p", project.id]);
+    expect(remaining.keys.map((k) => k.name)).to.deep.equal(["agent"]);
+    const withRevoked = await json<{ keys: Obj[] }>(["key", "list", "-p", project.id, "--include-revoked"]);
+    expect(withRevoked.keys.map((k) => [k.name, k.state])).to.deep.equal([
+      ["ci: shop", "KEY_STATE_REVOKED"],
+      ["agent", "KEY_STATE_ACTIVE"],
+    ]);
+
+    // Secrets never reach an error: an operator must name the creator, a viewer cannot create keys.
+    const { member: viewer } = await json<{ member: Obj }>([
+      "member",
+      "add",
+      "--org",
+      String(project.organizationId),
+      "--email",
+      "vi@acme.test",
+      "--name",
+      "Vi",
+      "--role",
+      "viewer",
+    ]);
+    const denied = await cli(["key", "create", "x", "-p", project.id, "--creator", viewer.id]);
+    expect(denied.code).to.equal(1);
+    expect(denied.stderr).to.match(/^error: permission denied: .+ \(keys CreateKey\)\n$/);
+  });
+
+  it("grants credits idempotently, and shows the balance and the ledger", async () => {
+    const { project } = await orgAndProject();
+    const grant = [
+      "credits",
+      "grant",
+      "250",
+      "-p",
+      project.id,
+      "--reason",
+      "invoice 7",
+      "--idempotency-key",
+      "inv-7",
+    ];
+    const first = await json<{ entry: Obj; balance: string }>(grant);
+    expect(first.balance).to.equal("250");
+    expect(first.entry).to.include({ kind: "LEDGER_ENTRY_KIND_GRANT", amount: "250", reason: "invoice 7" });
+    const retried = await json<{ entry: Obj; balance: string }>(grant);
+    expect(retried).to.deep.equal(first);
+    await json(["credits", "grant", "50", "-p", project.id, "--reason", "goodwill"]);
+
+    expect(await json(["credits", "balance", "-p", project.id])).to.deep.equal({
+      projectId: project.id,
+      balance: "300",
+    });
+    const human = await cli(["credits", "balance", "-p", project.id]);
+    expect(human.stdout).to.equal("300\n");
+
+    const { entries } = await json<{ entries: Obj[] }>(["credits", "ledger", "-p", project.id]);
+    expect(entries.map((e) => [e.amount, e.balanceAfter, e.reason])).to.deep.equal([
+      ["50", "300", "goodwill"],
+      ["250", "250", "invoice 7"],
+    ]);
+    const limited = await json<{ entries: Obj[] }>(["credits", "ledger", "-p", project.id, "--limit", "1"]);
+    expect(limited.entries).to.have.length(1);
+  });
+
+  it("reports a refusal, an unknown project and a wrong token as one line with exit code 1", async () => {
+    const unknownProject = await cli(["env", "list", "-p", "prj_00000000000000000000000000"]);
+    expect(unknownProject.code).to.equal(1);
+    expect(unknownProject.stdout).to.equal("");
+    expect(unknownProject.stderr).to.match(/^error: not found: .+ \(catalog ListEnvironments\)\n$/);
+
+    const wrongToken = await cli(["org", "list"], { env: { ...cliEnv, SERVICE_TOKEN: "w".repeat(40) } });
+    expect(wrongToken.code).to.equal(1);
+    expect(wrongToken.stderr).to.equal(
+      "error: the catalog service refused the service token: check SERVICE_TOKEN (ListOrganizations)\n",
+    );
+  });
+});

@@ -1,0 +1,256 @@
+import { toJson } from "@bufbuild/protobuf";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { expect } from "chai";
+import { fileFieldPath, stepFromFile, stepsFromFile } from "../src/steps.js";
+import { parseTestCaseFile } from "../src/test-case-file.js";
+
+/** The step of decisions.md's "Test cases" section, verbatim. */
+const decisionsExample = {
+  name: "log in",
+  http: {
+    method: "POST",
+    path: "/api/login",
+    headers: {},
+    query: {},
+    json: { user: "{{USER}}", password: "{{PASSWORD}}" },
+    timeoutMs: 10000,
+  },
+  expect: {
+    status: 200,
+    headers: { "content-type": "application/json" },
+    bodyContains: ["welcome"],
+    json: { "$.ok": true },
+    maxDurationMs: 2000,
+  },
+  save: { token: "$.token" },
+};
+
+const protoJson = (value: unknown, path = "steps[0]") => toJson(StepSchema, stepFromFile(value, path));
+
+/** The message of the error `fn` throws. */
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("expected an error");
+}
+
+describe("cli: steps from the decisions.md file format to testrun.catalog.v1.Step", () => {
+  it("converts the decisions.md example: http is the request, expect and save move into HttpStep, status becomes a list", () => {
+    expect(protoJson(decisionsExample)).to.deep.equal({
+      name: "log in",
+      http: {
+        request: {
+          method: "POST",
+          path: "/api/login",
+          json: { user: "{{USER}}", password: "{{PASSWORD}}" },
+          timeoutMs: 10000,
+        },
+        expect: {
+          status: [200],
+          headers: { "content-type": "application/json" },
+          bodyContains: ["welcome"],
+          json: { "$.ok": true },
+          maxDurationMs: 2000,
+        },
+        save: { token: "$.token" },
+      },
+    });
+  });
+
+  it("keeps a list of statuses, a raw body, and takes YAML numbers in headers and query as text", () => {
+    const step = protoJson({
+      name: "upload",
+      http: {
+        method: "PUT",
+        path: "/f",
+        raw: "a,b\n1,2",
+        headers: { "X-Retry": 2 },
+        query: { page: 3, all: true },
+      },
+      expect: { status: [200, 201], bodyNotContains: "error" },
+    });
+    expect(step).to.deep.equal({
+      name: "upload",
+      http: {
+        request: {
+          method: "PUT",
+          path: "/f",
+          raw: "a,b\n1,2",
+          headers: { "X-Retry": "2" },
+          query: { page: "3", all: "true" },
+        },
+        expect: { status: [200, 201], bodyNotContains: ["error"] },
+      },
+    });
+  });
+
+  it("sends a JSON null body when json is null, and no body when neither json nor raw is given", () => {
+    const withNull = stepFromFile({ name: "n", http: { method: "POST", path: "/", json: null } }, "s");
+    expect(withNull.kind.value?.request?.body.case).to.equal("json");
+    expect(toJson(StepSchema, withNull)).to.have.nested.property("http.request.json", null);
+    const none = stepFromFile({ name: "n", http: { method: "GET", path: "/" } }, "s");
+    expect(none.kind.value?.request?.body.case).to.equal(undefined);
+    expect(none.kind.value?.expect).to.equal(undefined);
+  });
+
+  it("names the bad field by its path in the file", () => {
+    const cases: [unknown, string][] = [
+      [{ http: { method: "GET", path: "/" } }, "steps[0].name: is required"],
+      [{ name: "x" }, "steps[0].http: is required (the request to send)"],
+      [{ name: "x", http: { path: "/" } }, "steps[0].http.method: is required"],
+      [{ name: "x", http: { method: 7, path: "/" } }, "steps[0].http.method: must be a string, not number"],
+      [
+        { name: "x", http: { method: "GET", path: "/", timeoutMs: "10s" } },
+        "steps[0].http.timeoutMs: must be a whole number, not string",
+      ],
+      [
+        { name: "x", http: { method: "GET", path: "/", timeoutMs: 1.5 } },
+        "steps[0].http.timeoutMs: must be a whole number, not 1.5",
+      ],
+      [
+        { name: "x", http: { method: "GET", path: "/", headers: { a: ["b"] } } },
+        "steps[0].http.headers.a: must be a string, not a list",
+      ],
+      [
+        { name: "x", http: { method: "GET", path: "/" }, expect: { status: ["200"] } },
+        "steps[0].expect.status[0]: must be a whole number, not string",
+      ],
+      [
+        { name: "x", http: { method: "GET", path: "/" }, expect: { bodyContains: [1] } },
+        "steps[0].expect.bodyContains[0]: must be a string, not number",
+      ],
+      [
+        { name: "x", http: { method: "GET", path: "/" }, save: "token" },
+        "steps[0].save: must be an object, not string",
+      ],
+      [
+        { name: "x", http: { method: "POST", path: "/", json: { n: Number.POSITIVE_INFINITY } } },
+        "steps[0].http.json.n: must be a finite number",
+      ],
+      [
+        { name: "x", http: { method: "POST", path: "/", json: {}, raw: "" } },
+        'steps[0].http.raw: cannot be set together with "json": a request has one body',
+      ],
+    ];
+    for (const [step, message] of cases)
+      expect(errorOf(() => stepFromFile(step, "steps[0]"))).to.equal(message);
+  });
+
+  it("refuses unknown fields, suggesting the file's spelling for a snake_case or proto-shaped one", () => {
+    expect(
+      errorOf(() => stepFromFile({ name: "x", http: { method: "GET", path: "/", timeout_ms: 5 } }, "s")),
+    ).to.equal('s.http.timeout_ms: unknown field (did you mean "timeoutMs"?)');
+    expect(errorOf(() => stepFromFile({ name: "x", http: { request: { method: "GET" } } }, "s"))).to.equal(
+      "s.http.request: unknown field; expected one of: method, path, headers, query, json, raw, timeoutMs",
+    );
+    expect(
+      errorOf(() =>
+        stepFromFile({ name: "x", http: { method: "GET", path: "/" }, expect: { body_contains: [] } }, "s"),
+      ),
+    ).to.equal('s.expect.body_contains: unknown field (did you mean "bodyContains"?)');
+    expect(
+      errorOf(() => stepFromFile({ name: "x", http: { method: "GET", path: "/" }, expected: {} }, "s")),
+    ).to.equal("s.expected: unknown field; expected one of: name, http, expect, save");
+  });
+
+  it("converts a list of steps in order, and refuses a steps value that is not a list", () => {
+    const steps = stepsFromFile(
+      [
+        { name: "a", http: { method: "GET", path: "/a" } },
+        { name: "b", http: { method: "GET", path: "/b" } },
+      ],
+      "steps",
+    );
+    expect(steps.map((step) => step.name)).to.deep.equal(["a", "b"]);
+    expect(errorOf(() => stepsFromFile({ name: "a" }, "steps"))).to.equal(
+      "steps: must be a list, not an object",
+    );
+    expect(errorOf(() => stepsFromFile(undefined, "steps"))).to.equal("steps: is required");
+  });
+
+  it("rewrites the catalog's field paths (proto names) into the file's", () => {
+    expect(fileFieldPath("steps[1].http.request.path")).to.equal("steps[1].http.path");
+    expect(fileFieldPath("steps[1].http.request.timeout_ms")).to.equal("steps[1].http.timeoutMs");
+    expect(fileFieldPath("steps[0].http.expect.status[2]")).to.equal("steps[0].expect.status[2]");
+    expect(fileFieldPath("steps[0].http.expect.max_duration_ms")).to.equal("steps[0].expect.maxDurationMs");
+    expect(fileFieldPath("steps[0].http.expect.body_not_contains[0]")).to.equal(
+      "steps[0].expect.bodyNotContains[0]",
+    );
+    expect(fileFieldPath("steps[3].http.save")).to.equal("steps[3].save");
+    expect(fileFieldPath("steps[0].http.expect.json[$.user_id]")).to.equal("steps[0].expect.json[$.user_id]");
+    expect(fileFieldPath("tags[2]")).to.equal("tags[2]");
+    expect(fileFieldPath("name")).to.equal("name");
+  });
+});
+
+describe("cli: test case files", () => {
+  it("reads one test case from YAML", () => {
+    const [testCase, ...rest] = parseTestCaseFile(
+      [
+        "name: log in works",
+        "tags: [smoke, auth]",
+        "enabled: false",
+        "steps:",
+        "  - name: log in",
+        "    http: { method: POST, path: /api/login, json: { user: '{{USER}}' } }",
+        "    expect: { status: 200 }",
+        "    save: { token: $.token }",
+      ].join("\n"),
+      "case.yaml",
+    );
+    expect(rest).to.deep.equal([]);
+    expect(testCase?.name).to.equal("log in works");
+    expect(testCase?.tags).to.deep.equal(["smoke", "auth"]);
+    expect(testCase?.enabled).to.equal(false);
+    expect(testCase?.path).to.equal("");
+    expect(toJson(StepSchema, testCase?.steps[0] as never)).to.deep.equal({
+      name: "log in",
+      http: {
+        request: { method: "POST", path: "/api/login", json: { user: "{{USER}}" } },
+        expect: { status: [200] },
+        save: { token: "$.token" },
+      },
+    });
+  });
+
+  it("reads a list from JSON, leaving enabled unset when not given", () => {
+    const cases = parseTestCaseFile(
+      JSON.stringify([
+        { name: "a", steps: [{ name: "s", http: { method: "GET", path: "/" } }] },
+        { name: "b", tags: "solo", steps: [{ name: "s", http: { method: "GET", path: "/" } }] },
+      ]),
+      "cases.json",
+    );
+    expect(cases.map((c) => [c.name, c.tags, c.enabled, c.path])).to.deep.equal([
+      ["a", [], undefined, "[0]"],
+      ["b", ["solo"], undefined, "[1]"],
+    ]);
+  });
+
+  it("names the file and the field's path in the list", () => {
+    const file = JSON.stringify([
+      { name: "a", steps: [{ name: "s", http: { method: "GET", path: "/" } }] },
+      { name: "b", steps: [{ name: "s", http: { method: "GET" } }] },
+    ]);
+    expect(errorOf(() => parseTestCaseFile(file, "cases.json"))).to.equal(
+      "cases.json: [1].steps[0].http.path: is required",
+    );
+    expect(errorOf(() => parseTestCaseFile('{"name": "x", "tag": ["a"], "steps": []}', "c.json"))).to.equal(
+      "c.json: tag: unknown field; expected one of: name, tags, enabled, steps",
+    );
+    expect(errorOf(() => parseTestCaseFile("[]", "c.json"))).to.equal("c.json: the list holds no test case");
+    expect(errorOf(() => parseTestCaseFile("just text", "c.yaml"))).to.equal(
+      "c.yaml: the document: must be an object, not string",
+    );
+  });
+
+  it("says which syntax is broken, JSON by the .json extension and YAML otherwise", () => {
+    expect(errorOf(() => parseTestCaseFile("{ name: ", "c.json"))).to.match(/^c\.json: not valid JSON: /);
+    expect(errorOf(() => parseTestCaseFile("name: [unclosed", "c.yml"))).to.match(
+      /^c\.yml: not valid YAML: /,
+    );
+  });
+});
