@@ -10,6 +10,10 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
+import { seedDemo } from "./demo/seed.js";
+
+/** Where the demo project's default environment points. */
+const demoTargetUrl = "http://127.0.0.1:8090";
 
 /** Fixed local ports, as README.md documents them. */
 const ports: Record<string, number> = {
@@ -50,6 +54,9 @@ try {
     REDIS_URL: process.env.REDIS_URL ?? redis?.url ?? "",
     SERVICE_TOKEN: process.env.SERVICE_TOKEN ?? randomBytes(32).toString("base64url"),
     EXECUTOR_TOKEN: process.env.EXECUTOR_TOKEN ?? randomBytes(32).toString("base64url"),
+    // A fresh key each run suits throwaway databases; with your own DATABASE_URL, set VARIABLES_KEY
+    // too, or variable values stored by an earlier run cannot be read.
+    VARIABLES_KEY: process.env.VARIABLES_KEY ?? randomBytes(32).toString("base64"),
     HTTP_PORT: process.env.HTTP_PORT ?? "8080",
     ...Object.fromEntries(
       Object.entries(ports).map(([name, port]) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
@@ -70,8 +77,16 @@ try {
       ),
     );
   }
-  console.log(`\nTestrun is running: gateway http://127.0.0.1:${env.HTTP_PORT}  (Ctrl-C stops everything)`);
-  console.log(`  curl -s http://127.0.0.1:${env.HTTP_PORT}/healthz`);
+  const demo = await seedDemo(env, demoTargetUrl);
+  const gateway = `http://127.0.0.1:${env.HTTP_PORT}`;
+  console.log(`
+Testrun is running (Ctrl-C stops everything). A demo project is seeded; its API key, shown once:
+
+  export TESTRUN_API_KEY=${demo.secret}
+  curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${gateway}/v1/project
+
+Admin CLI against this system:  SERVICE_TOKEN=${env.SERVICE_TOKEN} services/cli/bin/testrunctl --help
+`);
   await Promise.race(running.map((service) => once(service.process, "exit")));
   // Ctrl-C reaches the children too: they exiting then is the shutdown under way, not a failure.
   if (stopping) await new Promise(() => {});

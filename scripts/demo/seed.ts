@@ -1,0 +1,50 @@
+// Seeds the demo organization `make run` prints a key for: a project with two environments, the
+// test cases of test-cases.yaml, a smoke plan, the demo login variables, and an API key.
+import { readFileSync } from "node:fs";
+import {
+  createCliContext,
+  createEnvironment,
+  createKey,
+  createOrganization,
+  createProject,
+  createTestCases,
+  createTestPlan,
+  parseTestCaseFile,
+  setVariable,
+} from "@testrun/cli";
+
+export interface Demo {
+  projectId: string;
+  secret: string;
+}
+
+export async function seedDemo(env: Record<string, string>, targetUrl: string): Promise<Demo> {
+  const ctx = createCliContext(env);
+  const { organization, owner } = await createOrganization(ctx, {
+    name: "Demo organization",
+    ownerEmail: "owner@demo.example",
+    ownerName: "Demo Owner",
+  });
+  const project = await createProject(ctx, { organizationId: organization?.id ?? "", name: "Demo project" });
+  await createEnvironment(ctx, { projectId: project.id, name: "local", baseUrl: targetUrl, isDefault: true });
+  await createEnvironment(ctx, { projectId: project.id, name: "unreachable", baseUrl: "http://127.0.0.1:9" });
+  const file = new URL("./test-cases.yaml", import.meta.url);
+  await createTestCases(ctx, {
+    projectId: project.id,
+    testCases: parseTestCaseFile(readFileSync(file, "utf8"), file.pathname),
+  });
+  await createTestPlan(ctx, {
+    projectId: project.id,
+    name: "Smoke",
+    description: "The checks every deploy must pass",
+    testCases: ["health answers", "log in with the demo user"],
+  });
+  await setVariable(ctx, { projectId: project.id, name: "DEMO_USER", value: "demo" });
+  await setVariable(ctx, { projectId: project.id, name: "DEMO_PASSWORD", value: "demo-password" });
+  const { secret } = await createKey(ctx, {
+    projectId: project.id,
+    name: "make run demo",
+    creatorMemberId: owner?.id ?? "",
+  });
+  return { projectId: project.id, secret };
+}
