@@ -1,6 +1,7 @@
 export * from "./actor.js";
 export * from "./config.js";
 export * from "./db.js";
+export * from "./dispatch.js";
 export * from "./ids.js";
 export * from "./key-cache.js";
 export * from "./logger.js";
