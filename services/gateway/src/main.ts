@@ -1,22 +1,52 @@
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { baseConfigSchema, portVar, runService } from "@testrun/kit";
+import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { runService, serviceClient } from "@testrun/kit";
 import { createApp } from "./app.js";
+import { Authenticator } from "./auth.js";
+import { gatewayConfigSchema } from "./config.js";
+import { KeyUseRecorder } from "./key-use.js";
+import { RequestLimits } from "./limits.js";
 
 await runService({
   name: "gateway",
-  // PORT serves gRPC health (for uniform probes); HTTP_PORT serves /v1.
-  config: baseConfigSchema.extend({ PORT: portVar(7100), HTTP_PORT: portVar(8080) }),
-  async setup({ config, logger, onShutdown }) {
-    const app = createApp();
-    app.on("error", (err) => logger.error({ err }, "request failed"));
+  config: gatewayConfigSchema,
+  redis: true,
+  async setup({ config, logger, redis, onShutdown }) {
+    const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };
+    const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);
+    const catalog = serviceClient(CatalogService, config.CATALOG_URL, clientOptions);
+
+    const uses = new KeyUseRecorder(keys, logger);
+    uses.start();
+    // Registered before the HTTP server's close, so it runs after it: the last uses are in.
+    onShutdown(() => uses.stop());
+
+    const limits = new RequestLimits(redis, {
+      requestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
+      authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
+    });
+    const app = createApp({
+      logger,
+      trustProxyHops: config.TRUST_PROXY_HOPS,
+      auth: new Authenticator({ limits, keys, uses }),
+      catalog,
+    });
     const server = app.listen(config.HTTP_PORT, config.HOST);
     await once(server, "listening");
     logger.info({ httpPort: (server.address() as AddressInfo).port }, "http listening");
     onShutdown(
       () =>
         new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          // Requests in flight finish; idle keep-alive connections close now, the rest are cut
+          // off when the shutdown deadline comes.
+          const deadline = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+          deadline.unref();
+          server.close(() => {
+            clearTimeout(deadline);
+            resolve();
+          });
           server.closeIdleConnections();
         }),
     );

@@ -1,0 +1,31 @@
+import { baseConfigSchema, portVar, redisUrl, serviceUrl } from "@testrun/kit";
+import { z } from "zod";
+
+const positiveInt = (defaultValue: number) => z.coerce.number().int().positive().default(defaultValue);
+
+/** The gateway's environment: where its services are, and its limits. */
+export const gatewayConfigSchema = baseConfigSchema.extend({
+  // PORT serves gRPC health (for uniform probes); HTTP_PORT serves /v1.
+  PORT: portVar(7100),
+  HTTP_PORT: portVar(8080),
+  // Defaults: the fixed local ports of `make run`, as the other services default them.
+  KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
+  CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
+  /** The runs service (issue 4); until it is configured, the /v1/runs paths answer 501. */
+  RUNS_URL: serviceUrl.optional(),
+  REDIS_URL: redisUrl,
+  /** Requests a key may make per minute, shared by every gateway replica. */
+  RATE_LIMIT_PER_MINUTE: positiveInt(60),
+  /** Failed authentications a client address may make per minute before it gets 429. */
+  AUTH_FAILURES_PER_MINUTE: positiveInt(20),
+  /**
+   * How many reverse proxies in front of the gateway append to X-Forwarded-For. 0 (the default)
+   * ignores the header and uses the connection's address: trusting it without a proxy would let a
+   * client pick its own address and escape the failed-authentication limit.
+   */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /** Deadline of every gRPC call the gateway makes. */
+  RPC_TIMEOUT_MS: positiveInt(5_000),
+});
+
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -1,0 +1,17 @@
+import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
+import type { Logger } from "@testrun/kit";
+import type Koa from "koa";
+
+/** What the gateway's middleware keeps about a request. */
+export interface GatewayState {
+  requestId: string;
+  /** The request's logger: every line carries requestId. */
+  log: Logger;
+  /** The verified key, once authentication passed. */
+  key?: ApiKeyActor;
+}
+
+export type GatewayContext = Koa.ParameterizedContext<GatewayState>;
+
+/** Options of every gRPC call made for a request: the request id travels along for correlation. */
+export const callOptions = (ctx: GatewayContext) => ({ headers: { "x-request-id": ctx.state.requestId } });

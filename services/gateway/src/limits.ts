@@ -1,0 +1,159 @@
+import { isIPv4, isIPv6 } from "node:net";
+import { type KeyCacheEntry, keyCacheKey, parseKeyCacheEntry } from "@testrun/kit";
+import type { Redis } from "ioredis";
+
+/**
+ * The counters behind the per-key rate limit and the per-address limit on failed
+ * authentications, kept in Redis so that every gateway replica shares them.
+ *
+ * Both are fixed windows of one minute that start at the first counted event: the window's key
+ * expires 60 s after it was created. "61 requests within a minute of the first" is refused
+ * deterministically, without the edge effects of windows aligned to the clock.
+ *
+ * The hot path costs one Redis round trip: one script reads the address's failure count, reads
+ * the key-cache entry (written by the keys service, see @testrun/kit key-cache.ts) and counts the
+ * request against the key's limit. Redis runs a script atomically, so replicas never lose counts.
+ * (The three keys are not in one hash slot: a Redis Cluster would need hash tags. One Redis
+ * server, or a primary with replicas, is what the system runs on.)
+ */
+
+const windowMs = 60_000;
+
+// KEYS: failed-auth counter of the address, key-cache entry, rate counter of the key.
+// ARGV: failed-auth limit, window in ms.
+// Returns {0, ttl} when the address is blocked (nothing counted), else {1, entry|false, count, ttl}.
+const checkKeyScript = `
+local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
+if failures >= tonumber(ARGV[1]) then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+local entry = redis.call('GET', KEYS[2])
+local count = redis.call('INCR', KEYS[3])
+local ttl = redis.call('PTTL', KEYS[3])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {1, entry, count, ttl}
+`;
+
+// KEYS: failed-auth counter of the address. ARGV: window in ms. Returns {count, ttl}.
+const authFailedScript = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if count == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`;
+
+/** Where a key stands against its limit after this request was counted. */
+export interface RateState {
+  limit: number;
+  /** Requests counted in the current window, this one included (may exceed the limit). */
+  count: number;
+  /** Whole seconds until the window ends (at least 1). */
+  resetSeconds: number;
+}
+
+export type KeyCheck =
+  | { blocked: true; retryAfterSeconds: number }
+  | { blocked: false; entry: KeyCacheEntry | undefined; rate: RateState };
+
+export interface FailureCount {
+  /** Whether this failure took the address over its limit. */
+  blocked: boolean;
+  retryAfterSeconds: number;
+}
+
+export interface LimitOptions {
+  requestsPerMinute: number;
+  authFailuresPerMinute: number;
+}
+
+type ScriptCommand = (...args: (string | number)[]) => Promise<unknown[]>;
+
+const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+export class RequestLimits {
+  private readonly checkKeyCommand: ScriptCommand;
+  private readonly authFailedCommand: ScriptCommand;
+
+  constructor(
+    redis: Redis,
+    private readonly options: LimitOptions,
+  ) {
+    // defineCommand sends EVALSHA and falls back to EVAL once when Redis lost the script.
+    redis.defineCommand("gatewayCheckKey", { numberOfKeys: 3, lua: checkKeyScript });
+    redis.defineCommand("gatewayAuthFailed", { numberOfKeys: 1, lua: authFailedScript });
+    const commands = redis as unknown as Record<string, ScriptCommand>;
+    this.checkKeyCommand = (...args) => (commands.gatewayCheckKey as ScriptCommand).apply(redis, args);
+    this.authFailedCommand = (...args) => (commands.gatewayAuthFailed as ScriptCommand).apply(redis, args);
+  }
+
+  /** One round trip: is the address blocked, what does the cache say about the key, and count it. */
+  async checkKey(fingerprint: string, address: string): Promise<KeyCheck> {
+    const reply = await this.checkKeyCommand(
+      failureCounterKey(address),
+      keyCacheKey(fingerprint),
+      rateCounterKey(fingerprint),
+      this.options.authFailuresPerMinute,
+      windowMs,
+    );
+    if (reply[0] === 0) return { blocked: true, retryAfterSeconds: wholeSeconds(Number(reply[1])) };
+    const raw = reply[1];
+    return {
+      blocked: false,
+      entry: parseKeyCacheEntry(typeof raw === "string" ? raw : null),
+      rate: {
+        limit: this.options.requestsPerMinute,
+        count: Number(reply[2]),
+        resetSeconds: wholeSeconds(Number(reply[3])),
+      },
+    };
+  }
+
+  /** Counts a failed authentication of an address; says whether it is now over its limit. */
+  async recordAuthFailure(address: string): Promise<FailureCount> {
+    const [count, ttl] = await this.authFailedCommand(failureCounterKey(address), windowMs);
+    return {
+      blocked: Number(count) > this.options.authFailuresPerMinute,
+      retryAfterSeconds: wholeSeconds(Number(ttl)),
+    };
+  }
+}
+
+// A secret's fingerprint names exactly one key, so counting by fingerprint is counting by key,
+// and it can be done before the key's id is known (on a cache miss).
+const rateCounterKey = (fingerprint: string) => `testrun:gateway:rate:${fingerprint}`;
+const failureCounterKey = (address: string) => `testrun:gateway:authfail:${address}`;
+
+/**
+ * The unit failed authentications are counted by: an IPv4 address, or the /64 network of an IPv6
+ * address (one subscriber usually holds a whole /64, so counting single v6 addresses would let a
+ * client rotate through billions of them).
+ */
+export function clientAddressKey(ip: string): string {
+  const address = ip.replace(/%.*$/, "");
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return mapped[1];
+  if (isIPv4(address)) return address;
+  if (!isIPv6(address)) return address || "unknown";
+  return `${expandIPv6(address).slice(0, 4).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, in lower case without leading zeros. */
+function expandIPv6(address: string): string[] {
+  const [head = "", tail] = address.toLowerCase().split("::");
+  const groups = (part: string) => (part ? part.split(":") : []);
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  // An embedded IPv4 tail (::1.2.3.4) stands for two groups.
+  const last = right.at(-1) ?? left.at(-1);
+  const v4Groups = last?.includes(".") ? 1 : 0;
+  const missing = 8 - left.length - right.length - v4Groups;
+  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill("0"), ...right].map((group) =>
+    group.includes(".") ? group : group.replace(/^0+(?=.)/, ""),
+  );
+}

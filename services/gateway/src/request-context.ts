@@ -1,0 +1,75 @@
+import { randomUUID } from "node:crypto";
+import type Router from "@koa/router";
+import type { Logger } from "@testrun/kit";
+import type Koa from "koa";
+import type { GatewayState } from "./context.js";
+import { type ErrorBody, HttpError, internalError } from "./http-error.js";
+
+/** An incoming X-Request-Id we pass on: short, and only characters that are safe in logs and headers. */
+const saneRequestId = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/**
+ * The outermost middleware: gives every request an id (X-Request-Id, taken from the client when
+ * sane, else generated) and a logger carrying it; turns every error into the `{ error, code }`
+ * body; answers unknown paths with 404 and known paths with a wrong method (OPTIONS included)
+ * with 405 and Allow; writes one log line per request.
+ *
+ * Nothing here ever logs a header or the query: the key travels in headers.
+ */
+export function requestContext(logger: Logger, router: Router<GatewayState>): Koa.Middleware<GatewayState> {
+  return async (ctx, next) => {
+    const started = performance.now();
+    const incoming = ctx.get("X-Request-Id");
+    const requestId = saneRequestId.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ requestId });
+    ctx.set("X-Request-Id", requestId);
+    // Answers are per key and may change any moment: no cache may keep them.
+    ctx.set("Cache-Control", "no-store");
+
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) throw notRouted(router, ctx.path, ctx.method);
+    } catch (error) {
+      const known = error instanceof HttpError ? error : undefined;
+      if (!known) ctx.state.log.error({ err: error }, "request failed");
+      const answer = known ?? internalError();
+      ctx.status = answer.status;
+      for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
+      const body: ErrorBody = { error: answer.message, code: answer.code, ...answer.extra };
+      ctx.body = body;
+    }
+    // The service answers no CORS requests (rest-api-v1.md §1): whatever a middleware did, no
+    // Access-Control-* header leaves.
+    for (const name of Object.keys(ctx.response.headers)) {
+      if (name.toLowerCase().startsWith("access-control-")) ctx.remove(name);
+    }
+
+    const key = ctx.state.key;
+    ctx.state.log.info(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(performance.now() - started),
+        ip: ctx.ip,
+        ...(key && { keyId: key.keyId, projectId: key.projectId }),
+      },
+      "request",
+    );
+  };
+}
+
+/** 405 with Allow when some route serves the path with other methods, else 404. */
+function notRouted(router: Router<GatewayState>, path: string, method: string): HttpError {
+  const allowed = new Set(router.match(path, method).path.flatMap((layer) => layer.methods));
+  if (allowed.size === 0) return new HttpError(404, "not_found", `no such path: ${path}`);
+  const allow = [...allowed].join(", ");
+  return new HttpError(
+    405,
+    "method_not_allowed",
+    `${method} is not allowed on ${path}; allowed: ${allow}`,
+    {},
+    { Allow: allow },
+  );
+}

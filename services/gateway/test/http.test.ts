@@ -1,0 +1,321 @@
+import { once } from "node:events";
+import { createServer, type Server, type Socket } from "node:net";
+import { expect } from "chai";
+import { testTokens } from "../../kit/test/helpers.js";
+import {
+  type Answer,
+  call,
+  expectError,
+  freshAddress,
+  type GatewayProcess,
+  keyShapedSecret,
+  requestLogLine,
+  startGateway,
+} from "./support.js";
+
+/**
+ * The gateway's HTTP surface that needs no working key: authentication failures, the limit on
+ * failed authentications, routing errors, bodies, request ids and CORS. The keys service here is
+ * a socket that accepts connections and never answers, so anything that reaches it runs into the
+ * gRPC deadline.
+ */
+describe("gateway HTTP surface without a working key", () => {
+  const tokens = testTokens();
+  const failuresPerMinute = 5;
+  let blackhole: Server;
+  const sockets = new Set<Socket>();
+  let env: Record<string, string>;
+  let gateway: GatewayProcess;
+  let secondGateway: GatewayProcess;
+
+  before(async () => {
+    blackhole = createServer((socket) => {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+    });
+    blackhole.listen(0, "127.0.0.1");
+    await once(blackhole, "listening");
+    const port = (blackhole.address() as { port: number }).port;
+    env = {
+      ...tokens,
+      REDIS_URL: String(process.env.REDIS_URL),
+      KEYS_URL: `http://127.0.0.1:${port}`,
+      CATALOG_URL: `http://127.0.0.1:${port}`,
+      RPC_TIMEOUT_MS: "300",
+      AUTH_FAILURES_PER_MINUTE: String(failuresPerMinute),
+      // Each test sends its own X-Forwarded-For address (support.ts), as a proxy in front would.
+      TRUST_PROXY_HOPS: "1",
+    };
+    [gateway, secondGateway] = await Promise.all([startGateway(env), startGateway(env)]);
+  });
+  after(async () => {
+    await Promise.all([gateway?.stop("SIGKILL"), secondGateway?.stop("SIGKILL")]);
+    for (const socket of sockets) socket.destroy();
+    blackhole?.close();
+  });
+
+  describe("authentication", () => {
+    it("answers 401 unauthorized to a request without a key, saying how to send one", async () => {
+      const answer = await call(gateway.http, "/v1/project");
+      expectError(answer, 401, "unauthorized");
+      expect(answer.body.error).to.contain("Authorization: Bearer");
+      expect(answer.body.error).to.contain("X-Api-Key");
+      expect(answer.headers.has("ratelimit-limit")).to.equal(false);
+    });
+
+    for (const endpoint of ["/v1/project", "/v1/environments", "/v1/test-plans", "/v1/test-cases"]) {
+      it(`answers 401 to a garbage key on ${endpoint} in either header`, async () => {
+        const bearer = await call(gateway.http, endpoint, { headers: { Authorization: "Bearer not-a-key" } });
+        expectError(bearer, 401, "unauthorized");
+        const apiKey = await call(gateway.http, endpoint, { headers: { "X-Api-Key": "not-a-key" } });
+        expectError(apiKey, 401, "unauthorized");
+      });
+    }
+
+    it("answers 401 to an Authorization header that is not a bearer key", async () => {
+      const answer = await call(gateway.http, "/v1/project", {
+        headers: { Authorization: "Basic dXNlcjpwdw==" },
+      });
+      expectError(answer, 401, "unauthorized");
+      expect(answer.body.error).to.contain("Bearer");
+    });
+
+    it("answers 400 when the two headers carry different keys", async () => {
+      const answer = await call(gateway.http, "/v1/project", {
+        headers: { Authorization: `Bearer ${keyShapedSecret()}`, "X-Api-Key": keyShapedSecret() },
+      });
+      expectError(answer, 400, "invalid_request");
+    });
+
+    it("answers 500 internal, within the gRPC deadline, when the keys service does not answer", async () => {
+      const secret = keyShapedSecret();
+      const started = Date.now();
+      const answer = await call(gateway.http, "/v1/test-plans", { headers: { "X-Api-Key": secret } });
+      expectError(answer, 500, "internal");
+      expect(answer.body).to.deep.equal({ error: "internal error", code: "internal" });
+      expect(Date.now() - started).to.be.below(5_000);
+      const requestId = String(answer.headers.get("x-request-id"));
+      const logged = await gateway.waitForLine((l) => l.includes(requestId) && l.includes('"level":"error"'));
+      expect(logged).to.contain("VerifyKey");
+      expect((await requestLogLine(gateway, answer)).status).to.equal(500);
+      expect(gateway.output().join("\n")).not.to.contain(secret);
+    });
+  });
+
+  describe("failed authentications per client address", () => {
+    const fail = (target: GatewayProcess, address: string, headers: Record<string, string> = {}) =>
+      call(target.http, "/v1/environments", { address, headers: { "X-Api-Key": "wrong", ...headers } });
+
+    it(`answers 429 with Retry-After once an address failed ${failuresPerMinute} times in a minute`, async () => {
+      const address = freshAddress();
+      for (let i = 0; i < failuresPerMinute; i++)
+        expectError(await fail(gateway, address), 401, "unauthorized");
+      const refused = await fail(gateway, address);
+      expectError(refused, 429, "rate_limited");
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      expect(retryAfter).to.be.within(1, 60);
+      expect(Number.isInteger(retryAfter)).to.equal(true);
+    });
+
+    it("keeps refusing the blocked address whatever it sends, without asking the keys service", async () => {
+      const address = freshAddress();
+      for (let i = 0; i <= failuresPerMinute; i++) await fail(gateway, address);
+      // A key-shaped secret would go to the (silent) keys service and end in a 500; blocked, it never gets there.
+      const keyShaped = await call(gateway.http, "/v1/project", {
+        address,
+        headers: { Authorization: `Bearer ${keyShapedSecret()}` },
+      });
+      expectError(keyShaped, 429, "rate_limited");
+      expect(Number(keyShaped.headers.get("retry-after"))).to.be.at.least(1);
+      expectError(await call(gateway.http, "/v1/project", { address }), 429, "rate_limited");
+    });
+
+    it("counts per address: another address is not affected", async () => {
+      const address = freshAddress();
+      for (let i = 0; i <= failuresPerMinute; i++) await fail(gateway, address);
+      expectError(await fail(gateway, freshAddress()), 401, "unauthorized");
+    });
+
+    it("shares the count between gateway processes", async () => {
+      const address = freshAddress();
+      for (let i = 0; i < failuresPerMinute; i++) {
+        expectError(await fail(i % 2 ? gateway : secondGateway, address), 401, "unauthorized");
+      }
+      expectError(await fail(secondGateway, address), 429, "rate_limited");
+      expectError(await fail(gateway, address), 429, "rate_limited");
+    });
+  });
+
+  describe("routing", () => {
+    it("answers 404 not_found to an unknown path, with or without a key", async () => {
+      expectError(await call(gateway.http, "/v1/nothing-here"), 404, "not_found");
+      expectError(
+        await call(gateway.http, "/v2/project", { headers: { "X-Api-Key": "x" } }),
+        404,
+        "not_found",
+      );
+    });
+
+    it("answers 405 method_not_allowed with Allow to a known path with another method", async () => {
+      const del = await call(gateway.http, "/v1/project", { method: "DELETE" });
+      expectError(del, 405, "method_not_allowed");
+      expect(allowOf(del)).to.deep.equal(["GET", "HEAD"]);
+      const post = await call(gateway.http, "/v1/test-cases", { method: "POST", body: "{}" });
+      expectError(post, 405, "method_not_allowed");
+      expect(allowOf(post)).to.deep.equal(["GET", "HEAD"]);
+      const put = await call(gateway.http, "/v1/runs", { method: "PUT" });
+      expectError(put, 405, "method_not_allowed");
+      expect(allowOf(put)).to.deep.equal(["GET", "HEAD", "POST"]);
+      const patch = await call(gateway.http, "/v1/runs/run_01jd3k", { method: "PATCH" });
+      expect(allowOf(patch)).to.deep.equal(["GET", "HEAD"]);
+    });
+
+    it("answers OPTIONS, CORS preflights included, with 405 and Allow and no Access-Control-* header", async () => {
+      for (const path of ["/v1/project", "/v1/runs"]) {
+        const answer = await call(gateway.http, path, {
+          method: "OPTIONS",
+          headers: {
+            Origin: "https://evil.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization",
+          },
+        });
+        expectError(answer, 405, "method_not_allowed");
+        expect(answer.headers.get("allow")).to.contain("GET");
+      }
+    });
+
+    it("answers 400 to an unknown query parameter, naming it", async () => {
+      const answer = await call(gateway.http, "/v1/test-cases?tags=smoke");
+      expectError(answer, 400, "invalid_request");
+      expect(answer.body.error).to.contain('"tags"');
+    });
+
+    it("serves /healthz without a key", async () => {
+      const answer = await call(gateway.http, "/healthz");
+      expect(answer.status).to.equal(200);
+      expect(answer.body).to.deep.equal({ status: "ok" });
+    });
+  });
+
+  describe("request bodies", () => {
+    const post = (init: RequestInit) => call(gateway.http, "/v1/runs", { method: "POST", ...init });
+    const json = { "Content-Type": "application/json" };
+
+    it("answers 413 payload_too_large to a body over 1 MiB", async () => {
+      const body = JSON.stringify({ name: "x".repeat(1024 * 1024) });
+      expectError(await post({ headers: json, body }), 413, "payload_too_large");
+    });
+
+    it("answers 413 to a chunked body that grows over 1 MiB", async () => {
+      const chunk = new TextEncoder().encode(`"${"y".repeat(64 * 1024)}",`);
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"tags":['));
+          if (sent > 20) return controller.close();
+          sent++;
+          controller.enqueue(chunk);
+        },
+      });
+      const answer = await post({ headers: json, body, duplex: "half" } as RequestInit);
+      expectError(answer, 413, "payload_too_large");
+    });
+
+    it("answers 400 invalid_request to malformed JSON", async () => {
+      const answer = await post({ headers: json, body: '{"testPlan": ' });
+      expectError(answer, 400, "invalid_request");
+      expect(answer.body.error).to.contain("JSON");
+    });
+
+    it("answers 400 to a body that is not a JSON object, or not JSON at all", async () => {
+      expectError(await post({ headers: json, body: '["smoke"]' }), 400, "invalid_request");
+      expectError(await post({ headers: json, body: "42" }), 400, "invalid_request");
+      const text = await post({ headers: { "Content-Type": "text/plain" }, body: '{"testPlan":"a"}' });
+      expectError(text, 400, "invalid_request");
+      expect(text.body.error).to.contain("application/json");
+    });
+
+    it("reads a sound body, then asks for the key", async () => {
+      const answer = await post({ headers: json, body: JSON.stringify({ testPlan: "Smoke" }) });
+      expectError(answer, 401, "unauthorized");
+    });
+  });
+
+  describe("request ids and logs", () => {
+    it("generates an X-Request-Id and logs the request under it", async () => {
+      const answer = await call(gateway.http, "/v1/nothing-here");
+      const requestId = String(answer.headers.get("x-request-id"));
+      expect(requestId).to.match(/^[0-9a-f-]{36}$/);
+      expect(await requestLogLine(gateway, answer)).to.include({
+        requestId,
+        status: 404,
+        method: "GET",
+        path: "/v1/nothing-here",
+      });
+    });
+
+    it("keeps a sane incoming X-Request-Id and replaces anything else", async () => {
+      const kept = await call(gateway.http, "/v1/project", {
+        headers: { "X-Request-Id": "ci-job-1234.step:5" },
+      });
+      expect(kept.headers.get("x-request-id")).to.equal("ci-job-1234.step:5");
+      for (const bad of ["short", "has spaces in it", "x".repeat(129), 'quote"injection']) {
+        const replaced = await call(gateway.http, "/v1/project", { headers: { "X-Request-Id": bad } });
+        expect(replaced.headers.get("x-request-id")).to.match(/^[0-9a-f-]{36}$/);
+      }
+    });
+
+    it("never logs a presented key or the Authorization header", async () => {
+      const secrets = [keyShapedSecret(), "garbage-secret-value-123"];
+      const answers = [
+        await call(gateway.http, "/v1/project", { headers: { Authorization: `Bearer ${secrets[0]}` } }),
+        await call(gateway.http, "/v1/project", { headers: { "X-Api-Key": String(secrets[1]) } }),
+      ];
+      for (const answer of answers) await requestLogLine(gateway, answer);
+      const output = gateway.output().join("\n");
+      for (const secret of secrets) expect(output).not.to.contain(secret);
+      expect(output.toLowerCase()).not.to.contain("bearer");
+    });
+  });
+});
+
+/** The methods of an Allow header, sorted. */
+function allowOf(answer: Answer): string[] {
+  return String(answer.headers.get("allow"))
+    .split(",")
+    .map((method) => method.trim())
+    .sort();
+}
+
+describe("gateway without a trusted proxy in front", () => {
+  let gateway: GatewayProcess;
+
+  before(async () => {
+    // Counts per connection address (127.0.0.1 here) live in a Redis database of their own, so
+    // they cannot block any other suite's requests from 127.0.0.1.
+    const redis = new URL(String(process.env.REDIS_URL));
+    redis.pathname = "/11";
+    gateway = await startGateway({
+      ...testTokens(),
+      REDIS_URL: redis.toString(),
+      KEYS_URL: "http://127.0.0.1:1",
+      CATALOG_URL: "http://127.0.0.1:1",
+      AUTH_FAILURES_PER_MINUTE: "3",
+    });
+  });
+  after(async () => {
+    await gateway?.stop("SIGKILL");
+  });
+
+  it("ignores X-Forwarded-For, so a client cannot escape the failed-authentication limit by inventing addresses", async () => {
+    const answers: Answer[] = [];
+    for (let i = 0; i < 4; i++) {
+      answers.push(
+        await call(gateway.http, "/v1/project", { address: freshAddress(), headers: { "X-Api-Key": "x" } }),
+      );
+    }
+    expect(answers.map((answer) => answer.status)).to.deep.equal([401, 401, 401, 429]);
+    expect((await requestLogLine(gateway, answers[0] as Answer)).ip).to.equal("127.0.0.1");
+  });
+});
