@@ -10,7 +10,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
-import { seedDemo } from "./demo/seed.js";
+import { demoCredentials, seedDemo } from "./demo/seed.js";
 
 /** Where the demo project's default environment points. */
 const demoTargetUrl = "http://127.0.0.1:8090";
@@ -77,6 +77,21 @@ try {
       ),
     );
   }
+  running.push(
+    await startServiceProcess(
+      "demo-target",
+      {
+        PORT: new URL(demoTargetUrl).port,
+        DEMO_USER: demoCredentials.user,
+        DEMO_PASSWORD: demoCredentials.password,
+      },
+      {
+        keepOutput: false,
+        onLine: (l) => console.log(l),
+        entry: "services/executor/src/demo-target/main.ts",
+      },
+    ),
+  );
   const demo = await seedDemo(env, demoTargetUrl);
   const gateway = `http://127.0.0.1:${env.HTTP_PORT}`;
   console.log(`

@@ -13,6 +13,9 @@ import {
   setVariable,
 } from "@testrun/cli";
 
+/** The demo target's login, stored in the demo project as the variables DEMO_USER / DEMO_PASSWORD. */
+export const demoCredentials = { user: "demo", password: "demo-password" };
+
 export interface Demo {
   projectId: string;
   secret: string;
@@ -39,8 +42,8 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
     description: "The checks every deploy must pass",
     testCases: ["health answers", "log in with the demo user"],
   });
-  await setVariable(ctx, { projectId: project.id, name: "DEMO_USER", value: "demo" });
-  await setVariable(ctx, { projectId: project.id, name: "DEMO_PASSWORD", value: "demo-password" });
+  await setVariable(ctx, { projectId: project.id, name: "DEMO_USER", value: demoCredentials.user });
+  await setVariable(ctx, { projectId: project.id, name: "DEMO_PASSWORD", value: demoCredentials.password });
   const { secret } = await createKey(ctx, {
     projectId: project.id,
     name: "make run demo",

@@ -3,7 +3,6 @@ import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { KoaInstrumentation } from "@opentelemetry/instrumentation-koa";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
-import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 
 let sdk: NodeSDK | undefined;
@@ -21,12 +20,13 @@ export function startTelemetry(serviceName: string): void {
     serviceName,
     traceExporter: new OTLPTraceExporter(),
     instrumentations: [
-      // Outgoing HTTP only matters through undici (fetch); incoming HTTP is the gateway's.
+      // Incoming HTTP is the gateway's; its URLs hold no secrets (keys travel in headers).
       new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true }),
       new KoaInstrumentation(),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
       new IORedisInstrumentation(),
-      new UndiciInstrumentation(),
+      // No undici (fetch) instrumentation: it records each request's full URL, and the executor's
+      // requests carry interpolated variable values in paths and queries.
     ],
   });
   sdk.start();

@@ -19,15 +19,18 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** The node arguments that run a service's main module from source with tracing preloaded. */
-export function serviceCommand(name: string, args: readonly string[] = []): string[] {
+/**
+ * The node arguments that run a service's main module from source with tracing preloaded;
+ * `entry` (relative to the repository) runs another module of the service instead.
+ */
+export function serviceCommand(name: string, args: readonly string[] = [], entry?: string): string[] {
   return [
     "--conditions=source",
     "--import",
     "tsx",
     "--import",
     `${repoRoot}services/kit/src/telemetry/preload.ts`,
-    `${repoRoot}services/${name}/src/main.ts`,
+    `${repoRoot}${entry ?? `services/${name}/src/main.ts`}`,
     ...args,
   ];
 }
@@ -58,10 +61,10 @@ export async function runServiceCommand(
 export async function startServiceProcess(
   name: string,
   env: Record<string, string>,
-  options: { onLine?: (line: string) => void; keepOutput?: boolean } = {},
+  options: { onLine?: (line: string) => void; keepOutput?: boolean; entry?: string } = {},
 ): Promise<ServiceProcess> {
   const keep = options.keepOutput ?? true;
-  const child = spawn(process.execPath, serviceCommand(name), {
+  const child = spawn(process.execPath, serviceCommand(name, [], options.entry), {
     cwd: repoRoot,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"],

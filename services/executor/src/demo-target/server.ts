@@ -1,0 +1,78 @@
+// The demo target application of `make run`: the smallest app the seeded demo test cases can
+// really pass and fail against. Not part of the product.
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+
+export interface DemoTargetOptions {
+  user: string;
+  password: string;
+}
+
+const maxBody = 64 * 1024;
+
+/** Creates (does not start) the demo target's HTTP server. */
+export function createDemoTarget(options: DemoTargetOptions): Server {
+  // Tokens handed out by /api/login, valid until the process ends.
+  const tokens = new Set<string>();
+
+  const send = (res: ServerResponse, status: number, body: unknown) => {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    res.writeHead(status, {
+      "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
+    });
+    res.end(text);
+  };
+
+  const login = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = await readJson(req);
+    if (body === undefined) return send(res, 400, { ok: false, error: "expected a JSON body" });
+    const { user, password } = body as { user?: unknown; password?: unknown };
+    if (!same(user, options.user) || !same(password, options.password)) {
+      return send(res, 401, { ok: false, error: "wrong user or password" });
+    }
+    const token = randomBytes(24).toString("base64url");
+    tokens.add(token);
+    send(res, 200, { ok: true, token, message: `welcome, ${options.user}` });
+  };
+
+  const profile = (req: IncomingMessage, res: ServerResponse) => {
+    const token = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    if (!token || !tokens.has(token)) return send(res, 401, { ok: false, error: "log in first" });
+    send(res, 200, { ok: true, user: options.user });
+  };
+
+  return createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const route = `${req.method} ${path}`;
+    if (route === "GET /health") return send(res, 200, "ok");
+    if (route === "POST /api/login") {
+      return void login(req, res).catch(() => send(res, 500, { ok: false, error: "internal error" }));
+    }
+    if (route === "GET /api/profile") return profile(req, res);
+    send(res, 404, { ok: false, error: "not found" });
+  });
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBody) return undefined;
+    chunks.push(chunk);
+  }
+  try {
+    const value: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return value !== null && typeof value === "object" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Constant-time comparison, as a real login would do. */
+function same(given: unknown, expected: string): boolean {
+  if (typeof given !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,308 @@
+// The executor loop: takes tests from the queue, claims them from the runs service, runs their
+// steps under a heartbeat-kept lease, reports results. PostgreSQL (through the runs service) is the
+// source of truth; the stream only says "look at this test".
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import {
+  type RunsService,
+  SkipReason,
+  type TestAssignment,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+import type { Logger } from "@testrun/kit";
+import type { QueueEntry, TestQueue } from "./queue.js";
+import { checkReachable, type Reachability } from "./steps/reachability.js";
+import { runSteps } from "./steps/runner.js";
+
+export interface ExecutorOptions {
+  queue: TestQueue;
+  runs: Client<typeof RunsService>;
+  catalog: Client<typeof CatalogService>;
+  logger: Logger;
+  /** Stable name of this process, e.g. the pod name; a slot number is appended per test. */
+  name: string;
+  /** Tests run at the same time. */
+  concurrency: number;
+  /** The runs service's lease: heartbeats every third of it; queue entries idle longer are taken over. */
+  leaseMs: number;
+  /** How long the reachability check of a run's base URL waits for an answer. */
+  reachabilityTimeoutMs: number;
+  /** How long one blocking read of the queue waits (bounds how late a stop is noticed). */
+  readBlockMs?: number;
+}
+
+/** Why a running test was interrupted. */
+class Interrupted extends Error {
+  constructor(readonly why: "lease lost" | "shutting down") {
+    super(why);
+  }
+}
+
+const codeOf = (error: unknown) => ConnectError.from(error).code;
+/** The claim is not (or no longer) ours to work on: someone else holds it, or the test is final. */
+const notOurs = (error: unknown) =>
+  [Code.Aborted, Code.FailedPrecondition, Code.NotFound].includes(codeOf(error));
+
+/** Repeats a call that failed because the other service was briefly unavailable (3 tries in all). */
+async function retry<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const transient = [Code.Unavailable, Code.DeadlineExceeded].includes(codeOf(error));
+      if (!transient || attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
+    }
+  }
+}
+
+/**
+ * A third of the lease: the configured one, or the one this claim was granted if shorter (the runs
+ * service decides; a clock difference only makes the beats more frequent).
+ */
+function heartbeatEvery(assignment: TestAssignment, leaseMs: number): number {
+  const granted = assignment.leaseExpiresAt ? timestampMs(assignment.leaseExpiresAt) - Date.now() : leaseMs;
+  return Math.max(200, Math.floor(Math.min(leaseMs, granted > 0 ? granted : leaseMs) / 3));
+}
+
+export class Executor {
+  readonly #o: ExecutorOptions;
+  readonly #inFlight = new Map<Promise<void>, AbortController>();
+  readonly #freeSlots: number[];
+  /** Per run: the one reachability check of its base URL this process makes. */
+  readonly #reachability = new Map<string, Promise<Reachability>>();
+  #stopping = false;
+  readonly #stopRequested = Promise.withResolvers<void>();
+  #loop: Promise<void> | undefined;
+  #nextTakeOver = 0;
+
+  constructor(options: ExecutorOptions) {
+    this.#o = options;
+    this.#freeSlots = Array.from({ length: options.concurrency }, (_, i) => options.concurrency - i);
+  }
+
+  start(): void {
+    this.#loop = this.#run();
+  }
+
+  /**
+   * Stops reading new work, lets tests in flight finish until `deadlineMs`, then hands the rest
+   * back to the runs service (ReleaseTest) and resolves when nothing is in flight.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    this.#stopping = true;
+    this.#stopRequested.resolve();
+    this.#o.queue.closeReader();
+    await this.#loop;
+    if (this.#inFlight.size > 0) {
+      this.#o.logger.info({ tests: this.#inFlight.size }, "waiting for tests in flight");
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, deadlineMs);
+      });
+      await Promise.race([Promise.all(this.#inFlight.keys()), deadline]);
+      clearTimeout(timer);
+      for (const controller of this.#inFlight.values()) controller.abort(new Interrupted("shutting down"));
+      await Promise.all(this.#inFlight.keys());
+    }
+  }
+
+  async #run(): Promise<void> {
+    const { logger } = this.#o;
+    let failures = 0;
+    while (!this.#stopping) {
+      try {
+        if (this.#freeSlots.length === 0) {
+          await Promise.race([...this.#inFlight.keys(), this.#stopRequested.promise]);
+          continue;
+        }
+        const entries = await this.#nextEntries(this.#freeSlots.length);
+        for (const entry of entries) this.#startTest(entry);
+        failures = 0;
+      } catch (err) {
+        if (this.#stopping) break; // the read was cut short on purpose
+        // Redis or the network is down: say so once a while, and retry with a growing pause.
+        failures++;
+        if (failures === 1 || failures % 30 === 0) logger.error({ err }, "reading the test queue failed");
+        await this.#pause(Math.min(5_000, 200 * 2 ** Math.min(failures, 5)));
+      }
+    }
+  }
+
+  /** Waits `ms`, or less when a stop is requested meanwhile. */
+  async #pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+      this.#stopRequested.promise,
+    ]);
+    clearTimeout(timer);
+  }
+
+  async #nextEntries(count: number): Promise<QueueEntry[]> {
+    const { queue, leaseMs } = this.#o;
+    if (Date.now() >= this.#nextTakeOver) {
+      this.#nextTakeOver = Date.now() + leaseMs / 2;
+      const orphans = await queue.takeOver(count, leaseMs);
+      if (orphans.length > 0) {
+        this.#o.logger.info({ entries: orphans.length }, "took over tests of a stopped executor");
+        return orphans;
+      }
+    }
+    return queue.read(count, this.#o.readBlockMs ?? 2_000);
+  }
+
+  #startTest(entry: QueueEntry): void {
+    const slot = this.#freeSlots.pop() ?? 0;
+    const controller = new AbortController();
+    const task = this.#handle(entry, slot, controller.signal)
+      .catch((err: unknown) => this.#o.logger.error({ err, entry: entry.id }, "test handling failed"))
+      .finally(() => {
+        this.#inFlight.delete(task);
+        this.#freeSlots.push(slot);
+      });
+    this.#inFlight.set(task, controller);
+  }
+
+  async #handle(entry: QueueEntry, slot: number, stop: AbortSignal): Promise<void> {
+    const { queue, runs, logger } = this.#o;
+    const ack = () => queue.ack(entry.id);
+    if (!entry.dispatch) {
+      logger.warn({ entry: entry.id }, "dropping a malformed queue entry");
+      return ack();
+    }
+    const testResultId = entry.dispatch.testResultId;
+    let assignment: TestAssignment | undefined;
+    try {
+      ({ assignment } = await runs.claimTest({ testResultId, executorId: `${this.#o.name}/${slot}` }));
+    } catch (error) {
+      // Someone else holds it, or it is final: nothing to do. Anything else (runs unavailable):
+      // leave the entry unacknowledged; it is taken over again once idle for a lease.
+      if (notOurs(error)) return ack();
+      throw error;
+    }
+    if (!assignment) throw new Error("ClaimTest answered without an assignment");
+    const log = logger.child({ testResultId, runId: assignment.runId, attempt: assignment.attempt });
+    log.info("test claimed");
+
+    // Heartbeats keep the lease (and the queue entry) ours; losing the lease stops the test.
+    const work = new AbortController();
+    const onStop = () => work.abort(stop.reason);
+    stop.addEventListener("abort", onStop, { once: true });
+    const lease = { testResultId, leaseToken: assignment.leaseToken };
+    const heartbeat = setInterval(
+      () => {
+        void queue.touch(entry.id).catch(() => {});
+        runs.heartbeatTest(lease).catch((error: unknown) => {
+          if (notOurs(error)) work.abort(new Interrupted("lease lost"));
+          else log.warn({ code: Code[codeOf(error)] }, "heartbeat failed; retrying at the next beat");
+        });
+      },
+      heartbeatEvery(assignment, this.#o.leaseMs),
+    );
+
+    try {
+      const outcome = await this.#execute(assignment, log, work.signal);
+      if (outcome === "skipped") return ack();
+      await this.#complete(assignment, outcome, log);
+      return ack();
+    } catch (error) {
+      if (!(error instanceof Interrupted)) throw error;
+      if (error.why === "shutting down") {
+        await runs.releaseTest({ ...lease, reason: "executor shutting down" }).catch((e: unknown) => {
+          if (!notOurs(e)) throw e;
+        });
+        log.info("test handed back");
+      } else {
+        log.warn("lease lost; another executor took the test over or it was cancelled");
+      }
+      return ack();
+    } finally {
+      clearInterval(heartbeat);
+      stop.removeEventListener("abort", onStop);
+    }
+  }
+
+  /** Checks the environment (once per run), fetches the variables, runs the steps. */
+  async #execute(assignment: TestAssignment, log: Logger, signal: AbortSignal) {
+    const { runs, catalog } = this.#o;
+    const reachability = await this.#checkOnce(assignment);
+    signal.throwIfAborted();
+    if (!reachability.reachable) {
+      try {
+        await runs.skipRun({
+          runId: assignment.runId,
+          testResultId: assignment.testResultId,
+          leaseToken: assignment.leaseToken,
+          reason: SkipReason.ENVIRONMENT_UNREACHABLE,
+          summary: `environment unreachable: ${reachability.reason}`,
+        });
+        log.info({ reason: reachability.reason }, "run skipped: environment unreachable");
+        return "skipped" as const;
+      } catch (error) {
+        // A test of the run already passed or failed: the run is executing, so this test runs too.
+        if (codeOf(error) !== Code.FailedPrecondition) {
+          if (notOurs(error)) throw new Interrupted("lease lost");
+          throw error;
+        }
+      }
+    }
+    let values: Record<string, string>;
+    try {
+      values = await retry(() =>
+        catalog.getVariableValues({ projectId: assignment.projectId, testResultId: assignment.testResultId }),
+      ).then((response) => response.values);
+    } catch (error) {
+      // Bounded and visible beats a test handed around for ever: the test fails and says why.
+      const code = Code[codeOf(error)].replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+      return { passed: false, summary: `could not read the project's variables (${code})`, durationMs: 0 };
+    }
+    return runSteps(assignment.steps, { baseUrl: assignment.baseUrl, variables: values, signal });
+  }
+
+  #checkOnce(assignment: TestAssignment): Promise<Reachability> {
+    let check = this.#reachability.get(assignment.runId);
+    if (!check) {
+      check = checkReachable(assignment.baseUrl, this.#o.reachabilityTimeoutMs);
+      this.#reachability.set(assignment.runId, check);
+      // Remember recent runs only; a run forgotten here is at worst checked again.
+      if (this.#reachability.size > 1_000) {
+        const oldest = this.#reachability.keys().next().value;
+        if (oldest !== undefined) this.#reachability.delete(oldest);
+      }
+    }
+    return check;
+  }
+
+  async #complete(
+    assignment: TestAssignment,
+    outcome: Awaited<ReturnType<typeof runSteps>>,
+    log: Logger,
+  ): Promise<void> {
+    const request = {
+      testResultId: assignment.testResultId,
+      leaseToken: assignment.leaseToken,
+      status: outcome.passed ? TestStatus.PASSED : TestStatus.FAILED,
+      summary: outcome.summary,
+      durationMs: BigInt(outcome.durationMs),
+    };
+    try {
+      // Completion is idempotent per lease token, so an unanswered call is simply repeated.
+      const response = await retry(() => this.#o.runs.completeTest(request));
+      log.info(
+        {
+          status: TestStatus[request.status],
+          durationMs: outcome.durationMs,
+          runFinished: response.runFinished,
+        },
+        "test completed",
+      );
+    } catch (error) {
+      if (!notOurs(error)) throw error;
+      log.warn({ code: Code[codeOf(error)] }, "result discarded by the runs service");
+    }
+  }
+}

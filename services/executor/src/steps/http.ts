@@ -1,0 +1,233 @@
+// The HTTP step kind: one request against the environment, checks on its response, values saved
+// from its body for later steps.
+import { type JsonValue, toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { HttpExpectation, HttpRequest } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { evaluateJsonPath, JsonPathError } from "./json-path.js";
+import type { StepContext, StepKind } from "./kind.js";
+import { StepFailure, type Variables } from "./variables.js";
+
+export const defaultTimeoutMs = 10_000;
+/** A response body larger than this fails the step instead of filling the executor's memory. */
+export const maxBodyBytes = 10 * 1024 * 1024;
+
+interface Response_ {
+  status: number;
+  headers: Headers;
+  body: string;
+  durationMs: number;
+}
+
+export const httpStepKind: StepKind<"http"> = {
+  async run(step, ctx) {
+    if (!step.request) throw new StepFailure("no request");
+    const response = await send(step.request, ctx);
+    const json = lazyJson(response.body);
+    check(step.expect, response, json, ctx.vars);
+    for (const [name, path] of Object.entries(step.save)) {
+      const body = json();
+      if (!body.ok) throw new StepFailure(`cannot save ${name}: the body is not JSON`);
+      const match = evaluate(body.value, path);
+      if (!match.found) throw new StepFailure(`cannot save ${name}: ${path} matched nothing`);
+      ctx.vars.save(name, typeof match.value === "string" ? match.value : JSON.stringify(match.value));
+    }
+  },
+};
+
+async function send(request: HttpRequest, ctx: StepContext): Promise<Response_> {
+  const { vars } = ctx;
+  let url: URL;
+  try {
+    url = new URL(`${ctx.baseUrl}${vars.interpolate(request.path)}`);
+  } catch (error) {
+    if (error instanceof StepFailure) throw error;
+    throw new StepFailure(`invalid URL ${ctx.baseUrl}${request.path}`);
+  }
+  for (const [name, value] of Object.entries(request.query))
+    url.searchParams.append(name, vars.interpolate(value));
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) headers.set(name, vars.interpolate(value));
+
+  let body: string | undefined;
+  if (request.body.case === "json") {
+    body = JSON.stringify(interpolateJson(toJson(ValueSchema, request.body.value), vars));
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  } else if (request.body.case === "raw") {
+    body = vars.interpolate(request.body.value);
+  }
+
+  const timeoutMs = request.timeoutMs > 0 ? request.timeoutMs : defaultTimeoutMs;
+  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
+  const started = performance.now();
+  try {
+    // Redirects are not followed: a step checks what the environment answered, 3xx included.
+    const response = await fetch(url, { method: request.method, headers, body, signal, redirect: "manual" });
+    const text = await readBody(response);
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text,
+      durationMs: Math.round(performance.now() - started),
+    };
+  } catch (error) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (error instanceof StepFailure) throw error;
+    if (signal.aborted) throw new StepFailure(`no response within ${timeoutMs} ms`);
+    throw new StepFailure(`request failed: ${describeFetchError(error)}`);
+  }
+}
+
+async function readBody(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    if (size > maxBodyBytes) {
+      await response.body.cancel().catch(() => {});
+      throw new StepFailure(`response body larger than ${maxBodyBytes / 1024 / 1024} MiB`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** fetch reports network errors as TypeError("fetch failed") with the system error as cause. */
+export function describeFetchError(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  switch (code) {
+    case "ECONNREFUSED":
+      return "connection refused";
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return "host not found";
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+      return "connection closed by the server";
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return "host unreachable";
+    case "ETIMEDOUT":
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return "connection timed out";
+  }
+  if (typeof code === "string" && (code.startsWith("ERR_TLS") || code.includes("CERT"))) return "TLS error";
+  return cause instanceof Error ? cause.message : "unknown error";
+}
+
+function check(
+  expect: HttpExpectation | undefined,
+  response: Response_,
+  json: () => ParsedBody,
+  vars: Variables,
+): void {
+  const statuses = expect?.status ?? [];
+  const statusOk = statuses.length
+    ? statuses.includes(response.status)
+    : response.status >= 200 && response.status < 300;
+  if (!statusOk) {
+    const wanted = statuses.length ? `status ${orList(statuses.map(String))}` : "a 2xx status";
+    throw new StepFailure(`expected ${wanted}, got ${response.status}`);
+  }
+  if (!expect) return;
+  // What the response holds is redacted before it is quoted (quoting escapes a value, a body that
+  // is itself JSON text is escaped twice) and before it is clipped (a clipped value is no longer
+  // recognisable).
+  const show = (value: unknown) => clip(vars.redact(JSON.stringify(vars.redactValue(value))));
+
+  for (const [name, template] of Object.entries(expect.headers)) {
+    const actual = response.headers.get(name);
+    if (actual === null || !actual.toLowerCase().includes(vars.interpolate(template).toLowerCase())) {
+      const got = actual === null ? "none" : show(actual);
+      throw new StepFailure(`expected header ${name.toLowerCase()} to contain ${show(template)}, got ${got}`);
+    }
+  }
+  for (const template of expect.bodyContains) {
+    if (!response.body.includes(vars.interpolate(template)))
+      throw new StepFailure(`expected the body to contain ${show(template)}`);
+  }
+  for (const template of expect.bodyNotContains) {
+    if (response.body.includes(vars.interpolate(template)))
+      throw new StepFailure(`expected the body not to contain ${show(template)}`);
+  }
+  for (const [path, expectedValue] of Object.entries(expect.json)) {
+    const template = toJson(ValueSchema, expectedValue);
+    const wanted = `${path} = ${show(template)}`;
+    const body = json();
+    if (!body.ok) throw new StepFailure(`expected ${wanted}, but the body is not JSON`);
+    const match = evaluate(body.value, path);
+    if (!match.found) throw new StepFailure(`expected ${wanted}, got no match`);
+    if (!deepEqual(match.value, interpolateJson(template, vars)))
+      throw new StepFailure(`expected ${wanted}, got ${show(match.value)}`);
+  }
+  if (expect.maxDurationMs > 0 && response.durationMs > expect.maxDurationMs) {
+    throw new StepFailure(
+      `expected a response within ${expect.maxDurationMs} ms, took ${response.durationMs} ms`,
+    );
+  }
+}
+
+type ParsedBody = { ok: true; value: unknown } | { ok: false };
+
+function lazyJson(text: string): () => ParsedBody {
+  let parsed: ParsedBody | undefined;
+  return () => {
+    if (!parsed) {
+      try {
+        parsed = { ok: true, value: JSON.parse(text) };
+      } catch {
+        parsed = { ok: false };
+      }
+    }
+    return parsed;
+  };
+}
+
+function evaluate(value: unknown, path: string) {
+  try {
+    return evaluateJsonPath(value, path);
+  } catch (error) {
+    if (error instanceof JsonPathError) throw new StepFailure(error.message);
+    throw error;
+  }
+}
+
+/** Interpolates every string inside a JSON value (keys stay as written). */
+function interpolateJson(value: JsonValue, vars: Variables): JsonValue {
+  if (typeof value === "string") return vars.interpolate(value);
+  if (Array.isArray(value)) return value.map((item) => interpolateJson(item, vars));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, interpolateJson(v as JsonValue, vars)]),
+    );
+  }
+  return value;
+}
+
+/** Deep equality of parsed JSON; numbers compare numerically (1 equals 1.0). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]))
+    );
+  }
+  if (a && b && typeof a === "object" && typeof b === "object") {
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    return (
+      ka.length === kb.length &&
+      ka.every(
+        (k) =>
+          Object.hasOwn(b, k) &&
+          deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+      )
+    );
+  }
+  return false;
+}
+
+const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const orList = (items: string[]) =>
+  items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? "");

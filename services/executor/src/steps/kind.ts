@@ -1,0 +1,29 @@
+import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { Variables } from "./variables.js";
+
+/** The step kinds of step.proto, named by their `kind` oneof case ("http", later "browser"…). */
+export type StepKindName = NonNullable<Step["kind"]["case"]>;
+
+/** The message of one step kind, e.g. HttpStep for "http". */
+export type StepOf<K extends StepKindName> = Extract<Step["kind"], { case: K }>["value"];
+
+/** What a step kind gets to run one step. */
+export interface StepContext {
+  /** The environment's base URL, without trailing slash. */
+  baseUrl: string;
+  /** Interpolation (`vars.interpolate`) and saving (`vars.save`) for this test. */
+  vars: Variables;
+  /** Aborted when the test must stop (lease lost, shutdown): stop as soon as possible. */
+  signal: AbortSignal;
+}
+
+/**
+ * One kind of step. `run` resolves when the step passed and throws StepFailure (message: what
+ * went wrong, in the fewest words) when it failed. Anything else it throws is an executor fault.
+ */
+export interface StepKind<K extends StepKindName> {
+  run(step: StepOf<K>, ctx: StepContext): Promise<void>;
+}
+
+/** One implementation per oneof case: adding a case to step.proto fails the typecheck until it has one. */
+export type StepKindRegistry = { [K in StepKindName]: StepKind<K> };
