@@ -11,8 +11,8 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
   // Defaults: the fixed local ports of `make run`, as the other services default them.
   KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
   CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
-  /** The runs service (issue 4); until it is configured, the /v1/runs paths answer 501. */
-  RUNS_URL: serviceUrl.optional(),
+  /** The runs service, which starts and reports runs. */
+  RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
   REDIS_URL: redisUrl,
   /** Requests a key may make per minute, shared by every gateway replica. */
   RATE_LIMIT_PER_MINUTE: positiveInt(60),

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { runService, serviceClient } from "@testrun/kit";
 import { createApp } from "./app.js";
 import { Authenticator } from "./auth.js";
@@ -17,6 +18,7 @@ await runService({
     const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };
     const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, clientOptions);
+    const runs = serviceClient(RunsService, config.RUNS_URL, clientOptions);
 
     const uses = new KeyUseRecorder(keys, logger);
     uses.start();
@@ -32,6 +34,7 @@ await runService({
       trustProxyHops: config.TRUST_PROXY_HOPS,
       auth: new Authenticator({ limits, keys, uses }),
       catalog,
+      runs,
     });
     const server = app.listen(config.HTTP_PORT, config.HOST);
     await once(server, "listening");

@@ -1,5 +1,12 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Environment, Project, TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import {
+  type Run,
+  RunStatus,
+  SkipReason,
+  type TestResult,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
 
 /**
  * The JSON of /v1 (rest-api-v1.md §2, decisions.md "The REST surface"): camelCase fields, exactly
@@ -35,3 +42,49 @@ export const testCaseJson = (testCase: TestCase) => ({
   tags: [...testCase.tags],
   enabled: testCase.enabled,
 });
+
+const durationOf = (ms: bigint | undefined): number | null => (ms === undefined ? null : Number(ms));
+
+const skipReasons: Partial<Record<SkipReason, string>> = {
+  [SkipReason.ENVIRONMENT_UNREACHABLE]: "environment_unreachable",
+  [SkipReason.CANCELLED]: "cancelled",
+  [SkipReason.NO_EXECUTOR]: "no_executor",
+};
+
+export const testResultJson = (test: TestResult) => ({
+  id: test.id,
+  testCaseId: test.testCaseId,
+  name: test.name,
+  status: TestStatus[test.status],
+  durationMs: durationOf(test.durationMs),
+  summary: test.summary,
+  url: test.url,
+});
+
+/** A run as GET /v1/runs/:id shows it (with its tests). */
+export const runJson = (run: Run) => ({
+  id: run.id,
+  name: run.name,
+  status: RunStatus[run.status],
+  finished: run.finished,
+  totalTests: run.totalTests,
+  passedTests: run.passedTests,
+  failedTests: run.failedTests,
+  startedAt: rfc3339(run.startedAt),
+  finishedAt: rfc3339(run.finishedAt),
+  durationMs: durationOf(run.durationMs),
+  skipReason: skipReasons[run.skipReason] ?? null,
+  url: run.url,
+  tests: run.tests.map(testResultJson),
+});
+
+/** A run as an element of GET /v1/runs: without tests, with where it ran and when it was made. */
+export const runListJson = (run: Run) => {
+  const { tests: _tests, ...rest } = runJson(run);
+  return {
+    ...rest,
+    environmentId: run.environmentId,
+    testPlanId: run.testPlanId ?? null,
+    createdAt: rfc3339(run.createdAt),
+  };
+};

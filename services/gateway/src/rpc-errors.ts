@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AmbiguousNameSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { RunStartedSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { HttpError, internalError } from "./http-error.js";
 
 /** Request fields as services name them (proto) -> as /v1 clients name them (JSON). */
@@ -56,6 +57,24 @@ export function httpErrorFromRpc(error: unknown): { http: HttpError; expected: b
           { required, available },
         ),
         expected: true,
+      };
+    }
+    case Code.Internal: {
+      // The run was started (and charged) but could not be read back: the client must follow
+      // this run rather than post again (rest-api-v1.md §4.1 rule 5).
+      const [started] = error.findDetails(RunStartedSchema);
+      if (!started) break;
+      return {
+        http: new HttpError(
+          500,
+          "internal",
+          "the run was started but could not be read back; follow it by its id",
+          {
+            id: started.runId,
+            url: started.url,
+          },
+        ),
+        expected: false,
       };
     }
   }

@@ -3,12 +3,14 @@ import { bodyParser } from "@koa/bodyparser";
 import type Router from "@koa/router";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
+import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type Koa from "koa";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
-import { environmentJson, projectJson, testCaseJson, testPlanJson } from "../render.js";
+import { environmentJson, projectJson, runJson, runListJson, testCaseJson, testPlanJson } from "../render.js";
 import { httpErrorFromRpc } from "../rpc-errors.js";
+import { parseRunsLimit, parseStartRunBody } from "../start-run-body.js";
 
 export interface V1Deps {
   auth: Authenticator;
@@ -16,6 +18,7 @@ export interface V1Deps {
     Client<typeof CatalogService>,
     "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases"
   >;
+  runs: Pick<Client<typeof RunsService>, "startRun" | "getRun" | "listRuns">;
 }
 
 /** Largest request body accepted (decisions.md: over 1 MiB gives 413). */
@@ -23,7 +26,7 @@ const maxBodyBytes = 1024 * 1024;
 
 /** The /v1 routes. Every one needs a key; each read is one catalog call scoped to the key's project. */
 export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
-  const { auth, catalog } = deps;
+  const { auth, catalog, runs } = deps;
   const read = auth.require("read");
 
   router.get("/v1/project", acceptQuery([]), read, async (ctx) => {
@@ -69,14 +72,34 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     ctx.body = { testCases: response.testCases.map(testCaseJson), truncated: response.truncated };
   });
 
-  // Runs arrive with issue 4. Their paths exist already, so that they authenticate, limit and
-  // answer 405 with the right Allow like the others.
-  const runsPending = (ctx: GatewayContext) => {
-    throw new HttpError(501, "not_implemented", `${ctx.method} ${ctx.path} is not available yet`);
-  };
-  router.post("/v1/runs", acceptQuery([]), jsonBody(), auth.require("start_run"), runsPending);
-  router.get("/v1/runs", acceptQuery(["limit"]), read, runsPending);
-  router.get("/v1/runs/:id", acceptQuery([]), read, runsPending);
+  router.post("/v1/runs", acceptQuery([]), jsonBody(), auth.require("start_run"), async (ctx) => {
+    const body = parseStartRunBody(ctx.request.body as Record<string, unknown>);
+    const response = await rpc(ctx, () =>
+      runs.startRun({ actor: actorOf(ctx), projectId: keyOf(ctx).projectId, ...body }, callOptions(ctx)),
+    );
+    if (!response.run) throw new Error("StartRun answered without a run");
+    ctx.status = 201;
+    ctx.body = runJson(response.run);
+  });
+
+  router.get("/v1/runs", acceptQuery(["limit"]), read, async (ctx) => {
+    const limit = parseRunsLimit(ctx.query.limit);
+    const response = await rpc(ctx, () =>
+      runs.listRuns({ actor: actorOf(ctx), projectId: keyOf(ctx).projectId, limit }, callOptions(ctx)),
+    );
+    ctx.body = { runs: response.runs.map(runListJson) };
+  });
+
+  router.get("/v1/runs/:id", acceptQuery([]), read, async (ctx) => {
+    const response = await rpc(ctx, () =>
+      runs.getRun(
+        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, runId: ctx.params.id ?? "" },
+        callOptions(ctx),
+      ),
+    );
+    if (!response.run) throw new Error("GetRun answered without a run");
+    ctx.body = runJson(response.run);
+  });
 }
 
 const keyOf = (ctx: GatewayContext): ApiKeyActor => {

@@ -1,0 +1,66 @@
+import { expect } from "chai";
+import { HttpError } from "../src/http-error.js";
+import { parseRunsLimit, parseStartRunBody } from "../src/start-run-body.js";
+
+const refusal = (work: () => unknown): HttpError => {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof HttpError) return error;
+    throw error;
+  }
+  throw new Error("expected a refusal");
+};
+
+describe("the start-run body", () => {
+  it("takes exactly one selection, with environment and name passed on", () => {
+    expect(parseStartRunBody({ testPlan: "Smoke", environment: "staging", name: "nightly" })).to.deep.equal({
+      selection: { case: "testPlan", value: "Smoke" },
+      environment: "staging",
+      name: "nightly",
+    });
+    expect(parseStartRunBody({ tags: ["smoke", "Auth"] }).selection).to.deep.equal({
+      case: "tags",
+      value: { tags: ["smoke", "Auth"] },
+    });
+    expect(parseStartRunBody({ testCaseIds: ["tc_1"] }).selection).to.deep.equal({
+      case: "testCaseIds",
+      value: { ids: ["tc_1"] },
+    });
+  });
+
+  it("refuses none or several selections with 400", () => {
+    expect(refusal(() => parseStartRunBody({})).message).to.contain("none was given");
+    const several = refusal(() => parseStartRunBody({ testPlan: "a", tags: ["b"] }));
+    expect(several.status).to.equal(400);
+    expect(several.message).to.contain("got testPlan, tags");
+  });
+
+  it("names an unknown field, so a typo is not silently ignored", () => {
+    const error = refusal(() => parseStartRunBody({ testplan: "Smoke" }));
+    expect(error.code).to.equal("invalid_request");
+    expect(error.message).to.contain('unknown field "testplan"');
+  });
+
+  it("refuses a name over 200 characters, wrong types and empty lists", () => {
+    expect(refusal(() => parseStartRunBody({ testPlan: "a", name: "x".repeat(201) })).message).to.contain(
+      "200",
+    );
+    expect(parseStartRunBody({ testPlan: "a", name: "é".repeat(200) }).name).to.have.length(200);
+    expect(refusal(() => parseStartRunBody({ testPlan: 7 })).message).to.equal("testPlan must be a string");
+    expect(refusal(() => parseStartRunBody({ tags: [] })).message).to.contain("nothing to run");
+    expect(refusal(() => parseStartRunBody({ testCaseIds: "tc_1" })).message).to.contain("array");
+    expect(refusal(() => parseStartRunBody({ tags: Array(501).fill("t") })).message).to.contain("500");
+  });
+});
+
+describe("the runs list limit", () => {
+  it("defaults to 20, caps at 100, and refuses anything not a whole number of at least 1", () => {
+    expect(parseRunsLimit(undefined)).to.equal(20);
+    expect(parseRunsLimit("5")).to.equal(5);
+    expect(parseRunsLimit("1000")).to.equal(100);
+    for (const bad of ["0", "-1", "2.5", "ten", "", ["1", "2"]]) {
+      expect(refusal(() => parseRunsLimit(bad)).status, String(bad)).to.equal(400);
+    }
+  });
+});
