@@ -1,5 +1,5 @@
 // Seeds the demo organization `make run` prints a key for: a project with two environments, the
-// test cases of test-cases.yaml, a smoke plan, the demo login variables, and an API key.
+// test cases of test-cases.yaml, a smoke plan, the demo login variables, 1,000 credits and an API key.
 import { readFileSync } from "node:fs";
 import {
   createCliContext,
@@ -9,6 +9,7 @@ import {
   createProject,
   createTestCases,
   createTestPlan,
+  grantCredits,
   parseTestCaseFile,
   setVariable,
 } from "@testrun/cli";
@@ -44,6 +45,12 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
   });
   await setVariable(ctx, { projectId: project.id, name: "DEMO_USER", value: demoCredentials.user });
   await setVariable(ctx, { projectId: project.id, name: "DEMO_PASSWORD", value: demoCredentials.password });
+  await grantCredits(ctx, {
+    projectId: project.id,
+    amount: 1000,
+    reason: "demo credits",
+    idempotencyKey: `demo-${project.id}`,
+  });
   const { secret } = await createKey(ctx, {
     projectId: project.id,
     name: "make run demo",
