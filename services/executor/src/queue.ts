@@ -58,8 +58,8 @@ export class TestQueue {
         .catch((error: unknown) => {
           if (isUnblocked(error)) return null;
           throw error;
-        })) as [Buffer, [Buffer, Buffer[]][]][] | null;
-      return (reply?.[0]?.[1] ?? []).map(toEntry);
+        })) as StreamsReply | null;
+      return entriesOf(reply).map(toEntry);
     });
   }
 
@@ -119,4 +119,15 @@ export class TestQueue {
 
 function toEntry([id, fields]: [Buffer, Buffer[]]): QueueEntry {
   return { id: id.toString(), dispatch: decodeDispatch(fields) };
+}
+
+type StreamEntries = [Buffer, Buffer[]][];
+/** XREADGROUP's reply: pairs of stream and entries (RESP2), or one flat stream-entries map (RESP3). */
+type StreamsReply = [Buffer, StreamEntries][] | [Buffer, StreamEntries];
+
+/** The entries of the one stream read, whichever protocol version the connection speaks. */
+function entriesOf(reply: StreamsReply | null): StreamEntries {
+  if (!reply || reply.length === 0) return [];
+  if (Buffer.isBuffer(reply[0])) return (reply[1] as StreamEntries | undefined) ?? [];
+  return (reply as [Buffer, StreamEntries][])[0]?.[1] ?? [];
 }

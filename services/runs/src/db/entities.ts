@@ -12,6 +12,15 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const SKIP_REASONS = ["environment_unreachable", "cancelled", "no_executor"] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
+/**
+ * Where a run's charge stands. A run is stored `pending` before billing is asked to charge it, so a
+ * crash between the charge and the commit leaves a row the reconciler finds; it becomes `charged`
+ * once billing took the credits, or `abandoned` when the start failed and the charge (if any) is to
+ * be given back. Only `charged` runs are visible and dispatched.
+ */
+export const CHARGE_STATES = ["pending", "charged", "abandoned"] as const;
+export type ChargeState = (typeof CHARGE_STATES)[number];
+
 // Final statuses carry a finish time and nothing else does: `finished` and `finishedAt` never disagree.
 const FINISHED_MATCHES_STATUS = "(finished_at is not null) = (status in ('passed', 'failed', 'skipped'))";
 
@@ -41,6 +50,16 @@ export const Run = defineEntity({
     skippedTests: p.integer().default(0),
     /** Credits taken when the run started (one per test); refunds are recorded by billing. */
     creditsCharged: p.integer().default(0),
+    chargeState: p.enum(CHARGE_STATES).default("pending"),
+    /**
+     * Credits to give back, fixed when the run finished (tests skipped without executing), so that
+     * every retry of the refund asks billing for the same amount. 0: nothing to refund.
+     */
+    refundDue: p.integer().default(0),
+    /** Why, for the ledger ("cancelled", "no executor", …); set with refundDue. */
+    refundReason: p.text().nullable(),
+    /** When billing confirmed the refund; null while one is due (the reconciler retries it). */
+    refundedAt: p.datetime().nullable(),
     /** Set from creation in this version; null only for a QUEUED run. */
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
@@ -56,6 +75,12 @@ export const Run = defineEntity({
     // The reconciler's sweep over runs not yet final (dispatch deadline, runs whose tests are all
     // final but whose status was not updated); stays small, since finished runs leave it.
     { name: "runs_unfinished_index", properties: ["createdAt"], where: "status in ('queued', 'running')" },
+    // The reconciler: starts left half-done, and refunds not yet confirmed by billing.
+    {
+      name: "runs_repair_index",
+      properties: ["createdAt"],
+      where: "charge_state <> 'charged' or (refund_due > 0 and refunded_at is null)",
+    },
   ],
   checks: [
     // Spec limit; a default name made from a long plan name or tag list is cut to fit.
@@ -68,6 +93,7 @@ export const Run = defineEntity({
         "passed_tests >= 0 and failed_tests >= 0 and skipped_tests >= 0 and passed_tests + failed_tests + skipped_tests <= total_tests",
     },
     { name: "runs_credits_charged_not_negative", expression: "credits_charged >= 0" },
+    { name: "runs_refund_within_charge", expression: "refund_due >= 0 and refund_due <= credits_charged" },
   ],
 });
 
@@ -108,6 +134,16 @@ export const TestResult = defineEntity({
     /** When the current attempt started executing; null while QUEUED. */
     startedAt: p.datetime().nullable(),
     finishedAt: p.datetime().nullable(),
+    /** When the test last became QUEUED (start, hand-back); the dispatch deadline counts from it. */
+    queuedAt: p.datetime(),
+    /** When it was last published to the executors' queue; null if never (publishing failed). */
+    publishedAt: p.datetime().nullable(),
+    /** How often it was published; republishing backs off with it. */
+    publishCount: p.integer().default(0),
+    /** Skipped without being executed, so its credit goes back when the run finishes. */
+    refundable: p.boolean().default(false),
+    /** Why the service skipped it (not set when an executor reported SKIPPED). */
+    skipReason: p.enum(SKIP_REASONS).nullable(),
   },
   uniques: [
     // A run's tests in order (GetRun) and the tally of a run's outcomes: both by run_id.
@@ -133,7 +169,8 @@ export const TestResult = defineEntity({
     },
     {
       name: "test_results_numbers_not_negative",
-      expression: "position >= 0 and attempt >= 0 and lapsed_leases >= 0 and duration_ms >= 0",
+      expression:
+        "position >= 0 and attempt >= 0 and lapsed_leases >= 0 and duration_ms >= 0 and publish_count >= 0",
     },
     { name: "test_results_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
   ],

@@ -1,0 +1,38 @@
+import { create } from "@bufbuild/protobuf";
+import { TestDispatchSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { publishTests } from "@testrun/kit";
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { RunStore } from "./store.js";
+
+export interface Dispatch {
+  testResultId: string;
+  runId: string;
+  projectId: string;
+}
+
+/**
+ * Hands tests to the executors' queue. Publishing never fails a call: PostgreSQL is the source of
+ * truth, and the reconciler publishes again whatever stays QUEUED, so a lost publication only
+ * delays a test.
+ */
+export class Dispatcher {
+  constructor(
+    private readonly redis: Redis,
+    private readonly store: RunStore,
+    private readonly logger: Logger,
+  ) {}
+
+  async publish(dispatches: readonly Dispatch[]): Promise<void> {
+    if (dispatches.length === 0) return;
+    try {
+      await publishTests(
+        this.redis,
+        dispatches.map((d) => create(TestDispatchSchema, d)),
+      );
+      await this.store.markPublished(dispatches.map((d) => d.testResultId));
+    } catch (err) {
+      this.logger.warn({ err, tests: dispatches.length }, "could not publish tests; the reconciler retries");
+    }
+  }
+}

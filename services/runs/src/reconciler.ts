@@ -1,0 +1,87 @@
+import type { Logger } from "pino";
+import type { Credits } from "./credits.js";
+import type { Dispatch, Dispatcher } from "./dispatcher.js";
+import type { RunStore } from "./store.js";
+
+export interface ReconcilerOptions {
+  intervalMs: number;
+  /** How long a start may stay pending before it counts as crashed. */
+  startGraceMs: number;
+  /** How long a published, unclaimed test waits before it is published again (then backs off). */
+  republishMs: number;
+  /** How long a test may stay QUEUED (or a lapsed lease untaken) before nothing is expected to take it. */
+  dispatchDeadlineMs: number;
+}
+
+/** Rows handled per kind of work per pass; the next pass continues. */
+const batch = 500;
+
+/**
+ * Repairs what crashes and lost messages leave behind, from PostgreSQL (the source of truth):
+ * starts that never completed are refunded and removed, refunds not yet confirmed are retried,
+ * QUEUED tests nobody claimed and tests whose lease lapsed are published again, tests QUEUED past
+ * the dispatch deadline are SKIPPED (no_executor), and tests whose leases lapsed too often FAIL.
+ * Every step is idempotent, so replicas may reconcile at the same time.
+ */
+export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly credits: Credits,
+    private readonly dispatcher: Dispatcher,
+    private readonly options: ReconcilerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs a pass now, then one every interval, each after the previous ended. */
+  start(): void {
+    const loop = () => {
+      this.running = this.pass().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalMs);
+      });
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  async pass(): Promise<void> {
+    try {
+      for (const start of await this.store.unfinishedStarts(this.options.startGraceMs, batch)) {
+        const outcome = await this.credits.undoStart(start.id, start.project_id, start.total_tests);
+        if (outcome === "undone") this.logger.info({ runId: start.id }, "crashed start refunded and removed");
+      }
+      for (const runId of await this.store.unsettledRefunds(batch)) await this.credits.settle(runId);
+
+      const republish: Dispatch[] = [];
+      const work = await this.store.pendingWork(
+        this.options.republishMs,
+        this.options.dispatchDeadlineMs,
+        batch,
+      );
+      for (const item of work) {
+        const outcome = await this.store.reconcileTest(
+          item.id,
+          this.options.republishMs,
+          this.options.dispatchDeadlineMs,
+        );
+        if (outcome.republish)
+          republish.push({ testResultId: item.id, runId: item.run_id, projectId: item.project_id });
+        if (outcome.effects.refundRunId) await this.credits.settle(outcome.effects.refundRunId);
+      }
+      if (republish.length > 0) {
+        await this.dispatcher.publish(republish);
+        this.logger.info({ tests: republish.length }, "tests published again");
+      }
+    } catch (err) {
+      this.logger.error({ err }, "reconciler pass failed; the next one retries");
+    }
+  }
+}

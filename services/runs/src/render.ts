@@ -1,0 +1,99 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  type Run,
+  RunSchema,
+  RunStatus,
+  SkipReason,
+  type TestResult,
+  TestResultSchema,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+import type { SkipReason as StoredSkipReason, RunStatus as StoredStatus } from "./db/entities.js";
+import { type RunRow, type TestRow, toDate, toDateOrNull } from "./rows.js";
+
+const runStatuses: Record<StoredStatus, RunStatus> = {
+  queued: RunStatus.QUEUED,
+  running: RunStatus.RUNNING,
+  passed: RunStatus.PASSED,
+  failed: RunStatus.FAILED,
+  skipped: RunStatus.SKIPPED,
+};
+
+export const testStatuses: Record<StoredStatus, TestStatus> = {
+  queued: TestStatus.QUEUED,
+  running: TestStatus.RUNNING,
+  passed: TestStatus.PASSED,
+  failed: TestStatus.FAILED,
+  skipped: TestStatus.SKIPPED,
+};
+
+const skipReasons: Record<StoredSkipReason, SkipReason> = {
+  environment_unreachable: SkipReason.ENVIRONMENT_UNREACHABLE,
+  cancelled: SkipReason.CANCELLED,
+  no_executor: SkipReason.NO_EXECUTOR,
+};
+
+export const toRunStatus = (status: StoredStatus): RunStatus => runStatuses[status];
+
+/** Builds the web application's links (decisions.md: `{APP_URL}/projects/{projectId}/runs/{runId}`). */
+export class Links {
+  private readonly base: string;
+  constructor(appUrl: string) {
+    this.base = appUrl.replace(/\/+$/, "");
+  }
+  run(projectId: string, runId: string): string {
+    return `${this.base}/projects/${encodeURIComponent(projectId)}/runs/${encodeURIComponent(runId)}`;
+  }
+  test(projectId: string, runId: string, testResultId: string): string {
+    return `${this.run(projectId, runId)}/tests/${encodeURIComponent(testResultId)}`;
+  }
+}
+
+const stamp = (value: Date | null) => (value ? timestampFromDate(value) : undefined);
+
+export function renderTest(row: TestRow, projectId: string, links: Links): TestResult {
+  return create(TestResultSchema, {
+    id: row.id,
+    testCaseId: row.test_case_id,
+    name: row.name,
+    status: testStatuses[row.status],
+    durationMs: row.duration_ms === null ? undefined : BigInt(row.duration_ms),
+    summary: row.summary ?? "",
+    url: links.test(projectId, row.run_id, row.id),
+    attempt: row.attempt,
+    // A QUEUED test (never claimed, or handed back) has no current attempt executing.
+    startedAt: row.status === "queued" ? undefined : stamp(toDateOrNull(row.started_at)),
+    finishedAt: stamp(toDateOrNull(row.finished_at)),
+    runId: row.run_id,
+  });
+}
+
+/** The API shape of a run; `tests` undefined leaves them out (ListRuns). */
+export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Links): Run {
+  const startedAt = toDateOrNull(row.started_at);
+  const finishedAt = toDateOrNull(row.finished_at);
+  return create(RunSchema, {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    status: runStatuses[row.status],
+    finished: finishedAt !== null,
+    totalTests: row.total_tests,
+    passedTests: row.passed_tests,
+    failedTests: row.failed_tests,
+    skippedTests: row.skipped_tests,
+    startedAt: stamp(startedAt),
+    finishedAt: stamp(finishedAt),
+    durationMs:
+      startedAt && finishedAt ? BigInt(Math.max(0, finishedAt.getTime() - startedAt.getTime())) : undefined,
+    skipReason: row.skip_reason ? skipReasons[row.skip_reason] : SkipReason.UNSPECIFIED,
+    url: links.run(row.project_id, row.id),
+    environmentId: row.environment_id,
+    testPlanId: row.test_plan_id ?? undefined,
+    createdAt: timestampFromDate(toDate(row.created_at)),
+    tests: (tests ?? []).map((test) => renderTest(test, row.project_id, links)),
+    startedByKeyId: row.started_by_key_id ?? undefined,
+    startedByMemberId: row.started_by_member_id ?? undefined,
+  });
+}

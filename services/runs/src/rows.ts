@@ -1,0 +1,66 @@
+import type { ChargeState, RunStatus, SkipReason, TestStepSnapshot } from "./db/entities.js";
+
+// Raw queries return timestamptz as text ("2026-11-22 06:17:26.233+00") and bigint-ish counts as
+// text; these types describe rows as selected by store.ts (counts are cast to int there).
+type Time = string | Date;
+
+export interface RunRow {
+  id: string;
+  project_id: string;
+  environment_id: string;
+  environment_base_url: string;
+  test_plan_id: string | null;
+  name: string;
+  status: RunStatus;
+  skip_reason: SkipReason | null;
+  total_tests: number;
+  passed_tests: number;
+  failed_tests: number;
+  skipped_tests: number;
+  credits_charged: number;
+  charge_state: ChargeState;
+  refund_due: number;
+  refund_reason: string | null;
+  refunded_at: Time | null;
+  started_at: Time | null;
+  finished_at: Time | null;
+  created_at: Time;
+  started_by_key_id: string | null;
+  started_by_member_id: string | null;
+}
+
+export interface TestRow {
+  id: string;
+  run_id: string;
+  test_case_id: string;
+  name: string;
+  position: number;
+  status: RunStatus;
+  steps: TestStepSnapshot[];
+  summary: string | null;
+  duration_ms: number | null;
+  attempt: number;
+  lapsed_leases: number;
+  lease_owner: string | null;
+  lease_token: string | null;
+  lease_expires_at: Time | null;
+  started_at: Time | null;
+  finished_at: Time | null;
+  queued_at: Time;
+  published_at: Time | null;
+  publish_count: number;
+  refundable: boolean;
+  skip_reason: SkipReason | null;
+}
+
+export const runColumns =
+  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id";
+
+export const testColumns =
+  "t.id, t.run_id, t.test_case_id, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason";
+
+export const toDate = (value: Time): Date => (value instanceof Date ? value : new Date(value));
+export const toDateOrNull = (value: Time | null): Date | null => (value === null ? null : toDate(value));
+
+export const isFinal = (status: RunStatus): boolean =>
+  status === "passed" || status === "failed" || status === "skipped";

@@ -1,0 +1,176 @@
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
+import {
+  type RunsService,
+  SkipReason,
+  TestAssignmentSchema,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { callerIdentity, requireActor } from "@testrun/kit";
+import type { RunStatus } from "./db/entities.js";
+import { renderRun, renderTest, toRunStatus } from "./render.js";
+import { toDate } from "./rows.js";
+import { passOn, type StartDeps, startRun } from "./start.js";
+import type { Effects } from "./store.js";
+
+/** The RunsService methods the executor identity may call (and only it). */
+export const executorMethods = ["ClaimTest", "HeartbeatTest", "ReleaseTest", "CompleteTest", "SkipRun"];
+
+const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
+const notFound = () => new ConnectError("no such run in this project", Code.NotFound);
+
+const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {
+  [TestStatus.PASSED]: "passed",
+  [TestStatus.FAILED]: "failed",
+  [TestStatus.SKIPPED]: "skipped",
+};
+const maxSummary = 300;
+const maxDurationMs = 2 ** 31 - 1;
+
+function requireSummary(summary: string, field = "summary"): void {
+  if ([...summary].length > maxSummary) throw invalid(`${field} must be at most ${maxSummary} characters`);
+  if (/[\r\n\u2028\u2029]/.test(summary)) throw invalid(`${field} must be one line`);
+}
+
+/** Executor RPCs answer only the executor identity (the interceptor already keeps executors out of the others). */
+function requireExecutor(ctx: HandlerContext): void {
+  if (callerIdentity(ctx) !== "executor")
+    throw new ConnectError("only executors may call this method", Code.PermissionDenied);
+}
+
+export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
+  const { store, catalog, credits, dispatcher, links } = deps;
+
+  /**
+   * API keys were verified by the gateway: only their project is checked. Members and operators
+   * are authorized by the catalog, which also tells an unknown project (NOT_FOUND).
+   */
+  const authorize = async (actor: Actor | undefined, projectId: string, permission: Permission) => {
+    const kind = requireActor(actor);
+    if (!projectId) throw invalid("project_id is required");
+    if (kind === "apiKey" && actor?.kind.case === "apiKey") {
+      if (actor.kind.value.projectId !== projectId) throw notFound();
+      if (permission === Permission.EDIT)
+        throw new ConnectError("API keys cannot change runs", Code.PermissionDenied);
+      return;
+    }
+    await catalog.checkAccess({ actor, projectId, permission }).catch((error: unknown) => {
+      throw passOn(error);
+    });
+  };
+
+  /** What a committed write left to do: refund, publish. */
+  const follow = async (effects: Effects) => {
+    if (effects.publish) await dispatcher.publish(effects.publish);
+    if (effects.refundRunId) await credits.settle(effects.refundRunId);
+  };
+
+  return {
+    async startRun(req) {
+      return { run: await startRun(deps, req) };
+    },
+
+    async getRun(req) {
+      await authorize(req.actor, req.projectId, Permission.READ);
+      const found = await store.getRun(req.projectId, req.runId);
+      if (!found) throw notFound();
+      return { run: renderRun(found.run, found.tests, links) };
+    },
+
+    async listRuns(req) {
+      await authorize(req.actor, req.projectId, Permission.READ);
+      if (req.limit < 0) throw invalid("limit must not be negative");
+      const limit = req.limit === 0 ? 20 : Math.min(req.limit, 100);
+      const rows = await store.listRuns(req.projectId, limit);
+      return { runs: rows.map((row) => renderRun(row, undefined, links)) };
+    },
+
+    async cancelRun(req) {
+      await authorize(req.actor, req.projectId, Permission.EDIT);
+      const cancelled = await store.cancel(req.projectId, req.runId);
+      if (!cancelled) throw notFound();
+      await follow(cancelled.effects);
+      return { run: renderRun(cancelled.result.run, cancelled.result.tests, links) };
+    },
+
+    async claimTest(req, ctx) {
+      requireExecutor(ctx);
+      const executorId = [...req.executorId];
+      if (executorId.length < 1 || executorId.length > 200)
+        throw invalid("executor_id must be 1 to 200 characters");
+      const outcome = await store.claim(req.testResultId, req.executorId);
+      if (outcome.kind === "gave_up") {
+        await follow(outcome.effects);
+        throw new ConnectError(
+          "the test failed: its executors stopped responding too often; drop it",
+          Code.FailedPrecondition,
+        );
+      }
+      const { run, test } = outcome;
+      return {
+        assignment: create(TestAssignmentSchema, {
+          testResultId: test.id,
+          runId: run.id,
+          projectId: run.project_id,
+          testCaseId: test.test_case_id,
+          name: test.name,
+          environmentId: run.environment_id,
+          baseUrl: run.environment_base_url,
+          steps: test.steps.map((step) => fromJson(StepSchema, step as JsonValue)),
+          attempt: test.attempt,
+          maxAttempts: deps.maxAttempts,
+          leaseToken: test.lease_token ?? "",
+          leaseExpiresAt: timestampFromDate(toDate(test.lease_expires_at ?? new Date())),
+        }),
+      };
+    },
+
+    async heartbeatTest(req, ctx) {
+      requireExecutor(ctx);
+      const expiresAt = await store.heartbeat(req.testResultId, req.leaseToken);
+      return { leaseExpiresAt: timestampFromDate(expiresAt) };
+    },
+
+    async releaseTest(req, ctx) {
+      requireExecutor(ctx);
+      requireSummary(req.reason, "reason");
+      await follow(await store.release(req.testResultId, req.leaseToken));
+      return {};
+    },
+
+    async completeTest(req, ctx) {
+      requireExecutor(ctx);
+      const status = finalStatuses[req.status];
+      if (!status) throw invalid("status must be PASSED, FAILED or SKIPPED");
+      requireSummary(req.summary);
+      if (req.durationMs < 0n) throw invalid("duration_ms must not be negative");
+      if (req.durationMs > BigInt(maxDurationMs))
+        throw invalid(`duration_ms must be at most ${maxDurationMs}`);
+      const done = await store.complete(req.testResultId, req.leaseToken, {
+        status,
+        summary: req.summary,
+        durationMs: Number(req.durationMs),
+      });
+      await follow(done.effects);
+      return {
+        test: renderTest(done.test, done.run.project_id, links),
+        runStatus: toRunStatus(done.run.status),
+        runFinished: done.run.finished_at !== null,
+      };
+    },
+
+    async skipRun(req, ctx) {
+      requireExecutor(ctx);
+      if (req.reason !== SkipReason.ENVIRONMENT_UNREACHABLE)
+        throw invalid("reason must be ENVIRONMENT_UNREACHABLE");
+      requireSummary(req.summary);
+      const skipped = await store.skipRun(req.runId, req.testResultId, req.leaseToken, req.summary);
+      await follow(skipped.effects);
+      return { run: renderRun(skipped.result.run, skipped.result.tests, links) };
+    },
+  };
+}

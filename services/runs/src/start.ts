@@ -1,0 +1,141 @@
+import { toJson } from "@bufbuild/protobuf";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
+import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { newId, requireActor } from "@testrun/kit";
+import type { Logger } from "pino";
+import type { Credits } from "./credits.js";
+import type { TestStepSnapshot } from "./db/entities.js";
+import type { Dispatcher } from "./dispatcher.js";
+import { type Links, renderRun } from "./render.js";
+import type { NewRun, RunStore } from "./store.js";
+
+const maxNameLength = 200;
+
+/**
+ * An error of another service, passed on as it came (code, message, details), without the
+ * transport metadata of the original call.
+ */
+export const passOn = (error: unknown): ConnectError => {
+  const e = ConnectError.from(error);
+  const out = new ConnectError(e.rawMessage, e.code);
+  // Received details are kept as they came (type and bytes); the server re-encodes them as they are.
+  out.details.push(...e.details);
+  return out;
+};
+
+const startedBy = (actor: Actor) => {
+  switch (actor.kind.case) {
+    case "apiKey":
+      return { startedByKeyId: actor.kind.value.keyId, startedByMemberId: actor.kind.value.creatorMemberId };
+    case "memberId":
+      return { startedByKeyId: null, startedByMemberId: actor.kind.value };
+    default:
+      return { startedByKeyId: null, startedByMemberId: null };
+  }
+};
+
+export interface StartDeps {
+  store: RunStore;
+  catalog: Client<typeof CatalogService>;
+  billing: Client<typeof BillingService>;
+  credits: Credits;
+  dispatcher: Dispatcher;
+  links: Links;
+  logger: Logger;
+  /** Lapsed leases after which a test is FAILED (reported to executors in assignments). */
+  maxAttempts: number;
+}
+
+/**
+ * StartRun. The order makes every crash recoverable: the run and its tests are stored first,
+ * hidden as `pending`; then billing charges (idempotent by run id); then the run becomes
+ * `charged` (visible) and its tests are published. A failure after the charge undoes the start
+ * and refunds; a crash in between leaves a pending row that the reconciler refunds and removes.
+ */
+export async function startRun(deps: StartDeps, req: StartRunRequest): Promise<Run> {
+  requireActor(req.actor);
+  const actor = req.actor as Actor;
+  const requestedName = req.name ?? "";
+  if ([...requestedName].length > maxNameLength)
+    throw new ConnectError(`name must be at most ${maxNameLength} characters`, Code.InvalidArgument);
+
+  const resolved = await deps.catalog
+    .resolveRunSelection({
+      actor,
+      projectId: req.projectId,
+      environment: req.environment,
+      selection: req.selection,
+    })
+    .catch((error: unknown) => {
+      throw passOn(error);
+    });
+  const environment = resolved.environment;
+  if (!environment || resolved.testCases.length === 0)
+    throw new ConnectError("the catalog resolved no environment or no test case", Code.Internal);
+
+  const run: NewRun = {
+    id: newId("run"),
+    projectId: req.projectId,
+    environmentId: environment.id,
+    environmentBaseUrl: environment.baseUrl.replace(/\/+$/, ""),
+    testPlanId: resolved.testPlanId ?? null,
+    name: requestedName || resolved.defaultRunName,
+    ...startedBy(actor),
+    tests: resolved.testCases.map((tc) => ({
+      id: newId("tr"),
+      testCaseId: tc.testCaseId,
+      name: tc.name,
+      steps: tc.steps.map((step) => toJson(StepSchema, step) as TestStepSnapshot),
+    })),
+  };
+  const amount = run.tests.length;
+  await deps.store.insertPending(run);
+
+  try {
+    await deps.billing.chargeRun({ projectId: run.projectId, runId: run.id, amount: BigInt(amount) });
+  } catch (error) {
+    const e = ConnectError.from(error);
+    if (e.code === Code.FailedPrecondition) {
+      // Not enough credits: nothing was charged, so nothing of the run may remain.
+      await deps.store.deleteUnstarted(run.id);
+      throw passOn(e);
+    }
+    // The charge may or may not have landed (e.g. a timeout): undo whichever it was.
+    await deps.credits.undoStart(run.id, run.projectId, amount);
+    deps.logger.warn({ err: e, runId: run.id }, "charge failed; start undone");
+    throw new ConnectError("could not charge the run; nothing was started", Code.Unavailable);
+  }
+
+  let charged = false;
+  try {
+    charged = await deps.store.markCharged(run.id);
+  } catch (err) {
+    deps.logger.warn({ err, runId: run.id }, "could not mark the run charged");
+  }
+  if (!charged && (await deps.credits.undoStart(run.id, run.projectId, amount)) !== "started") {
+    throw new ConnectError("the run could not be started; its credits were given back", Code.Unavailable);
+  }
+
+  await deps.dispatcher.publish(
+    run.tests.map((t) => ({ testResultId: t.id, runId: run.id, projectId: run.projectId })),
+  );
+
+  try {
+    const stored = await deps.store.getRun(run.projectId, run.id);
+    if (!stored) throw new Error("started run not found on read-back");
+    return renderRun(stored.run, stored.tests, deps.links);
+  } catch (err) {
+    // Started and charged: the caller must follow this run, not start another.
+    deps.logger.error({ err, runId: run.id }, "run started but could not be read back");
+    throw new ConnectError(
+      "the run was started but could not be read back; follow it with GetRun",
+      Code.Internal,
+      undefined,
+      [{ desc: RunStartedSchema, value: { runId: run.id, url: deps.links.run(run.projectId, run.id) } }],
+    );
+  }
+}

@@ -1,0 +1,183 @@
+import { type Client, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
+import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { decodeDispatch, newId, testStream } from "@testrun/kit";
+import {
+  createTestDatabase,
+  runServiceCommand,
+  type ServiceProcess,
+  startServiceProcess,
+} from "@testrun/kit/testing";
+import { Redis } from "ioredis";
+import pg from "pg";
+import {
+  apiKey,
+  type Harness,
+  httpStep,
+  operator,
+  seedOrganization,
+  startCatalog,
+  unique,
+} from "../../catalog/test/harness.js";
+
+export type Runs = Client<typeof RunsService>;
+export type Billing = Client<typeof BillingService>;
+
+function client<S extends typeof RunsService | typeof BillingService>(desc: S, url: string, token: string) {
+  const transport = createGrpcTransport({
+    baseUrl: url,
+    interceptors: [
+      (next) => (req) => {
+        req.header.set("authorization", `Bearer ${token}`);
+        return next(req);
+      },
+    ],
+  });
+  return createClient(desc, transport);
+}
+
+/** The whole chain the runs service needs, each a real process: catalog, billing, runs. */
+export interface Stack {
+  catalog: Harness;
+  billingProcess: ServiceProcess;
+  runsProcess: ServiceProcess;
+  env: Record<string, string>;
+  /** Runs client with the service token (gateway, CLI). */
+  runs: Runs;
+  /** Runs client with the executor token. */
+  executor: Runs;
+  billing: Billing;
+  /** The Redis database the runs service publishes to (its own database number, so FLUSHDB is ours alone). */
+  redis: Redis;
+  /** The runs service's database. */
+  db: pg.Client;
+  stop(): Promise<void>;
+}
+
+/** Starts catalog, billing and runs; `runsEnv` overrides the runs service's settings. */
+export async function startStack(runsEnv: Record<string, string> = {}, redisDb = 5): Promise<Stack> {
+  const catalog = await startCatalog();
+  await runServiceCommand("billing", ["migrate"], catalog.env);
+  const billingProcess = await startServiceProcess("billing", {
+    ...catalog.env,
+    CATALOG_URL: catalog.process.url,
+  });
+  const redisUrl = new URL(String(process.env.REDIS_URL));
+  redisUrl.pathname = `/${redisDb}`;
+  const env: Record<string, string> = {
+    ...catalog.env,
+    DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+    REDIS_URL: redisUrl.toString(),
+    CATALOG_URL: catalog.process.url,
+    BILLING_URL: billingProcess.url,
+    APP_URL: "https://app.testrun.example",
+    ...runsEnv,
+  };
+  await runServiceCommand("runs", ["migrate"], env);
+  const redis = new Redis(env.REDIS_URL as string);
+  await redis.flushdb();
+  const runsProcess = await startServiceProcess("runs", env);
+  const db = new pg.Client({ connectionString: env.DATABASE_URL });
+  await db.connect();
+  return {
+    catalog,
+    billingProcess,
+    runsProcess,
+    env,
+    runs: client(RunsService, runsProcess.url, catalog.env.SERVICE_TOKEN as string),
+    executor: client(RunsService, runsProcess.url, catalog.env.EXECUTOR_TOKEN as string),
+    billing: client(BillingService, billingProcess.url, catalog.env.SERVICE_TOKEN as string),
+    redis,
+    db,
+    async stop() {
+      if (process.env.DEBUG_RUNS)
+        for (const l of runsProcess.output()) if (/crashed|error/.test(l)) console.log(l.slice(0, 1500));
+      redis.disconnect();
+      await db.end();
+      await runsProcess.stop("SIGTERM");
+      await billingProcess.stop("SIGKILL");
+      await catalog.stop();
+    },
+  };
+}
+
+/** A project with an environment, three enabled cases (two tagged "smoke"), one disabled case and a plan. */
+export async function seedProject(stack: Stack, credits = 100n) {
+  const { catalog } = stack.catalog;
+  const seeded = await seedOrganization(catalog);
+  const { projectId } = seeded;
+  const actor = operator();
+  const { environment } = await catalog.createEnvironment({
+    actor,
+    projectId,
+    name: "staging",
+    baseUrl: "https://staging.example.com",
+    isDefault: true,
+  });
+  const testCase = async (name: string, tags: string[], enabled = true) =>
+    (await catalog.createTestCase({ actor, projectId, name, tags, enabled, steps: [httpStep(`/${name}`)] }))
+      .testCase?.id ?? "";
+  const cases = [
+    await testCase("login", ["smoke"]),
+    await testCase("search", ["smoke"]),
+    await testCase("checkout", ["slow"]),
+  ];
+  const disabled = await testCase("legacy", ["smoke"], false);
+  const { testPlan } = await catalog.createTestPlan({
+    actor,
+    projectId,
+    name: unique("nightly"),
+    description: "",
+    testCaseIds: cases,
+  });
+  if (credits > 0n)
+    await stack.billing.grantCredits({
+      actor,
+      projectId,
+      amount: credits,
+      reason: "test grant",
+      idempotencyKey: newId("run"),
+    });
+  return {
+    ...seeded,
+    environmentId: environment?.id ?? "",
+    cases,
+    disabled,
+    planId: testPlan?.id ?? "",
+    planName: testPlan?.name ?? "",
+    key: apiKey(seeded.members.editor, projectId),
+  };
+}
+
+export type Project = Awaited<ReturnType<typeof seedProject>>;
+
+export const balanceOf = async (stack: Stack, projectId: string) =>
+  (await stack.billing.getBalance({ actor: operator(), projectId })).balance;
+
+/** Every dispatch on the executors' stream, in order. */
+export async function streamDispatches(redis: Redis) {
+  const entries = await redis.xrangeBuffer(testStream, "-", "+");
+  return entries.map(([, fields]) => decodeDispatch(fields));
+}
+
+/** Resolves once `check` returns a value other than undefined, polling an observable condition. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export const lease = (a: TestAssignment | undefined) => ({
+  testResultId: a?.testResultId ?? "",
+  leaseToken: a?.leaseToken ?? "",
+});

@@ -1,0 +1,512 @@
+import { Code } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { AmbiguousNameSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { RunStartedSchema, RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { newId } from "@testrun/kit";
+import { repoRoot } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
+import {
+  balanceOf,
+  lease,
+  type Project,
+  type Stack,
+  seedProject,
+  startStack,
+  streamDispatches,
+} from "./harness.js";
+
+describe("runs service with real catalog, billing, PostgreSQL and Redis", () => {
+  let stack: Stack;
+  let project: Project;
+
+  before(async () => {
+    stack = await startStack();
+  });
+  beforeEach(async () => {
+    project = await seedProject(stack);
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const start = (selection: Parameters<Stack["runs"]["startRun"]>[0]["selection"], extra = {}) =>
+    stack.runs.startRun({ actor: project.key, projectId: project.projectId, selection, ...extra });
+  const claim = (testResultId: string, executorId = "pod-a/0") =>
+    stack.executor.claimTest({ testResultId, executorId });
+
+  it("starts a plan run for an API key: RUNNING, tests QUEUED, charged, one dispatch per test", async () => {
+    await stack.redis.del("testrun:tests");
+    const { run } = await start({ case: "testPlan", value: project.planName.toUpperCase() });
+    expect(run?.status).to.equal(RunStatus.RUNNING);
+    expect(run?.finished).to.equal(false);
+    expect(run?.name).to.equal(project.planName);
+    expect(run?.testPlanId).to.equal(project.planId);
+    expect(run?.environmentId).to.equal(project.environmentId);
+    expect(run?.startedAt).to.not.equal(undefined);
+    expect(run?.finishedAt).to.equal(undefined);
+    expect(run?.durationMs).to.equal(undefined);
+    expect(run?.totalTests).to.equal(3);
+    expect(run?.startedByKeyId).to.match(/^key_/);
+    expect(run?.startedByMemberId).to.equal(project.members.editor);
+    expect(run?.url).to.equal(`https://app.testrun.example/projects/${project.projectId}/runs/${run?.id}`);
+    expect(run?.tests.map((t) => t.testCaseId)).to.deep.equal(project.cases);
+    for (const test of run?.tests ?? []) {
+      expect(test.status).to.equal(TestStatus.QUEUED);
+      expect(test.attempt).to.equal(0);
+      expect(test.url).to.equal(`${run?.url}/tests/${test.id}`);
+    }
+    expect(await balanceOf(stack, project.projectId)).to.equal(97n);
+
+    const dispatches = await streamDispatches(stack.redis);
+    expect(dispatches.map((d) => d?.testResultId)).to.deep.equal(run?.tests.map((t) => t.id));
+    expect(dispatches.every((d) => d?.runId === run?.id && d?.projectId === project.projectId)).to.equal(
+      true,
+    );
+  });
+
+  it("starts by ids (enabled or not, duplicates once) and by tags, for an operator", async () => {
+    const byIds = await stack.runs.startRun({
+      actor: operator(),
+      projectId: project.projectId,
+      selection: {
+        case: "testCaseIds",
+        value: { ids: [project.disabled, project.cases[0] ?? "", project.disabled] },
+      },
+    });
+    expect(byIds.run?.name).to.equal("2 test cases");
+    expect(byIds.run?.tests.map((t) => t.testCaseId)).to.deep.equal([project.disabled, project.cases[0]]);
+    expect(byIds.run?.testPlanId).to.equal(undefined);
+    expect(byIds.run?.startedByMemberId).to.equal(undefined);
+
+    const byTags = await start({ case: "tags", value: { tags: ["SMOKE"] } }, { name: "my smoke run" });
+    expect(byTags.run?.name).to.equal("my smoke run");
+    expect(byTags.run?.tests.map((t) => t.testCaseId)).to.deep.equal(project.cases.slice(0, 2));
+    expect(await balanceOf(stack, project.projectId)).to.equal(96n);
+  });
+
+  it("passes every selection error of the catalog on unchanged, and refuses a long name", async () => {
+    await stack.catalog.catalog.createEnvironment({
+      actor: operator(),
+      projectId: project.projectId,
+      name: "STAGING",
+      baseUrl: "https://other.example.com",
+    });
+    const ambiguous = await rejects(
+      start({ case: "testPlan", value: project.planName }, { environment: "Staging" }),
+      Code.Aborted,
+    );
+    const detail = ambiguous.findDetails(AmbiguousNameSchema)[0];
+    expect(detail?.field).to.equal("environment");
+    expect(detail?.candidateIds).to.have.length(2);
+
+    await rejects(start({ case: "testPlan", value: "no such plan" }), Code.NotFound);
+    await rejects(start({ case: "testCaseIds", value: { ids: [newId("tc")] } }), Code.NotFound);
+    await rejects(start({ case: undefined }), Code.InvalidArgument);
+    await rejects(start({ case: "tags", value: { tags: ["nothing-has-this"] } }), Code.InvalidArgument);
+    const viewer = await rejects(
+      stack.runs.startRun({
+        actor: member(project.members.viewer),
+        projectId: project.projectId,
+        selection: { case: "testPlan", value: project.planId },
+      }),
+      Code.PermissionDenied,
+    );
+    expect(viewer.rawMessage).to.not.equal("");
+    await rejects(
+      start({ case: "testPlan", value: project.planId }, { name: "x".repeat(201) }),
+      Code.InvalidArgument,
+    );
+    await rejects(
+      stack.runs.startRun({
+        projectId: project.projectId,
+        selection: { case: "testPlan", value: project.planId },
+      }),
+      Code.InvalidArgument,
+    );
+    expect(await balanceOf(stack, project.projectId)).to.equal(100n);
+    expect(
+      (await stack.runs.listRuns({ actor: project.key, projectId: project.projectId })).runs,
+    ).to.have.length(0);
+  });
+
+  it("refuses a run the balance cannot pay: InsufficientCredits, nothing stored or charged", async () => {
+    const poor = await seedProject(stack, 2n);
+    const error = await rejects(
+      stack.runs.startRun({
+        actor: poor.key,
+        projectId: poor.projectId,
+        selection: { case: "testPlan", value: poor.planId },
+      }),
+      Code.FailedPrecondition,
+    );
+    const detail = error.findDetails(InsufficientCreditsSchema)[0];
+    expect(detail?.required).to.equal(3n);
+    expect(detail?.available).to.equal(2n);
+    expect(await balanceOf(stack, poor.projectId)).to.equal(2n);
+    const stored = await stack.db.query("select count(*)::int as n from runs.runs where project_id = $1", [
+      poor.projectId,
+    ]);
+    expect(stored.rows[0].n).to.equal(0);
+  });
+
+  it("drives a run to PASSED through claim, heartbeat and completion", async () => {
+    const { run } = await start({ case: "tags", value: { tags: ["smoke"] } });
+    const [first, second] = run?.tests ?? [];
+    const a = (await claim(first?.id ?? "")).assignment;
+    expect(a?.attempt).to.equal(1);
+    expect(a?.maxAttempts).to.equal(3);
+    expect(a?.baseUrl).to.equal("https://staging.example.com");
+    expect(a?.projectId).to.equal(project.projectId);
+    expect(a?.steps[0]?.kind.case).to.equal("http");
+    expect(a?.steps[0]?.name).to.equal("call");
+    await rejects(claim(first?.id ?? "", "pod-b/0"), Code.Aborted);
+
+    const beat = await stack.executor.heartbeatTest(lease(a));
+    expect(beat.leaseExpiresAt).to.not.equal(undefined);
+    await rejects(stack.executor.heartbeatTest({ ...lease(a), leaseToken: "not-mine" }), Code.Aborted);
+
+    const running = (
+      await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId: run?.id ?? "" })
+    ).run;
+    expect(running?.tests[0]?.status).to.equal(TestStatus.RUNNING);
+    expect(running?.tests[0]?.startedAt).to.not.equal(undefined);
+
+    const done = await stack.executor.completeTest({
+      ...lease(a),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 120n,
+    });
+    expect(done.runStatus).to.equal(RunStatus.RUNNING);
+    expect(done.runFinished).to.equal(false);
+    // Repeating the same report returns the stored result.
+    const again = await stack.executor.completeTest({
+      ...lease(a),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 120n,
+    });
+    expect(again.test?.durationMs).to.equal(120n);
+    await rejects(claim(first?.id ?? ""), Code.FailedPrecondition);
+
+    const b = (await claim(second?.id ?? "")).assignment;
+    const last = await stack.executor.completeTest({
+      ...lease(b),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 80n,
+    });
+    expect(last.runStatus).to.equal(RunStatus.PASSED);
+    expect(last.runFinished).to.equal(true);
+
+    const finished = (
+      await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId: run?.id ?? "" })
+    ).run;
+    expect(finished?.status).to.equal(RunStatus.PASSED);
+    expect(finished?.finished).to.equal(true);
+    expect(finished?.passedTests).to.equal(2);
+    expect(finished?.failedTests).to.equal(0);
+    const startedMs = Number(finished?.startedAt?.seconds) * 1000 + (finished?.startedAt?.nanos ?? 0) / 1e6;
+    const finishedMs =
+      Number(finished?.finishedAt?.seconds) * 1000 + (finished?.finishedAt?.nanos ?? 0) / 1e6;
+    expect(Number(finished?.durationMs)).to.equal(Math.floor(finishedMs) - Math.floor(startedMs));
+    expect(finished?.skipReason).to.equal(SkipReason.UNSPECIFIED);
+    expect(finished?.tests.map((t) => t.durationMs)).to.deep.equal([120n, 80n]);
+    // Nothing was given back: every test executed.
+    expect(await balanceOf(stack, project.projectId)).to.equal(98n);
+  });
+
+  it("fails the run when any test fails, and validates results", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const [t1, t2, t3] = run?.tests ?? [];
+    const a1 = (await claim(t1?.id ?? "")).assignment;
+    await rejects(
+      stack.executor.completeTest({ ...lease(a1), status: TestStatus.RUNNING, summary: "", durationMs: 1n }),
+      Code.InvalidArgument,
+    );
+    await rejects(
+      stack.executor.completeTest({
+        ...lease(a1),
+        status: TestStatus.FAILED,
+        summary: "a\nb",
+        durationMs: 1n,
+      }),
+      Code.InvalidArgument,
+    );
+    await rejects(
+      stack.executor.completeTest({
+        ...lease(a1),
+        status: TestStatus.FAILED,
+        summary: "x".repeat(301),
+        durationMs: 1n,
+      }),
+      Code.InvalidArgument,
+    );
+    const summary = "step 1 log in: expected status 200, got 500";
+    await stack.executor.completeTest({ ...lease(a1), status: TestStatus.FAILED, summary, durationMs: 10n });
+    const a2 = (await claim(t2?.id ?? "")).assignment;
+    await stack.executor.completeTest({
+      ...lease(a2),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 10n,
+    });
+    const a3 = (await claim(t3?.id ?? "")).assignment;
+    const last = await stack.executor.completeTest({
+      ...lease(a3),
+      status: TestStatus.SKIPPED,
+      summary: "n/a",
+      durationMs: 0n,
+    });
+    expect(last.runStatus).to.equal(RunStatus.FAILED);
+
+    const got = (
+      await stack.runs.getRun({ actor: operator(), projectId: project.projectId, runId: run?.id ?? "" })
+    ).run;
+    expect([got?.passedTests, got?.failedTests, got?.skippedTests]).to.deep.equal([1, 1, 1]);
+    expect(got?.tests[0]?.summary).to.equal(summary);
+    expect(got?.finished).to.equal(true);
+  });
+
+  it("aggregates concurrent completions of one run correctly", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const assignments = await Promise.all((run?.tests ?? []).map((t, i) => claim(t.id, `pod/${i}`)));
+    const results = await Promise.all(
+      assignments.map(({ assignment }) =>
+        stack.executor.completeTest({
+          ...lease(assignment),
+          status: TestStatus.PASSED,
+          summary: "",
+          durationMs: 5n,
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.runFinished)).to.have.length(1);
+    const got = (
+      await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId: run?.id ?? "" })
+    ).run;
+    expect(got?.status).to.equal(RunStatus.PASSED);
+    expect(got?.passedTests).to.equal(3);
+  });
+
+  it("keeps executor calls to the executor identity and service calls to the service identity", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    await rejects(
+      stack.runs.claimTest({ testResultId: run?.tests[0]?.id ?? "", executorId: "x" }),
+      Code.PermissionDenied,
+    );
+    await rejects(
+      stack.executor.getRun({ actor: operator(), projectId: project.projectId, runId: run?.id ?? "" }),
+      Code.PermissionDenied,
+    );
+    await rejects(claim(newId("tr")), Code.NotFound);
+    await rejects(claim(run?.tests[0]?.id ?? "", ""), Code.InvalidArgument);
+  });
+
+  it("hands a test back without counting an attempt, and publishes it again", async () => {
+    const { run } = await start({ case: "testCaseIds", value: { ids: [project.cases[0] ?? ""] } });
+    const testId = run?.tests[0]?.id ?? "";
+    const a = (await claim(testId)).assignment;
+    const before = (await streamDispatches(stack.redis)).filter((d) => d?.testResultId === testId).length;
+    await stack.executor.releaseTest({ ...lease(a), reason: "shutting down" });
+    await stack.executor.releaseTest({ ...lease(a), reason: "shutting down" });
+    const after = (await streamDispatches(stack.redis)).filter((d) => d?.testResultId === testId).length;
+    expect(after).to.equal(before + 1);
+    await rejects(stack.executor.heartbeatTest(lease(a)), Code.Aborted);
+    const b = (await claim(testId, "pod-b/0")).assignment;
+    expect(b?.attempt).to.equal(2);
+    await rejects(stack.executor.releaseTest({ ...lease(a), reason: "late" }), Code.Aborted);
+    await stack.executor.completeTest({
+      ...lease(b),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 1n,
+    });
+    const got = (
+      await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId: run?.id ?? "" })
+    ).run;
+    expect(got?.status).to.equal(RunStatus.PASSED);
+  });
+
+  it("skips an unreachable environment's run and refunds all its credits", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    expect(await balanceOf(stack, project.projectId)).to.equal(97n);
+    const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
+    const request = {
+      runId: run?.id ?? "",
+      ...lease(a),
+      reason: SkipReason.ENVIRONMENT_UNREACHABLE,
+      summary: "environment unreachable: connection refused",
+    };
+    const { run: skipped } = await stack.executor.skipRun(request);
+    expect(skipped?.status).to.equal(RunStatus.SKIPPED);
+    expect(skipped?.finished).to.equal(true);
+    expect(skipped?.skipReason).to.equal(SkipReason.ENVIRONMENT_UNREACHABLE);
+    expect(skipped?.skippedTests).to.equal(3);
+    expect(
+      skipped?.tests.every((t) => t.status === TestStatus.SKIPPED && t.summary === request.summary),
+    ).to.equal(true);
+    expect(await balanceOf(stack, project.projectId)).to.equal(100n);
+    // Idempotent: the same call returns the run unchanged and refunds nothing more.
+    expect((await stack.executor.skipRun(request)).run?.status).to.equal(RunStatus.SKIPPED);
+    expect(await balanceOf(stack, project.projectId)).to.equal(100n);
+    await rejects(stack.executor.heartbeatTest(lease(a)), Code.FailedPrecondition);
+  });
+
+  it("refuses SkipRun once a test passed", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
+    await stack.executor.completeTest({
+      ...lease(a),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 1n,
+    });
+    const b = (await claim(run?.tests[1]?.id ?? "")).assignment;
+    await rejects(
+      stack.executor.skipRun({
+        runId: run?.id ?? "",
+        ...lease(b),
+        reason: SkipReason.ENVIRONMENT_UNREACHABLE,
+        summary: "x",
+      }),
+      Code.FailedPrecondition,
+    );
+  });
+
+  it("cancels a run: open tests skipped, QUEUED ones refunded, API keys refused", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
+    const runId = run?.id ?? "";
+    await rejects(
+      stack.runs.cancelRun({ actor: project.key, projectId: project.projectId, runId }),
+      Code.PermissionDenied,
+    );
+    const { run: cancelled } = await stack.runs.cancelRun({
+      actor: member(project.members.editor),
+      projectId: project.projectId,
+      runId,
+    });
+    expect(cancelled?.status).to.equal(RunStatus.SKIPPED);
+    expect(cancelled?.skipReason).to.equal(SkipReason.CANCELLED);
+    expect(cancelled?.finished).to.equal(true);
+    // Two tests were still QUEUED; the RUNNING one used its credit.
+    expect(await balanceOf(stack, project.projectId)).to.equal(99n);
+    await rejects(
+      stack.executor.completeTest({ ...lease(a), status: TestStatus.PASSED, summary: "", durationMs: 1n }),
+      Code.FailedPrecondition,
+    );
+    const again = await stack.runs.cancelRun({ actor: operator(), projectId: project.projectId, runId });
+    expect(again.run?.finishedAt).to.deep.equal(cancelled?.finishedAt);
+  });
+
+  it("lists runs newest first with the limit rules, and keeps other projects' runs apart", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await start({ case: "testPlan", value: project.planId })).run?.id ?? "");
+    const list = (limit: number) =>
+      stack.runs.listRuns({ actor: project.key, projectId: project.projectId, limit });
+    const all = (await list(0)).runs;
+    expect(all.map((r) => r.id)).to.deep.equal([...ids].reverse());
+    expect(all[0]?.tests).to.have.length(0);
+    expect(all[0]?.testPlanId).to.equal(project.planId);
+    expect(all[0]?.createdAt).to.not.equal(undefined);
+    expect((await list(2)).runs.map((r) => r.id)).to.deep.equal([ids[2], ids[1]]);
+    expect((await list(1000)).runs).to.have.length(3);
+    await rejects(list(-1), Code.InvalidArgument);
+
+    const other = await seedProject(stack, 0n);
+    const otherKey = apiKey(other.members.editor, other.projectId);
+    expect((await stack.runs.listRuns({ actor: otherKey, projectId: other.projectId })).runs).to.have.length(
+      0,
+    );
+    await rejects(
+      stack.runs.getRun({ actor: otherKey, projectId: other.projectId, runId: ids[0] ?? "" }),
+      Code.NotFound,
+    );
+    await rejects(
+      stack.runs.getRun({ actor: otherKey, projectId: project.projectId, runId: ids[0] ?? "" }),
+      Code.NotFound,
+    );
+  });
+
+  it("answers INTERNAL with the started run's id and url when the read-back fails", async () => {
+    // A trigger renames a column the read-back selects as soon as the run is marked charged: the
+    // start itself succeeds, reading it back fails, as a database failing at that moment would.
+    await stack.db.query(`
+      create function runs.break_read_back() returns trigger language plpgsql as $$
+      begin
+        alter table runs.test_results rename column summary to summary_hidden;
+        return new;
+      end $$;
+      create trigger break_read_back after update of charge_state on runs.runs
+        for each row when (new.charge_state = 'charged') execute function runs.break_read_back();`);
+    let error: Awaited<ReturnType<typeof rejects>>;
+    try {
+      error = await rejects(start({ case: "testPlan", value: project.planId }), Code.Internal);
+    } finally {
+      await stack.db.query(`
+        drop trigger break_read_back on runs.runs;
+        drop function runs.break_read_back();
+        alter table runs.test_results rename column summary_hidden to summary;`);
+    }
+    const detail = error.findDetails(RunStartedSchema)[0];
+    expect(detail?.runId).to.match(/^run_/);
+    expect(detail?.url).to.equal(
+      `https://app.testrun.example/projects/${project.projectId}/runs/${detail?.runId}`,
+    );
+    const { run } = await stack.runs.getRun({
+      actor: project.key,
+      projectId: project.projectId,
+      runId: detail?.runId ?? "",
+    });
+    expect(run?.status).to.equal(RunStatus.RUNNING);
+    expect(await balanceOf(stack, project.projectId)).to.equal(97n);
+  });
+
+  it("serves a grpc-js client built from the .proto files: StartRun then GetRun", async () => {
+    const definition = protoLoader.loadSync("testrun/runs/v1/runs.proto", {
+      includeDirs: [`${repoRoot}proto`],
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+    });
+    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+      testrun: { runs: { v1: { RunsService: grpc.ServiceClientConstructor } } };
+    };
+    const client = new loaded.testrun.runs.v1.RunsService(
+      new URL(stack.runsProcess.url).host,
+      grpc.credentials.createInsecure(),
+    );
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${stack.env.SERVICE_TOKEN}`);
+    type Answer = { run: { id: string; status: string; finished: boolean; tests: { status: string }[] } };
+    const call = (method: string, request: object) =>
+      new Promise<Answer>((resolve, reject) =>
+        (client as unknown as Record<string, (...args: unknown[]) => void>)[method]?.(
+          request,
+          metadata,
+          (error: grpc.ServiceError | null, response: Answer) => (error ? reject(error) : resolve(response)),
+        ),
+      );
+    try {
+      const actor = { operator: { name: "grpc-js" } };
+      const started = await call("StartRun", {
+        actor,
+        projectId: project.projectId,
+        testPlan: project.planId,
+      });
+      expect(started.run.status).to.equal("RUN_STATUS_RUNNING");
+      expect(started.run.finished).to.equal(false);
+      expect(started.run.tests.map((t) => t.status)).to.deep.equal(Array(3).fill("TEST_STATUS_QUEUED"));
+      const read = await call("GetRun", { actor, projectId: project.projectId, runId: started.run.id });
+      expect(read.run.id).to.equal(started.run.id);
+      expect(read.run.tests).to.have.length(3);
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// A pipeline's view of the whole system: every service a real process, a real target app, the
+// REST API through the real gateway.
+
+import { createCliContext, getBalance } from "@testrun/cli";
+import { createTestDatabase } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
+import { type System, startSystem } from "../scripts/system.js";
+
+interface RunBody {
+  id: string;
+  status: string;
+  finished: boolean;
+  totalTests: number;
+  passedTests: number;
+  failedTests: number;
+  durationMs: number | null;
+  skipReason: string | null;
+  url: string;
+  tests: { name: string; status: string; summary: string }[];
+}
+
+describe("runs through the REST API, executed for real", () => {
+  let system: System;
+  let key: string;
+  let projectId: string;
+  const responses: string[] = [];
+
+  before(async () => {
+    system = await startSystem({
+      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
+      redisUrl: String(process.env.REDIS_URL),
+      ports: "free",
+      // Polling until a run finishes takes more than the production 60 requests a minute.
+      extraEnv: { RATE_LIMIT_PER_MINUTE: "100000" },
+    });
+    ({ secret: key, projectId } = await seedDemo(system.env, system.demoTargetUrl));
+  });
+  after(async () => {
+    await system?.stop();
+  });
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${system.gatewayUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body !== undefined && { "content-type": "application/json" }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    responses.push(text);
+    return { status: res.status, body: JSON.parse(text) };
+  };
+
+  /** Polls the run as a pipeline does, until it can no longer change. */
+  const finished = async (id: string): Promise<RunBody> => {
+    for (;;) {
+      const { body } = await call("GET", `/v1/runs/${id}`);
+      if (body.finished) return body as RunBody;
+      // The contract has no push: a client polls (every 15 s in production; quicker here).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  it("runs the Smoke plan, whose login uses secret variables, to PASSED", async () => {
+    const started = await call("POST", "/v1/runs", { testPlan: "smoke" });
+    expect(started.status).to.equal(201);
+    expect(started.body.status).to.equal("RUNNING");
+    expect(started.body.finished).to.equal(false);
+    expect(started.body.tests.map((t: { status: string }) => t.status)).to.deep.equal(["QUEUED", "QUEUED"]);
+    const run = await finished(started.body.id);
+    expect(run.status).to.equal("PASSED");
+    expect(run.passedTests).to.equal(2);
+    expect(run.durationMs).to.be.a("number");
+    expect(run.url).to.contain(`/runs/${run.id}`);
+  });
+
+  it("fails a run whose expectation fails, with a precise summary", async () => {
+    const started = await call("POST", "/v1/runs", { tags: ["regression"] });
+    const run = await finished(started.body.id);
+    expect(run.status).to.equal("FAILED");
+    const failing = run.tests.find((t) => t.name === "a wrong password is forbidden");
+    expect(failing?.status).to.equal("FAILED");
+    expect(failing?.summary).to.equal('step 1 "log in with a wrong password": expected status 403, got 401');
+  });
+
+  it("skips a run whose environment does not answer, giving its credits back", async () => {
+    const balance = () => getBalance(createCliContext(system.env), { projectId });
+    const before = await balance();
+    const started = await call("POST", "/v1/runs", { testPlan: "Smoke", environment: "unreachable" });
+    const run = await finished(started.body.id);
+    expect(run.status).to.equal("SKIPPED");
+    expect(run.skipReason).to.equal("environment_unreachable");
+    expect(run.tests.map((t) => t.status)).to.deep.equal(["SKIPPED", "SKIPPED"]);
+    // The refund is sent to billing right after the run's final state commits: wait for it.
+    while ((await balance()) !== before) await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
+  it("lists runs newest first with the list fields", async () => {
+    const { status, body } = await call("GET", "/v1/runs?limit=2");
+    expect(status).to.equal(200);
+    expect(body.runs).to.have.length(2);
+    expect(body.runs[0]).to.include.keys("environmentId", "testPlanId", "createdAt");
+    expect(body.runs[0]).not.to.have.property("tests");
+    expect(Date.parse(body.runs[0].createdAt)).to.be.at.least(Date.parse(body.runs[1].createdAt));
+  });
+
+  it("answers 404 for an unknown run and an unknown plan", async () => {
+    expect((await call("GET", "/v1/runs/run_01m80000000000000000000000")).status).to.equal(404);
+    const unknownPlan = await call("POST", "/v1/runs", { testPlan: "no such plan" });
+    expect(unknownPlan.status).to.equal(404);
+  });
+
+  it("never shows a variable value in a response or a log line", () => {
+    const logs = [...system.processes.values()].flatMap((p) => p.output());
+    for (const text of [...responses, ...logs]) expect(text).not.to.contain(demoCredentials.password);
+  });
+});
