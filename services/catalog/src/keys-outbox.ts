@@ -144,10 +144,6 @@ export class KeysOutbox {
     } catch (error) {
       const code = Code[ConnectError.from(error).code];
       const backoff = Math.min(this.retryMs * 2 ** attempts, maxBackoffMs);
-      this.logger.warn(
-        { ...subject, kind: row.kind, code, attempts: attempts + 1, retry_in_ms: backoff },
-        "keys service not reached; the notification stays queued and is retried",
-      );
       await this.db
         .read((sql) =>
           sql.all(
@@ -156,6 +152,11 @@ export class KeysOutbox {
           ),
         )
         .catch((err: unknown) => this.logger.error({ err }, "could not record a failed keys notification"));
+      // Logged once the attempt is recorded, so the line never runs ahead of the table.
+      this.logger.warn(
+        { ...subject, kind: row.kind, code, attempts: attempts + 1, retry_in_ms: backoff },
+        "keys service not reached; the notification stays queued and is retried",
+      );
     }
   }
 }
