@@ -1,8 +1,17 @@
 // A pipeline's view of the whole system: every service a real process, a real target app, the
 // REST API through the real gateway.
 
-import { createCliContext, getBalance } from "@testrun/cli";
-import { createTestDatabase } from "@testrun/kit/testing";
+import { once } from "node:events";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  createCliContext,
+  createEnvironment,
+  createTestCases,
+  getBalance,
+  parseTestCaseFile,
+} from "@testrun/cli";
+import { createTestDatabase, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import { type System, startSystem } from "../scripts/system.js";
@@ -116,5 +125,77 @@ describe("runs through the REST API, executed for real", () => {
   it("never shows a variable value in a response or a log line", () => {
     const logs = [...system.processes.values()].flatMap((p) => p.output());
     for (const text of [...responses, ...logs]) expect(text).not.to.contain(demoCredentials.password);
+  });
+});
+
+describe("an executor killed mid-test", () => {
+  let system: System;
+  let key: string;
+  let projectId: string;
+  const held = new Set<ServerResponse>();
+  let release = false;
+  // The environment under test: /slow is answered only once the test releases it, so the step can
+  // be known to be in flight; everything else (the executor's reachability check) answers at once.
+  const slowArrived = Promise.withResolvers<void>();
+  const target = createServer((req, res) => {
+    if (req.url !== "/slow" || release) {
+      res.end("ok");
+      return;
+    }
+    held.add(res);
+    slowArrived.resolve();
+  });
+
+  before(async () => {
+    target.listen(0, "127.0.0.1");
+    await once(target, "listening");
+    system = await startSystem({
+      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
+      redisUrl: String(process.env.REDIS_URL),
+      ports: "free",
+      extraEnv: { RATE_LIMIT_PER_MINUTE: "100000", LEASE_MS: "1500", RECONCILE_INTERVAL_MS: "500" },
+    });
+    ({ secret: key, projectId } = await seedDemo(system.env, system.demoTargetUrl));
+    const ctx = createCliContext(system.env);
+    const { port } = target.address() as AddressInfo;
+    await createEnvironment(ctx, { projectId, name: "held", baseUrl: `http://127.0.0.1:${port}` });
+    const yaml =
+      "- name: slow page\n  tags: [held]\n  steps:\n    - name: get it\n      http: { method: GET, path: /slow }\n      expect: { status: 200 }\n";
+    await createTestCases(ctx, { projectId, testCases: parseTestCaseFile(yaml, "held.yaml") });
+  });
+  after(async () => {
+    release = true;
+    for (const res of held) res.end("ok");
+    target.close();
+    await system?.stop();
+  });
+
+  it("has its test taken over by another executor once the lease lapses, and the run finishes", async () => {
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const started = await fetch(`${system.gatewayUrl}/v1/runs`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ tags: ["held"], environment: "held" }),
+    }).then((res) => res.json() as Promise<{ id: string }>);
+    await slowArrived.promise;
+
+    const first = system.processes.get("executor");
+    await first?.stop("SIGKILL");
+    release = true;
+    const second = await startServiceProcess("executor", { ...system.env, PORT: "0" });
+    try {
+      for (;;) {
+        const res = await fetch(`${system.gatewayUrl}/v1/runs/${started.id}`, { headers });
+        const run = (await res.json()) as { finished: boolean; status: string };
+        if (run.finished) {
+          expect(run.status).to.equal("PASSED");
+          break;
+        }
+        // Polling, as a pipeline does: the run has no push.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await second.stop("SIGTERM");
+    }
   });
 });
