@@ -6,7 +6,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { newId } from "@testrun/kit";
+import { newId, serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   repoRoot,
@@ -72,18 +72,7 @@ describe("billing service over real gRPC", () => {
   });
 
   const connectClient = (token = tokens.SERVICE_TOKEN) =>
-    createClient(
-      BillingService,
-      createGrpcTransport({
-        baseUrl: billing.url,
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${token}`);
-            return next(req);
-          },
-        ],
-      }),
-    );
+    serviceClient(BillingService, billing.url, { token, timeoutMs: 30_000 });
 
   describe("a @grpc/grpc-js client built from proto/ with @grpc/proto-loader", () => {
     const authorized = () => {

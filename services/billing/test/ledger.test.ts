@@ -1,7 +1,6 @@
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService, LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
-import { newId } from "@testrun/kit";
+import { newId, serviceClient } from "@testrun/kit";
 import { runServiceCommand, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import {
@@ -19,18 +18,10 @@ describe("billing credits with a real catalog", () => {
   let viewerId: string;
 
   const client = () =>
-    createClient(
-      BillingService,
-      createGrpcTransport({
-        baseUrl: billing.url,
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${catalog.env.SERVICE_TOKEN}`);
-            return next(req);
-          },
-        ],
-      }),
-    );
+    serviceClient(BillingService, billing.url, {
+      token: String(catalog.env.SERVICE_TOKEN),
+      timeoutMs: 30_000,
+    });
   const codeOf = (call: Promise<unknown>) =>
     call.then(
       () => "OK",

@@ -1,15 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import {
   CatalogService,
   type CatalogService as CatalogServiceDesc,
   Role,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
-import { newId } from "@testrun/kit";
+import { newId, serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   runServiceCommand,
@@ -41,18 +40,7 @@ export interface Harness {
 }
 
 export function catalogClient(url: string, token: string): Catalog {
-  return createClient(
-    CatalogService,
-    createGrpcTransport({
-      baseUrl: url,
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${token}`);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  return serviceClient(CatalogService, url, { token, timeoutMs: 30_000 });
 }
 
 /**

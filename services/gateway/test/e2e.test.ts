@@ -2,12 +2,11 @@ import { randomBytes } from "node:crypto";
 import type { DescService } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { type Client, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { Client } from "@connectrpc/connect";
 import { CatalogService, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { KeyExpiry, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { fingerprintOf, keyCacheKey, parseKeyCacheEntry } from "@testrun/kit";
+import { fingerprintOf, keyCacheKey, parseKeyCacheEntry, serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   findFreePort,
@@ -65,18 +64,7 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
   let editorId = "";
 
   const client = <S extends DescService>(service: S, url: string) =>
-    createClient(
-      service,
-      createGrpcTransport({
-        baseUrl: url,
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${tokens.SERVICE_TOKEN}`);
-            return next(req);
-          },
-        ],
-      }),
-    );
+    serviceClient(service, url, { token: tokens.SERVICE_TOKEN, timeoutMs: 30_000 });
 
   const step = {
     name: "call",

@@ -19,6 +19,7 @@ import {
   keyCacheKey,
   newId,
   parseKeyCacheEntry,
+  serviceClient,
   tombstoneTtlSeconds,
   validEntryTtlSeconds,
 } from "@testrun/kit";
@@ -53,18 +54,7 @@ const operator = (): Actor =>
 const member = (id: string): Actor => create(ActorSchema, { kind: { case: "memberId", value: id } });
 
 function authedClient<S extends DescService>(desc: S, url: string, token: string): Client<S> {
-  return createClient(
-    desc,
-    createGrpcTransport({
-      baseUrl: url,
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${token}`);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  return serviceClient(desc, url, { token, timeoutMs: 30_000 });
 }
 
 /** The ConnectError a call failed with; fails the test when it succeeded or the code differs. */

@@ -1,8 +1,7 @@
-import { type Client, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import type { Client } from "@connectrpc/connect";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { decodeDispatch, newId, testStream } from "@testrun/kit";
+import { decodeDispatch, newId, serviceClient, testStream } from "@testrun/kit";
 import {
   createTestDatabase,
   runServiceCommand,
@@ -25,16 +24,7 @@ export type Runs = Client<typeof RunsService>;
 export type Billing = Client<typeof BillingService>;
 
 function client<S extends typeof RunsService | typeof BillingService>(desc: S, url: string, token: string) {
-  const transport = createGrpcTransport({
-    baseUrl: url,
-    interceptors: [
-      (next) => (req) => {
-        req.header.set("authorization", `Bearer ${token}`);
-        return next(req);
-      },
-    ],
-  });
-  return createClient(desc, transport);
+  return serviceClient(desc, url, { token, timeoutMs: 30_000 });
 }
 
 /** The whole chain the runs service needs, each a real process: catalog, billing, runs. */
