@@ -3,8 +3,8 @@ import { z } from "zod";
 
 const positiveInt = (defaultValue: number) => z.coerce.number().int().positive().default(defaultValue);
 
-/** The gateway's environment: where its services are, and its limits. */
-export const gatewayConfigSchema = baseConfigSchema.extend({
+/** The gateway's environment: where its services are, and its limits. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
+export const configSchema = baseConfigSchema.extend({
   // PORT serves gRPC health (for uniform probes); HTTP_PORT serves /v1.
   PORT: portVar(7100),
   HTTP_PORT: portVar(8080),
@@ -28,4 +28,4 @@ export const gatewayConfigSchema = baseConfigSchema.extend({
   RPC_TIMEOUT_MS: positiveInt(5_000),
 });
 
-export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;
+export type Config = z.infer<typeof configSchema>;

@@ -6,13 +6,13 @@ import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { runService, serviceClient } from "@testrun/kit";
 import { createApp } from "./app.js";
 import { Authenticator } from "./auth.js";
-import { gatewayConfigSchema } from "./config.js";
+import { configSchema } from "./config.js";
 import { KeyUseRecorder } from "./key-use.js";
 import { RequestLimits } from "./limits.js";
 
 await runService({
   name: "gateway",
-  config: gatewayConfigSchema,
+  config: configSchema,
   redis: true,
   async setup({ config, logger, redis, onShutdown }) {
     const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };

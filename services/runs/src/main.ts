@@ -1,17 +1,8 @@
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import {
-  baseConfigSchema,
-  bind,
-  portVar,
-  postgresUrl,
-  redisUrl,
-  runService,
-  serviceClient,
-  serviceUrl,
-} from "@testrun/kit";
-import { z } from "zod";
+import { bind, runService, serviceClient } from "@testrun/kit";
+import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
 import { Dispatcher } from "./dispatcher.js";
@@ -20,30 +11,9 @@ import { Links } from "./render.js";
 import { executorMethods, runsService } from "./service.js";
 import { RunStore } from "./store.js";
 
-const ms = (defaultMs: number) => z.coerce.number().int().positive().default(defaultMs);
-
 await runService({
   name: "runs",
-  config: baseConfigSchema.extend({
-    PORT: portVar(7104),
-    DATABASE_URL: postgresUrl,
-    REDIS_URL: redisUrl,
-    CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
-    BILLING_URL: serviceUrl.default("http://127.0.0.1:7103"),
-    /** The web application's address, for run and test links. */
-    APP_URL: z.url().default("http://localhost:3000"),
-    /** How long a claim lasts without a heartbeat. */
-    LEASE_MS: ms(30_000),
-    /** Lapsed leases after which a test is FAILED. */
-    MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
-    RECONCILE_INTERVAL_MS: ms(5_000),
-    /** A start still unconfirmed after this long is treated as crashed: refunded and removed. */
-    START_GRACE_MS: ms(60_000),
-    /** An unclaimed QUEUED test is published again after this long (then twice as long, …). */
-    REPUBLISH_AFTER_MS: ms(60_000),
-    /** A test QUEUED this long (or a lapsed lease untaken this long) is given up. */
-    DISPATCH_DEADLINE_MS: ms(15 * 60_000),
-  }),
+  config: configSchema,
   database,
   redis: true,
   setup: ({ config, orm, redis, logger, onShutdown }) => {

@@ -1,0 +1,20 @@
+import { baseConfigSchema, portVar, postgresUrl, serviceUrl } from "@testrun/kit";
+import { z } from "zod";
+import { isBase64Key } from "./cipher.js";
+
+/** The catalog's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
+export const configSchema = baseConfigSchema.extend({
+  PORT: portVar(7102),
+  DATABASE_URL: postgresUrl,
+  /** The keys service, told when a member loses rights or a project is deleted (default: its local port). */
+  KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
+  /** First wait before retrying a notification the keys service did not acknowledge; doubles each time. */
+  KEYS_RETRY_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * The AES-256 key of variable values: 32 bytes, base64. Without it the catalog still serves
+   * everything else, and refuses to store or hand out variable values (FAILED_PRECONDITION).
+   */
+  VARIABLES_KEY: z.string().refine(isBase64Key, "must be 32 bytes, base64-encoded").optional(),
+});
+
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,26 @@
+import { hostname } from "node:os";
+import { baseConfigSchema, portVar, redisUrl, serviceUrl } from "@testrun/kit";
+import { z } from "zod";
+
+/** The executor's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
+export const configSchema = baseConfigSchema.extend({
+  PORT: portVar(7105),
+  REDIS_URL: redisUrl,
+  /** The executor identity: the runs service and GetVariableValues accept only this token. */
+  EXECUTOR_TOKEN: z.string().min(32, "must be at least 32 characters"),
+  RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
+  CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
+  /** Tests this process runs at the same time. */
+  CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /**
+   * The runs service's lease (its default: 30 s). Heartbeats go every third of it; queue entries
+   * unacknowledged for longer are taken over from their (presumably dead) executor.
+   */
+  LEASE_MS: z.coerce.number().int().min(300).default(30_000),
+  /** How long the pre-run check of an environment's base URL waits for any answer. */
+  REACHABILITY_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
+  EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
+});
+
+export type Config = z.infer<typeof configSchema>;

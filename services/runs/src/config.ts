@@ -1,0 +1,28 @@
+import { baseConfigSchema, portVar, postgresUrl, redisUrl, serviceUrl } from "@testrun/kit";
+import { z } from "zod";
+
+const ms = (defaultMs: number) => z.coerce.number().int().positive().default(defaultMs);
+
+/** The runs service's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
+export const configSchema = baseConfigSchema.extend({
+  PORT: portVar(7104),
+  DATABASE_URL: postgresUrl,
+  REDIS_URL: redisUrl,
+  CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
+  BILLING_URL: serviceUrl.default("http://127.0.0.1:7103"),
+  /** The web application's address, for run and test links. */
+  APP_URL: z.url().default("http://localhost:3000"),
+  /** How long a claim lasts without a heartbeat. */
+  LEASE_MS: ms(30_000),
+  /** Lapsed leases after which a test is FAILED. */
+  MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  RECONCILE_INTERVAL_MS: ms(5_000),
+  /** A start still unconfirmed after this long is treated as crashed: refunded and removed. */
+  START_GRACE_MS: ms(60_000),
+  /** An unclaimed QUEUED test is published again after this long (then twice as long, …). */
+  REPUBLISH_AFTER_MS: ms(60_000),
+  /** A test QUEUED this long (or a lapsed lease untaken this long) is given up. */
+  DISPATCH_DEADLINE_MS: ms(15 * 60_000),
+});
+
+export type Config = z.infer<typeof configSchema>;
