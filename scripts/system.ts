@@ -19,6 +19,8 @@ export const systemServices = [
   { name: "gateway", port: 7100, database: false },
 ] as const;
 
+export type SystemServiceName = (typeof systemServices)[number]["name"];
+
 export interface SystemOptions {
   databaseUrl: string;
   redisUrl: string;
@@ -28,6 +30,8 @@ export interface SystemOptions {
   demoTargetPort?: number;
   /** Extra environment for every service (short leases in tests, say). */
   extraEnv?: Record<string, string>;
+  /** Extra environment for one service only (an executor's concurrency, say); wins over extraEnv. */
+  serviceEnv?: Partial<Record<SystemServiceName, Record<string, string>>>;
   onLine?: (line: string) => void;
   keepOutput?: boolean;
 }
@@ -95,7 +99,11 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     );
     for (const service of systemServices) {
       const port = String(ports.get(service.name));
-      processes.set(service.name, await startServiceProcess(service.name, { ...env, PORT: port }, output));
+      const own = options.serviceEnv?.[service.name];
+      processes.set(
+        service.name,
+        await startServiceProcess(service.name, { ...env, ...own, PORT: port }, output),
+      );
     }
   } catch (error) {
     await stop();

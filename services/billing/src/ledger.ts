@@ -21,8 +21,11 @@ export type Written =
   | { kind: "written" | "repeated"; entry: Entry; balance: number }
   | { kind: "insufficient"; available: number }
   | { kind: "conflict"; entry: Entry }
+  /** No charge to refund; the run is now closed to charges (see `refund`). */
   | { kind: "not_charged" }
-  | { kind: "over_refund"; charged: number };
+  | { kind: "over_refund"; charged: number }
+  /** A charge of a run that was refunded before it was ever charged: refused. */
+  | { kind: "voided" };
 
 interface Row {
   id: string;
@@ -101,6 +104,8 @@ export class Ledger {
         if (previous.projectId !== projectId) return { kind: "conflict", entry: previous };
         return this.repeatOrConflict(em, previous, -amount);
       }
+      const voided = await em.execute("select 1 from billing.voided_runs where run_id = ?", [runId]);
+      if (voided.length > 0) return { kind: "voided" };
       const spent = await em.execute<{ balance: string }[]>(
         "update billing.balances set balance = balance - ?, updated_at = now() where project_id = ? and balance >= ? returning balance",
         [amount, projectId, amount],
@@ -116,14 +121,26 @@ export class Ledger {
     });
   }
 
+  /**
+   * Gives back (part of) a run's charge, once. A refund of a run never charged closes the run to
+   * charges instead: the runs service asks for it when it gives up a start whose charge it has not
+   * seen, and a charge of that run still on its way must then be refused, not kept. Both happen
+   * under the run's lock, so whichever comes first decides: refunded charge or refused charge.
+   */
   refund(projectId: string, runId: string, amount: number, reason: string): Promise<Written> {
     return this.transaction(async (em) => {
       await em.execute("select pg_advisory_xact_lock(hashtext(?))", [`charge:${runId}`]);
-      const charge = await this.findOne(em, "run_id = ? and kind = 'charge' and project_id = ?", [
-        runId,
-        projectId,
-      ]);
-      if (!charge) return { kind: "not_charged" };
+      const charge = await this.findOne(em, "run_id = ? and kind = 'charge'", [runId]);
+      if (!charge) {
+        await em.execute(
+          `insert into billing.voided_runs (run_id, project_id, reason, created_at) values (?, ?, ?, now())
+           on conflict (run_id) do nothing`,
+          [runId, projectId, reason],
+        );
+        return { kind: "not_charged" };
+      }
+      // Charged in another project: nothing of this project's to give back.
+      if (charge.projectId !== projectId) return { kind: "not_charged" };
       const previous = await this.findOne(em, "run_id = ? and kind = 'refund'", [runId]);
       if (previous) return this.repeatOrConflict(em, previous, amount);
       if (amount > -charge.amount) return { kind: "over_refund", charged: -charge.amount };

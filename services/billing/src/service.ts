@@ -72,6 +72,11 @@ function answer(outcome: Written, what: string, required = 0): { entry: LedgerEn
       throw new ConnectError(`${what} was already recorded with other values`, Code.AlreadyExists);
     case "not_charged":
       throw new ConnectError("the run was never charged in this project: nothing to refund", Code.NotFound);
+    case "voided":
+      throw new ConnectError(
+        "the run was refunded before it was charged (its start was given up): it can no longer be charged",
+        Code.Aborted,
+      );
     case "over_refund":
       throw new ConnectError(
         `a refund cannot exceed the charge of ${outcome.charged}`,

@@ -117,6 +117,32 @@ describe("billing credits with a real catalog", () => {
     ).to.equal("NotFound");
   });
 
+  it("voids a run refunded before any charge: its late charge is refused and takes nothing", async () => {
+    await grant(20n, "invoice-void");
+    const runId = newId("run");
+    const refund = () => client().refundRun({ projectId, runId, amount: 2n, reason: "start failed" });
+    expect(await codeOf(refund())).to.equal("NotFound");
+    expect(await codeOf(refund())).to.equal("NotFound");
+    expect(await codeOf(client().chargeRun({ projectId, runId, amount: 2n }))).to.equal("Aborted");
+    expect(await balance()).to.equal(20n);
+    const { entries } = await client().listLedger({ actor: operator(), projectId, runId });
+    expect(entries).to.deep.equal([]);
+    // Charge and refund of one run racing each other: whichever lands first, nothing is lost.
+    const races = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const id = newId("run");
+        const [charged] = await Promise.all([
+          codeOf(client().chargeRun({ projectId, runId: id, amount: 1n })),
+          codeOf(client().refundRun({ projectId, runId: id, amount: 1n, reason: "start failed" })),
+        ]);
+        return charged;
+      }),
+    );
+    // A charge that landed first was refunded; one that came second was refused.
+    expect(races.filter((code) => code !== "OK" && code !== "Aborted")).to.deep.equal([]);
+    expect(await balance()).to.equal(20n);
+  });
+
   it("pages the ledger newest first", async () => {
     for (const key of ["a", "b", "c"]) await grant(1n, `page-${key}`);
     const first = await client().listLedger({ actor: operator(), projectId, pageSize: 2 });

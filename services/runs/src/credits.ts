@@ -54,7 +54,8 @@ export class Credits {
         try {
           await this.billing.refundRun({ projectId, runId, amount: BigInt(amount), reason: "start failed" });
         } catch (error) {
-          // NOT_FOUND: the charge never happened, so there is nothing to give back.
+          // NOT_FOUND: no charge had landed. Billing has now voided the run, so a charge still on
+          // its way is refused rather than kept: nothing to give back, now or later.
           if (ConnectError.from(error).code !== Code.NotFound) throw error;
         }
       }

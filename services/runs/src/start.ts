@@ -104,7 +104,8 @@ export async function startRun(deps: StartDeps, req: StartRunRequest): Promise<R
       await deps.store.deleteUnstarted(run.id);
       throw passOn(e);
     }
-    // The charge may or may not have landed (e.g. a timeout): undo whichever it was.
+    // The charge may or may not have landed (e.g. a timeout), or billing refused it because the
+    // reconciler gave this start up meanwhile (ABORTED): undo whichever it was.
     await deps.credits.undoStart(run.id, run.projectId, amount);
     deps.logger.warn({ err: e, runId: run.id }, "charge failed; start undone");
     throw new ConnectError("could not charge the run; nothing was started", Code.Unavailable);

@@ -1,3 +1,4 @@
+import { createConnection, createServer, type Socket } from "node:net";
 import type { Client } from "@connectrpc/connect";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -171,3 +172,39 @@ export const lease = (a: TestAssignment | undefined) => ({
   testResultId: a?.testResultId ?? "",
   leaseToken: a?.leaseToken ?? "",
 });
+
+/**
+ * A TCP link to 127.0.0.1:`port` that holds everything sent through it until `release()`: a
+ * network path on which a request is delayed without being lost.
+ */
+export async function heldLink(port: string | number) {
+  const held: Socket[] = [];
+  let released = false;
+  const forward = (client: Socket) => {
+    const upstream = createConnection({ host: "127.0.0.1", port: Number(port) });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", end).on("close", end);
+    upstream.on("error", end).on("close", end);
+    client.pipe(upstream).pipe(client);
+    client.resume();
+  };
+  const server = createServer({ pauseOnConnect: true }, (client) => {
+    if (released) forward(client);
+    else held.push(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return {
+    url: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
+    release() {
+      released = true;
+      for (const client of held.splice(0)) forward(client);
+    },
+    close() {
+      server.close();
+    },
+  };
+}

@@ -1,11 +1,13 @@
-import { Code } from "@connectrpc/connect";
-import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId } from "@testrun/kit";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { RunStatus, RunsService, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { newId, serviceClient } from "@testrun/kit";
+import { startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { operator, rejects } from "../../catalog/test/harness.js";
 import {
   balanceOf,
   eventually,
+  heldLink,
   lease,
   type Project,
   type Stack,
@@ -83,6 +85,60 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
       runId,
     });
     expect(entries.map((e) => e.amount).sort()).to.deep.equal([-2n, 2n]);
+  });
+
+  it("refuses a charge that reaches billing after the start was given up, so no credit is taken", async () => {
+    // A second runs replica whose link to billing holds every byte until released: its start's
+    // charge is on its way while this stack's replica gives the start up (START_GRACE_MS).
+    const link = await heldLink(new URL(stack.billingProcess.url).port);
+    const slow = await startServiceProcess("runs", { ...stack.env, BILLING_URL: link.url });
+    try {
+      const before = await balanceOf(stack, project.projectId);
+      const replica = serviceClient(RunsService, slow.url, {
+        token: String(stack.env.SERVICE_TOKEN),
+        timeoutMs: 30_000,
+      });
+      const starting = replica.startRun({
+        actor: project.key,
+        projectId: project.projectId,
+        selection: { case: "testPlan", value: project.planId },
+      });
+      const outcome = starting.then(
+        () => "started",
+        (error: unknown) => Code[ConnectError.from(error).code],
+      );
+      const runId = await eventually(async () => {
+        const { rows } = await stack.db.query<{ id: string }>(
+          "select id from runs.runs where project_id = $1 and charge_state <> 'charged'",
+          [project.projectId],
+        );
+        return rows[0]?.id;
+      }, "the start to be stored as pending");
+      await eventually(async () => {
+        const left = await stack.db.query("select 1 from runs.runs where id = $1", [runId]);
+        return left.rowCount === 0 ? true : undefined;
+      }, "the reconciler to give the start up");
+
+      link.release();
+      expect(await outcome).to.equal("Unavailable");
+      expect(await balanceOf(stack, project.projectId)).to.equal(before);
+      const { entries } = await stack.billing.listLedger({
+        actor: operator(),
+        projectId: project.projectId,
+        runId,
+      });
+      expect(entries).to.deep.equal([]);
+      // The late charge itself, repeated: still refused, still nothing taken.
+      await rejects(
+        stack.billing.chargeRun({ projectId: project.projectId, runId, amount: 3n }),
+        Code.Aborted,
+      );
+      expect(await balanceOf(stack, project.projectId)).to.equal(before);
+    } finally {
+      link.release();
+      await slow.stop("SIGTERM");
+      link.close();
+    }
   });
 
   it("lets another executor take over a lapsed lease, and fails the test after MAX_ATTEMPTS lapses", async () => {

@@ -42,4 +42,22 @@ export const LedgerEntry = defineEntity({
   uniques: [{ properties: ["runId", "kind"] }, { properties: ["projectId", "idempotencyKey"] }],
 });
 
-export const entities = [Balance, LedgerEntry];
+/**
+ * Runs closed to charges: a refund was asked for them before any charge had landed. That happens
+ * when the runs service gave up a start (its charge was slow or lost); a charge of the run arriving
+ * later is refused, so the credits are neither taken for a run that no longer exists nor lost. Not
+ * a ledger entry: the balance does not change.
+ */
+export const VoidedRun = defineEntity({
+  name: "VoidedRun",
+  tableName: "voided_runs",
+  properties: {
+    runId: p.string().primary(),
+    projectId: p.string(),
+    /** The reason of the refund that voided the run. */
+    reason: p.text(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export const entities = [Balance, LedgerEntry, VoidedRun];

@@ -9,6 +9,8 @@ export interface DemoTargetOptions {
 }
 
 const maxBody = 64 * 1024;
+/** The longest /slow answers wait. */
+const maxSlowMs = 60_000;
 
 /** Creates (does not start) the demo target's HTTP server. */
 export function createDemoTarget(options: DemoTargetOptions): Server {
@@ -41,10 +43,18 @@ export function createDemoTarget(options: DemoTargetOptions): Server {
     send(res, 200, { ok: true, user: options.user });
   };
 
+  /** Answers after `?ms=` milliseconds (default 1000): a page slow enough to catch a test in flight. */
+  const slow = (url: URL, res: ServerResponse) => {
+    const ms = Math.min(Number(url.searchParams.get("ms") ?? 1_000) || 0, maxSlowMs);
+    const timer = setTimeout(() => send(res, 200, "ok"), Math.max(ms, 0));
+    res.once("close", () => clearTimeout(timer));
+  };
+
   return createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    const route = `${req.method} ${path}`;
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const route = `${req.method} ${url.pathname}`;
     if (route === "GET /health") return send(res, 200, "ok");
+    if (route === "GET /slow") return slow(url, res);
     if (route === "POST /api/login") {
       return void login(req, res).catch(() => send(res, 500, { ok: false, error: "internal error" }));
     }

@@ -530,9 +530,10 @@ export const BillingService: GenService<{
    * Errors: INVALID_ARGUMENT (empty ids; amount below 1); FAILED_PRECONDITION with a
    * testrun.common.v1.InsufficientCredits detail {required: amount, available: balance} when the
    * balance is lower than the amount (nothing charged; the gateway answers 402);
-   * ALREADY_EXISTS (the run was already charged with another project or amount). A repeated
-   * charge of a run that was refunded meanwhile also returns the original entry: it never charges
-   * again.
+   * ALREADY_EXISTS (the run was already charged with another project or amount); ABORTED (the
+   * run was voided: a RefundRun for it came before any charge, so this late charge is refused and
+   * nothing is taken). A repeated charge of a run that was refunded meanwhile also returns the
+   * original entry: it never charges again.
    *
    * @generated from rpc testrun.billing.v1.BillingService.ChargeRun
    */
@@ -547,9 +548,15 @@ export const BillingService: GenService<{
    * the charge (all of them). At most one refund per run: a repeated call with the same amount
    * returns the original entry and gives nothing more. Never more than the run's charge. Service
    * identity only (the runs service); takes no actor.
+   * A refund of a run that was never charged voids the run: nothing is given back, and any later
+   * ChargeRun for it is refused (ABORTED). The runs service relies on this when it gives up a
+   * start whose charge it has not seen: a charge still on its way can then never take credits for
+   * a run that no longer exists. The refund and the charge of one run are serialised, so either
+   * the charge lands first (and is refunded) or the refund does (and the charge is refused).
    * Errors: INVALID_ARGUMENT (empty ids; amount below 1); NOT_FOUND (the run was never charged in
-   * this project: nothing to refund); FAILED_PRECONDITION (amount larger than the charge);
-   * ALREADY_EXISTS (the run was already refunded with another amount).
+   * this project: nothing to refund; if it was never charged at all it is now voided);
+   * FAILED_PRECONDITION (amount larger than the charge); ALREADY_EXISTS (the run was already
+   * refunded with another amount).
    *
    * @generated from rpc testrun.billing.v1.BillingService.RefundRun
    */

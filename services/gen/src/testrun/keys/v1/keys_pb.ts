@@ -467,8 +467,8 @@ export type DisableKeysOfMemberRequest = Message<"testrun.keys.v1.DisableKeysOfM
   memberId: string;
 
   /**
-   * When the rights were lost (the catalog's Member.rights_lost_at). Keys created before this
-   * time stop working for good.
+   * When the rights were lost (the catalog's Member.rights_lost_at). Keys created at or before
+   * this time stop working for good.
    *
    * @generated from field: google.protobuf.Timestamp lost_at = 2;
    */
@@ -708,8 +708,9 @@ export const VerifyKeyResultSchema: GenEnum<VerifyKeyResult> = /*@__PURE__*/
  * or an error.
  *
  * A key works only while it is not revoked, not expired, and its creator is an active member with
- * role EDITOR or above who has not lost those rights at any time after the key was created.
- * Losing them (removal, or change to VIEWER) kills every key the member created before, for good.
+ * role EDITOR or above who has not lost those rights at or after the moment the key was created.
+ * Losing them (removal, or change to VIEWER) kills every key the member created up to that
+ * moment, for good.
  *
  * Callers: the admin CLI and the web console (create, list, revoke), the REST gateway (verify,
  * record use), the catalog (DisableKeysOfMember, RevokeProjectKeys). Member and operator actors
@@ -788,10 +789,11 @@ export const KeysService: GenService<{
   },
   /**
    * Called by the catalog when a member loses EDITOR-or-above rights (removal, or change to
-   * VIEWER): every key that member created before `lost_at` stops working for good (state
-   * CREATOR_LOST_RIGHTS); keys created at or after `lost_at` are not affected. The keys service
-   * remembers the latest lost_at per member, so a key whose creation was authorized before lost_at
-   * but stored after this call is caught too.
+   * VIEWER): every key that member created at or before `lost_at` stops working for good (state
+   * CREATOR_LOST_RIGHTS; a key created at the very instant of the loss counts as created before
+   * it); only keys created after `lost_at` are not affected. The keys service remembers the latest
+   * lost_at per member, so a key whose creation was authorized before lost_at but stored after
+   * this call is caught too.
    * Idempotent: calling again with the same or an earlier lost_at changes nothing and succeeds;
    * the catalog retries until it gets a success. Service identity only; takes no actor.
    * Errors: INVALID_ARGUMENT (member_id empty, lost_at unset).

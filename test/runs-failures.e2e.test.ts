@@ -1,0 +1,285 @@
+// What a pipeline notices when parts of the system fail under it: every service a real process,
+// the demo target as the environment, the REST API through the real gateway.
+
+import {
+  createCliContext,
+  createEnvironment,
+  createKey,
+  createOrganization,
+  createProject,
+  createTestCases,
+  getBalance,
+  grantCredits,
+  listLedger,
+  parseTestCaseFile,
+} from "@testrun/cli";
+import {
+  createTestDatabase,
+  eventually,
+  type ServiceProcess,
+  startServiceProcess,
+  startThrowawayRedis,
+  type ThrowawayServer,
+} from "@testrun/kit/testing";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { type System, startSystem } from "../scripts/system.js";
+
+interface RunBody {
+  id: string;
+  status: string;
+  finished: boolean;
+  url: string;
+  tests: { name: string; status: string; summary: string }[];
+}
+
+/** One test case of one GET step, expecting 200. */
+const getCase = (name: string, tag: string, path: string) =>
+  `- name: ${name}\n  tags: [${tag}]\n  steps:\n    - name: get it\n      http: { method: GET, path: "${path}" }\n      expect: { status: 200 }\n`;
+
+describe("runs through failures, through the real gateway", () => {
+  let system: System;
+  let redis: ThrowawayServer;
+  let db: pg.Client;
+  let key: string;
+  let projectId: string;
+  // The executor of the system: one test at a time, so a run's second test waits QUEUED in the
+  // stream while its first one runs. The SIGTERM tests replace it, and leave one like it behind.
+  const executorEnv = { CONCURRENCY: "1" };
+
+  /** A project of its own (organization, owner, environment on the demo target, API key), with credits. */
+  const newProject = async (name: string, credits: number) => {
+    const ctx = createCliContext(system.env);
+    const { organization, owner } = await createOrganization(ctx, {
+      name,
+      ownerEmail: `owner@${name.replaceAll(" ", "-")}.example`,
+      ownerName: "Owner",
+    });
+    const project = await createProject(ctx, { organizationId: organization?.id ?? "", name });
+    await createEnvironment(ctx, {
+      projectId: project.id,
+      name: "demo",
+      baseUrl: system.demoTargetUrl,
+      isDefault: true,
+    });
+    await grantCredits(ctx, { projectId: project.id, amount: credits, reason: "test credits" });
+    const { secret } = await createKey(ctx, {
+      projectId: project.id,
+      name: "pipeline",
+      creatorMemberId: owner?.id ?? "",
+    });
+    return { projectId: project.id, key: secret };
+  };
+
+  const addCases = async (project: string, yaml: string) =>
+    createTestCases(createCliContext(system.env), {
+      projectId: project,
+      testCases: parseTestCaseFile(yaml, "cases.yaml"),
+    });
+
+  before(async () => {
+    // A Redis of its own: this suite flushes it.
+    redis = await startThrowawayRedis();
+    system = await startSystem({
+      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
+      redisUrl: redis.url,
+      ports: "free",
+      // Polling runs to their end takes more than the production 60 requests a minute.
+      extraEnv: { RATE_LIMIT_PER_MINUTE: "100000" },
+      serviceEnv: {
+        // Quick repairs: what Redis lost is published again within a second.
+        runs: { RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300" },
+        executor: executorEnv,
+      },
+    });
+    db = new pg.Client({ connectionString: system.env.DATABASE_URL });
+    await db.connect();
+    ({ projectId, key } = await newProject("failures", 1000));
+    await addCases(
+      projectId,
+      [
+        getCase("health", "health", "/health"),
+        getCase("slow page one", "two-slow", "/slow?ms=1000"),
+        getCase("slow page two", "two-slow", "/slow?ms=1000"),
+        getCase("a page of 1.5 s", "finishes-in-time", "/slow?ms=1500"),
+        getCase("a page of 3 s", "outlasts-deadline", "/slow?ms=3000"),
+      ].join(""),
+    );
+  });
+  after(async () => {
+    await db?.end();
+    await system?.stop();
+    await redis?.stop();
+  });
+
+  const call = async (method: string, path: string, body?: unknown, secret = key) => {
+    const res = await fetch(`${system.gatewayUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${secret}`,
+        ...(body !== undefined && { "content-type": "application/json" }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const start = async (body: unknown, secret = key) => {
+    const started = await call("POST", "/v1/runs", body, secret);
+    expect(started.status, JSON.stringify(started.body)).to.equal(201);
+    return started.body as unknown as RunBody;
+  };
+  const getRun = async (id: string, secret = key) =>
+    (await call("GET", `/v1/runs/${id}`, undefined, secret)).body as unknown as RunBody;
+  /** Polls the run as a pipeline does, until it can no longer change. */
+  const finished = (id: string, secret = key) =>
+    eventually(
+      async () => {
+        const run = await getRun(id, secret);
+        return run.finished ? run : undefined;
+      },
+      `run ${id} to finish`,
+      30_000,
+    );
+  /** Polls the run until one of its tests is RUNNING: an executor holds it. */
+  const running = (id: string) =>
+    eventually(async () => {
+      const run = await getRun(id);
+      return run.tests.some((t) => t.status === "RUNNING") ? run : undefined;
+    }, `a test of run ${id} to run`);
+
+  /** Replaces the system's executor (stopped by a test) with a fresh one, stopped with the system. */
+  const replaceExecutor = async (replacement?: ServiceProcess) => {
+    const executor =
+      replacement ?? (await startServiceProcess("executor", { ...system.env, ...executorEnv, PORT: "0" }));
+    system.processes.set("executor", executor);
+    return executor;
+  };
+
+  it("spends exactly the balance under 30 concurrent starts: 7 runs started, 23 refused with 402", async () => {
+    const paying = await newProject("seven credits", 7);
+    const [health] = await addCases(paying.projectId, getCase("health", "health", "/health"));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => call("POST", "/v1/runs", { testCaseIds: [health?.id] }, paying.key)),
+    );
+    const started = answers.filter((a) => a.status === 201);
+    const refused = answers.filter((a) => a.status === 402);
+    expect(started).to.have.length(7);
+    expect(refused).to.have.length(23);
+    for (const { body } of refused) {
+      expect(body).to.include({ code: "insufficient_credits", required: 1, available: 0 });
+    }
+
+    // The started runs really run, and nothing comes back: they executed.
+    for (const { body } of started) {
+      expect((await finished(String(body.id), paying.key)).status).to.equal("PASSED");
+    }
+    const ctx = createCliContext(system.env);
+    expect(await getBalance(ctx, { projectId: paying.projectId })).to.equal(0n);
+    const ledger = await listLedger(ctx, { projectId: paying.projectId, limit: 100 });
+    expect(ledger.reduce((sum, entry) => sum + entry.amount, 0n)).to.equal(0n);
+    expect(ledger.map((entry) => entry.amount).sort()).to.deep.equal([...Array(7).fill(-1n), 7n]);
+    const listed = await call("GET", "/v1/runs?limit=100", undefined, paying.key);
+    expect((listed.body.runs as unknown[]).length).to.equal(7);
+  });
+
+  it("answers 500 with the run's id and url when the started run cannot be read back, and the run goes on", async () => {
+    // A trigger renames a column the read-back selects as soon as the run is marked charged: the
+    // start itself succeeds, reading it back fails, as a database failing at that moment would.
+    await db.query(`
+      create function runs.break_read_back() returns trigger language plpgsql as $$
+      begin
+        alter table runs.test_results rename column summary to summary_hidden;
+        return new;
+      end $$;
+      create trigger break_read_back after update of charge_state on runs.runs
+        for each row when (new.charge_state = 'charged') execute function runs.break_read_back();`);
+    let answer: Awaited<ReturnType<typeof call>>;
+    try {
+      answer = await call("POST", "/v1/runs", { tags: ["health"] });
+    } finally {
+      await db.query(`
+        drop trigger break_read_back on runs.runs;
+        drop function runs.break_read_back();
+        alter table runs.test_results rename column summary_hidden to summary;`);
+    }
+    expect(answer.status).to.equal(500);
+    expect(answer.body.code).to.equal("internal");
+    const id = String(answer.body.id);
+    expect(id).to.match(/^run_/);
+    expect(answer.body.url)
+      .to.be.a("string")
+      .and.match(new RegExp(`/projects/${projectId}/runs/${id}$`));
+
+    // The client follows that run instead of starting another: it exists, charged, and finishes.
+    const followed = await call("GET", `/v1/runs/${id}`);
+    expect(followed.status).to.equal(200);
+    expect(followed.body.url).to.equal(answer.body.url);
+    expect((await finished(id)).status).to.equal("PASSED");
+  });
+
+  it("finishes a run whose queued test Redis lost (FLUSHALL) while its other test ran", async () => {
+    const run = await start({ tags: ["two-slow"] });
+    // One test RUNNING, the other QUEUED in the stream behind it (the executor runs one at a time).
+    const during = await running(run.id);
+    expect(during.tests.map((t) => t.status).sort()).to.deep.equal(["QUEUED", "RUNNING"]);
+
+    const client = new Redis(redis.url);
+    try {
+      expect(await client.flushall()).to.equal("OK");
+    } finally {
+      client.disconnect();
+    }
+
+    // Nothing on the stream any more: only the reconciler's republishing from PostgreSQL can
+    // bring the QUEUED test back to an executor.
+    const done = await finished(run.id);
+    expect(done.status).to.equal("PASSED");
+    expect(done.tests.map((t) => t.status)).to.deep.equal(["PASSED", "PASSED"]);
+  });
+
+  it("lets an executor SIGTERMed mid-test finish the test before it exits 0", async () => {
+    const executor = system.processes.get("executor");
+    try {
+      const run = await start({ tags: ["finishes-in-time"] });
+      await running(run.id);
+      // SHUTDOWN_TIMEOUT_MS is 10 s by default: time enough for the 1.5 s page.
+      expect(await executor?.stop("SIGTERM")).to.equal(0);
+      // No executor runs any more, yet the run finished: the stopping one completed its test.
+      const after = await getRun(run.id);
+      expect(after.finished).to.equal(true);
+      expect(after.status).to.equal("PASSED");
+      expect(executor?.output().join("\n")).not.to.contain("test handed back");
+    } finally {
+      await replaceExecutor();
+    }
+  });
+
+  it("has an executor SIGTERMed with a test outlasting its deadline hand it back, exit 0, and the run finish", async () => {
+    await system.processes.get("executor")?.stop("SIGTERM");
+    let impatient: ServiceProcess | undefined;
+    let successor: ServiceProcess | undefined;
+    try {
+      impatient = await startServiceProcess("executor", {
+        ...system.env,
+        ...executorEnv,
+        PORT: "0",
+        SHUTDOWN_TIMEOUT_MS: "300",
+      });
+      const run = await start({ tags: ["outlasts-deadline"] });
+      await running(run.id);
+      expect(await impatient.stop("SIGTERM")).to.equal(0);
+      expect(impatient.output().join("\n")).to.contain("test handed back");
+      // Handed back: QUEUED again, waiting for an executor.
+      const waiting = await getRun(run.id);
+      expect(waiting.finished).to.equal(false);
+      expect(waiting.tests.map((t) => t.status)).to.deep.equal(["QUEUED"]);
+
+      successor = await startServiceProcess("executor", { ...system.env, ...executorEnv, PORT: "0" });
+      expect((await finished(run.id)).status).to.equal("PASSED");
+    } finally {
+      await impatient?.stop("SIGTERM");
+      await replaceExecutor(successor);
+    }
+  });
+});
