@@ -16,7 +16,7 @@ endif
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: help install migration generate check-generated lint format typecheck buf-lint test test-only run migrate clean
+.PHONY: help install migration generate check-generated lint format typecheck buf-lint test test-only run migrate clean build
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
@@ -55,10 +55,22 @@ format: install
 typecheck: install
 	npx tsc -p tsconfig.json
 
+# The production build: every workspace package's src/ compiled to its dist/ (what deploy/Dockerfile ships).
+build: install
+	npm run build
+
 test: lint typecheck buf-lint check-generated test-only
 
+# helm, for the chart tests: no Debian or npm package carries it, so it is built from the Go module
+# proxy once (about 3 min on 2 cores). GOTOOLCHAIN=auto lets any Go >= 1.21 fetch the Go its go.mod needs.
+HELM_VERSION := v3.22.0
+.PHONY: helm
+helm: .tools/bin/helm
+.tools/bin/helm:
+	GOBIN=$(CURDIR)/.tools/bin GOTOOLCHAIN=auto go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
-test-only: install
+test-only: install helm
 	npx mocha
 
 # Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x

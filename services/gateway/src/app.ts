@@ -9,6 +9,8 @@ export interface AppOptions extends V1Deps {
   logger: Logger;
   /** Reverse proxies in front that append to X-Forwarded-For; 0 trusts no forwarding header. */
   trustProxyHops: number;
+  /** Whether the process takes new requests: false while it starts and while it drains at shutdown. */
+  isReady: () => boolean;
 }
 
 /**
@@ -21,12 +23,25 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
   app.maxIpsCount = options.trustProxyHops;
 
   const router = new Router<GatewayState>();
-  // Liveness for Kubernetes' HTTP probe; no key needed, no data returned.
+  // Liveness for Kubernetes' HTTP probe; no key needed, no data returned. 200 while the process
+  // runs, draining included: a failed liveness probe would restart it.
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
+  // Readiness: 503 from SIGTERM on, so endpoints drop this replica while it still answers.
+  router.get("/readyz", (ctx) => {
+    const ready = options.isReady();
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? "ready" : "not_ready" };
+  });
   v1Routes(router, options);
 
+  app.use(async (ctx, next) => {
+    await next();
+    // Not ready (draining): the connection closes after this response, so a client keeping
+    // connections alive opens its next one to a replica that stays.
+    if (!options.isReady()) ctx.set("Connection", "close");
+  });
   app.use(requestContext(options.logger, router));
   app.use(router.routes());
   return app;

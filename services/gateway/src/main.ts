@@ -14,7 +14,7 @@ await runService({
   name: "gateway",
   config: configSchema,
   redis: true,
-  async setup({ config, logger, redis, onShutdown }) {
+  async setup({ config, logger, redis, onShutdown, isReady }) {
     const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };
     const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, clientOptions);
@@ -32,6 +32,7 @@ await runService({
     const app = createApp({
       logger,
       trustProxyHops: config.TRUST_PROXY_HOPS,
+      isReady,
       auth: new Authenticator({ limits, keys, uses }),
       catalog,
       runs,
@@ -39,6 +40,7 @@ await runService({
     const server = app.listen(config.HTTP_PORT, config.HOST);
     await once(server, "listening");
     logger.info({ httpPort: (server.address() as AddressInfo).port }, "http listening");
+    // Runs once the drain (SHUTDOWN_DRAIN_MS, during which the server still takes requests) is over.
     onShutdown(
       () =>
         new Promise<void>((resolve) => {
@@ -51,6 +53,7 @@ await runService({
             resolve();
           });
           server.closeIdleConnections();
+          logger.info("http closed to new connections; finishing requests in flight");
         }),
     );
     return [];

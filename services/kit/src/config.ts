@@ -16,7 +16,12 @@ export const baseConfigSchema = z.object({
    * (the catalog hands variable values only to executors); optional elsewhere.
    */
   EXECUTOR_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
-  /** How long in-flight calls may run after SIGTERM before they are cut off. */
+  /**
+   * How long the process keeps serving after SIGTERM while reporting not ready, so that load
+   * balancers and Kubernetes endpoints stop sending it traffic before it stops accepting. 0: none.
+   */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  /** How long in-flight calls may run, once the drain is over, before they are cut off. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 });
 

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { z } from "zod";
@@ -18,6 +19,11 @@ export interface ServiceContext<C> {
   readonly redis: Redis;
   /** Registers a clean-up step run at shutdown, after calls in flight ended; last registered runs first. */
   onShutdown(step: () => Promise<void> | void): void;
+  /**
+   * Whether the process takes new work: false until it serves, and again from SIGTERM on, while it
+   * drains (what readiness probes report; gRPC health says the same).
+   */
+  isReady(): boolean;
 }
 
 export interface ServiceDefinition<S extends z.ZodType<BaseConfig & { PORT: number }>> {
@@ -35,6 +41,10 @@ export interface ServiceDefinition<S extends z.ZodType<BaseConfig & { PORT: numb
 /**
  * The `main` of every service. `serve` (the default) runs it until SIGTERM or SIGINT, then shuts
  * down gracefully and exits 0; `migrate` applies the service's pending database migrations and exits.
+ *
+ * Shutdown: at once not ready (gRPC health NOT_SERVING, `isReady()` false) while still serving
+ * for SHUTDOWN_DRAIN_MS, so endpoints drop this replica before it goes; then no new calls (GOAWAY),
+ * calls in flight get SHUTDOWN_TIMEOUT_MS, clean-up steps run, and the process exits 0.
  */
 export async function runService<S extends z.ZodType<BaseConfig & { PORT: number }>>(
   definition: ServiceDefinition<S>,
@@ -65,7 +75,10 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
     : undefined;
 
   if (command === "migrate") {
-    if (!orm || !definition.database) throw new Error(`${definition.name} has no database to migrate`);
+    if (!orm || !definition.database) {
+      process.stderr.write(`${definition.name}: has no database, so nothing to migrate\n`);
+      process.exit(2);
+    }
     const applied = await migrateDatabase(orm, definition.database);
     logger.info({ schema: definition.database.schema, applied }, "migrations applied");
     await orm.close();
@@ -81,6 +94,7 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
   const redis = definition.redis ? await connectRedis(String(env.REDIS_URL)) : undefined;
   if (redis) shutdownSteps.push(async () => void (await redis.quit()));
 
+  let ready = false;
   const undeclared = (what: string): never => {
     throw new Error(`${definition.name} did not declare ${what} in its service definition`);
   };
@@ -94,6 +108,7 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
       return redis ?? undeclared("redis");
     },
     onShutdown: (step) => shutdownSteps.push(step),
+    isReady: () => ready,
   });
   const server = await startRpcServer({
     services,
@@ -103,13 +118,19 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
     logger,
   });
   server.health.setAll(ServingStatus.SERVING);
+  ready = true;
   logger.info({ port: server.port }, "listening");
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down");
+    ready = false;
+    server.health.setAll(ServingStatus.NOT_SERVING);
+    logger.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, "shutting down");
+    // Still serving, new connections included: until endpoints drop this replica, traffic still comes.
+    if (config.SHUTDOWN_DRAIN_MS > 0) await delay(config.SHUTDOWN_DRAIN_MS);
+    logger.info({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing");
     await server.shutdown(config.SHUTDOWN_TIMEOUT_MS);
     for (const step of shutdownSteps.reverse()) {
       await Promise.resolve(step()).catch((err: unknown) => logger.error({ err }, "shutdown step failed"));

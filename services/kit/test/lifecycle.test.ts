@@ -45,6 +45,37 @@ describe("a service process (kit lifecycle)", () => {
   });
 });
 
+describe("a service process draining at shutdown (SHUTDOWN_DRAIN_MS)", () => {
+  const tokens = testTokens();
+  let service: ServiceProcess;
+
+  before(async () => {
+    // Long enough for the calls below to be answered inside the drain, even on a busy machine.
+    service = await startServiceProcess("executor", { ...tokens, SHUTDOWN_DRAIN_MS: "3000" });
+  });
+  after(async () => {
+    await service.stop("SIGKILL");
+  });
+
+  it("reports NOT_SERVING at once, still answers calls on new connections while draining, then exits 0", async () => {
+    const health = () => createClient(Health, createGrpcTransport({ baseUrl: service.url }));
+    const watch = health().watch({ service: "" })[Symbol.asyncIterator]();
+    expect((await watch.next()).value?.status).to.equal(Status.SERVING);
+
+    const exitCode = service.stop("SIGTERM");
+    expect((await watch.next()).value?.status).to.equal(Status.NOT_SERVING);
+    // A client that connects only now (a new HTTP/2 connection) is still served.
+    expect((await health().check({ service: "" })).status).to.equal(Status.NOT_SERVING);
+    const messages = () =>
+      service.output().flatMap((line) => (line.startsWith("{") ? [JSON.parse(line).msg] : []));
+    expect(messages(), "the drain was still on when that call was answered").not.to.include("closing");
+
+    expect(await exitCode).to.equal(0);
+    const order = messages().filter((msg) => ["shutting down", "closing", "stopped"].includes(String(msg)));
+    expect(order).to.deep.equal(["shutting down", "closing", "stopped"]);
+  });
+});
+
 describe("service configuration", () => {
   const startWith = async (env: Record<string, string>) => {
     const child = spawn(process.execPath, serviceCommand("executor"), {

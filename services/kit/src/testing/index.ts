@@ -1,2 +1,3 @@
 export * from "./process.js";
 export * from "./servers.js";
+export * from "./wait.js";

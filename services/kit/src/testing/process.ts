@@ -55,20 +55,48 @@ export async function runServiceCommand(
 }
 
 /**
+ * A command line that runs a service some other way than from source: a built copy, say, started
+ * as a container image would start it. The process gets `env` and PORT/HOST only, nothing of ours.
+ */
+export interface LaunchCommand {
+  /** The node binary and its arguments. */
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  /** The user and group to run as (only when this process may switch user). */
+  uid?: number;
+  gid?: number;
+}
+
+/**
  * Starts a service on a free port (PORT=0) and resolves once it logged that it listens.
  * Rejects with the process's output if it exits first.
  */
 export async function startServiceProcess(
   name: string,
   env: Record<string, string>,
-  options: { onLine?: (line: string) => void; keepOutput?: boolean; entry?: string } = {},
+  options: {
+    onLine?: (line: string) => void;
+    keepOutput?: boolean;
+    entry?: string;
+    launch?: LaunchCommand;
+  } = {},
 ): Promise<ServiceProcess> {
   const keep = options.keepOutput ?? true;
-  const child = spawn(process.execPath, serviceCommand(name, [], options.entry), {
-    cwd: repoRoot,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const { launch } = options;
+  const child = launch
+    ? spawn(launch.file, launch.args, {
+        cwd: launch.cwd,
+        env: { PORT: "0", HOST: "127.0.0.1", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+        ...(launch.uid !== undefined && { uid: launch.uid }),
+        ...(launch.gid !== undefined && { gid: launch.gid }),
+      })
+    : spawn(process.execPath, serviceCommand(name, [], options.entry), {
+        cwd: repoRoot,
+        env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
   const lines: string[] = [];
   let listening = false;
   const record = (line: string) => {

@@ -1,0 +1,295 @@
+{{/*
+The objects of one component, shared by all of them (templates/components.yaml renders each).
+Every template takes (dict "root" $ "name" "<component>").
+*/}}
+
+{{- define "testrun.component.configMap" -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+data:
+  {{- include "testrun.config" . | nindent 2 }}
+{{- end -}}
+
+{{- define "testrun.component.serviceAccount" -}}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+# No component talks to the Kubernetes API.
+automountServiceAccountToken: false
+{{- end -}}
+
+{{- define "testrun.component.service" -}}
+{{- $facts := fromYaml (include "testrun.facts" .) -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+spec:
+  type: ClusterIP
+  {{- if $facts.headless }}
+  clusterIP: None
+  {{- end }}
+  selector:
+    {{- include "testrun.selectorLabels" . | nindent 4 }}
+  ports:
+    {{- if $facts.httpPort }}
+    - name: http
+      port: {{ $facts.httpPort }}
+      targetPort: http
+      protocol: TCP
+      appProtocol: http
+    {{- end }}
+    - name: grpc
+      port: {{ $facts.port }}
+      targetPort: grpc
+      protocol: TCP
+      # Connect, gRPC and gRPC-Web over cleartext HTTP/2.
+      appProtocol: kubernetes.io/h2c
+{{- end -}}
+
+{{- define "testrun.component.probe" -}}
+{{- $facts := .facts -}}
+{{- if $facts.httpPort }}
+httpGet:
+  path: {{ .path }}
+  port: http
+{{- else }}
+grpc:
+  port: {{ $facts.port }}
+  service: ""
+{{- end }}
+periodSeconds: {{ .timing.periodSeconds }}
+timeoutSeconds: {{ .timing.timeoutSeconds }}
+failureThreshold: {{ .timing.failureThreshold }}
+{{- end -}}
+
+{{- define "testrun.component.deployment" -}}
+{{- $root := .root -}}
+{{- $values := index $root.Values.components .name -}}
+{{- $facts := fromYaml (include "testrun.facts" .) -}}
+{{- $probes := $root.Values.probes -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+spec:
+  {{- if not (include "testrun.autoscaled" .) }}
+  replicas: {{ int $values.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      {{- include "testrun.selectorLabels" . | nindent 6 }}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      # A new pod is ready before an old one goes: a rollout never lowers the capacity.
+      maxUnavailable: 0
+      maxSurge: 25%
+  template:
+    metadata:
+      labels:
+        {{- include "testrun.labels" . | nindent 8 }}
+        {{- with $values.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      annotations:
+        # Pods roll when their configuration or the Secret's source changes.
+        checksum/config: {{ include "testrun.config" . | sha256sum }}
+        checksum/secret: {{ printf "%s" $root.Values.secrets.existingSecret | sha256sum }}
+        {{- with $values.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "testrun.name" . }}
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- include "testrun.podSecurityContext" $root | nindent 8 }}
+      # The drain, the shutdown timeout and a margin: Kubernetes never kills a pod still finishing.
+      terminationGracePeriodSeconds: {{ add (div (add (include "testrun.shutdownMs" $values) 999) 1000) (int $root.Values.shutdownMarginSeconds) }}
+      {{- with $values.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      {{- with $values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $values.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with include "testrun.topologySpread" . | trim }}
+      topologySpreadConstraints:
+        {{- . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: {{ .name }}
+          image: {{ include "testrun.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          args: [{{ .name | quote }}]
+          ports:
+            {{- if $facts.httpPort }}
+            - name: http
+              containerPort: {{ $facts.httpPort }}
+              protocol: TCP
+            {{- end }}
+            - name: grpc
+              containerPort: {{ $facts.port }}
+              protocol: TCP
+          envFrom:
+            - configMapRef:
+                name: {{ include "testrun.name" . }}
+          env:
+            {{- include "testrun.secretEnv" . | trim | nindent 12 }}
+            {{- with $facts.podNameVariable }}
+            - name: {{ . }}
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
+            {{- end }}
+          startupProbe:
+            {{- include "testrun.component.probe" (dict "facts" $facts "path" "/healthz" "timing" $probes.startup) | trim | nindent 12 }}
+          livenessProbe:
+            {{- include "testrun.component.probe" (dict "facts" $facts "path" "/healthz" "timing" $probes.liveness) | trim | nindent 12 }}
+          readinessProbe:
+            {{- include "testrun.component.probe" (dict "facts" $facts "path" "/readyz" "timing" $probes.readiness) | trim | nindent 12 }}
+          resources:
+            {{- toYaml $values.resources | nindent 12 }}
+          securityContext:
+            {{- include "testrun.containerSecurityContext" $root | nindent 12 }}
+          volumeMounts:
+            {{- include "testrun.tmpMount" . | nindent 12 }}
+      volumes:
+        {{- include "testrun.tmpVolume" . | nindent 8 }}
+{{- end -}}
+
+{{- define "testrun.component.hpa" -}}
+{{- $values := index .root.Values.components .name -}}
+{{- $scaling := $values.autoscaling -}}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "testrun.name" . }}
+  minReplicas: {{ int $scaling.minReplicas }}
+  maxReplicas: {{ int $scaling.maxReplicas }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ int $scaling.targetCPUUtilizationPercentage }}
+    {{- with $scaling.targetMemoryUtilizationPercentage }}
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: {{ int . }}
+    {{- end }}
+  {{- with $scaling.behavior }}
+  behavior:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "testrun.component.pdb" -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+spec:
+  maxUnavailable: {{ .root.Values.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "testrun.selectorLabels" . | nindent 6 }}
+{{- end -}}
+
+{{/* A pod selector for several components (or other parts) of this release. */}}
+{{- define "testrun.peerSelector" -}}
+podSelector:
+  matchLabels:
+    app.kubernetes.io/name: testrun
+    app.kubernetes.io/instance: {{ .root.Release.Name }}
+  matchExpressions:
+    - key: app.kubernetes.io/component
+      operator: In
+      values: {{ toJson .components }}
+{{- end -}}
+
+{{/*
+Who may connect to a component: the gateway's HTTP port from outside (or from networkPolicy.gatewayFrom),
+every gRPC port only from the components whose config names it (their <NAME>_URL). The kubelet's
+probes come from the node, which NetworkPolicies never block.
+*/}}
+{{- define "testrun.component.networkPolicy" -}}
+{{- $root := .root -}}
+{{- $facts := fromYaml (include "testrun.facts" .) -}}
+{{- $callers := fromYamlArray (include "testrun.callers" .) -}}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "testrun.name" . }}
+  labels:
+    {{- include "testrun.labels" . | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "testrun.selectorLabels" . | nindent 6 }}
+  policyTypes: [Ingress]
+  {{- if or $facts.httpPort $callers }}
+  ingress:
+    {{- if $facts.httpPort }}
+    - ports:
+        - port: {{ $facts.httpPort }}
+          protocol: TCP
+      {{- with $root.Values.networkPolicy.gatewayFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+        {{- if $root.Values.tests.enabled }}
+        # The helm test pod.
+        - {{ include "testrun.peerSelector" (dict "root" $root "components" (list "test")) | indent 10 | trim }}
+        {{- end }}
+      {{- end }}
+    {{- end }}
+    {{- if $callers }}
+    - ports:
+        - port: {{ $facts.port }}
+          protocol: TCP
+      from:
+        - {{ include "testrun.peerSelector" (dict "root" $root "components" $callers) | indent 10 | trim }}
+    {{- end }}
+  {{- else }}
+  # Nobody calls it.
+  ingress: []
+  {{- end }}
+{{- end -}}

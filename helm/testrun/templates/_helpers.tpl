@@ -1,0 +1,289 @@
+{{/*
+What the code fixes about each component, so that it is not a value anyone could get wrong:
+its ports (services/<name>/src/config.ts: PORT, and the gateway's HTTP_PORT), the services it calls
+(its <NAME>_URL variables), the secrets its config declares and needs, whether it owns a database
+schema (and so runs `<name> migrate`). test/chart.test.ts checks these against the code.
+The order is the migration order and the order objects are rendered in.
+*/}}
+{{- define "testrun.catalogue" -}}
+keys:
+  port: 7101
+  calls: [catalog]
+  secrets: [SERVICE_TOKEN, DATABASE_URL, REDIS_URL]
+  migrates: true
+catalog:
+  port: 7102
+  calls: [keys]
+  # EXECUTOR_TOKEN: executors alone may read variable values (GetVariableValues).
+  secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, DATABASE_URL, VARIABLES_KEY]
+  migrates: true
+billing:
+  port: 7103
+  calls: [catalog]
+  secrets: [SERVICE_TOKEN, DATABASE_URL]
+  migrates: true
+runs:
+  port: 7104
+  calls: [catalog, billing]
+  # EXECUTOR_TOKEN: executors claim, heartbeat and complete tests.
+  secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, DATABASE_URL, REDIS_URL]
+  migrates: true
+executor:
+  port: 7105
+  calls: [runs, catalog]
+  secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, REDIS_URL]
+  migrates: false
+  # It serves only gRPC health: its Service is headless (names the pods, balances nothing).
+  headless: true
+  podNameVariable: EXECUTOR_NAME
+gateway:
+  port: 7100
+  httpPort: 8080
+  calls: [keys, catalog, runs]
+  secrets: [SERVICE_TOKEN, REDIS_URL]
+  migrates: false
+{{- end -}}
+
+{{- define "testrun.componentNames" -}}
+[keys, catalog, billing, runs, executor, gateway]
+{{- end -}}
+
+{{/* The catalogue entry of a component: (dict "root" $ "name" "keys") */}}
+{{- define "testrun.facts" -}}
+{{- $catalogue := fromYaml (include "testrun.catalogue" .root) -}}
+{{- toYaml (index $catalogue .name) -}}
+{{- end -}}
+
+{{/* The components that call a component, from the catalogue's `calls`. */}}
+{{- define "testrun.callers" -}}
+{{- $catalogue := fromYaml (include "testrun.catalogue" .root) -}}
+{{- $callers := list -}}
+{{- range $name := fromYamlArray (include "testrun.componentNames" .root) -}}
+{{- if has $.name (index $catalogue $name).calls -}}
+{{- $callers = append $callers $name -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $callers -}}
+{{- end -}}
+
+{{/* The components whose config declares a secret (DATABASE_URL: PostgreSQL's users). */}}
+{{- define "testrun.usersOf" -}}
+{{- $catalogue := fromYaml (include "testrun.catalogue" .root) -}}
+{{- $users := list -}}
+{{- range $name := fromYamlArray (include "testrun.componentNames" .root) -}}
+{{- if has $.secret (index $catalogue $name).secrets -}}
+{{- $users = append $users $name -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $users -}}
+{{- end -}}
+
+{{/* "<release>-testrun", or the release name when it already says testrun. */}}
+{{- define "testrun.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else if contains "testrun" .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-testrun" .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Object name of a part: (dict "root" $ "name" "keys") */}}
+{{- define "testrun.name" -}}
+{{- printf "%s-%s" (include "testrun.fullname" .root) .name -}}
+{{- end -}}
+
+{{- define "testrun.selectorLabels" -}}
+app.kubernetes.io/name: testrun
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .name }}
+{{- end -}}
+
+{{- define "testrun.labels" -}}
+{{ include "testrun.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: testrun
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "testrun.image" -}}
+{{- $tag := .Values.image.tag | default .Chart.AppVersion -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret the components read: the existingSecret, or the generated one. */}}
+{{- define "testrun.secretName" -}}
+{{- .Values.secrets.existingSecret | default (include "testrun.fullname" .) -}}
+{{- end -}}
+
+{{/* The address of a component's gRPC port: http://<fullname>-<name>:<port> */}}
+{{- define "testrun.serviceUrl" -}}
+{{- $facts := fromYaml (include "testrun.facts" .) -}}
+{{- printf "http://%s:%d" (include "testrun.name" .) (int $facts.port) -}}
+{{- end -}}
+
+{{/* Whether the gateway sits behind one proxy that appends to X-Forwarded-For. */}}
+{{- define "testrun.trustProxyHops" -}}
+{{- if kindIs "invalid" .Values.config.trustProxyHops -}}
+{{- if or .Values.ingress.enabled .Values.httpRoute.enabled -}}1{{- else -}}0{{- end -}}
+{{- else -}}
+{{- .Values.config.trustProxyHops | int -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "testrun.appUrl" -}}
+{{- if .Values.config.appUrl -}}
+{{- .Values.config.appUrl -}}
+{{- else if .Values.ingress.enabled -}}
+{{- printf "%s://%s" (ternary "https" "http" .Values.ingress.tls.enabled) .Values.ingress.host -}}
+{{- else if and .Values.httpRoute.enabled .Values.httpRoute.hostnames -}}
+{{- printf "https://%s" (first .Values.httpRoute.hostnames) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Milliseconds from SIGTERM until the process has exited, at most. */}}
+{{- define "testrun.shutdownMs" -}}
+{{- $shutdown := .shutdown -}}
+{{- add (int $shutdown.drainMs) (int $shutdown.timeoutMs) -}}
+{{- end -}}
+
+{{/*
+The non-secret environment of a component (its ConfigMap, and the migration Job's containers):
+(dict "root" $ "name" "keys"). A YAML map of strings.
+*/}}
+{{- define "testrun.config" -}}
+{{- $root := .root -}}
+{{- $values := index $root.Values.components .name -}}
+{{- $facts := fromYaml (include "testrun.facts" .) -}}
+{{- $env := dict
+  "LOG_LEVEL" $root.Values.config.logLevel
+  "PORT" (toString $facts.port)
+  "SHUTDOWN_DRAIN_MS" (toString (int $values.shutdown.drainMs))
+  "SHUTDOWN_TIMEOUT_MS" (toString (int $values.shutdown.timeoutMs))
+-}}
+{{- if $facts.httpPort -}}
+{{- $_ := set $env "HTTP_PORT" (toString $facts.httpPort) -}}
+{{- end -}}
+{{- range $callee := $facts.calls -}}
+{{- $_ := set $env (printf "%s_URL" (upper $callee)) (include "testrun.serviceUrl" (dict "root" $root "name" $callee)) -}}
+{{- end -}}
+{{- with $root.Values.config.otel.endpoint -}}
+{{- $_ := set $env "OTEL_EXPORTER_OTLP_ENDPOINT" . -}}
+{{- end -}}
+{{- with $root.Values.config.otel.resourceAttributes -}}
+{{- $_ := set $env "OTEL_RESOURCE_ATTRIBUTES" . -}}
+{{- end -}}
+{{- if eq .name "gateway" -}}
+{{- $_ := set $env "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root) -}}
+{{- end -}}
+{{- if eq .name "runs" -}}
+{{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
+{{- with include "testrun.appUrl" $root -}}
+{{- $_ := set $env "APP_URL" . -}}
+{{- end -}}
+{{- end -}}
+{{- if eq .name "executor" -}}
+{{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
+{{- $_ := set $env "CONCURRENCY" (toString (int $values.concurrency)) -}}
+{{- end -}}
+{{- range $key, $value := $root.Values.config.env -}}
+{{- $_ := set $env $key (toString $value) -}}
+{{- end -}}
+{{- range $key, $value := $values.env -}}
+{{- $_ := set $env $key (toString $value) -}}
+{{- end -}}
+{{- toYaml $env -}}
+{{- end -}}
+
+{{/* env entries taking each secret the component's config declares from the Secret, key by key. */}}
+{{- define "testrun.secretEnv" -}}
+{{- $facts := fromYaml (include "testrun.facts" .) -}}
+{{- range $key := $facts.secrets }}
+- name: {{ $key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "testrun.secretName" $.root }}
+      key: {{ $key }}
+{{- end }}
+{{- end -}}
+
+{{/* The container security context (values.containerSecurityContext). */}}
+{{- define "testrun.containerSecurityContext" -}}
+{{- toYaml .Values.containerSecurityContext -}}
+{{- end -}}
+
+{{- define "testrun.podSecurityContext" -}}
+{{- toYaml .Values.podSecurityContext -}}
+{{- end -}}
+
+{{/* /tmp is the only place a process may write: the root file system is read-only. */}}
+{{- define "testrun.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end -}}
+
+{{- define "testrun.tmpMount" -}}
+- name: tmp
+  mountPath: /tmp
+{{- end -}}
+
+{{/* Refuses values that cannot work, with a message saying what to do. */}}
+{{- define "testrun.validate" -}}
+{{- if and (not .Values.secrets.existingSecret) (not (and .Values.postgresql.enabled .Values.redis.enabled)) -}}
+{{- fail "secrets.existingSecret is required unless postgresql.enabled and redis.enabled are both true: the chart can only generate the connection URLs of its own PostgreSQL and Redis (see docs/deploy.md, Secrets)" -}}
+{{- end -}}
+{{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
+{{- fail "ingress.host is required when ingress.enabled is true" -}}
+{{- end -}}
+{{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.tls.secretName) -}}
+{{- fail "ingress.tls.secretName is required when ingress.tls.enabled is true" -}}
+{{- end -}}
+{{- if and .Values.httpRoute.enabled (not .Values.httpRoute.parentRefs) -}}
+{{- fail "httpRoute.parentRefs is required when httpRoute.enabled is true" -}}
+{{- end -}}
+{{- range $name := fromYamlArray (include "testrun.componentNames" .) -}}
+{{- $a := (index $.Values.components $name).autoscaling -}}
+{{- if and $.Values.autoscaling.enabled $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
+{{- fail (printf "components.%s.autoscaling.minReplicas is above maxReplicas" $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether an HPA scales a component. */}}
+{{- define "testrun.autoscaled" -}}
+{{- $values := index .root.Values.components .name -}}
+{{- if and .root.Values.autoscaling.enabled $values.autoscaling.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The fewest replicas a component runs: its replicas, or its HPA's minimum. */}}
+{{- define "testrun.minReplicas" -}}
+{{- $values := index .root.Values.components .name -}}
+{{- if include "testrun.autoscaled" . -}}
+{{- int $values.autoscaling.minReplicas -}}
+{{- else -}}
+{{- int $values.replicas -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Spreads the pods of one part over nodes and zones: (dict "root" $ "name" "keys") */}}
+{{- define "testrun.topologySpread" -}}
+{{- if .root.Values.topologySpread.enabled }}
+{{- range $key := .root.Values.topologySpread.topologyKeys }}
+- maxSkew: {{ int $.root.Values.topologySpread.maxSkew }}
+  topologyKey: {{ $key }}
+  whenUnsatisfiable: {{ $.root.Values.topologySpread.whenUnsatisfiable }}
+  labelSelector:
+    matchLabels:
+      {{- include "testrun.selectorLabels" $ | nindent 6 }}
+  # Counts only the pods of the same revision, so a rolling update is spread too.
+  matchLabelKeys: [pod-template-hash]
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,17 @@
+/**
+ * Resolves once `check` returns a value other than undefined: polls a condition the test can
+ * observe (never a fixed sleep standing in for one), failing after `timeoutMs`.
+ */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

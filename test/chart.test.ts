@@ -1,0 +1,707 @@
+// The Helm chart (helm/testrun) against the code it deploys: what the services' config schemas require,
+// the ports they listen on, who calls whom, which services own a database schema. The lists come from
+// the code (scripts/system.ts, services/<name>/src/config.ts, services/<name>/src/db), so a new
+// variable, service or call that the chart does not follow makes these tests fail.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
+import { repoRoot } from "@testrun/kit/testing";
+import { expect } from "chai";
+import type { IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
+import type { IIngress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import type { IContainer } from "kubernetes-models/v1/Container";
+import type { IProbe } from "kubernetes-models/v1/Probe";
+import type { ISecret } from "kubernetes-models/v1/Secret";
+import type { IService } from "kubernetes-models/v1/Service";
+import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { parse } from "yaml";
+import { systemServices } from "../scripts/system.js";
+import { helm, renderChart, tryRenderChart } from "./helm.js";
+import {
+  type ContainerEnv,
+  hookEvents,
+  hookWeight,
+  type K8sObject,
+  RenderedChart,
+  resolvePort,
+  selectorMatches,
+  validateObject,
+  type Workload,
+} from "./kubernetes.js";
+
+/** TESTRUN_CHART points these tests at another copy of the chart (a modified one, say). */
+const chartPath = process.env.TESTRUN_CHART ?? `${repoRoot}helm/testrun`;
+const release = "ci";
+const namespace = "testrun-ci";
+
+/** values.yaml (the evaluation default) and every example kept in the chart. */
+const valueFiles = [
+  "values.yaml",
+  ...(existsSync(`${chartPath}/examples`) ? readdirSync(`${chartPath}/examples`) : [])
+    .filter((file) => file.endsWith(".yaml"))
+    .sort()
+    .map((file) => `examples/${file}`),
+];
+
+interface SettingSchema {
+  safeParse(value: unknown): { success: boolean; data?: unknown };
+}
+interface ConfigSchema {
+  shape: Record<string, SettingSchema>;
+  safeParse(env: unknown): {
+    success: boolean;
+    error?: { issues: { path: PropertyKey[]; message: string }[] };
+  };
+}
+
+/** The deployed components: every service the system starts. */
+const components = systemServices.map((service) => service.name as string);
+const configSchemas = new Map<string, ConfigSchema>();
+for (const name of components) {
+  const module = (await import(`${repoRoot}services/${name}/src/config.ts`)) as {
+    configSchema: ConfigSchema;
+  };
+  configSchemas.set(name, module.configSchema);
+}
+const schemaOf = (service: string) => {
+  const schema = configSchemas.get(service);
+  if (!schema) throw new Error(`${service} is not a deployed component`);
+  return schema;
+};
+
+/** Services that own a database schema: those with a src/db folder. */
+const schemaOwners = readdirSync(`${repoRoot}services`)
+  .filter((name) => existsSync(`${repoRoot}services/${name}/src/db`))
+  .sort();
+
+/** Variables without a default: the chart must set them. */
+const requiredVariables = (schema: ConfigSchema) =>
+  Object.entries(schema.shape)
+    .filter(([, setting]) => !setting.safeParse(undefined).success)
+    .map(([variable]) => variable);
+
+/** A setting as the service reads it: the environment's value, else the schema's default. */
+function setting(schema: ConfigSchema, env: Record<string, string>, variable: string): unknown {
+  const parsed = schema.shape[variable]?.safeParse(env[variable]);
+  return parsed?.success ? parsed.data : undefined;
+}
+
+/** `<NAME>_URL` variables whose NAME is a component: the addresses of the services it calls. */
+const serviceUrlVariables = (schema: ConfigSchema) =>
+  Object.keys(schema.shape)
+    .map((variable) => ({ variable, target: /^([A-Z]+)_URL$/.exec(variable)?.[1]?.toLowerCase() }))
+    .filter((entry): entry is { variable: string; target: string } =>
+      components.includes(entry.target ?? ""),
+    );
+
+/** Who calls whom, from the config schemas. */
+const callersOf = (target: string) =>
+  components
+    .filter((caller) => serviceUrlVariables(schemaOf(caller)).some((url) => url.target === target))
+    .sort();
+
+/** Stand-ins for secrets the chart does not render (an existingSecret), valid for the config schemas. */
+const secretPlaceholders: Record<string, string> = {
+  DATABASE_URL: "postgres://testrun:placeholder@postgres.example:5432/testrun",
+  REDIS_URL: "redis://redis.example:6379",
+  VARIABLES_KEY: Buffer.alloc(32, 7).toString("base64"),
+};
+const secretPlaceholder = (variable: string) =>
+  secretPlaceholders[variable] ?? "placeholder-token-".padEnd(48, "x");
+const fieldPlaceholder = (fieldPath: string) => `from-${fieldPath.replace(/[^a-z0-9]+/gi, "-")}`;
+
+/** A container that runs a service: a component's main container or a migration container. */
+interface ServiceContainer {
+  /** What assertion messages call it. */
+  label: string;
+  service: string;
+  workload: Workload;
+  container: IContainer;
+  env: ContainerEnv;
+}
+
+const isMigration = (container: IContainer) => container.args?.[1] === "migrate";
+
+function componentContainer(chart: RenderedChart, name: string): ServiceContainer {
+  const { workload, container } = chart.component(name);
+  const env = chart.containerEnv(container, secretPlaceholder, fieldPlaceholder);
+  return { label: name, service: name, workload, container, env };
+}
+
+function migrationContainers(chart: RenderedChart): ServiceContainer[] {
+  return chart.workloads().flatMap((workload) =>
+    [...(workload.spec.initContainers ?? []), ...workload.spec.containers]
+      .filter(isMigration)
+      .map((container) => ({
+        label: `${workload.identity} ${container.name}`,
+        service: container.args?.[0] ?? "",
+        workload,
+        container,
+        env: chart.containerEnv(container, secretPlaceholder, fieldPlaceholder),
+      })),
+  );
+}
+
+const serviceContainers = (chart: RenderedChart) => [
+  ...components.map((name) => componentContainer(chart, name)),
+  ...migrationContainers(chart),
+];
+
+/** The Services in front of a component's pods, and only its pods. */
+const servicesOf = (chart: RenderedChart, name: string) =>
+  chart.ofKind<IService>("Service").filter((service) => {
+    const behind = chart.workloadsBehind(service);
+    return behind.length > 0 && behind.every((workload) => workload.identity === name);
+  });
+
+/** The container port a Service port sends to, in a workload. */
+function targetPort(service: IService, servicePort: number, workload: Workload): number | undefined {
+  const port = service.spec?.ports?.find((candidate) => candidate.port === servicePort);
+  if (!port) return undefined;
+  const target = port.targetPort ?? port.port;
+  if (typeof target === "number") return target;
+  for (const container of workload.spec.containers) {
+    const resolved = resolvePort(container, target);
+    if (resolved !== undefined) return resolved;
+  }
+  return undefined;
+}
+
+const defaultPorts: Record<string, number> = { "http:": 80, "https:": 443, "redis:": 6379, "rediss:": 6379 };
+const urlPort = (url: URL) =>
+  url.port
+    ? Number(url.port)
+    : (defaultPorts[url.protocol] ?? (url.protocol.startsWith("postgres") ? 5432 : 0));
+
+const isOutside = (source: string) =>
+  source.startsWith("anywhere") || source.startsWith("outside") || source.startsWith("every pod");
+
+const probePort = (container: IContainer, probe: IProbe | undefined) =>
+  probe?.grpc ? probe.grpc.port : resolvePort(container, probe?.httpGet?.port ?? probe?.tcpSocket?.port);
+
+/** Replicas a component may run: its Deployment's, or its HPA's minimum when one scales it. */
+function minReplicas(chart: RenderedChart, workload: Workload): number {
+  const hpa = chart
+    .ofKind<IHorizontalPodAutoscaler>("HorizontalPodAutoscaler")
+    .find((candidate) => candidate.spec?.scaleTargetRef.name === workload.object.metadata.name);
+  if (hpa) return hpa.spec?.minReplicas ?? 1;
+  return ((workload.object.spec as { replicas?: number }).replicas ?? 1) as number;
+}
+
+describe("helm chart helm/testrun", () => {
+  it("keeps the default, production and minimal value files", () => {
+    expect(valueFiles).to.include.members([
+      "values.yaml",
+      "examples/production.yaml",
+      "examples/minimal.yaml",
+    ]);
+  });
+
+  for (const valueFile of valueFiles) {
+    describe(`with ${valueFile}`, () => {
+      let chart: RenderedChart;
+
+      before(async () => {
+        chart = new RenderedChart(
+          await renderChart(chartPath, { release, namespace, valueFiles: [valueFile] }),
+          namespace,
+        );
+      });
+
+      it("passes helm lint --strict", async () => {
+        const result = await helm(["lint", "--strict", chartPath, "--values", `${chartPath}/${valueFile}`]);
+        expect(result.code, `${result.stdout}\n${result.stderr}`).to.equal(0);
+      });
+
+      it("renders objects that all validate against the Kubernetes JSON schemas", async () => {
+        expect(chart.objects).to.not.be.empty;
+        const errors: string[] = [];
+        for (const object of chart.objects) {
+          await validateObject(object).catch((error: Error) => errors.push(error.message));
+        }
+        expect(errors.join("\n"), "schema errors").to.equal("");
+      });
+
+      it("sets every variable each service's config requires, and the config parses", () => {
+        for (const { label, service, env } of serviceContainers(chart)) {
+          const schema = schemaOf(service);
+          expect(env.problems, label).to.deep.equal([]);
+          const missing = requiredVariables(schema).filter((variable) => !(variable in env.values));
+          expect(missing, `${label}: required variables the chart does not set`).to.deep.equal([]);
+          const parsed = schema.safeParse(env.values);
+          const issues = (parsed.error?.issues ?? []).map(
+            (issue) => `${issue.path.join(".")}: ${issue.message}`,
+          );
+          expect(issues.join("; "), `${label}: its config rejects the rendered environment`).to.equal("");
+        }
+      });
+
+      it("gives each service only the secrets its config declares, and secrets only through Secrets", () => {
+        const containers = serviceContainers(chart);
+        const secretVariables = new Set(
+          containers.flatMap(({ env }) => env.secretRefs.map((ref) => ref.variable)),
+        );
+        expect([...secretVariables], "variables taken from Secrets").to.include.members(["SERVICE_TOKEN"]);
+        for (const { label, service, workload, container, env } of containers) {
+          const declared = Object.keys(schemaOf(service).shape);
+          for (const ref of env.secretRefs) {
+            expect(declared, `${label} gets secret variable ${ref.variable}`).to.include(ref.variable);
+            expect(ref.key, `${label}: Secret keys are named like their variables`).to.equal(ref.variable);
+          }
+          expect(env.secretEnvFrom, `${label}: envFrom hands over a whole Secret`).to.deep.equal([]);
+          const secretVolumes = (workload.spec.volumes ?? []).filter(
+            (volume) => volume.secret || volume.projected?.sources?.some((source) => source.secret),
+          );
+          expect(
+            secretVolumes.map((volume) => volume.name),
+            `${label}: Secret volumes`,
+          ).to.deep.equal([]);
+          const plain = (container.env ?? [])
+            .filter((variable) => !variable.valueFrom)
+            .map((variable) => variable.name);
+          const fromConfigMaps = Object.keys(env.values).filter(
+            (variable) =>
+              !plain.includes(variable) && !env.secretRefs.some((ref) => ref.variable === variable),
+          );
+          for (const variable of [...plain, ...fromConfigMaps]) {
+            expect(
+              secretVariables.has(variable),
+              `${label}: secret ${variable} set outside a Secret`,
+            ).to.equal(false);
+          }
+        }
+      });
+
+      it("exposes and probes the ports each service listens on", () => {
+        for (const name of components) {
+          const { container, env } = componentContainer(chart, name);
+          const schema = schemaOf(name);
+          const port = setting(schema, env.values, "PORT") as number;
+          const http = "HTTP_PORT" in schema.shape;
+          const httpPort = setting(schema, env.values, "HTTP_PORT") as number | undefined;
+          const expected = http ? [port, httpPort] : [port];
+          const exposed = (container.ports ?? []).map((candidate) => candidate.containerPort);
+          expect([...exposed].sort(), `${name} container ports`).to.deep.equal([...expected].sort());
+
+          const probes = { liveness: container.livenessProbe, readiness: container.readinessProbe };
+          expect(probes.liveness, `${name} livenessProbe`).to.not.equal(undefined);
+          expect(probes.readiness, `${name} readinessProbe`).to.not.equal(undefined);
+          if (http) {
+            expect(probes.liveness?.httpGet?.path, `${name} liveness path`).to.equal("/healthz");
+            expect(probes.readiness?.httpGet?.path, `${name} readiness path`).to.equal("/readyz");
+            for (const probe of [probes.liveness, probes.readiness, container.startupProbe].filter(Boolean)) {
+              expect(probePort(container, probe), `${name} HTTP probe port`).to.equal(httpPort);
+            }
+          } else {
+            for (const probe of [probes.liveness, probes.readiness, container.startupProbe].filter(Boolean)) {
+              expect(probe?.grpc, `${name}: a native gRPC probe`).to.not.equal(undefined);
+              expect(probe?.grpc?.port, `${name} gRPC probe port`).to.equal(port);
+              expect(probe?.grpc?.service ?? "", `${name} gRPC probe service`).to.equal("");
+            }
+          }
+
+          const { workload } = chart.component(name);
+          const services = servicesOf(chart, name);
+          expect(services, `${name}: a Service in front of its pods`).to.not.be.empty;
+          const reachable = services.flatMap((service) =>
+            (service.spec?.ports ?? []).map((servicePort) => targetPort(service, servicePort.port, workload)),
+          );
+          expect(reachable, `${name}: ports its Service sends to`).to.include.members(expected);
+        }
+      });
+
+      it("runs every component and migration with resources and a locked-down security context", () => {
+        const pods = [
+          ...components.map((name) => chart.component(name).workload),
+          ...migrationContainers(chart).map((m) => m.workload),
+        ];
+        for (const workload of pods) {
+          const pod = workload.spec;
+          for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
+            const label = `${workload.identity} container ${container.name}`;
+            const security = container.securityContext ?? {};
+            expect(
+              security.runAsNonRoot ?? pod.securityContext?.runAsNonRoot,
+              `${label} runAsNonRoot`,
+            ).to.equal(true);
+            expect(security.readOnlyRootFilesystem, `${label} readOnlyRootFilesystem`).to.equal(true);
+            expect(security.allowPrivilegeEscalation, `${label} allowPrivilegeEscalation`).to.equal(false);
+            expect(security.capabilities?.drop ?? [], `${label} capabilities.drop`).to.include("ALL");
+            expect(security.capabilities?.add ?? [], `${label} capabilities.add`).to.deep.equal([]);
+            expect(
+              (security.seccompProfile ?? pod.securityContext?.seccompProfile)?.type,
+              `${label} seccompProfile`,
+            ).to.equal("RuntimeDefault");
+            const resources = container.resources ?? {};
+            expect(resources.requests ?? {}, `${label} resources.requests`).to.include.keys("cpu", "memory");
+            expect(resources.limits ?? {}, `${label} resources.limits`).to.include.keys("memory");
+            const tmp = container.volumeMounts?.find((mount) => mount.mountPath === "/tmp");
+            const tmpVolume = pod.volumes?.find((volume) => volume.name === tmp?.name);
+            expect(tmpVolume?.emptyDir, `${label}: /tmp is an emptyDir`).to.not.equal(undefined);
+          }
+        }
+      });
+
+      it("gives each component its own ServiceAccount without API access", () => {
+        const accounts = components.map((name) => {
+          const { workload } = chart.component(name);
+          const accountName = workload.spec.serviceAccountName ?? "default";
+          const account = chart.find<IServiceAccount>("ServiceAccount", accountName);
+          expect(account, `${name}: ServiceAccount ${accountName} is rendered`).to.not.equal(undefined);
+          const automount =
+            workload.spec.automountServiceAccountToken ?? account?.automountServiceAccountToken;
+          expect(automount, `${name}: automountServiceAccountToken`).to.equal(false);
+          return accountName;
+        });
+        expect(new Set(accounts).size, "one ServiceAccount per component").to.equal(components.length);
+        const bindings = [
+          ...chart.ofKind<IRoleBinding>("RoleBinding"),
+          ...chart.ofKind<IRoleBinding>("ClusterRoleBinding"),
+        ];
+        const bound = bindings.flatMap((binding) => (binding.subjects ?? []).map((subject) => subject.name));
+        expect(
+          bound.filter((subject) => accounts.includes(subject)),
+          "components bound to roles",
+        ).to.deep.equal([]);
+      });
+
+      it("gives each pod time to drain and finish in-flight work before it is killed", () => {
+        for (const name of components) {
+          const { workload, container, env } = componentContainer(chart, name);
+          const schema = schemaOf(name);
+          const drainMs =
+            "SHUTDOWN_DRAIN_MS" in schema.shape
+              ? (setting(schema, env.values, "SHUTDOWN_DRAIN_MS") as number)
+              : Number(env.values.SHUTDOWN_DRAIN_MS ?? 0);
+          const timeoutMs = setting(schema, env.values, "SHUTDOWN_TIMEOUT_MS") as number;
+          const preStopSeconds = container.lifecycle?.preStop?.sleep?.seconds ?? 0;
+          const grace = workload.spec.terminationGracePeriodSeconds ?? 30;
+          // The contract: drain + in-flight timeout, plus 5 s for closing connections and exiting.
+          const needed = preStopSeconds + (drainMs + timeoutMs) / 1000 + 5;
+          expect(
+            grace,
+            `${name}: terminationGracePeriodSeconds (drain ${drainMs} ms, timeout ${timeoutMs} ms)`,
+          ).to.be.at.least(needed);
+        }
+      });
+
+      it("points every address in a config at a rendered Service of the right component and port", () => {
+        for (const { label, service, workload: caller, env } of serviceContainers(chart)) {
+          const schema = schemaOf(service);
+          for (const { variable, target } of serviceUrlVariables(schema)) {
+            const address = String(setting(schema, env.values, variable));
+            const url = new URL(address);
+            const found = chart.serviceForHost(url.hostname);
+            expect(found, `${label} ${variable}=${address}: no rendered Service of that name`).to.not.equal(
+              undefined,
+            );
+            if (!found) continue;
+            const behind = chart.workloadsBehind(found);
+            expect(
+              behind.map((workload) => workload.identity),
+              `${label} ${variable}: pods behind ${found.metadata.name}`,
+            ).to.deep.equal([target]);
+            const targetContainer = componentContainer(chart, target);
+            const targetPortNumber = setting(schemaOf(target), targetContainer.env.values, "PORT") as number;
+            expect(
+              targetPort(found, urlPort(url), targetContainer.workload),
+              `${label} ${variable}=${address}: Service port must lead to ${target}'s PORT`,
+            ).to.equal(targetPortNumber);
+            expect(
+              chart.egressAllowed(caller, targetContainer.workload, targetPortNumber),
+              `${label} may not connect to ${target} (egress)`,
+            ).to.equal(true);
+          }
+          // Addresses of in-chart PostgreSQL and Redis (evaluation): they must lead somewhere and let the caller in.
+          for (const variable of ["DATABASE_URL", "REDIS_URL"].filter(
+            (v) => v in schema.shape && v in env.values,
+          )) {
+            const url = new URL(String(env.values[variable]));
+            const found = chart.serviceForHost(url.hostname);
+            if (!found) continue; // an external server
+            const [backend] = chart.workloadsBehind(found);
+            expect(
+              backend,
+              `${label} ${variable}: no pods behind Service ${found.metadata.name}`,
+            ).to.not.equal(undefined);
+            if (!backend) continue;
+            const port = targetPort(found, urlPort(url), backend);
+            expect(
+              port,
+              `${label} ${variable}: Service ${found.metadata.name} has no port ${urlPort(url)}`,
+            ).to.not.equal(undefined);
+            const sources = chart.ingressSources(backend, port ?? 0);
+            const admitted = [...sources].some((source) => source === caller.identity || isOutside(source));
+            expect(
+              admitted,
+              `${label} is not let in to ${backend.identity} (${[...sources].join(", ")})`,
+            ).to.equal(true);
+            expect(
+              chart.egressAllowed(caller, backend, port ?? 0),
+              `${label} may not connect to ${backend.identity}`,
+            ).to.equal(true);
+          }
+        }
+      });
+
+      it("admits traffic from outside only to the gateway, and to each service only from its callers", () => {
+        for (const name of components) {
+          const { workload, container, env } = componentContainer(chart, name);
+          const schema = schemaOf(name);
+          if ("HTTP_PORT" in schema.shape) {
+            const sources = chart.ingressSources(
+              workload,
+              setting(schema, env.values, "HTTP_PORT") as number,
+            );
+            expect([...sources].some(isOutside), `${name} HTTP port admits outside traffic`).to.equal(true);
+            continue;
+          }
+          const port = setting(schema, env.values, "PORT") as number;
+          const admitted = [...chart.ingressSources(workload, port)].sort().join(", ");
+          expect(admitted, `${name} admits on port ${port}; its callers are`).to.equal(
+            callersOf(name).join(", "),
+          );
+          for (const other of (container.ports ?? []).filter((p) => p.containerPort !== port)) {
+            const sources = [...chart.ingressSources(workload, other.containerPort)];
+            expect(
+              sources.filter(isOutside),
+              `${name} port ${other.containerPort} admits outside traffic`,
+            ).to.deep.equal([]);
+          }
+        }
+      });
+
+      it("migrates every service with a schema in a pre-install,pre-upgrade Job hook on the same image", () => {
+        const migrations = migrationContainers(chart);
+        expect(migrations, "migration containers").to.not.be.empty;
+        for (const { label, workload, container } of migrations) {
+          expect(workload.object.kind, label).to.equal("Job");
+          expect([...hookEvents(workload.object)].sort(), `${label} helm.sh/hook`).to.deep.equal([
+            "pre-install",
+            "pre-upgrade",
+          ]);
+          expect(container.args, label).to.have.lengthOf(2);
+          expect(container.image, `${label} image`).to.equal(
+            componentContainer(chart, "gateway").container.image,
+          );
+        }
+        const migrated = [...new Set(migrations.map((migration) => migration.service))].sort();
+        expect(migrated, "services migrated").to.deep.equal(schemaOwners);
+        for (const name of components) {
+          const { container } = chart.component(name);
+          expect(container.args, `${name} serves`).to.deep.equal([name]);
+        }
+      });
+
+      it("creates what the migration hook needs before it runs", () => {
+        for (const { label, workload, container, env } of migrationContainers(chart)) {
+          const job = workload.object;
+          const needed: K8sObject[] = [];
+          const account = chart.find("ServiceAccount", workload.spec.serviceAccountName ?? "");
+          if (account) needed.push(account);
+          for (const ref of env.secretRefs) {
+            const secret = chart.find("Secret", ref.secret);
+            if (secret) needed.push(secret);
+          }
+          const configMapNames = [
+            ...(container.envFrom ?? []).map((source) => source.configMapRef?.name),
+            ...(container.env ?? []).map((variable) => variable.valueFrom?.configMapKeyRef?.name),
+          ];
+          for (const name of configMapNames) {
+            const configMap = name ? chart.find("ConfigMap", name) : undefined;
+            if (configMap) needed.push(configMap);
+          }
+          const database = chart.serviceForHost(new URL(String(env.values.DATABASE_URL)).hostname);
+          if (database)
+            needed.push(database, ...chart.workloadsBehind(database).map((backend) => backend.object));
+          for (const object of new Set(needed)) {
+            const events = hookEvents(object);
+            const before = events.includes("pre-install") && hookWeight(object) < hookWeight(job);
+            expect(
+              before,
+              `${label} needs ${object.kind} ${object.metadata.name}, which is not created before the pre-install hook runs`,
+            ).to.equal(true);
+          }
+        }
+      });
+
+      it("keeps a PodDisruptionBudget for every component that runs more than one replica", () => {
+        const budgets = chart.ofKind<IPodDisruptionBudget>("PodDisruptionBudget");
+        for (const name of components) {
+          const { workload } = chart.component(name);
+          const covered = budgets.filter((budget) =>
+            selectorMatches(budget.spec?.selector ?? {}, workload.labels),
+          );
+          if (minReplicas(chart, workload) > 1)
+            expect(covered, `${name}: PodDisruptionBudget`).to.have.lengthOf(1);
+        }
+      });
+
+      it("spreads each component's pods across nodes, and leaves replicas to the autoscaler when there is one", () => {
+        for (const name of components) {
+          const { workload } = chart.component(name);
+          const constraints = workload.spec.topologySpreadConstraints ?? [];
+          expect(
+            constraints.some(
+              (constraint) =>
+                constraint.labelSelector !== undefined &&
+                selectorMatches(constraint.labelSelector, workload.labels),
+            ),
+            `${name}: topologySpreadConstraints selecting its pods`,
+          ).to.equal(true);
+          const scaled = chart
+            .ofKind<IHorizontalPodAutoscaler>("HorizontalPodAutoscaler")
+            .some((hpa) => hpa.spec?.scaleTargetRef.name === workload.object.metadata.name);
+          if (scaled) {
+            expect(
+              (workload.object.spec as { replicas?: number }).replicas,
+              `${name}: replicas set beside its HPA`,
+            ).to.equal(undefined);
+          }
+        }
+      });
+    });
+  }
+
+  describe("with examples/production.yaml", () => {
+    const valueFile = "examples/production.yaml";
+    let chart: RenderedChart;
+    let existingSecrets: string[];
+
+    before(async () => {
+      chart = new RenderedChart(
+        await renderChart(chartPath, { release, namespace, valueFiles: [valueFile] }),
+        namespace,
+      );
+      const found: string[] = [];
+      const collect = (value: unknown): void => {
+        if (Array.isArray(value)) value.forEach(collect);
+        else if (value && typeof value === "object") {
+          for (const [key, inner] of Object.entries(value)) {
+            if (key === "existingSecret" && typeof inner === "string" && inner !== "") found.push(inner);
+            else collect(inner);
+          }
+        }
+      };
+      collect(parse(readFileSync(`${chartPath}/${valueFile}`, "utf8")));
+      existingSecrets = found;
+    });
+
+    it("runs no PostgreSQL or Redis of its own", () => {
+      const identities = chart.workloads().map((workload) => workload.identity);
+      const migrationJobs = migrationContainers(chart).map((migration) => migration.workload.identity);
+      const tests = chart.workloads().filter((workload) => hookEvents(workload.object).includes("test"));
+      const others = identities.filter(
+        (identity) =>
+          !components.includes(identity) &&
+          !migrationJobs.includes(identity) &&
+          !tests.some((t) => t.identity === identity),
+      );
+      expect(others, "workloads beside the components, migrations and helm tests").to.deep.equal([]);
+      const images = chart
+        .workloads()
+        .flatMap((workload) => workload.spec.containers.map((container) => container.image ?? ""));
+      expect(
+        images.filter((image) => /postgres|redis/i.test(image)),
+        "database images",
+      ).to.deep.equal([]);
+    });
+
+    it("takes every secret from the existingSecret and renders none", () => {
+      expect(existingSecrets, "existingSecret in the value file").to.not.be.empty;
+      const referenced = serviceContainers(chart).flatMap(({ env }) =>
+        env.secretRefs.map((ref) => ref.secret),
+      );
+      expect(referenced).to.not.be.empty;
+      expect(
+        [...new Set(referenced)].filter((name) => !existingSecrets.includes(name)),
+        "other Secrets",
+      ).to.deep.equal([]);
+      const rendered = chart.ofKind<ISecret>("Secret").map((secret) => secret.metadata.name);
+      expect(
+        rendered.filter((name) => existingSecrets.includes(name)),
+        "the existingSecret is rendered",
+      ).to.deep.equal([]);
+    });
+
+    it("exposes the gateway's HTTP port through an Ingress", () => {
+      const { workload, env } = componentContainer(chart, "gateway");
+      const httpPort = setting(schemaOf("gateway"), env.values, "HTTP_PORT");
+      const backends = chart
+        .ofKind<IIngress>("Ingress")
+        .flatMap((ingress) => (ingress.spec?.rules ?? []).flatMap((rule) => rule.http?.paths ?? []))
+        .map((path) => path.backend.service)
+        .filter((backend) => backend !== undefined);
+      expect(backends, "Ingress backends").to.not.be.empty;
+      for (const backend of backends) {
+        const service = chart.find<IService>("Service", backend.name);
+        expect(service, `Ingress backend Service ${backend.name}`).to.not.equal(undefined);
+        if (!service) continue;
+        const servicePort =
+          backend.port?.number ??
+          service.spec?.ports?.find((port) => port.name === backend.port?.name)?.port ??
+          -1;
+        expect(
+          targetPort(service, servicePort, workload),
+          `Ingress → ${backend.name}:${servicePort}`,
+        ).to.equal(httpPort);
+      }
+    });
+
+    it("autoscales the gateway and the executor", () => {
+      const scaled = chart
+        .ofKind<IHorizontalPodAutoscaler>("HorizontalPodAutoscaler")
+        .filter(
+          (hpa) => hpa.apiVersion === "autoscaling/v2" && hpa.spec?.scaleTargetRef.kind === "Deployment",
+        )
+        .map((hpa) => hpa.spec?.scaleTargetRef.name);
+      for (const name of ["gateway", "executor"]) {
+        expect(scaled, `${name} HPA`).to.include(chart.component(name).workload.object.metadata.name);
+      }
+    });
+  });
+
+  describe("with the Gateway API HTTPRoute on", () => {
+    let chart: RenderedChart;
+
+    before(async () => {
+      const set = [
+        "httpRoute.enabled=true",
+        "httpRoute.parentRefs[0].name=public",
+        "httpRoute.hostnames[0]=testrun.example.com",
+      ];
+      chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+    });
+
+    it("renders an HTTPRoute that validates and leads to the gateway's HTTP port", async () => {
+      const routes = chart.ofKind<IHTTPRoute>("HTTPRoute");
+      expect(routes, "HTTPRoutes").to.have.lengthOf(1);
+      for (const route of routes) await validateObject(route);
+      const { workload, env } = componentContainer(chart, "gateway");
+      const httpPort = setting(schemaOf("gateway"), env.values, "HTTP_PORT");
+      const backends = routes.flatMap((route) =>
+        (route.spec.rules ?? []).flatMap((rule) => rule.backendRefs ?? []),
+      );
+      expect(backends, "HTTPRoute backendRefs").to.not.be.empty;
+      for (const backend of backends) {
+        const service = chart.find<IService>("Service", backend.name);
+        expect(service, `HTTPRoute backend Service ${backend.name}`).to.not.equal(undefined);
+        if (service)
+          expect(targetPort(service, backend.port ?? -1, workload), `HTTPRoute → ${backend.name}`).to.equal(
+            httpPort,
+          );
+      }
+    });
+  });
+
+  describe("values.schema.json", () => {
+    for (const expression of ["bogus=1", "components.keys.bogus=1"]) {
+      it(`rejects an unknown key (--set ${expression})`, async () => {
+        const result = await tryRenderChart(chartPath, { release, namespace, set: [expression] });
+        expect(result.code, "helm template exit code").to.not.equal(0);
+        expect(result.stderr).to.contain("bogus");
+      });
+    }
+  });
+});

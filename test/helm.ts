@@ -1,0 +1,75 @@
+// Runs the helm binary that `make helm` installs, and turns `helm template` output into objects.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { repoRoot } from "@testrun/kit/testing";
+import { parseAllDocuments } from "yaml";
+import type { K8sObject } from "./kubernetes.js";
+
+const run = promisify(execFile);
+
+export const helmBinary = `${repoRoot}.tools/bin/helm`;
+
+export interface HelmResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs helm and resolves with its exit code and output; a non-zero exit is a result, not an error. */
+export async function helm(args: readonly string[]): Promise<HelmResult> {
+  try {
+    const { stdout, stderr } = await run(helmBinary, args, { maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (failed.code === "ENOENT") throw new Error(`${helmBinary} is missing: run \`make helm\``);
+    if (typeof failed.code !== "number") throw error;
+    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+export interface RenderOptions {
+  release: string;
+  namespace: string;
+  /** Value files, relative to the chart. */
+  valueFiles?: readonly string[];
+  /** `--set` expressions. */
+  set?: readonly string[];
+}
+
+const renderArgs = (chart: string, options: RenderOptions) => [
+  "template",
+  options.release,
+  chart,
+  "--namespace",
+  options.namespace,
+  ...(options.valueFiles ?? []).flatMap((file) => ["--values", `${chart}/${file}`]),
+  ...(options.set ?? []).flatMap((expression) => ["--set", expression]),
+];
+
+/** `helm template` of the chart, hooks and test pods included; rejects with helm's message when it fails. */
+export async function renderChart(chart: string, options: RenderOptions): Promise<K8sObject[]> {
+  const result = await helm(renderArgs(chart, options));
+  if (result.code !== 0) throw new Error(`helm template failed (${result.code}):\n${result.stderr}`);
+  return parseManifests(result.stdout);
+}
+
+/** `helm template` that is expected to fail: resolves with the result either way. */
+export const tryRenderChart = (chart: string, options: RenderOptions) => helm(renderArgs(chart, options));
+
+/** The objects of a multi-document YAML stream, empty documents left out. */
+export function parseManifests(text: string): K8sObject[] {
+  const objects: K8sObject[] = [];
+  for (const document of parseAllDocuments(text)) {
+    if (document.errors.length > 0) throw new Error(`unparsable manifest: ${document.errors[0]?.message}`);
+    const value: unknown = document.toJS();
+    if (value === null || value === undefined) continue;
+    if (typeof value !== "object" || !("kind" in value) || !("apiVersion" in value)) {
+      throw new Error(
+        `a rendered document is not a Kubernetes object: ${JSON.stringify(value).slice(0, 200)}`,
+      );
+    }
+    objects.push(value as K8sObject);
+  }
+  return objects;
+}

@@ -1,0 +1,300 @@
+// The container image, replayed: no container engine runs here, so deploy/Dockerfile is read and
+// its stages are laid out in a temporary folder (test/dockerfile-replay.ts), and every service is
+// started from there exactly as the image's ENTRYPOINT and a pod's `args` start it.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative, sep } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
+import {
+  createTestDatabase,
+  findFreePort,
+  type LaunchCommand,
+  repoRoot,
+  type ServiceProcess,
+  startServiceProcess,
+  startThrowawayRedis,
+  type ThrowawayServer,
+} from "@testrun/kit/testing";
+import { expect } from "chai";
+import { systemServices } from "../scripts/system.js";
+import { type ImageReplay, parseDockerfile, replayDockerfile } from "./dockerfile-replay.js";
+
+const runtimeBase = "gcr.io/distroless/nodejs24-debian12:nonroot";
+/** Where the runtime base image has node. */
+const imageNode = "/nodejs/bin/node";
+/** Dev dependencies that would show a dev install leaked into the image. */
+const telltaleDevPackages = [
+  "tsx",
+  "typescript",
+  "mocha",
+  "chai",
+  "@biomejs/biome",
+  "@bufbuild/buf",
+  "@types/mocha",
+];
+
+describe("the container image (deploy/Dockerfile, replayed without a container engine)", () => {
+  let scratch: string;
+  let image: ImageReplay;
+  let workspacePackages: string[];
+
+  before(async function () {
+    // A production build and a production-only `npm ci`: tens of seconds on a cold machine.
+    this.timeout(300_000);
+    scratch = await mkdtemp(join(tmpdir(), "testrun-image-"));
+    // The image's user must be able to enter the folder, as it can /app.
+    await chmod(scratch, 0o755);
+    const stages = parseDockerfile(await readFile(join(repoRoot, "deploy/Dockerfile"), "utf8"));
+    image = await replayDockerfile(stages, {
+      context: repoRoot,
+      scratch,
+      npmCiExtraArgs: ["--prefer-offline"],
+      runCache: join(repoRoot, "node_modules/.cache/image-replay"),
+    });
+    workspacePackages = (await readdir(join(repoRoot, "services"), { withFileTypes: true }))
+      .filter(
+        (entry) => entry.isDirectory() && existsSync(join(repoRoot, "services", entry.name, "package.json")),
+      )
+      .map((entry) => entry.name)
+      .sort();
+  });
+  after(async () => {
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  /** The image's ENTRYPOINT with `args` after it, on this machine: node is ours, /app is the replay. */
+  const launch = (containerArgs: readonly string[]): LaunchCommand => {
+    const onHost = (word: string) =>
+      word.startsWith(`${image.workdir}/`) ? join(image.root, word.slice(image.workdir.length + 1)) : word;
+    const [node, ...args] = image.entrypoint;
+    expect(node, "the ENTRYPOINT's program").to.equal(imageNode);
+    const [uid, gid] = (image.user ?? "").split(":").map(Number);
+    // Run as the image's user when this process may switch user, so nothing can write to /app.
+    const asImageUser = process.getuid?.() === 0 && image.user !== undefined;
+    return {
+      file: process.execPath,
+      args: [...args.map(onHost), ...containerArgs],
+      cwd: image.root,
+      ...(asImageUser && { uid, gid: gid ?? uid }),
+    };
+  };
+  /** The environment a container of the image starts with, plus the service's own. */
+  const containerEnv = (env: Record<string, string>) => ({
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: "/home/nonroot",
+    ...image.env,
+    ...env,
+  });
+
+  /** Runs the image with these args to completion. */
+  async function runImage(args: string[], env: Record<string, string> = {}) {
+    const command = launch(args);
+    const child = spawn(command.file, command.args, {
+      cwd: command.cwd,
+      env: containerEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(command.uid !== undefined && { uid: command.uid, gid: command.gid }),
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    // "close", not "exit": all of the output has arrived.
+    const [code] = await once(child, "close");
+    return { code: code as number | null, stdout, stderr };
+  }
+
+  it("is distroless Node 24 as user 65532, with an exec-form ENTRYPOINT of node and the launcher", () => {
+    expect(image.base).to.equal(runtimeBase);
+    expect(image.user).to.equal("65532:65532");
+    expect(image.workdir).to.equal("/app");
+    expect(image.entrypoint).to.deep.equal([imageNode, "/app/services/kit/dist/launch.js"]);
+    // The replay runs the image's Node major version.
+    expect(process.versions.node.split(".")[0], "this test's Node").to.equal("24");
+  });
+
+  it("holds the manifests, compiled JavaScript and production dependencies, nothing else", async () => {
+    expect((await readdir(image.root)).sort()).to.deep.equal([
+      "node_modules",
+      "package-lock.json",
+      "package.json",
+      "services",
+    ]);
+    expect((await readdir(join(image.root, "services"))).sort(), "packages").to.deep.equal(workspacePackages);
+    for (const pkg of workspacePackages) {
+      expect((await readdir(join(image.root, "services", pkg))).sort(), pkg).to.deep.equal([
+        "dist",
+        "package.json",
+      ]);
+    }
+    const files = await listFiles(join(image.root, "services"));
+    const sources = files.filter((file) => /\.(ts|tsx|mts)$/.test(file) && !file.endsWith(".d.ts"));
+    expect(sources, "TypeScript sources").to.deep.equal([]);
+    expect(
+      files.filter((file) => /(^|\/)test\/|\.test\.js$/.test(file)),
+      "tests",
+    ).to.deep.equal([]);
+    for (const pkg of ["keys", "catalog", "billing", "runs"]) {
+      const migrations = files.filter((file) => file.startsWith(`${pkg}/dist/db/migrations/Migration`));
+      expect(
+        migrations.filter((file) => file.endsWith(".js")),
+        `${pkg} migrations`,
+      ).not.to.be.empty;
+    }
+  });
+
+  it("has no package the lockfile marks as a dev dependency", async () => {
+    const lock = JSON.parse(await readFile(join(repoRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const devOnly = Object.entries(lock.packages)
+      .filter(([path, entry]) => entry.dev && path.includes("node_modules/"))
+      .map(([path]) => path);
+    for (const name of telltaleDevPackages) {
+      expect(devOnly, "dev dependencies in the lockfile").to.include(`node_modules/${name}`);
+      expect(existsSync(join(repoRoot, "node_modules", name)), `${name} in the working copy`).to.equal(true);
+    }
+    expect(devOnly.filter((path) => existsSync(join(image.root, path)))).to.deep.equal([]);
+  });
+
+  it("resolves every workspace package's exports to built files, without the source condition", async () => {
+    const specifiers = [
+      "@testrun/kit",
+      "@testrun/kit/testing",
+      "@testrun/cli",
+      "@testrun/gen/grpc/health/v1/health_pb",
+    ];
+    const script = `for (const s of ${JSON.stringify(specifiers)}) console.log(import.meta.resolve(s)), await import(s);`;
+    const child = spawn(process.execPath, ["--input-type=module", "--eval", script], {
+      cwd: image.root,
+      env: containerEnv({}),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    // "close", not "exit": all of the output has arrived.
+    const [code] = await once(child, "close");
+    expect(code, output).to.equal(0);
+    const resolved = output.trim().split("\n");
+    expect(resolved).to.have.length(specifiers.length);
+    for (const url of resolved) {
+      const file = await realpath(new URL(url));
+      expect(relative(await realpath(image.root), file)).to.match(/^services\/[a-z]+\/dist\/.+\.js$/);
+    }
+  });
+
+  it("refuses an unknown service, naming the services it runs", async () => {
+    const { code, stderr } = await runImage(["no-such-service"]);
+    expect(code).to.equal(2);
+    expect(stderr).to.contain('unknown service "no-such-service"');
+    const listed = /^services: (.*)$/m.exec(stderr)?.[1]?.split(", ");
+    expect(listed?.sort(), "the launcher's services").to.deep.equal(systemServices.map((s) => s.name).sort());
+  });
+
+  it("runs testrunctl", async () => {
+    const { code, stdout } = await runImage(["testrunctl", "--help"]);
+    expect(code).to.equal(0);
+    expect(stdout).to.contain("Usage: testrunctl");
+  });
+
+  describe("running the system", () => {
+    let redis: ThrowawayServer;
+    let env: Record<string, string>;
+    const ports = new Map<string, number>();
+    const running = new Map<string, ServiceProcess>();
+
+    before(async () => {
+      // A Redis of its own: this executor must not take other suites' tests off a shared stream.
+      redis = await startThrowawayRedis();
+      for (const service of systemServices) ports.set(service.name, await findFreePort());
+      env = {
+        DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+        REDIS_URL: redis.url,
+        SERVICE_TOKEN: randomBytes(32).toString("base64url"),
+        EXECUTOR_TOKEN: randomBytes(32).toString("base64url"),
+        VARIABLES_KEY: randomBytes(32).toString("base64"),
+        HTTP_PORT: String(await findFreePort()),
+        ...Object.fromEntries(
+          [...ports].map(([name, port]) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
+        ),
+      };
+    });
+    after(async () => {
+      await Promise.all([...running.values()].map((child) => child.stop("SIGKILL")));
+      await redis?.stop();
+    });
+
+    for (const service of systemServices.filter((s) => s.database)) {
+      it(`${service.name} migrate applies its migrations and exits 0; run again, it applies none`, async () => {
+        const applied = async () => {
+          const { code, stdout, stderr } = await runImage([service.name, "migrate"], env);
+          expect(code, `${stdout}\n${stderr}`).to.equal(0);
+          const line = stdout.split("\n").find((l) => l.includes('"msg":"migrations applied"'));
+          return (JSON.parse(line ?? "{}") as { applied?: string[] }).applied;
+        };
+        expect(await applied(), "first run").to.be.an("array").that.is.not.empty;
+        expect(await applied(), "second run").to.deep.equal([]);
+      });
+    }
+
+    it("starts every service, each answering gRPC health SERVING", async function () {
+      this.timeout(120_000);
+      const started = await Promise.allSettled(
+        systemServices.map(async (service) => {
+          const child = await startServiceProcess(
+            service.name,
+            containerEnv({ ...env, HOST: "127.0.0.1", PORT: String(ports.get(service.name)) }),
+            { launch: launch([service.name]) },
+          );
+          running.set(service.name, child);
+        }),
+      );
+      const failures = started.flatMap((result) =>
+        result.status === "rejected" ? [String(result.reason)] : [],
+      );
+      expect(failures, "services that did not start").to.deep.equal([]);
+      for (const service of systemServices) {
+        // As Kubernetes' gRPC probe asks: no token, the whole process ("").
+        const baseUrl = `http://127.0.0.1:${ports.get(service.name)}`;
+        const { status } = await createClient(Health, createGrpcTransport({ baseUrl })).check({
+          service: "",
+        });
+        expect(status, service.name).to.equal(Status.SERVING);
+      }
+    });
+
+    it("gateway answers GET /healthz and /readyz with 200 on HTTP_PORT", async () => {
+      for (const path of ["/healthz", "/readyz"]) {
+        const response = await fetch(`http://127.0.0.1:${env.HTTP_PORT}${path}`);
+        expect(response.status, path).to.equal(200);
+      }
+    });
+
+    it("every service exits 0 on SIGTERM", async () => {
+      const codes = await Promise.all(
+        systemServices.map(async (service) => [
+          service.name,
+          await running.get(service.name)?.stop("SIGTERM"),
+        ]),
+      );
+      expect(Object.fromEntries(codes)).to.deep.equal(
+        Object.fromEntries(systemServices.map((service) => [service.name, 0])),
+      );
+    });
+  });
+});
+
+/** Every file under a folder, relative to it, with / separators. */
+async function listFiles(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)).split(sep).join("/"));
+}
