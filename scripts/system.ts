@@ -37,7 +37,10 @@ export interface SystemOptions {
 }
 
 export interface System {
+  /** What every service but the executor gets (the CLI's environment too). */
   env: Record<string, string>;
+  /** What the executor gets: no SERVICE_TOKEN, as in the chart (it holds only EXECUTOR_TOKEN). */
+  executorEnv: Record<string, string>;
   gatewayUrl: string;
   demoTargetUrl: string;
   processes: Map<string, ServiceProcess>;
@@ -69,6 +72,8 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     ),
     ...options.extraEnv,
   };
+  // Executors hold only their own token, as in the chart: the system is tested as deployed.
+  const { SERVICE_TOKEN: _notForExecutors, ...executorEnv } = env;
   const output = {
     keepOutput: options.keepOutput ?? true,
     ...(options.onLine && { onLine: options.onLine }),
@@ -99,10 +104,11 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     );
     for (const service of systemServices) {
       const port = String(ports.get(service.name));
+      const base = service.name === "executor" ? executorEnv : env;
       const own = options.serviceEnv?.[service.name];
       processes.set(
         service.name,
-        await startServiceProcess(service.name, { ...env, ...own, PORT: port }, output),
+        await startServiceProcess(service.name, { ...base, ...own, PORT: port }, output),
       );
     }
   } catch (error) {
@@ -111,6 +117,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   }
   return {
     env,
+    executorEnv,
     gatewayUrl: `http://127.0.0.1:${httpPort}`,
     demoTargetUrl: `http://127.0.0.1:${demoTargetPort}`,
     processes,

@@ -704,4 +704,31 @@ describe("helm chart helm/testrun", () => {
       });
     }
   });
+
+  describe("README.md", () => {
+    it("documents every value of values.yaml", () => {
+      const values = parse(readFileSync(`${chartPath}/values.yaml`, "utf8")) as Record<string, unknown>;
+      const readme = readFileSync(`${chartPath}/README.md`, "utf8");
+      // A value is documented when it, or a map it belongs to, is named in backquotes. The
+      // components share one table, keyed by what follows components.<name>.
+      const documented = (path: string[]) =>
+        path.some((_, end) => readme.includes(`\`${path.slice(0, end + 1).join(".")}\``));
+      const undocumented = valuePaths(values)
+        .map((path) => (path[0] === "components" ? path.slice(2) : path))
+        .filter((path) => path.length > 0 && !documented(path))
+        .map((path) => path.join("."));
+      expect([...new Set(undocumented)], "values missing from helm/testrun/README.md").to.deep.equal([]);
+    });
+  });
 });
+
+/** Every leaf of a values tree as its path of keys; lists and empty maps are leaves. */
+function valuePaths(tree: Record<string, unknown>, prefix: string[] = []): string[][] {
+  return Object.entries(tree).flatMap(([key, value]) => {
+    const path = [...prefix, key];
+    const isMap = typeof value === "object" && value !== null && !Array.isArray(value);
+    return isMap && Object.keys(value).length > 0
+      ? valuePaths(value as Record<string, unknown>, path)
+      : [path];
+  });
+}

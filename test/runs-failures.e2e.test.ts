@@ -46,7 +46,7 @@ describe("runs through failures, through the real gateway", () => {
   let projectId: string;
   // The executor of the system: one test at a time, so a run's second test waits QUEUED in the
   // stream while its first one runs. The SIGTERM tests replace it, and leave one like it behind.
-  const executorEnv = { CONCURRENCY: "1" };
+  const oneAtATime = { CONCURRENCY: "1" };
 
   /** A project of its own (organization, owner, environment on the demo target, API key), with credits. */
   const newProject = async (name: string, credits: number) => {
@@ -90,7 +90,7 @@ describe("runs through failures, through the real gateway", () => {
       serviceEnv: {
         // Quick repairs: what Redis lost is published again within a second.
         runs: { RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300" },
-        executor: executorEnv,
+        executor: oneAtATime,
       },
     });
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
@@ -151,7 +151,8 @@ describe("runs through failures, through the real gateway", () => {
   /** Replaces the system's executor (stopped by a test) with a fresh one, stopped with the system. */
   const replaceExecutor = async (replacement?: ServiceProcess) => {
     const executor =
-      replacement ?? (await startServiceProcess("executor", { ...system.env, ...executorEnv, PORT: "0" }));
+      replacement ??
+      (await startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0" }));
     system.processes.set("executor", executor);
     return executor;
   };
@@ -255,14 +256,44 @@ describe("runs through failures, through the real gateway", () => {
     }
   });
 
+  it("has an executor that drains after SIGTERM take no new test meanwhile", async () => {
+    await system.processes.get("executor")?.stop("SIGTERM");
+    let draining: ServiceProcess | undefined;
+    let replaced = false;
+    try {
+      draining = await startServiceProcess("executor", {
+        ...system.executorEnv,
+        ...oneAtATime,
+        PORT: "0",
+        SHUTDOWN_DRAIN_MS: "4000",
+      });
+      const exited = draining.stop("SIGTERM");
+      await eventually(
+        async () => (draining?.output().join("\n").includes("shutting down") ? true : undefined),
+        "the executor to start shutting down",
+      );
+      // Started while the only executor drains: a test it would run in milliseconds, were it taking any.
+      const run = await start({ tags: ["health"] });
+      expect(await exited).to.equal(0);
+      const left = await getRun(run.id);
+      expect(left.tests.map((t) => t.status)).to.deep.equal(["QUEUED"]);
+      await replaceExecutor();
+      replaced = true;
+      expect((await finished(run.id)).status).to.equal("PASSED");
+    } finally {
+      await draining?.stop("SIGKILL");
+      if (!replaced) await replaceExecutor();
+    }
+  });
+
   it("has an executor SIGTERMed with a test outlasting its deadline hand it back, exit 0, and the run finish", async () => {
     await system.processes.get("executor")?.stop("SIGTERM");
     let impatient: ServiceProcess | undefined;
     let successor: ServiceProcess | undefined;
     try {
       impatient = await startServiceProcess("executor", {
-        ...system.env,
-        ...executorEnv,
+        ...system.executorEnv,
+        ...oneAtATime,
         PORT: "0",
         SHUTDOWN_TIMEOUT_MS: "300",
       });
@@ -275,7 +306,7 @@ describe("runs through failures, through the real gateway", () => {
       expect(waiting.finished).to.equal(false);
       expect(waiting.tests.map((t) => t.status)).to.deep.equal(["QUEUED"]);
 
-      successor = await startServiceProcess("executor", { ...system.env, ...executorEnv, PORT: "0" });
+      successor = await startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0" });
       expect((await finished(run.id)).status).to.equal("PASSED");
     } finally {
       await impatient?.stop("SIGTERM");

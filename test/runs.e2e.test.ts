@@ -182,7 +182,7 @@ describe("an executor killed mid-test", () => {
     const first = system.processes.get("executor");
     await first?.stop("SIGKILL");
     release = true;
-    const second = await startServiceProcess("executor", { ...system.env, PORT: "0" });
+    const second = await startServiceProcess("executor", { ...system.executorEnv, PORT: "0" });
     try {
       for (;;) {
         const res = await fetch(`${system.gatewayUrl}/v1/runs/${started.id}`, { headers });

@@ -31,7 +31,9 @@ runs:
 executor:
   port: 7105
   calls: [runs, catalog]
-  secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, REDIS_URL]
+  # No SERVICE_TOKEN: executors run steps against outside environments, so they hold only the
+  # EXECUTOR_TOKEN, which opens the few methods they need.
+  secrets: [EXECUTOR_TOKEN, REDIS_URL]
   migrates: false
   # It serves only gRPC health: its Service is headless (names the pods, balances nothing).
   headless: true

@@ -2,8 +2,12 @@ import { hostname } from "node:os";
 import { baseConfigSchema, portVar, redisUrl, serviceUrl } from "@testrun/kit";
 import { z } from "zod";
 
-/** The executor's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
-export const configSchema = baseConfigSchema.extend({
+/**
+ * The executor's environment. The Helm chart sets every variable without a default (test/chart.test.ts
+ * checks). No SERVICE_TOKEN: executors run steps against environments we do not control, so they
+ * hold only EXECUTOR_TOKEN, which opens the few methods executors need and nothing else.
+ */
+export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).extend({
   PORT: portVar(7105),
   REDIS_URL: redisUrl,
   /** The executor identity: the runs service and GetVariableValues accept only this token. */

@@ -9,7 +9,7 @@ await runService({
   name: "executor",
   config: configSchema,
   redis: true,
-  setup: async ({ config, logger, redis, onShutdown }) => {
+  setup: async ({ config, logger, redis, onStopping }) => {
     // A consumer per process (not per pod name): after a restart, what the previous process left
     // unacknowledged is taken over like any dead executor's work.
     const name = `${config.EXECUTOR_NAME}-${process.pid}`;
@@ -29,9 +29,8 @@ await runService({
     });
     executor.start();
     logger.info({ concurrency: config.CONCURRENCY, consumer: name }, "executor started");
-    onShutdown(async () => {
-      await executor.stop(config.SHUTDOWN_TIMEOUT_MS);
-    });
+    // No new tests from SIGTERM on, drain or not; those in flight get SHUTDOWN_TIMEOUT_MS.
+    onStopping(() => executor.stop(config.SHUTDOWN_TIMEOUT_MS));
     return [];
   },
 });

@@ -20,13 +20,25 @@ export interface ServiceContext<C> {
   /** Registers a clean-up step run at shutdown, after calls in flight ended; last registered runs first. */
   onShutdown(step: () => Promise<void> | void): void;
   /**
+   * Registers what stops background work the moment SIGTERM arrives (an executor stops taking
+   * tests), running alongside the drain: work that is not a call would otherwise go on being taken
+   * while the process only pretends to leave. Awaited before calls in flight are cut off.
+   */
+  onStopping(step: () => Promise<void> | void): void;
+  /**
    * Whether the process takes new work: false until it serves, and again from SIGTERM on, while it
    * drains (what readiness probes report; gRPC health says the same).
    */
   isReady(): boolean;
 }
 
-export interface ServiceDefinition<S extends z.ZodType<BaseConfig & { PORT: number }>> {
+/**
+ * What runService needs of a service's configuration. SERVICE_TOKEN may be left out by a service
+ * that only calls others under another identity (the executor, which holds EXECUTOR_TOKEN alone).
+ */
+export type ServiceConfig = Omit<BaseConfig, "SERVICE_TOKEN"> & { SERVICE_TOKEN?: string; PORT: number };
+
+export interface ServiceDefinition<S extends z.ZodType<ServiceConfig>> {
   /** Short name (keys, catalog, …): used in logs, traces and health. */
   name: string;
   config: S;
@@ -42,11 +54,11 @@ export interface ServiceDefinition<S extends z.ZodType<BaseConfig & { PORT: numb
  * The `main` of every service. `serve` (the default) runs it until SIGTERM or SIGINT, then shuts
  * down gracefully and exits 0; `migrate` applies the service's pending database migrations and exits.
  *
- * Shutdown: at once not ready (gRPC health NOT_SERVING, `isReady()` false) while still serving
- * for SHUTDOWN_DRAIN_MS, so endpoints drop this replica before it goes; then no new calls (GOAWAY),
+ * Shutdown: at once not ready (gRPC health NOT_SERVING, `isReady()` false) and background work
+ * told to stop (`onStopping`), while calls are still served for SHUTDOWN_DRAIN_MS, so endpoints drop this replica before it goes; then no new calls (GOAWAY),
  * calls in flight get SHUTDOWN_TIMEOUT_MS, clean-up steps run, and the process exits 0.
  */
-export async function runService<S extends z.ZodType<BaseConfig & { PORT: number }>>(
+export async function runService<S extends z.ZodType<ServiceConfig>>(
   definition: ServiceDefinition<S>,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<void> {
@@ -90,6 +102,7 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
   }
 
   const shutdownSteps: (() => Promise<void> | void)[] = [];
+  const stoppingSteps: (() => Promise<void> | void)[] = [];
   if (orm) shutdownSteps.push(() => orm.close());
   const redis = definition.redis ? await connectRedis(String(env.REDIS_URL)) : undefined;
   if (redis) shutdownSteps.push(async () => void (await redis.quit()));
@@ -108,6 +121,7 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
       return redis ?? undeclared("redis");
     },
     onShutdown: (step) => shutdownSteps.push(step),
+    onStopping: (step) => stoppingSteps.push(step),
     isReady: () => ready,
   });
   const server = await startRpcServer({
@@ -128,8 +142,16 @@ export async function runService<S extends z.ZodType<BaseConfig & { PORT: number
     ready = false;
     server.health.setAll(ServingStatus.NOT_SERVING);
     logger.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, "shutting down");
+    const stopped = Promise.all(
+      stoppingSteps.map((step) =>
+        Promise.resolve()
+          .then(step)
+          .catch((err: unknown) => logger.error({ err }, "stopping step failed")),
+      ),
+    );
     // Still serving, new connections included: until endpoints drop this replica, traffic still comes.
     if (config.SHUTDOWN_DRAIN_MS > 0) await delay(config.SHUTDOWN_DRAIN_MS);
+    await stopped;
     logger.info({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing");
     await server.shutdown(config.SHUTDOWN_TIMEOUT_MS);
     for (const step of shutdownSteps.reverse()) {

@@ -90,9 +90,9 @@ describe("service configuration", () => {
   };
 
   it("fails fast with every problem named and no value echoed", async () => {
-    const { code, stderr } = await startWith({ SERVICE_TOKEN: "too-short-secret", PORT: "not-a-port" });
+    const { code, stderr } = await startWith({ EXECUTOR_TOKEN: "too-short-secret", PORT: "not-a-port" });
     expect(code).to.equal(1);
-    expect(stderr).to.contain("SERVICE_TOKEN: must be at least 32 characters");
+    expect(stderr).to.contain("EXECUTOR_TOKEN: must be at least 32 characters");
     expect(stderr).to.contain("PORT:");
     expect(stderr).not.to.contain("too-short-secret");
   });
@@ -100,6 +100,7 @@ describe("service configuration", () => {
   it("says which variable is missing", async () => {
     const { code, stderr } = await startWith({});
     expect(code).to.equal(1);
-    expect(stderr).to.contain("SERVICE_TOKEN: is required");
+    expect(stderr).to.contain("EXECUTOR_TOKEN: is required");
+    expect(stderr).to.contain("REDIS_URL: is required");
   });
 });

@@ -152,22 +152,6 @@ export async function streamDispatches(redis: Redis) {
   return entries.map(([, fields]) => decodeDispatch(fields));
 }
 
-/** Resolves once `check` returns a value other than undefined, polling an observable condition. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export const lease = (a: TestAssignment | undefined) => ({
   testResultId: a?.testResultId ?? "",
   leaseToken: a?.leaseToken ?? "",

@@ -1,12 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RunStatus, RunsService, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { newId, serviceClient } from "@testrun/kit";
-import { startServiceProcess } from "@testrun/kit/testing";
+import { eventually, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { operator, rejects } from "../../catalog/test/harness.js";
 import {
   balanceOf,
-  eventually,
   heldLink,
   lease,
   type Project,
