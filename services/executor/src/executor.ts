@@ -171,8 +171,10 @@ export class Executor {
     const { queue, runs, logger } = this.#o;
     const ack = () => queue.ack(entry.id);
     if (!entry.dispatch) {
-      logger.warn({ entry: entry.id }, "dropping a malformed queue entry");
-      return ack();
+      // Logged once acknowledged, so whoever reads the log sees the queue as it now is.
+      await ack();
+      logger.warn({ entry: entry.id }, "dropped a malformed queue entry");
+      return;
     }
     const testResultId = entry.dispatch.testResultId;
     let assignment: TestAssignment | undefined;

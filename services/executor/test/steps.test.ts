@@ -180,11 +180,9 @@ describe("step runner (HTTP steps against a real server)", () => {
     });
 
     it("fails a request with no complete response within timeoutMs", async () => {
-      const started = Date.now();
       expect(await failure({ http: { method: "GET", path: "/hang", timeoutMs: 200 } })).to.equal(
         'step 1 "s": no response within 200 ms',
       );
-      expect(Date.now() - started).to.be.below(5_000);
     });
 
     it("fails when nothing listens at the base URL", async () => {
