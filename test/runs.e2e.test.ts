@@ -11,7 +11,7 @@ import {
   getBalance,
   parseTestCaseFile,
 } from "@testrun/cli";
-import { createTestDatabase, startServiceProcess } from "@testrun/kit/testing";
+import { createTestDatabase, eventually, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import { type System, startSystem } from "../scripts/system.js";
@@ -64,14 +64,16 @@ describe("runs through the REST API, executed for real", () => {
   };
 
   /** Polls the run as a pipeline does, until it can no longer change. */
-  const finished = async (id: string): Promise<RunBody> => {
-    for (;;) {
-      const { body } = await call("GET", `/v1/runs/${id}`);
-      if (body.finished) return body as RunBody;
-      // The contract has no push: a client polls (every 15 s in production; quicker here).
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
+  // The contract has no push: a client polls.
+  const finished = (id: string) =>
+    eventually(
+      async () => {
+        const { body } = await call("GET", `/v1/runs/${id}`);
+        return body.finished ? (body as RunBody) : undefined;
+      },
+      `run ${id} to finish`,
+      30_000,
+    );
 
   it("runs the Smoke plan, whose login uses secret variables, to PASSED", async () => {
     const started = await call("POST", "/v1/runs", { testPlan: "smoke" });
@@ -104,7 +106,7 @@ describe("runs through the REST API, executed for real", () => {
     expect(run.skipReason).to.equal("environment_unreachable");
     expect(run.tests.map((t) => t.status)).to.deep.equal(["SKIPPED", "SKIPPED"]);
     // The refund is sent to billing right after the run's final state commits: wait for it.
-    while ((await balance()) !== before) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => ((await balance()) === before ? true : undefined), "the refund");
   });
 
   it("lists runs newest first with the list fields", async () => {
@@ -184,16 +186,17 @@ describe("an executor killed mid-test", () => {
     release = true;
     const second = await startServiceProcess("executor", { ...system.executorEnv, PORT: "0" });
     try {
-      for (;;) {
-        const res = await fetch(`${system.gatewayUrl}/v1/runs/${started.id}`, { headers });
-        const run = (await res.json()) as { finished: boolean; status: string };
-        if (run.finished) {
-          expect(run.status).to.equal("PASSED");
-          break;
-        }
-        // Polling, as a pipeline does: the run has no push.
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      // Polling, as a pipeline does: the run has no push.
+      const run = await eventually(
+        async () => {
+          const res = await fetch(`${system.gatewayUrl}/v1/runs/${started.id}`, { headers });
+          const body = (await res.json()) as { finished: boolean; status: string };
+          return body.finished ? body : undefined;
+        },
+        "the run to finish",
+        30_000,
+      );
+      expect(run.status).to.equal("PASSED");
     } finally {
       await second.stop("SIGTERM");
     }
