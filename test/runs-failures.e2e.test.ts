@@ -25,6 +25,7 @@ import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { type System, startSystem } from "../scripts/system.js";
+import { withBrokenReadBack } from "../services/runs/test/harness.js";
 
 interface RunBody {
   id: string;
@@ -148,11 +149,13 @@ describe("runs through failures, through the real gateway", () => {
       return run.tests.some((t) => t.status === "RUNNING") ? run : undefined;
     }, `a test of run ${id} to run`);
 
+  /** Another executor like the system's, with `env` on top. */
+  const startExecutor = (env: Record<string, string> = {}) =>
+    startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0", ...env });
+
   /** Replaces the system's executor (stopped by a test) with a fresh one, stopped with the system. */
   const replaceExecutor = async (replacement?: ServiceProcess) => {
-    const executor =
-      replacement ??
-      (await startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0" }));
+    const executor = replacement ?? (await startExecutor());
     system.processes.set("executor", executor);
     return executor;
   };
@@ -185,25 +188,7 @@ describe("runs through failures, through the real gateway", () => {
   });
 
   it("answers 500 with the run's id and url when the started run cannot be read back, and the run goes on", async () => {
-    // A trigger renames a column the read-back selects as soon as the run is marked charged: the
-    // start itself succeeds, reading it back fails, as a database failing at that moment would.
-    await db.query(`
-      create function runs.break_read_back() returns trigger language plpgsql as $$
-      begin
-        alter table runs.test_results rename column summary to summary_hidden;
-        return new;
-      end $$;
-      create trigger break_read_back after update of charge_state on runs.runs
-        for each row when (new.charge_state = 'charged') execute function runs.break_read_back();`);
-    let answer: Awaited<ReturnType<typeof call>>;
-    try {
-      answer = await call("POST", "/v1/runs", { tags: ["health"] });
-    } finally {
-      await db.query(`
-        drop trigger break_read_back on runs.runs;
-        drop function runs.break_read_back();
-        alter table runs.test_results rename column summary_hidden to summary;`);
-    }
+    const answer = await withBrokenReadBack(db, () => call("POST", "/v1/runs", { tags: ["health"] }));
     expect(answer.status).to.equal(500);
     expect(answer.body.code).to.equal("internal");
     const id = String(answer.body.id);
@@ -261,12 +246,7 @@ describe("runs through failures, through the real gateway", () => {
     let draining: ServiceProcess | undefined;
     let replaced = false;
     try {
-      draining = await startServiceProcess("executor", {
-        ...system.executorEnv,
-        ...oneAtATime,
-        PORT: "0",
-        SHUTDOWN_DRAIN_MS: "4000",
-      });
+      draining = await startExecutor({ SHUTDOWN_DRAIN_MS: "4000" });
       const exited = draining.stop("SIGTERM");
       await eventually(
         async () => (draining?.output().join("\n").includes("shutting down") ? true : undefined),
@@ -291,12 +271,7 @@ describe("runs through failures, through the real gateway", () => {
     let impatient: ServiceProcess | undefined;
     let successor: ServiceProcess | undefined;
     try {
-      impatient = await startServiceProcess("executor", {
-        ...system.executorEnv,
-        ...oneAtATime,
-        PORT: "0",
-        SHUTDOWN_TIMEOUT_MS: "300",
-      });
+      impatient = await startExecutor({ SHUTDOWN_TIMEOUT_MS: "300" });
       const run = await start({ tags: ["outlasts-deadline"] });
       await running(run.id);
       expect(await impatient.stop("SIGTERM")).to.equal(0);
@@ -306,7 +281,7 @@ describe("runs through failures, through the real gateway", () => {
       expect(waiting.finished).to.equal(false);
       expect(waiting.tests.map((t) => t.status)).to.deep.equal(["QUEUED"]);
 
-      successor = await startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0" });
+      successor = await startExecutor();
       expect((await finished(run.id)).status).to.equal("PASSED");
     } finally {
       await impatient?.stop("SIGTERM");

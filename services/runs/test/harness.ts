@@ -192,3 +192,27 @@ export async function heldLink(port: string | number) {
     },
   };
 }
+
+/**
+ * Runs `start` while reading a started run back fails: a trigger renames a column the read-back
+ * selects as soon as the run is marked charged, so the start itself succeeds and only the read-back
+ * fails, as a database failing at that moment would. The table is whole again afterwards.
+ */
+export async function withBrokenReadBack<T>(db: pg.Client, start: () => Promise<T>): Promise<T> {
+  await db.query(`
+    create function runs.break_read_back() returns trigger language plpgsql as $$
+    begin
+      alter table runs.test_results rename column summary to summary_hidden;
+      return new;
+    end $$;
+    create trigger break_read_back after update of charge_state on runs.runs
+      for each row when (new.charge_state = 'charged') execute function runs.break_read_back();`);
+  try {
+    return await start();
+  } finally {
+    await db.query(`
+      drop trigger break_read_back on runs.runs;
+      drop function runs.break_read_back();
+      alter table runs.test_results rename column summary_hidden to summary;`);
+  }
+}

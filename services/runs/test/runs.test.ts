@@ -15,6 +15,7 @@ import {
   seedProject,
   startStack,
   streamDispatches,
+  withBrokenReadBack,
 } from "./harness.js";
 
 describe("runs service with real catalog, billing, PostgreSQL and Redis", () => {
@@ -433,25 +434,9 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
   });
 
   it("answers INTERNAL with the started run's id and url when the read-back fails", async () => {
-    // A trigger renames a column the read-back selects as soon as the run is marked charged: the
-    // start itself succeeds, reading it back fails, as a database failing at that moment would.
-    await stack.db.query(`
-      create function runs.break_read_back() returns trigger language plpgsql as $$
-      begin
-        alter table runs.test_results rename column summary to summary_hidden;
-        return new;
-      end $$;
-      create trigger break_read_back after update of charge_state on runs.runs
-        for each row when (new.charge_state = 'charged') execute function runs.break_read_back();`);
-    let error: Awaited<ReturnType<typeof rejects>>;
-    try {
-      error = await rejects(start({ case: "testPlan", value: project.planId }), Code.Internal);
-    } finally {
-      await stack.db.query(`
-        drop trigger break_read_back on runs.runs;
-        drop function runs.break_read_back();
-        alter table runs.test_results rename column summary_hidden to summary;`);
-    }
+    const error = await withBrokenReadBack(stack.db, () =>
+      rejects(start({ case: "testPlan", value: project.planId }), Code.Internal),
+    );
     const detail = error.findDetails(RunStartedSchema)[0];
     expect(detail?.runId).to.match(/^run_/);
     expect(detail?.url).to.equal(
