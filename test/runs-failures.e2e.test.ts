@@ -1,18 +1,7 @@
 // What a pipeline notices when parts of the system fail under it: every service a real process,
 // the demo target as the environment, the REST API through the real gateway.
 
-import {
-  createCliContext,
-  createEnvironment,
-  createKey,
-  createOrganization,
-  createProject,
-  createTestCases,
-  getBalance,
-  grantCredits,
-  listLedger,
-  parseTestCaseFile,
-} from "@testrun/cli";
+import { createCliContext, getBalance, listLedger } from "@testrun/cli";
 import {
   createTestDatabase,
   eventually,
@@ -26,58 +15,17 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { type System, startSystem } from "../scripts/system.js";
 import { withBrokenReadBack } from "../services/runs/test/harness.js";
-
-interface RunBody {
-  id: string;
-  status: string;
-  finished: boolean;
-  url: string;
-  tests: { name: string; status: string; summary: string }[];
-}
-
-/** One test case of one GET step, expecting 200. */
-const getCase = (name: string, tag: string, path: string) =>
-  `- name: ${name}\n  tags: [${tag}]\n  steps:\n    - name: get it\n      http: { method: GET, path: "${path}" }\n      expect: { status: 200 }\n`;
+import { addCases, getCase, newProject, type Pipeline, pollingRateLimit } from "./pipeline.js";
 
 describe("runs through failures, through the real gateway", () => {
   let system: System;
   let redis: ThrowawayServer;
   let db: pg.Client;
-  let key: string;
   let projectId: string;
+  let pipeline: Pipeline;
   // The executor of the system: one test at a time, so a run's second test waits QUEUED in the
   // stream while its first one runs. The SIGTERM tests replace it, and leave one like it behind.
   const oneAtATime = { CONCURRENCY: "1" };
-
-  /** A project of its own (organization, owner, environment on the demo target, API key), with credits. */
-  const newProject = async (name: string, credits: number) => {
-    const ctx = createCliContext(system.env);
-    const { organization, owner } = await createOrganization(ctx, {
-      name,
-      ownerEmail: `owner@${name.replaceAll(" ", "-")}.example`,
-      ownerName: "Owner",
-    });
-    const project = await createProject(ctx, { organizationId: organization?.id ?? "", name });
-    await createEnvironment(ctx, {
-      projectId: project.id,
-      name: "demo",
-      baseUrl: system.demoTargetUrl,
-      isDefault: true,
-    });
-    await grantCredits(ctx, { projectId: project.id, amount: credits, reason: "test credits" });
-    const { secret } = await createKey(ctx, {
-      projectId: project.id,
-      name: "pipeline",
-      creatorMemberId: owner?.id ?? "",
-    });
-    return { projectId: project.id, key: secret };
-  };
-
-  const addCases = async (project: string, yaml: string) =>
-    createTestCases(createCliContext(system.env), {
-      projectId: project,
-      testCases: parseTestCaseFile(yaml, "cases.yaml"),
-    });
 
   before(async () => {
     // A Redis of its own: this suite flushes it.
@@ -87,7 +35,7 @@ describe("runs through failures, through the real gateway", () => {
       redisUrl: redis.url,
       ports: "free",
       // Polling runs to their end takes more than the production 60 requests a minute.
-      extraEnv: { RATE_LIMIT_PER_MINUTE: "100000" },
+      extraEnv: pollingRateLimit,
       serviceEnv: {
         // Quick repairs: what Redis lost is published again within a second.
         runs: { RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300" },
@@ -96,8 +44,9 @@ describe("runs through failures, through the real gateway", () => {
     });
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
     await db.connect();
-    ({ projectId, key } = await newProject("failures", 1000));
+    ({ projectId, pipeline } = await newProject(system, "failures", { credits: 1000 }));
     await addCases(
+      system,
       projectId,
       [
         getCase("health", "health", "/health"),
@@ -114,41 +63,6 @@ describe("runs through failures, through the real gateway", () => {
     await redis?.stop();
   });
 
-  const call = async (method: string, path: string, body?: unknown, secret = key) => {
-    const res = await fetch(`${system.gatewayUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${secret}`,
-        ...(body !== undefined && { "content-type": "application/json" }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
-  const start = async (body: unknown, secret = key) => {
-    const started = await call("POST", "/v1/runs", body, secret);
-    expect(started.status, JSON.stringify(started.body)).to.equal(201);
-    return started.body as unknown as RunBody;
-  };
-  const getRun = async (id: string, secret = key) =>
-    (await call("GET", `/v1/runs/${id}`, undefined, secret)).body as unknown as RunBody;
-  /** Polls the run as a pipeline does, until it can no longer change. */
-  const finished = (id: string, secret = key) =>
-    eventually(
-      async () => {
-        const run = await getRun(id, secret);
-        return run.finished ? run : undefined;
-      },
-      `run ${id} to finish`,
-      30_000,
-    );
-  /** Polls the run until one of its tests is RUNNING: an executor holds it. */
-  const running = (id: string) =>
-    eventually(async () => {
-      const run = await getRun(id);
-      return run.tests.some((t) => t.status === "RUNNING") ? run : undefined;
-    }, `a test of run ${id} to run`);
-
   /** Another executor like the system's, with `env` on top. */
   const startExecutor = (env: Record<string, string> = {}) =>
     startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0", ...env });
@@ -161,10 +75,12 @@ describe("runs through failures, through the real gateway", () => {
   };
 
   it("spends exactly the balance under 30 concurrent starts: 7 runs started, 23 refused with 402", async () => {
-    const paying = await newProject("seven credits", 7);
-    const [health] = await addCases(paying.projectId, getCase("health", "health", "/health"));
+    const paying = await newProject(system, "seven credits", { credits: 7 });
+    const [health] = await addCases(system, paying.projectId, getCase("health", "health", "/health"));
     const answers = await Promise.all(
-      Array.from({ length: 30 }, () => call("POST", "/v1/runs", { testCaseIds: [health?.id] }, paying.key)),
+      Array.from({ length: 30 }, () =>
+        paying.pipeline.call("POST", "/v1/runs", { testCaseIds: [health?.id] }),
+      ),
     );
     const started = answers.filter((a) => a.status === 201);
     const refused = answers.filter((a) => a.status === 402);
@@ -176,19 +92,21 @@ describe("runs through failures, through the real gateway", () => {
 
     // The started runs really run, and nothing comes back: they executed.
     for (const { body } of started) {
-      expect((await finished(String(body.id), paying.key)).status).to.equal("PASSED");
+      expect((await paying.pipeline.finished(String(body.id))).status).to.equal("PASSED");
     }
     const ctx = createCliContext(system.env);
     expect(await getBalance(ctx, { projectId: paying.projectId })).to.equal(0n);
     const ledger = await listLedger(ctx, { projectId: paying.projectId, limit: 100 });
     expect(ledger.reduce((sum, entry) => sum + entry.amount, 0n)).to.equal(0n);
     expect(ledger.map((entry) => entry.amount).sort()).to.deep.equal([...Array(7).fill(-1n), 7n]);
-    const listed = await call("GET", "/v1/runs?limit=100", undefined, paying.key);
+    const listed = await paying.pipeline.call("GET", "/v1/runs?limit=100");
     expect((listed.body.runs as unknown[]).length).to.equal(7);
   });
 
   it("answers 500 with the run's id and url when the started run cannot be read back, and the run goes on", async () => {
-    const answer = await withBrokenReadBack(db, () => call("POST", "/v1/runs", { tags: ["health"] }));
+    const answer = await withBrokenReadBack(db, () =>
+      pipeline.call("POST", "/v1/runs", { tags: ["health"] }),
+    );
     expect(answer.status).to.equal(500);
     expect(answer.body.code).to.equal("internal");
     const id = String(answer.body.id);
@@ -198,16 +116,16 @@ describe("runs through failures, through the real gateway", () => {
       .and.match(new RegExp(`/projects/${projectId}/runs/${id}$`));
 
     // The client follows that run instead of starting another: it exists, charged, and finishes.
-    const followed = await call("GET", `/v1/runs/${id}`);
+    const followed = await pipeline.call("GET", `/v1/runs/${id}`);
     expect(followed.status).to.equal(200);
     expect(followed.body.url).to.equal(answer.body.url);
-    expect((await finished(id)).status).to.equal("PASSED");
+    expect((await pipeline.finished(id)).status).to.equal("PASSED");
   });
 
   it("finishes a run whose queued test Redis lost (FLUSHALL) while its other test ran", async () => {
-    const run = await start({ tags: ["two-slow"] });
+    const run = await pipeline.start({ tags: ["two-slow"] });
     // One test RUNNING, the other QUEUED in the stream behind it (the executor runs one at a time).
-    const during = await running(run.id);
+    const during = await pipeline.running(run.id);
     expect(during.tests.map((t) => t.status).sort()).to.deep.equal(["QUEUED", "RUNNING"]);
 
     const client = new Redis(redis.url);
@@ -219,7 +137,7 @@ describe("runs through failures, through the real gateway", () => {
 
     // Nothing on the stream any more: only the reconciler's republishing from PostgreSQL can
     // bring the QUEUED test back to an executor.
-    const done = await finished(run.id);
+    const done = await pipeline.finished(run.id);
     expect(done.status).to.equal("PASSED");
     expect(done.tests.map((t) => t.status)).to.deep.equal(["PASSED", "PASSED"]);
   });
@@ -227,12 +145,12 @@ describe("runs through failures, through the real gateway", () => {
   it("lets an executor SIGTERMed mid-test finish the test before it exits 0", async () => {
     const executor = system.processes.get("executor");
     try {
-      const run = await start({ tags: ["finishes-in-time"] });
-      await running(run.id);
+      const run = await pipeline.start({ tags: ["finishes-in-time"] });
+      await pipeline.running(run.id);
       // SHUTDOWN_TIMEOUT_MS is 10 s by default: time enough for the 1.5 s page.
       expect(await executor?.stop("SIGTERM")).to.equal(0);
       // No executor runs any more, yet the run finished: the stopping one completed its test.
-      const after = await getRun(run.id);
+      const after = await pipeline.getRun(run.id);
       expect(after.finished).to.equal(true);
       expect(after.status).to.equal("PASSED");
       expect(executor?.output().join("\n")).not.to.contain("test handed back");
@@ -253,13 +171,13 @@ describe("runs through failures, through the real gateway", () => {
         "the executor to start shutting down",
       );
       // Started while the only executor drains: a test it would run in milliseconds, were it taking any.
-      const run = await start({ tags: ["health"] });
+      const run = await pipeline.start({ tags: ["health"] });
       expect(await exited).to.equal(0);
-      const left = await getRun(run.id);
+      const left = await pipeline.getRun(run.id);
       expect(left.tests.map((t) => t.status)).to.deep.equal(["QUEUED"]);
       await replaceExecutor();
       replaced = true;
-      expect((await finished(run.id)).status).to.equal("PASSED");
+      expect((await pipeline.finished(run.id)).status).to.equal("PASSED");
     } finally {
       await draining?.stop("SIGKILL");
       if (!replaced) await replaceExecutor();
@@ -272,17 +190,17 @@ describe("runs through failures, through the real gateway", () => {
     let successor: ServiceProcess | undefined;
     try {
       impatient = await startExecutor({ SHUTDOWN_TIMEOUT_MS: "300" });
-      const run = await start({ tags: ["outlasts-deadline"] });
-      await running(run.id);
+      const run = await pipeline.start({ tags: ["outlasts-deadline"] });
+      await pipeline.running(run.id);
       expect(await impatient.stop("SIGTERM")).to.equal(0);
       expect(impatient.output().join("\n")).to.contain("test handed back");
       // Handed back: QUEUED again, waiting for an executor.
-      const waiting = await getRun(run.id);
+      const waiting = await pipeline.getRun(run.id);
       expect(waiting.finished).to.equal(false);
       expect(waiting.tests.map((t) => t.status)).to.deep.equal(["QUEUED"]);
 
       successor = await startExecutor();
-      expect((await finished(run.id)).status).to.equal("PASSED");
+      expect((await pipeline.finished(run.id)).status).to.equal("PASSED");
     } finally {
       await impatient?.stop("SIGTERM");
       await replaceExecutor(successor);

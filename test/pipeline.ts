@@ -1,0 +1,164 @@
+// What the end-to-end runs suites do as a pipeline would: REST calls through the real gateway with
+// a project API key, runs polled until they finish, and projects of their own to do it in.
+import {
+  createCliContext,
+  createEnvironment,
+  createKey,
+  createOrganization,
+  createProject,
+  createTestCases,
+  grantCredits,
+  parseTestCaseFile,
+} from "@testrun/cli";
+import { eventually } from "@testrun/kit/testing";
+import { expect } from "chai";
+import type { System } from "../scripts/system.js";
+
+export interface TestResultBody {
+  id: string;
+  testCaseId: string;
+  name: string;
+  status: string;
+  durationMs: number | null;
+  summary: string;
+  url: string;
+}
+
+export interface RunBody {
+  id: string;
+  name: string;
+  status: string;
+  finished: boolean;
+  totalTests: number;
+  passedTests: number;
+  failedTests: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  skipReason: string | null;
+  url: string;
+  tests: TestResultBody[];
+}
+
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** A REST client holding one project API key. */
+export class Pipeline {
+  /** Every response body received, so a suite can check that no secret ever appeared in one. */
+  readonly responses: string[] = [];
+
+  constructor(
+    private readonly gatewayUrl: string,
+    readonly key: string,
+  ) {}
+
+  async call(method: string, path: string, body?: unknown): Promise<Answer> {
+    const res = await fetch(`${this.gatewayUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.key}`,
+        ...(body !== undefined && { "content-type": "application/json" }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    this.responses.push(text);
+    return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
+  }
+
+  /** POST /v1/runs, expecting 201. */
+  async start(body: unknown): Promise<RunBody> {
+    const started = await this.call("POST", "/v1/runs", body);
+    expect(started.status, JSON.stringify(started.body)).to.equal(201);
+    return started.body as unknown as RunBody;
+  }
+
+  async getRun(id: string): Promise<RunBody> {
+    const answer = await this.call("GET", `/v1/runs/${id}`);
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    return answer.body as unknown as RunBody;
+  }
+
+  /** Polls the run, as a pipeline does (the contract has no push), until it can no longer change. */
+  finished(id: string): Promise<RunBody> {
+    return eventually(
+      async () => {
+        const run = await this.getRun(id);
+        return run.finished ? run : undefined;
+      },
+      `run ${id} to finish`,
+      30_000,
+    );
+  }
+
+  /** Polls the run until one of its tests is RUNNING: an executor holds it. */
+  running(id: string): Promise<RunBody> {
+    return eventually(async () => {
+      const run = await this.getRun(id);
+      return run.tests.some((t) => t.status === "RUNNING") ? run : undefined;
+    }, `a test of run ${id} to run`);
+  }
+}
+
+/** The end-to-end suites poll runs to their end: more than the production 60 requests a minute. */
+export const pollingRateLimit = { RATE_LIMIT_PER_MINUTE: "100000" };
+
+export interface TestProject {
+  projectId: string;
+  ownerId: string;
+  pipeline: Pipeline;
+}
+
+export interface ProjectOptions {
+  credits: number;
+  /** Whether the environment "demo" is the project's default (else it has none). */
+  defaultEnvironment?: boolean;
+}
+
+/**
+ * A project of its own, made with the admin CLI: an organization and its owner, an environment
+ * "demo" on the demo target, credits and an API key of the owner.
+ */
+export async function newProject(
+  system: System,
+  name: string,
+  { credits, defaultEnvironment = true }: ProjectOptions,
+): Promise<TestProject> {
+  const ctx = createCliContext(system.env);
+  const { organization, owner } = await createOrganization(ctx, {
+    name,
+    ownerEmail: `owner@${name.replaceAll(" ", "-")}.example`,
+    ownerName: "Owner",
+  });
+  const project = await createProject(ctx, { organizationId: organization?.id ?? "", name });
+  await createEnvironment(ctx, {
+    projectId: project.id,
+    name: "demo",
+    baseUrl: system.demoTargetUrl,
+    isDefault: defaultEnvironment,
+  });
+  if (credits > 0)
+    await grantCredits(ctx, { projectId: project.id, amount: credits, reason: "test credits" });
+  const ownerId = owner?.id ?? "";
+  const { secret } = await createKey(ctx, {
+    projectId: project.id,
+    name: "pipeline",
+    creatorMemberId: ownerId,
+  });
+  return { projectId: project.id, ownerId, pipeline: new Pipeline(system.gatewayUrl, secret) };
+}
+
+/** Adds the test cases of a file in the format of docs/cli.md. */
+export function addCases(system: System, projectId: string, yaml: string) {
+  return createTestCases(createCliContext(system.env), {
+    projectId,
+    testCases: parseTestCaseFile(yaml, "cases.yaml"),
+  });
+}
+
+/** One test case of one GET step, expecting 200. */
+export const getCase = (name: string, tag: string, path: string) =>
+  `- name: ${name}\n  tags: [${tag}]\n  steps:\n    - name: get it\n      http: { method: GET, path: "${path}" }\n      expect: { status: 200 }\n`;
