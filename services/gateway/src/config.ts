@@ -24,8 +24,14 @@ export const configSchema = baseConfigSchema.extend({
    * client pick its own address and escape the failed-authentication limit.
    */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-  /** Deadline of every gRPC call the gateway makes. */
+  /** Deadline of every gRPC call the gateway makes, but StartRun. */
   RPC_TIMEOUT_MS: positiveInt(5_000),
+  /**
+   * Deadline of StartRun, which waits on the catalog and on billing in turn. It must outlast the
+   * runs service's own calls: a start the gateway stopped waiting for could be charged and
+   * started while the client got a bare 500 and posted again.
+   */
+  START_RUN_TIMEOUT_MS: positiveInt(30_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

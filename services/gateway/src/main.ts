@@ -36,6 +36,7 @@ await runService({
       auth: new Authenticator({ limits, keys, uses }),
       catalog,
       runs,
+      startRunTimeoutMs: config.START_RUN_TIMEOUT_MS,
     });
     const server = app.listen(config.HTTP_PORT, config.HOST);
     await once(server, "listening");

@@ -70,8 +70,8 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
   };
 
   return {
-    async startRun(req) {
-      return { run: await startRun(deps, req) };
+    async startRun(req, context) {
+      return { run: await startRun(deps, req, context.signal) };
     },
 
     async getRun(req) {

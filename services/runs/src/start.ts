@@ -55,8 +55,12 @@ export interface StartDeps {
  * hidden as `pending`; then billing charges (idempotent by run id); then the run becomes
  * `charged` (visible) and its tests are published. A failure after the charge undoes the start
  * and refunds; a crash in between leaves a pending row that the reconciler refunds and removes.
+ *
+ * `callerGone` aborts when the caller stops waiting (its deadline, or it hung up). Until the run
+ * is confirmed that undoes the start: a caller that got an error without a run id must be able
+ * to post again without paying twice.
  */
-export async function startRun(deps: StartDeps, req: StartRunRequest): Promise<Run> {
+export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone: AbortSignal): Promise<Run> {
   requireActor(req.actor);
   const actor = req.actor as Actor;
   const requestedName = req.name ?? "";
@@ -64,12 +68,15 @@ export async function startRun(deps: StartDeps, req: StartRunRequest): Promise<R
     throw new ConnectError(`name must be at most ${maxNameLength} characters`, Code.InvalidArgument);
 
   const resolved = await deps.catalog
-    .resolveRunSelection({
-      actor,
-      projectId: req.projectId,
-      environment: req.environment,
-      selection: req.selection,
-    })
+    .resolveRunSelection(
+      {
+        actor,
+        projectId: req.projectId,
+        environment: req.environment,
+        selection: req.selection,
+      },
+      { signal: callerGone },
+    )
     .catch((error: unknown) => {
       throw passOn(error);
     });
@@ -96,18 +103,28 @@ export async function startRun(deps: StartDeps, req: StartRunRequest): Promise<R
   await deps.store.insertPending(run);
 
   try {
-    await deps.billing.chargeRun({ projectId: run.projectId, runId: run.id, amount: BigInt(amount) });
+    await deps.billing.chargeRun(
+      { projectId: run.projectId, runId: run.id, amount: BigInt(amount) },
+      { signal: callerGone },
+    );
   } catch (error) {
     const e = ConnectError.from(error);
     if (e.code === Code.FailedPrecondition) {
-      // Not enough credits: nothing was charged, so nothing of the run may remain.
-      await deps.store.deleteUnstarted(run.id);
+      // Not enough credits: nothing was charged, so nothing of the run may remain. Should the
+      // delete fail, the reconciler removes the pending row; the caller still learns why.
+      await deps.store
+        .deleteUnstarted(run.id)
+        .catch((err: unknown) =>
+          deps.logger.warn({ err, runId: run.id }, "could not remove a refused start"),
+        );
       throw passOn(e);
     }
-    // The charge may or may not have landed (e.g. a timeout), or billing refused it because the
-    // reconciler gave this start up meanwhile (ABORTED): undo whichever it was.
+    // The charge may or may not have landed (a timeout, the caller gone), or billing refused it
+    // because the reconciler gave this start up meanwhile (ABORTED): undo whichever it was.
     await deps.credits.undoStart(run.id, run.projectId, amount);
     deps.logger.warn({ err: e, runId: run.id }, "charge failed; start undone");
+    if (callerGone.aborted)
+      throw new ConnectError("the caller stopped waiting; nothing was started", Code.DeadlineExceeded);
     throw new ConnectError("could not charge the run; nothing was started", Code.Unavailable);
   }
 

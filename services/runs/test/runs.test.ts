@@ -1,14 +1,21 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { AmbiguousNameSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { RunStartedSchema, RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId } from "@testrun/kit";
-import { repoRoot } from "@testrun/kit/testing";
+import {
+  RunStartedSchema,
+  RunStatus,
+  RunsService,
+  SkipReason,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { newId, serviceClient } from "@testrun/kit";
+import { eventually, repoRoot, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
 import {
   balanceOf,
+  heldLink,
   lease,
   type Project,
   type Stack,
@@ -449,6 +456,48 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     });
     expect(run?.status).to.equal(RunStatus.RUNNING);
     expect(await balanceOf(stack, project.projectId)).to.equal(97n);
+  });
+
+  it("undoes a start whose caller stopped waiting before the charge was confirmed: no run, no credit taken", async () => {
+    // A runs replica whose link to billing holds every byte until released: its charge is on the
+    // way when the caller's deadline passes. The reconciler's grace (60 s) is not what undoes it.
+    const link = await heldLink(new URL(stack.billingProcess.url).port);
+    const slow = await startServiceProcess("runs", { ...stack.env, BILLING_URL: link.url });
+    try {
+      const before = await balanceOf(stack, project.projectId);
+      const impatient = serviceClient(RunsService, slow.url, {
+        token: String(stack.env.SERVICE_TOKEN),
+        timeoutMs: 1_000,
+      });
+      const outcome = await impatient
+        .startRun({
+          actor: project.key,
+          projectId: project.projectId,
+          selection: { case: "testPlan", value: project.planId },
+        })
+        .then(
+          () => "started",
+          (error: unknown) => Code[ConnectError.from(error).code],
+        );
+      expect(outcome).to.equal("DeadlineExceeded");
+
+      // The charge and the refund now reach billing; whatever landed is given back and the
+      // pending run removed, so a client that posts again pays once.
+      link.release();
+      await eventually(async () => {
+        const { rows } = await stack.db.query("select 1 from runs.runs where project_id = $1", [
+          project.projectId,
+        ]);
+        return rows.length === 0 ? true : undefined;
+      }, "the start to be undone");
+      expect(await balanceOf(stack, project.projectId)).to.equal(before);
+      const { entries } = await stack.billing.listLedger({ actor: operator(), projectId: project.projectId });
+      expect(entries.reduce((sum, e) => sum + e.amount, 0n)).to.equal(before);
+    } finally {
+      link.release();
+      await slow.stop("SIGTERM");
+      link.close();
+    }
   });
 
   it("serves a grpc-js client built from the .proto files: StartRun then GetRun", async () => {

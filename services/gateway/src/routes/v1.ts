@@ -19,6 +19,8 @@ export interface V1Deps {
     "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases"
   >;
   runs: Pick<Client<typeof RunsService>, "startRun" | "getRun" | "listRuns">;
+  /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
+  startRunTimeoutMs: number;
 }
 
 /** Largest request body accepted (decisions.md: over 1 MiB gives 413). */
@@ -26,7 +28,7 @@ const maxBodyBytes = 1024 * 1024;
 
 /** The /v1 routes. Every one needs a key; each read is one catalog call scoped to the key's project. */
 export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
-  const { auth, catalog, runs } = deps;
+  const { auth, catalog, runs, startRunTimeoutMs } = deps;
   const read = auth.require("read");
 
   router.get("/v1/project", acceptQuery([]), read, async (ctx) => {
@@ -75,7 +77,10 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
   router.post("/v1/runs", acceptQuery([]), jsonBody(), auth.require("start_run"), async (ctx) => {
     const body = parseStartRunBody(ctx.request.body as Record<string, unknown>);
     const response = await rpc(ctx, () =>
-      runs.startRun({ actor: actorOf(ctx), projectId: keyOf(ctx).projectId, ...body }, callOptions(ctx)),
+      runs.startRun(
+        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, ...body },
+        { ...callOptions(ctx), timeoutMs: startRunTimeoutMs },
+      ),
     );
     if (!response.run) throw new Error("StartRun answered without a run");
     ctx.status = 201;
