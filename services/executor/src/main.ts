@@ -1,6 +1,6 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { runService, serviceClient } from "@testrun/kit";
+import { redisCommandTimeoutMs, runService, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { Executor } from "./executor.js";
 import { TestQueue } from "./queue.js";
@@ -13,7 +13,9 @@ await runService({
     // A consumer per process (not per pod name): after a restart, what the previous process left
     // unacknowledged is taken over like any dead executor's work.
     const name = `${config.EXECUTOR_NAME}-${process.pid}`;
-    const reader = redis.duplicate();
+    // The reading connection waits up to readBlockMs on purpose: its commands may take that long more.
+    const readBlockMs = 2_000;
+    const reader = redis.duplicate({ commandTimeout: readBlockMs + redisCommandTimeoutMs });
     await reader.connect();
     const queue = new TestQueue(reader, redis, name);
     await queue.ensureGroup();
@@ -26,6 +28,7 @@ await runService({
       concurrency: config.CONCURRENCY,
       leaseMs: config.LEASE_MS,
       reachabilityTimeoutMs: config.REACHABILITY_TIMEOUT_MS,
+      readBlockMs,
     });
     executor.start();
     logger.info({ concurrency: config.CONCURRENCY, consumer: name }, "executor started");

@@ -101,8 +101,18 @@ export class TestQueue {
     this.reader.disconnect();
   }
 
+  /**
+   * Acknowledges an entry and deletes it: the group is the stream's only reader, so a handled entry
+   * is of no use to anyone, and the stream holds only outstanding work instead of growing for ever.
+   */
   async ack(id: string): Promise<void> {
-    await this.commands.call("XACK", testStream, executorGroup, id);
+    const results = await this.commands
+      .multi()
+      .call("XACK", testStream, executorGroup, id)
+      .call("XDEL", testStream, id)
+      .exec();
+    const failed = results?.find(([error]) => error);
+    if (failed?.[0]) throw failed[0];
   }
 
   /** Runs a group command, recreating the group once when the stream or group vanished (FLUSHALL). */

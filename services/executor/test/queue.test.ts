@@ -85,7 +85,7 @@ describe("executor process and the test queue", () => {
     expect(groups.map((g) => g[1])).to.deep.equal([executorGroup]);
   });
 
-  it("leaves a test it could not claim (runs service down) unacknowledged, and drops a malformed entry", async () => {
+  it("leaves a test it could not claim (runs service down) unacknowledged, and drops a malformed entry from the stream", async () => {
     await start();
     await redis.xadd(testStream, "*", "dispatch", "not a protobuf");
     await logged("dropped a malformed queue entry");
@@ -94,6 +94,8 @@ describe("executor process and the test queue", () => {
     const { count, consumers } = await pending();
     expect(count).to.equal(1);
     expect(consumers).to.have.length(1);
+    // What was handled is deleted; the stream holds only the outstanding test.
+    expect(await redis.xlen(testStream)).to.equal(1);
   });
 
   it("takes over what a dead executor read but never acknowledged, once idle for a lease", async () => {

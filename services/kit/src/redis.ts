@@ -1,11 +1,23 @@
 import { Redis } from "ioredis";
 
 /**
+ * How long a command may wait for its answer. A Redis that accepts connections but does not answer
+ * (overloaded, a network path dropping packets) must fail a call, not hold it: a run start waiting
+ * on its publication would otherwise outlast its caller. Blocking reads need a longer one.
+ */
+export const redisCommandTimeoutMs = 5_000;
+
+/**
  * Connects to Redis and waits until it answers, so a wrong URL fails the start rather than the
  * first request. Commands fail fast while disconnected instead of queueing without bound.
  */
 export async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: false });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: false,
+    commandTimeout: redisCommandTimeoutMs,
+  });
   await redis.connect();
   return redis;
 }
