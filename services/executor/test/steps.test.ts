@@ -360,6 +360,38 @@ describe("step runner (HTTP steps against a real server)", () => {
         'step 2 "show": expected header x-echo to contain "{{USER}}", got "{{PASSWORD}}"',
       );
     });
+
+    it("replaces a value an earlier step saved (a session token) by its name, unless it is very short", async () => {
+      const outcome = await run([
+        {
+          name: "log in",
+          http: { method: "POST", path: "/login", json: { user: "{{USER}}", password: "{{PASSWORD}}" } },
+          save: { token: "$.token", ok: "$.ok" },
+        },
+        {
+          name: "show",
+          http: { method: "GET", path: "/header", query: { value: "token {{token}}, ok {{ok}}" } },
+          expect: { headers: { "x-echo": "nope" } },
+        },
+      ]);
+      // "tok-1" is the token; "true" (4 characters) is redacted too, shorter values are not.
+      expect(outcome.summary).to.equal(
+        'step 2 "show": expected header x-echo to contain "nope", got "token {{token}}, ok {{ok}}"',
+      );
+      const short = await run([
+        {
+          name: "save",
+          http: { method: "GET", path: "/echo", query: { v: "abc" } },
+          save: { v: "$.query.v" },
+        },
+        {
+          name: "show",
+          http: { method: "GET", path: "/header", query: { value: "{{v}}" } },
+          expect: { headers: { "x-echo": "nope" } },
+        },
+      ]);
+      expect(short.summary).to.equal('step 2 "show": expected header x-echo to contain "nope", got "abc"');
+    });
   });
 
   it("keeps a summary on one line of at most 300 characters", async () => {

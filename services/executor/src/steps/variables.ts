@@ -11,6 +11,13 @@ export class StepFailure extends Error {
 
 const placeholder = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 
+/**
+ * Saved values shorter than this stay in summaries. A saved value is often a secret (a session
+ * token), but it is also often a small id, count or flag ("7", "ok"), and replacing those wherever
+ * the characters occur would garble the summary ("got 4{{count}}1") while hiding nothing.
+ */
+const minRedactedSavedLength = 4;
+
 export class Variables {
   readonly #saved = new Map<string, string>();
   readonly #project: ReadonlyMap<string, string>;
@@ -34,19 +41,24 @@ export class Variables {
   }
 
   /**
-   * Replaces every occurrence of a project variable's value by `{{NAME}}`, wherever it came from
-   * (a request, a response, a saved value that echoes it). The forms a value takes when quoted in a
-   * summary (JSON-escaped, URL-encoded) are replaced too. Longest values first, so a value that
-   * contains a shorter one is not left half-replaced.
+   * Replaces every occurrence of a variable's value by `{{NAME}}`, wherever it came from (a
+   * request, a response, a saved value that echoes it): the project's variables, and the values
+   * earlier steps saved (a token from a login) of at least `minRedactedSavedLength` characters. The
+   * forms a value takes when quoted in a summary (JSON-escaped, URL-encoded) are replaced too.
+   * Longest values first, so a value that contains a shorter one is not left half-replaced; on a
+   * tie the project's variable names it.
    */
   redact(text: string): string {
     const secrets: [string, string][] = [];
-    for (const [name, value] of this.#project) {
-      if (value === "") continue;
+    const add = (name: string, value: string) => {
       for (const form of new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])) {
         secrets.push([form, name]);
       }
-    }
+    };
+    for (const [name, value] of this.#project) if (value !== "") add(name, value);
+    for (const [name, value] of this.#saved)
+      if ([...value].length >= minRedactedSavedLength) add(name, value);
+    // Stable: among forms of one length, the project's come first.
     secrets.sort((a, b) => b[0].length - a[0].length);
     let result = text;
     for (const [form, name] of secrets) result = result.split(form).join(`{{${name}}}`);
