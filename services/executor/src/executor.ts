@@ -13,7 +13,8 @@ import {
 import type { Logger } from "@testrun/kit";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
-import { runSteps } from "./steps/runner.js";
+import { oneLine, runSteps } from "./steps/runner.js";
+import { Variables } from "./steps/variables.js";
 
 export interface ExecutorOptions {
   queue: TestQueue;
@@ -240,7 +241,8 @@ export class Executor {
           testResultId: assignment.testResultId,
           leaseToken: assignment.leaseToken,
           reason: SkipReason.ENVIRONMENT_UNREACHABLE,
-          summary: `environment unreachable: ${reachability.reason}`,
+          // An error's message can be any length or span lines: a summary is one line of 300 at most.
+          summary: oneLine(`environment unreachable: ${reachability.reason}`, new Variables({})),
         });
         log.info({ reason: reachability.reason }, "run skipped: environment unreachable");
         return "skipped" as const;

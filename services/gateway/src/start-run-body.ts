@@ -17,9 +17,10 @@ const maxListLength = 500;
 
 const invalid = (message: string) => new HttpError(400, "invalid_request", message);
 
+/** A field given as null counts as not given, as it does for the selections. */
 function text(body: Record<string, unknown>, field: string): string | undefined {
   const value = body[field];
-  if (value === undefined) return undefined;
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== "string") throw invalid(`${field} must be a string`);
   return value;
 }
@@ -30,7 +31,9 @@ function textList(body: Record<string, unknown>, field: string): string[] {
     throw invalid(`${field} must be an array of non-empty strings`);
   }
   if (value.length === 0) throw invalid(`${field} is empty: nothing to run`);
-  if (value.length > maxListLength) throw invalid(`${field} may hold at most ${maxListLength} entries`);
+  // Duplicates count once (decisions.md: "duplicates once, at most 500").
+  if (new Set(value).size > maxListLength)
+    throw invalid(`${field} may hold at most ${maxListLength} distinct entries`);
   return value as string[];
 }
 

@@ -50,7 +50,17 @@ describe("the start-run body", () => {
     expect(refusal(() => parseStartRunBody({ testPlan: 7 })).message).to.equal("testPlan must be a string");
     expect(refusal(() => parseStartRunBody({ tags: [] })).message).to.contain("nothing to run");
     expect(refusal(() => parseStartRunBody({ testCaseIds: "tc_1" })).message).to.contain("array");
-    expect(refusal(() => parseStartRunBody({ tags: Array(501).fill("t") })).message).to.contain("500");
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `tc_${i}`);
+    expect(refusal(() => parseStartRunBody({ testCaseIds: ids(501) })).message).to.contain("500");
+    expect(refusal(() => parseStartRunBody({ tags: ids(501) })).message).to.contain("500");
+  });
+
+  it("counts duplicates once against the 500 bound, and takes null as not given", () => {
+    const twice = [...Array(300).keys(), ...Array(300).keys()].map((i) => `tc_${i}`);
+    expect(parseStartRunBody({ testCaseIds: twice }).selection.value).to.deep.equal({ ids: twice });
+    expect(parseStartRunBody({ testPlan: "a", environment: null, name: null })).to.deep.equal({
+      selection: { case: "testPlan", value: "a" },
+    });
   });
 });
 

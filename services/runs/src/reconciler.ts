@@ -20,7 +20,8 @@ const batch = 500;
  * Repairs what crashes and lost messages leave behind, from PostgreSQL (the source of truth):
  * starts that never completed are refunded and removed, refunds not yet confirmed are retried,
  * QUEUED tests nobody claimed and tests whose lease lapsed are published again, tests QUEUED past
- * the dispatch deadline are SKIPPED (no_executor), and tests whose leases lapsed too often FAIL.
+ * the dispatch deadline while no executor is at work are SKIPPED (no_executor), and tests whose
+ * leases lapsed too often FAIL.
  * Every step is idempotent, so replicas may reconcile at the same time.
  */
 export class Reconciler {
@@ -61,17 +62,13 @@ export class Reconciler {
       for (const runId of await this.store.unsettledRefunds(batch)) await this.credits.settle(runId);
 
       const republish: Dispatch[] = [];
-      const work = await this.store.pendingWork(
-        this.options.republishMs,
-        this.options.dispatchDeadlineMs,
-        batch,
-      );
+      // A backlog behind busy executors (a 500-test run on one pod) may wait longer than the
+      // deadline; only while no executor is at work does waiting mean nobody will take the tests.
+      const { dispatchDeadlineMs } = this.options;
+      const deadlineMs = (await this.store.executorsAtWork(dispatchDeadlineMs)) ? null : dispatchDeadlineMs;
+      const work = await this.store.pendingWork(this.options.republishMs, deadlineMs, batch);
       for (const item of work) {
-        const outcome = await this.store.reconcileTest(
-          item.id,
-          this.options.republishMs,
-          this.options.dispatchDeadlineMs,
-        );
+        const outcome = await this.store.reconcileTest(item.id, this.options.republishMs, deadlineMs);
         if (outcome.republish)
           republish.push({ testResultId: item.id, runId: item.run_id, projectId: item.project_id });
         if (outcome.effects.refundRunId) await this.credits.settle(outcome.effects.refundRunId);

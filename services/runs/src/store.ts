@@ -473,11 +473,25 @@ export class RunStore {
   }
 
   /**
+   * Whether executors are at work: one holds a live lease, or one claimed a test within
+   * `withinMs`. Tests waiting while they are are a backlog, not tests no executor takes.
+   */
+  async executorsAtWork(withinMs: number): Promise<boolean> {
+    const rows = await this.em().execute<{ at_work: boolean }[]>(
+      `select exists (select 1 from runs.test_results where status = 'running' and lease_expires_at > now())
+         or exists (select 1 from runs.test_results where started_at > now() - ? * interval '1 millisecond') as at_work`,
+      [withinMs],
+    );
+    return rows[0]?.at_work === true;
+  }
+
+  /**
    * Open tests that need the reconciler: QUEUED past the dispatch deadline (to skip), RUNNING with
    * a lapsed lease (to fail or republish), and QUEUED ones not claimed since their last
    * publication (to republish, backing off: after `republishMs`, then twice that, … up to 64×).
+   * A null `deadlineMs` (executors are at work) lets tests wait however long.
    */
-  async pendingWork(republishMs: number, deadlineMs: number, limit: number) {
+  async pendingWork(republishMs: number, deadlineMs: number | null, limit: number) {
     return this.em().execute<
       { id: string; run_id: string; project_id: string; action: "skip" | "lapsed" | "republish" }[]
     >(
@@ -503,7 +517,7 @@ export class RunStore {
   reconcileTest(
     testResultId: string,
     republishMs: number,
-    deadlineMs: number,
+    deadlineMs: number | null,
   ): Promise<{ republish: boolean; effects: Effects }> {
     return this.transaction(async (em) => {
       const run = await this.lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [

@@ -184,7 +184,10 @@ describe("runs reconciler: dispatch deadline", () => {
   let stack: Stack;
 
   before(async () => {
-    stack = await startStack({ RECONCILE_INTERVAL_MS: "100", DISPATCH_DEADLINE_MS: "500" }, 6);
+    stack = await startStack(
+      { RECONCILE_INTERVAL_MS: "100", DISPATCH_DEADLINE_MS: "500", REPUBLISH_AFTER_MS: "100" },
+      6,
+    );
   });
   after(async () => {
     await stack?.stop();
@@ -211,5 +214,54 @@ describe("runs reconciler: dispatch deadline", () => {
       async () => ((await balanceOf(stack, project.projectId)) === 100n ? true : undefined),
       "the refund",
     );
+  });
+
+  it("keeps a backlog QUEUED past the deadline while an executor is at work, and skips it once none is", async () => {
+    const project = await seedProject(stack);
+    const start = async () =>
+      (
+        await stack.runs.startRun({
+          actor: project.key,
+          projectId: project.projectId,
+          selection: { case: "testPlan", value: project.planId },
+        })
+      ).run;
+    const busy = await start();
+    // An executor at work on a test of the first run (its lease, 30 s, stays live).
+    const { assignment } = await stack.executor.claimTest({
+      testResultId: busy?.tests[0]?.id ?? "",
+      executorId: "pod-a/0",
+    });
+    const waiting = await start();
+
+    // The reconciler has handled the waiting tests well past their deadline (each published again
+    // at least 3 times, backing off from 100 ms: more than 500 ms after queueing)...
+    await eventually(async () => {
+      const { rows } = await stack.db.query<{ published: number }>(
+        "select min(publish_count) as published from runs.test_results where run_id = $1",
+        [waiting?.id],
+      );
+      return (rows[0]?.published ?? 0) >= 4 ? true : undefined;
+    }, "the waiting run's tests to be published again past the deadline");
+    // ...and left them QUEUED: they are a backlog behind a busy executor, not tests nobody takes.
+    const getRun = async (runId: string) =>
+      (await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId })).run;
+    const meanwhile = await getRun(waiting?.id ?? "");
+    expect(meanwhile?.finished).to.equal(false);
+    expect(meanwhile?.tests.map((t) => t.status)).to.deep.equal(Array(3).fill(TestStatus.QUEUED));
+
+    // The executor finishes and none takes anything for a deadline: now the tests are given up.
+    await stack.executor.completeTest({
+      ...lease(assignment),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 5n,
+    });
+    const skipped = await eventually(async () => {
+      const run = await getRun(waiting?.id ?? "");
+      return run?.finished ? run : undefined;
+    }, "the waiting run to be skipped");
+    expect(skipped.status).to.equal(RunStatus.SKIPPED);
+    expect(skipped.skipReason).to.equal(SkipReason.NO_EXECUTOR);
   });
 });

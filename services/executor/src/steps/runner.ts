@@ -59,7 +59,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
  * value "a b"), and only then clips: clipping first could cut a value so that it is no longer
  * recognised.
  */
-function oneLine(text: string, vars: Variables): string {
+export function oneLine(text: string, vars: Variables): string {
   const line = vars.redact(vars.redact(text).replace(/\s+/g, " ").trim());
   return line.length > maxSummaryLength ? `${line.slice(0, maxSummaryLength - 1)}…` : line;
 }

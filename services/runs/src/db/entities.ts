@@ -158,6 +158,9 @@ export const TestResult = defineEntity({
       properties: ["status", "leaseExpiresAt"],
       where: "status in ('queued', 'running')",
     },
+    // Whether executors are at work at all (the latest claim), so a backlog behind busy executors
+    // is not mistaken for tests no executor took (no_executor).
+    { name: "test_results_started_index", properties: ["startedAt"], where: "started_at is not null" },
   ],
   checks: [
     { name: "test_results_summary_length", expression: "char_length(summary) <= 300" },
