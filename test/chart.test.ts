@@ -17,7 +17,7 @@ import type { IService } from "kubernetes-models/v1/Service";
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { parse } from "yaml";
 import { systemServices } from "../scripts/system.js";
-import { helm, renderChart, tryRenderChart } from "./helm.js";
+import { helm, kubeVersionArgs, renderChart, tryRenderChart } from "./helm.js";
 import {
   type ContainerEnv,
   hookEvents,
@@ -189,6 +189,25 @@ function minReplicas(chart: RenderedChart, workload: Workload): number {
   return ((workload.object.spec as { replicas?: number }).replicas ?? 1) as number;
 }
 
+interface ValuesSchema {
+  $defs: Record<string, { propertyNames?: { not?: { enum?: string[] } } }>;
+}
+const valuesSchema = JSON.parse(readFileSync(`${chartPath}/values.schema.json`, "utf8")) as ValuesSchema;
+/** Names values.schema.json refuses in a `$defs` map (env, podLabels). */
+const refusedNames = (definition: string) => valuesSchema.$defs[definition]?.propertyNames?.not?.enum ?? [];
+/** What the chart sets that an `env` override may still change: the log level and telemetry. */
+const overridable = (variable: string) => variable === "LOG_LEVEL" || variable.startsWith("OTEL_");
+
+/** Every variable a container gets, secrets included. */
+const variablesOf = (env: ContainerEnv) => [
+  ...new Set([...Object.keys(env.values), ...env.secretRefs.map((ref) => ref.variable)]),
+];
+
+interface ValueFile {
+  config?: { env?: Record<string, unknown> };
+  components?: Record<string, { env?: Record<string, unknown> }>;
+}
+
 describe("helm chart helm/testrun", () => {
   it("keeps the default, production and minimal value files", () => {
     expect(valueFiles).to.include.members([
@@ -210,7 +229,14 @@ describe("helm chart helm/testrun", () => {
       });
 
       it("passes helm lint --strict", async () => {
-        const result = await helm(["lint", "--strict", chartPath, "--values", `${chartPath}/${valueFile}`]);
+        const result = await helm([
+          "lint",
+          "--strict",
+          chartPath,
+          ...kubeVersionArgs(chartPath),
+          "--values",
+          `${chartPath}/${valueFile}`,
+        ]);
         expect(result.code, `${result.stdout}\n${result.stderr}`).to.equal(0);
       });
 
@@ -561,6 +587,23 @@ describe("helm chart helm/testrun", () => {
           }
         }
       });
+
+      it("refuses env overrides of every variable it sets itself, but the log level and telemetry", () => {
+        const values = parse(readFileSync(`${chartPath}/${valueFile}`, "utf8")) as ValueFile;
+        const refused = refusedNames("env");
+        for (const name of components) {
+          const { env } = componentContainer(chart, name);
+          const fromValueFile = new Set([
+            ...Object.keys(values.config?.env ?? {}),
+            ...Object.keys(values.components?.[name]?.env ?? {}),
+          ]);
+          const open = variablesOf(env).filter(
+            (variable) =>
+              !fromValueFile.has(variable) && !overridable(variable) && !refused.includes(variable),
+          );
+          expect(open, `${name}: variables the chart sets that an env override may change`).to.deep.equal([]);
+        }
+      });
     });
   }
 
@@ -703,6 +746,68 @@ describe("helm chart helm/testrun", () => {
         expect(result.stderr).to.contain("bogus");
       });
     }
+
+    const refusals = [
+      { expression: "components.gateway.env.PORT=1", name: "PORT" },
+      { expression: "config.env.KEYS_URL=http://elsewhere:7101", name: "KEYS_URL" },
+      { expression: "components.executor.env.EXECUTOR_NAME=x", name: "EXECUTOR_NAME" },
+      { expression: "components.runs.env.DATABASE_URL=postgres://x", name: "DATABASE_URL" },
+      {
+        expression: "components.keys.podLabels.app\\.kubernetes\\.io/component=other",
+        name: "app.kubernetes.io/component",
+      },
+    ];
+    for (const { expression, name } of refusals) {
+      it(`rejects what the chart sets itself (--set ${expression})`, async () => {
+        const result = await tryRenderChart(chartPath, { release, namespace, set: [expression] });
+        expect(result.code, "helm template exit code").to.not.equal(0);
+        expect(result.stderr).to.contain(name);
+      });
+    }
+
+    it("accepts other env overrides and pod labels, and the log level per component", async () => {
+      const set = [
+        "components.gateway.env.RATE_LIMIT_PER_MINUTE=100",
+        "components.runs.env.LOG_LEVEL=debug",
+        "components.keys.podLabels.team=platform",
+      ];
+      const chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+      expect(componentContainer(chart, "gateway").env.values.RATE_LIMIT_PER_MINUTE).to.equal("100");
+      expect(componentContainer(chart, "runs").env.values.LOG_LEVEL).to.equal("debug");
+      expect(chart.component("keys").workload.labels.team).to.equal("platform");
+    });
+
+    it("refuses in env overrides only variables the chart sets, and in podLabels only its own labels", async () => {
+      const variables = new Set<string>();
+      const labels = new Set<string>();
+      for (const valueFile of valueFiles) {
+        const chart = new RenderedChart(
+          await renderChart(chartPath, { release, namespace, valueFiles: [valueFile] }),
+          namespace,
+        );
+        for (const workload of chart.workloads()) {
+          for (const container of [...(workload.spec.initContainers ?? []), ...workload.spec.containers]) {
+            const env = chart.containerEnv(container, secretPlaceholder, fieldPlaceholder);
+            for (const variable of variablesOf(env)) variables.add(variable);
+          }
+          for (const label of Object.keys(workload.labels)) labels.add(label);
+        }
+      }
+      expect(
+        refusedNames("env").filter((variable) => !variables.has(variable)),
+        "refused env variables the chart never sets",
+      ).to.deep.equal([]);
+      expect(
+        refusedNames("podLabels").filter((label) => !labels.has(label)),
+        "refused pod labels the chart never sets",
+      ).to.deep.equal([]);
+      for (const label of [
+        "app.kubernetes.io/name",
+        "app.kubernetes.io/instance",
+        "app.kubernetes.io/component",
+      ])
+        expect(refusedNames("podLabels"), "selector labels refused in podLabels").to.include(label);
+    });
   });
 
   describe("README.md", () => {

@@ -1,8 +1,9 @@
 // Runs the helm binary that `make helm` installs, and turns `helm template` output into objects.
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { repoRoot } from "@testrun/kit/testing";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import type { K8sObject } from "./kubernetes.js";
 
 const run = promisify(execFile);
@@ -37,10 +38,22 @@ export interface RenderOptions {
   set?: readonly string[];
 }
 
+/**
+ * `--kube-version` with the oldest Kubernetes the chart supports (Chart.yaml's `kubeVersion: ">=x.y.z-0"`),
+ * for `helm template` and `helm lint`: the chart must work there, and a helm built with `go install`
+ * (`make helm`) would otherwise assume Kubernetes 1.20, which `kubeVersion` refuses.
+ */
+export function kubeVersionArgs(chart: string): string[] {
+  const { kubeVersion } = parse(readFileSync(`${chart}/Chart.yaml`, "utf8")) as { kubeVersion?: string };
+  const minimum = /^>=\s*v?(\d+\.\d+\.\d+)/.exec(kubeVersion ?? "")?.[1];
+  return minimum ? ["--kube-version", minimum] : [];
+}
+
 const renderArgs = (chart: string, options: RenderOptions) => [
   "template",
   options.release,
   chart,
+  ...kubeVersionArgs(chart),
   "--namespace",
   options.namespace,
   ...(options.valueFiles ?? []).flatMap((file) => ["--values", `${chart}/${file}`]),

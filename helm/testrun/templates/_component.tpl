@@ -249,7 +249,8 @@ podSelector:
 {{/*
 Who may connect to a component: the gateway's HTTP port from outside (or from networkPolicy.gatewayFrom),
 every gRPC port only from the components whose config names it (their <NAME>_URL). The kubelet's
-probes come from the node, which NetworkPolicies never block.
+probes come from the pod's node, which Kubernetes says a NetworkPolicy cannot block (up to the CNI:
+docs/deploy.md, Network policies).
 */}}
 {{- define "testrun.component.networkPolicy" -}}
 {{- $root := .root -}}

@@ -147,7 +147,9 @@ export class Executor {
     const { queue, leaseMs } = this.#o;
     if (Date.now() >= this.#nextTakeOver) {
       this.#nextTakeOver = Date.now() + leaseMs / 2;
-      const orphans = await queue.takeOver(count, leaseMs);
+      // A quarter more than the lease: the entry's idle time and the lease restart at the same beat,
+      // so by then the lease has surely lapsed and the claim is not refused as still held.
+      const orphans = await queue.takeOver(count, Math.ceil(leaseMs * 1.25));
       if (orphans.length > 0) {
         this.#o.logger.info({ entries: orphans.length }, "took over tests of a stopped executor");
         return orphans;

@@ -39,6 +39,9 @@ await runService({
       startRunTimeoutMs: config.START_RUN_TIMEOUT_MS,
     });
     const server = app.listen(config.HTTP_PORT, config.HOST);
+    // Outlast the 60 s idle timeout of ingresses and ALBs, so they close idle connections, not we (502s).
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
     await once(server, "listening");
     logger.info({ httpPort: (server.address() as AddressInfo).port }, "http listening");
     // Runs once the drain (SHUTDOWN_DRAIN_MS, during which the server still takes requests) is over.

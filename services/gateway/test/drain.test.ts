@@ -77,6 +77,11 @@ describe("gateway graceful shutdown", () => {
   const listTestPlans = (key: string) =>
     call(gateway.http, "/v1/test-plans", { headers: { authorization: `Bearer ${key}` } });
 
+  it("keeps idle connections open longer than the proxies in front of it close theirs", async () => {
+    const response = await get("/healthz");
+    expect(response.headers.get("keep-alive"), "Keep-Alive header").to.equal("timeout=65");
+  });
+
   it("on SIGTERM: not ready but still answering during the drain, then finishes the request in flight and exits 0", async () => {
     expect((await get("/readyz")).status, "ready before SIGTERM").to.equal(200);
 

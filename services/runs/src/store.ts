@@ -375,7 +375,9 @@ export class RunStore {
         effects,
       });
       if (run.status === "skipped" && run.skip_reason === "environment_unreachable") return done({});
-      if (isFinal(run.status)) return fail(Code.FailedPrecondition, "the run already finished");
+      // Finished meanwhile (cancelled, say): the claim was settled with it, so it is no longer the
+      // executor's to work on (ABORTED), unlike a run that is executing (FAILED_PRECONDITION).
+      if (isFinal(run.status)) return fail(Code.Aborted, "the run already finished");
       const tests = await em.execute<TestRow[]>(
         `select ${testColumns} from runs.test_results t where t.run_id = ? order by t.position for update`,
         [runId],

@@ -406,6 +406,17 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       stack.executor.completeTest({ ...lease(a), status: TestStatus.PASSED, summary: "", durationMs: 1n }),
       Code.FailedPrecondition,
     );
+    // An executor that only now finds the environment down is told the claim is no longer its own,
+    // so it stops rather than runs the steps of a cancelled run.
+    await rejects(
+      stack.executor.skipRun({
+        runId,
+        ...lease(a),
+        reason: SkipReason.ENVIRONMENT_UNREACHABLE,
+        summary: "environment unreachable: connection refused",
+      }),
+      Code.Aborted,
+    );
     const again = await stack.runs.cancelRun({ actor: operator(), projectId: project.projectId, runId });
     expect(again.run?.finishedAt).to.deep.equal(cancelled?.finishedAt);
   });

@@ -1328,8 +1328,9 @@ export const RunsService: GenService<{
    * no test of the run has PASSED or FAILED; the executor must hold a claim on a test of the run.
    * Idempotent: a run already SKIPPED for the same reason is returned unchanged.
    * Errors: INVALID_ARGUMENT (reason not ENVIRONMENT_UNREACHABLE; summary too long);
-   * NOT_FOUND (run or test result); ABORTED (not the current claim); FAILED_PRECONDITION (a test
-   * of the run already PASSED or FAILED, or the run finished otherwise).
+   * NOT_FOUND (run or test result); ABORTED (not the current claim, or the run finished
+   * otherwise, e.g. cancelled, settling the claim with it); FAILED_PRECONDITION (a test of the
+   * run already PASSED or FAILED: the run is executing, so the caller runs its test).
    *
    * @generated from rpc testrun.runs.v1.RunsService.SkipRun
    */
