@@ -3,6 +3,7 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { clientTracingInterceptor } from "../telemetry/interceptors.js";
 import { bearerTokenInterceptor } from "./auth.js";
+import { retryRepeatableInterceptor } from "./retry.js";
 
 export interface ServiceClientOptions {
   /** The caller's internal token (SERVICE_TOKEN, or EXECUTOR_TOKEN for executors). */
@@ -11,7 +12,10 @@ export interface ServiceClientOptions {
   timeoutMs?: number;
 }
 
-/** A gRPC client of another Testrun service, presenting our token and carrying the trace. */
+/**
+ * A gRPC client of another Testrun service, presenting our token and carrying the trace; calls
+ * safe to repeat are repeated once when the server was unavailable (each attempt its own span).
+ */
 export function serviceClient<S extends DescService>(
   service: S,
   baseUrl: string,
@@ -20,7 +24,11 @@ export function serviceClient<S extends DescService>(
   const transport = createGrpcTransport({
     baseUrl,
     defaultTimeoutMs: options.timeoutMs ?? 5_000,
-    interceptors: [clientTracingInterceptor, bearerTokenInterceptor(options.token)],
+    interceptors: [
+      retryRepeatableInterceptor,
+      clientTracingInterceptor,
+      bearerTokenInterceptor(options.token),
+    ],
   });
   return createClient(service, transport);
 }
