@@ -47,6 +47,9 @@ const fail = (code: Code, message: string): never => {
 /** The summary of a test whose executors stopped responding `times` times. */
 export const gaveUpSummary = (times: number) =>
   `the executor stopped responding ${times} time${times === 1 ? "" : "s"} (lease lapsed); giving up`;
+/** A lapsed test that nobody took over while no executor was at work, for a whole dispatch deadline. */
+const untakenSummary =
+  "the executor stopped responding (lease lapsed) and no executor took the test over before the dispatch deadline";
 
 const refundReasons: Record<SkipReason, string> = {
   environment_unreachable: "environment unreachable",
@@ -271,12 +274,12 @@ export class RunStore {
     });
   }
 
-  /** FAILED after its last allowed lapse (caller holds the run and test locks). */
-  private async giveUp(em: EntityManager, test: TestRow): Promise<Effects> {
+  /** FAILED after its last allowed lapse, or left untaken (caller holds the run and test locks). */
+  private async giveUp(em: EntityManager, test: TestRow, summary = gaveUpSummary(test.lapsed_leases + 1)) {
     await em.execute(
       `update runs.test_results set status = 'failed', lapsed_leases = lapsed_leases + 1, summary = ?, finished_at = now()
        where id = ?`,
-      [gaveUpSummary(test.lapsed_leases + 1), test.id],
+      [summary, test.id],
     );
     return this.settle(em, test.run_id);
   }
@@ -551,9 +554,10 @@ export class RunStore {
       }
       if (test.lapsed) {
         // The last allowed lapse, or nobody took the test over for a whole dispatch deadline.
-        if (test.lapsed_leases + 1 >= this.timing.maxAttempts || test.lapsed_long) {
+        if (test.lapsed_leases + 1 >= this.timing.maxAttempts)
           return { republish: false, effects: await this.giveUp(em, test) };
-        }
+        if (test.lapsed_long)
+          return { republish: false, effects: await this.giveUp(em, test, untakenSummary) };
         return { republish: test.due, effects: {} };
       }
       return { republish: test.status === "queued" && test.due, effects: {} };
