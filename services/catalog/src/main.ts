@@ -1,6 +1,6 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { bind, runService, serviceClient } from "@testrun/kit";
+import { bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
 import { VariableCipher } from "./cipher.js";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
@@ -24,6 +24,18 @@ await runService({
     if (!config.VARIABLES_KEY)
       logger.warn("VARIABLES_KEY is not set: variable values can be neither stored nor read");
     const cipher = config.VARIABLES_KEY ? new VariableCipher(config.VARIABLES_KEY) : undefined;
-    return [bind(CatalogService, catalogService({ db, outbox, cipher, logger }), executorMethods)];
+    return [
+      bind(
+        CatalogService,
+        catalogService({
+          db,
+          outbox,
+          cipher,
+          logger,
+          variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
+        }),
+        executorMethods,
+      ),
+    ];
   },
 });

@@ -9,6 +9,7 @@ import {
   UpdateVariableResponseSchema,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { VariablesGrants } from "@testrun/kit";
 import { runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import {
@@ -28,6 +29,13 @@ const secret = (label: string) => `${label}-${randomBytes(12).toString("hex")}`;
 
 describe("catalog: variables", () => {
   let h: Harness;
+  /** What an executor does with the grant the runs service issued with its claim of the test. */
+  const readValues = (executor: Catalog, projectId: string, testResultId: string) =>
+    executor.getVariableValues({
+      projectId,
+      testResultId,
+      grant: new VariablesGrants(h.env.SERVICE_TOKEN ?? "").issue({ projectId, testResultId }, 60_000),
+    });
   let catalog: Catalog;
   let seed: Awaited<ReturnType<typeof seedOrganization>>;
   let editor: Actor;
@@ -96,10 +104,7 @@ describe("catalog: variables", () => {
     );
 
     // The executor's token reads them.
-    const { values } = await h.executor.getVariableValues({
-      projectId,
-      testResultId: "tr_01jd3k00000000000000000000",
-    });
+    const { values } = await readValues(h.executor, projectId, "tr_01jd3k00000000000000000000");
     expect(values).to.deep.equal({ PASSWORD: newValue, api_token: used[1] });
 
     // The service token does not, whoever the caller claims to be; the executor reads nothing else.
@@ -110,11 +115,38 @@ describe("catalog: variables", () => {
     expect(denied.rawMessage).to.equal("only executors may read variable values");
     await rejects(h.executor.listVariables({ actor: operator(), projectId }), Code.PermissionDenied);
     await rejects(h.executor.getProject({ actor: operator(), projectId }), Code.PermissionDenied);
-    await rejects(
-      h.executor.getVariableValues({ projectId: "prj_nope", testResultId: "tr_x" }),
-      Code.NotFound,
+    await rejects(readValues(h.executor, "prj_nope", "tr_x"), Code.NotFound);
+    await rejects(readValues(h.executor, projectId, ""), Code.InvalidArgument);
+  });
+
+  it("hands values to an executor only with the grant of its claim of that very test", async () => {
+    const projectId = seed.projectId;
+    const testResultId = "tr_01jd3k00000000000000000001";
+    const grants = new VariablesGrants(h.env.SERVICE_TOKEN ?? "");
+    const read = (grant: string) => h.executor.getVariableValues({ projectId, testResultId, grant });
+    const refusal = async (grant: string) => (await rejects(read(grant), Code.PermissionDenied)).rawMessage;
+
+    expect((await read(grants.issue({ projectId, testResultId }, 60_000))).values).to.have.property(
+      "PASSWORD",
     );
-    await rejects(h.executor.getVariableValues({ projectId, testResultId: "" }), Code.InvalidArgument);
+    expect(await refusal("")).to.contain("missing or not for this project and test");
+    expect(
+      await refusal(grants.issue({ projectId, testResultId: "tr_01jd3k00000000000000000002" }, 60_000)),
+    ).to.contain("not for this project and test");
+    const other = await seedOrganization(catalog);
+    expect(await refusal(grants.issue({ projectId: other.projectId, testResultId }, 60_000))).to.contain(
+      "not for this project and test",
+    );
+    expect(await refusal(grants.issue({ projectId, testResultId }, -1))).to.contain("expired");
+    // Made with another SERVICE_TOKEN (what an executor could try to forge): worthless.
+    const forged = new VariablesGrants(randomBytes(32).toString("base64url")).issue(
+      { projectId, testResultId },
+      60_000,
+    );
+    expect(await refusal(forged)).to.contain("not for this project and test");
+    // A grant with its expiry moved on does not match its signature.
+    const [expiry, mac] = grants.issue({ projectId, testResultId }, -1).split(".");
+    expect(await refusal(`${Number(expiry) + 3_600_000}.${mac}`)).to.contain("not for this project and test");
   });
 
   it("API keys neither see nor change variables", async () => {
@@ -172,7 +204,7 @@ describe("catalog: variables", () => {
       [a.variable?.id, b.variable?.id],
     );
     const error = await rejects(
-      h.executor.getVariableValues({ projectId, testResultId: "tr_01jd3k00000000000000000000" }),
+      readValues(h.executor, projectId, "tr_01jd3k00000000000000000000"),
       Code.Internal,
     );
     expect(error.rawMessage).to.equal("internal error");
@@ -206,10 +238,7 @@ describe("catalog: variables", () => {
     // Any UTF-8 is a value, NUL included: it is stored encrypted, never as text.
     const binaryish = `${value("nul")}\u0000end`;
     await catalog.createVariable({ actor: editor, projectId, name: "WITH_NUL", value: binaryish });
-    const read = await h.executor.getVariableValues({
-      projectId,
-      testResultId: "tr_01jd3k00000000000000000000",
-    });
+    const read = await readValues(h.executor, projectId, "tr_01jd3k00000000000000000000");
     expect(read.values.WITH_NUL).to.equal(binaryish);
     // Renaming onto a taken name, ignoring case.
     const listed = await catalog.listVariables({ actor: editor, projectId });
@@ -224,10 +253,7 @@ describe("catalog: variables", () => {
       }),
       Code.AlreadyExists,
     );
-    const { values } = await h.executor.getVariableValues({
-      projectId,
-      testResultId: "tr_01jd3k00000000000000000000",
-    });
+    const { values } = await readValues(h.executor, projectId, "tr_01jd3k00000000000000000000");
     expect(values.api_token).to.equal(used[1]);
     // Deleted: gone for everyone.
     await catalog.deleteVariable({ actor: editor, projectId, variableId: token?.id });
@@ -249,7 +275,7 @@ describe("catalog: variables", () => {
         0,
       );
       const executor = catalogClient(keyless.url, env.EXECUTOR_TOKEN ?? "");
-      await rejects(executor.getVariableValues({ projectId, testResultId: "tr_x" }), Code.FailedPrecondition);
+      await rejects(readValues(executor, projectId, "tr_x"), Code.FailedPrecondition);
     } finally {
       await keyless.stop();
     }
@@ -270,7 +296,7 @@ describe("catalog: variables", () => {
     // A last call whose audit line marks the end: stdout is one ordered stream, so once that line
     // has arrived, so has every line written before it.
     const marker = "tr_01jd3kzzzzzzzzzzzzzzzzzzzz";
-    await h.executor.getVariableValues({ projectId: seed.projectId, testResultId: marker });
+    await readValues(h.executor, seed.projectId, marker);
     await h.logLine((line) => line.includes(marker));
     const log = h.process.output().join("\n");
     expect(log).to.contain("rpc ok");

@@ -259,7 +259,11 @@ export class Executor {
     let values: Record<string, string>;
     try {
       values = await retry(() =>
-        catalog.getVariableValues({ projectId: assignment.projectId, testResultId: assignment.testResultId }),
+        catalog.getVariableValues({
+          projectId: assignment.projectId,
+          testResultId: assignment.testResultId,
+          grant: assignment.variablesGrant,
+        }),
       ).then((response) => response.values);
     } catch (error) {
       // Bounded and visible beats a test handed around for ever: the test fails and says why.

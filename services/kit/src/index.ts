@@ -11,3 +11,4 @@ export * from "./rpc/client.js";
 export * from "./rpc/health.js";
 export * from "./rpc/server.js";
 export * from "./service.js";
+export * from "./variables-grant.js";

@@ -1,7 +1,7 @@
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { bind, runService, serviceClient } from "@testrun/kit";
+import { bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
@@ -47,6 +47,7 @@ await runService({
       links: new Links(config.APP_URL),
       logger,
       maxAttempts: config.MAX_ATTEMPTS,
+      variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
     });
     return [bind(RunsService, impl, executorMethods)];
   },

@@ -29,6 +29,11 @@ const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {
   [TestStatus.SKIPPED]: "skipped",
 };
 const maxSummary = 300;
+/**
+ * How long a claim's grant to read variable values lasts: the executor reads them right after
+ * the claim and its reachability check; a test claimed again gets a new grant.
+ */
+const variablesGrantMs = 5 * 60_000;
 const maxDurationMs = 2 ** 31 - 1;
 
 function requireSummary(summary: string, field = "summary"): void {
@@ -125,6 +130,10 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
           maxAttempts: deps.maxAttempts,
           leaseToken: test.lease_token ?? "",
           leaseExpiresAt: timestampFromDate(toDate(test.lease_expires_at ?? new Date())),
+          variablesGrant: deps.variablesGrants.issue(
+            { projectId: run.project_id, testResultId: test.id },
+            variablesGrantMs,
+          ),
         }),
       };
     },

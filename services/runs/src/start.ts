@@ -5,7 +5,7 @@ import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb"
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId, requireActor } from "@testrun/kit";
+import { newId, requireActor, type VariablesGrants } from "@testrun/kit";
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { TestStepSnapshot } from "./db/entities.js";
@@ -48,6 +48,8 @@ export interface StartDeps {
   logger: Logger;
   /** Lapsed leases after which a test is FAILED (reported to executors in assignments). */
   maxAttempts: number;
+  /** Issues each claim's grant to read the project's variable values. */
+  variablesGrants: VariablesGrants;
 }
 
 /**

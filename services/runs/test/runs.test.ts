@@ -9,7 +9,7 @@ import {
   SkipReason,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId, serviceClient } from "@testrun/kit";
+import { newId, serviceClient, VariablesGrants } from "@testrun/kit";
 import { eventually, repoRoot, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
@@ -169,6 +169,13 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     expect(a?.projectId).to.equal(project.projectId);
     expect(a?.steps[0]?.kind.case).to.equal("http");
     expect(a?.steps[0]?.name).to.equal("call");
+    // The grant the catalog asks for before it hands this test's executor the variable values.
+    const grants = new VariablesGrants(String(stack.env.SERVICE_TOKEN));
+    const scope = { projectId: project.projectId, testResultId: first?.id ?? "" };
+    expect(grants.check(a?.variablesGrant ?? "", scope)).to.equal("valid");
+    expect(grants.check(a?.variablesGrant ?? "", { ...scope, testResultId: second?.id ?? "" })).to.equal(
+      "invalid",
+    );
     await rejects(claim(first?.id ?? "", "pod-b/0"), Code.Aborted);
 
     const beat = await stack.executor.heartbeatTest(lease(a));

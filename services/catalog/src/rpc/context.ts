@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import type { Logger } from "@testrun/kit";
+import type { Logger, VariablesGrants } from "@testrun/kit";
 import type { VariableCipher } from "../cipher.js";
 import type { KeysOutbox } from "../keys-outbox.js";
 import type { Database } from "../sql.js";
@@ -12,6 +12,8 @@ export interface Deps {
   /** Unset when VARIABLES_KEY is not configured: variable values can then be neither written nor read. */
   cipher: VariableCipher | undefined;
   logger: Logger;
+  /** Checks the runs service's grant that lets an executor read a project's values for one test. */
+  variablesGrants: VariablesGrants;
 }
 
 /** Some of CatalogService's methods; service.ts puts the groups together. */

@@ -44,7 +44,7 @@ async function findVariable(sql: Sql, projectId: string, id: string): Promise<Va
 }
 
 /** CreateVariable, GetVariable, ListVariables, UpdateVariable, DeleteVariable, GetVariableValues. */
-export function variableHandlers({ db, cipher, logger }: Deps): Handlers {
+export function variableHandlers({ db, cipher, logger, variablesGrants }: Deps): Handlers {
   return {
     async createVariable(req) {
       const violations = new Violations();
@@ -143,6 +143,16 @@ export function variableHandlers({ db, cipher, logger }: Deps): Handlers {
       // gateway (the service token) are refused whatever actor they claim.
       if (callerIdentity(ctx) !== "executor") throw denied("only executors may read variable values");
       if (!req.testResultId) throw invalid("test_result_id is required");
+      // Only for a test the runs service just gave this executor: a stolen executor token alone
+      // does not open every project's values.
+      const grant = variablesGrants.check(req.grant, {
+        projectId: req.projectId,
+        testResultId: req.testResultId,
+      });
+      if (grant !== "valid")
+        throw denied(
+          `the grant to read this test's variable values is ${grant === "expired" ? "expired" : "missing or not for this project and test"}`,
+        );
       const open = requireCipher(cipher);
       const rows = await db.read(async (sql) => {
         const project = await sql.one("select id from catalog.projects where id = ?", [req.projectId]);
