@@ -18,7 +18,7 @@ endif
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: help install migration generate check-generated lint format typecheck buf-lint test test-only run migrate clean build
+.PHONY: help install migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
@@ -85,6 +85,10 @@ migration: install
 
 run: install
 	node --conditions=source --import tsx scripts/run.ts
+
+# Figures for the run path (start latency, execution throughput, read latency, memory); asserts nothing.
+bench: install
+	node --conditions=source --import tsx scripts/bench.ts
 
 clean:
 	rm -rf node_modules services/*/node_modules services/*/dist .tools
