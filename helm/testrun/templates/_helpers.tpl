@@ -14,7 +14,8 @@ keys:
 catalog:
   port: 7102
   calls: [keys]
-  # EXECUTOR_TOKEN: executors alone may read variable values (GetVariableValues).
+  # EXECUTOR_TOKEN: executors alone may read variable values (GetVariableValues), with the grant
+  # of their claim that the runs service signs with a key derived from SERVICE_TOKEN.
   secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, DATABASE_URL, VARIABLES_KEY]
   migrates: true
 billing:
@@ -240,6 +241,26 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- define "testrun.validate" -}}
 {{- if and (not .Values.secrets.existingSecret) (not (and .Values.postgresql.enabled .Values.redis.enabled)) -}}
 {{- fail "secrets.existingSecret is required unless postgresql.enabled and redis.enabled are both true: the chart can only generate the connection URLs of its own PostgreSQL and Redis (see docs/deploy.md, Secrets)" -}}
+{{- end -}}
+{{- with .Values.secrets.existingSecret -}}
+{{- /* Checked when the cluster can be asked (install, upgrade; not `helm template`): a missing key
+  would otherwise surface as pods stuck in CreateContainerConfigError until the timeout. */ -}}
+{{- $secret := lookup "v1" "Secret" $.Release.Namespace . -}}
+{{- if $secret -}}
+{{- $needed := list -}}
+{{- range $facts := fromYaml (include "testrun.catalogue" $) -}}
+{{- $needed = concat $needed $facts.secrets -}}
+{{- end -}}
+{{- $missing := list -}}
+{{- range $key := $needed | uniq | sortAlpha -}}
+{{- if not (hasKey ($secret.data | default dict) $key) -}}
+{{- $missing = append $missing $key -}}
+{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "secrets.existingSecret %q has no key %s (see docs/deploy.md, Secrets)" . (join ", " $missing)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.host is required when ingress.enabled is true" -}}
