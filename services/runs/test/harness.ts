@@ -194,6 +194,25 @@ export async function heldLink(port: string | number) {
 }
 
 /**
+ * A second runs replica whose link to billing holds every byte until `link.release()`: its charges
+ * are on their way, neither lost nor arrived, for as long as a test needs. `client` calls it with
+ * the service token and `timeoutMs` as its deadline.
+ */
+export async function replicaWithHeldBilling(stack: Stack, timeoutMs: number) {
+  const link = await heldLink(new URL(stack.billingProcess.url).port);
+  const replica = await startServiceProcess("runs", { ...stack.env, BILLING_URL: link.url });
+  return {
+    link,
+    client: serviceClient(RunsService, replica.url, { token: String(stack.env.SERVICE_TOKEN), timeoutMs }),
+    async stop() {
+      link.release();
+      await replica.stop("SIGTERM");
+      link.close();
+    },
+  };
+}
+
+/**
  * Runs `start` while reading a started run back fails: a trigger renames a column the read-back
  * selects as soon as the run is marked charged, so the start itself succeeds and only the read-back
  * fails, as a database failing at that moment would. The table is whole again afterwards.

@@ -1,14 +1,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { RunStatus, RunsService, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId, serviceClient } from "@testrun/kit";
-import { eventually, startServiceProcess } from "@testrun/kit/testing";
+import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { newId } from "@testrun/kit";
+import { eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { operator, rejects } from "../../catalog/test/harness.js";
 import {
   balanceOf,
-  heldLink,
   lease,
   type Project,
+  replicaWithHeldBilling,
   type Stack,
   seedProject,
   startStack,
@@ -89,14 +89,9 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
   it("refuses a charge that reaches billing after the start was given up, so no credit is taken", async () => {
     // A second runs replica whose link to billing holds every byte until released: its start's
     // charge is on its way while this stack's replica gives the start up (START_GRACE_MS).
-    const link = await heldLink(new URL(stack.billingProcess.url).port);
-    const slow = await startServiceProcess("runs", { ...stack.env, BILLING_URL: link.url });
+    const { link, client: replica, stop } = await replicaWithHeldBilling(stack, 30_000);
     try {
       const before = await balanceOf(stack, project.projectId);
-      const replica = serviceClient(RunsService, slow.url, {
-        token: String(stack.env.SERVICE_TOKEN),
-        timeoutMs: 30_000,
-      });
       const starting = replica.startRun({
         actor: project.key,
         projectId: project.projectId,
@@ -134,9 +129,7 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
       );
       expect(await balanceOf(stack, project.projectId)).to.equal(before);
     } finally {
-      link.release();
-      await slow.stop("SIGTERM");
-      link.close();
+      await stop();
     }
   });
 

@@ -2,22 +2,16 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { AmbiguousNameSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import {
-  RunStartedSchema,
-  RunStatus,
-  RunsService,
-  SkipReason,
-  TestStatus,
-} from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId, serviceClient, VariablesGrants } from "@testrun/kit";
-import { eventually, repoRoot, startServiceProcess } from "@testrun/kit/testing";
+import { RunStartedSchema, RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { newId, VariablesGrants } from "@testrun/kit";
+import { eventually, repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
 import {
   balanceOf,
-  heldLink,
   lease,
   type Project,
+  replicaWithHeldBilling,
   type Stack,
   seedProject,
   startStack,
@@ -479,14 +473,9 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
   it("undoes a start whose caller stopped waiting before the charge was confirmed: no run, no credit taken", async () => {
     // A runs replica whose link to billing holds every byte until released: its charge is on the
     // way when the caller's deadline passes. The reconciler's grace (60 s) is not what undoes it.
-    const link = await heldLink(new URL(stack.billingProcess.url).port);
-    const slow = await startServiceProcess("runs", { ...stack.env, BILLING_URL: link.url });
+    const { link, client: impatient, stop } = await replicaWithHeldBilling(stack, 1_000);
     try {
       const before = await balanceOf(stack, project.projectId);
-      const impatient = serviceClient(RunsService, slow.url, {
-        token: String(stack.env.SERVICE_TOKEN),
-        timeoutMs: 1_000,
-      });
       const outcome = await impatient
         .startRun({
           actor: project.key,
@@ -512,9 +501,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       const { entries } = await stack.billing.listLedger({ actor: operator(), projectId: project.projectId });
       expect(entries.reduce((sum, e) => sum + e.amount, 0n)).to.equal(before);
     } finally {
-      link.release();
-      await slow.stop("SIGTERM");
-      link.close();
+      await stop();
     }
   });
 
