@@ -203,9 +203,14 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
   describe("refusals leave nothing behind", () => {
     let balanceBefore: bigint;
     let runsBefore: number;
-    before(async () => {
+    beforeEach(async () => {
       balanceBefore = await getBalance(ctx(), { projectId });
       runsBefore = await runCount();
+    });
+    // Every refusal below: no credit spent, no run stored.
+    afterEach(async () => {
+      expect(await getBalance(ctx(), { projectId }), "the balance").to.equal(balanceBefore);
+      expect(await runCount(), "the runs stored").to.equal(runsBefore);
     });
 
     it("400 to none or several of testPlan, testCaseIds, tags", async () => {
@@ -250,11 +255,6 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
       await refuseStart({ testPlan: elsewhere.plan }, 404, "not_found");
       await refuseStart({ testCaseIds: [elsewhere.testCase] }, 404, "not_found");
       expectRefusal(await pipeline.call("GET", `/v1/runs/${elsewhere.run}`), 404, "not_found");
-    });
-
-    it("after all of them: no credit spent, no run stored", async () => {
-      expect(await getBalance(ctx(), { projectId })).to.equal(balanceBefore);
-      expect(await runCount()).to.equal(runsBefore);
     });
   });
 

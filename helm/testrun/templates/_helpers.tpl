@@ -251,6 +251,8 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- range $facts := fromYaml (include "testrun.catalogue" $) -}}
 {{- $needed = concat $needed $facts.secrets -}}
 {{- end -}}
+{{- if $.Values.postgresql.enabled -}}{{- $needed = append $needed "POSTGRES_PASSWORD" -}}{{- end -}}
+{{- if $.Values.redis.enabled -}}{{- $needed = append $needed "REDIS_PASSWORD" -}}{{- end -}}
 {{- $missing := list -}}
 {{- range $key := $needed | uniq | sortAlpha -}}
 {{- if not (hasKey ($secret.data | default dict) $key) -}}

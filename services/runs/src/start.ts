@@ -129,6 +129,14 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       throw new ConnectError("the caller stopped waiting; nothing was started", Code.DeadlineExceeded);
     throw new ConnectError("could not charge the run; nothing was started", Code.Unavailable);
   }
+  // Charged, but the caller stopped waiting meanwhile: it will not learn the run's id, so the run
+  // must not start. From the confirmation on only local steps remain (publication never waits
+  // longer than a Redis command timeout, the read-back is one query), well within its deadline.
+  if (callerGone.aborted) {
+    await deps.credits.undoStart(run.id, run.projectId, amount);
+    deps.logger.warn({ runId: run.id }, "caller gone before the confirmation; start undone");
+    throw new ConnectError("the caller stopped waiting; nothing was started", Code.DeadlineExceeded);
+  }
 
   let charged = false;
   try {

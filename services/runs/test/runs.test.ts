@@ -487,6 +487,15 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
           (error: unknown) => Code[ConnectError.from(error).code],
         );
       expect(outcome).to.equal("DeadlineExceeded");
+      // The start got as far as the charge (stored, held back from billing), so what follows is
+      // the undo of a start under way, not of one that never began.
+      const { rows: stalled } = await stack.db.query<{ charge_state: string }>(
+        "select charge_state from runs.runs where project_id = $1",
+        [project.projectId],
+      );
+      expect(stalled.map((r) => r.charge_state))
+        .to.have.length(1)
+        .and.not.include("charged");
 
       // The charge and the refund now reach billing; whatever landed is given back and the
       // pending run removed, so a client that posts again pays once.
