@@ -10,9 +10,9 @@ import {
   grantCredits,
   parseTestCaseFile,
 } from "@testrun/cli";
-import { eventually } from "@testrun/kit/testing";
+import { createTestDatabase, eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
-import type { System } from "../scripts/system.js";
+import { type System, type SystemOptions, startSystem } from "../scripts/system.js";
 
 export interface TestResultBody {
   id: string;
@@ -103,8 +103,20 @@ export class Pipeline {
   }
 }
 
-/** The end-to-end suites poll runs to their end: more than the production 60 requests a minute. */
-export const pollingRateLimit = { RATE_LIMIT_PER_MINUTE: "100000" };
+/**
+ * The whole system for one end-to-end suite: a database of its own, REDIS_URL (unless `redisUrl`
+ * is given), free ports, and a rate limit a suite polling runs to their end stays under (the
+ * production 60 requests a minute would not do); `extraEnv` and `serviceEnv` on top.
+ */
+export async function startE2eSystem(options: Partial<SystemOptions> = {}): Promise<System> {
+  return startSystem({
+    databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
+    redisUrl: String(process.env.REDIS_URL),
+    ports: "free",
+    ...options,
+    extraEnv: { RATE_LIMIT_PER_MINUTE: "100000", ...options.extraEnv },
+  });
+}
 
 export interface TestProject {
   projectId: string;

@@ -4,7 +4,6 @@
 import { createCliContext, getBalance, listLedger } from "@testrun/cli";
 import { testStream } from "@testrun/kit";
 import {
-  createTestDatabase,
   eventually,
   type ServiceProcess,
   startServiceProcess,
@@ -14,9 +13,9 @@ import {
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { type System, startSystem } from "../scripts/system.js";
+import type { System } from "../scripts/system.js";
 import { withBrokenReadBack } from "../services/runs/test/harness.js";
-import { addCases, getCase, newProject, type Pipeline, pollingRateLimit } from "./pipeline.js";
+import { addCases, getCase, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
 
 describe("runs through failures, through the real gateway", () => {
   let system: System;
@@ -31,12 +30,8 @@ describe("runs through failures, through the real gateway", () => {
   before(async () => {
     // A Redis of its own: this suite flushes it.
     redis = await startThrowawayRedis();
-    system = await startSystem({
-      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
+    system = await startE2eSystem({
       redisUrl: redis.url,
-      ports: "free",
-      // Polling runs to their end takes more than the production 60 requests a minute.
-      extraEnv: pollingRateLimit,
       serviceEnv: {
         // Quick repairs: what Redis lost is published again within a second.
         runs: { RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300" },

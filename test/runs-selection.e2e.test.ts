@@ -1,10 +1,9 @@
 // Starting runs as a pipeline does: every rule of rest-api-v1.md §4.1 and decisions.md on what a
 // run executes, and every refusal, through the real gateway with every service a real process.
 import { createCliContext, createEnvironment, createTestPlan, getBalance } from "@testrun/cli";
-import { createTestDatabase } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { type System, startSystem } from "../scripts/system.js";
-import { type Answer, addCases, getCase, newProject, type Pipeline, pollingRateLimit } from "./pipeline.js";
+import type { System } from "../scripts/system.js";
+import { type Answer, addCases, getCase, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
 
 interface ListedRun {
   id: string;
@@ -56,12 +55,7 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
   };
 
   before(async () => {
-    system = await startSystem({
-      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
-      redisUrl: String(process.env.REDIS_URL),
-      ports: "free",
-      extraEnv: pollingRateLimit,
-    });
+    system = await startE2eSystem();
     const selection = await newProject(system, "selection", { credits: 1000, defaultEnvironment: false });
     ({ pipeline, projectId } = selection);
     // "demo" is first and not the default; "Staging", created later, is.

@@ -5,11 +5,11 @@ import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createCliContext, createEnvironment, getBalance } from "@testrun/cli";
-import { createTestDatabase, eventually, startServiceProcess } from "@testrun/kit/testing";
+import { eventually, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
-import { type System, startSystem } from "../scripts/system.js";
-import { addCases, getCase, newProject, Pipeline, pollingRateLimit } from "./pipeline.js";
+import type { System } from "../scripts/system.js";
+import { addCases, getCase, newProject, Pipeline, startE2eSystem } from "./pipeline.js";
 
 describe("runs through the REST API, executed for real", () => {
   let system: System;
@@ -17,12 +17,7 @@ describe("runs through the REST API, executed for real", () => {
   let pipeline: Pipeline;
 
   before(async () => {
-    system = await startSystem({
-      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
-      redisUrl: String(process.env.REDIS_URL),
-      ports: "free",
-      extraEnv: pollingRateLimit,
-    });
+    system = await startE2eSystem();
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     projectId = demo.projectId;
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);
@@ -107,12 +102,7 @@ describe("an executor killed mid-test", () => {
   before(async () => {
     target.listen(0, "127.0.0.1");
     await once(target, "listening");
-    system = await startSystem({
-      databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
-      redisUrl: String(process.env.REDIS_URL),
-      ports: "free",
-      extraEnv: { ...pollingRateLimit, LEASE_MS: "1500", RECONCILE_INTERVAL_MS: "500" },
-    });
+    system = await startE2eSystem({ extraEnv: { LEASE_MS: "1500", RECONCILE_INTERVAL_MS: "500" } });
     const project = await newProject(system, "held", { credits: 10 });
     pipeline = project.pipeline;
     const { port } = target.address() as AddressInfo;

@@ -109,6 +109,10 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       { projectId: run.projectId, runId: run.id, amount: BigInt(amount) },
       { signal: callerGone },
     );
+    // Charged, but the caller stopped waiting meanwhile: it will not learn the run's id, so the
+    // run must not start. From the confirmation on only local steps remain (publication never
+    // waits longer than a Redis command timeout, the read-back is one query), within its deadline.
+    callerGone.throwIfAborted();
   } catch (error) {
     const e = ConnectError.from(error);
     if (e.code === Code.FailedPrecondition) {
@@ -124,18 +128,10 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     // The charge may or may not have landed (a timeout, the caller gone), or billing refused it
     // because the reconciler gave this start up meanwhile (ABORTED): undo whichever it was.
     await deps.credits.undoStart(run.id, run.projectId, amount);
-    deps.logger.warn({ err: e, runId: run.id }, "charge failed; start undone");
+    deps.logger.warn({ err: e, runId: run.id }, "start undone before its confirmation");
     if (callerGone.aborted)
       throw new ConnectError("the caller stopped waiting; nothing was started", Code.DeadlineExceeded);
     throw new ConnectError("could not charge the run; nothing was started", Code.Unavailable);
-  }
-  // Charged, but the caller stopped waiting meanwhile: it will not learn the run's id, so the run
-  // must not start. From the confirmation on only local steps remain (publication never waits
-  // longer than a Redis command timeout, the read-back is one query), well within its deadline.
-  if (callerGone.aborted) {
-    await deps.credits.undoStart(run.id, run.projectId, amount);
-    deps.logger.warn({ runId: run.id }, "caller gone before the confirmation; start undone");
-    throw new ConnectError("the caller stopped waiting; nothing was started", Code.DeadlineExceeded);
   }
 
   let charged = false;
@@ -148,22 +144,25 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     throw new ConnectError("the run could not be started; its credits were given back", Code.Unavailable);
   }
 
+  // Read back before publishing: the answer shows the run as it starts (every test QUEUED), not
+  // as executors may already have moved it a moment later.
+  let readBack: Awaited<ReturnType<RunStore["getRun"]>>;
+  let readError: unknown = new Error("started run not found on read-back");
+  try {
+    readBack = await deps.store.getRun(run.projectId, run.id);
+  } catch (err) {
+    readError = err;
+  }
   await deps.dispatcher.publish(
     run.tests.map((t) => ({ testResultId: t.id, runId: run.id, projectId: run.projectId })),
   );
-
-  try {
-    const stored = await deps.store.getRun(run.projectId, run.id);
-    if (!stored) throw new Error("started run not found on read-back");
-    return renderRun(stored.run, stored.tests, deps.links);
-  } catch (err) {
-    // Started and charged: the caller must follow this run, not start another.
-    deps.logger.error({ err, runId: run.id }, "run started but could not be read back");
-    throw new ConnectError(
-      "the run was started but could not be read back; follow it with GetRun",
-      Code.Internal,
-      undefined,
-      [{ desc: RunStartedSchema, value: { runId: run.id, url: deps.links.run(run.projectId, run.id) } }],
-    );
-  }
+  if (readBack) return renderRun(readBack.run, readBack.tests, deps.links);
+  // Started and charged: the caller must follow this run, not start another.
+  deps.logger.error({ err: readError, runId: run.id }, "run started but could not be read back");
+  throw new ConnectError(
+    "the run was started but could not be read back; follow it with GetRun",
+    Code.Internal,
+    undefined,
+    [{ desc: RunStartedSchema, value: { runId: run.id, url: deps.links.run(run.projectId, run.id) } }],
+  );
 }
