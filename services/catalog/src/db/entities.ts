@@ -69,6 +69,11 @@ export const Member = defineEntity({
   indexes: [
     // ListMembers: an organization's members oldest first, paged.
     { name: "members_organization_created_index", properties: ["organizationId", "createdAt", "id"] },
+    // FindMembersByEmail: who a person signing in to the console is, on every console call.
+    {
+      name: "members_active_email_index",
+      expression: (c, t, n) => `create index "${n}" on ${t} (lower("${c.email}")) where "${c.removedAt}" is null`,
+    },
   ],
   checks: [
     nameCheck("members", "display_name"),

@@ -1,7 +1,7 @@
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { newId } from "@testrun/kit";
-import { authorizeMemberTarget, authorizeOrganization, type Granted } from "../access.js";
-import { alreadyExists, denied, failedPrecondition, Violations } from "../errors.js";
+import { newId, requireOperator } from "@testrun/kit";
+import { authorizeMemberTarget, authorizeOrganization, checkActor, type Granted } from "../access.js";
+import { alreadyExists, denied, failedPrecondition, invalid, Violations } from "../errors.js";
 import { pageOf, readPage } from "../paging.js";
 import {
   hasKeyRights,
@@ -13,7 +13,7 @@ import {
   roleFromDb,
   roleToDb,
 } from "../roles.js";
-import { type MemberRow, memberColumns, memberToProto } from "../rows.js";
+import { type MemberRow, memberColumns, memberToProto, organizationToProto } from "../rows.js";
 import { type Sql, violatesUnique } from "../sql.js";
 import { checkEmail, checkName } from "../validate.js";
 import type { Deps, Handlers } from "./context.js";
@@ -119,6 +119,27 @@ export function memberHandlers({ db, outbox }: Deps): Handlers {
     async getMember(req) {
       const { target } = await db.read((sql) => authorizeMemberTarget(sql, req.actor, req.memberId));
       return { member: memberToProto(target) };
+    },
+
+    async findMembersByEmail(req) {
+      requireOperator(req.actor);
+      checkActor(req.actor);
+      if (!req.email.trim()) throw invalid("email is required");
+      const rows = await db.read((sql) =>
+        sql.all<MemberRow & { org_name: string; org_created_at: Date }>(
+          `select ${memberColumns}, o.name as org_name, o.created_at as org_created_at
+           from catalog.members m join catalog.organizations o on o.id = m.organization_id
+           where lower(m.email) = lower(?) and m.removed_at is null
+           order by lower(o.name), o.id`,
+          [req.email.trim()],
+        ),
+      );
+      return {
+        members: rows.map(memberToProto),
+        organizations: rows.map((row) =>
+          organizationToProto({ id: row.organization_id, name: row.org_name, created_at: row.org_created_at }),
+        ),
+      };
     },
 
     async listMembers(req) {
