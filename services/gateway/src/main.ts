@@ -1,9 +1,7 @@
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { runService, serviceClient } from "@testrun/kit";
+import { runService, serveHttp, serviceClient } from "@testrun/kit";
 import { createApp } from "./app.js";
 import { Authenticator } from "./auth.js";
 import { configSchema } from "./config.js";
@@ -38,28 +36,13 @@ await runService({
       runs,
       startRunTimeoutMs: config.START_RUN_TIMEOUT_MS,
     });
-    const server = app.listen(config.HTTP_PORT, config.HOST);
-    // Outlast the 60 s idle timeout of ingresses and ALBs, so they close idle connections, not we (502s).
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
-    await once(server, "listening");
-    logger.info({ httpPort: (server.address() as AddressInfo).port }, "http listening");
-    // Runs once the drain (SHUTDOWN_DRAIN_MS, during which the server still takes requests) is over.
-    onShutdown(
-      () =>
-        new Promise<void>((resolve) => {
-          // Requests in flight finish; idle keep-alive connections close now, the rest are cut
-          // off when the shutdown deadline comes.
-          const deadline = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
-          deadline.unref();
-          server.close(() => {
-            clearTimeout(deadline);
-            resolve();
-          });
-          server.closeIdleConnections();
-          logger.info("http closed to new connections; finishing requests in flight");
-        }),
-    );
+    await serveHttp(app, {
+      port: config.HTTP_PORT,
+      host: config.HOST,
+      logger,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      onShutdown,
+    });
     return [];
   },
 });

@@ -1,0 +1,132 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Logger, Orm } from "@testrun/kit";
+import * as oidc from "openid-client";
+import { asDate, digestOf } from "./credentials.js";
+
+/** How long a person has at their identity provider before the sign-in must start over. */
+const attemptLifetimeMs = 10 * 60_000;
+
+export interface OidcSettings {
+  issuerUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** The console's public origin: the redirect URI is `${appUrl}/auth/oidc/callback`. */
+  appUrl: string;
+}
+
+/** Why a callback did not sign anyone in; each leads the browser to the sign-in page. */
+export class OidcFailure extends Error {
+  override name = "OidcFailure";
+}
+
+/**
+ * OpenID Connect sign-in (authorization code flow with PKCE, openid-client) against the issuer an
+ * operator configured. The person is identified by the ID token's `email` claim, and only when the
+ * provider says it verified it (`email_verified: true`).
+ */
+export class OidcSignIn {
+  private configuration: Promise<oidc.Configuration> | undefined;
+  readonly redirectUri: string;
+
+  constructor(
+    private readonly settings: OidcSettings,
+    private readonly orm: Orm,
+    private readonly logger: Logger,
+  ) {
+    this.redirectUri = `${settings.appUrl}/auth/oidc/callback`;
+  }
+
+  /** The provider's host, to name it on the sign-in button. */
+  get providerName(): string {
+    return new URL(this.settings.issuerUrl).host;
+  }
+
+  /** Discovery happens on first use and again after a failure: a provider down at start is no reason to exit. */
+  private config(): Promise<oidc.Configuration> {
+    if (!this.configuration) {
+      const { issuerUrl, clientId, clientSecret } = this.settings;
+      const insecure = new URL(issuerUrl).protocol === "http:";
+      this.configuration = oidc
+        .discovery(new URL(issuerUrl), clientId, clientSecret, undefined, {
+          // Plain http only when the operator configured an http issuer (local or test providers).
+          ...(insecure && { execute: [oidc.allowInsecureRequests] }),
+        })
+        .catch((error: unknown) => {
+          this.configuration = undefined;
+          throw error;
+        });
+    }
+    return this.configuration;
+  }
+
+  private em(): EntityManager {
+    return this.orm.em.fork() as unknown as EntityManager;
+  }
+
+  /** Starts a sign-in: the provider URL to send the browser to, and the state the browser must keep. */
+  async start(returnTo: string): Promise<{ url: URL; state: string }> {
+    const config = await this.config();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    await this.em().execute(
+      `insert into console.oidc_attempts (state_digest, code_verifier, nonce, return_to, expires_at)
+       values (?, ?, ?, ?, ?)`,
+      [digestOf(state), codeVerifier, nonce, returnTo, new Date(Date.now() + attemptLifetimeMs)],
+    );
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: this.redirectUri,
+      scope: "openid email profile",
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: "S256",
+      state,
+      nonce,
+    });
+    return { url, state };
+  }
+
+  /**
+   * Finishes a sign-in from the provider's redirect (`query` is the callback's query string) in the
+   * browser holding `stateCookie`. Returns the verified email and where to go; an attempt is usable once.
+   */
+  async finish(query: string, stateCookie: string | undefined): Promise<{ email: string; returnTo: string }> {
+    const params = new URLSearchParams(query);
+    const state = params.get("state");
+    if (!state || state !== stateCookie) throw new OidcFailure("state missing or not this browser's");
+    const [attempt] = await this.em().execute<
+      { code_verifier: string; nonce: string; return_to: string; expires_at: Date | string }[]
+    >(
+      "delete from console.oidc_attempts where state_digest = ? returning code_verifier, nonce, return_to, expires_at",
+      [digestOf(state)],
+    );
+    if (!attempt || asDate(attempt.expires_at) <= new Date())
+      throw new OidcFailure("no such sign-in under way");
+    if (params.has("error")) throw new OidcFailure(`the provider refused: ${params.get("error")}`);
+
+    let claims: oidc.IDToken | undefined;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(
+        await this.config(),
+        new URL(`${this.redirectUri}?${query}`),
+        {
+          pkceCodeVerifier: attempt.code_verifier,
+          expectedState: state,
+          expectedNonce: attempt.nonce,
+          idTokenExpected: true,
+        },
+      );
+      claims = tokens.claims();
+    } catch (error) {
+      // The provider's answer, never the code or tokens (they are not in these errors' messages).
+      this.logger.warn(
+        { err: { name: (error as Error).name, message: (error as Error).message } },
+        "oidc code exchange failed",
+      );
+      throw new OidcFailure("code exchange failed");
+    }
+    const email = claims?.email;
+    if (typeof email !== "string" || !email.includes("@") || claims?.email_verified !== true)
+      throw new OidcFailure("the ID token carries no verified email");
+    return { email, returnTo: attempt.return_to };
+  }
+}

@@ -1,0 +1,49 @@
+import { baseConfigSchema, portVar, postgresUrl, serviceUrl } from "@testrun/kit";
+import { z } from "zod";
+
+const positiveInt = (defaultValue: number) => z.coerce.number().int().positive().default(defaultValue);
+/** An absolute http(s) origin without a path, query or trailing slash. */
+const origin = z
+  .string()
+  .regex(/^https?:\/\/[^/?#]+$/, "must be like https://host[:port], without a path or trailing slash");
+
+/** The console's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
+export const configSchema = baseConfigSchema
+  .extend({
+    // PORT serves gRPC (health, ConsoleAdminService for testrunctl); HTTP_PORT serves browsers.
+    PORT: portVar(7106),
+    HTTP_PORT: portVar(3000),
+    DATABASE_URL: postgresUrl,
+    KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
+    CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
+    BILLING_URL: serviceUrl.default("http://127.0.0.1:7103"),
+    /**
+     * The address people open the console at (the runs service's APP_URL): the origin that
+     * state-changing calls must come from, the base of sign-in links and of the OIDC redirect,
+     * and whether cookies are Secure (https).
+     */
+    APP_URL: origin.default("http://localhost:3000"),
+    /** The REST API's base address, shown in the console's curl examples. */
+    API_URL: origin.default("http://localhost:8080"),
+    /** A session ends after this long without a call… */
+    SESSION_IDLE_MINUTES: positiveInt(12 * 60),
+    /** …and this long after sign-in at the latest. */
+    SESSION_MAX_HOURS: positiveInt(7 * 24),
+    /** OpenID Connect sign-in: all three, or none (sign-in links only). */
+    OIDC_ISSUER_URL: z.url({ protocol: /^https?$/ }).optional(),
+    OIDC_CLIENT_ID: z.string().min(1).optional(),
+    OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+    /** Deadline of every call the console makes to the other services. */
+    RPC_TIMEOUT_MS: positiveInt(5_000),
+  })
+  .refine(
+    (c) =>
+      [c.OIDC_ISSUER_URL, c.OIDC_CLIENT_ID, c.OIDC_CLIENT_SECRET].every((v) => v === undefined) ||
+      [c.OIDC_ISSUER_URL, c.OIDC_CLIENT_ID, c.OIDC_CLIENT_SECRET].every((v) => v !== undefined),
+    {
+      message: "set all of OIDC_ISSUER_URL, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET, or none",
+      path: ["OIDC_ISSUER_URL"],
+    },
+  );
+
+export type Config = z.infer<typeof configSchema>;

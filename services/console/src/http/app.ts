@@ -1,0 +1,82 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import Router from "@koa/router";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { callLoggingInterceptor, type Logger, serverTracingInterceptor } from "@testrun/kit";
+import Koa from "koa";
+import { sessionCookieKey } from "../viewer.js";
+import { webApp } from "./assets.js";
+import { type AuthDeps, authRoutes } from "./auth-routes.js";
+import { sameOriginWrites, securityHeaders } from "./security.js";
+
+/** The browser's Connect API lives under this prefix: /api/testrun.console.v1.ConsoleService/<Method>. */
+export const apiPrefix = "/api";
+
+export interface ConsoleAppOptions extends AuthDeps {
+  appUrl: string;
+  logger: Logger;
+  isReady: () => boolean;
+  consoleService: Partial<ServiceImpl<typeof ConsoleService>>;
+  /** Folder of the built web app. */
+  webRoot: string;
+}
+
+/**
+ * The console's HTTP/1.1 server: security headers and the same-origin rule on every request, then
+ * probes, sign-in routes, the Connect API for the browser, and the web app's files.
+ */
+export function createConsoleApp(options: ConsoleAppOptions): Koa {
+  const app = new Koa();
+  const { cookies, logger } = options;
+
+  const router = new Router();
+  router.get("/healthz", (ctx) => {
+    ctx.body = { status: "ok" };
+  });
+  router.get("/readyz", (ctx) => {
+    const ready = options.isReady();
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? "ready" : "not_ready" };
+  });
+  authRoutes(router, options);
+
+  // The session id travels from the cookie to the handlers as a context value, never as an argument.
+  const api = connectNodeAdapter({
+    routes: (r) => r.service(ConsoleService as DescService, options.consoleService),
+    requestPathPrefix: apiPrefix,
+    interceptors: [serverTracingInterceptor, callLoggingInterceptor(logger)],
+    contextValues: (req) =>
+      createContextValues().set(sessionCookieKey, cookies.read(req.headers.cookie, cookies.sessionName)),
+  });
+
+  app.use(securityHeaders(options.appUrl));
+  app.use(async (ctx, next) => {
+    const started = performance.now();
+    await next();
+    // The path only: a query can hold an authorization code.
+    if (!ctx.path.startsWith(apiPrefix) && ctx.path !== "/healthz" && ctx.path !== "/readyz")
+      logger.debug(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+        },
+        "http",
+      );
+  });
+  app.use(sameOriginWrites(options.appUrl));
+  app.use(async (ctx, next) => {
+    if (!ctx.path.startsWith(`${apiPrefix}/`)) return next();
+    ctx.respond = false;
+    await new Promise<void>((resolve) => {
+      ctx.res.once("close", resolve);
+      api(ctx.req, ctx.res);
+    });
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  for (const middleware of webApp(options.webRoot)) app.use(middleware);
+  return app;
+}

@@ -1,0 +1,77 @@
+import { fileURLToPath } from "node:url";
+import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { ConsoleAdminService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { bind, runService, serveHttp, serviceClient } from "@testrun/kit";
+import { OidcSignIn } from "./auth/oidc.js";
+import { SessionStore } from "./auth/sessions.js";
+import { SignInLinks } from "./auth/sign-in-links.js";
+import { configSchema } from "./config.js";
+import { database } from "./db/index.js";
+import { Directory } from "./directory.js";
+import { createConsoleApp } from "./http/app.js";
+import { ConsoleCookies } from "./http/cookies.js";
+import { adminService } from "./rpc/admin-service.js";
+import { consoleService } from "./rpc/console-service.js";
+import { Viewers } from "./viewer.js";
+
+/** The built web app: services/console/web-build, beside src/ (from source) and dist/ (built). */
+const webRoot = fileURLToPath(new URL("../web-build/", import.meta.url));
+/** Ended sessions, used links and abandoned sign-ins are deleted this often. */
+const sweepEveryMs = 10 * 60_000;
+
+await runService({
+  name: "console",
+  config: configSchema,
+  database,
+  async setup({ config, logger, orm, onShutdown, isReady }) {
+    const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };
+    const catalog = serviceClient(CatalogService, config.CATALOG_URL, clientOptions);
+    const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);
+
+    const sessions = new SessionStore(orm, {
+      idleMs: config.SESSION_IDLE_MINUTES * 60_000,
+      maxMs: config.SESSION_MAX_HOURS * 3_600_000,
+    });
+    const links = new SignInLinks(orm);
+    const directory = new Directory(catalog);
+    const { OIDC_ISSUER_URL: issuerUrl, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret } = config;
+    const oidc =
+      issuerUrl && clientId && clientSecret
+        ? new OidcSignIn({ issuerUrl, clientId, clientSecret, appUrl: config.APP_URL }, orm, logger)
+        : undefined;
+
+    const sweeper = setInterval(() => {
+      sessions.sweep().catch((err: unknown) => logger.warn({ err }, "session sweep failed"));
+    }, sweepEveryMs);
+    sweeper.unref();
+    onShutdown(() => clearInterval(sweeper));
+
+    const app = createConsoleApp({
+      appUrl: config.APP_URL,
+      logger,
+      isReady,
+      sessions,
+      links,
+      directory,
+      cookies: new ConsoleCookies(config.APP_URL),
+      ...(oidc && { oidc }),
+      webRoot,
+      consoleService: consoleService({
+        viewers: new Viewers(sessions, directory),
+        catalog,
+        keys,
+        apiUrl: config.API_URL,
+        ...(oidc && { oidcProvider: oidc.providerName }),
+      }),
+    });
+    await serveHttp(app, {
+      port: config.HTTP_PORT,
+      host: config.HOST,
+      logger,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      onShutdown,
+    });
+    return [bind(ConsoleAdminService, adminService({ links, directory, appUrl: config.APP_URL }))];
+  },
+});

@@ -1,0 +1,173 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Client, ServiceImpl } from "@connectrpc/connect";
+import type { CatalogService, Member } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { actorOf, type Viewers } from "../viewer.js";
+import { relay } from "./relay.js";
+
+export interface ConsoleDeps {
+  viewers: Viewers;
+  catalog: Client<typeof CatalogService>;
+  keys: Client<typeof KeysService>;
+  /** What the console's curl examples call (API_URL). */
+  apiUrl: string;
+  /** Host of the OIDC issuer, when OIDC sign-in is configured. */
+  oidcProvider?: string;
+}
+
+/** Most members read in one page (ListMembers caps pages at 1000). */
+const memberPage = 1000;
+
+/**
+ * ConsoleService: every method but GetSignInOptions first resolves the signed-in person, then acts
+ * as their member of the organization concerned. Keys and catalog decide what that member may do.
+ */
+export function consoleService(deps: ConsoleDeps): Partial<ServiceImpl<typeof ConsoleService>> {
+  const { viewers, catalog, keys } = deps;
+
+  /** Every member of an organization (removed ones too, when naming key creators). */
+  const membersOf = async (
+    actor: ReturnType<typeof actorOf>,
+    organizationId: string,
+    includeRemoved: boolean,
+  ) => {
+    const members: Member[] = [];
+    let pageToken = "";
+    do {
+      const page = await relay(
+        catalog.listMembers({ actor, organizationId, includeRemoved, pageSize: memberPage, pageToken }),
+      );
+      members.push(...page.members);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return members;
+  };
+
+  const entry = (key: ApiKey | undefined, creators: Map<string, Member>) => {
+    const creator = key ? creators.get(key.creatorMemberId) : undefined;
+    return { key, creatorName: creator?.displayName ?? "", creatorEmail: creator?.email ?? "" };
+  };
+
+  return {
+    getSignInOptions: () => ({
+      oidcEnabled: deps.oidcProvider !== undefined,
+      oidcProvider: deps.oidcProvider ?? "",
+    }),
+
+    async getSession(_req, ctx) {
+      const viewer = await viewers.of(ctx);
+      return {
+        email: viewer.email,
+        memberships: viewer.memberships,
+        expiresAt: timestampFromDate(viewer.expiresAt),
+        apiUrl: deps.apiUrl,
+      };
+    },
+
+    async listProjects(req, ctx) {
+      const membership = viewers.membershipIn(await viewers.of(ctx), req.organizationId);
+      const projects = [];
+      let pageToken = "";
+      do {
+        const page = await relay(
+          catalog.listProjects({
+            actor: actorOf(membership),
+            organizationId: req.organizationId,
+            pageSize: 1000,
+            pageToken,
+          }),
+        );
+        projects.push(...page.projects);
+        pageToken = page.nextPageToken;
+      } while (pageToken);
+      return { projects };
+    },
+
+    async getProject(req, ctx) {
+      const viewer = await viewers.of(ctx);
+      const membership = await viewers.membershipForProject(viewer, req.projectId);
+      const { project } = await relay(
+        catalog.getProject({ actor: actorOf(membership), projectId: req.projectId }),
+      );
+      return { project, organization: membership.organization, role: membership.member.role };
+    },
+
+    async listApiKeys(req, ctx) {
+      const membership = await viewers.membershipForProject(await viewers.of(ctx), req.projectId);
+      const actor = actorOf(membership);
+      const [listed, members] = await Promise.all([
+        relay(keys.listKeys({ actor, projectId: req.projectId })),
+        membersOf(actor, membership.organization.id, true),
+      ]);
+      const creators = new Map(members.map((m) => [m.id, m]));
+      return { keys: listed.keys.map((key) => entry(key, creators)) };
+    },
+
+    async createApiKey(req, ctx) {
+      const membership = await viewers.membershipForProject(await viewers.of(ctx), req.projectId);
+      const created = await relay(
+        keys.createKey({
+          actor: actorOf(membership),
+          projectId: req.projectId,
+          name: req.name,
+          expiry: req.expiry,
+        }),
+      );
+      const creators = new Map([[membership.member.id, membership.member]]);
+      return { key: entry(created.key, creators), secret: created.secret };
+    },
+
+    async revokeApiKey(req, ctx) {
+      const membership = await viewers.membershipForProject(await viewers.of(ctx), req.projectId);
+      const actor = actorOf(membership);
+      const revoked = await relay(keys.revokeKey({ actor, projectId: req.projectId, keyId: req.keyId }));
+      const creator = revoked.key ? await memberOrNothing(revoked.key.creatorMemberId) : undefined;
+      return { key: entry(revoked.key, new Map(creator ? [[creator.id, creator]] : [])) };
+
+      async function memberOrNothing(memberId: string) {
+        try {
+          return (await catalog.getMember({ actor, memberId })).member;
+        } catch {
+          return undefined;
+        }
+      }
+    },
+
+    async listMembers(req, ctx) {
+      const membership = viewers.membershipIn(await viewers.of(ctx), req.organizationId);
+      return { members: await membersOf(actorOf(membership), req.organizationId, false) };
+    },
+
+    async addMember(req, ctx) {
+      const membership = viewers.membershipIn(await viewers.of(ctx), req.organizationId);
+      const { member } = await relay(
+        catalog.addMember({
+          actor: actorOf(membership),
+          organizationId: req.organizationId,
+          email: req.email,
+          displayName: req.displayName,
+          role: req.role,
+        }),
+      );
+      return { member };
+    },
+
+    async changeMemberRole(req, ctx) {
+      const membership = viewers.membershipIn(await viewers.of(ctx), req.organizationId);
+      const actor = actorOf(membership);
+      const { member } = await relay(
+        catalog.changeMemberRole({ actor, memberId: req.memberId, role: req.role }),
+      );
+      return { member };
+    },
+
+    async removeMember(req, ctx) {
+      const membership = viewers.membershipIn(await viewers.of(ctx), req.organizationId);
+      const { member } = await relay(
+        catalog.removeMember({ actor: actorOf(membership), memberId: req.memberId }),
+      );
+      return { member };
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { Code, ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { SessionStore } from "./auth/sessions.js";
+import type { Directory, Membership } from "./directory.js";
+
+/** The session cookie's value of the request being handled (set by the HTTP layer). */
+export const sessionCookieKey = createContextKey<string | undefined>(undefined, {
+  description: "the console session id from the cookie",
+});
+
+/** The person a console call acts for: their live session and current memberships. */
+export interface Viewer {
+  email: string;
+  expiresAt: Date;
+  memberships: Membership[];
+}
+
+const signedOut = () => new ConnectError("not signed in, or the session ended", Code.Unauthenticated);
+/** What every lookup outside the person's organizations gives: the same as an unknown id. */
+export const notFound = (what: string) => new ConnectError(`${what} not found`, Code.NotFound);
+
+/**
+ * Resolves the person behind a console call, and the member they act as in an organization.
+ * Memberships are read from the catalog on every call, so a removed member loses access with their
+ * next click; when the last one is gone, every session of that email ends.
+ */
+export class Viewers {
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly directory: Directory,
+  ) {}
+
+  async of(ctx: HandlerContext): Promise<Viewer> {
+    const id = ctx.values.get(sessionCookieKey);
+    const session = id ? await this.sessions.resume(id) : undefined;
+    if (!session) throw signedOut();
+    const memberships = await this.directory.membershipsOf(session.email);
+    if (memberships.length === 0) {
+      await this.sessions.endAllOf(session.email);
+      throw signedOut();
+    }
+    return { email: session.email, expiresAt: session.expiresAt, memberships };
+  }
+
+  /** The person's membership in an organization; NOT_FOUND when they have none there. */
+  membershipIn(viewer: Viewer, organizationId: string): Membership {
+    const membership = viewer.memberships.find((m) => m.organization.id === organizationId);
+    if (!membership) throw notFound("organization");
+    return membership;
+  }
+
+  /** The person's membership in the organization owning a project; NOT_FOUND otherwise. */
+  async membershipForProject(viewer: Viewer, projectId: string): Promise<Membership> {
+    const organizationId = await this.directory.organizationOfProject(projectId);
+    const membership = viewer.memberships.find((m) => m.organization.id === organizationId);
+    if (!organizationId || !membership) throw notFound("project");
+    return membership;
+  }
+}
+
+/** A member actor for the services: the person acting as their member of one organization. */
+export const actorOf = (membership: Membership) => ({
+  kind: { case: "memberId" as const, value: membership.member.id },
+});
