@@ -1,6 +1,7 @@
 // `make run`: the whole system on this machine, each service its own process on its documented port,
 // against DATABASE_URL / REDIS_URL or throwaway servers, with a demo project seeded. Ctrl-C stops everything.
 import { once } from "node:events";
+import { createCliContext, createSignInLink } from "@testrun/cli";
 import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/kit/testing";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";
@@ -34,8 +35,16 @@ try {
     onLine: (line) => console.log(line),
   });
   const demo = await seedDemo(system.env, system.demoTargetUrl);
+  const signIn = await createSignInLink(createCliContext(system.env), { memberId: demo.ownerMemberId });
   console.log(`
-Testrun is running (Ctrl-C stops everything). A demo project is seeded; its API key, shown once:
+Testrun is running (Ctrl-C stops everything). A demo project is seeded.
+
+Web console: open this one-time link to sign in as the demo owner (${signIn.email}; valid 15 minutes;
+a new one: services/cli/bin/testrunctl member sign-in-link ${demo.ownerMemberId}):
+
+  ${signIn.url}
+
+The demo project's API key, shown once:
 
   export TESTRUN_API_KEY=${demo.secret}
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/project

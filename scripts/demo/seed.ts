@@ -19,6 +19,8 @@ export const demoCredentials = { user: "demo", password: "demo-password" };
 
 export interface Demo {
   projectId: string;
+  /** The demo organization's owner (owner@demo.example). */
+  ownerMemberId: string;
   secret: string;
 }
 
@@ -56,5 +58,5 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
     name: "make run demo",
     creatorMemberId: owner?.id ?? "",
   });
-  return { projectId: project.id, secret };
+  return { projectId: project.id, ownerMemberId: owner?.id ?? "", secret };
 }

@@ -4,6 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { ConsoleAdminService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { serviceClient } from "@testrun/kit";
 import { serviceCallError, UsageError } from "./errors.js";
@@ -13,6 +14,7 @@ export const defaultUrls = {
   KEYS_URL: "http://127.0.0.1:7101",
   CATALOG_URL: "http://127.0.0.1:7102",
   BILLING_URL: "http://127.0.0.1:7103",
+  CONSOLE_URL: "http://127.0.0.1:7106",
 } as const;
 
 /** Deadline of every call: an operator waiting on a hung service should hear about it. */
@@ -23,12 +25,14 @@ export interface CliContext {
   catalog: Client<typeof CatalogService>;
   keys: Client<typeof KeysService>;
   billing: Client<typeof BillingService>;
+  /** The console's internal API (sign-in links). */
+  console: Client<typeof ConsoleAdminService>;
   actor: MessageInitShape<typeof ActorSchema>;
 }
 
 /**
- * Clients of the three services from the environment (SERVICE_TOKEN; KEYS_URL, CATALOG_URL,
- * BILLING_URL with the local defaults), acting as an operator named after the OS user.
+ * Clients of the services from the environment (SERVICE_TOKEN; KEYS_URL, CATALOG_URL,
+ * BILLING_URL, CONSOLE_URL with the local defaults), acting as an operator named after the OS user.
  * A UsageError names a missing or malformed variable without echoing its value.
  */
 export function createCliContext(env: NodeJS.ProcessEnv = process.env): CliContext {
@@ -48,6 +52,11 @@ export function createCliContext(env: NodeJS.ProcessEnv = process.env): CliConte
     catalog: named("catalog", url("CATALOG_URL"), serviceClient(CatalogService, url("CATALOG_URL"), options)),
     keys: named("keys", url("KEYS_URL"), serviceClient(KeysService, url("KEYS_URL"), options)),
     billing: named("billing", url("BILLING_URL"), serviceClient(BillingService, url("BILLING_URL"), options)),
+    console: named(
+      "console",
+      url("CONSOLE_URL"),
+      serviceClient(ConsoleAdminService, url("CONSOLE_URL"), options),
+    ),
     actor: operatorActor(),
   };
 }

@@ -11,6 +11,7 @@ import {
   addMember,
   changeMemberRole,
   createOrganization,
+  createSignInLink,
   listMembers,
   listOrganizations,
   removeMember,
@@ -199,6 +200,21 @@ function buildProgram(io: CliIo, ctx: () => CliContext, secrets: Set<string>): C
       printOne(options, memberView, removed, "member");
     },
   );
+
+  leaf(
+    member,
+    "sign-in-link <member-id>",
+    "print a one-time link that signs the member in to the web console (valid 15 minutes, usable once)",
+  ).action(async (memberId: string, options: { json?: boolean }) => {
+    const link = await createSignInLink(ctx(), { memberId: parseId(memberId, "mem", "the member") });
+    if (options.json)
+      return io.stdout(
+        jsonText({ url: link.url, email: link.email, expiresAt: link.expiresAt?.toISOString() }),
+      );
+    // The link alone on stdout, so `$(testrunctl member sign-in-link …)` is the link.
+    io.stdout(`${link.url}\n`);
+    io.stderr(`signs in ${link.email}; usable once, until ${link.expiresAt?.toISOString()}\n`);
+  });
 
   // --- projects ------------------------------------------------------------------------------
   const project = program.command("project").description("projects of an organization");

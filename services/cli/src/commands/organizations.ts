@@ -1,4 +1,6 @@
 // Organizations and their members (CatalogService).
+
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type {
   CreateOrganizationResponse,
   Member,
@@ -97,4 +99,13 @@ export async function removeMember(ctx: CliContext, input: { memberId: string })
 export function required<T>(value: T | undefined, field: string): T {
   if (value === undefined) throw new Error(`the service answered without ${field}`);
   return value;
+}
+
+/** A one-time sign-in link to the web console for a member (valid 15 minutes, usable once). */
+export async function createSignInLink(
+  ctx: CliContext,
+  input: { memberId: string },
+): Promise<{ url: string; email: string; expiresAt: Date | undefined }> {
+  const link = await ctx.console.createSignInLink(input);
+  return { url: link.url, email: link.email, expiresAt: link.expiresAt && timestampDate(link.expiresAt) };
 }
