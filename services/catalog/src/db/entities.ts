@@ -72,7 +72,8 @@ export const Member = defineEntity({
     // FindMembersByEmail: who a person signing in to the console is, on every console call.
     {
       name: "members_active_email_index",
-      expression: (c, t, n) => `create index "${n}" on ${t} (lower("${c.email}")) where "${c.removedAt}" is null`,
+      expression: (c, t, n) =>
+        `create index "${n}" on ${t} (lower("${c.email}")) where "${c.removedAt}" is null`,
     },
   ],
   checks: [

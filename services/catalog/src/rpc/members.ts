@@ -137,7 +137,11 @@ export function memberHandlers({ db, outbox }: Deps): Handlers {
       return {
         members: rows.map(memberToProto),
         organizations: rows.map((row) =>
-          organizationToProto({ id: row.organization_id, name: row.org_name, created_at: row.org_created_at }),
+          organizationToProto({
+            id: row.organization_id,
+            name: row.org_name,
+            created_at: row.org_created_at,
+          }),
         ),
       };
     },
