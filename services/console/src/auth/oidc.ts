@@ -47,7 +47,8 @@ export class OidcSignIn {
       const { issuerUrl, clientId, clientSecret } = this.settings;
       const insecure = new URL(issuerUrl).protocol === "http:";
       this.configuration = oidc
-        .discovery(new URL(issuerUrl), clientId, clientSecret, undefined, {
+        // client_secret_basic: the method every provider must support (RFC 6749, 2.3.1).
+        .discovery(new URL(issuerUrl), clientId, undefined, oidc.ClientSecretBasic(clientSecret), {
           // Plain http only when the operator configured an http issuer (local or test providers).
           ...(insecure && { execute: [oidc.allowInsecureRequests] }),
         })
@@ -103,30 +104,29 @@ export class OidcSignIn {
       throw new OidcFailure("no such sign-in under way");
     if (params.has("error")) throw new OidcFailure(`the provider refused: ${params.get("error")}`);
 
-    let claims: oidc.IDToken | undefined;
+    let identity: Record<string, unknown>;
     try {
-      const tokens = await oidc.authorizationCodeGrant(
-        await this.config(),
-        new URL(`${this.redirectUri}?${query}`),
-        {
-          pkceCodeVerifier: attempt.code_verifier,
-          expectedState: state,
-          expectedNonce: attempt.nonce,
-          idTokenExpected: true,
-        },
-      );
-      claims = tokens.claims();
+      const config = await this.config();
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(`${this.redirectUri}?${query}`), {
+        pkceCodeVerifier: attempt.code_verifier,
+        expectedState: state,
+        expectedNonce: attempt.nonce,
+        idTokenExpected: true,
+      });
+      const claims = tokens.claims();
+      identity = { ...claims };
+      // Providers that keep the ID token minimal give the email at the UserInfo endpoint instead.
+      if (claims && typeof claims.email !== "string")
+        identity = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
     } catch (error) {
       // The provider's answer, never the code or tokens (they are not in these errors' messages).
-      this.logger.warn(
-        { err: { name: (error as Error).name, message: (error as Error).message } },
-        "oidc code exchange failed",
-      );
+      const { name, message } = error as Error;
+      this.logger.warn({ err: { name, message } }, "oidc code exchange failed");
       throw new OidcFailure("code exchange failed");
     }
-    const email = claims?.email;
-    if (typeof email !== "string" || !email.includes("@") || claims?.email_verified !== true)
-      throw new OidcFailure("the ID token carries no verified email");
+    const { email, email_verified: verified } = identity;
+    if (typeof email !== "string" || !email.includes("@") || verified !== true)
+      throw new OidcFailure("the provider vouches for no verified email");
     return { email, returnTo: attempt.return_to };
   }
 }
