@@ -50,8 +50,9 @@ export function sameOriginWrites(appUrl: string): Middleware {
       const allowed = site ? site === "same-origin" || site === "none" : !from || from === origin;
       if (!allowed) {
         ctx.status = 403;
+        // Shaped as a Connect error, so the web app shows it like any refusal.
         ctx.body = {
-          error: "cross_site_request",
+          code: "permission_denied",
           message: "requests that change something must come from the console itself",
         };
         return;
