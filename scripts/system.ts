@@ -1,5 +1,6 @@
 // The whole system as separate local processes: what `make run` starts, and what the end-to-end
-// tests start (on free ports). One place knows the services, their order and their wiring.
+// tests start (on free ports). The services and their order come from the registry
+// (helm/testrun/services.yaml, scripts/services.ts); this file knows how they are wired locally.
 import { randomBytes } from "node:crypto";
 import {
   findFreePort,
@@ -8,18 +9,17 @@ import {
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { demoCredentials } from "./demo/seed.js";
+import { services } from "./services.js";
 
-/** The services, in start order, and whether they own a database schema. */
-export const systemServices = [
-  { name: "keys", port: 7101, database: true },
-  { name: "catalog", port: 7102, database: true },
-  { name: "billing", port: 7103, database: true },
-  { name: "runs", port: 7104, database: true },
-  { name: "executor", port: 7105, database: false },
-  { name: "gateway", port: 7100, database: false },
-] as const;
+/** The services, in start order (helm/testrun/services.yaml), and whether they own a database schema. */
+export const systemServices = services.map((service) => ({
+  name: service.name,
+  port: service.port,
+  httpPort: service.httpPort,
+  database: service.migrates,
+}));
 
-export type SystemServiceName = (typeof systemServices)[number]["name"];
+export type SystemServiceName = string;
 
 export interface SystemOptions {
   databaseUrl: string;
@@ -27,6 +27,8 @@ export interface SystemOptions {
   /** Fixed ports (`make run`) or free ones (tests). */
   ports: "fixed" | "free";
   httpPort?: number;
+  /** The console's HTTP port (browsers): 3000 when fixed. */
+  consoleHttpPort?: number;
   demoTargetPort?: number;
   /** Extra environment for every service (short leases in tests, say). */
   extraEnv?: Record<string, string>;
@@ -42,6 +44,8 @@ export interface System {
   /** What the executor gets: no SERVICE_TOKEN, as in the chart (it holds only EXECUTOR_TOKEN). */
   executorEnv: Record<string, string>;
   gatewayUrl: string;
+  /** Where browsers open the console: its APP_URL, which run urls start with. */
+  consoleUrl: string;
   demoTargetUrl: string;
   processes: Map<string, ServiceProcess>;
   /** Stops every process with SIGTERM, the gateway first; resolves with their exit codes. */
@@ -54,7 +58,20 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   const portOf = async (fixed: number) => (options.ports === "fixed" ? fixed : await findFreePort());
   const ports = new Map<string, number>();
   for (const service of systemServices) ports.set(service.name, await portOf(service.port));
-  const httpPort = options.httpPort ?? (await portOf(8080));
+  // HTTP ports: the registry's when fixed (the gateway's and the console's may be chosen).
+  const chosenHttpPorts: Record<string, number | undefined> = {
+    gateway: options.httpPort,
+    console: options.consoleHttpPort,
+  };
+  const httpPorts = new Map<string, number>();
+  for (const service of systemServices) {
+    if (service.httpPort === undefined) continue;
+    httpPorts.set(service.name, chosenHttpPorts[service.name] ?? (await portOf(service.httpPort)));
+  }
+  const httpPort = Number(httpPorts.get("gateway"));
+  const consoleHttpPort = Number(httpPorts.get("console"));
+  // localhost, not 127.0.0.1: what a person types, and the origin the console's cookies belong to.
+  const appUrl = `http://localhost:${consoleHttpPort}`;
   const demoTargetPort = options.demoTargetPort ?? (await portOf(8090));
 
   // Tokens live as long as this system: every process gets them, nothing stores them.
@@ -67,6 +84,9 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     // variable values stored by an earlier run cannot be read.
     VARIABLES_KEY: process.env.VARIABLES_KEY ?? randomBytes(32).toString("base64"),
     HTTP_PORT: String(httpPort),
+    // The runs service's run urls and the console's own origin; the console's curl examples.
+    APP_URL: appUrl,
+    API_URL: `http://localhost:${httpPort}`,
     ...Object.fromEntries(
       [...ports].map(([name, port]) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
     ),
@@ -105,7 +125,11 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     for (const service of systemServices) {
       const port = String(ports.get(service.name));
       const base = service.name === "executor" ? executorEnv : env;
-      const own = options.serviceEnv?.[service.name];
+      const ownHttpPort = httpPorts.get(service.name);
+      const own = {
+        ...(ownHttpPort !== undefined && { HTTP_PORT: String(ownHttpPort) }),
+        ...options.serviceEnv?.[service.name],
+      };
       processes.set(
         service.name,
         await startServiceProcess(service.name, { ...base, ...own, PORT: port }, output),
@@ -119,6 +143,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     env,
     executorEnv,
     gatewayUrl: `http://127.0.0.1:${httpPort}`,
+    consoleUrl: appUrl,
     demoTargetUrl: `http://127.0.0.1:${demoTargetPort}`,
     processes,
     stop,

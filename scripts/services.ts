@@ -1,0 +1,105 @@
+// The registry of services (helm/testrun/services.yaml), read and checked: what scripts/system.ts
+// starts and what the tests hold the chart, the image and the docs to. The file lives in the chart
+// because a chart can only read files inside its own folder.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+
+export interface ServiceEntry {
+  /** The folder under services/ and the container's `args`. */
+  name: string;
+  /** PORT: gRPC. */
+  port: number;
+  /** HTTP_PORT, when the service also serves HTTP (/healthz, /readyz). */
+  httpPort?: number;
+  /** Path prefixes the public host (Ingress / HTTPRoute) sends to its httpPort. */
+  paths: string[];
+  /** The services whose <NAME>_URL its config reads. */
+  calls: string[];
+  /** Its config's variables that come from the Secret. */
+  secrets: string[];
+  /** Secret variables it gets only when a feature is configured. */
+  optionalSecrets: string[];
+  /** Whether it owns a database schema and runs `<name> migrate`. */
+  migrates: boolean;
+  headless: boolean;
+  podNameVariable?: string;
+}
+
+export const registryPath = fileURLToPath(new URL("../helm/testrun/services.yaml", import.meta.url));
+
+const known = new Set([
+  "name",
+  "port",
+  "httpPort",
+  "paths",
+  "calls",
+  "secrets",
+  "optionalSecrets",
+  "migrates",
+  "headless",
+  "podNameVariable",
+]);
+
+/** Parses the registry, refusing anything malformed with a message naming the entry. */
+export function parseRegistry(text: string): ServiceEntry[] {
+  const document = parse(text) as { services?: unknown };
+  if (!Array.isArray(document?.services)) throw new Error(`${registryPath}: no "services" list`);
+  const entries = document.services.map((raw: Record<string, unknown>, index: number): ServiceEntry => {
+    const where = `${registryPath}: services[${index}]${typeof raw?.name === "string" ? ` (${raw.name})` : ""}`;
+    const fail = (problem: string): never => {
+      throw new Error(`${where}: ${problem}`);
+    };
+    if (typeof raw !== "object" || raw === null) fail("not a map");
+    for (const key of Object.keys(raw)) if (!known.has(key)) fail(`unknown key "${key}"`);
+    const name = typeof raw.name === "string" && /^[a-z]+$/.test(raw.name) ? raw.name : fail("name: [a-z]+");
+    const port = (value: unknown, key: string) =>
+      Number.isInteger(value) && (value as number) > 0 && (value as number) < 65536
+        ? (value as number)
+        : fail(`${key}: a port number`);
+    const list = (value: unknown, key: string) =>
+      value === undefined
+        ? []
+        : Array.isArray(value) && value.every((item) => typeof item === "string")
+          ? (value as string[])
+          : fail(`${key}: a list of names`);
+    if (typeof raw.migrates !== "boolean") fail("migrates: true or false");
+    return {
+      name,
+      port: port(raw.port, "port"),
+      ...(raw.httpPort !== undefined && { httpPort: port(raw.httpPort, "httpPort") }),
+      paths: list(raw.paths, "paths"),
+      calls: list(raw.calls, "calls"),
+      secrets: list(raw.secrets, "secrets"),
+      optionalSecrets: list(raw.optionalSecrets, "optionalSecrets"),
+      migrates: raw.migrates as boolean,
+      headless: raw.headless === true,
+      ...(typeof raw.podNameVariable === "string" && { podNameVariable: raw.podNameVariable }),
+    };
+  });
+  const names = entries.map((entry) => entry.name);
+  const duplicate = names.find((name, index) => names.indexOf(name) !== index);
+  if (duplicate) throw new Error(`${registryPath}: "${duplicate}" is listed twice`);
+  const ports = entries.flatMap((entry) => [entry.port, ...(entry.httpPort ? [entry.httpPort] : [])]);
+  const clash = ports.find((port, index) => ports.indexOf(port) !== index);
+  if (clash) throw new Error(`${registryPath}: port ${clash} is used twice`);
+  for (const entry of entries) {
+    if (entry.paths.length > 0 && entry.httpPort === undefined)
+      throw new Error(`${registryPath}: ${entry.name} has paths but no httpPort`);
+    const unknown = entry.calls.filter((callee) => !names.includes(callee));
+    if (unknown.length > 0)
+      throw new Error(`${registryPath}: ${entry.name} calls unknown ${unknown.join(", ")}`);
+  }
+  return entries;
+}
+
+/** Every service, in start order. */
+export const services: readonly ServiceEntry[] = parseRegistry(readFileSync(registryPath, "utf8"));
+
+export const serviceNames = services.map((service) => service.name);
+
+export function serviceEntry(name: string): ServiceEntry {
+  const entry = services.find((service) => service.name === name);
+  if (!entry) throw new Error(`no service "${name}" in ${registryPath}`);
+  return entry;
+}
