@@ -7,13 +7,30 @@
 //
 // It lives in the kit because the kit owns how a service process runs (runService, the telemetry
 // preload); it imports the mains by path, so no package depends on the services it starts.
+import { existsSync, readdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-/** Every service the image runs: each package's main calls runService. */
-const services = ["gateway", "keys", "catalog", "billing", "runs", "executor"];
 /** Programs that are not services, by the name they are run with, and their package. */
 const tools: Record<string, string> = { testrunctl: "cli" };
+
+// Built (dist/launch.js) this starts built mains; from source (src/launch.ts through tsx), sources.
+const layout = basename(dirname(fileURLToPath(import.meta.url)));
+const packagesRoot = new URL("../../", import.meta.url);
+/**
+ * Every service the image runs: each workspace package with a main (which calls runService), but
+ * the tools. No list to keep: a new package under services/ with src/main.ts is a service
+ * (helm/testrun/services.yaml is the registry; test/image.test.ts checks the two agree).
+ */
+const services = readdirSync(packagesRoot, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !Object.values(tools).includes(entry.name))
+  .map((entry) => entry.name)
+  .filter((pkg) =>
+    ["main.js", ...(layout === "dist" ? [] : ["main.ts"])].some((file) =>
+      existsSync(new URL(`${pkg}/${layout}/${file}`, packagesRoot)),
+    ),
+  )
+  .sort();
 
 const [name = "", ...args] = process.argv.slice(2);
 const pkg = services.includes(name) ? name : Object.hasOwn(tools, name) ? tools[name] : undefined;
@@ -26,9 +43,7 @@ if (!pkg) {
   process.exit(2);
 }
 
-// Built (dist/launch.js) this starts built mains; from source (src/launch.ts through tsx), sources.
-const layout = basename(dirname(fileURLToPath(import.meta.url)));
-const main = fileURLToPath(new URL(`../../${pkg}/${layout}/main.js`, import.meta.url));
+const main = fileURLToPath(new URL(`${pkg}/${layout}/main.js`, packagesRoot));
 // The program sees its arguments as if its main had been run directly: argv[2] is its command.
 process.argv = [process.argv[0] ?? process.execPath, main, ...args];
 
