@@ -204,7 +204,9 @@ export async function replayDockerfile(stages: Stage[], options: ReplayOptions):
           const argv = isNpmCi ? [...args, ...(options.npmCiExtraArgs ?? [])] : args;
           // The build runs in the working copy each time (tsc -b: quick when nothing changed).
           if (stage.name === "build") await run(command, argv, fs.host);
-          else await runCached(command, argv, fs.host, options.runCache);
+          // Each stage keeps its own latest outcome: one stage's RUN does not evict another's.
+          else
+            await runCached(command, argv, fs.host, options.runCache && join(options.runCache, stage.name));
           break;
         }
         default:

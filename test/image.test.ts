@@ -22,6 +22,7 @@ import {
   type ThrowawayServer,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { services } from "../scripts/services.js";
 import { systemServices } from "../scripts/system.js";
 import { type ImageReplay, parseDockerfile, replayDockerfile } from "./dockerfile-replay.js";
 
@@ -43,6 +44,8 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
   let scratch: string;
   let image: ImageReplay;
   let workspacePackages: string[];
+  /** Packages with a web app (services/<pkg>/web/vite.config.*): the image holds its web-build/. */
+  let webPackages: string[];
 
   before(async function () {
     // A production build and a production-only `npm ci`: tens of seconds on a cold machine.
@@ -63,6 +66,11 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
       )
       .map((entry) => entry.name)
       .sort();
+    webPackages = workspacePackages.filter((pkg) =>
+      ["ts", "mjs", "js"].some((ext) =>
+        existsSync(join(repoRoot, "services", pkg, `web/vite.config.${ext}`)),
+      ),
+    );
   });
   after(async () => {
     if (scratch) await rm(scratch, { recursive: true, force: true });
@@ -131,7 +139,14 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
       expect((await readdir(join(image.root, "services", pkg))).sort(), pkg).to.deep.equal([
         "dist",
         "package.json",
+        ...(webPackages.includes(pkg) ? ["web-build"] : []),
       ]);
+    }
+    for (const pkg of webPackages) {
+      expect(
+        existsSync(join(image.root, "services", pkg, "web-build/index.html")),
+        `${pkg} web app`,
+      ).to.equal(true);
     }
     const files = await listFiles(join(image.root, "services"));
     const sources = files.filter((file) => /\.(ts|tsx|mts)$/.test(file) && !file.endsWith(".d.ts"));
@@ -140,7 +155,7 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
       files.filter((file) => /(^|\/)test\/|\.test\.js$/.test(file)),
       "tests",
     ).to.deep.equal([]);
-    for (const pkg of ["keys", "catalog", "billing", "runs"]) {
+    for (const pkg of services.filter((service) => service.migrates).map((service) => service.name)) {
       const migrations = files.filter((file) => file.startsWith(`${pkg}/dist/db/migrations/Migration`));
       expect(
         migrations.filter((file) => file.endsWith(".js")),
@@ -190,6 +205,29 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
     }
   });
 
+  it("names no service or package: every package under services/ is built and copied", async () => {
+    const dockerfile = (await readFile(join(repoRoot, "deploy/Dockerfile"), "utf8"))
+      .split("\n")
+      .filter((line) => !line.trim().startsWith("#"));
+    const named = (pattern: RegExp) =>
+      dockerfile.filter((line) => !line.startsWith("ENTRYPOINT") && pattern.test(line));
+    for (const name of services.map((service) => service.name)) {
+      expect(named(new RegExp(`\\b${name}\\b`)), `deploy/Dockerfile names the service ${name}`).to.deep.equal(
+        [],
+      );
+    }
+    for (const pkg of workspacePackages) {
+      expect(
+        named(new RegExp(`services/${pkg}\\b`)),
+        `deploy/Dockerfile names the package ${pkg}`,
+      ).to.deep.equal([]);
+    }
+    // The web apps are built in the build stage and reach the runtime.
+    expect(dockerfile.some((line) => /^RUN node deploy\/image-layout\.mjs web$/.test(line.trim()))).to.equal(
+      true,
+    );
+  });
+
   it("refuses an unknown service, naming the services it runs", async () => {
     const { code, stderr } = await runImage(["no-such-service"]);
     expect(code).to.equal(2);
@@ -208,19 +246,23 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
     let redis: ThrowawayServer;
     let env: Record<string, string>;
     const ports = new Map<string, number>();
+    /** HTTP_PORT of each service that serves HTTP (the registry's httpPort). */
+    const httpPorts = new Map<string, number>();
     const running = new Map<string, ServiceProcess>();
 
     before(async () => {
       // A Redis of its own: this executor must not take other suites' tests off a shared stream.
       redis = await startThrowawayRedis();
-      for (const service of systemServices) ports.set(service.name, await findFreePort());
+      for (const service of systemServices) {
+        ports.set(service.name, await findFreePort());
+        if (service.httpPort) httpPorts.set(service.name, await findFreePort());
+      }
       env = {
         DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
         REDIS_URL: redis.url,
         SERVICE_TOKEN: randomBytes(32).toString("base64url"),
         EXECUTOR_TOKEN: randomBytes(32).toString("base64url"),
         VARIABLES_KEY: randomBytes(32).toString("base64"),
-        HTTP_PORT: String(await findFreePort()),
         ...Object.fromEntries(
           [...ports].map(([name, port]) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
         ),
@@ -250,7 +292,12 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
         systemServices.map(async (service) => {
           const child = await startServiceProcess(
             service.name,
-            containerEnv({ ...env, HOST: "127.0.0.1", PORT: String(ports.get(service.name)) }),
+            containerEnv({
+              ...env,
+              HOST: "127.0.0.1",
+              PORT: String(ports.get(service.name)),
+              ...(httpPorts.has(service.name) && { HTTP_PORT: String(httpPorts.get(service.name)) }),
+            }),
             { launch: launch([service.name]) },
           );
           running.set(service.name, child);
@@ -270,10 +317,13 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
       }
     });
 
-    it("gateway answers GET /healthz and /readyz with 200 on HTTP_PORT", async () => {
-      for (const path of ["/healthz", "/readyz"]) {
-        const response = await fetch(`http://127.0.0.1:${env.HTTP_PORT}${path}`);
-        expect(response.status, path).to.equal(200);
+    it("every service with an HTTP port answers GET /healthz and /readyz with 200 on HTTP_PORT", async () => {
+      expect([...httpPorts.keys()], "services with an HTTP port").to.include("gateway");
+      for (const [name, port] of httpPorts) {
+        for (const path of ["/healthz", "/readyz"]) {
+          const response = await fetch(`http://127.0.0.1:${port}${path}`);
+          expect(response.status, `${name} ${path}`).to.equal(200);
+        }
       }
     });
 
