@@ -1,7 +1,8 @@
 // The Helm chart (helm/testrun) against the code it deploys: what the services' config schemas require,
-// the ports they listen on, who calls whom, which services own a database schema. The lists come from
-// the code (scripts/system.ts, services/<name>/src/config.ts, services/<name>/src/db), so a new
-// variable, service or call that the chart does not follow makes these tests fail.
+// the ports they listen on, who calls whom, which services own a database schema. The services come
+// from the registry (helm/testrun/services.yaml, which the chart reads too), the facts from the code
+// (services/<name>/src/config.ts, services/<name>/src/db), so a new variable, service or call that the
+// chart does not follow makes these tests fail.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
 import { repoRoot } from "@testrun/kit/testing";
@@ -16,7 +17,7 @@ import type { ISecret } from "kubernetes-models/v1/Secret";
 import type { IService } from "kubernetes-models/v1/Service";
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { parse } from "yaml";
-import { systemServices } from "../scripts/system.js";
+import { services as registry } from "../scripts/services.js";
 import { helm, kubeVersionArgs, renderChart, tryRenderChart } from "./helm.js";
 import {
   type ContainerEnv,
@@ -55,8 +56,12 @@ interface ConfigSchema {
   };
 }
 
-/** The deployed components: every service the system starts. */
-const components = systemServices.map((service) => service.name as string);
+/** The deployed components: every service of the registry. */
+const components = registry.map((service) => service.name);
+/** What the public host (Ingress, HTTPRoute) routes: each path prefix to its component's HTTP port. */
+const publicPaths = registry.flatMap((service) =>
+  service.paths.map((path) => ({ path, service: service.name })),
+);
 const configSchemas = new Map<string, ConfigSchema>();
 for (const name of components) {
   const module = (await import(`${repoRoot}services/${name}/src/config.ts`)) as {
@@ -475,20 +480,20 @@ describe("helm chart helm/testrun", () => {
         for (const name of components) {
           const { workload, container, env } = componentContainer(chart, name);
           const schema = schemaOf(name);
-          if ("HTTP_PORT" in schema.shape) {
-            const sources = chart.ingressSources(
-              workload,
-              setting(schema, env.values, "HTTP_PORT") as number,
-            );
+          const httpPort =
+            "HTTP_PORT" in schema.shape ? (setting(schema, env.values, "HTTP_PORT") as number) : 0;
+          if (httpPort) {
+            const sources = chart.ingressSources(workload, httpPort);
             expect([...sources].some(isOutside), `${name} HTTP port admits outside traffic`).to.equal(true);
-            continue;
           }
           const port = setting(schema, env.values, "PORT") as number;
           const admitted = [...chart.ingressSources(workload, port)].sort().join(", ");
           expect(admitted, `${name} admits on port ${port}; its callers are`).to.equal(
             callersOf(name).join(", "),
           );
-          for (const other of (container.ports ?? []).filter((p) => p.containerPort !== port)) {
+          for (const other of (container.ports ?? []).filter(
+            (p) => p.containerPort !== port && p.containerPort !== httpPort,
+          )) {
             const sources = [...chart.ingressSources(workload, other.containerPort)];
             expect(
               sources.filter(isOutside),
@@ -668,27 +673,61 @@ describe("helm chart helm/testrun", () => {
       ).to.deep.equal([]);
     });
 
-    it("exposes the gateway's HTTP port through an Ingress", () => {
-      const { workload, env } = componentContainer(chart, "gateway");
-      const httpPort = setting(schemaOf("gateway"), env.values, "HTTP_PORT");
-      const backends = chart
+    it("serves one host through an Ingress: /v1 to the gateway's HTTP port, / to the console's", () => {
+      const paths = chart
         .ofKind<IIngress>("Ingress")
-        .flatMap((ingress) => (ingress.spec?.rules ?? []).flatMap((rule) => rule.http?.paths ?? []))
-        .map((path) => path.backend.service)
-        .filter((backend) => backend !== undefined);
-      expect(backends, "Ingress backends").to.not.be.empty;
-      for (const backend of backends) {
+        .flatMap((ingress) => (ingress.spec?.rules ?? []).flatMap((rule) => rule.http?.paths ?? []));
+      const routed = paths.map((path) => ({ path: path.path ?? "", backend: path.backend.service }));
+      expect(routed.map(({ path }) => path).sort(), "Ingress paths (the registry's paths)").to.deep.equal(
+        publicPaths.map(({ path }) => path).sort(),
+      );
+      for (const { path, backend } of routed) {
+        const owner = publicPaths.find((entry) => entry.path === path)?.service ?? "";
+        expect(backend, `Ingress ${path}`).to.not.equal(undefined);
+        if (!backend) continue;
         const service = chart.find<IService>("Service", backend.name);
         expect(service, `Ingress backend Service ${backend.name}`).to.not.equal(undefined);
         if (!service) continue;
+        const { workload, env } = componentContainer(chart, owner);
+        expect(
+          chart.workloadsBehind(service).map((w) => w.identity),
+          `Ingress ${path}`,
+        ).to.deep.equal([owner]);
         const servicePort =
           backend.port?.number ??
           service.spec?.ports?.find((port) => port.name === backend.port?.name)?.port ??
           -1;
         expect(
           targetPort(service, servicePort, workload),
-          `Ingress → ${backend.name}:${servicePort}`,
-        ).to.equal(httpPort);
+          `Ingress ${path} → ${backend.name}:${servicePort}`,
+        ).to.equal(setting(schemaOf(owner), env.values, "HTTP_PORT"));
+      }
+      expect(publicPaths, "the registry's public paths").to.deep.include.members([
+        { path: "/v1", service: "gateway" },
+        { path: "/", service: "console" },
+      ]);
+      // One origin: run urls (runs), the console's own origin and its API_URL are the Ingress host.
+      for (const name of ["runs", "console"]) {
+        expect(componentContainer(chart, name).env.values.APP_URL, `${name} APP_URL`).to.equal(
+          "https://testrun.example.com",
+        );
+      }
+      expect(componentContainer(chart, "console").env.values.API_URL, "console API_URL").to.equal(
+        "https://testrun.example.com",
+      );
+    });
+
+    it("signs in with OpenID Connect, the client secret from a Secret, in the console and its migration", () => {
+      const containers = serviceContainers(chart).filter(({ service }) => service === "console");
+      expect(containers.map(({ label }) => label)).to.have.length.greaterThan(1);
+      for (const { label, env } of containers) {
+        expect(env.values.OIDC_ISSUER_URL, `${label} OIDC_ISSUER_URL`).to.match(/^https:\/\//);
+        expect(env.values.OIDC_CLIENT_ID, `${label} OIDC_CLIENT_ID`).to.be.a("string").that.is.not.empty;
+        const ref = env.secretRefs.find((candidate) => candidate.variable === "OIDC_CLIENT_SECRET");
+        expect(ref, `${label} OIDC_CLIENT_SECRET from a Secret`).to.deep.include({
+          secret: "testrun-secrets",
+          key: "OIDC_CLIENT_SECRET",
+        });
       }
     });
 
@@ -717,25 +756,126 @@ describe("helm chart helm/testrun", () => {
       chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
     });
 
-    it("renders an HTTPRoute that validates and leads to the gateway's HTTP port", async () => {
+    it("renders an HTTPRoute that validates: /v1 to the gateway's HTTP port, / to the console's", async () => {
       const routes = chart.ofKind<IHTTPRoute>("HTTPRoute");
       expect(routes, "HTTPRoutes").to.have.lengthOf(1);
       for (const route of routes) await validateObject(route);
-      const { workload, env } = componentContainer(chart, "gateway");
-      const httpPort = setting(schemaOf("gateway"), env.values, "HTTP_PORT");
-      const backends = routes.flatMap((route) =>
-        (route.spec.rules ?? []).flatMap((rule) => rule.backendRefs ?? []),
+      const rules = routes.flatMap((route) => route.spec.rules ?? []);
+      const routed = rules.flatMap((rule) =>
+        (rule.matches ?? []).map((match) => ({
+          path: match.path?.value ?? "",
+          backends: rule.backendRefs ?? [],
+        })),
       );
-      expect(backends, "HTTPRoute backendRefs").to.not.be.empty;
-      for (const backend of backends) {
-        const service = chart.find<IService>("Service", backend.name);
-        expect(service, `HTTPRoute backend Service ${backend.name}`).to.not.equal(undefined);
-        if (service)
-          expect(targetPort(service, backend.port ?? -1, workload), `HTTPRoute → ${backend.name}`).to.equal(
-            httpPort,
-          );
+      expect(routed.map(({ path }) => path).sort(), "HTTPRoute paths").to.deep.equal(
+        publicPaths.map(({ path }) => path).sort(),
+      );
+      for (const { path, backends } of routed) {
+        const owner = publicPaths.find((entry) => entry.path === path)?.service ?? "";
+        const { workload, env } = componentContainer(chart, owner);
+        expect(backends, `HTTPRoute ${path} backendRefs`).to.have.lengthOf(1);
+        for (const backend of backends) {
+          const service = chart.find<IService>("Service", backend.name);
+          expect(service, `HTTPRoute backend Service ${backend.name}`).to.not.equal(undefined);
+          if (!service) continue;
+          expect(
+            chart.workloadsBehind(service).map((w) => w.identity),
+            `HTTPRoute ${path}`,
+          ).to.deep.equal([owner]);
+          expect(
+            targetPort(service, backend.port ?? -1, workload),
+            `HTTPRoute ${path} → ${backend.name}`,
+          ).to.equal(setting(schemaOf(owner), env.values, "HTTP_PORT"));
+        }
+      }
+      expect(componentContainer(chart, "console").env.values.APP_URL).to.equal("https://testrun.example.com");
+      expect(componentContainer(chart, "runs").env.values.APP_URL).to.equal("https://testrun.example.com");
+    });
+  });
+
+  describe("the registry (services.yaml) and the values", () => {
+    it("has a components entry in values.yaml for every service, and none for anything else", () => {
+      const values = parse(readFileSync(`${chartPath}/values.yaml`, "utf8")) as ValueFile;
+      const entries = Object.keys(values.components ?? {});
+      expect(
+        components.filter((name) => !entries.includes(name)),
+        "services of services.yaml without components.<name> in values.yaml: copy another component's entry",
+      ).to.deep.equal([]);
+      expect(
+        entries.filter((name) => !components.includes(name)),
+        "components.<name> in values.yaml that services.yaml does not list",
+      ).to.deep.equal([]);
+    });
+
+    it("migrates exactly the services that own a schema (src/db), and ports agree with the code", () => {
+      expect(
+        registry
+          .filter((service) => service.migrates)
+          .map((service) => service.name)
+          .sort(),
+        "services.yaml migrates: true (must be the services with a src/db folder)",
+      ).to.deep.equal(schemaOwners);
+      for (const service of registry) {
+        const schema = schemaOf(service.name);
+        expect(
+          setting(schema, {}, "PORT"),
+          `${service.name}: services.yaml port vs src/config.ts PORT`,
+        ).to.equal(service.port);
+        expect(
+          "HTTP_PORT" in schema.shape ? setting(schema, {}, "HTTP_PORT") : undefined,
+          `${service.name}: services.yaml httpPort vs src/config.ts HTTP_PORT`,
+        ).to.equal(service.httpPort);
       }
     });
+
+    it("refuses a values file without an entry for a service, naming it", async () => {
+      const result = await tryRenderChart(chartPath, {
+        release,
+        namespace,
+        set: ["components.console=null"],
+      });
+      expect(result.code, "helm template exit code").to.not.equal(0);
+      expect(result.stderr).to.contain("components.console");
+    });
+  });
+
+  describe("console OpenID Connect settings", () => {
+    const oidc = [
+      "console.oidc.issuerUrl=https://idp.example.com",
+      "console.oidc.clientId=testrun",
+      "console.oidc.existingSecret=testrun-oidc",
+    ];
+
+    it("takes OIDC_CLIENT_SECRET from console.oidc.existingSecret when sign-in is configured", async () => {
+      const chart = new RenderedChart(
+        await renderChart(chartPath, { release, namespace, set: oidc }),
+        namespace,
+      );
+      const { env } = componentContainer(chart, "console");
+      expect(env.values.OIDC_ISSUER_URL).to.equal("https://idp.example.com");
+      expect(env.values.OIDC_CLIENT_ID).to.equal("testrun");
+      expect(env.secretRefs.find((ref) => ref.variable === "OIDC_CLIENT_SECRET")).to.deep.include({
+        secret: "testrun-oidc",
+        key: "OIDC_CLIENT_SECRET",
+      });
+      const parsed = schemaOf("console").safeParse(env.values);
+      expect(parsed.success, JSON.stringify(parsed.error?.issues)).to.equal(true);
+    });
+
+    it("gives no OIDC variable without it", async () => {
+      const chart = new RenderedChart(await renderChart(chartPath, { release, namespace }), namespace);
+      const { env } = componentContainer(chart, "console");
+      expect(variablesOf(env).filter((variable) => variable.startsWith("OIDC_"))).to.deep.equal([]);
+    });
+
+    for (const left of oidc) {
+      it(`refuses a partial configuration (without ${left.split("=")[0]}), saying what to set`, async () => {
+        const set = oidc.filter((expression) => expression !== left);
+        const result = await tryRenderChart(chartPath, { release, namespace, set });
+        expect(result.code, "helm template exit code").to.not.equal(0);
+        expect(result.stderr).to.contain("console.oidc: set issuerUrl, clientId and existingSecret");
+      });
+    }
   });
 
   describe("values.schema.json", () => {

@@ -1,54 +1,35 @@
 {{/*
-What the code fixes about each component, so that it is not a value anyone could get wrong:
-its ports (services/<name>/src/config.ts: PORT, and the gateway's HTTP_PORT), the services it calls
-(its <NAME>_URL variables), the secrets its config declares and needs, whether it owns a database
-schema (and so runs `<name> migrate`). test/chart.test.ts checks these against the code.
-The order is the migration order and the order objects are rendered in.
+What the code fixes about each component, so that it is not a value anyone could get wrong: the
+registry of services, services.yaml beside this chart's values.yaml (its ports, the services it calls
+(its <NAME>_URL variables), the secrets its config declares, whether it owns a database schema and so
+runs `<name> migrate`, the paths the public host sends to it). scripts/system.ts, the tests and the
+docs read the same file; test/chart.test.ts and test/registry.test.ts check it against the code.
+Its order is the migration order and the order objects are rendered in.
 */}}
-{{- define "testrun.catalogue" -}}
-keys:
-  port: 7101
-  calls: [catalog]
-  secrets: [SERVICE_TOKEN, DATABASE_URL, REDIS_URL]
-  migrates: true
-catalog:
-  port: 7102
-  calls: [keys]
-  # EXECUTOR_TOKEN: executors alone may read variable values (GetVariableValues), with the grant
-  # of their claim that the runs service signs with a key derived from SERVICE_TOKEN.
-  secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, DATABASE_URL, VARIABLES_KEY]
-  migrates: true
-billing:
-  port: 7103
-  calls: [catalog]
-  secrets: [SERVICE_TOKEN, DATABASE_URL]
-  migrates: true
-runs:
-  port: 7104
-  calls: [catalog, billing]
-  # EXECUTOR_TOKEN: executors claim, heartbeat and complete tests.
-  secrets: [SERVICE_TOKEN, EXECUTOR_TOKEN, DATABASE_URL, REDIS_URL]
-  migrates: true
-executor:
-  port: 7105
-  calls: [runs, catalog]
-  # No SERVICE_TOKEN: executors run steps against outside environments, so they hold only the
-  # EXECUTOR_TOKEN, which opens the few methods they need.
-  secrets: [EXECUTOR_TOKEN, REDIS_URL]
-  migrates: false
-  # It serves only gRPC health: its Service is headless (names the pods, balances nothing).
-  headless: true
-  podNameVariable: EXECUTOR_NAME
-gateway:
-  port: 7100
-  httpPort: 8080
-  calls: [keys, catalog, runs]
-  secrets: [SERVICE_TOKEN, REDIS_URL]
-  migrates: false
+{{- define "testrun.registry" -}}
+{{- $registry := fromYaml (.Files.Get "services.yaml") -}}
+{{- if not $registry.services -}}
+{{- fail "services.yaml (the registry of services) is missing from the chart or lists no services" -}}
+{{- end -}}
+{{- toYaml $registry.services -}}
 {{- end -}}
 
+{{/* The registry as a map: name → facts. */}}
+{{- define "testrun.catalogue" -}}
+{{- $catalogue := dict -}}
+{{- range $service := fromYamlArray (include "testrun.registry" .) -}}
+{{- $_ := set $catalogue $service.name $service -}}
+{{- end -}}
+{{- toYaml $catalogue -}}
+{{- end -}}
+
+{{/* The components' names, in the registry's order. */}}
 {{- define "testrun.componentNames" -}}
-[keys, catalog, billing, runs, executor, gateway]
+{{- $names := list -}}
+{{- range $service := fromYamlArray (include "testrun.registry" .) -}}
+{{- $names = append $names $service.name -}}
+{{- end -}}
+{{- toYaml $names -}}
 {{- end -}}
 
 {{/* The catalogue entry of a component: (dict "root" $ "name" "keys") */}}
@@ -62,7 +43,7 @@ gateway:
 {{- $catalogue := fromYaml (include "testrun.catalogue" .root) -}}
 {{- $callers := list -}}
 {{- range $name := fromYamlArray (include "testrun.componentNames" .root) -}}
-{{- if has $.name (index $catalogue $name).calls -}}
+{{- if has $.name ((index $catalogue $name).calls | default list) -}}
 {{- $callers = append $callers $name -}}
 {{- end -}}
 {{- end -}}
@@ -74,7 +55,7 @@ gateway:
 {{- $catalogue := fromYaml (include "testrun.catalogue" .root) -}}
 {{- $users := list -}}
 {{- range $name := fromYamlArray (include "testrun.componentNames" .root) -}}
-{{- if has $.secret (index $catalogue $name).secrets -}}
+{{- if has $.secret ((index $catalogue $name).secrets | default list) -}}
 {{- $users = append $users $name -}}
 {{- end -}}
 {{- end -}}
@@ -140,6 +121,11 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- end -}}
 {{- end -}}
 
+{{/*
+The one public origin people open (the console at /, the REST API at /v1): config.appUrl, else the
+Ingress host, else the first HTTPRoute hostname; empty without any (the services' defaults then).
+APP_URL of the runs service and the console, API_URL of the console.
+*/}}
 {{- define "testrun.appUrl" -}}
 {{- if .Values.config.appUrl -}}
 {{- .Values.config.appUrl -}}
@@ -191,6 +177,19 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- $_ := set $env "APP_URL" . -}}
 {{- end -}}
 {{- end -}}
+{{- if eq .name "console" -}}
+{{- with include "testrun.appUrl" $root -}}
+{{- $_ := set $env "APP_URL" . -}}
+{{- $_ := set $env "API_URL" . -}}
+{{- end -}}
+{{- $console := $root.Values.console -}}
+{{- $_ := set $env "SESSION_IDLE_MINUTES" (toString (int $console.sessionIdleMinutes)) -}}
+{{- $_ := set $env "SESSION_MAX_HOURS" (toString (int $console.sessionMaxHours)) -}}
+{{- if $console.oidc.issuerUrl -}}
+{{- $_ := set $env "OIDC_ISSUER_URL" $console.oidc.issuerUrl -}}
+{{- $_ := set $env "OIDC_CLIENT_ID" $console.oidc.clientId -}}
+{{- end -}}
+{{- end -}}
 {{- if eq .name "executor" -}}
 {{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
 {{- $_ := set $env "CONCURRENCY" (toString (int $values.concurrency)) -}}
@@ -204,7 +203,10 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- toYaml $env -}}
 {{- end -}}
 
-{{/* env entries taking each secret the component's config declares from the Secret, key by key. */}}
+{{/*
+env entries taking each secret the component's config declares from the Secret, key by key; and its
+optional secrets (the registry's optionalSecrets) from where the values say, when configured.
+*/}}
 {{- define "testrun.secretEnv" -}}
 {{- $facts := fromYaml (include "testrun.facts" .) -}}
 {{- range $key := $facts.secrets }}
@@ -214,6 +216,24 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
       name: {{ include "testrun.secretName" $.root }}
       key: {{ $key }}
 {{- end }}
+{{- range $key := $facts.optionalSecrets | default list }}
+{{- with include "testrun.optionalSecretName" (dict "root" $.root "key" $key) }}
+- name: {{ $key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $key }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secret an optional secret comes from, empty when its feature is off: (dict "root" $ "key" "OIDC_CLIENT_SECRET") */}}
+{{- define "testrun.optionalSecretName" -}}
+{{- if eq .key "OIDC_CLIENT_SECRET" -}}
+{{- if .root.Values.console.oidc.issuerUrl -}}{{- .root.Values.console.oidc.existingSecret -}}{{- end -}}
+{{- else -}}
+{{- fail (printf "services.yaml names the optional secret %s, which templates/_helpers.tpl (testrun.optionalSecretName) does not know where to take from" .key) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The container security context (values.containerSecurityContext). */}}
@@ -264,6 +284,16 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- $oidc := .Values.console.oidc -}}
+{{- if and (or $oidc.issuerUrl $oidc.clientId $oidc.existingSecret) (not (and $oidc.issuerUrl $oidc.clientId $oidc.existingSecret)) -}}
+{{- fail "console.oidc: set issuerUrl, clientId and existingSecret (a Secret with the key OIDC_CLIENT_SECRET) together for OpenID Connect sign-in, or none of them (sign-in links only; see docs/console.md)" -}}
+{{- end -}}
+{{- with $oidc.existingSecret -}}
+{{- $secret := lookup "v1" "Secret" $.Release.Namespace . -}}
+{{- if and $secret (not (hasKey ($secret.data | default dict) "OIDC_CLIENT_SECRET")) -}}
+{{- fail (printf "console.oidc.existingSecret %q has no key OIDC_CLIENT_SECRET" .) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.host is required when ingress.enabled is true" -}}
 {{- end -}}
@@ -273,7 +303,16 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- if and .Values.httpRoute.enabled (not .Values.httpRoute.parentRefs) -}}
 {{- fail "httpRoute.parentRefs is required when httpRoute.enabled is true" -}}
 {{- end -}}
-{{- range $name := fromYamlArray (include "testrun.componentNames" .) -}}
+{{- $names := fromYamlArray (include "testrun.componentNames" .) -}}
+{{- range $name, $_ := .Values.components -}}
+{{- if not (has $name $names) -}}
+{{- fail (printf "components.%s: no such service in services.yaml (the services: %s)" $name (join ", " $names)) -}}
+{{- end -}}
+{{- end -}}
+{{- range $name := $names -}}
+{{- if not (hasKey $.Values.components $name) -}}
+{{- fail (printf "components.%s is missing from the values: every service of services.yaml needs its entry (copy another component's in values.yaml)" $name) -}}
+{{- end -}}
 {{- $a := (index $.Values.components $name).autoscaling -}}
 {{- if and $.Values.autoscaling.enabled $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
 {{- fail (printf "components.%s.autoscaling.minReplicas is above maxReplicas" $name) -}}
