@@ -4,10 +4,13 @@ import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/ge
 import { createTestDatabase, runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import pg from "pg";
+import { services } from "../scripts/services.js";
 import { testTokens } from "../services/kit/test/helpers.js";
 
-/** Every service with data, and the schema it owns. */
-const schemaOwners = { keys: "keys", catalog: "catalog", billing: "billing", runs: "runs" } as const;
+/** Every service with data (the registry's migrates), and the schema it owns: its name. */
+const schemaOwners = Object.fromEntries(
+  services.filter((service) => service.migrates).map((service) => [service.name, service.name]),
+);
 
 describe("every service", () => {
   let env: Record<string, string>;
@@ -41,7 +44,7 @@ describe("every service", () => {
     }
   });
 
-  for (const service of ["keys", "catalog", "billing", "runs", "executor", "gateway"]) {
+  for (const service of services.map((entry) => entry.name)) {
     it(`${service} starts as its own process and reports SERVING`, async () => {
       const process = await startServiceProcess(service, env);
       try {
