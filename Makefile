@@ -18,12 +18,20 @@ endif
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: help install migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
+.PHONY: help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
 	@echo "make test    lint, typecheck, buf lint, generated-code check and every test"
 	@echo "make generate   regenerate TypeScript from proto/"
+
+# PostgreSQL, Redis, chromium, Go for helm (scripts/install-prerequisites.sh): only checks when all is
+# there; installs what is missing as root (or with sudo), else says what to install.
+prerequisites:
+	@scripts/install-prerequisites.sh --for test
+
+prerequisites-run:
+	@scripts/install-prerequisites.sh --for run
 
 $(LOCAL_NODE_BIN)/node:
 	npm install --no-save --no-package-lock --prefix .tools $(NODE_PKG)
@@ -61,7 +69,7 @@ typecheck: install
 build: install
 	npm run build
 
-test: lint typecheck buf-lint check-generated test-only
+test: prerequisites lint typecheck buf-lint check-generated test-only
 
 # helm, for the chart tests: no Debian or npm package carries it, so it is built from the Go module
 # proxy once (about 3 min on 2 cores). GOTOOLCHAIN=auto lets any Go >= 1.21 fetch the Go its go.mod needs.
@@ -76,14 +84,14 @@ helm: .tools/bin/helm
 	@touch $@
 
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
-test-only: install helm
+test-only: prerequisites install helm
 	npx mocha
 
 # Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x
 migration: install
 	node --conditions=source --import tsx scripts/new-migration.ts $(SERVICE) $(or $(NAME),change)
 
-run: install
+run: prerequisites-run install
 	node --conditions=source --import tsx scripts/run.ts
 
 # Figures for the run path (start latency, execution throughput, read latency, memory); asserts nothing.

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# What `make run` and `make test` need beside Node, on Debian: PostgreSQL and Redis (throwaway
+# servers), Debian's chromium (the console's browser tests), make, Node and npm (the Makefile installs
+# Node 24 into .tools when the system's is not 24), and Go >= 1.21 to build helm (the chart tests)
+# unless .tools/bin/helm is already built from the Makefile's HELM_VERSION.
+#
+# Idempotent and cheap when nothing is missing: it only checks (no apt-get update then). As root it
+# installs what is missing with apt-get; otherwise through sudo when sudo works without a password
+# prompt, else it says what to install and exits 1. Used by .ci/run and by the Makefile's run and
+# test targets (make prerequisites).
+#   scripts/install-prerequisites.sh [--for run|test]   run: without Go and chromium
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+purpose=test
+[ "${1:-}" = "--for" ] && purpose=${2:-test}
+
+missing=()
+command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v make >/dev/null 2>&1 || missing+=(make)
+# npm installs Node 24 into .tools when the system Node is not 24 (the Makefile).
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+
+need_go=no
+if [ "$purpose" = test ]; then
+  # The browser tests drive Debian's chromium (/usr/bin/chromium) with playwright-core.
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  # helm's go.mod needs Go 1.26, which any Go >= 1.21 fetches by itself (GOTOOLCHAIN=auto); an older
+  # Go counts as missing. bookworm's golang-go is 1.19, so on bookworm it comes from bookworm-backports.
+  go_new_enough() { [[ $(go env GOVERSION 2>/dev/null) =~ go1\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 21 ]; }
+  helm_version=$(sed -n 's/^HELM_VERSION := //p' Makefile)
+  go_new_enough || { [ -x .tools/bin/helm ] && [ "$(cat .tools/helm.version 2>/dev/null)" = "$helm_version" ]; } ||
+    need_go=yes
+fi
+
+[ ${#missing[@]} -eq 0 ] && [ $need_go = no ] && exit 0
+
+packages=("${missing[@]}")
+[ $need_go = yes ] && packages+=(golang-go)
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  as_root=(sudo -n)
+else
+  echo "missing for make $purpose: ${packages[*]}" >&2
+  echo "install them as root: apt-get install -y ${packages[*]}   (or run scripts/install-prerequisites.sh as root)" >&2
+  [ $need_go = yes ] && echo "Go must be 1.21 or later (on Debian 12: apt-get install -t bookworm-backports golang-go)" >&2
+  exit 1
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+go_release=()
+if [ $need_go = yes ] && grep -q '^VERSION_CODENAME=bookworm$' /etc/os-release; then
+  echo "deb http://deb.debian.org/debian bookworm-backports main" |
+    "${as_root[@]}" tee /etc/apt/sources.list.d/bookworm-backports.list >/dev/null
+  go_release=(-t bookworm-backports)
+fi
+"${as_root[@]}" apt-get update -qq
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ $need_go = yes ]; then
+  echo "installing: golang-go ${go_release[*]}"
+  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${go_release[@]}" golang-go ca-certificates
+fi
