@@ -1,0 +1,34 @@
+// A real browser for the console's tests: Debian's chromium driven by playwright-core (no browser
+// download works here). Screenshots of every page the tests visit go to .tmp/screenshots (ignored
+// by git) to be looked at.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "@testrun/kit/testing";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+export const screenshotDir = join(repoRoot, ".tmp", "screenshots");
+
+/** The two widths the console must work at: a laptop and a phone. */
+export const viewports = {
+  wide: { width: 1280, height: 800 },
+  narrow: { width: 390, height: 844 },
+} as const;
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"],
+  });
+}
+
+/** Saves what the page shows now as .tmp/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });
+}
+
+/** Fails when the page is wider than its viewport (something overflows sideways). */
+export async function horizontalOverflow(page: Page): Promise<number> {
+  // A string, evaluated in the page: this file is compiled without the DOM's types.
+  return page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
+}

@@ -1,0 +1,245 @@
+// The console in a real browser (Debian chromium through playwright-core) against the whole system:
+// sign-in by link and by OpenID Connect (a real provider, oidc-provider), API & CI for an Editor and
+// a Viewer, the members page, deep links through sign-in, sign-out; at 1280 and 390 px wide.
+// Every page visited is saved under .tmp/screenshots.
+import { createHash } from "node:crypto";
+import { addMember, createCliContext } from "@testrun/cli";
+import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { findFreePort } from "@testrun/kit/testing";
+import { expect } from "chai";
+import pg from "pg";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { System } from "../scripts/system.js";
+import { startOidcProvider, type TestOidcProvider } from "../services/console/test/oidc-provider.js";
+import { horizontalOverflow, launchBrowser, screenshot, viewports } from "./browser.js";
+import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
+import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+
+describe("console in a browser", function () {
+  this.timeout(90_000);
+  let system: System;
+  let provider: TestOidcProvider;
+  let browser: Browser;
+  let acme: TestProject;
+  let organizationId: string;
+  let db: pg.Client;
+  const contexts: BrowserContext[] = [];
+
+  /** A fresh browser profile (no cookies) at one of the two widths. */
+  const newPage = async (width: keyof typeof viewports = "wide"): Promise<Page> => {
+    const context = await browser.newContext({ viewport: viewports[width] });
+    contexts.push(context);
+    return context.newPage();
+  };
+  const member = (email: string, role: Role) =>
+    addMember(createCliContext(system.env), {
+      organizationId,
+      email,
+      displayName: email.split("@")[0] ?? "",
+      role,
+    });
+  const openLink = async (page: Page, memberId: string) => {
+    await page.goto((await signInLinkOf(system, memberId)).url);
+    await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+  };
+  const apiSettings = () => `${system.consoleUrl}/projects/${acme.projectId}/settings/api`;
+  const v1Project = (secret: string) =>
+    fetch(`${system.gatewayUrl}/v1/project`, { headers: { authorization: `Bearer ${secret}` } });
+
+  before(async () => {
+    const consolePort = await findFreePort();
+    provider = await startOidcProvider({ redirectUri: `http://localhost:${consolePort}/auth/oidc/callback` });
+    system = await startE2eSystem({
+      consoleHttpPort: consolePort,
+      serviceEnv: {
+        console: {
+          OIDC_ISSUER_URL: provider.issuerUrl,
+          OIDC_CLIENT_ID: provider.clientId,
+          OIDC_CLIENT_SECRET: provider.clientSecret,
+        },
+      },
+    });
+    browser = await launchBrowser();
+    acme = await newProject(system, "Acme web", { credits: 0 });
+    const owner = consoleClient(system, await signIn(system, acme.ownerId));
+    organizationId = (await owner.getProject({ projectId: acme.projectId })).organization?.id ?? "";
+    db = new pg.Client({ connectionString: system.env.DATABASE_URL });
+    await db.connect();
+  });
+
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await db?.end();
+    await system?.stop();
+    await provider?.stop();
+  });
+
+  it("a sign-in link opens the project, and the same link is refused the second time", async () => {
+    const { url } = await signInLinkOf(system, acme.ownerId);
+    const page = await newPage();
+    await page.goto(url);
+    await page.getByRole("heading", { name: "Acme web" }).waitFor();
+    expect(page.url()).to.equal(`${system.consoleUrl}/projects/${acme.projectId}`);
+    await screenshot(page, "project-overview-1280");
+
+    const again = await newPage();
+    await again.goto(url);
+    await again.getByText("This sign-in link is not valid").waitFor();
+    await screenshot(again, "sign-in-link-used-1280");
+  });
+
+  it("an expired sign-in link is refused", async () => {
+    const { url, token } = await signInLinkOf(system, acme.ownerId);
+    const digest = createHash("sha256").update(token).digest("hex");
+    await db.query(
+      "update console.sign_in_links set expires_at = now() - interval '1 second' where digest = $1",
+      [digest],
+    );
+    const page = await newPage("narrow");
+    await page.goto(url);
+    await page.getByText("This sign-in link is not valid").waitFor();
+    await screenshot(page, "sign-in-link-expired-390");
+  });
+
+  for (const width of ["wide", "narrow"] as const) {
+    it(`an Editor creates a key in API & CI that works on /v1, and revoking it is the next request's 401 (${viewports[width].width} px)`, async () => {
+      const editor = await member(`editor-${width}@acme.example`, Role.EDITOR);
+      const page = await newPage(width);
+      await openLink(page, editor.id);
+      await page.goto(apiSettings());
+      await page.getByRole("heading", { name: "API & CI" }).waitFor();
+      await screenshot(page, `api-keys-${viewports[width].width}`);
+
+      await page.getByRole("button", { name: "Create API key" }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Name").fill(`CI ${width}`);
+      await screenshot(page, `create-key-dialog-${viewports[width].width}`);
+      await dialog.getByRole("button", { name: /^Create/ }).click();
+      const secretField = dialog.getByRole("textbox", { name: /secret|key/i });
+      await secretField.waitFor();
+      const secret = await secretField.inputValue();
+      expect(secret).to.match(/^trk_[A-Za-z0-9]{46}$/);
+      await dialog.getByText("cannot be shown again").waitFor();
+      await screenshot(page, `key-secret-shown-${viewports[width].width}`);
+      expect(await horizontalOverflow(page)).to.be.at.most(0);
+
+      expect((await v1Project(secret)).status).to.equal(200);
+
+      await dialog.getByRole("button", { name: /close|done/i }).click();
+      // Gone for good once the dialog is closed: nowhere on the page.
+      expect(await page.content()).not.to.contain(secret);
+      const row = page.getByRole("row", { name: new RegExp(`CI ${width}`) });
+      await row.getByRole("button", { name: /revoke/i }).click();
+      await page
+        .getByRole("dialog")
+        .getByRole("button", { name: /revoke/i })
+        .click();
+      await row.waitFor({ state: "detached" });
+      expect((await v1Project(secret)).status).to.equal(401);
+      await screenshot(page, `api-keys-after-revoke-${viewports[width].width}`);
+    });
+  }
+
+  it("a Viewer sees the key list but no create or revoke", async () => {
+    const viewer = await member("viewer@acme.example", Role.VIEWER);
+    const page = await newPage();
+    await openLink(page, viewer.id);
+    await page.goto(apiSettings());
+    await page.getByRole("row", { name: /pipeline/ }).waitFor();
+    expect(await page.getByRole("button", { name: "Create API key" }).count()).to.equal(0);
+    expect(await page.getByRole("button", { name: /revoke/i }).count()).to.equal(0);
+    await screenshot(page, "api-keys-viewer-1280");
+  });
+
+  it("an Owner sees the members page with the warning about keys, and adds a member", async () => {
+    const page = await newPage();
+    await openLink(page, acme.ownerId);
+    await page.goto(`${system.consoleUrl}/orgs/${organizationId}/members`);
+    await page.getByRole("button", { name: "Add member" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Email").fill("new.person@acme.example");
+    await dialog.getByLabel("Name").fill("New Person");
+    await dialog.getByText(/kills the API keys they created/).waitFor();
+    await screenshot(page, "members-add-1280");
+    await dialog.getByRole("button", { name: /^Add/ }).click();
+    await page.getByRole("cell", { name: "new.person@acme.example" }).waitFor();
+    await screenshot(page, "members-1280");
+  });
+
+  it("OpenID Connect: a deep link goes through the provider and back to the same page", async () => {
+    await member("sso.user@acme.example", Role.EDITOR);
+    const page = await newPage();
+    await page.goto(apiSettings());
+    await page.waitForURL(/\/sign-in/);
+    await screenshot(page, "sign-in-1280");
+    await page.getByRole("link", { name: /sign in with/i }).click();
+    // The provider's own (development) login and consent pages.
+    await page.locator("input[name=login]").fill("sso.user@acme.example");
+    await page.locator("input[name=password]").fill("any");
+    await page.locator("button[type=submit]").click();
+    await page.locator("button[type=submit]").click();
+    await page.waitForURL(apiSettings());
+    await page.getByRole("heading", { name: "API & CI" }).waitFor();
+    await screenshot(page, "sso-returned-1280");
+  });
+
+  it("OpenID Connect: an email no organization has gets the not-a-member page, and no session", async () => {
+    const page = await newPage("narrow");
+    await page.goto(`${system.consoleUrl}/sign-in`);
+    await page.getByRole("link", { name: /sign in with/i }).click();
+    await page.locator("input[name=login]").fill("stranger@nowhere.example");
+    await page.locator("input[name=password]").fill("any");
+    await page.locator("button[type=submit]").click();
+    await page.locator("button[type=submit]").click();
+    await page.waitForURL(/error=not_a_member/);
+    await page.getByText(/No Testrun organization has a member with your email/).waitFor();
+    await screenshot(page, "not-a-member-390");
+    expect((await page.context().cookies()).map((c) => c.name)).not.to.include("testrun_session");
+  });
+
+  it("signing out ends the session: the next page asks to sign in again", async () => {
+    const page = await newPage("narrow");
+    await openLink(page, acme.ownerId);
+    const [session] = (await page.context().cookies()).filter((c) => c.name === "testrun_session");
+    await page
+      .getByRole("button", { name: /menu|sign out/i })
+      .first()
+      .click();
+    const signOut = page.getByRole("button", { name: "Sign out" });
+    if (await signOut.isVisible()) await signOut.click();
+    await page.waitForURL(/\/sign-in/);
+    await page.getByText("You are signed out.").waitFor();
+    await screenshot(page, "signed-out-390");
+    await page.goto(apiSettings());
+    await page.waitForURL(/\/sign-in\?next=/);
+    // The old session id is dead on the server too, not just forgotten by this browser.
+    const replayed = consoleClient(system, `testrun_session=${session?.value}`);
+    expect(
+      await replayed.getSession({}).then(
+        () => "signed in",
+        () => "refused",
+      ),
+    ).to.equal("refused");
+  });
+
+  it("an unknown page, and another organization's project, show not found", async () => {
+    const page = await newPage();
+    await openLink(page, acme.ownerId);
+    const other = await newProject(system, "Someone else", { credits: 0 });
+    await page.goto(`${system.consoleUrl}/projects/${other.projectId}/settings/api`);
+    await page
+      .getByText(/not found/i)
+      .first()
+      .waitFor();
+    await screenshot(page, "project-not-found-1280");
+    await page.goto(`${system.consoleUrl}/no/such/page`);
+    await page
+      .getByText(/not found/i)
+      .first()
+      .waitFor();
+  });
+});

@@ -1,0 +1,294 @@
+// The console's sign-in, sessions and API as a browser meets them, over real HTTP to the whole
+// system (every service its own process): links, sessions ending, CSRF, role rules kept where
+// they are enforced, and no secret in any log line.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { addMember, createCliContext, createOrganization, createProject, removeMember } from "@testrun/cli";
+import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { expect } from "chai";
+import pg from "pg";
+import type { System } from "../scripts/system.js";
+import { consoleClient, redeemLink, sessionCookieOf, signIn, signInLinkOf } from "./console-client.js";
+import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+
+const refusal = async (call: Promise<unknown>): Promise<ConnectError> => {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
+};
+
+describe("console (end to end)", function () {
+  this.timeout(60_000);
+  let system: System;
+  let db: pg.Client;
+  let acme: TestProject;
+  /** Every credential the tests saw: none may appear in any process's output. */
+  const secrets: string[] = [];
+
+  const sql = async (text: string, params: unknown[]) => (await db.query(text, params)).rowCount;
+  const memberOf = async (email: string, role: Role, organizationId: string) =>
+    addMember(createCliContext(system.env), {
+      organizationId,
+      email,
+      displayName: email.split("@")[0] ?? "",
+      role,
+    });
+  const organizationOf = async (project: TestProject) =>
+    (
+      await consoleClient(system, await signIn(system, project.ownerId)).getProject({
+        projectId: project.projectId,
+      })
+    ).organization?.id ?? "";
+
+  before(async () => {
+    system = await startE2eSystem();
+    db = new pg.Client({ connectionString: system.env.DATABASE_URL });
+    await db.connect();
+    acme = await newProject(system, "Acme console", { credits: 0 });
+  });
+
+  after(async () => {
+    await db?.end();
+    await system?.stop();
+  });
+
+  describe("sign-in links", () => {
+    it("sign in once with an HttpOnly, SameSite=Lax session cookie, and never again", async () => {
+      const { url, token } = await signInLinkOf(system, acme.ownerId);
+      secrets.push(token);
+      expect(url).to.equal(`${system.consoleUrl.replace("127.0.0.1", "localhost")}/sign-in/link#${token}`);
+
+      const first = await redeemLink(system, token);
+      expect(first.status).to.equal(204);
+      const cookie = first.headers.getSetCookie().find((c) => c.startsWith("testrun_session=")) ?? "";
+      expect(cookie)
+        .to.match(/; HttpOnly/)
+        .and.match(/; SameSite=Lax/)
+        .and.match(/; Path=\//);
+      // Served over http here: Secure (and the __Host- prefix) come with an https APP_URL.
+      expect(cookie).not.to.match(/; Secure/);
+      secrets.push(sessionCookieOf(first));
+      const session = await consoleClient(system, sessionCookieOf(first)).getSession({});
+      expect(session.email).to.equal("owner@Acme-console.example");
+
+      const again = await redeemLink(system, token);
+      expect(again.status).to.equal(400);
+      expect(again.headers.getSetCookie()).to.deep.equal([]);
+    });
+
+    it("refuses a link after its 15 minutes, and an unknown one", async () => {
+      const { token } = await signInLinkOf(system, acme.ownerId);
+      secrets.push(token);
+      // 15 minutes pass for this link.
+      const digest = (await import("node:crypto")).createHash("sha256").update(token).digest("hex");
+      expect(
+        await sql(
+          "update console.sign_in_links set expires_at = now() - interval '1 second' where digest = $1",
+          [digest],
+        ),
+      ).to.equal(1);
+      expect((await redeemLink(system, token)).status).to.equal(400);
+      expect((await redeemLink(system, "x".repeat(43))).status).to.equal(400);
+    });
+
+    it("is refused to a removed member by testrunctl", async () => {
+      const organizationId = await organizationOf(acme);
+      const gone = await memberOf("gone@acme.example", Role.EDITOR, organizationId);
+      await removeMember(createCliContext(system.env), { memberId: gone.id });
+      const error = await refusal(signInLinkOf(system, gone.id));
+      expect(error.message).to.contain("removed");
+    });
+  });
+
+  describe("sessions", () => {
+    it("no cookie, no answer but UNAUTHENTICATED; sign-in options need none", async () => {
+      expect((await refusal(consoleClient(system).getSession({}))).code).to.equal(Code.Unauthenticated);
+      expect((await consoleClient(system).getSignInOptions({})).oidcEnabled).to.equal(false);
+    });
+
+    it("sign-out ends the session on the server, not just in the browser", async () => {
+      const cookie = await signIn(system, acme.ownerId);
+      const out = await fetch(`${system.consoleUrl}/auth/sign-out`, { method: "POST", headers: { cookie } });
+      expect(out.status).to.equal(204);
+      expect(out.headers.getSetCookie()[0]).to.match(/^testrun_session=; Max-Age=0/);
+      // The old cookie, replayed, opens nothing.
+      expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
+        Code.Unauthenticated,
+      );
+    });
+
+    it("ends after the idle time and after the absolute lifetime", async () => {
+      const idle = await signIn(system, acme.ownerId);
+      const longLived = await signIn(system, acme.ownerId);
+      const digest = async (cookie: string) =>
+        (await import("node:crypto"))
+          .createHash("sha256")
+          .update(cookie.split("=")[1] ?? "")
+          .digest("hex");
+      // 12 hours without a call; and, for the other, 7 days since sign-in.
+      await sql("update console.sessions set last_seen_at = now() - interval '12 hours' where digest = $1", [
+        await digest(idle),
+      ]);
+      await sql("update console.sessions set expires_at = now() - interval '1 second' where digest = $1", [
+        await digest(longLived),
+      ]);
+      for (const cookie of [idle, longLived])
+        expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
+          Code.Unauthenticated,
+        );
+    });
+
+    it("a member removed while signed in loses the session at once", async () => {
+      const organizationId = await organizationOf(acme);
+      const leaving = await memberOf("leaving@acme.example", Role.EDITOR, organizationId);
+      const cookie = await signIn(system, leaving.id);
+      const client = consoleClient(system, cookie);
+      expect((await client.listApiKeys({ projectId: acme.projectId })).keys.length).to.be.greaterThan(0);
+
+      await removeMember(createCliContext(system.env), { memberId: leaving.id });
+      expect((await refusal(client.listApiKeys({ projectId: acme.projectId }))).code).to.equal(
+        Code.Unauthenticated,
+      );
+      const { rows } = await db.query(
+        "select count(*)::int as n from console.sessions where lower(email) = $1",
+        ["leaving@acme.example"],
+      );
+      expect(rows[0].n).to.equal(0);
+    });
+  });
+
+  describe("acting for the signed-in member", () => {
+    it("an Editor's key works on /v1 and its revocation is the next request's 401", async () => {
+      const organizationId = await organizationOf(acme);
+      const editor = await memberOf("editor@acme.example", Role.EDITOR, organizationId);
+      const client = consoleClient(system, await signIn(system, editor.id));
+
+      const created = await client.createApiKey({
+        projectId: acme.projectId,
+        name: "GitHub Actions",
+        expiry: KeyExpiry.DAYS_30,
+      });
+      secrets.push(created.secret);
+      expect(created.key?.key?.creatorMemberId).to.equal(editor.id);
+      expect(created.key?.creatorName).to.equal("editor");
+      const project = () =>
+        fetch(`${system.gatewayUrl}/v1/project`, { headers: { authorization: `Bearer ${created.secret}` } });
+      expect((await project()).status).to.equal(200);
+
+      const listed = await client.listApiKeys({ projectId: acme.projectId });
+      const entry = listed.keys.find((k) => k.key?.id === created.key?.key?.id);
+      expect(entry?.key?.displayPrefix).to.equal(created.secret.slice(0, 12));
+      const text = JSON.stringify(listed, (_, value) => (typeof value === "bigint" ? String(value) : value));
+      expect(text).not.to.contain(created.secret);
+
+      const revoked = await client.revokeApiKey({
+        projectId: acme.projectId,
+        keyId: created.key?.key?.id ?? "",
+      });
+      expect(revoked.key?.key?.state).to.equal(KeyState.REVOKED);
+      expect((await project()).status).to.equal(401);
+    });
+
+    it("a Viewer sees the key list, and creating or revoking through the API is refused", async () => {
+      const organizationId = await organizationOf(acme);
+      const viewer = await memberOf("viewer@acme.example", Role.VIEWER, organizationId);
+      const client = consoleClient(system, await signIn(system, viewer.id));
+      const { keys } = await client.listApiKeys({ projectId: acme.projectId });
+      expect(keys.map((k) => k.key?.name)).to.include("pipeline");
+
+      const create = await refusal(client.createApiKey({ projectId: acme.projectId, name: "sneaky" }));
+      expect(create.code).to.equal(Code.PermissionDenied);
+      const revoke = await refusal(
+        client.revokeApiKey({ projectId: acme.projectId, keyId: keys[0]?.key?.id ?? "" }),
+      );
+      expect(revoke.code).to.equal(Code.PermissionDenied);
+      expect((await client.listApiKeys({ projectId: acme.projectId })).keys.length).to.equal(keys.length);
+    });
+
+    it("another organization's project is not found, exactly like an unknown id", async () => {
+      const client = consoleClient(system, await signIn(system, acme.ownerId));
+      const ctx = createCliContext(system.env);
+      const { organization } = await createOrganization(ctx, { name: "Elsewhere" });
+      const theirs = await createProject(ctx, { organizationId: organization?.id ?? "", name: "Theirs" });
+      for (const projectId of [theirs.id, "prj_01jd3k0000000000000000000", "not-an-id"]) {
+        const error = await refusal(client.listApiKeys({ projectId }));
+        expect([error.code, error.rawMessage]).to.deep.equal([Code.NotFound, "project not found"]);
+      }
+      const members = await refusal(client.listMembers({ organizationId: organization?.id ?? "" }));
+      expect(members.code).to.equal(Code.NotFound);
+    });
+  });
+
+  describe("the browser's defences", () => {
+    const createKey = (cookie: string, headers: Record<string, string>, contentType = "application/json") =>
+      fetch(`${system.consoleUrl}/api/testrun.console.v1.ConsoleService/CreateApiKey`, {
+        method: "POST",
+        headers: { cookie, "content-type": contentType, ...headers },
+        body: JSON.stringify({ projectId: acme.projectId, name: "csrf" }),
+      });
+
+    it("refuses a cross-site POST (Sec-Fetch-Site or Origin) and form content, creating nothing", async () => {
+      const cookie = await signIn(system, acme.ownerId);
+      const before = (await consoleClient(system, cookie).listApiKeys({ projectId: acme.projectId })).keys
+        .length;
+
+      const crossSite = await createKey(cookie, {
+        "sec-fetch-site": "cross-site",
+        origin: "https://evil.example",
+      });
+      expect(crossSite.status).to.equal(403);
+      expect(await crossSite.json()).to.have.property("code", "permission_denied");
+      expect((await createKey(cookie, { origin: "https://evil.example" })).status).to.equal(403);
+      // What a cross-site HTML form can send: not a Connect content type.
+      const form = await createKey(
+        cookie,
+        { "sec-fetch-site": "same-origin" },
+        "application/x-www-form-urlencoded",
+      );
+      expect(form.status).to.equal(415);
+      const signOut = await fetch(`${system.consoleUrl}/auth/sign-out`, {
+        method: "POST",
+        headers: { cookie, "sec-fetch-site": "cross-site" },
+      });
+      expect(signOut.status).to.equal(403);
+
+      const after = await consoleClient(system, cookie).listApiKeys({ projectId: acme.projectId });
+      expect(after.keys.length).to.equal(before);
+      // The same request from the console's own page goes through.
+      const own = await createKey(cookie, { "sec-fetch-site": "same-origin", origin: system.consoleUrl });
+      expect(own.status).to.equal(200);
+      secrets.push(((await own.json()) as { secret: string }).secret);
+    });
+
+    it("serves every page with a strict Content-Security-Policy and the app for deep links", async () => {
+      for (const path of ["/", `/projects/${acme.projectId}/settings/api`, "/sign-in"]) {
+        const page = await fetch(`${system.consoleUrl}${path}`);
+        expect(page.status, path).to.equal(200);
+        expect(page.headers.get("content-type")).to.match(/^text\/html/);
+        const csp = page.headers.get("content-security-policy") ?? "";
+        expect(csp)
+          .to.contain("default-src 'none'")
+          .and.contain("script-src 'self'")
+          .and.contain("frame-ancestors 'none'");
+        expect(csp).not.to.contain("unsafe-inline");
+        expect(page.headers.get("x-content-type-options")).to.equal("nosniff");
+        expect(await page.text()).to.contain('<div id="root">');
+      }
+    });
+  });
+
+  // Last (mocha runs a suite's own tests before its nested suites): by now every secret was seen.
+  describe("logs", () => {
+    it("no secret, session id or link token in any log line", () => {
+      expect(secrets.length).to.be.greaterThan(4);
+      for (const [name, child] of system.processes) {
+        const output = child.output().join("\n");
+        for (const secret of secrets)
+          expect(output.includes(secret), `${name} logged a secret`).to.equal(false);
+      }
+    });
+  });
+});
