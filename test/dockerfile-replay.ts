@@ -248,8 +248,12 @@ async function runCached(command: string, args: string[], cwd: string, cacheRoot
   }
   const key = hash.digest("hex").slice(0, 32);
   const cached = join(cacheRoot, key);
-  // Nothing writes into a stage's folder after its RUN, so the cache can be linked, not copied.
-  if (await stat(cached).catch(() => undefined)) return copyFolder(cached, cwd, { link: true });
+  // Nothing writes into a stage's folder after its RUN, so the cache can be linked, not copied. The
+  // cache is the whole folder after the RUN: what the RUN deleted must go too.
+  if (await stat(cached).catch(() => undefined)) {
+    for (const entry of await readdir(cwd)) await rm(join(cwd, entry), { recursive: true, force: true });
+    return copyFolder(cached, cwd, { link: true });
+  }
   await run(command, args, cwd);
   // Only the latest outcome is kept: a node_modules folder is large.
   await rm(cacheRoot, { recursive: true, force: true });
