@@ -18,7 +18,7 @@ endif
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
+.PHONY: web help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
@@ -64,6 +64,14 @@ format: install
 
 typecheck: install
 	npx tsc -p tsconfig.json
+	npx tsc -p services/console/web/tsconfig.json
+
+# The console's web app (services/console/web, Vite) into services/console/web-build, which the
+# console serves; rebuilt when its sources or the generated protos changed.
+WEB_SOURCES := $(shell find services/console/web services/gen/src -type f 2>/dev/null)
+web: services/console/web-build/index.html
+services/console/web-build/index.html: $(WEB_SOURCES) node_modules/.package-lock.json
+	npx vite build --config services/console/web/vite.config.ts --logLevel warn
 
 # The production build: every workspace package's src/ compiled to its dist/ (what deploy/Dockerfile ships).
 build: install
@@ -84,14 +92,14 @@ helm: .tools/bin/helm
 	@touch $@
 
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
-test-only: prerequisites install helm
+test-only: prerequisites install helm web
 	npx mocha
 
 # Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x
 migration: install
 	node --conditions=source --import tsx scripts/new-migration.ts $(SERVICE) $(or $(NAME),change)
 
-run: prerequisites-run install
+run: prerequisites-run install web
 	node --conditions=source --import tsx scripts/run.ts
 
 # Figures for the run path (start latency, execution throughput, read latency, memory); asserts nothing.

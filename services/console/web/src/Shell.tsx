@@ -1,0 +1,101 @@
+// The frame of every signed-in page: the top bar (organization and project switcher, who is signed
+// in, sign-out) and the navigation of the organization or project being looked at.
+import { createQueryOptions, useQuery, useTransport } from "@connectrpc/connect-query";
+import { useQueries } from "@tanstack/react-query";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { NavLink, Outlet, useNavigate, useParams } from "react-router";
+import { signOut, useSession } from "./session";
+
+export function Shell() {
+  const session = useSession();
+  const navigate = useNavigate();
+  const { projectId, orgId } = useParams();
+  const project = useQuery(
+    ConsoleService.method.getProject,
+    { projectId: projectId ?? "" },
+    { enabled: !!projectId },
+  );
+  const organizationId = orgId ?? project.data?.organization?.id;
+  const organizationName = session.memberships.find((m) => m.organization?.id === organizationId)
+    ?.organization?.name;
+  const transport = useTransport();
+  // Every organization's projects, for the switcher (organizations are few).
+  const projectLists = useQueries({
+    queries: session.memberships.map((m) =>
+      createQueryOptions(
+        ConsoleService.method.listProjects,
+        { organizationId: m.organization?.id ?? "" },
+        { transport },
+      ),
+    ),
+  });
+
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <NavLink to="/" className="brand" aria-label="Testrun home">
+          <img src="/favicon.svg" alt="" width="24" height="24" />
+          Testrun
+        </NavLink>
+        <label className="switcher">
+          <span className="visually-hidden">Organization and project</span>
+          <select
+            value={projectId ? `prj:${projectId}` : organizationId ? `org:${organizationId}` : ""}
+            onChange={(event) => {
+              const [kind, id] = event.target.value.split(":");
+              navigate(kind === "prj" ? `/projects/${id}` : `/orgs/${id}`);
+            }}
+          >
+            {!projectId && !organizationId && <option value="">Choose a project</option>}
+            {session.memberships.map((m, i) => (
+              <optgroup key={m.organization?.id} label={m.organization?.name}>
+                <option value={`org:${m.organization?.id}`}>{m.organization?.name}: all projects</option>
+                {projectLists[i]?.data?.projects.map((p) => (
+                  <option key={p.id} value={`prj:${p.id}`}>
+                    {p.name}
+                  </option>
+                ))}
+              </optgroup>
+            ))}
+          </select>
+        </label>
+        <div className="account">
+          <span className="account-email" title={session.email}>
+            {session.email}
+          </span>
+          <button type="button" className="button button-quiet" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <div className="frame">
+        <nav className="sidenav" aria-label="Sections">
+          {projectId && (
+            <>
+              <p className="sidenav-heading">{project.data?.project?.name ?? "Project"}</p>
+              <NavLink end to={`/projects/${projectId}`}>
+                Overview
+              </NavLink>
+              <NavLink to={`/projects/${projectId}/settings/api`}>Settings: API &amp; CI</NavLink>
+            </>
+          )}
+          {organizationId && (
+            <>
+              <p className="sidenav-heading">{organizationName ?? "Organization"}</p>
+              <NavLink end to={`/orgs/${organizationId}`}>
+                Projects
+              </NavLink>
+              <NavLink to={`/orgs/${organizationId}/members`}>Members</NavLink>
+            </>
+          )}
+        </nav>
+        <main id="main" className="content" tabIndex={-1}>
+          <Outlet />
+        </main>
+      </div>
+    </div>
+  );
+}

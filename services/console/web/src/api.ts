@@ -1,0 +1,27 @@
+// How the web app reaches the console's Connect API, and how it words what went wrong.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+
+/** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
+export const transport = createConnectTransport({ baseUrl: "/api" });
+
+export const errorOf = (error: unknown): ConnectError => ConnectError.from(error);
+
+export const isSignedOut = (error: unknown) => error != null && errorOf(error).code === Code.Unauthenticated;
+export const isNotFound = (error: unknown) => error != null && errorOf(error).code === Code.NotFound;
+
+/** The message a person reads: what the service said, without the code prefix. */
+export function messageOf(error: unknown): string {
+  const failure = errorOf(error);
+  if (failure.code === Code.Unavailable || failure.code === Code.Internal || failure.code === Code.Unknown)
+    return "Testrun could not be reached or had a problem. Try again in a moment.";
+  const text = failure.rawMessage || "Something went wrong.";
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Sends the browser to sign in, coming back to where it is now. */
+export function goToSignIn(): void {
+  const here = `${window.location.pathname}${window.location.search}`;
+  if (window.location.pathname.startsWith("/sign-in")) return;
+  window.location.assign(`/sign-in?next=${encodeURIComponent(here)}`);
+}

@@ -1,0 +1,48 @@
+// What a page shows while it loads, when it has nothing, and when it failed.
+import type { ReactNode } from "react";
+import { Link } from "react-router";
+import { messageOf } from "../api";
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <div className="state" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      Loading {what}…
+    </div>
+  );
+}
+
+export function Failed({ error, retry }: { error: unknown; retry?: () => void }) {
+  return (
+    <div className="state state-error" role="alert">
+      <p>{messageOf(error)}</p>
+      {retry && (
+        <button type="button" className="button" onClick={retry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="state state-empty">
+      <p className="state-title">{title}</p>
+      {children}
+    </div>
+  );
+}
+
+/** The same page for an unknown id and for something the person may not see. */
+export function NotFound({ what = "Page" }: { what?: string }) {
+  return (
+    <main className="narrow-page" id="main">
+      <h1>{what} not found</h1>
+      <p>It does not exist, or it belongs to an organization you are not a member of.</p>
+      <p>
+        <Link to="/">Go to your projects</Link>
+      </p>
+    </main>
+  );
+}

@@ -1,0 +1,63 @@
+// The Testrun web console: routes, data (TanStack Query over Connect) and the session.
+import { TransportProvider } from "@connectrpc/connect-query";
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { BrowserRouter, Route, Routes } from "react-router";
+import { goToSignIn, isSignedOut, transport } from "./api";
+import { NotFound } from "./components/States";
+import { ApiKeys } from "./pages/ApiKeys";
+import { Home } from "./pages/Home";
+import { Members } from "./pages/Members";
+import { OrgProjects } from "./pages/OrgProjects";
+import { ProjectOverview } from "./pages/ProjectOverview";
+import { SignIn } from "./pages/SignIn";
+import { SignInLink } from "./pages/SignInLink";
+import { Shell } from "./Shell";
+import { SessionProvider } from "./session";
+import "./styles.css";
+
+// A session that ended (signed out elsewhere, expired, member removed) sends any page to sign-in.
+const onError = (error: unknown) => {
+  if (isSignedOut(error)) goToSignIn();
+};
+const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError }),
+  mutationCache: new MutationCache({ onError }),
+  defaultOptions: {
+    queries: { retry: (count, error) => !isSignedOut(error) && count < 2, refetchOnWindowFocus: true },
+  },
+});
+
+function SignedIn() {
+  return (
+    <SessionProvider>
+      <Shell />
+    </SessionProvider>
+  );
+}
+
+const root = document.getElementById("root");
+if (root)
+  createRoot(root).render(
+    <StrictMode>
+      <TransportProvider transport={transport}>
+        <QueryClientProvider client={queryClient}>
+          <BrowserRouter>
+            <Routes>
+              <Route path="/sign-in" element={<SignIn />} />
+              <Route path="/sign-in/link" element={<SignInLink />} />
+              <Route element={<SignedIn />}>
+                <Route index element={<Home />} />
+                <Route path="/orgs/:orgId" element={<OrgProjects />} />
+                <Route path="/orgs/:orgId/members" element={<Members />} />
+                <Route path="/projects/:projectId" element={<ProjectOverview />} />
+                <Route path="/projects/:projectId/settings/api" element={<ApiKeys />} />
+                <Route path="*" element={<NotFound />} />
+              </Route>
+            </Routes>
+          </BrowserRouter>
+        </QueryClientProvider>
+      </TransportProvider>
+    </StrictMode>,
+  );

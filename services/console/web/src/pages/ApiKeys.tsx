@@ -1,0 +1,351 @@
+// Project settings, "API & CI": the key list for every member; create and revoke for Editors and
+// above; how to use a key.
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { type ApiKeyEntry, ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { type FormEvent, useState } from "react";
+import { useParams } from "react-router";
+import { isNotFound, messageOf } from "../api";
+import { CodeBlock, CopyButton } from "../components/CopyButton";
+import { Dialog } from "../components/Dialog";
+import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Time } from "../components/Time";
+import { canEdit, keyStateName } from "../format";
+import { useSession } from "../session";
+
+const expiries = [
+  { value: KeyExpiry.DAYS_30, label: "30 days" },
+  { value: KeyExpiry.DAYS_90, label: "90 days" },
+  { value: KeyExpiry.YEAR_1, label: "1 year" },
+  { value: KeyExpiry.NEVER, label: "Never" },
+];
+
+export function ApiKeys() {
+  const { projectId = "" } = useParams();
+  const project = useQuery(ConsoleService.method.getProject, { projectId });
+  const keys = useQuery(ConsoleService.method.listApiKeys, { projectId });
+  const [creating, setCreating] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKeyEntry>();
+
+  if (isNotFound(project.error) || isNotFound(keys.error)) return <NotFound what="Project" />;
+  const editor = project.data ? canEdit(project.data.role) : false;
+  return (
+    <>
+      <p className="eyebrow">{project.data?.project?.name ?? "Project"} settings</p>
+      <div className="page-head">
+        <h1>API &amp; CI</h1>
+        {editor && (
+          <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+            Create API key
+          </button>
+        )}
+      </div>
+      <p className="lead">
+        API keys let CI pipelines and AI agents use this project through the REST API. A key acts for the
+        member who created it.
+      </p>
+      {project.data && !editor && (
+        <p className="notice notice-info">Viewers can see keys; Editors and above create and revoke them.</p>
+      )}
+      <div className="columns">
+        <section aria-labelledby="keys-heading" className="column-main">
+          <h2 id="keys-heading">Keys</h2>
+          {keys.isPending && <Loading what="API keys" />}
+          {keys.error && <Failed error={keys.error} retry={() => void keys.refetch()} />}
+          {keys.data?.keys.length === 0 && (
+            <Empty title="No API keys yet.">
+              <p>
+                {editor
+                  ? "Create one for each pipeline or agent that uses this project."
+                  : "An Editor creates them."}
+              </p>
+            </Empty>
+          )}
+          {keys.data && keys.data.keys.length > 0 && (
+            <KeyTable keys={keys.data.keys} editor={editor} onRevoke={setRevoking} />
+          )}
+        </section>
+        <UsingAKey />
+      </div>
+      <CreateKeyDialog projectId={projectId} open={creating} onClose={() => setCreating(false)} />
+      <RevokeKeyDialog projectId={projectId} entry={revoking} onClose={() => setRevoking(undefined)} />
+    </>
+  );
+}
+
+function KeyTable({
+  keys,
+  editor,
+  onRevoke,
+}: {
+  keys: ApiKeyEntry[];
+  editor: boolean;
+  onRevoke: (entry: ApiKeyEntry) => void;
+}) {
+  return (
+    <table className="table">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Key</th>
+          <th scope="col">Created</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Expires</th>
+          <th scope="col">Creator</th>
+          <th scope="col">State</th>
+          {editor && (
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          )}
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((entry) => {
+          const key = entry.key;
+          if (!key) return null;
+          return (
+            <tr key={key.id}>
+              <td data-label="Name" className="cell-strong">
+                {key.name}
+              </td>
+              <td data-label="Key">
+                <code>{key.displayPrefix}…</code>
+              </td>
+              <td data-label="Created">
+                <Time at={key.createdAt} />
+              </td>
+              <td data-label="Last used">
+                <Time at={key.lastUsedAt} missing="never" />
+              </td>
+              <td data-label="Expires">
+                <Time at={key.expiresAt} missing="never" />
+              </td>
+              <td data-label="Creator" title={entry.creatorEmail}>
+                {entry.creatorName || "unknown member"}
+              </td>
+              <td data-label="State">
+                <span className={`badge badge-${key.state === KeyState.ACTIVE ? "good" : "bad"}`}>
+                  {keyStateName[key.state]}
+                </span>
+              </td>
+              {editor && (
+                <td data-label="">
+                  <button
+                    type="button"
+                    className="button button-small button-danger"
+                    onClick={() => onRevoke(entry)}
+                    aria-label={`Revoke ${key.name}`}
+                  >
+                    Revoke
+                  </button>
+                </td>
+              )}
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+function CreateKeyDialog({
+  projectId,
+  open,
+  onClose,
+}: {
+  projectId: string;
+  open: boolean;
+  onClose: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const create = useMutation(ConsoleService.method.createApiKey);
+  const [name, setName] = useState("");
+  const [expiry, setExpiry] = useState(KeyExpiry.DAYS_90);
+  // The secret lives only in this dialog's state: gone when it closes, never cached or stored.
+  const [secret, setSecret] = useState<string>();
+
+  const close = () => {
+    setSecret(undefined);
+    setName("");
+    setExpiry(KeyExpiry.DAYS_90);
+    create.reset();
+    onClose();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate(
+      { projectId, name, expiry },
+      {
+        onSuccess: (answer) => {
+          setSecret(answer.secret);
+          void queryClient.invalidateQueries();
+        },
+      },
+    );
+  };
+
+  return (
+    <Dialog title={secret ? "Copy your new API key" : "Create API key"} open={open} onClose={close}>
+      {secret ? (
+        <div className="stack">
+          <p className="notice notice-warning" role="alert">
+            Copy this key now. It cannot be shown again.
+          </p>
+          <label className="field">
+            <span>Secret key</span>
+            <div className="secret-row">
+              <input
+                className="input input-code"
+                readOnly
+                value={secret}
+                onFocus={(e) => e.currentTarget.select()}
+              />
+              <CopyButton text={secret} />
+            </div>
+          </label>
+          <p className="muted">
+            It acts for you, with your rights in this project. Store it in your pipeline's secrets.
+          </p>
+          <div className="dialog-actions">
+            <button type="button" className="button button-primary" onClick={close}>
+              Done
+            </button>
+          </div>
+        </div>
+      ) : (
+        <form className="stack" onSubmit={submit}>
+          <label className="field">
+            <span>Name</span>
+            <input
+              className="input"
+              required
+              maxLength={100}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              aria-describedby="key-name-help"
+              autoFocus
+            />
+            <small id="key-name-help">Say where the key is used, e.g. “GitHub Actions – deploy.yml”.</small>
+          </label>
+          <fieldset className="field">
+            <legend>Expires after</legend>
+            <div className="choices">
+              {expiries.map((choice) => (
+                <label key={choice.value} className="choice">
+                  <input
+                    type="radio"
+                    name="expiry"
+                    checked={expiry === choice.value}
+                    onChange={() => setExpiry(choice.value)}
+                  />
+                  {choice.label}
+                  {choice.value === KeyExpiry.DAYS_90 && <span className="muted"> (default)</span>}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          {create.error && (
+            <p className="notice notice-error" role="alert">
+              {messageOf(create.error)}
+            </p>
+          )}
+          <div className="dialog-actions">
+            <button type="button" className="button" onClick={close}>
+              Cancel
+            </button>
+            <button type="submit" className="button button-primary" disabled={create.isPending}>
+              {create.isPending ? "Creating…" : "Create key"}
+            </button>
+          </div>
+        </form>
+      )}
+    </Dialog>
+  );
+}
+
+function RevokeKeyDialog({
+  projectId,
+  entry,
+  onClose,
+}: {
+  projectId: string;
+  entry: ApiKeyEntry | undefined;
+  onClose: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const revoke = useMutation(ConsoleService.method.revokeApiKey);
+  const close = () => {
+    revoke.reset();
+    onClose();
+  };
+  return (
+    <Dialog title={`Revoke ${entry?.key?.name ?? "key"}?`} open={entry !== undefined} onClose={close}>
+      <p>Pipelines using it get 401 on their next request. This cannot be undone.</p>
+      {revoke.error && (
+        <p className="notice notice-error" role="alert">
+          {messageOf(revoke.error)}
+        </p>
+      )}
+      <div className="dialog-actions">
+        <button type="button" className="button" onClick={close}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className="button button-danger"
+          disabled={revoke.isPending}
+          onClick={() =>
+            revoke.mutate(
+              { projectId, keyId: entry?.key?.id ?? "" },
+              {
+                onSuccess: async () => {
+                  await queryClient.invalidateQueries();
+                  close();
+                },
+              },
+            )
+          }
+        >
+          {revoke.isPending ? "Revoking…" : "Revoke key"}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+function UsingAKey() {
+  const { apiUrl } = useSession();
+  return (
+    <aside className="panel column-side" aria-labelledby="using-heading">
+      <h2 id="using-heading">Using a key</h2>
+      <p>Send it in either header:</p>
+      <CodeBlock label="Headers" code={"Authorization: Bearer <key>\nX-Api-Key: <key>"} />
+      <p>Try it:</p>
+      <CodeBlock
+        label="Read the project"
+        code={`curl -H "Authorization: Bearer $TESTRUN_API_KEY" \\\n  ${apiUrl}/v1/project`}
+      />
+      <p>Start a run of a test plan:</p>
+      <CodeBlock
+        label="Start a run"
+        code={`curl -X POST -H "Authorization: Bearer $TESTRUN_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -d '{"testPlan": "Smoke"}' ${apiUrl}/v1/runs`}
+      />
+      <ul className="facts">
+        <li>
+          Poll a run at most every <strong>15 seconds</strong> until it finishes.
+        </li>
+        <li>
+          A key may make <strong>60 requests a minute</strong>, shared by everything using it; beyond that the
+          API answers 429 with <code>Retry-After</code>.
+        </li>
+        <li>
+          <strong>Rotate without interruption:</strong> create the new key, put it in the pipeline's secrets,
+          then revoke the old one.
+        </li>
+        <li>Use one key per pipeline or agent, so you can revoke one without stopping the others.</li>
+      </ul>
+    </aside>
+  );
+}

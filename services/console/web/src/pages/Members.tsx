@@ -1,0 +1,247 @@
+// An organization's members. Everyone sees them; Admins and Owners add, change roles and remove
+// (the catalog decides: only an Owner gives or takes Owner).
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { type Member, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { type FormEvent, useState } from "react";
+import { useParams } from "react-router";
+import { isNotFound, messageOf } from "../api";
+import { Dialog } from "../components/Dialog";
+import { Failed, Loading, NotFound } from "../components/States";
+import { Time } from "../components/Time";
+import { canAdminister, roleName } from "../format";
+import { useSession } from "../session";
+
+const roles = [Role.VIEWER, Role.EDITOR, Role.ADMIN, Role.OWNER];
+const keysWarning =
+  "Removing or demoting an Editor kills the API keys they created, for good: pipelines using them will get 401/403. Regaining the role does not bring those keys back.";
+
+type Pending = { kind: "remove"; member: Member } | { kind: "role"; member: Member; role: Role };
+
+export function Members() {
+  const { orgId = "" } = useParams();
+  const session = useSession();
+  const membership = session.memberships.find((m) => m.organization?.id === orgId);
+  const members = useQuery(
+    ConsoleService.method.listMembers,
+    { organizationId: orgId },
+    { enabled: !!membership },
+  );
+  const [adding, setAdding] = useState(false);
+  const [pending, setPending] = useState<Pending>();
+  const queryClient = useQueryClient();
+  const changeRole = useMutation(ConsoleService.method.changeMemberRole);
+  const remove = useMutation(ConsoleService.method.removeMember);
+
+  if (!membership || isNotFound(members.error)) return <NotFound what="Organization" />;
+  const admin = canAdminister(membership.member?.role ?? Role.UNSPECIFIED);
+  const done = { onSuccess: () => void queryClient.invalidateQueries().then(() => setPending(undefined)) };
+  const confirm = () => {
+    if (!pending) return;
+    if (pending.kind === "remove")
+      remove.mutate({ organizationId: orgId, memberId: pending.member.id }, done);
+    else changeRole.mutate({ organizationId: orgId, memberId: pending.member.id, role: pending.role }, done);
+  };
+  const failure = remove.error ?? changeRole.error;
+  const cancel = () => {
+    remove.reset();
+    changeRole.reset();
+    setPending(undefined);
+  };
+
+  return (
+    <>
+      <p className="eyebrow">{membership.organization?.name}</p>
+      <div className="page-head">
+        <h1>Members</h1>
+        {admin && (
+          <button type="button" className="button button-primary" onClick={() => setAdding(true)}>
+            Add member
+          </button>
+        )}
+      </div>
+      <p className="lead">Every member of the organization is a member of all its projects.</p>
+      {members.isPending && <Loading what="members" />}
+      {members.error && <Failed error={members.error} retry={() => void members.refetch()} />}
+      {members.data && (
+        <table className="table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Member since</th>
+              {admin && (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {members.data.members.map((member) => (
+              <tr key={member.id}>
+                <td data-label="Name" className="cell-strong">
+                  {member.displayName}
+                  {member.id === membership.member?.id && <span className="muted"> (you)</span>}
+                </td>
+                <td data-label="Email">{member.email}</td>
+                <td data-label="Role">
+                  {admin ? (
+                    <select
+                      className="input input-small"
+                      aria-label={`Role of ${member.displayName}`}
+                      value={member.role}
+                      onChange={(e) => {
+                        const role = Number(e.target.value) as Role;
+                        if (role === Role.VIEWER && member.role >= Role.EDITOR)
+                          setPending({ kind: "role", member, role });
+                        else changeRole.mutate({ organizationId: orgId, memberId: member.id, role }, done);
+                      }}
+                    >
+                      {roles.map((role) => (
+                        <option key={role} value={role}>
+                          {roleName[role]}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    roleName[member.role]
+                  )}
+                </td>
+                <td data-label="Member since">
+                  <Time at={member.createdAt} />
+                </td>
+                {admin && (
+                  <td data-label="">
+                    <button
+                      type="button"
+                      className="button button-small button-danger"
+                      aria-label={`Remove ${member.displayName}`}
+                      onClick={() => setPending({ kind: "remove", member })}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {changeRole.error && !pending && (
+        <p className="notice notice-error" role="alert">
+          {messageOf(changeRole.error)}
+        </p>
+      )}
+      <AddMemberDialog organizationId={orgId} open={adding} onClose={() => setAdding(false)} />
+      <Dialog
+        title={
+          pending?.kind === "remove"
+            ? `Remove ${pending.member.displayName}?`
+            : `Make ${pending?.member.displayName} a Viewer?`
+        }
+        open={pending !== undefined}
+        onClose={cancel}
+      >
+        <p className="notice notice-warning">{keysWarning}</p>
+        {failure && (
+          <p className="notice notice-error" role="alert">
+            {messageOf(failure)}
+          </p>
+        )}
+        <div className="dialog-actions">
+          <button type="button" className="button" onClick={cancel}>
+            Cancel
+          </button>
+          <button type="button" className="button button-danger" onClick={confirm}>
+            {pending?.kind === "remove" ? "Remove member" : "Make Viewer"}
+          </button>
+        </div>
+      </Dialog>
+    </>
+  );
+}
+
+function AddMemberDialog({
+  organizationId,
+  open,
+  onClose,
+}: {
+  organizationId: string;
+  open: boolean;
+  onClose: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const add = useMutation(ConsoleService.method.addMember);
+  const [email, setEmail] = useState("");
+  const [displayName, setDisplayName] = useState("");
+  const [role, setRole] = useState(Role.EDITOR);
+  const close = () => {
+    add.reset();
+    setEmail("");
+    setDisplayName("");
+    setRole(Role.EDITOR);
+    onClose();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    add.mutate(
+      { organizationId, email, displayName, role },
+      { onSuccess: () => void queryClient.invalidateQueries().then(close) },
+    );
+  };
+  return (
+    <Dialog title="Add member" open={open} onClose={close}>
+      <form className="stack" onSubmit={submit}>
+        <label className="field">
+          <span>Email</span>
+          <input
+            className="input"
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            autoFocus
+          />
+        </label>
+        <label className="field">
+          <span>Name</span>
+          <input
+            className="input"
+            required
+            maxLength={200}
+            value={displayName}
+            onChange={(e) => setDisplayName(e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>Role</span>
+          <select className="input" value={role} onChange={(e) => setRole(Number(e.target.value) as Role)}>
+            {roles.map((r) => (
+              <option key={r} value={r}>
+                {roleName[r]}
+              </option>
+            ))}
+          </select>
+          <small>Editors and above start runs and manage API keys; Admins manage members.</small>
+        </label>
+        <p className="notice notice-info">{keysWarning}</p>
+        {add.error && (
+          <p className="notice notice-error" role="alert">
+            {messageOf(add.error)}
+          </p>
+        )}
+        <div className="dialog-actions">
+          <button type="button" className="button" onClick={close}>
+            Cancel
+          </button>
+          <button type="submit" className="button button-primary" disabled={add.isPending}>
+            {add.isPending ? "Adding…" : "Add member"}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,59 @@
+// Sign-in: single sign-on when configured, and how to get a one-time link otherwise. Says why the
+// last attempt did not sign anyone in.
+import { useQuery } from "@connectrpc/connect-query";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { useSearchParams } from "react-router";
+import { Failed, Loading } from "../components/States";
+
+const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
+  not_a_member: {
+    text: "No Testrun organization has a member with your email address. Ask an admin of your organization to add you.",
+    tone: "error",
+  },
+  oidc_failed: { text: "Sign-in with your identity provider did not complete. Try again.", tone: "error" },
+  link_invalid: {
+    text: "This sign-in link is not valid: it was already used, it expired (links last 15 minutes), or it was mistyped. Ask for a new one.",
+    tone: "error",
+  },
+  signed_out: { text: "You are signed out.", tone: "info" },
+};
+
+export function SignIn() {
+  const [params] = useSearchParams();
+  const options = useQuery(ConsoleService.method.getSignInOptions, {});
+  const reason = reasons[params.get("error") ?? ""];
+  const next = params.get("next") ?? "/";
+  return (
+    <main className="auth-page" id="main">
+      <div className="auth-card">
+        <p className="brand brand-large">
+          <img src="/favicon.svg" alt="" width="32" height="32" />
+          Testrun
+        </p>
+        <h1>Sign in</h1>
+        {reason && (
+          <p className={`notice notice-${reason.tone}`} role={reason.tone === "error" ? "alert" : "status"}>
+            {reason.text}
+          </p>
+        )}
+        {options.isPending && <Loading what="sign-in options" />}
+        {options.error && <Failed error={options.error} retry={() => void options.refetch()} />}
+        {options.data?.oidcEnabled && (
+          <a
+            className="button button-primary button-wide"
+            href={`/auth/oidc/start?next=${encodeURIComponent(next)}`}
+          >
+            Sign in with {options.data.oidcProvider}
+          </a>
+        )}
+        <div className="auth-help">
+          <h2>{options.data?.oidcEnabled ? "No account at the provider?" : "Signing in"}</h2>
+          <p>
+            Ask an admin of your Testrun installation for a one-time sign-in link. They make one with{" "}
+            <code>testrunctl member sign-in-link mem_…</code>; it works once, for 15 minutes.
+          </p>
+        </div>
+      </div>
+    </main>
+  );
+}

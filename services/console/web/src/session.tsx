@@ -1,0 +1,27 @@
+// Who is signed in, for every page inside the app's frame. Without a session the browser goes to
+// sign in and comes back (api.ts, goToSignIn).
+import { useQuery } from "@connectrpc/connect-query";
+import { ConsoleService, type GetSessionResponse } from "@testrun/gen/testrun/console/v1/console_pb";
+import { createContext, type ReactNode, useContext } from "react";
+import { isSignedOut } from "./api";
+import { Failed, Loading } from "./components/States";
+
+const SessionContext = createContext<GetSessionResponse | undefined>(undefined);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const session = useQuery(ConsoleService.method.getSession, {});
+  if (session.isPending || isSignedOut(session.error)) return <Loading what="your session" />;
+  if (session.error) return <Failed error={session.error} retry={() => void session.refetch()} />;
+  return <SessionContext.Provider value={session.data}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): GetSessionResponse {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error("useSession outside SessionProvider");
+  return session;
+}
+
+export async function signOut(): Promise<void> {
+  await fetch("/auth/sign-out", { method: "POST", credentials: "same-origin" });
+  window.location.assign("/sign-in?error=signed_out");
+}
