@@ -111,7 +111,7 @@ describe("console in a browser", function () {
       const page = await newPage(width);
       await openLink(page, editor.id);
       await page.goto(apiSettings());
-      await page.getByRole("heading", { name: "API & CI" }).waitFor();
+      await page.getByRole("row", { name: /pipeline/ }).waitFor();
       await screenshot(page, `api-keys-${viewports[width].width}`);
 
       await page.getByRole("button", { name: "Create API key" }).click();
@@ -119,7 +119,7 @@ describe("console in a browser", function () {
       await dialog.getByLabel("Name").fill(`CI ${width}`);
       await screenshot(page, `create-key-dialog-${viewports[width].width}`);
       await dialog.getByRole("button", { name: /^Create/ }).click();
-      const secretField = dialog.getByRole("textbox", { name: /secret|key/i });
+      const secretField = dialog.getByLabel("Secret key");
       await secretField.waitFor();
       const secret = await secretField.inputValue();
       expect(secret).to.match(/^trk_[A-Za-z0-9]{46}$/);

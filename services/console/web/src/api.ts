@@ -19,9 +19,18 @@ export function messageOf(error: unknown): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** Set once the page is on its way out, so a late failing query does not start a second navigation. */
+let leaving = false;
+
+/** Leaves the app for another page of the console (sign-in, after sign-out), once. */
+export function leaveTo(path: string): void {
+  if (leaving) return;
+  leaving = true;
+  window.location.assign(path);
+}
+
 /** Sends the browser to sign in, coming back to where it is now. */
 export function goToSignIn(): void {
-  const here = `${window.location.pathname}${window.location.search}`;
   if (window.location.pathname.startsWith("/sign-in")) return;
-  window.location.assign(`/sign-in?next=${encodeURIComponent(here)}`);
+  leaveTo(`/sign-in?next=${encodeURIComponent(`${window.location.pathname}${window.location.search}`)}`);
 }

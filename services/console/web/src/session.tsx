@@ -3,7 +3,7 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService, type GetSessionResponse } from "@testrun/gen/testrun/console/v1/console_pb";
 import { createContext, type ReactNode, useContext } from "react";
-import { isSignedOut } from "./api";
+import { isSignedOut, leaveTo } from "./api";
 import { Failed, Loading } from "./components/States";
 
 const SessionContext = createContext<GetSessionResponse | undefined>(undefined);
@@ -23,5 +23,5 @@ export function useSession(): GetSessionResponse {
 
 export async function signOut(): Promise<void> {
   await fetch("/auth/sign-out", { method: "POST", credentials: "same-origin" });
-  window.location.assign("/sign-in?error=signed_out");
+  leaveTo("/sign-in?error=signed_out");
 }
