@@ -1,19 +1,30 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 
-/** Copies a text to the clipboard and says so. */
+/** Copies a text to the clipboard and says so (or says to copy by hand where the browser refuses). */
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
-  const [copied, setCopied] = useState(false);
+  const [outcome, setOutcome] = useState<"copied" | "failed">();
+  useEffect(() => {
+    if (!outcome) return;
+    const timer = setTimeout(() => setOutcome(undefined), 2500);
+    return () => clearTimeout(timer);
+  }, [outcome]);
   return (
     <button
       type="button"
       className="button button-small"
       onClick={async () => {
-        await navigator.clipboard.writeText(text);
-        setCopied(true);
-        setTimeout(() => setCopied(false), 2000);
+        // navigator.clipboard exists only in secure contexts (HTTPS or localhost).
+        try {
+          await navigator.clipboard.writeText(text);
+          setOutcome("copied");
+        } catch {
+          setOutcome("failed");
+        }
       }}
     >
-      {copied ? "Copied" : label}
+      <span aria-live="polite">
+        {outcome === "copied" ? "Copied" : outcome === "failed" ? "Select and copy it by hand" : label}
+      </span>
     </button>
   );
 }

@@ -37,12 +37,13 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 /** The same page for an unknown id and for something the person may not see. */
 export function NotFound({ what = "Page" }: { what?: string }) {
   return (
-    <main className="narrow-page" id="main">
-      <h1>{what} not found</h1>
+    // Rendered inside the frame's <main>: a section, not a second main landmark.
+    <section className="narrow-page" aria-labelledby="not-found-title">
+      <h1 id="not-found-title">{what} not found</h1>
       <p>It does not exist, or it belongs to an organization you are not a member of.</p>
       <p>
         <Link to="/">Go to your projects</Link>
       </p>
-    </main>
+    </section>
   );
 }

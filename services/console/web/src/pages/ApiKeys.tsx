@@ -45,6 +45,7 @@ export function ApiKeys() {
         API keys let CI pipelines and AI agents use this project through the REST API. A key acts for the
         member who created it.
       </p>
+      {project.error && <Failed error={project.error} retry={() => void project.refetch()} />}
       {project.data && !editor && (
         <p className="notice notice-info">Viewers can see keys; Editors and above create and revoke them.</p>
       )}
@@ -122,8 +123,11 @@ function KeyTable({
               <td data-label="Expires">
                 <Time at={key.expiresAt} missing="never" />
               </td>
-              <td data-label="Creator" title={entry.creatorEmail}>
-                {entry.creatorName || "unknown member"}
+              <td data-label="Creator">
+                <span className="cell-lines">
+                  <span title={entry.creatorEmail}>{entry.creatorName || "unknown member"}</span>
+                  {entry.creatorEmail && <span className="muted small">{entry.creatorEmail}</span>}
+                </span>
               </td>
               <td data-label="State">
                 <span className={`badge badge-${key.state === KeyState.ACTIVE ? "good" : "bad"}`}>
@@ -132,13 +136,14 @@ function KeyTable({
               </td>
               {editor && (
                 <td data-label="">
+                  {/* A dead key can still be revoked, which takes it off this list. */}
                   <button
                     type="button"
                     className="button button-small button-danger"
                     onClick={() => onRevoke(entry)}
-                    aria-label={`Revoke ${key.name}`}
+                    aria-label={`${key.state === KeyState.ACTIVE ? "Revoke" : "Remove"} ${key.name}`}
                   >
-                    Revoke
+                    {key.state === KeyState.ACTIVE ? "Revoke" : "Remove"}
                   </button>
                 </td>
               )}
@@ -199,6 +204,7 @@ function CreateKeyDialog({
               <input
                 className="input input-code"
                 readOnly
+                autoFocus
                 value={secret}
                 onFocus={(e) => e.currentTarget.select()}
               />
@@ -280,9 +286,15 @@ function RevokeKeyDialog({
     revoke.reset();
     onClose();
   };
+  const active = entry?.key?.state === KeyState.ACTIVE;
+  const name = entry?.key?.name ?? "key";
   return (
-    <Dialog title={`Revoke ${entry?.key?.name ?? "key"}?`} open={entry !== undefined} onClose={close}>
-      <p>Pipelines using it get 401 on their next request. This cannot be undone.</p>
+    <Dialog title={active ? `Revoke ${name}?` : `Remove ${name}?`} open={entry !== undefined} onClose={close}>
+      <p>
+        {active
+          ? "Pipelines using it get 401 on their next request. This cannot be undone."
+          : `It no longer works (${keyStateName[entry?.key?.state ?? KeyState.UNSPECIFIED].toLowerCase()}). Removing revokes it and takes it off the list. This cannot be undone.`}
+      </p>
       {revoke.error && (
         <p className="notice notice-error" role="alert">
           {messageOf(revoke.error)}
@@ -308,7 +320,7 @@ function RevokeKeyDialog({
             )
           }
         >
-          {revoke.isPending ? "Revoking…" : "Revoke key"}
+          {revoke.isPending ? "Revoking…" : active ? "Revoke key" : "Remove key"}
         </button>
       </div>
     </Dialog>

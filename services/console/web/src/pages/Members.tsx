@@ -93,6 +93,7 @@ export function Members() {
                       className="input input-small"
                       aria-label={`Role of ${member.displayName}`}
                       value={member.role}
+                      disabled={changeRole.isPending}
                       onChange={(e) => {
                         const role = Number(e.target.value) as Role;
                         if (role === Role.VIEWER && member.role >= Role.EDITOR)
@@ -155,7 +156,12 @@ export function Members() {
           <button type="button" className="button" onClick={cancel}>
             Cancel
           </button>
-          <button type="button" className="button button-danger" onClick={confirm}>
+          <button
+            type="button"
+            className="button button-danger"
+            onClick={confirm}
+            disabled={remove.isPending || changeRole.isPending}
+          >
             {pending?.kind === "remove" ? "Remove member" : "Make Viewer"}
           </button>
         </div>

@@ -21,7 +21,8 @@ const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
 export function SignIn() {
   const [params] = useSearchParams();
   const options = useQuery(ConsoleService.method.getSignInOptions, {});
-  const reason = reasons[params.get("error") ?? ""];
+  const error = params.get("error") ?? "";
+  const reason = reasons[error];
   const next = params.get("next") ?? "/";
   return (
     <main className="auth-page" id="main">
@@ -30,7 +31,7 @@ export function SignIn() {
           <img src="/favicon.svg" alt="" width="32" height="32" />
           Testrun
         </p>
-        <h1>Sign in</h1>
+        <h1>{error === "not_a_member" ? "Not a member of any organization" : "Sign in"}</h1>
         {reason && (
           <p className={`notice notice-${reason.tone}`} role={reason.tone === "error" ? "alert" : "status"}>
             {reason.text}

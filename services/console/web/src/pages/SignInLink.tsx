@@ -3,8 +3,11 @@
 import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router";
 
+/** invalid: the console refused the token (400, 401, 410). trouble: it could not answer. */
+type Failure = "invalid" | "trouble";
+
 export function SignInLink() {
-  const [failed, setFailed] = useState(false);
+  const [failure, setFailure] = useState<Failure>();
   // The link works once: React's development double effects must not spend it twice.
   const used = useRef(false);
   useEffect(() => {
@@ -13,7 +16,7 @@ export function SignInLink() {
     const token = window.location.hash.slice(1);
     window.history.replaceState(null, "", window.location.pathname);
     if (!token) {
-      setFailed(true);
+      setFailure("invalid");
       return;
     }
     fetch("/auth/link", {
@@ -22,23 +25,37 @@ export function SignInLink() {
       body: JSON.stringify({ token }),
       credentials: "same-origin",
     })
-      .then((answer) => (answer.status === 204 ? window.location.assign("/") : setFailed(true)))
-      .catch(() => setFailed(true));
+      .then((answer) => {
+        if (answer.status === 204) window.location.assign("/");
+        else setFailure(answer.status >= 500 || answer.status === 429 ? "trouble" : "invalid");
+      })
+      .catch(() => setFailure("trouble"));
   }, []);
   return (
     <main className="auth-page" id="main">
       <div className="auth-card">
-        {failed ? (
+        {failure === "invalid" && (
           <>
             <h1>Sign-in link not valid</h1>
             <p className="notice notice-error" role="alert">
               This sign-in link is not valid: it was already used, it expired (links last 15 minutes), or it
               was mistyped. Ask for a new one.
             </p>
-            <Link className="button" to="/sign-in">
-              Other ways to sign in
-            </Link>
           </>
+        )}
+        {failure === "trouble" && (
+          <>
+            <h1>Could not sign you in</h1>
+            <p className="notice notice-error" role="alert">
+              Testrun could not be reached or had a problem. Open the link again from your message in a
+              moment: it works until it is used or its 15 minutes are over.
+            </p>
+          </>
+        )}
+        {failure ? (
+          <Link className="button" to="/sign-in">
+            Other ways to sign in
+          </Link>
         ) : (
           <p role="status">
             <span className="spinner" aria-hidden="true" /> Signing you in…
