@@ -24,6 +24,8 @@ describe("console in a browser", function () {
   let organizationId: string;
   let db: pg.Client;
   const contexts: BrowserContext[] = [];
+  /** Credentials the browser saw (key secrets, link tokens): none may reach a log line. */
+  const secrets: string[] = [];
 
   /** A fresh browser profile (no cookies) at one of the two widths. */
   const newPage = async (width: keyof typeof viewports = "wide"): Promise<Page> => {
@@ -39,7 +41,9 @@ describe("console in a browser", function () {
       role,
     });
   const openLink = async (page: Page, memberId: string) => {
-    await page.goto((await signInLinkOf(system, memberId)).url);
+    const link = await signInLinkOf(system, memberId);
+    secrets.push(link.token);
+    await page.goto(link.url);
     await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
   };
   const apiSettings = () => `${system.consoleUrl}/projects/${acme.projectId}/settings/api`;
@@ -48,7 +52,10 @@ describe("console in a browser", function () {
 
   before(async () => {
     const consolePort = await findFreePort();
-    provider = await startOidcProvider({ redirectUri: `http://localhost:${consolePort}/auth/oidc/callback` });
+    provider = await startOidcProvider({
+      redirectUri: `http://localhost:${consolePort}/auth/oidc/callback`,
+      unverified: ["unverified@acme.example"],
+    });
     system = await startE2eSystem({
       consoleHttpPort: consolePort,
       serviceEnv: {
@@ -123,6 +130,7 @@ describe("console in a browser", function () {
       await secretField.waitFor();
       const secret = await secretField.inputValue();
       expect(secret).to.match(/^trk_[A-Za-z0-9]{46}$/);
+      secrets.push(secret);
       await dialog.getByText("cannot be shown again").waitFor();
       await screenshot(page, `key-secret-shown-${viewports[width].width}`);
       expect(await horizontalOverflow(page)).to.be.at.most(0);
@@ -201,6 +209,20 @@ describe("console in a browser", function () {
     expect((await page.context().cookies()).map((c) => c.name)).not.to.include("testrun_session");
   });
 
+  it("OpenID Connect: an email the provider has not verified signs nobody in", async () => {
+    await member("unverified@acme.example", Role.EDITOR);
+    const page = await newPage();
+    await page.goto(`${system.consoleUrl}/sign-in`);
+    await page.getByRole("link", { name: /sign in with/i }).click();
+    await page.locator("input[name=login]").fill("unverified@acme.example");
+    await page.locator("input[name=password]").fill("any");
+    await page.locator("button[type=submit]").click();
+    await page.locator("button[type=submit]").click();
+    await page.waitForURL(/error=oidc_failed/);
+    await page.getByText(/did not complete/).waitFor();
+    expect((await page.context().cookies()).map((c) => c.name)).not.to.include("testrun_session");
+  });
+
   it("signing out ends the session: the next page asks to sign in again", async () => {
     const page = await newPage("narrow");
     await openLink(page, acme.ownerId);
@@ -241,5 +263,14 @@ describe("console in a browser", function () {
       .getByText(/not found/i)
       .first()
       .waitFor();
+  });
+
+  it("no key secret or link token the browser saw is in any log line", () => {
+    expect(secrets.length).to.be.greaterThan(5);
+    for (const [name, child] of system.processes) {
+      const output = child.output().join("\n");
+      for (const secret of secrets)
+        expect(output.includes(secret), `${name} logged a secret`).to.equal(false);
+    }
   });
 });
