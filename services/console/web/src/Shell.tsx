@@ -30,6 +30,12 @@ export function Shell() {
     ),
   });
 
+  const current = projectId ? `prj:${projectId}` : organizationId ? `org:${organizationId}` : "";
+  // Until the lists are in (or for a project the person cannot see), the switcher shows no choice.
+  const listed =
+    session.memberships.some((m) => current === `org:${m.organization?.id}`) ||
+    projectLists.some((list) => list.data?.projects.some((p) => current === `prj:${p.id}`));
+
   return (
     <div className="shell">
       <a className="skip-link" href="#main">
@@ -43,13 +49,17 @@ export function Shell() {
         <label className="switcher">
           <span className="visually-hidden">Organization and project</span>
           <select
-            value={projectId ? `prj:${projectId}` : organizationId ? `org:${organizationId}` : ""}
+            value={listed ? current : ""}
             onChange={(event) => {
               const [kind, id] = event.target.value.split(":");
               navigate(kind === "prj" ? `/projects/${id}` : `/orgs/${id}`);
             }}
           >
-            {!projectId && !organizationId && <option value="">Choose a project</option>}
+            {!listed && (
+              <option value="" disabled>
+                Choose a project
+              </option>
+            )}
             {session.memberships.map((m, i) => (
               <optgroup key={m.organization?.id} label={m.organization?.name}>
                 <option value={`org:${m.organization?.id}`}>{m.organization?.name}: all projects</option>

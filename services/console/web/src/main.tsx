@@ -1,10 +1,12 @@
 // The Testrun web console: routes, data (TanStack Query over Connect) and the session.
+
+import { Code } from "@connectrpc/connect";
 import { TransportProvider } from "@connectrpc/connect-query";
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter, Route, Routes } from "react-router";
-import { goToSignIn, isSignedOut, transport } from "./api";
+import { errorOf, goToSignIn, isSignedOut, transport } from "./api";
 import { NotFound } from "./components/States";
 import { ApiKeys } from "./pages/ApiKeys";
 import { Home } from "./pages/Home";
@@ -21,11 +23,23 @@ import "./styles.css";
 const onError = (error: unknown) => {
   if (isSignedOut(error)) goToSignIn();
 };
+// Only failures that may pass retry (the console or a service behind it was briefly away); an answer
+// such as NOT_FOUND or PERMISSION_DENIED shows at once.
+const transient = new Set([
+  Code.Unavailable,
+  Code.DeadlineExceeded,
+  Code.Unknown,
+  Code.Internal,
+  Code.Aborted,
+]);
 const queryClient = new QueryClient({
   queryCache: new QueryCache({ onError }),
   mutationCache: new MutationCache({ onError }),
   defaultOptions: {
-    queries: { retry: (count, error) => !isSignedOut(error) && count < 2, refetchOnWindowFocus: true },
+    queries: {
+      retry: (count, error) => transient.has(errorOf(error).code) && count < 2,
+      refetchOnWindowFocus: true,
+    },
   },
 });
 

@@ -4,14 +4,24 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService, type GetSessionResponse } from "@testrun/gen/testrun/console/v1/console_pb";
 import { createContext, type ReactNode, useContext } from "react";
 import { isSignedOut, leaveTo } from "./api";
-import { Failed, Loading } from "./components/States";
+import { Failed, Loading, StandalonePage } from "./components/States";
 
 const SessionContext = createContext<GetSessionResponse | undefined>(undefined);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const session = useQuery(ConsoleService.method.getSession, {});
-  if (session.isPending || isSignedOut(session.error)) return <Loading what="your session" />;
-  if (session.error) return <Failed error={session.error} retry={() => void session.refetch()} />;
+  if (session.isPending || isSignedOut(session.error))
+    return (
+      <StandalonePage>
+        <Loading what="your session" />
+      </StandalonePage>
+    );
+  if (session.error)
+    return (
+      <StandalonePage title="Testrun is not answering">
+        <Failed error={session.error} retry={() => void session.refetch()} />
+      </StandalonePage>
+    );
   return <SessionContext.Provider value={session.data}>{children}</SessionContext.Provider>;
 }
 

@@ -47,3 +47,19 @@ export function NotFound({ what = "Page" }: { what?: string }) {
     </section>
   );
 }
+
+/** A page of its own, outside the frame (no session yet): the brand, a heading, the content. */
+export function StandalonePage({ title, children }: { title?: string; children: ReactNode }) {
+  return (
+    <main className="auth-page" id="main">
+      <div className="auth-card">
+        <p className="brand brand-large">
+          <img src="/favicon.svg" alt="" width="32" height="32" />
+          Testrun
+        </p>
+        {title && <h1>{title}</h1>}
+        {children}
+      </div>
+    </main>
+  );
+}

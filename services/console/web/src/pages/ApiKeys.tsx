@@ -85,73 +85,75 @@ function KeyTable({
   onRevoke: (entry: ApiKeyEntry) => void;
 }) {
   return (
-    <table className="table">
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Key</th>
-          <th scope="col">Created</th>
-          <th scope="col">Last used</th>
-          <th scope="col">Expires</th>
-          <th scope="col">Creator</th>
-          <th scope="col">State</th>
-          {editor && (
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          )}
-        </tr>
-      </thead>
-      <tbody>
-        {keys.map((entry) => {
-          const key = entry.key;
-          if (!key) return null;
-          return (
-            <tr key={key.id}>
-              <td data-label="Name" className="cell-strong">
-                {key.name}
-              </td>
-              <td data-label="Key">
-                <code>{key.displayPrefix}…</code>
-              </td>
-              <td data-label="Created">
-                <Time at={key.createdAt} />
-              </td>
-              <td data-label="Last used">
-                <Time at={key.lastUsedAt} missing="never" />
-              </td>
-              <td data-label="Expires">
-                <Time at={key.expiresAt} missing="never" />
-              </td>
-              <td data-label="Creator">
-                <span className="cell-lines">
-                  <span title={entry.creatorEmail}>{entry.creatorName || "unknown member"}</span>
-                  {entry.creatorEmail && <span className="muted small">{entry.creatorEmail}</span>}
-                </span>
-              </td>
-              <td data-label="State">
-                <span className={`badge badge-${key.state === KeyState.ACTIVE ? "good" : "bad"}`}>
-                  {keyStateName[key.state]}
-                </span>
-              </td>
-              {editor && (
-                <td data-label="">
-                  {/* A dead key can still be revoked, which takes it off this list. */}
-                  <button
-                    type="button"
-                    className="button button-small button-danger"
-                    onClick={() => onRevoke(entry)}
-                    aria-label={`${key.state === KeyState.ACTIVE ? "Revoke" : "Remove"} ${key.name}`}
-                  >
-                    {key.state === KeyState.ACTIVE ? "Revoke" : "Remove"}
-                  </button>
+    <div className="table-scroll">
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Creator</th>
+            <th scope="col">State</th>
+            {editor && (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((entry) => {
+            const key = entry.key;
+            if (!key) return null;
+            return (
+              <tr key={key.id}>
+                <td data-label="Name" className="cell-strong">
+                  {key.name}
                 </td>
-              )}
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+                <td data-label="Key">
+                  <code>{key.displayPrefix}…</code>
+                </td>
+                <td data-label="Created">
+                  <Time at={key.createdAt} />
+                </td>
+                <td data-label="Last used">
+                  <Time at={key.lastUsedAt} missing="never" />
+                </td>
+                <td data-label="Expires">
+                  <Time at={key.expiresAt} missing="never" />
+                </td>
+                <td data-label="Creator">
+                  <span className="cell-lines">
+                    <span title={entry.creatorEmail}>{entry.creatorName || "unknown member"}</span>
+                    {entry.creatorEmail && <span className="muted small">{entry.creatorEmail}</span>}
+                  </span>
+                </td>
+                <td data-label="State">
+                  <span className={`badge badge-${key.state === KeyState.ACTIVE ? "good" : "bad"}`}>
+                    {keyStateName[key.state]}
+                  </span>
+                </td>
+                {editor && (
+                  <td data-label="">
+                    {/* A dead key can still be revoked, which takes it off this list. */}
+                    <button
+                      type="button"
+                      className="button button-small button-danger"
+                      onClick={() => onRevoke(entry)}
+                      aria-label={`${key.state === KeyState.ACTIVE ? "Revoke" : "Remove"} ${key.name}`}
+                    >
+                      {key.state === KeyState.ACTIVE ? "Revoke" : "Remove"}
+                    </button>
+                  </td>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

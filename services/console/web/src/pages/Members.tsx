@@ -65,71 +65,73 @@ export function Members() {
       {members.isPending && <Loading what="members" />}
       {members.error && <Failed error={members.error} retry={() => void members.refetch()} />}
       {members.data && (
-        <table className="table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-              <th scope="col">Member since</th>
-              {admin && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {members.data.members.map((member) => (
-              <tr key={member.id}>
-                <td data-label="Name" className="cell-strong">
-                  {member.displayName}
-                  {member.id === membership.member?.id && <span className="muted"> (you)</span>}
-                </td>
-                <td data-label="Email">{member.email}</td>
-                <td data-label="Role">
-                  {admin ? (
-                    <select
-                      className="input input-small"
-                      aria-label={`Role of ${member.displayName}`}
-                      value={member.role}
-                      disabled={changeRole.isPending}
-                      onChange={(e) => {
-                        const role = Number(e.target.value) as Role;
-                        if (role === Role.VIEWER && member.role >= Role.EDITOR)
-                          setPending({ kind: "role", member, role });
-                        else changeRole.mutate({ organizationId: orgId, memberId: member.id, role }, done);
-                      }}
-                    >
-                      {roles.map((role) => (
-                        <option key={role} value={role}>
-                          {roleName[role]}
-                        </option>
-                      ))}
-                    </select>
-                  ) : (
-                    roleName[member.role]
-                  )}
-                </td>
-                <td data-label="Member since">
-                  <Time at={member.createdAt} />
-                </td>
+        <div className="table-scroll">
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Email</th>
+                <th scope="col">Role</th>
+                <th scope="col">Member since</th>
                 {admin && (
-                  <td data-label="">
-                    <button
-                      type="button"
-                      className="button button-small button-danger"
-                      aria-label={`Remove ${member.displayName}`}
-                      onClick={() => setPending({ kind: "remove", member })}
-                    >
-                      Remove
-                    </button>
-                  </td>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {members.data.members.map((member) => (
+                <tr key={member.id}>
+                  <td data-label="Name" className="cell-strong">
+                    {member.displayName}
+                    {member.id === membership.member?.id && <span className="muted"> (you)</span>}
+                  </td>
+                  <td data-label="Email">{member.email}</td>
+                  <td data-label="Role">
+                    {admin ? (
+                      <select
+                        className="input input-small"
+                        aria-label={`Role of ${member.displayName}`}
+                        value={member.role}
+                        disabled={changeRole.isPending}
+                        onChange={(e) => {
+                          const role = Number(e.target.value) as Role;
+                          if (role === Role.VIEWER && member.role >= Role.EDITOR)
+                            setPending({ kind: "role", member, role });
+                          else changeRole.mutate({ organizationId: orgId, memberId: member.id, role }, done);
+                        }}
+                      >
+                        {roles.map((role) => (
+                          <option key={role} value={role}>
+                            {roleName[role]}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      roleName[member.role]
+                    )}
+                  </td>
+                  <td data-label="Member since">
+                    <Time at={member.createdAt} />
+                  </td>
+                  {admin && (
+                    <td data-label="">
+                      <button
+                        type="button"
+                        className="button button-small button-danger"
+                        aria-label={`Remove ${member.displayName}`}
+                        onClick={() => setPending({ kind: "remove", member })}
+                      >
+                        Remove
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {changeRole.error && !pending && (
         <p className="notice notice-error" role="alert">
