@@ -1,5 +1,5 @@
 import Router from "@koa/router";
-import type { Logger } from "@testrun/kit";
+import { type Logger, probeRoutes } from "@testrun/kit";
 import Koa from "koa";
 import type { GatewayState } from "./context.js";
 import { requestContext } from "./request-context.js";
@@ -23,17 +23,7 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
   app.maxIpsCount = options.trustProxyHops;
 
   const router = new Router<GatewayState>();
-  // Liveness for Kubernetes' HTTP probe; no key needed, no data returned. 200 while the process
-  // runs, draining included: a failed liveness probe would restart it.
-  router.get("/healthz", (ctx) => {
-    ctx.body = { status: "ok" };
-  });
-  // Readiness: 503 from SIGTERM on, so endpoints drop this replica while it still answers.
-  router.get("/readyz", (ctx) => {
-    const ready = options.isReady();
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? "ready" : "not_ready" };
-  });
+  probeRoutes(router, options.isReady);
   v1Routes(router, options);
 
   app.use(async (ctx, next) => {

@@ -49,3 +49,28 @@ export async function serveHttp(
   );
   return server;
 }
+
+/** What a probe handler touches of a Koa context. */
+interface ProbeContext {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Kubernetes' HTTP probes on a service's HTTP port: `/healthz` (liveness) is 200 while the process
+ * runs, draining included (a failed liveness probe would restart it); `/readyz` is 503 from SIGTERM
+ * on, so endpoints drop the replica while it still answers. No credential needed, no data returned.
+ */
+export function probeRoutes(
+  router: { get(path: string, handler: (ctx: ProbeContext) => void): unknown },
+  isReady: () => boolean,
+): void {
+  router.get("/healthz", (ctx) => {
+    ctx.body = { status: "ok" };
+  });
+  router.get("/readyz", (ctx) => {
+    const ready = isReady();
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? "ready" : "not_ready" };
+  });
+}

@@ -3,7 +3,7 @@ import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Router from "@koa/router";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { callLoggingInterceptor, type Logger, serverTracingInterceptor } from "@testrun/kit";
+import { callLoggingInterceptor, type Logger, probeRoutes, serverTracingInterceptor } from "@testrun/kit";
 import Koa from "koa";
 import { sessionCookieKey } from "../viewer.js";
 import { webApp } from "./assets.js";
@@ -31,14 +31,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const { cookies, logger } = options;
 
   const router = new Router();
-  router.get("/healthz", (ctx) => {
-    ctx.body = { status: "ok" };
-  });
-  router.get("/readyz", (ctx) => {
-    const ready = options.isReady();
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? "ready" : "not_ready" };
-  });
+  probeRoutes(router, options.isReady);
   authRoutes(router, options);
 
   // The session id travels from the cookie to the handlers as a context value, never as an argument.
