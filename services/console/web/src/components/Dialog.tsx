@@ -1,5 +1,6 @@
 // A modal dialog on the native <dialog>: focus moves in and back, Esc closes, the page behind is inert.
 import { type ReactNode, useEffect, useId, useRef } from "react";
+import { messageOf } from "../api";
 
 export function Dialog({
   title,
@@ -47,5 +48,48 @@ export function Dialog({
         </>
       )}
     </dialog>
+  );
+}
+
+/** A failed call's message inside a dialog or form; nothing when there is none. */
+export function ErrorNotice({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p className="notice notice-error" role="alert">
+      {messageOf(error)}
+    </p>
+  );
+}
+
+/** A dialog's buttons: Cancel, then the one that acts (a submit button unless `onConfirm` is given). */
+export function DialogActions({
+  onCancel,
+  label,
+  busyLabel,
+  busy,
+  danger = false,
+  onConfirm,
+}: {
+  onCancel: () => void;
+  label: string;
+  busyLabel: string;
+  busy: boolean;
+  danger?: boolean;
+  onConfirm?: () => void;
+}) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" className="button" onClick={onCancel}>
+        Cancel
+      </button>
+      <button
+        type={onConfirm ? "button" : "submit"}
+        className={`button ${danger ? "button-danger" : "button-primary"}`}
+        disabled={busy}
+        onClick={onConfirm}
+      >
+        {busy ? busyLabel : label}
+      </button>
+    </div>
   );
 }

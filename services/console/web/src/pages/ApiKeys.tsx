@@ -6,9 +6,9 @@ import { type ApiKeyEntry, ConsoleService } from "@testrun/gen/testrun/console/v
 import { KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
-import { isNotFound, messageOf } from "../api";
+import { isNotFound } from "../api";
 import { CodeBlock, CopyButton } from "../components/CopyButton";
-import { Dialog } from "../components/Dialog";
+import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
 import { Empty, Failed, Loading, NotFound } from "../components/States";
 import { Time } from "../components/Time";
 import { canEdit, keyStateName } from "../format";
@@ -254,19 +254,8 @@ function CreateKeyDialog({
               ))}
             </div>
           </fieldset>
-          {create.error && (
-            <p className="notice notice-error" role="alert">
-              {messageOf(create.error)}
-            </p>
-          )}
-          <div className="dialog-actions">
-            <button type="button" className="button" onClick={close}>
-              Cancel
-            </button>
-            <button type="submit" className="button button-primary" disabled={create.isPending}>
-              {create.isPending ? "Creating…" : "Create key"}
-            </button>
-          </div>
+          <ErrorNotice error={create.error} />
+          <DialogActions onCancel={close} label="Create key" busyLabel="Creating…" busy={create.isPending} />
         </form>
       )}
     </Dialog>
@@ -297,34 +286,25 @@ function RevokeKeyDialog({
           ? "Pipelines using it get 401 on their next request. This cannot be undone."
           : `It no longer works (${keyStateName[entry?.key?.state ?? KeyState.UNSPECIFIED].toLowerCase()}). Removing revokes it and takes it off the list. This cannot be undone.`}
       </p>
-      {revoke.error && (
-        <p className="notice notice-error" role="alert">
-          {messageOf(revoke.error)}
-        </p>
-      )}
-      <div className="dialog-actions">
-        <button type="button" className="button" onClick={close}>
-          Cancel
-        </button>
-        <button
-          type="button"
-          className="button button-danger"
-          disabled={revoke.isPending}
-          onClick={() =>
-            revoke.mutate(
-              { projectId, keyId: entry?.key?.id ?? "" },
-              {
-                onSuccess: async () => {
-                  await queryClient.invalidateQueries();
-                  close();
-                },
+      <ErrorNotice error={revoke.error} />
+      <DialogActions
+        onCancel={close}
+        label={active ? "Revoke key" : "Remove key"}
+        busyLabel="Revoking…"
+        busy={revoke.isPending}
+        danger
+        onConfirm={() =>
+          revoke.mutate(
+            { projectId, keyId: entry?.key?.id ?? "" },
+            {
+              onSuccess: async () => {
+                await queryClient.invalidateQueries();
+                close();
               },
-            )
-          }
-        >
-          {revoke.isPending ? "Revoking…" : active ? "Revoke key" : "Remove key"}
-        </button>
-      </div>
+            },
+          )
+        }
+      />
     </Dialog>
   );
 }

@@ -6,8 +6,8 @@ import { type Member, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
-import { isNotFound, messageOf } from "../api";
-import { Dialog } from "../components/Dialog";
+import { isNotFound } from "../api";
+import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
 import { Failed, Loading, NotFound } from "../components/States";
 import { Time } from "../components/Time";
 import { canAdminister, roleName } from "../format";
@@ -133,11 +133,7 @@ export function Members() {
           </table>
         </div>
       )}
-      {changeRole.error && !pending && (
-        <p className="notice notice-error" role="alert">
-          {messageOf(changeRole.error)}
-        </p>
-      )}
+      {!pending && <ErrorNotice error={changeRole.error} />}
       <AddMemberDialog organizationId={orgId} open={adding} onClose={() => setAdding(false)} />
       <Dialog
         title={
@@ -149,24 +145,15 @@ export function Members() {
         onClose={cancel}
       >
         <p className="notice notice-warning">{keysWarning}</p>
-        {failure && (
-          <p className="notice notice-error" role="alert">
-            {messageOf(failure)}
-          </p>
-        )}
-        <div className="dialog-actions">
-          <button type="button" className="button" onClick={cancel}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button button-danger"
-            onClick={confirm}
-            disabled={remove.isPending || changeRole.isPending}
-          >
-            {pending?.kind === "remove" ? "Remove member" : "Make Viewer"}
-          </button>
-        </div>
+        <ErrorNotice error={failure} />
+        <DialogActions
+          onCancel={cancel}
+          label={pending?.kind === "remove" ? "Remove member" : "Make Viewer"}
+          busyLabel="Saving…"
+          busy={remove.isPending || changeRole.isPending}
+          danger
+          onConfirm={confirm}
+        />
       </Dialog>
     </>
   );
@@ -236,19 +223,8 @@ function AddMemberDialog({
           <small>Editors and above start runs and manage API keys; Admins manage members.</small>
         </label>
         <p className="notice notice-info">{keysWarning}</p>
-        {add.error && (
-          <p className="notice notice-error" role="alert">
-            {messageOf(add.error)}
-          </p>
-        )}
-        <div className="dialog-actions">
-          <button type="button" className="button" onClick={close}>
-            Cancel
-          </button>
-          <button type="submit" className="button button-primary" disabled={add.isPending}>
-            {add.isPending ? "Adding…" : "Add member"}
-          </button>
-        </div>
+        <ErrorNotice error={add.error} />
+        <DialogActions onCancel={close} label="Add member" busyLabel="Adding…" busy={add.isPending} />
       </form>
     </Dialog>
   );
