@@ -9,17 +9,25 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Member, Organization, Project, Role } from "../../catalog/v1/catalog_pb.js";
+import type { LedgerEntry } from "../../billing/v1/billing_pb.js";
+import { file_testrun_billing_v1_billing } from "../../billing/v1/billing_pb.js";
+import type { Environment, Member, Organization, Project, Role, TestCase, TestPlan, Variable } from "../../catalog/v1/catalog_pb.js";
 import { file_testrun_catalog_v1_catalog } from "../../catalog/v1/catalog_pb.js";
+import type { Step } from "../../catalog/v1/step_pb.js";
+import { file_testrun_catalog_v1_step } from "../../catalog/v1/step_pb.js";
+import type { TagList, TestCaseIdList } from "../../common/v1/selection_pb.js";
+import { file_testrun_common_v1_selection } from "../../common/v1/selection_pb.js";
 import type { ApiKey, KeyExpiry } from "../../keys/v1/keys_pb.js";
 import { file_testrun_keys_v1_keys } from "../../keys/v1/keys_pb.js";
+import type { Run, RunStatus, TestResult } from "../../runs/v1/runs_pb.js";
+import { file_testrun_runs_v1_runs } from "../../runs/v1/runs_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file testrun/console/v1/console.proto.
  */
 export const file_testrun_console_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("CiB0ZXN0cnVuL2NvbnNvbGUvdjEvY29uc29sZS5wcm90bxISdGVzdHJ1bi5jb25zb2xlLnYxInAKCk1lbWJlcnNoaXASNgoMb3JnYW5pemF0aW9uGAEgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhIqCgZtZW1iZXIYAiABKAsyGi50ZXN0cnVuLmNhdGFsb2cudjEuTWVtYmVyIhMKEUdldFNlc3Npb25SZXF1ZXN0IpkBChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZW1haWwYASABKAkSMwoLbWVtYmVyc2hpcHMYAiADKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuTWVtYmVyc2hpcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhcGlfdXJsGAQgASgJIhkKF0dldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0IkcKGEdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZRIUCgxvaWRjX2VuYWJsZWQYASABKAgSFQoNb2lkY19wcm92aWRlchgCIAEoCSIuChNMaXN0UHJvamVjdHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChRMaXN0UHJvamVjdHNSZXNwb25zZRItCghwcm9qZWN0cxgBIAMoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiogEKEkdldFByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QSNgoMb3JnYW5pemF0aW9uGAIgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiYAoLQXBpS2V5RW50cnkSJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleRIUCgxjcmVhdG9yX25hbWUYAiABKAkSFQoNY3JlYXRvcl9lbWFpbBgDIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKgoGZXhwaXJ5GAMgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeSJUChRDcmVhdGVBcGlLZXlSZXNwb25zZRIsCgNrZXkYASABKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkSDgoGc2VjcmV0GAIgASgJIjkKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiRAoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoDa2V5GAEgASgLMh8udGVzdHJ1bi5jb25zb2xlLnYxLkFwaUtleUVudHJ5Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiQgoTTGlzdE1lbWJlcnNSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhoudGVzdHJ1bi5jYXRhbG9nLnYxLk1lbWJlciJ4ChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnRlc3RydW4uY2F0YWxvZy52MS5Sb2xlIj8KEUFkZE1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIibQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiRgoYQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiQQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJIkIKFFJlbW92ZU1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiLAoXQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImYKGENyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZRILCgN1cmwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZW1haWwYAyABKAky7AgKDkNvbnNvbGVTZXJ2aWNlEmAKCkdldFNlc3Npb24SJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0U2Vzc2lvblJlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0U2Vzc2lvblJlc3BvbnNlIgOQAgEScgoQR2V0U2lnbkluT3B0aW9ucxIrLnRlc3RydW4uY29uc29sZS52MS5HZXRTaWduSW5PcHRpb25zUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5HZXRTaWduSW5PcHRpb25zUmVzcG9uc2UiA5ACARJmCgxMaXN0UHJvamVjdHMSJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFByb2plY3RzUmVxdWVzdBooLnRlc3RydW4uY29uc29sZS52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIDkAIBEmAKCkdldFByb2plY3QSJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UHJvamVjdFJlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UHJvamVjdFJlc3BvbnNlIgOQAgESYwoLTGlzdEFwaUtleXMSJi50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEFwaUtleXNSZXF1ZXN0GicudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiA5ACARJhCgxDcmVhdGVBcGlLZXkSJy50ZXN0cnVuLmNvbnNvbGUudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBooLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJhCgxSZXZva2VBcGlLZXkSJy50ZXN0cnVuLmNvbnNvbGUudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBooLnRlc3RydW4uY29uc29sZS52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJjCgtMaXN0TWVtYmVycxImLnRlc3RydW4uY29uc29sZS52MS5MaXN0TWVtYmVyc1JlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdE1lbWJlcnNSZXNwb25zZSIDkAIBElgKCUFkZE1lbWJlchIkLnRlc3RydW4uY29uc29sZS52MS5BZGRNZW1iZXJSZXF1ZXN0GiUudGVzdHJ1bi5jb25zb2xlLnYxLkFkZE1lbWJlclJlc3BvbnNlEm0KEENoYW5nZU1lbWJlclJvbGUSKy50ZXN0cnVuLmNvbnNvbGUudjEuQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEmEKDFJlbW92ZU1lbWJlchInLnRlc3RydW4uY29uc29sZS52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLlJlbW92ZU1lbWJlclJlc3BvbnNlMoQBChNDb25zb2xlQWRtaW5TZXJ2aWNlEm0KEENyZWF0ZVNpZ25JbkxpbmsSKy50ZXN0cnVuLmNvbnNvbGUudjEuQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuQ3JlYXRlU2lnbkluTGlua1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_catalog_v1_catalog, file_testrun_keys_v1_keys]);
+  fileDesc("CiB0ZXN0cnVuL2NvbnNvbGUvdjEvY29uc29sZS5wcm90bxISdGVzdHJ1bi5jb25zb2xlLnYxInAKCk1lbWJlcnNoaXASNgoMb3JnYW5pemF0aW9uGAEgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhIqCgZtZW1iZXIYAiABKAsyGi50ZXN0cnVuLmNhdGFsb2cudjEuTWVtYmVyIhMKEUdldFNlc3Npb25SZXF1ZXN0IpkBChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZW1haWwYASABKAkSMwoLbWVtYmVyc2hpcHMYAiADKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuTWVtYmVyc2hpcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhcGlfdXJsGAQgASgJIhkKF0dldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0IkcKGEdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZRIUCgxvaWRjX2VuYWJsZWQYASABKAgSFQoNb2lkY19wcm92aWRlchgCIAEoCSIuChNMaXN0UHJvamVjdHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChRMaXN0UHJvamVjdHNSZXNwb25zZRItCghwcm9qZWN0cxgBIAMoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiogEKEkdldFByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QSNgoMb3JnYW5pemF0aW9uGAIgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiYAoLQXBpS2V5RW50cnkSJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleRIUCgxjcmVhdG9yX25hbWUYAiABKAkSFQoNY3JlYXRvcl9lbWFpbBgDIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKgoGZXhwaXJ5GAMgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeSJUChRDcmVhdGVBcGlLZXlSZXNwb25zZRIsCgNrZXkYASABKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkSDgoGc2VjcmV0GAIgASgJIjkKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiRAoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoDa2V5GAEgASgLMh8udGVzdHJ1bi5jb25zb2xlLnYxLkFwaUtleUVudHJ5Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiQgoTTGlzdE1lbWJlcnNSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhoudGVzdHJ1bi5jYXRhbG9nLnYxLk1lbWJlciJ4ChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnRlc3RydW4uY2F0YWxvZy52MS5Sb2xlIj8KEUFkZE1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIibQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiRgoYQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiQQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJIkIKFFJlbW92ZU1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiLAoXQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImYKGENyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZRILCgN1cmwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZW1haWwYAyABKAkingEKClJ1bkRldGFpbHMSIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBlbnZpcm9ubWVudF9uYW1lGAIgASgJEhYKDnRlc3RfcGxhbl9uYW1lGAMgASgJEh4KFnN0YXJ0ZWRfYnlfbWVtYmVyX25hbWUYBCABKAkSGwoTc3RhcnRlZF9ieV9rZXlfbmFtZRgFIAEoCSLWAQoPTGlzdFJ1bnNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSLAoIc3RhdHVzZXMYAiADKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhkKDHRlc3RfcGxhbl9pZBgDIAEoCUgAiAEBEhsKDmVudmlyb25tZW50X2lkGAQgASgJSAGIAQESEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMwoNR2V0UnVuUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSI9Cg5HZXRSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyI1Cg9XYXRjaFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiPwoQV2F0Y2hSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyJSChRHZXRUZXN0UmVzdWx0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgDIAEoCSKuAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEisKA3J1bhgBIAEoCzIeLnRlc3RydW4uY29uc29sZS52MS5SdW5EZXRhaWxzEikKBHRlc3QYAiABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgDIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgEIAEoBSKbAQoMUnVuU2VsZWN0aW9uEhYKDHRlc3RfcGxhbl9pZBgBIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYAiABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYAyABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SABCCwoJc2VsZWN0aW9uInQKEVByZXZpZXdSdW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSFgoOZW52aXJvbm1lbnRfaWQYAiABKAkSMwoJc2VsZWN0aW9uGAMgASgLMiAudGVzdHJ1bi5jb25zb2xlLnYxLlJ1blNlbGVjdGlvbiKJAQoSUHJldmlld1J1blJlc3BvbnNlEhIKCnRlc3RfY291bnQYASABKAUSDwoHYmFsYW5jZRgCIAEoAxI0CgtlbnZpcm9ubWVudBgDIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5FbnZpcm9ubWVudBIYChBkZWZhdWx0X3J1bl9uYW1lGAQgASgJIoABCg9TdGFydFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgCIAEoCRIzCglzZWxlY3Rpb24YAyABKAsyIC50ZXN0cnVuLmNvbnNvbGUudjEuUnVuU2VsZWN0aW9uEgwKBG5hbWUYBCABKAkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIjYKEENhbmNlbFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiNgoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biItChdMaXN0RW52aXJvbm1lbnRzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIlEKGExpc3RFbnZpcm9ubWVudHNSZXNwb25zZRI1CgxlbnZpcm9ubWVudHMYASADKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuRW52aXJvbm1lbnQiKgoUTGlzdFRlc3RQbGFuc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJJChVMaXN0VGVzdFBsYW5zUmVzcG9uc2USMAoKdGVzdF9wbGFucxgBIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiI+ChJHZXRUZXN0UGxhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X3BsYW5faWQYAiABKAkieAoTR2V0VGVzdFBsYW5SZXNwb25zZRIvCgl0ZXN0X3BsYW4YASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdFBsYW4SMAoKdGVzdF9jYXNlcxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0Q2FzZSJIChRMaXN0VGVzdENhc2VzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBHRhZ3MYAiADKAkSDgoGc2VhcmNoGAMgASgJIlwKFUxpc3RUZXN0Q2FzZXNSZXNwb25zZRIwCgp0ZXN0X2Nhc2VzGAEgAygLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLlRlc3RDYXNlEhEKCXRydW5jYXRlZBgCIAEoCCI+ChJHZXRUZXN0Q2FzZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkieAoTR2V0VGVzdENhc2VSZXNwb25zZRIvCgl0ZXN0X2Nhc2UYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdENhc2USMAoKdGVzdF9wbGFucxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiIqChRMaXN0VmFyaWFibGVzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIkgKFUxpc3RWYXJpYWJsZXNSZXNwb25zZRIvCgl2YXJpYWJsZXMYASADKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiUQoXU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRITCgt2YXJpYWJsZV9pZBgCIAEoCRINCgV2YWx1ZRgDIAEoCSJKChhTZXRWYXJpYWJsZVZhbHVlUmVzcG9uc2USLgoIdmFyaWFibGUYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiTgoRR2V0Q3JlZGl0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJwChJHZXRDcmVkaXRzUmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoAxIwCgdlbnRyaWVzGAIgAygLMh8udGVzdHJ1bi5iaWxsaW5nLnYxLkxlZGdlckVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCTLFFAoOQ29uc29sZVNlcnZpY2USYAoKR2V0U2Vzc2lvbhIlLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJyChBHZXRTaWduSW5PcHRpb25zEisudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0GiwudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZSIDkAIBEmYKDExpc3RQcm9qZWN0cxInLnRlc3RydW4uY29uc29sZS52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgOQAgESYAoKR2V0UHJvamVjdBIlLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVzcG9uc2UiA5ACARJjCgtMaXN0QXBpS2V5cxImLnRlc3RydW4uY29uc29sZS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEFwaUtleXNSZXNwb25zZSIDkAIBEmEKDENyZWF0ZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmEKDFJldm9rZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmMKC0xpc3RNZW1iZXJzEiYudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBonLnRlc3RydW4uY29uc29sZS52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIgOQAgESWAoJQWRkTWVtYmVyEiQudGVzdHJ1bi5jb25zb2xlLnYxLkFkZE1lbWJlclJlcXVlc3QaJS50ZXN0cnVuLmNvbnNvbGUudjEuQWRkTWVtYmVyUmVzcG9uc2USbQoQQ2hhbmdlTWVtYmVyUm9sZRIrLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USYQoMUmVtb3ZlTWVtYmVyEicudGVzdHJ1bi5jb25zb2xlLnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKC50ZXN0cnVuLmNvbnNvbGUudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWgoITGlzdFJ1bnMSIy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GiQudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJUCgZHZXRSdW4SIS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UnVuUmVxdWVzdBoiLnRlc3RydW4uY29uc29sZS52MS5HZXRSdW5SZXNwb25zZSIDkAIBElcKCFdhdGNoUnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLldhdGNoUnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5XYXRjaFJ1blJlc3BvbnNlMAESaQoNR2V0VGVzdFJlc3VsdBIoLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJgCgpQcmV2aWV3UnVuEiUudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXF1ZXN0GiYudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXNwb25zZSIDkAIBElUKCFN0YXJ0UnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLlN0YXJ0UnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5TdGFydFJ1blJlc3BvbnNlElgKCUNhbmNlbFJ1bhIkLnRlc3RydW4uY29uc29sZS52MS5DYW5jZWxSdW5SZXF1ZXN0GiUudGVzdHJ1bi5jb25zb2xlLnYxLkNhbmNlbFJ1blJlc3BvbnNlEnIKEExpc3RFbnZpcm9ubWVudHMSKy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1JlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1Jlc3BvbnNlIgOQAgESaQoNTGlzdFRlc3RQbGFucxIoLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVzcG9uc2UiA5ACARJjCgtHZXRUZXN0UGxhbhImLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UGxhblJlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdFBsYW5SZXNwb25zZSIDkAIBEmkKDUxpc3RUZXN0Q2FzZXMSKC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1JlcXVlc3QaKS50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1Jlc3BvbnNlIgOQAgESYwoLR2V0VGVzdENhc2USJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdENhc2VSZXF1ZXN0GicudGVzdHJ1bi5jb25zb2xlLnYxLkdldFRlc3RDYXNlUmVzcG9uc2UiA5ACARJpCg1MaXN0VmFyaWFibGVzEigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXF1ZXN0GikudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXNwb25zZSIDkAIBEm0KEFNldFZhcmlhYmxlVmFsdWUSKy50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlc3BvbnNlEmAKCkdldENyZWRpdHMSJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1Jlc3BvbnNlIgOQAgEyhAEKE0NvbnNvbGVBZG1pblNlcnZpY2USbQoQQ3JlYXRlU2lnbkluTGluaxIrLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_billing_v1_billing, file_testrun_catalog_v1_catalog, file_testrun_catalog_v1_step, file_testrun_common_v1_selection, file_testrun_keys_v1_keys, file_testrun_runs_v1_runs]);
 
 /**
  * One of the signed-in person's memberships.
@@ -705,6 +713,976 @@ export const CreateSignInLinkResponseSchema: GenMessage<CreateSignInLinkResponse
   messageDesc(file_testrun_console_v1_console, 25);
 
 /**
+ * A run as the console shows it: the run and the names of what it refers to, each empty when the
+ * item was deleted since (the page then shows the id).
+ *
+ * @generated from message testrun.console.v1.RunDetails
+ */
+export type RunDetails = Message<"testrun.console.v1.RunDetails"> & {
+  /**
+   * The run; with its tests except in ListRuns.
+   *
+   * @generated from field: testrun.runs.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+
+  /**
+   * The environment's name.
+   *
+   * @generated from field: string environment_name = 2;
+   */
+  environmentName: string;
+
+  /**
+   * The test plan's name (empty when the run was not started from a plan).
+   *
+   * @generated from field: string test_plan_name = 3;
+   */
+  testPlanName: string;
+
+  /**
+   * The member who started it, or whose API key did (display name).
+   *
+   * @generated from field: string started_by_member_name = 4;
+   */
+  startedByMemberName: string;
+
+  /**
+   * The name of the API key that started it (empty when a member started it in the console).
+   *
+   * @generated from field: string started_by_key_name = 5;
+   */
+  startedByKeyName: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.RunDetails.
+ * Use `create(RunDetailsSchema)` to create a new message.
+ */
+export const RunDetailsSchema: GenMessage<RunDetails> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 26);
+
+/**
+ * Request of ListRuns.
+ *
+ * @generated from message testrun.console.v1.ListRunsRequest
+ */
+export type ListRunsRequest = Message<"testrun.console.v1.ListRunsRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Only runs with one of these statuses; empty means all.
+   *
+   * @generated from field: repeated testrun.runs.v1.RunStatus statuses = 2;
+   */
+  statuses: RunStatus[];
+
+  /**
+   * Only runs of this test plan (`pln_…`).
+   *
+   * @generated from field: optional string test_plan_id = 3;
+   */
+  testPlanId?: string | undefined;
+
+  /**
+   * Only runs against this environment (`env_…`).
+   *
+   * @generated from field: optional string environment_id = 4;
+   */
+  environmentId?: string | undefined;
+
+  /**
+   * Runs per page: 0 means 20; at most 100.
+   *
+   * @generated from field: int32 page_size = 5;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page (same filters); empty for the first.
+   *
+   * @generated from field: string page_token = 6;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListRunsRequest.
+ * Use `create(ListRunsRequestSchema)` to create a new message.
+ */
+export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 27);
+
+/**
+ * Response of ListRuns.
+ *
+ * @generated from message testrun.console.v1.ListRunsResponse
+ */
+export type ListRunsResponse = Message<"testrun.console.v1.ListRunsResponse"> & {
+  /**
+   * Newest first, without tests.
+   *
+   * @generated from field: repeated testrun.runs.v1.Run runs = 1;
+   */
+  runs: Run[];
+
+  /**
+   * Token of the next (older) page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListRunsResponse.
+ * Use `create(ListRunsResponseSchema)` to create a new message.
+ */
+export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 28);
+
+/**
+ * Request of GetRun.
+ *
+ * @generated from message testrun.console.v1.GetRunRequest
+ */
+export type GetRunRequest = Message<"testrun.console.v1.GetRunRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetRunRequest.
+ * Use `create(GetRunRequestSchema)` to create a new message.
+ */
+export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 29);
+
+/**
+ * Response of GetRun.
+ *
+ * @generated from message testrun.console.v1.GetRunResponse
+ */
+export type GetRunResponse = Message<"testrun.console.v1.GetRunResponse"> & {
+  /**
+   * The run with its tests.
+   *
+   * @generated from field: testrun.console.v1.RunDetails run = 1;
+   */
+  run?: RunDetails | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetRunResponse.
+ * Use `create(GetRunResponseSchema)` to create a new message.
+ */
+export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 30);
+
+/**
+ * Request of WatchRun.
+ *
+ * @generated from message testrun.console.v1.WatchRunRequest
+ */
+export type WatchRunRequest = Message<"testrun.console.v1.WatchRunRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.WatchRunRequest.
+ * Use `create(WatchRunRequestSchema)` to create a new message.
+ */
+export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 31);
+
+/**
+ * One message of WatchRun.
+ *
+ * @generated from message testrun.console.v1.WatchRunResponse
+ */
+export type WatchRunResponse = Message<"testrun.console.v1.WatchRunResponse"> & {
+  /**
+   * The run with its tests, as it is now.
+   *
+   * @generated from field: testrun.console.v1.RunDetails run = 1;
+   */
+  run?: RunDetails | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.WatchRunResponse.
+ * Use `create(WatchRunResponseSchema)` to create a new message.
+ */
+export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 32);
+
+/**
+ * Request of GetTestResult.
+ *
+ * @generated from message testrun.console.v1.GetTestResultRequest
+ */
+export type GetTestResultRequest = Message<"testrun.console.v1.GetTestResultRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * The test result (`tr_…`).
+   *
+   * @generated from field: string test_result_id = 3;
+   */
+  testResultId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetTestResultRequest.
+ * Use `create(GetTestResultRequestSchema)` to create a new message.
+ */
+export const GetTestResultRequestSchema: GenMessage<GetTestResultRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 33);
+
+/**
+ * Response of GetTestResult.
+ *
+ * @generated from message testrun.console.v1.GetTestResultResponse
+ */
+export type GetTestResultResponse = Message<"testrun.console.v1.GetTestResultResponse"> & {
+  /**
+   * The run it belongs to (with its tests, for navigation between them).
+   *
+   * @generated from field: testrun.console.v1.RunDetails run = 1;
+   */
+  run?: RunDetails | undefined;
+
+  /**
+   * The test result.
+   *
+   * @generated from field: testrun.runs.v1.TestResult test = 2;
+   */
+  test?: TestResult | undefined;
+
+  /**
+   * The steps as they were run (snapshotted at the run's start).
+   *
+   * @generated from field: repeated testrun.catalog.v1.Step steps = 3;
+   */
+  steps: Step[];
+
+  /**
+   * After this many lapsed leases a test is FAILED.
+   *
+   * @generated from field: int32 max_attempts = 4;
+   */
+  maxAttempts: number;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetTestResultResponse.
+ * Use `create(GetTestResultResponseSchema)` to create a new message.
+ */
+export const GetTestResultResponseSchema: GenMessage<GetTestResultResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 34);
+
+/**
+ * What to run: the selection of a new run (exactly one).
+ *
+ * @generated from message testrun.console.v1.RunSelection
+ */
+export type RunSelection = Message<"testrun.console.v1.RunSelection"> & {
+  /**
+   * Exactly one.
+   *
+   * @generated from oneof testrun.console.v1.RunSelection.selection
+   */
+  selection: {
+    /**
+     * A test plan id.
+     *
+     * @generated from field: string test_plan_id = 1;
+     */
+    value: string;
+    case: "testPlanId";
+  } | {
+    /**
+     * Test case ids.
+     *
+     * @generated from field: testrun.common.v1.TestCaseIdList test_case_ids = 2;
+     */
+    value: TestCaseIdList;
+    case: "testCaseIds";
+  } | {
+    /**
+     * Tags (any of them, ignoring case).
+     *
+     * @generated from field: testrun.common.v1.TagList tags = 3;
+     */
+    value: TagList;
+    case: "tags";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message testrun.console.v1.RunSelection.
+ * Use `create(RunSelectionSchema)` to create a new message.
+ */
+export const RunSelectionSchema: GenMessage<RunSelection> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 35);
+
+/**
+ * Request of PreviewRun.
+ *
+ * @generated from message testrun.console.v1.PreviewRunRequest
+ */
+export type PreviewRunRequest = Message<"testrun.console.v1.PreviewRunRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Environment id; empty means the project's default (else its oldest).
+   *
+   * @generated from field: string environment_id = 2;
+   */
+  environmentId: string;
+
+  /**
+   * What to run.
+   *
+   * @generated from field: testrun.console.v1.RunSelection selection = 3;
+   */
+  selection?: RunSelection | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.PreviewRunRequest.
+ * Use `create(PreviewRunRequestSchema)` to create a new message.
+ */
+export const PreviewRunRequestSchema: GenMessage<PreviewRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 36);
+
+/**
+ * Response of PreviewRun.
+ *
+ * @generated from message testrun.console.v1.PreviewRunResponse
+ */
+export type PreviewRunResponse = Message<"testrun.console.v1.PreviewRunResponse"> & {
+  /**
+   * Tests the run would execute, which is also its cost in credits.
+   *
+   * @generated from field: int32 test_count = 1;
+   */
+  testCount: number;
+
+  /**
+   * The project's balance now.
+   *
+   * @generated from field: int64 balance = 2;
+   */
+  balance: bigint;
+
+  /**
+   * The environment it would run against.
+   *
+   * @generated from field: testrun.catalog.v1.Environment environment = 3;
+   */
+  environment?: Environment | undefined;
+
+  /**
+   * The name the run gets when none is given.
+   *
+   * @generated from field: string default_run_name = 4;
+   */
+  defaultRunName: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.PreviewRunResponse.
+ * Use `create(PreviewRunResponseSchema)` to create a new message.
+ */
+export const PreviewRunResponseSchema: GenMessage<PreviewRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 37);
+
+/**
+ * Request of StartRun.
+ *
+ * @generated from message testrun.console.v1.StartRunRequest
+ */
+export type StartRunRequest = Message<"testrun.console.v1.StartRunRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Environment id; empty means the project's default (else its oldest).
+   *
+   * @generated from field: string environment_id = 2;
+   */
+  environmentId: string;
+
+  /**
+   * What to run.
+   *
+   * @generated from field: testrun.console.v1.RunSelection selection = 3;
+   */
+  selection?: RunSelection | undefined;
+
+  /**
+   * Run name, at most 200 characters; empty: named after the selection.
+   *
+   * @generated from field: string name = 4;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.StartRunRequest.
+ * Use `create(StartRunRequestSchema)` to create a new message.
+ */
+export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 38);
+
+/**
+ * Response of StartRun.
+ *
+ * @generated from message testrun.console.v1.StartRunResponse
+ */
+export type StartRunResponse = Message<"testrun.console.v1.StartRunResponse"> & {
+  /**
+   * The new run (RUNNING, every test QUEUED).
+   *
+   * @generated from field: testrun.runs.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.StartRunResponse.
+ * Use `create(StartRunResponseSchema)` to create a new message.
+ */
+export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 39);
+
+/**
+ * Request of CancelRun.
+ *
+ * @generated from message testrun.console.v1.CancelRunRequest
+ */
+export type CancelRunRequest = Message<"testrun.console.v1.CancelRunRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.CancelRunRequest.
+ * Use `create(CancelRunRequestSchema)` to create a new message.
+ */
+export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 40);
+
+/**
+ * Response of CancelRun.
+ *
+ * @generated from message testrun.console.v1.CancelRunResponse
+ */
+export type CancelRunResponse = Message<"testrun.console.v1.CancelRunResponse"> & {
+  /**
+   * The run after cancellation, with its tests.
+   *
+   * @generated from field: testrun.runs.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.CancelRunResponse.
+ * Use `create(CancelRunResponseSchema)` to create a new message.
+ */
+export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 41);
+
+/**
+ * Request of ListEnvironments.
+ *
+ * @generated from message testrun.console.v1.ListEnvironmentsRequest
+ */
+export type ListEnvironmentsRequest = Message<"testrun.console.v1.ListEnvironmentsRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListEnvironmentsRequest.
+ * Use `create(ListEnvironmentsRequestSchema)` to create a new message.
+ */
+export const ListEnvironmentsRequestSchema: GenMessage<ListEnvironmentsRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 42);
+
+/**
+ * Response of ListEnvironments.
+ *
+ * @generated from message testrun.console.v1.ListEnvironmentsResponse
+ */
+export type ListEnvironmentsResponse = Message<"testrun.console.v1.ListEnvironmentsResponse"> & {
+  /**
+   * Oldest first; the default one has is_default.
+   *
+   * @generated from field: repeated testrun.catalog.v1.Environment environments = 1;
+   */
+  environments: Environment[];
+};
+
+/**
+ * Describes the message testrun.console.v1.ListEnvironmentsResponse.
+ * Use `create(ListEnvironmentsResponseSchema)` to create a new message.
+ */
+export const ListEnvironmentsResponseSchema: GenMessage<ListEnvironmentsResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 43);
+
+/**
+ * Request of ListTestPlans.
+ *
+ * @generated from message testrun.console.v1.ListTestPlansRequest
+ */
+export type ListTestPlansRequest = Message<"testrun.console.v1.ListTestPlansRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListTestPlansRequest.
+ * Use `create(ListTestPlansRequestSchema)` to create a new message.
+ */
+export const ListTestPlansRequestSchema: GenMessage<ListTestPlansRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 44);
+
+/**
+ * Response of ListTestPlans.
+ *
+ * @generated from message testrun.console.v1.ListTestPlansResponse
+ */
+export type ListTestPlansResponse = Message<"testrun.console.v1.ListTestPlansResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated testrun.catalog.v1.TestPlan test_plans = 1;
+   */
+  testPlans: TestPlan[];
+};
+
+/**
+ * Describes the message testrun.console.v1.ListTestPlansResponse.
+ * Use `create(ListTestPlansResponseSchema)` to create a new message.
+ */
+export const ListTestPlansResponseSchema: GenMessage<ListTestPlansResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 45);
+
+/**
+ * Request of GetTestPlan.
+ *
+ * @generated from message testrun.console.v1.GetTestPlanRequest
+ */
+export type GetTestPlanRequest = Message<"testrun.console.v1.GetTestPlanRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The plan (`pln_…`).
+   *
+   * @generated from field: string test_plan_id = 2;
+   */
+  testPlanId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetTestPlanRequest.
+ * Use `create(GetTestPlanRequestSchema)` to create a new message.
+ */
+export const GetTestPlanRequestSchema: GenMessage<GetTestPlanRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 46);
+
+/**
+ * Response of GetTestPlan.
+ *
+ * @generated from message testrun.console.v1.GetTestPlanResponse
+ */
+export type GetTestPlanResponse = Message<"testrun.console.v1.GetTestPlanResponse"> & {
+  /**
+   * The plan.
+   *
+   * @generated from field: testrun.catalog.v1.TestPlan test_plan = 1;
+   */
+  testPlan?: TestPlan | undefined;
+
+  /**
+   * Its test cases in plan order, without steps.
+   *
+   * @generated from field: repeated testrun.catalog.v1.TestCase test_cases = 2;
+   */
+  testCases: TestCase[];
+};
+
+/**
+ * Describes the message testrun.console.v1.GetTestPlanResponse.
+ * Use `create(GetTestPlanResponseSchema)` to create a new message.
+ */
+export const GetTestPlanResponseSchema: GenMessage<GetTestPlanResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 47);
+
+/**
+ * Request of ListTestCases.
+ *
+ * @generated from message testrun.console.v1.ListTestCasesRequest
+ */
+export type ListTestCasesRequest = Message<"testrun.console.v1.ListTestCasesRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Only cases having any of these tags (ignoring case).
+   *
+   * @generated from field: repeated string tags = 2;
+   */
+  tags: string[];
+
+  /**
+   * Only cases whose name contains this text (ignoring case).
+   *
+   * @generated from field: string search = 3;
+   */
+  search: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListTestCasesRequest.
+ * Use `create(ListTestCasesRequestSchema)` to create a new message.
+ */
+export const ListTestCasesRequestSchema: GenMessage<ListTestCasesRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 48);
+
+/**
+ * Response of ListTestCases.
+ *
+ * @generated from message testrun.console.v1.ListTestCasesResponse
+ */
+export type ListTestCasesResponse = Message<"testrun.console.v1.ListTestCasesResponse"> & {
+  /**
+   * Oldest first, without steps.
+   *
+   * @generated from field: repeated testrun.catalog.v1.TestCase test_cases = 1;
+   */
+  testCases: TestCase[];
+
+  /**
+   * More than 500 matched: only the first 500 are listed.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListTestCasesResponse.
+ * Use `create(ListTestCasesResponseSchema)` to create a new message.
+ */
+export const ListTestCasesResponseSchema: GenMessage<ListTestCasesResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 49);
+
+/**
+ * Request of GetTestCase.
+ *
+ * @generated from message testrun.console.v1.GetTestCaseRequest
+ */
+export type GetTestCaseRequest = Message<"testrun.console.v1.GetTestCaseRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The test case (`tc_…`).
+   *
+   * @generated from field: string test_case_id = 2;
+   */
+  testCaseId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetTestCaseRequest.
+ * Use `create(GetTestCaseRequestSchema)` to create a new message.
+ */
+export const GetTestCaseRequestSchema: GenMessage<GetTestCaseRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 50);
+
+/**
+ * Response of GetTestCase.
+ *
+ * @generated from message testrun.console.v1.GetTestCaseResponse
+ */
+export type GetTestCaseResponse = Message<"testrun.console.v1.GetTestCaseResponse"> & {
+  /**
+   * The test case with its steps.
+   *
+   * @generated from field: testrun.catalog.v1.TestCase test_case = 1;
+   */
+  testCase?: TestCase | undefined;
+
+  /**
+   * The test plans holding it.
+   *
+   * @generated from field: repeated testrun.catalog.v1.TestPlan test_plans = 2;
+   */
+  testPlans: TestPlan[];
+};
+
+/**
+ * Describes the message testrun.console.v1.GetTestCaseResponse.
+ * Use `create(GetTestCaseResponseSchema)` to create a new message.
+ */
+export const GetTestCaseResponseSchema: GenMessage<GetTestCaseResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 51);
+
+/**
+ * Request of ListVariables.
+ *
+ * @generated from message testrun.console.v1.ListVariablesRequest
+ */
+export type ListVariablesRequest = Message<"testrun.console.v1.ListVariablesRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListVariablesRequest.
+ * Use `create(ListVariablesRequestSchema)` to create a new message.
+ */
+export const ListVariablesRequestSchema: GenMessage<ListVariablesRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 52);
+
+/**
+ * Response of ListVariables.
+ *
+ * @generated from message testrun.console.v1.ListVariablesResponse
+ */
+export type ListVariablesResponse = Message<"testrun.console.v1.ListVariablesResponse"> & {
+  /**
+   * Oldest first, names only.
+   *
+   * @generated from field: repeated testrun.catalog.v1.Variable variables = 1;
+   */
+  variables: Variable[];
+};
+
+/**
+ * Describes the message testrun.console.v1.ListVariablesResponse.
+ * Use `create(ListVariablesResponseSchema)` to create a new message.
+ */
+export const ListVariablesResponseSchema: GenMessage<ListVariablesResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 53);
+
+/**
+ * Request of SetVariableValue. Carries a secret: the console never logs it.
+ *
+ * @generated from message testrun.console.v1.SetVariableValueRequest
+ */
+export type SetVariableValueRequest = Message<"testrun.console.v1.SetVariableValueRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The variable (`var_…`).
+   *
+   * @generated from field: string variable_id = 2;
+   */
+  variableId: string;
+
+  /**
+   * The new value (rules of CatalogService.UpdateVariable).
+   *
+   * @generated from field: string value = 3;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.SetVariableValueRequest.
+ * Use `create(SetVariableValueRequestSchema)` to create a new message.
+ */
+export const SetVariableValueRequestSchema: GenMessage<SetVariableValueRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 54);
+
+/**
+ * Response of SetVariableValue.
+ *
+ * @generated from message testrun.console.v1.SetVariableValueResponse
+ */
+export type SetVariableValueResponse = Message<"testrun.console.v1.SetVariableValueResponse"> & {
+  /**
+   * The variable, without its value.
+   *
+   * @generated from field: testrun.catalog.v1.Variable variable = 1;
+   */
+  variable?: Variable | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.SetVariableValueResponse.
+ * Use `create(SetVariableValueResponseSchema)` to create a new message.
+ */
+export const SetVariableValueResponseSchema: GenMessage<SetVariableValueResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 55);
+
+/**
+ * Request of GetCredits.
+ *
+ * @generated from message testrun.console.v1.GetCreditsRequest
+ */
+export type GetCreditsRequest = Message<"testrun.console.v1.GetCreditsRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Ledger entries per page: 0 means 50; at most 500.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetCreditsRequest.
+ * Use `create(GetCreditsRequestSchema)` to create a new message.
+ */
+export const GetCreditsRequestSchema: GenMessage<GetCreditsRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 56);
+
+/**
+ * Response of GetCredits.
+ *
+ * @generated from message testrun.console.v1.GetCreditsResponse
+ */
+export type GetCreditsResponse = Message<"testrun.console.v1.GetCreditsResponse"> & {
+  /**
+   * Credits available now.
+   *
+   * @generated from field: int64 balance = 1;
+   */
+  balance: bigint;
+
+  /**
+   * Ledger entries, newest first.
+   *
+   * @generated from field: repeated testrun.billing.v1.LedgerEntry entries = 2;
+   */
+  entries: LedgerEntry[];
+
+  /**
+   * Token of the next (older) page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.GetCreditsResponse.
+ * Use `create(GetCreditsResponseSchema)` to create a new message.
+ */
+export const GetCreditsResponseSchema: GenMessage<GetCreditsResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 57);
+
+/**
  * ConsoleService is the browser's API: Connect protocol (JSON or binary) over HTTP/1.1 on the
  * console's HTTP port, under the path prefix `/api`, called with @connectrpc/connect-web.
  *
@@ -844,6 +1822,176 @@ export const ConsoleService: GenService<{
     methodKind: "unary";
     input: typeof RemoveMemberRequestSchema;
     output: typeof RemoveMemberResponseSchema;
+  },
+  /**
+   * A project's runs, newest first, a page at a time, with optional filters. Any member.
+   * Errors: INVALID_ARGUMENT (bad page token or status); NOT_FOUND.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.ListRuns
+   */
+  listRuns: {
+    methodKind: "unary";
+    input: typeof ListRunsRequestSchema;
+    output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * One run with its tests and the names of what it refers to. Any member.
+   * Errors: NOT_FOUND (unknown run, or a project the person cannot see).
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.GetRun
+   */
+  getRun: {
+    methodKind: "unary";
+    input: typeof GetRunRequestSchema;
+    output: typeof GetRunResponseSchema;
+  },
+  /**
+   * Follows a run live (RunsService.WatchRun): the run at once, then after every change, ending
+   * after the finished run. The names are resolved once, at the start. Any member.
+   * Errors, before the first message: NOT_FOUND.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.WatchRun
+   */
+  watchRun: {
+    methodKind: "server_streaming";
+    input: typeof WatchRunRequestSchema;
+    output: typeof WatchRunResponseSchema;
+  },
+  /**
+   * One test of a run with the steps it ran (variables as `{{NAME}}`, values never). Any member.
+   * Errors: NOT_FOUND.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.GetTestResult
+   */
+  getTestResult: {
+    methodKind: "unary";
+    input: typeof GetTestResultRequestSchema;
+    output: typeof GetTestResultResponseSchema;
+  },
+  /**
+   * What starting a run would execute and cost, without starting it: the number of tests (one
+   * credit each), the environment chosen, and the project's balance. EDITOR or above
+   * (CatalogService.ResolveRunSelection decides). Errors as StartRun, except that a short balance
+   * is no error here.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.PreviewRun
+   */
+  previewRun: {
+    methodKind: "unary";
+    input: typeof PreviewRunRequestSchema;
+    output: typeof PreviewRunResponseSchema;
+  },
+  /**
+   * Starts a run for the signed-in member (RunsService.StartRun), charging one credit per test.
+   * EDITOR or above.
+   * Errors: INVALID_ARGUMENT; NOT_FOUND; PERMISSION_DENIED (VIEWER); FAILED_PRECONDITION with
+   * testrun.common.v1.InsufficientCredits (balance short; nothing started); ABORTED with
+   * testrun.common.v1.AmbiguousName.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.StartRun
+   */
+  startRun: {
+    methodKind: "unary";
+    input: typeof StartRunRequestSchema;
+    output: typeof StartRunResponseSchema;
+  },
+  /**
+   * Cancels a run in progress (RunsService.CancelRun): tests not yet final are skipped; the
+   * credits of tests no executor had started are refunded. A finished run is returned unchanged.
+   * EDITOR or above.
+   * Errors: NOT_FOUND; PERMISSION_DENIED (VIEWER).
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.CancelRun
+   */
+  cancelRun: {
+    methodKind: "unary";
+    input: typeof CancelRunRequestSchema;
+    output: typeof CancelRunResponseSchema;
+  },
+  /**
+   * The project's environments, oldest first. Any member.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.ListEnvironments
+   */
+  listEnvironments: {
+    methodKind: "unary";
+    input: typeof ListEnvironmentsRequestSchema;
+    output: typeof ListEnvironmentsResponseSchema;
+  },
+  /**
+   * The project's test plans, oldest first. Any member.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.ListTestPlans
+   */
+  listTestPlans: {
+    methodKind: "unary";
+    input: typeof ListTestPlansRequestSchema;
+    output: typeof ListTestPlansResponseSchema;
+  },
+  /**
+   * One test plan with its test cases in plan order. Any member.
+   * Errors: NOT_FOUND.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.GetTestPlan
+   */
+  getTestPlan: {
+    methodKind: "unary";
+    input: typeof GetTestPlanRequestSchema;
+    output: typeof GetTestPlanResponseSchema;
+  },
+  /**
+   * The project's test cases, oldest first, at most 500, filtered by tags or a search text.
+   * Without steps. Any member.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.ListTestCases
+   */
+  listTestCases: {
+    methodKind: "unary";
+    input: typeof ListTestCasesRequestSchema;
+    output: typeof ListTestCasesResponseSchema;
+  },
+  /**
+   * One test case with its steps and the plans that hold it. Any member.
+   * Errors: NOT_FOUND.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.GetTestCase
+   */
+  getTestCase: {
+    methodKind: "unary";
+    input: typeof GetTestCaseRequestSchema;
+    output: typeof GetTestCaseResponseSchema;
+  },
+  /**
+   * The project's variables by name; values are never returned. Any member.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.ListVariables
+   */
+  listVariables: {
+    methodKind: "unary";
+    input: typeof ListVariablesRequestSchema;
+    output: typeof ListVariablesResponseSchema;
+  },
+  /**
+   * Replaces a variable's value (write-only: it is never shown again). EDITOR or above.
+   * Errors: INVALID_ARGUMENT (value); NOT_FOUND; PERMISSION_DENIED (VIEWER).
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.SetVariableValue
+   */
+  setVariableValue: {
+    methodKind: "unary";
+    input: typeof SetVariableValueRequestSchema;
+    output: typeof SetVariableValueResponseSchema;
+  },
+  /**
+   * The project's credit balance and its ledger, newest first, a page at a time. Any member.
+   * Errors: INVALID_ARGUMENT (bad page token); NOT_FOUND.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.GetCredits
+   */
+  getCredits: {
+    methodKind: "unary";
+    input: typeof GetCreditsRequestSchema;
+    output: typeof GetCreditsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_testrun_console_v1_console, 0);

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/runs/v1/runs.proto.
  */
 export const file_testrun_runs_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIqUFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQiswIKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAlCDgoMX2R1cmF0aW9uX21zIkoKDFRlc3REaXNwYXRjaBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCSIpCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRILCgN1cmwYAiABKAkingIKD1N0YXJ0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSGAoLZW52aXJvbm1lbnQYAyABKAlIAYgBARITCgl0ZXN0X3BsYW4YBCABKAlIABI6Cg10ZXN0X2Nhc2VfaWRzGAUgASgLMiEudGVzdHJ1bi5jb21tb24udjEuVGVzdENhc2VJZExpc3RIABIqCgR0YWdzGAYgASgLMhoudGVzdHJ1bi5jb21tb24udjEuVGFnTGlzdEgAEhEKBG5hbWUYByABKAlIAogBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lIjUKEFN0YXJ0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJcCg1HZXRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiMwoOR2V0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJdCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFIjYKEExpc3RSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULnRlc3RydW4ucnVucy52MS5SdW4iXwoQQ2FuY2VsUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJIjYKEUNhbmNlbFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4iPwoQQ2xhaW1UZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtleGVjdXRvcl9pZBgCIAEoCSJIChFDbGFpbVRlc3RSZXNwb25zZRIzCgphc3NpZ25tZW50GAEgASgLMh8udGVzdHJ1bi5ydW5zLnYxLlRlc3RBc3NpZ25tZW50Is4CCg5UZXN0QXNzaWdubWVudBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgGIAEoCRIQCghiYXNlX3VybBgHIAEoCRInCgVzdGVwcxgIIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEg8KB2F0dGVtcHQYCSABKAUSFAoMbWF4X2F0dGVtcHRzGAogASgFEhMKC2xlYXNlX3Rva2VuGAsgASgJEjQKEGxlYXNlX2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3ZhcmlhYmxlc19ncmFudBgNIAEoCSJDChRIZWFydGJlYXRUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSJNChVIZWFydGJlYXRUZXN0UmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUQoSUmVsZWFzZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnJlYXNvbhgDIAEoCSIVChNSZWxlYXNlVGVzdFJlc3BvbnNlIpUBChNDb21wbGV0ZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEisKBnN0YXR1cxgDIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEg8KB3N1bW1hcnkYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMihwEKFENvbXBsZXRlVGVzdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBIuCgpydW5fc3RhdHVzGAIgASgOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIUCgxydW5fZmluaXNoZWQYAyABKAgiiwEKDlNraXBSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgCIAEoCRITCgtsZWFzZV90b2tlbhgDIAEoCRIrCgZyZWFzb24YBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuU2tpcFJlYXNvbhIPCgdzdW1tYXJ5GAUgASgJIjQKD1NraXBSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuKpwBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFUVVNfUVVFVUVEEAESFgoSUlVOX1NUQVRVU19SVU5OSU5HEAISFQoRUlVOX1NUQVRVU19QQVNTRUQQAxIVChFSVU5fU1RBVFVTX0ZBSUxFRBAEEhYKElJVTl9TVEFUVVNfU0tJUFBFRBAFKqMBCgpUZXN0U3RhdHVzEhsKF1RFU1RfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSVEVTVF9TVEFUVVNfUVVFVUVEEAESFwoTVEVTVF9TVEFUVVNfUlVOTklORxACEhYKElRFU1RfU1RBVFVTX1BBU1NFRBADEhYKElRFU1RfU1RBVFVTX0ZBSUxFRBAEEhcKE1RFU1RfU1RBVFVTX1NLSVBQRUQQBSqKAQoKU2tpcFJlYXNvbhIbChdTS0lQX1JFQVNPTl9VTlNQRUNJRklFRBAAEicKI1NLSVBfUkVBU09OX0VOVklST05NRU5UX1VOUkVBQ0hBQkxFEAESGQoVU0tJUF9SRUFTT05fQ0FOQ0VMTEVEEAISGwoXU0tJUF9SRUFTT05fTk9fRVhFQ1VUT1IQAzKRBgoLUnVuc1NlcnZpY2USTwoIU3RhcnRSdW4SIC50ZXN0cnVuLnJ1bnMudjEuU3RhcnRSdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVzcG9uc2USTgoGR2V0UnVuEh4udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlcXVlc3QaHy50ZXN0cnVuLnJ1bnMudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJUCghMaXN0UnVucxIgLnRlc3RydW4ucnVucy52MS5MaXN0UnVuc1JlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBElIKCUNhbmNlbFJ1bhIhLnRlc3RydW4ucnVucy52MS5DYW5jZWxSdW5SZXF1ZXN0GiIudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlc3BvbnNlElIKCUNsYWltVGVzdBIhLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RSZXF1ZXN0GiIudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlc3BvbnNlEl4KDUhlYXJ0YmVhdFRlc3QSJS50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0VGVzdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0VGVzdFJlc3BvbnNlElgKC1JlbGVhc2VUZXN0EiMudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVxdWVzdBokLnRlc3RydW4ucnVucy52MS5SZWxlYXNlVGVzdFJlc3BvbnNlElsKDENvbXBsZXRlVGVzdBIkLnRlc3RydW4ucnVucy52MS5Db21wbGV0ZVRlc3RSZXF1ZXN0GiUudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlc3BvbnNlEkwKB1NraXBSdW4SHy50ZXN0cnVuLnJ1bnMudjEuU2tpcFJ1blJlcXVlc3QaIC50ZXN0cnVuLnJ1bnMudjEuU2tpcFJ1blJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIqUFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi3QIKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBAUIOCgxfZHVyYXRpb25fbXNCDgoMX2ZhaWxlZF9zdGVwIkoKDFRlc3REaXNwYXRjaBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCSIpCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRILCgN1cmwYAiABKAkingIKD1N0YXJ0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSGAoLZW52aXJvbm1lbnQYAyABKAlIAYgBARITCgl0ZXN0X3BsYW4YBCABKAlIABI6Cg10ZXN0X2Nhc2VfaWRzGAUgASgLMiEudGVzdHJ1bi5jb21tb24udjEuVGVzdENhc2VJZExpc3RIABIqCgR0YWdzGAYgASgLMhoudGVzdHJ1bi5jb21tb24udjEuVGFnTGlzdEgAEhEKBG5hbWUYByABKAlIAogBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lIjUKEFN0YXJ0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJcCg1HZXRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiMwoOR2V0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biL7AQoPTGlzdFJ1bnNSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIsCghzdGF0dXNlcxgEIAMoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSGQoMdGVzdF9wbGFuX2lkGAUgASgJSACIAQESGwoOZW52aXJvbm1lbnRfaWQYBiABKAlIAYgBARISCgpwYWdlX3Rva2VuGAcgASgJQg8KDV90ZXN0X3BsYW5faWRCEQoPX2Vudmlyb25tZW50X2lkIk8KEExpc3RSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULnRlc3RydW4ucnVucy52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIl4KD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJIjUKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJ7ChRHZXRUZXN0UmVzdWx0UmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAQgASgJIoEBChVHZXRUZXN0UmVzdWx0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0EicKBXN0ZXBzGAIgAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASFAoMbWF4X2F0dGVtcHRzGAMgASgFIl8KEENhbmNlbFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSI2ChFDYW5jZWxSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIj8KEENsYWltVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLZXhlY3V0b3JfaWQYAiABKAkiSAoRQ2xhaW1UZXN0UmVzcG9uc2USMwoKYXNzaWdubWVudBgBIAEoCzIfLnRlc3RydW4ucnVucy52MS5UZXN0QXNzaWdubWVudCLOAgoOVGVzdEFzc2lnbm1lbnQSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSFAoMdGVzdF9jYXNlX2lkGAQgASgJEgwKBG5hbWUYBSABKAkSFgoOZW52aXJvbm1lbnRfaWQYBiABKAkSEAoIYmFzZV91cmwYByABKAkSJwoFc3RlcHMYCCADKAsyGC50ZXN0cnVuLmNhdGFsb2cudjEuU3RlcBIPCgdhdHRlbXB0GAkgASgFEhQKDG1heF9hdHRlbXB0cxgKIAEoBRITCgtsZWFzZV90b2tlbhgLIAEoCRI0ChBsZWFzZV9leHBpcmVzX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg92YXJpYWJsZXNfZ3JhbnQYDSABKAkiQwoUSGVhcnRiZWF0VGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkiTQoVSGVhcnRiZWF0VGVzdFJlc3BvbnNlEjQKEGxlYXNlX2V4cGlyZXNfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKElJlbGVhc2VUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIOCgZyZWFzb24YAyABKAkiFQoTUmVsZWFzZVRlc3RSZXNwb25zZSKqAQoTQ29tcGxldGVUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIrCgZzdGF0dXMYAyABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIPCgdzdW1tYXJ5GAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEhMKC2ZhaWxlZF9zdGVwGAYgASgFIocBChRDb21wbGV0ZVRlc3RSZXNwb25zZRIpCgR0ZXN0GAEgASgLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSLgoKcnVuX3N0YXR1cxgCIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSFAoMcnVuX2ZpbmlzaGVkGAMgASgIIosBCg5Ta2lwUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSFgoOdGVzdF9yZXN1bHRfaWQYAiABKAkSEwoLbGVhc2VfdG9rZW4YAyABKAkSKwoGcmVhc29uGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SDwoHc3VtbWFyeRgFIAEoCSI0Cg9Ta2lwUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biqcAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVFVTX1FVRVVFRBABEhYKElJVTl9TVEFUVVNfUlVOTklORxACEhUKEVJVTl9TVEFUVVNfUEFTU0VEEAMSFQoRUlVOX1NUQVRVU19GQUlMRUQQBBIWChJSVU5fU1RBVFVTX1NLSVBQRUQQBSqjAQoKVGVzdFN0YXR1cxIbChdURVNUX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElRFU1RfU1RBVFVTX1FVRVVFRBABEhcKE1RFU1RfU1RBVFVTX1JVTk5JTkcQAhIWChJURVNUX1NUQVRVU19QQVNTRUQQAxIWChJURVNUX1NUQVRVU19GQUlMRUQQBBIXChNURVNUX1NUQVRVU19TS0lQUEVEEAUqigEKClNraXBSZWFzb24SGwoXU0tJUF9SRUFTT05fVU5TUEVDSUZJRUQQABInCiNTS0lQX1JFQVNPTl9FTlZJUk9OTUVOVF9VTlJFQUNIQUJMRRABEhkKFVNLSVBfUkVBU09OX0NBTkNFTExFRBACEhsKF1NLSVBfUkVBU09OX05PX0VYRUNVVE9SEAMyyQcKC1J1bnNTZXJ2aWNlEk8KCFN0YXJ0UnVuEiAudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5TdGFydFJ1blJlc3BvbnNlEk4KBkdldFJ1bhIeLnRlc3RydW4ucnVucy52MS5HZXRSdW5SZXF1ZXN0Gh8udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlc3BvbnNlIgOQAgESVAoITGlzdFJ1bnMSIC50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJRCghXYXRjaFJ1bhIgLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hSdW5SZXNwb25zZTABEmMKDUdldFRlc3RSZXN1bHQSJS50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlc3BvbnNlIgOQAgESUgoJQ2FuY2VsUnVuEiEudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVzcG9uc2USUgoJQ2xhaW1UZXN0EiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVzcG9uc2USXgoNSGVhcnRiZWF0VGVzdBIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVzcG9uc2USWAoLUmVsZWFzZVRlc3QSIy50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVzcG9uc2USWwoMQ29tcGxldGVUZXN0EiQudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlcXVlc3QaJS50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVzcG9uc2USTAoHU2tpcFJ1bhIfLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVxdWVzdBogLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
 
 /**
  * A test run. GetRun and StartRun return it with `tests`; ListRuns leaves `tests` empty.
@@ -263,6 +263,14 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
    * @generated from field: string run_id = 11;
    */
   runId: string;
+
+  /**
+   * The number (1 for the first) of the step that failed, when the test FAILED at a step; unset
+   * otherwise (passed, skipped, or failed before any step ran, e.g. its executors were lost).
+   *
+   * @generated from field: optional int32 failed_step = 12;
+   */
+  failedStep?: number | undefined;
 };
 
 /**
@@ -515,6 +523,36 @@ export type ListRunsRequest = Message<"testrun.runs.v1.ListRunsRequest"> & {
    * @generated from field: int32 limit = 3;
    */
   limit: number;
+
+  /**
+   * Only runs whose status is one of these; empty means every status. UNSPECIFIED is
+   * INVALID_ARGUMENT.
+   *
+   * @generated from field: repeated testrun.runs.v1.RunStatus statuses = 4;
+   */
+  statuses: RunStatus[];
+
+  /**
+   * Only runs started from this test plan (`pln_…`).
+   *
+   * @generated from field: optional string test_plan_id = 5;
+   */
+  testPlanId?: string | undefined;
+
+  /**
+   * Only runs against this environment (`env_…`).
+   *
+   * @generated from field: optional string environment_id = 6;
+   */
+  environmentId?: string | undefined;
+
+  /**
+   * next_page_token of the previous page, with the same filters; empty for the first page. A token
+   * that was not issued by this service is INVALID_ARGUMENT.
+   *
+   * @generated from field: string page_token = 7;
+   */
+  pageToken: string;
 };
 
 /**
@@ -536,6 +574,13 @@ export type ListRunsResponse = Message<"testrun.runs.v1.ListRunsResponse"> & {
    * @generated from field: repeated testrun.runs.v1.Run runs = 1;
    */
   runs: Run[];
+
+  /**
+   * Token for the next (older) page; empty when no older run matches.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -544,6 +589,139 @@ export type ListRunsResponse = Message<"testrun.runs.v1.ListRunsResponse"> & {
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
   messageDesc(file_testrun_runs_v1_runs, 9);
+
+/**
+ * Request of WatchRun.
+ *
+ * @generated from message testrun.runs.v1.WatchRunRequest
+ */
+export type WatchRunRequest = Message<"testrun.runs.v1.WatchRunRequest"> & {
+  /**
+   * Read rights (API keys included).
+   *
+   * @generated from field: testrun.common.v1.Actor actor = 1;
+   */
+  actor?: Actor | undefined;
+
+  /**
+   * The project (`prj_…`); a run of another project is NOT_FOUND.
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message testrun.runs.v1.WatchRunRequest.
+ * Use `create(WatchRunRequestSchema)` to create a new message.
+ */
+export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 10);
+
+/**
+ * One message of WatchRun.
+ *
+ * @generated from message testrun.runs.v1.WatchRunResponse
+ */
+export type WatchRunResponse = Message<"testrun.runs.v1.WatchRunResponse"> & {
+  /**
+   * The run with its tests, as it is now.
+   *
+   * @generated from field: testrun.runs.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message testrun.runs.v1.WatchRunResponse.
+ * Use `create(WatchRunResponseSchema)` to create a new message.
+ */
+export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 11);
+
+/**
+ * Request of GetTestResult.
+ *
+ * @generated from message testrun.runs.v1.GetTestResultRequest
+ */
+export type GetTestResultRequest = Message<"testrun.runs.v1.GetTestResultRequest"> & {
+  /**
+   * Read rights (API keys included).
+   *
+   * @generated from field: testrun.common.v1.Actor actor = 1;
+   */
+  actor?: Actor | undefined;
+
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * The test result (`tr_…`) of that run.
+   *
+   * @generated from field: string test_result_id = 4;
+   */
+  testResultId: string;
+};
+
+/**
+ * Describes the message testrun.runs.v1.GetTestResultRequest.
+ * Use `create(GetTestResultRequestSchema)` to create a new message.
+ */
+export const GetTestResultRequestSchema: GenMessage<GetTestResultRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 12);
+
+/**
+ * Response of GetTestResult.
+ *
+ * @generated from message testrun.runs.v1.GetTestResultResponse
+ */
+export type GetTestResultResponse = Message<"testrun.runs.v1.GetTestResultResponse"> & {
+  /**
+   * The test result.
+   *
+   * @generated from field: testrun.runs.v1.TestResult test = 1;
+   */
+  test?: TestResult | undefined;
+
+  /**
+   * The steps it ran (or will run), as snapshotted when the run started.
+   *
+   * @generated from field: repeated testrun.catalog.v1.Step steps = 2;
+   */
+  steps: Step[];
+
+  /**
+   * After this many lapsed leases a test is FAILED (TestResult.attempt counts the claims).
+   *
+   * @generated from field: int32 max_attempts = 3;
+   */
+  maxAttempts: number;
+};
+
+/**
+ * Describes the message testrun.runs.v1.GetTestResultResponse.
+ * Use `create(GetTestResultResponseSchema)` to create a new message.
+ */
+export const GetTestResultResponseSchema: GenMessage<GetTestResultResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 13);
 
 /**
  * Request of CancelRun.
@@ -578,7 +756,7 @@ export type CancelRunRequest = Message<"testrun.runs.v1.CancelRunRequest"> & {
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 10);
+  messageDesc(file_testrun_runs_v1_runs, 14);
 
 /**
  * Response of CancelRun.
@@ -599,7 +777,7 @@ export type CancelRunResponse = Message<"testrun.runs.v1.CancelRunResponse"> & {
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 11);
+  messageDesc(file_testrun_runs_v1_runs, 15);
 
 /**
  * Request of ClaimTest. Executor identity only; takes no actor.
@@ -628,7 +806,7 @@ export type ClaimTestRequest = Message<"testrun.runs.v1.ClaimTestRequest"> & {
  * Use `create(ClaimTestRequestSchema)` to create a new message.
  */
 export const ClaimTestRequestSchema: GenMessage<ClaimTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 12);
+  messageDesc(file_testrun_runs_v1_runs, 16);
 
 /**
  * Response of ClaimTest.
@@ -649,7 +827,7 @@ export type ClaimTestResponse = Message<"testrun.runs.v1.ClaimTestResponse"> & {
  * Use `create(ClaimTestResponseSchema)` to create a new message.
  */
 export const ClaimTestResponseSchema: GenMessage<ClaimTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 13);
+  messageDesc(file_testrun_runs_v1_runs, 17);
 
 /**
  * Everything an executor needs to run one claimed test, except variable values.
@@ -756,7 +934,7 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
  * Use `create(TestAssignmentSchema)` to create a new message.
  */
 export const TestAssignmentSchema: GenMessage<TestAssignment> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 14);
+  messageDesc(file_testrun_runs_v1_runs, 18);
 
 /**
  * Request of HeartbeatTest. Executor identity only.
@@ -784,7 +962,7 @@ export type HeartbeatTestRequest = Message<"testrun.runs.v1.HeartbeatTestRequest
  * Use `create(HeartbeatTestRequestSchema)` to create a new message.
  */
 export const HeartbeatTestRequestSchema: GenMessage<HeartbeatTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 15);
+  messageDesc(file_testrun_runs_v1_runs, 19);
 
 /**
  * Response of HeartbeatTest.
@@ -805,7 +983,7 @@ export type HeartbeatTestResponse = Message<"testrun.runs.v1.HeartbeatTestRespon
  * Use `create(HeartbeatTestResponseSchema)` to create a new message.
  */
 export const HeartbeatTestResponseSchema: GenMessage<HeartbeatTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 16);
+  messageDesc(file_testrun_runs_v1_runs, 20);
 
 /**
  * Request of ReleaseTest. Executor identity only.
@@ -840,7 +1018,7 @@ export type ReleaseTestRequest = Message<"testrun.runs.v1.ReleaseTestRequest"> &
  * Use `create(ReleaseTestRequestSchema)` to create a new message.
  */
 export const ReleaseTestRequestSchema: GenMessage<ReleaseTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 17);
+  messageDesc(file_testrun_runs_v1_runs, 21);
 
 /**
  * Response of ReleaseTest. Empty.
@@ -855,7 +1033,7 @@ export type ReleaseTestResponse = Message<"testrun.runs.v1.ReleaseTestResponse">
  * Use `create(ReleaseTestResponseSchema)` to create a new message.
  */
 export const ReleaseTestResponseSchema: GenMessage<ReleaseTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 18);
+  messageDesc(file_testrun_runs_v1_runs, 22);
 
 /**
  * Request of CompleteTest. Executor identity only.
@@ -898,6 +1076,15 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
    * @generated from field: int64 duration_ms = 5;
    */
   durationMs: bigint;
+
+  /**
+   * For FAILED: the number (1 for the first) of the step that failed; 0 when the test failed
+   * before any step ran. Must be 0 for PASSED and SKIPPED and at most the number of steps
+   * (INVALID_ARGUMENT otherwise).
+   *
+   * @generated from field: int32 failed_step = 6;
+   */
+  failedStep: number;
 };
 
 /**
@@ -905,7 +1092,7 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
  * Use `create(CompleteTestRequestSchema)` to create a new message.
  */
 export const CompleteTestRequestSchema: GenMessage<CompleteTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 19);
+  messageDesc(file_testrun_runs_v1_runs, 23);
 
 /**
  * Response of CompleteTest.
@@ -940,7 +1127,7 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
  * Use `create(CompleteTestResponseSchema)` to create a new message.
  */
 export const CompleteTestResponseSchema: GenMessage<CompleteTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 20);
+  messageDesc(file_testrun_runs_v1_runs, 24);
 
 /**
  * Request of SkipRun. Executor identity only.
@@ -991,7 +1178,7 @@ export type SkipRunRequest = Message<"testrun.runs.v1.SkipRunRequest"> & {
  * Use `create(SkipRunRequestSchema)` to create a new message.
  */
 export const SkipRunRequestSchema: GenMessage<SkipRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 21);
+  messageDesc(file_testrun_runs_v1_runs, 25);
 
 /**
  * Response of SkipRun.
@@ -1012,7 +1199,7 @@ export type SkipRunResponse = Message<"testrun.runs.v1.SkipRunResponse"> & {
  * Use `create(SkipRunResponseSchema)` to create a new message.
  */
 export const SkipRunResponseSchema: GenMessage<SkipRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 22);
+  messageDesc(file_testrun_runs_v1_runs, 26);
 
 /**
  * Status of a run.
@@ -1254,6 +1441,37 @@ export const RunsService: GenService<{
     methodKind: "unary";
     input: typeof ListRunsRequestSchema;
     output: typeof ListRunsResponseSchema;
+  },
+  /**
+   * Follows a run as it changes (the web console's run page). Sends the run with its tests at
+   * once, then again after each change (a test claimed, handed back, completed or skipped; the run
+   * cancelled or finished), and ends after sending the finished run. Changes close together may
+   * arrive as one message; a message is never sent twice for the same state. Changes reach every
+   * replica through Redis; should a notice be lost, the run is read again at least every few
+   * seconds, so a stream never stalls on a run that moved on. Read rights (API keys included).
+   * Errors, before the first message: INVALID_ARGUMENT (no actor); NOT_FOUND (no such run in this
+   * project); PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.WatchRun
+   */
+  watchRun: {
+    methodKind: "server_streaming";
+    input: typeof WatchRunRequestSchema;
+    output: typeof WatchRunResponseSchema;
+  },
+  /**
+   * Returns one test result of a run with the steps it ran, as snapshotted when the run started
+   * (variables appear as `{{NAME}}`: their values are never stored with a run). Read rights (API
+   * keys included).
+   * Errors: INVALID_ARGUMENT (no actor); NOT_FOUND (no such run in this project, or no such test
+   * in that run); PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.GetTestResult
+   */
+  getTestResult: {
+    methodKind: "unary";
+    input: typeof GetTestResultRequestSchema;
+    output: typeof GetTestResultResponseSchema;
   },
   /**
    * Cancels a run: every test not yet final becomes SKIPPED (an executor still running one is told
