@@ -17,6 +17,7 @@ export const configSchema = baseConfigSchema
     KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
     CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
     BILLING_URL: serviceUrl.default("http://127.0.0.1:7103"),
+    RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
     /**
      * The address people open the console at (the runs service's APP_URL): the origin that
      * state-changing calls must come from, the base of sign-in links and of the OIDC redirect,
@@ -33,8 +34,13 @@ export const configSchema = baseConfigSchema
     OIDC_ISSUER_URL: z.url({ protocol: /^https?$/ }).optional(),
     OIDC_CLIENT_ID: z.string().min(1).optional(),
     OIDC_CLIENT_SECRET: z.string().min(1).optional(),
-    /** Deadline of every call the console makes to the other services. */
+    /** Deadline of every call the console makes to the other services (live run streams excepted). */
     RPC_TIMEOUT_MS: positiveInt(5_000),
+    /**
+     * A run page's live stream ends after this long and the browser opens the next one: below the
+     * 60 s idle timeout of common proxies, and the session is checked again each time.
+     */
+    WATCH_WINDOW_SECONDS: positiveInt(50),
   })
   .refine(
     (c) =>

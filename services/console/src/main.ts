@@ -1,7 +1,9 @@
 import { fileURLToPath } from "node:url";
+import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleAdminService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { bind, runService, serveHttp, serviceClient } from "@testrun/kit";
 import { OidcSignIn } from "./auth/oidc.js";
 import { SessionStore } from "./auth/sessions.js";
@@ -24,10 +26,12 @@ await runService({
   name: "console",
   config: configSchema,
   database,
-  async setup({ config, logger, orm, onShutdown, isReady }) {
+  async setup({ config, logger, orm, onShutdown, onStopping, isReady }) {
     const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, clientOptions);
     const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);
+    const runs = serviceClient(RunsService, config.RUNS_URL, clientOptions);
+    const billing = serviceClient(BillingService, config.BILLING_URL, clientOptions);
 
     const sessions = new SessionStore(orm, {
       idleMs: config.SESSION_IDLE_MINUTES * 60_000,
@@ -47,7 +51,9 @@ await runService({
     sweeper.unref();
     onShutdown(() => clearInterval(sweeper));
 
+    const streamsEnd = new AbortController();
     const app = createConsoleApp({
+      shutdownSignal: streamsEnd.signal,
       appUrl: config.APP_URL,
       logger,
       isReady,
@@ -61,6 +67,9 @@ await runService({
         viewers: new Viewers(sessions, directory),
         catalog,
         keys,
+        runs,
+        billing,
+        watchWindowMs: config.WATCH_WINDOW_SECONDS * 1000,
         apiUrl: config.API_URL,
         ...(oidc && { oidcProvider: oidc.providerName }),
       }),
@@ -72,6 +81,9 @@ await runService({
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
       onShutdown,
     });
+    // At SIGTERM, live streams end at once (browsers reopen them on another replica), so they
+    // never hold the drain open.
+    onStopping(() => streamsEnd.abort());
     return [bind(ConsoleAdminService, adminService({ links, directory, appUrl: config.APP_URL }))];
   },
 });

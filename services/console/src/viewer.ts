@@ -55,6 +55,12 @@ export class Viewers {
     if (!organizationId || !membership) throw notFound("project");
     return membership;
   }
+
+  /** The member actor of the signed-in person for one of their projects; NOT_FOUND otherwise. */
+  async actorForProject(ctx: HandlerContext, projectId: string) {
+    const membership = await this.membershipForProject(await this.of(ctx), projectId);
+    return { membership, actor: actorOf(membership) };
+  }
 }
 
 /** A member actor for the services: the person acting as their member of one organization. */

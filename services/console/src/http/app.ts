@@ -20,6 +20,8 @@ export interface ConsoleAppOptions extends AuthDeps {
   consoleService: Partial<ServiceImpl<typeof ConsoleService>>;
   /** Folder of the built web app. */
   webRoot: string;
+  /** Aborted when the console shuts down: ends live streams (run pages) so the server can close. */
+  shutdownSignal?: AbortSignal;
 }
 
 /**
@@ -38,6 +40,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const api = connectNodeAdapter({
     routes: (r) => r.service(ConsoleService as DescService, options.consoleService),
     requestPathPrefix: apiPrefix,
+    ...(options.shutdownSignal && { shutdownSignal: options.shutdownSignal }),
     interceptors: [serverTracingInterceptor, callLoggingInterceptor(logger)],
     contextValues: (req) =>
       createContextValues().set(sessionCookieKey, cookies.read(req.headers.cookie, cookies.sessionName)),

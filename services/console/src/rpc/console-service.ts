@@ -4,9 +4,11 @@ import type { CatalogService, Member } from "@testrun/gen/testrun/catalog/v1/cat
 import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { actorOf, type Viewers } from "../viewer.js";
+import { contentHandlers } from "./content-handlers.js";
 import { relay } from "./relay.js";
+import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
 
-export interface ConsoleDeps {
+export interface ConsoleDeps extends RunHandlerDeps {
   viewers: Viewers;
   catalog: Client<typeof CatalogService>;
   keys: Client<typeof KeysService>;
@@ -23,7 +25,7 @@ const memberPage = 1000;
  * ConsoleService: every method but GetSignInOptions first resolves the signed-in person, then acts
  * as their member of the organization concerned. Keys and catalog decide what that member may do.
  */
-export function consoleService(deps: ConsoleDeps): Partial<ServiceImpl<typeof ConsoleService>> {
+export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleService> {
   const { viewers, catalog, keys } = deps;
 
   /** Every member of an organization (removed ones too, when naming key creators). */
@@ -50,6 +52,9 @@ export function consoleService(deps: ConsoleDeps): Partial<ServiceImpl<typeof Co
   };
 
   return {
+    ...runHandlers(deps),
+    ...contentHandlers(deps),
+
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,
       oidcProvider: deps.oidcProvider ?? "",

@@ -21,15 +21,32 @@ export async function relay<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (error) {
-    const failure = ConnectError.from(error);
-    if (meantForCaller.has(failure.code)) throw failure;
-    // The cause stays on the error for the call log; the browser sees only this message.
-    throw new ConnectError(
-      "a Testrun service is unavailable; try again in a moment",
-      Code.Unavailable,
-      undefined,
-      undefined,
-      failure,
-    );
+    throw relayed(error);
+  }
+}
+
+/** What the browser may see of a failed call to another service (see relay). */
+export function relayed(error: unknown): ConnectError {
+  const failure = ConnectError.from(error);
+  if (meantForCaller.has(failure.code)) return failure;
+  // The cause stays on the error for the call log; the browser sees only this message.
+  return new ConnectError(
+    "a Testrun service is unavailable; try again in a moment",
+    Code.Unavailable,
+    undefined,
+    undefined,
+    failure,
+  );
+}
+
+/**
+ * A name to show beside an id: what the lookup found, or "" when it failed for any reason (a
+ * deleted item, a service away): the page then shows the id, and the call it decorates succeeds.
+ */
+export async function nameOrNothing(lookup: Promise<string | undefined>): Promise<string> {
+  try {
+    return (await lookup) ?? "";
+  } catch {
+    return "";
   }
 }
