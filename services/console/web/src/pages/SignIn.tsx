@@ -2,8 +2,10 @@
 // last attempt did not sign anyone in.
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { useEffect } from "react";
 import { useSearchParams } from "react-router";
 import { Failed, Loading } from "../components/States";
+import { rememberReturnPath } from "../return-path";
 
 const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
   not_a_member: {
@@ -24,6 +26,8 @@ export function SignIn() {
   const error = params.get("error") ?? "";
   const reason = reasons[error];
   const next = params.get("next") ?? "/";
+  // A sign-in link opened later, in another tab, brings the person back here.
+  useEffect(() => rememberReturnPath(next), [next]);
   return (
     <main className="auth-page" id="main">
       <div className="auth-card">

@@ -2,6 +2,7 @@
 // or a Referer); it is posted once, then dropped from the address bar.
 import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router";
+import { takeReturnPath } from "../return-path";
 
 /** invalid: the console refused the token (400, 401, 410). trouble: it could not answer. */
 type Failure = "invalid" | "trouble";
@@ -26,7 +27,7 @@ export function SignInLink() {
       credentials: "same-origin",
     })
       .then((answer) => {
-        if (answer.status === 204) window.location.assign("/");
+        if (answer.status === 204) window.location.assign(takeReturnPath());
         else setFailure(answer.status >= 500 || answer.status === 429 ? "trouble" : "invalid");
       })
       .catch(() => setFailure("trouble"));
