@@ -50,6 +50,7 @@ The demo project's API key, shown once:
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/project
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" -H 'Content-Type: application/json' \\
        -d '{"testPlan": "Smoke"}' ${system.gatewayUrl}/v1/runs
+  # the answer's "url" opens the run in the web console, where it follows the run live
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/runs/<id from the answer above>
 
 Admin CLI against this system:  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl --help
