@@ -66,6 +66,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   app.use(async (ctx, next) => {
     if (!ctx.path.startsWith(`${apiPrefix}/`)) return next();
     ctx.respond = false;
+    // A live stream's messages must not wait in a proxy's buffer (nginx honours this header).
+    if (ctx.path.endsWith("/WatchRun")) ctx.res.setHeader("X-Accel-Buffering", "no");
     await new Promise<void>((resolve) => {
       ctx.res.once("close", resolve);
       api(ctx.req, ctx.res);
