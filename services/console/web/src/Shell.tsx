@@ -6,6 +6,18 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { NavLink, Outlet, useNavigate, useParams } from "react-router";
 import { signOut, useSession } from "./session";
 
+/** The project's pages, in the navigation's order. */
+const projectSections = [
+  ["", "Overview"],
+  ["/runs", "Runs"],
+  ["/test-plans", "Test plans"],
+  ["/test-cases", "Test cases"],
+  ["/environments", "Environments"],
+  ["/variables", "Variables"],
+  ["/credits", "Credits"],
+  ["/settings/api", "Settings: API & CI"],
+] as const;
+
 export function Shell() {
   const session = useSession();
   const navigate = useNavigate();
@@ -86,10 +98,11 @@ export function Shell() {
           {projectId && (
             <>
               <p className="sidenav-heading">{project.data?.project?.name ?? "Project"}</p>
-              <NavLink end to={`/projects/${projectId}`}>
-                Overview
-              </NavLink>
-              <NavLink to={`/projects/${projectId}/settings/api`}>Settings: API &amp; CI</NavLink>
+              {projectSections.map(([rest, label]) => (
+                <NavLink key={rest} end={rest === ""} to={`/projects/${projectId}${rest}`}>
+                  {label}
+                </NavLink>
+              ))}
             </>
           )}
           {organizationId && (

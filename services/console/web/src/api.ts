@@ -1,6 +1,8 @@
 // How the web app reaches the console's Connect API, and how it words what went wrong.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
+import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { count, plural } from "./format";
 
 /** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
 export const transport = createConnectTransport({ baseUrl: "/api" });
@@ -13,6 +15,9 @@ export const isNotFound = (error: unknown) => error != null && errorOf(error).co
 /** The message a person reads: what the service said, without the code prefix. */
 export function messageOf(error: unknown): string {
   const failure = errorOf(error);
+  const [short] = failure.findDetails(InsufficientCreditsSchema);
+  if (short)
+    return `This run needs ${plural(short.required, "credit")}; the project has ${count(short.available)}.`;
   if (failure.code === Code.Unavailable || failure.code === Code.Internal || failure.code === Code.Unknown)
     return "Testrun could not be reached or had a problem. Try again in a moment.";
   const text = failure.rawMessage || "Something went wrong.";

@@ -1,8 +1,10 @@
-// Dates, roles and key states in words.
+// Dates, durations, roles, key, run and test states, and credits in words.
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 
 const absolute = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short" });
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
@@ -44,3 +46,84 @@ export const keyStateName: Record<KeyState, string> = {
 
 export const canEdit = (role: Role) => role >= Role.EDITOR;
 export const canAdminister = (role: Role) => role >= Role.ADMIN;
+
+/** "420 ms", "3.2 s", "4 min 5 s", "1 h 2 min"; `missing` when unset. */
+export function duration(ms: bigint | number | undefined, missing = "—"): string {
+  if (ms === undefined) return missing;
+  const n = Number(ms);
+  if (n < 1000) return `${n} ms`;
+  if (n < 60_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)} s`;
+  const seconds = Math.round(n / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+}
+
+const whole = new Intl.NumberFormat("en");
+/** A count with thousands separators: "1,000". */
+export const count = (n: bigint | number) => whole.format(n);
+/** "1 test", "7 tests". */
+export const plural = (n: bigint | number, one: string, many = `${one}s`) =>
+  `${count(n)} ${n === 1 || n === 1n ? one : many}`;
+/** A signed change: "+5", "−3" (a real minus sign), "0". */
+export const signed = (n: bigint) => (n > 0n ? `+${count(n)}` : n < 0n ? `−${count(-n)}` : "0");
+
+/** The tone of a status badge (styles.css badge-*). */
+export type Tone = "good" | "bad" | "neutral" | "active" | "waiting";
+
+export const runStatusName: Record<RunStatus, string> = {
+  [RunStatus.UNSPECIFIED]: "Unknown",
+  [RunStatus.QUEUED]: "Queued",
+  [RunStatus.RUNNING]: "Running",
+  [RunStatus.PASSED]: "Passed",
+  [RunStatus.FAILED]: "Failed",
+  [RunStatus.SKIPPED]: "Skipped",
+};
+export const runStatusTone: Record<RunStatus, Tone> = {
+  [RunStatus.UNSPECIFIED]: "neutral",
+  [RunStatus.QUEUED]: "waiting",
+  [RunStatus.RUNNING]: "active",
+  [RunStatus.PASSED]: "good",
+  [RunStatus.FAILED]: "bad",
+  [RunStatus.SKIPPED]: "neutral",
+};
+/** The statuses a run list can be filtered by, with their names in the URL (?status=failed). */
+export const runStatusFilters = [
+  RunStatus.RUNNING,
+  RunStatus.PASSED,
+  RunStatus.FAILED,
+  RunStatus.SKIPPED,
+].map((status) => ({ status, param: runStatusName[status].toLowerCase() }));
+
+export const testStatusName: Record<TestStatus, string> = {
+  [TestStatus.UNSPECIFIED]: "Unknown",
+  [TestStatus.QUEUED]: "Queued",
+  [TestStatus.RUNNING]: "Running",
+  [TestStatus.PASSED]: "Passed",
+  [TestStatus.FAILED]: "Failed",
+  [TestStatus.SKIPPED]: "Skipped",
+};
+export const testStatusTone: Record<TestStatus, Tone> = {
+  [TestStatus.UNSPECIFIED]: "neutral",
+  [TestStatus.QUEUED]: "waiting",
+  [TestStatus.RUNNING]: "active",
+  [TestStatus.PASSED]: "good",
+  [TestStatus.FAILED]: "bad",
+  [TestStatus.SKIPPED]: "neutral",
+};
+
+/** Why a run was skipped, as a sentence. */
+export const skipReasonText: Record<SkipReason, string> = {
+  [SkipReason.UNSPECIFIED]: "",
+  [SkipReason.ENVIRONMENT_UNREACHABLE]:
+    "Skipped: the environment was unreachable (its base URL did not answer when checked before the tests ran). Its credits were refunded.",
+  [SkipReason.CANCELLED]: "Skipped: the run was cancelled before any test passed or failed.",
+  [SkipReason.NO_EXECUTOR]:
+    "Skipped: no executor took the tests in time. The credits of the tests that never started were refunded.",
+};
+
+export const ledgerKindName: Record<LedgerEntryKind, string> = {
+  [LedgerEntryKind.UNSPECIFIED]: "Unknown",
+  [LedgerEntryKind.GRANT]: "Grant",
+  [LedgerEntryKind.CHARGE]: "Charge",
+  [LedgerEntryKind.REFUND]: "Refund",
+};

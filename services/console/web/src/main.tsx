@@ -9,12 +9,20 @@ import { BrowserRouter, Route, Routes } from "react-router";
 import { errorOf, goToSignIn, isSignedOut, transport } from "./api";
 import { NotFound } from "./components/States";
 import { ApiKeys } from "./pages/ApiKeys";
+import { Credits } from "./pages/Credits";
+import { Environments } from "./pages/Environments";
 import { Home } from "./pages/Home";
 import { Members } from "./pages/Members";
 import { OrgProjects } from "./pages/OrgProjects";
 import { ProjectOverview } from "./pages/ProjectOverview";
+import { Run } from "./pages/Run";
+import { Runs } from "./pages/Runs";
 import { SignIn } from "./pages/SignIn";
 import { SignInLink } from "./pages/SignInLink";
+import { TestCase, TestCases } from "./pages/TestCases";
+import { TestPlan, TestPlans } from "./pages/TestPlans";
+import { TestResult } from "./pages/TestResult";
+import { Variables } from "./pages/Variables";
 import { Shell } from "./Shell";
 import { SessionProvider } from "./session";
 import "./styles.css";
@@ -66,6 +74,17 @@ if (root)
                 <Route path="/orgs/:orgId" element={<OrgProjects />} />
                 <Route path="/orgs/:orgId/members" element={<Members />} />
                 <Route path="/projects/:projectId" element={<ProjectOverview />} />
+                <Route path="/projects/:projectId/runs" element={<Runs />} />
+                {/* The url the REST API gives a run (Run.url) and each of its tests (TestResult.url). */}
+                <Route path="/projects/:projectId/runs/:runId" element={<Run />} />
+                <Route path="/projects/:projectId/runs/:runId/tests/:testResultId" element={<TestResult />} />
+                <Route path="/projects/:projectId/test-plans" element={<TestPlans />} />
+                <Route path="/projects/:projectId/test-plans/:testPlanId" element={<TestPlan />} />
+                <Route path="/projects/:projectId/test-cases" element={<TestCases />} />
+                <Route path="/projects/:projectId/test-cases/:testCaseId" element={<TestCase />} />
+                <Route path="/projects/:projectId/environments" element={<Environments />} />
+                <Route path="/projects/:projectId/variables" element={<Variables />} />
+                <Route path="/projects/:projectId/credits" element={<Credits />} />
                 <Route path="/projects/:projectId/settings/api" element={<ApiKeys />} />
                 <Route path="*" element={<NotFound />} />
               </Route>

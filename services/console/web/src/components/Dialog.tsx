@@ -61,31 +61,40 @@ export function ErrorNotice({ error }: { error: unknown }) {
   );
 }
 
-/** A dialog's buttons: Cancel, then the one that acts (a submit button unless `onConfirm` is given). */
+/**
+ * A dialog's buttons: Cancel (or `cancelLabel`, where "Cancel" would be ambiguous), then the one
+ * that acts (a submit button unless `onConfirm` is given).
+ */
 export function DialogActions({
   onCancel,
+  cancelLabel = "Cancel",
   label,
   busyLabel,
   busy,
+  disabled = false,
   danger = false,
   onConfirm,
 }: {
   onCancel: () => void;
+  cancelLabel?: string;
   label: string;
   busyLabel: string;
   busy: boolean;
+  /** The action cannot be taken yet (the form says why). */
+  disabled?: boolean;
   danger?: boolean;
   onConfirm?: () => void;
 }) {
   return (
     <div className="dialog-actions">
       <button type="button" className="button" onClick={onCancel}>
-        Cancel
+        {cancelLabel}
       </button>
       <button
         type={onConfirm ? "button" : "submit"}
         className={`button ${danger ? "button-danger" : "button-primary"}`}
-        disabled={busy}
+        disabled={busy || disabled}
+        aria-busy={busy}
         onClick={onConfirm}
       >
         {busy ? busyLabel : label}

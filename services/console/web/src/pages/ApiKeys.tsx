@@ -5,13 +5,13 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type ApiKeyEntry, ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type FormEvent, useState } from "react";
-import { useParams } from "react-router";
 import { isNotFound } from "../api";
 import { CodeBlock, CopyButton } from "../components/CopyButton";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
 import { Empty, Failed, Loading, NotFound } from "../components/States";
 import { Time } from "../components/Time";
-import { canEdit, keyStateName } from "../format";
+import { keyStateName } from "../format";
+import { useProject } from "../project";
 import { useSession } from "../session";
 
 const expiries = [
@@ -22,14 +22,12 @@ const expiries = [
 ];
 
 export function ApiKeys() {
-  const { projectId = "" } = useParams();
-  const project = useQuery(ConsoleService.method.getProject, { projectId });
+  const { projectId, project, editor } = useProject();
   const keys = useQuery(ConsoleService.method.listApiKeys, { projectId });
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<ApiKeyEntry>();
 
   if (isNotFound(project.error) || isNotFound(keys.error)) return <NotFound what="Project" />;
-  const editor = project.data ? canEdit(project.data.role) : false;
   return (
     <>
       <p className="eyebrow">{project.data?.project?.name ?? "Project"} settings</p>

@@ -1,14 +1,22 @@
-// A project's overview.
+// A project's overview: its recent runs and its credit balance, and where to start.
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { Link, useParams } from "react-router";
+import { useState } from "react";
+import { Link } from "react-router";
 import { isNotFound } from "../api";
-import { Failed, Loading, NotFound } from "../components/States";
-import { roleName } from "../format";
+import { StartRunDialog } from "../components/StartRunDialog";
+import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { count, roleName } from "../format";
+import { useProject } from "../project";
+import { RunTable } from "./Runs";
 
 export function ProjectOverview() {
-  const { projectId = "" } = useParams();
-  const project = useQuery(ConsoleService.method.getProject, { projectId });
+  const { projectId, project, editor, path } = useProject();
+  const runs = useQuery(ConsoleService.method.listRuns, { projectId, pageSize: 5 });
+  const credits = useQuery(ConsoleService.method.getCredits, { projectId, pageSize: 1 });
+  const environments = useQuery(ConsoleService.method.listEnvironments, { projectId });
+  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId });
+  const [starting, setStarting] = useState(false);
   if (isNotFound(project.error)) return <NotFound what="Project" />;
   if (project.isPending) return <Loading what="the project" />;
   if (project.error) return <Failed error={project.error} retry={() => void project.refetch()} />;
@@ -16,17 +24,55 @@ export function ProjectOverview() {
   return (
     <>
       <p className="eyebrow">{organization?.name}</p>
-      <h1>{p?.name}</h1>
+      <div className="page-head">
+        <h1>{p?.name}</h1>
+        {editor && (
+          <button type="button" className="button button-primary" onClick={() => setStarting(true)}>
+            Start run
+          </button>
+        )}
+      </div>
       {p?.description && <p className="lead">{p.description}</p>}
       <p className="muted">Your role here: {roleName[role]}</p>
-      <section className="panel">
-        <h2>Start here</h2>
-        <p>
-          Pipelines and AI agents start runs through the REST API with a project API key. Create one in{" "}
-          <Link to={`/projects/${projectId}/settings/api`}>Settings: API &amp; CI</Link>, where you also find
-          a curl to try it.
-        </p>
-      </section>
+      <div className="overview">
+        <section className="overview-runs" aria-labelledby="recent-heading">
+          <div className="section-head">
+            <h2 id="recent-heading">Recent runs</h2>
+            <Link to={path("/runs")}>All runs</Link>
+          </div>
+          {runs.isPending && <Loading what="recent runs" />}
+          {runs.error && <Failed error={runs.error} retry={() => void runs.refetch()} />}
+          {runs.data?.runs.length === 0 && (
+            <Empty title="No runs yet">
+              <p>
+                Pipelines and AI agents start runs through the REST API with a project API key: create one in{" "}
+                <Link to={path("/settings/api")}>Settings: API &amp; CI</Link>, where you also find a curl to
+                try it.
+                {editor && " You can also start one here."}
+              </p>
+            </Empty>
+          )}
+          {runs.data && runs.data.runs.length > 0 && (
+            <RunTable
+              runs={runs.data.runs}
+              plans={plans.data?.testPlans ?? []}
+              environments={environments.data?.environments ?? []}
+            />
+          )}
+        </section>
+        <aside className="panel balance column-side" aria-labelledby="balance-heading">
+          <h2 id="balance-heading" className="balance-label">
+            Credit balance
+          </h2>
+          {credits.isPending && <Loading what="the balance" />}
+          {credits.error && <Failed error={credits.error} retry={() => void credits.refetch()} />}
+          {credits.data && <p className="balance-value">{count(credits.data.balance)}</p>}
+          <p className="muted small">
+            One credit per test. <Link to={path("/credits")}>Ledger</Link>
+          </p>
+        </aside>
+      </div>
+      {editor && <StartRunDialog projectId={projectId} open={starting} onClose={() => setStarting(false)} />}
     </>
   );
 }

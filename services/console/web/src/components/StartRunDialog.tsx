@@ -1,0 +1,302 @@
+// "Start run" (Editors and above): the environment (the project's default chosen), what to run (a
+// test plan, tags, or test cases picked from a searchable checklist), an optional name. It previews
+// the cost as the choice changes ("N tests · N credits · balance B") and opens the new run's page.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
+import { ConsoleService, type RunSelectionSchema } from "@testrun/gen/testrun/console/v1/console_pb";
+import { type FormEvent, useDeferredValue, useId, useState } from "react";
+import { useNavigate } from "react-router";
+import { count, plural } from "../format";
+import { Dialog, DialogActions, ErrorNotice } from "./Dialog";
+
+type Mode = "plan" | "tags" | "cases";
+const modes: { value: Mode; label: string }[] = [
+  { value: "plan", label: "A test plan" },
+  { value: "tags", label: "Tags" },
+  { value: "cases", label: "Test cases" },
+];
+
+export function StartRunDialog({
+  projectId,
+  open,
+  onClose,
+}: {
+  projectId: string;
+  open: boolean;
+  onClose: () => void;
+}) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const ids = useId();
+  const [environmentId, setEnvironmentId] = useState("");
+  const [mode, setMode] = useState<Mode>("plan");
+  const [planId, setPlanId] = useState("");
+  const [tags, setTags] = useState<string[]>([]);
+  const [caseIds, setCaseIds] = useState<string[]>([]);
+  const [search, setSearch] = useState("");
+  const [name, setName] = useState("");
+  const searched = useDeferredValue(search.trim());
+
+  const environments = useQuery(ConsoleService.method.listEnvironments, { projectId }, { enabled: open });
+  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId }, { enabled: open });
+  // Every case, for the tags to choose from; and the cases matching the search, for the checklist.
+  const allCases = useQuery(
+    ConsoleService.method.listTestCases,
+    { projectId },
+    { enabled: open && mode === "tags" },
+  );
+  const matching = useQuery(
+    ConsoleService.method.listTestCases,
+    { projectId, search: searched },
+    { enabled: open && mode === "cases", placeholderData: keepPreviousData },
+  );
+  const start = useMutation(ConsoleService.method.startRun);
+
+  const environmentChosen =
+    environmentId ||
+    environments.data?.environments.find((e) => e.isDefault)?.id ||
+    environments.data?.environments[0]?.id ||
+    "";
+  const planChosen = planId || plans.data?.testPlans[0]?.id || "";
+  const selection: MessageInitShape<typeof RunSelectionSchema> | undefined =
+    mode === "plan"
+      ? planChosen
+        ? { selection: { case: "testPlanId", value: planChosen } }
+        : undefined
+      : mode === "tags"
+        ? tags.length > 0
+          ? { selection: { case: "tags", value: { tags } } }
+          : undefined
+        : caseIds.length > 0
+          ? { selection: { case: "testCaseIds", value: { ids: caseIds } } }
+          : undefined;
+  const preview = useQuery(
+    ConsoleService.method.previewRun,
+    { projectId, environmentId: environmentChosen, selection },
+    {
+      enabled: open && selection !== undefined && environmentChosen !== "",
+      placeholderData: keepPreviousData,
+    },
+  );
+
+  const close = () => {
+    start.reset();
+    setEnvironmentId("");
+    setMode("plan");
+    setPlanId("");
+    setTags([]);
+    setCaseIds([]);
+    setSearch("");
+    setName("");
+    onClose();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!selection) return;
+    start.mutate(
+      { projectId, environmentId: environmentChosen, selection, name: name.trim() },
+      {
+        onSuccess: ({ run }) => {
+          void queryClient.invalidateQueries();
+          close();
+          if (run) navigate(`/projects/${projectId}/runs/${run.id}`);
+        },
+      },
+    );
+  };
+  const knownTags = [
+    ...new Map(
+      (allCases.data?.testCases ?? []).flatMap((c) => c.tags).map((t) => [t.toLowerCase(), t] as const),
+    ).values(),
+  ].sort((a, b) => a.localeCompare(b));
+  const toggle = (list: string[], item: string) =>
+    list.includes(item) ? list.filter((x) => x !== item) : [...list, item];
+  const shown = preview.data;
+  const short = shown !== undefined && BigInt(shown.testCount) > shown.balance;
+  const nothingChosen =
+    mode === "plan"
+      ? "This project has no test plans yet."
+      : mode === "tags"
+        ? "Choose one tag or more."
+        : "Choose one test case or more.";
+
+  return (
+    <Dialog title="Start run" open={open} onClose={close}>
+      <form className="stack" onSubmit={submit}>
+        <label className="field">
+          <span>Environment</span>
+          <select
+            className="input"
+            value={environmentChosen}
+            onChange={(e) => setEnvironmentId(e.target.value)}
+            disabled={!environments.data}
+          >
+            {environments.data?.environments.map((env) => (
+              <option key={env.id} value={env.id}>
+                {env.name}
+                {env.isDefault ? " (default)" : ""}
+              </option>
+            ))}
+          </select>
+          {environments.data?.environments.length === 0 && (
+            <small>This project has no environment: an admin adds one with testrunctl.</small>
+          )}
+        </label>
+        <ErrorNotice error={environments.error} />
+
+        <fieldset className="field">
+          <legend>What to run</legend>
+          <div className="choices">
+            {modes.map((choice) => (
+              <label key={choice.value} className="choice">
+                <input
+                  type="radio"
+                  name={`${ids}-mode`}
+                  checked={mode === choice.value}
+                  onChange={() => setMode(choice.value)}
+                />
+                {choice.label}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+
+        {mode === "plan" && (
+          <label className="field">
+            <span>Test plan</span>
+            <select
+              className="input"
+              value={planChosen}
+              onChange={(e) => setPlanId(e.target.value)}
+              disabled={!plans.data || plans.data.testPlans.length === 0}
+            >
+              {plans.data?.testPlans.map((plan) => (
+                <option key={plan.id} value={plan.id}>
+                  {plan.name} ({plural(plan.testCaseCount, "test case")})
+                </option>
+              ))}
+            </select>
+            <small>Runs the plan's enabled test cases, in plan order.</small>
+            <ErrorNotice error={plans.error} />
+          </label>
+        )}
+
+        {mode === "tags" && (
+          <fieldset className="field">
+            <legend>Tags</legend>
+            {allCases.isPending && <small>Loading tags…</small>}
+            <ErrorNotice error={allCases.error} />
+            {allCases.data && knownTags.length === 0 && <small>No test case has a tag yet.</small>}
+            <div className="choices">
+              {knownTags.map((tag) => (
+                <label key={tag} className="choice chip-choice">
+                  <input
+                    type="checkbox"
+                    checked={tags.includes(tag)}
+                    onChange={() => setTags(toggle(tags, tag))}
+                  />
+                  {tag}
+                </label>
+              ))}
+            </div>
+            <small>Runs every enabled test case having any of them.</small>
+          </fieldset>
+        )}
+
+        {mode === "cases" && (
+          <fieldset className="field">
+            <legend>Test cases</legend>
+            <input
+              className="input"
+              type="search"
+              placeholder="Search by name"
+              aria-label="Search test cases by name"
+              value={search}
+              onChange={(e) => setSearch(e.target.value)}
+            />
+            <ErrorNotice error={matching.error} />
+            <div className="checklist" aria-busy={matching.isFetching}>
+              {matching.isPending && <p className="muted small">Loading test cases…</p>}
+              {matching.data?.testCases.length === 0 && (
+                <p className="muted small">No test case matches “{searched}”.</p>
+              )}
+              {matching.data?.testCases.map((testCase) => (
+                <label key={testCase.id} className="checklist-item">
+                  <input
+                    type="checkbox"
+                    checked={caseIds.includes(testCase.id)}
+                    onChange={() => setCaseIds(toggle(caseIds, testCase.id))}
+                  />
+                  <span>
+                    {testCase.name}
+                    {!testCase.enabled && <span className="muted small"> · disabled (runs when chosen)</span>}
+                  </span>
+                </label>
+              ))}
+              {matching.data?.truncated && (
+                <p className="muted small">Only the first 500 are listed: search to narrow them down.</p>
+              )}
+            </div>
+            <small aria-live="polite">
+              {plural(caseIds.length, "test case")} chosen
+              {caseIds.length > 0 && (
+                <>
+                  {" · "}
+                  <button type="button" className="link-button" onClick={() => setCaseIds([])}>
+                    clear
+                  </button>
+                </>
+              )}
+            </small>
+          </fieldset>
+        )}
+
+        <label className="field">
+          <span>
+            Name <span className="muted">(optional)</span>
+          </span>
+          <input
+            className="input"
+            maxLength={200}
+            value={name}
+            placeholder={shown?.defaultRunName}
+            onChange={(e) => setName(e.target.value)}
+          />
+        </label>
+
+        <div className="preview" role="status" aria-live="polite">
+          {!selection ? (
+            <span className="muted">{nothingChosen}</span>
+          ) : preview.error ? (
+            <ErrorNotice error={preview.error} />
+          ) : shown ? (
+            <>
+              <p className="preview-line" aria-busy={preview.isFetching}>
+                <strong>{plural(shown.testCount, "test")}</strong> · {plural(shown.testCount, "credit")} ·
+                balance {count(shown.balance)}
+              </p>
+              <p className="muted small">on {shown.environment?.name}</p>
+              {short && (
+                <p className="notice notice-warning">
+                  Not enough credits: this run needs {plural(shown.testCount, "credit")}; the project has{" "}
+                  {count(shown.balance)}.
+                </p>
+              )}
+            </>
+          ) : (
+            <span className="muted">Working out the cost…</span>
+          )}
+        </div>
+        <ErrorNotice error={start.error} />
+        <DialogActions
+          onCancel={close}
+          label="Start run"
+          busyLabel="Starting…"
+          busy={start.isPending}
+          disabled={!selection || !environmentChosen}
+        />
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,245 @@
+// One run, live: what it is, who started it, its tests at a glance and one by one. Follows the run
+// with WatchRun until it finishes; Editors and above cancel it.
+import { useMutation } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
+import { type Run as RunMessage, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { useState } from "react";
+import { Link, useParams } from "react-router";
+import { isNotFound } from "../api";
+import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
+import { Failed, Loading, NotFound } from "../components/States";
+import { RunCounts, RunStatusBadge, TestStatusBadge } from "../components/Status";
+import { Time } from "../components/Time";
+import { duration, plural, skipReasonText } from "../format";
+import { useProject } from "../project";
+import { useRunWatch } from "../watch";
+
+export function Run() {
+  const { runId = "" } = useParams();
+  const { projectId, project, editor, path } = useProject();
+  const watch = useRunWatch(projectId, runId);
+  const [cancelling, setCancelling] = useState(false);
+
+  if (isNotFound(watch.error)) return <NotFound what="Run" />;
+  if (isNotFound(project.error)) return <NotFound what="Project" />;
+  if (!watch.details) {
+    if (watch.error) return <Failed error={watch.error} />;
+    return <Loading what={watch.reconnecting ? "the run (reconnecting)" : "the run"} />;
+  }
+  const details = watch.details;
+  const run = details.run;
+  if (!run) return <NotFound what="Run" />;
+
+  return (
+    <>
+      <p className="eyebrow">
+        <Link to={path("/runs")}>Runs</Link>
+      </p>
+      <div className="page-head">
+        <h1 className="title-with-badge">
+          <span>{run.name}</span> <RunStatusBadge status={run.status} />
+        </h1>
+        {editor && !run.finished && (
+          <button type="button" className="button button-danger" onClick={() => setCancelling(true)}>
+            Cancel run
+          </button>
+        )}
+      </div>
+      <LiveState finished={run.finished} reconnecting={watch.reconnecting} />
+      {watch.error && <Failed error={watch.error} />}
+      {run.status === RunStatus.SKIPPED && skipReasonText[run.skipReason] && (
+        <p className="notice notice-info">{skipReasonText[run.skipReason]}</p>
+      )}
+      <section className="panel run-summary" aria-label="Summary">
+        <RunCounts run={run} />
+        <RunFacts details={details} />
+      </section>
+      <section aria-labelledby="tests-heading" className="section">
+        <h2 id="tests-heading">Tests</h2>
+        <TestTable run={run} />
+      </section>
+      <CancelRunDialog
+        run={run}
+        open={cancelling}
+        onClose={() => setCancelling(false)}
+        onCancelled={(cancelled) => {
+          watch.show(cancelled);
+          setCancelling(false);
+        }}
+      />
+    </>
+  );
+}
+
+/** Whether the page follows the run, discreetly: a live dot, or that the connection is being retried. */
+function LiveState({ finished, reconnecting }: { finished: boolean; reconnecting: boolean }) {
+  return (
+    <p className="live-state" role="status">
+      {!finished &&
+        (reconnecting ? (
+          <>
+            <span className="live-dot live-dot-lost" aria-hidden="true" /> Connection lost: reconnecting…
+          </>
+        ) : (
+          <>
+            <span className="live-dot" aria-hidden="true" /> Live: this page updates as the tests progress
+          </>
+        ))}
+    </p>
+  );
+}
+
+/** Who started the run: "Owner", "Owner, with the API key “ci”", "an operator". */
+export function startedBy(details: RunDetails): string {
+  const run = details.run;
+  const member = details.startedByMemberName || run?.startedByMemberId;
+  const key = details.startedByKeyName
+    ? `the API key “${details.startedByKeyName}”`
+    : run?.startedByKeyId
+      ? `the API key ${run.startedByKeyId}`
+      : "";
+  if (member && key) return `${member}, with ${key}`;
+  return member || key || "an operator";
+}
+
+function RunFacts({ details }: { details: RunDetails }) {
+  const { path } = useProject();
+  const run = details.run;
+  if (!run) return null;
+  return (
+    <dl className="facts-grid">
+      <div>
+        <dt>Started by</dt>
+        <dd>{startedBy(details)}</dd>
+      </div>
+      <div>
+        <dt>Environment</dt>
+        <dd>
+          <Link to={path("/environments")}>{details.environmentName || run.environmentId}</Link>
+        </dd>
+      </div>
+      <div>
+        <dt>Test plan</dt>
+        <dd>
+          {run.testPlanId ? (
+            <Link to={path(`/test-plans/${run.testPlanId}`)}>{details.testPlanName || run.testPlanId}</Link>
+          ) : (
+            <span className="muted">none (chosen by tags or test cases)</span>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>Started</dt>
+        <dd>
+          <Time at={run.startedAt} missing="not yet" />
+        </dd>
+      </div>
+      <div>
+        <dt>Finished</dt>
+        <dd>
+          <Time at={run.finishedAt} missing="not yet" />
+        </dd>
+      </div>
+      <div>
+        <dt>Duration</dt>
+        <dd>{duration(run.durationMs, "—")}</dd>
+      </div>
+    </dl>
+  );
+}
+
+function TestTable({ run }: { run: RunMessage }) {
+  const { path } = useProject();
+  return (
+    <div className="table-scroll">
+      <table className="table">
+        <thead>
+          <tr>
+            <th scope="col">Status</th>
+            <th scope="col">Test</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Summary</th>
+          </tr>
+        </thead>
+        <tbody>
+          {run.tests.map((test) => (
+            <tr key={test.id}>
+              <td data-label="Status">
+                <TestStatusBadge status={test.status} />
+              </td>
+              <td data-label="Test" className="cell-strong">
+                <Link to={path(`/runs/${run.id}/tests/${test.id}`)}>{test.name}</Link>
+              </td>
+              <td data-label="Duration" className="cell-nowrap">
+                {duration(test.durationMs)}
+              </td>
+              <td data-label="Summary" className="cell-summary">
+                {test.summary || <span className="muted">—</span>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function CancelRunDialog({
+  run,
+  open,
+  onClose,
+  onCancelled,
+}: {
+  run: RunMessage;
+  open: boolean;
+  onClose: () => void;
+  onCancelled: (run: RunMessage | undefined) => void;
+}) {
+  const queryClient = useQueryClient();
+  const cancel = useMutation(ConsoleService.method.cancelRun);
+  const queued = run.tests.filter((t) => t.status === TestStatus.QUEUED).length;
+  const running = run.tests.filter((t) => t.status === TestStatus.RUNNING).length;
+  const close = () => {
+    cancel.reset();
+    onClose();
+  };
+  return (
+    <Dialog title={`Cancel “${run.name}”?`} open={open} onClose={close}>
+      <div className="stack">
+        <ul className="facts">
+          <li>
+            <strong>Tests not yet started</strong> ({queued}) are skipped, and their{" "}
+            {plural(queued, "credit")} refunded.
+          </li>
+          <li>
+            <strong>Tests already running</strong> ({running}) are stopped and their results discarded; their{" "}
+            {plural(running, "credit")} {running === 1 ? "is" : "are"} not refunded.
+          </li>
+          <li>Tests that already passed or failed keep their results. This cannot be undone.</li>
+        </ul>
+        <ErrorNotice error={cancel.error} />
+        <DialogActions
+          onCancel={close}
+          cancelLabel="Keep running"
+          label="Cancel run"
+          busyLabel="Cancelling…"
+          busy={cancel.isPending}
+          danger
+          onConfirm={() =>
+            cancel.mutate(
+              { projectId: run.projectId, runId: run.id },
+              {
+                onSuccess: (answer) => {
+                  void queryClient.invalidateQueries();
+                  cancel.reset();
+                  onCancelled(answer.run);
+                },
+              },
+            )
+          }
+        />
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,225 @@
+// A project's test cases (filtered by tag and by a search in their names, both in the URL), and one
+// test case with its tags, state, plans and steps.
+import { useQuery } from "@connectrpc/connect-query";
+import { keepPreviousData } from "@tanstack/react-query";
+import type { TestCase as TestCaseMessage } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { useDeferredValue } from "react";
+import { Link, useParams, useSearchParams } from "react-router";
+import { isNotFound } from "../api";
+import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Badge } from "../components/Status";
+import { StepList } from "../components/Steps";
+import { Time } from "../components/Time";
+import { plural } from "../format";
+import { useProject } from "../project";
+
+export function TestCases() {
+  const { projectId, project, name } = useProject();
+  const [params, setParams] = useSearchParams();
+  const tag = params.get("tag") ?? "";
+  const search = params.get("q") ?? "";
+  const searched = useDeferredValue(search.trim());
+  const cases = useQuery(
+    ConsoleService.method.listTestCases,
+    { projectId, tags: tag ? [tag] : [], search: searched },
+    { placeholderData: keepPreviousData },
+  );
+  // Every case, for the tags to filter by.
+  const all = useQuery(ConsoleService.method.listTestCases, { projectId });
+  if (isNotFound(project.error) || isNotFound(cases.error)) return <NotFound what="Project" />;
+  const tags = [
+    ...new Map(
+      (all.data?.testCases ?? []).flatMap((c) => c.tags).map((t) => [t.toLowerCase(), t] as const),
+    ).values(),
+  ].sort((a, b) => a.localeCompare(b));
+  const set = (key: string, value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(key, value);
+    else next.delete(key);
+    setParams(next, { replace: key === "q" });
+  };
+
+  return (
+    <>
+      <p className="eyebrow">{name}</p>
+      <h1>Test cases</h1>
+      <p className="lead">
+        Named steps run against an environment. Plans and tags select which ones a run executes.
+      </p>
+      <search className="filters" aria-label="Filter test cases">
+        <label className="field filters-grow">
+          <span>Search</span>
+          <input
+            className="input"
+            type="search"
+            placeholder="Name contains…"
+            value={search}
+            onChange={(e) => set("q", e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>Tag</span>
+          <select className="input" value={tag} onChange={(e) => set("tag", e.target.value)}>
+            <option value="">Any tag</option>
+            {tags.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+            {tag && !tags.some((t) => t.toLowerCase() === tag.toLowerCase()) && (
+              <option value={tag}>{tag}</option>
+            )}
+          </select>
+        </label>
+      </search>
+      {cases.isPending && <Loading what="test cases" />}
+      {cases.error && <Failed error={cases.error} retry={() => void cases.refetch()} />}
+      {cases.data?.testCases.length === 0 &&
+        (tag || searched ? (
+          <Empty title="No test case matches.">
+            <Link to={{ search: "" }}>Show every test case</Link>
+          </Empty>
+        ) : (
+          <Empty title="No test cases yet.">
+            <p>
+              An operator adds them from a file with <code>testrunctl case create</code>.
+            </p>
+          </Empty>
+        ))}
+      {cases.data && cases.data.testCases.length > 0 && <CaseTable testCases={cases.data.testCases} />}
+      {cases.data?.truncated && (
+        <p className="muted small">
+          Only the first 500 matches are listed: search or filter to narrow them down.
+        </p>
+      )}
+    </>
+  );
+}
+
+/** Test cases as a table (the list, a plan's cases in order). */
+export function CaseTable({
+  testCases,
+  numbered = false,
+}: {
+  testCases: TestCaseMessage[];
+  numbered?: boolean;
+}) {
+  const { path } = useProject();
+  return (
+    <div className="table-scroll">
+      <table className="table">
+        <thead>
+          <tr>
+            {numbered && <th scope="col">#</th>}
+            <th scope="col">Name</th>
+            <th scope="col">Tags</th>
+            <th scope="col">State</th>
+            <th scope="col">Changed</th>
+          </tr>
+        </thead>
+        <tbody>
+          {testCases.map((testCase, i) => (
+            <tr key={testCase.id}>
+              {numbered && <td data-label="#">{i + 1}</td>}
+              <td data-label="Name" className="cell-strong">
+                <Link to={path(`/test-cases/${testCase.id}`)}>{testCase.name}</Link>
+              </td>
+              <td data-label="Tags">
+                <Tags tags={testCase.tags} />
+              </td>
+              <td data-label="State">
+                <EnabledBadge enabled={testCase.enabled} />
+              </td>
+              <td data-label="Changed">
+                <Time at={testCase.updatedAt ?? testCase.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Tags({ tags }: { tags: string[] }) {
+  const { path } = useProject();
+  if (tags.length === 0) return <span className="muted">—</span>;
+  return (
+    <span className="tags">
+      {tags.map((tag) => (
+        <Link key={tag} className="tag" to={path(`/test-cases?tag=${encodeURIComponent(tag)}`)}>
+          {tag}
+        </Link>
+      ))}
+    </span>
+  );
+}
+
+const EnabledBadge = ({ enabled }: { enabled: boolean }) =>
+  enabled ? <Badge tone="good">Enabled</Badge> : <Badge tone="neutral">Disabled</Badge>;
+
+export function TestCase() {
+  const { testCaseId = "" } = useParams();
+  const { projectId, project, path } = useProject();
+  const found = useQuery(ConsoleService.method.getTestCase, { projectId, testCaseId });
+  if (isNotFound(found.error) || isNotFound(project.error)) return <NotFound what="Test case" />;
+  if (found.isPending) return <Loading what="the test case" />;
+  if (found.error) return <Failed error={found.error} retry={() => void found.refetch()} />;
+  const { testCase, testPlans } = found.data;
+  if (!testCase) return <NotFound what="Test case" />;
+  return (
+    <>
+      <p className="eyebrow">
+        <Link to={path("/test-cases")}>Test cases</Link>
+      </p>
+      <h1 className="title-with-badge">
+        <span>{testCase.name}</span> <EnabledBadge enabled={testCase.enabled} />
+      </h1>
+      {!testCase.enabled && (
+        <p className="notice notice-info">
+          Disabled: plans and tags leave it out of their runs; a run of chosen test cases still runs it.
+        </p>
+      )}
+      <section className="panel" aria-label="About">
+        <dl className="facts-grid">
+          <div>
+            <dt>Tags</dt>
+            <dd>
+              <Tags tags={testCase.tags} />
+            </dd>
+          </div>
+          <div>
+            <dt>In test plans</dt>
+            <dd>
+              {testPlans.length === 0 ? (
+                <span className="muted">none</span>
+              ) : (
+                testPlans.map((plan, i) => (
+                  <span key={plan.id}>
+                    {i > 0 && ", "}
+                    <Link to={path(`/test-plans/${plan.id}`)}>{plan.name}</Link>
+                  </span>
+                ))
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>Changed</dt>
+            <dd>
+              <Time at={testCase.updatedAt ?? testCase.createdAt} />
+            </dd>
+          </div>
+        </dl>
+      </section>
+      <section aria-labelledby="steps-heading" className="section">
+        <h2 id="steps-heading">{plural(testCase.steps.length, "step")}</h2>
+        <p className="muted small">
+          Run in order; the first that fails ends the test. <code>{"{{NAME}}"}</code> is a variable or a value
+          saved by an earlier step.
+        </p>
+        <StepList steps={testCase.steps} />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,131 @@
+// One test of a run: its outcome and the steps as the run ran them, the failing one marked with the
+// summary as its reason and those after it "not run". Followed live while the test is not final.
+import { useQuery } from "@connectrpc/connect-query";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { Link, useParams } from "react-router";
+import { isNotFound } from "../api";
+import { Failed, Loading, NotFound } from "../components/States";
+import { TestStatusBadge } from "../components/Status";
+import { StepList } from "../components/Steps";
+import { Time } from "../components/Time";
+import { duration } from "../format";
+import { useProject } from "../project";
+import { useRunWatch } from "../watch";
+
+const final = new Set([TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED]);
+
+export function TestResult() {
+  const { runId = "", testResultId = "" } = useParams();
+  const { projectId, path } = useProject();
+  const found = useQuery(ConsoleService.method.getTestResult, { projectId, runId, testResultId });
+  const stored = found.data?.test;
+  // While the test is not final, the run's stream brings its changes (no polling).
+  const watch = useRunWatch(projectId, runId, stored !== undefined && !final.has(stored.status));
+
+  if (isNotFound(found.error)) return <NotFound what="Test" />;
+  if (found.isPending) return <Loading what="the test" />;
+  if (found.error) return <Failed error={found.error} retry={() => void found.refetch()} />;
+
+  const run = watch.details?.run ?? found.data.run?.run;
+  const test = run?.tests.find((t) => t.id === testResultId) ?? stored;
+  if (!run || !test) return <NotFound what="Test" />;
+  const { steps, maxAttempts } = found.data;
+  const index = run.tests.findIndex((t) => t.id === test.id);
+  const previous = index > 0 ? run.tests[index - 1] : undefined;
+  const next = index >= 0 ? run.tests[index + 1] : undefined;
+  const testPath = (id: string) => path(`/runs/${run.id}/tests/${id}`);
+  const failedAtStep = test.status === TestStatus.FAILED && test.failedStep !== undefined;
+
+  return (
+    <>
+      <p className="eyebrow">
+        <Link to={path(`/runs/${run.id}`)}>Run: {run.name}</Link>
+      </p>
+      <div className="page-head">
+        <h1 className="title-with-badge">
+          <span>{test.name}</span> <TestStatusBadge status={test.status} />
+        </h1>
+      </div>
+      {!final.has(test.status) && (
+        <p className="live-state" role="status">
+          <span className={`live-dot${watch.reconnecting ? " live-dot-lost" : ""}`} aria-hidden="true" />{" "}
+          {watch.reconnecting
+            ? "Connection lost: reconnecting…"
+            : "Not finished: this page updates when the test does."}
+        </p>
+      )}
+      {test.attempt > 1 && (
+        <p className="notice notice-info">
+          Attempt {test.attempt} of {maxAttempts}: taken over after an executor stopped responding.
+        </p>
+      )}
+      {test.summary && !failedAtStep && (
+        <p className={`notice ${test.status === TestStatus.FAILED ? "notice-error" : "notice-info"}`}>
+          {test.summary}
+        </p>
+      )}
+      <section className="panel" aria-label="Outcome">
+        <dl className="facts-grid">
+          <div>
+            <dt>Duration</dt>
+            <dd>{duration(test.durationMs)}</dd>
+          </div>
+          <div>
+            <dt>Started</dt>
+            <dd>
+              <Time at={test.startedAt} missing="not yet" />
+            </dd>
+          </div>
+          <div>
+            <dt>Finished</dt>
+            <dd>
+              <Time at={test.finishedAt} missing="not yet" />
+            </dd>
+          </div>
+          <div>
+            <dt>Test case</dt>
+            <dd>
+              <Link to={path(`/test-cases/${test.testCaseId}`)}>As it is now</Link>
+            </dd>
+          </div>
+        </dl>
+        {failedAtStep && (
+          <p className="muted small">
+            Failed at step {test.failedStep} of {steps.length}.
+          </p>
+        )}
+      </section>
+      <section aria-labelledby="steps-heading" className="section">
+        <h2 id="steps-heading">Steps as run</h2>
+        <p className="muted small">
+          As they were when the run started. Variables show as <code>{"{{NAME}}"}</code>: their values are
+          never stored with a run.
+        </p>
+        <StepList
+          steps={steps}
+          outcome={{ status: test.status, failedStep: test.failedStep, summary: test.summary }}
+        />
+      </section>
+      <nav className="pager pager-tests" aria-label="Tests of this run">
+        {previous ? (
+          <Link className="button" to={testPath(previous.id)}>
+            ← Previous: {previous.name}
+          </Link>
+        ) : (
+          <span />
+        )}
+        <Link className="button button-quiet" to={path(`/runs/${run.id}`)}>
+          All tests of the run
+        </Link>
+        {next ? (
+          <Link className="button" to={testPath(next.id)}>
+            Next: {next.name} →
+          </Link>
+        ) : (
+          <span />
+        )}
+      </nav>
+    </>
+  );
+}

@@ -1,0 +1,165 @@
+// A project's variables, by name only: values are write-only. Editors and above set a new value.
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import type { Variable } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { type FormEvent, useState } from "react";
+import { isNotFound } from "../api";
+import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
+import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Time } from "../components/Time";
+import { useProject } from "../project";
+
+export function Variables() {
+  const { projectId, project, editor, name } = useProject();
+  const variables = useQuery(ConsoleService.method.listVariables, { projectId });
+  const [setting, setSetting] = useState<Variable>();
+  const [saved, setSaved] = useState<string>();
+  if (isNotFound(project.error) || isNotFound(variables.error)) return <NotFound what="Project" />;
+  return (
+    <>
+      <p className="eyebrow">{name}</p>
+      <h1>Variables</h1>
+      <p className="lead">
+        Secrets the steps use as <code>{"{{NAME}}"}</code>. Values are write-only: nobody can read them back,
+        here or through the API, and run summaries show the name instead.
+      </p>
+      {project.data && !editor && (
+        <p className="notice notice-info">Viewers see the names; Editors and above set new values.</p>
+      )}
+      {saved && (
+        <p className="notice notice-info" role="status">
+          New value of {saved} saved. Runs started from now on use it.
+        </p>
+      )}
+      {variables.isPending && <Loading what="variables" />}
+      {variables.error && <Failed error={variables.error} retry={() => void variables.refetch()} />}
+      {variables.data?.variables.length === 0 && (
+        <Empty title="No variables yet.">
+          <p>
+            An operator creates them with <code>testrunctl var set</code>.
+          </p>
+        </Empty>
+      )}
+      {variables.data && variables.data.variables.length > 0 && (
+        <div className="table-scroll">
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Value</th>
+                <th scope="col">Changed</th>
+                {editor && (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {variables.data.variables.map((variable) => (
+                <tr key={variable.id}>
+                  <td data-label="Name" className="cell-strong">
+                    <code>{variable.name}</code>
+                  </td>
+                  <td data-label="Value" className="muted">
+                    hidden
+                  </td>
+                  <td data-label="Changed">
+                    <Time at={variable.updatedAt ?? variable.createdAt} />
+                  </td>
+                  {editor && (
+                    <td data-label="">
+                      <button
+                        type="button"
+                        className="button button-small"
+                        aria-label={`Set new value of ${variable.name}`}
+                        onClick={() => {
+                          setSaved(undefined);
+                          setSetting(variable);
+                        }}
+                      >
+                        Set new value
+                      </button>
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <SetValueDialog
+        projectId={projectId}
+        variable={setting}
+        onClose={() => setSetting(undefined)}
+        onSaved={(variableName) => setSaved(variableName)}
+      />
+    </>
+  );
+}
+
+function SetValueDialog({
+  projectId,
+  variable,
+  onClose,
+  onSaved,
+}: {
+  projectId: string;
+  variable: Variable | undefined;
+  onClose: () => void;
+  onSaved: (name: string) => void;
+}) {
+  const queryClient = useQueryClient();
+  const set = useMutation(ConsoleService.method.setVariableValue);
+  // The value lives only in this dialog's state: emptied when it closes, never cached.
+  const [value, setValue] = useState("");
+  const close = () => {
+    setValue("");
+    set.reset();
+    onClose();
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!variable) return;
+    set.mutate(
+      { projectId, variableId: variable.id, value },
+      {
+        onSuccess: () => {
+          void queryClient.invalidateQueries();
+          onSaved(variable.name);
+          close();
+        },
+      },
+    );
+  };
+  return (
+    <Dialog
+      title={`New value of ${variable?.name ?? "variable"}`}
+      open={variable !== undefined}
+      onClose={close}
+    >
+      <form className="stack" onSubmit={submit} autoComplete="off">
+        <label className="field">
+          <span>New value</span>
+          <input
+            className="input input-code"
+            type="password"
+            required
+            autoFocus
+            autoComplete="new-password"
+            spellCheck={false}
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            aria-describedby="value-help"
+          />
+          <small id="value-help">
+            Replaces the current value, which is not shown. Once saved, this value cannot be read back either.
+          </small>
+        </label>
+        <ErrorNotice error={set.error} />
+        <DialogActions onCancel={close} label="Save value" busyLabel="Saving…" busy={set.isPending} />
+      </form>
+    </Dialog>
+  );
+}

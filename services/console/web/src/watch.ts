@@ -1,0 +1,97 @@
+// Follows a run live with ConsoleService.WatchRun (server streaming over Connect, not polling).
+// The console ends a stream after a window even while the run goes on: the page then calls again
+// at once. A stream that breaks is called again with backoff (1, 2, 4… up to 30 s), and the page
+// says it is reconnecting. It stops when the run is finished, or on an answer such as NOT_FOUND.
+import { Code, type ConnectError, createClient } from "@connectrpc/connect";
+import { useTransport } from "@connectrpc/connect-query";
+import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
+import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { useCallback, useEffect, useState } from "react";
+import { errorOf, goToSignIn } from "./api";
+
+export interface RunWatch {
+  /** The run as last received; undefined until the first message. */
+  details?: RunDetails;
+  /** An answer that calling again would not change (NOT_FOUND, PERMISSION_DENIED): the watch stopped. */
+  error?: ConnectError;
+  /** The stream broke while the run is unfinished; it is being called again. */
+  reconnecting: boolean;
+}
+
+/** Answers that mean "stop": everything else (network, console restarting, a cut stream) is retried. */
+const definitive = new Set([
+  Code.NotFound,
+  Code.PermissionDenied,
+  Code.Unauthenticated,
+  Code.InvalidArgument,
+]);
+const longestPauseMs = 30_000;
+
+/** Waits `ms`, or less when the signal aborts. */
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/** Follows the run while `enabled` (default: always, until it finishes). */
+export function useRunWatch(projectId: string, runId: string, enabled = true) {
+  const transport = useTransport();
+  const [watch, setWatch] = useState<RunWatch>({ reconnecting: false });
+
+  useEffect(() => {
+    if (!enabled) return;
+    const client = createClient(ConsoleService, transport);
+    const abort = new AbortController();
+    setWatch({ reconnecting: false });
+    let finished = false;
+    let failures = 0;
+    void (async () => {
+      while (!abort.signal.aborted && !finished) {
+        let received = 0;
+        try {
+          for await (const { run } of client.watchRun({ projectId, runId }, { signal: abort.signal })) {
+            if (!run) continue;
+            received++;
+            failures = 0;
+            finished = run.run?.finished ?? false;
+            setWatch({ details: run, reconnecting: false });
+          }
+          // The window closed with news in it: call again at once. A stream that ended with nothing
+          // counts as a failure, so a misbehaving server is not called in a tight loop.
+          if (received > 0 || finished) continue;
+          throw new Error("the run's stream ended without a message");
+        } catch (error) {
+          if (abort.signal.aborted) return;
+          const failure = errorOf(error);
+          if (failure.code === Code.Unauthenticated) {
+            goToSignIn();
+            return;
+          }
+          if (definitive.has(failure.code)) {
+            setWatch((current) => ({ ...current, error: failure, reconnecting: false }));
+            return;
+          }
+          failures++;
+          setWatch((current) => ({ ...current, reconnecting: true }));
+          const backoff = Math.min(longestPauseMs, 1000 * 2 ** (failures - 1));
+          await pause(backoff * (0.75 + Math.random() / 2), abort.signal);
+        }
+      }
+    })();
+    return () => abort.abort();
+  }, [projectId, runId, transport, enabled]);
+
+  /** Shows a run another call returned (CancelRun) before the stream brings it. */
+  const show = useCallback((run: Run | undefined) => {
+    if (!run) return;
+    setWatch((current) =>
+      current.details ? { ...current, details: { ...current.details, run } as RunDetails } : current,
+    );
+  }, []);
+
+  return { ...watch, show };
+}
