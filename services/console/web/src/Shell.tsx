@@ -96,23 +96,23 @@ export function Shell() {
       <div className="frame">
         <nav className="sidenav" aria-label="Sections">
           {projectId && (
-            <>
+            <div className="sidenav-group">
               <p className="sidenav-heading">{project.data?.project?.name ?? "Project"}</p>
               {projectSections.map(([rest, label]) => (
                 <NavLink key={rest} end={rest === ""} to={`/projects/${projectId}${rest}`}>
                   {label}
                 </NavLink>
               ))}
-            </>
+            </div>
           )}
           {organizationId && (
-            <>
+            <div className="sidenav-group">
               <p className="sidenav-heading">{organizationName ?? "Organization"}</p>
               <NavLink end to={`/orgs/${organizationId}`}>
                 Projects
               </NavLink>
               <NavLink to={`/orgs/${organizationId}/members`}>Members</NavLink>
-            </>
+            </div>
           )}
         </nav>
         <main id="main" className="content" tabIndex={-1}>

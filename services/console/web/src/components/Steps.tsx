@@ -6,6 +6,7 @@ import { toJsonString } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { HttpExpectation, HttpRequest, Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import type { ReactNode } from "react";
 import { duration } from "../format";
 import { Badge } from "./Status";
 
@@ -114,7 +115,7 @@ function HttpStepView({
         <h4>Expects</h4>
         <ul className="checks">
           {checks.map((check) => (
-            <li key={check}>{check}</li>
+            <li key={check.key}>{check.text}</li>
           ))}
         </ul>
       </div>
@@ -157,16 +158,33 @@ function Pairs({ title, pairs }: { title: string; pairs: Record<string, string> 
 }
 
 /** Every check of an expectation in words; "status 2xx" when none is given. */
-function expectationsOf(expect: HttpExpectation | undefined): string[] {
-  const checks: string[] = [];
+function expectationsOf(expect: HttpExpectation | undefined): { key: string; text: ReactNode }[] {
+  const checks: { key: string; text: ReactNode }[] = [];
   const status = expect?.status ?? [];
-  checks.push(status.length === 0 ? "Status 2xx" : `Status ${status.join(" or ")}`);
+  checks.push({ key: "status", text: status.length === 0 ? "Status 2xx" : `Status ${status.join(" or ")}` });
   for (const [name, text] of Object.entries(expect?.headers ?? {}))
-    checks.push(`Header ${name} contains “${text}”`);
-  for (const text of expect?.bodyContains ?? []) checks.push(`Body contains “${text}”`);
-  for (const text of expect?.bodyNotContains ?? []) checks.push(`Body does not contain “${text}”`);
+    checks.push({
+      key: `header ${name}`,
+      text: (
+        <>
+          Header <code>{name}</code> contains “{text}”
+        </>
+      ),
+    });
+  for (const text of expect?.bodyContains ?? [])
+    checks.push({ key: `contains ${text}`, text: `Body contains “${text}”` });
+  for (const text of expect?.bodyNotContains ?? [])
+    checks.push({ key: `lacks ${text}`, text: `Body does not contain “${text}”` });
   for (const [path, value] of Object.entries(expect?.json ?? {}))
-    checks.push(`JSON ${path} equals ${toJsonString(ValueSchema, value)}`);
-  if (expect?.maxDurationMs) checks.push(`Answers within ${duration(expect.maxDurationMs)}`);
+    checks.push({
+      key: `json ${path}`,
+      text: (
+        <>
+          JSON <code>{path}</code> equals <code>{toJsonString(ValueSchema, value)}</code>
+        </>
+      ),
+    });
+  if (expect?.maxDurationMs)
+    checks.push({ key: "duration", text: `Answers within ${duration(expect.maxDurationMs)}` });
   return checks;
 }

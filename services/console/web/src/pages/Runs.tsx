@@ -190,7 +190,9 @@ export function RunTable({
                   <Link className="cell-strong" to={path(`/runs/${run.id}`)}>
                     {run.name}
                   </Link>
-                  {run.testPlanId && <span className="muted small">plan {planName(run.testPlanId)}</span>}
+                  {run.testPlanId && planName(run.testPlanId) !== run.name && (
+                    <span className="muted small">plan {planName(run.testPlanId)}</span>
+                  )}
                 </span>
               </td>
               <td data-label="Tests">

@@ -47,6 +47,20 @@ export function TestResult() {
           <span>{test.name}</span> <TestStatusBadge status={test.status} />
         </h1>
       </div>
+      {(previous || next) && (
+        <nav className="pager pager-tests" aria-label="Other tests of this run">
+          {previous ? (
+            <Link className="button button-small" to={testPath(previous.id)}>
+              ← Previous: {previous.name}
+            </Link>
+          ) : null}
+          {next ? (
+            <Link className="button button-small pager-next" to={testPath(next.id)}>
+              Next: {next.name} →
+            </Link>
+          ) : null}
+        </nav>
+      )}
       {!final.has(test.status) && (
         <p className="live-state" role="status">
           <span className={`live-dot${watch.reconnecting ? " live-dot-lost" : ""}`} aria-hidden="true" />{" "}
@@ -84,9 +98,13 @@ export function TestResult() {
             </dd>
           </div>
           <div>
+            <dt>Attempt</dt>
+            <dd>{test.attempt > 0 ? `${test.attempt} of ${maxAttempts}` : "not started"}</dd>
+          </div>
+          <div>
             <dt>Test case</dt>
             <dd>
-              <Link to={path(`/test-cases/${test.testCaseId}`)}>As it is now</Link>
+              <Link to={path(`/test-cases/${test.testCaseId}`)}>Open the test case (as it is now)</Link>
             </dd>
           </div>
         </dl>
@@ -107,25 +125,6 @@ export function TestResult() {
           outcome={{ status: test.status, failedStep: test.failedStep, summary: test.summary }}
         />
       </section>
-      <nav className="pager pager-tests" aria-label="Tests of this run">
-        {previous ? (
-          <Link className="button" to={testPath(previous.id)}>
-            ← Previous: {previous.name}
-          </Link>
-        ) : (
-          <span />
-        )}
-        <Link className="button button-quiet" to={path(`/runs/${run.id}`)}>
-          All tests of the run
-        </Link>
-        {next ? (
-          <Link className="button" to={testPath(next.id)}>
-            Next: {next.name} →
-          </Link>
-        ) : (
-          <span />
-        )}
-      </nav>
     </>
   );
 }
