@@ -268,7 +268,12 @@ export class Executor {
     } catch (error) {
       // Bounded and visible beats a test handed around for ever: the test fails and says why.
       const code = Code[codeOf(error)].replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
-      return { passed: false, summary: `could not read the project's variables (${code})`, durationMs: 0 };
+      return {
+        passed: false,
+        summary: `could not read the project's variables (${code})`,
+        durationMs: 0,
+        failedStep: 0, // before any step ran
+      };
     }
     return runSteps(assignment.steps, { baseUrl: assignment.baseUrl, variables: values, signal });
   }
@@ -298,6 +303,7 @@ export class Executor {
       status: outcome.passed ? TestStatus.PASSED : TestStatus.FAILED,
       summary: outcome.summary,
       durationMs: BigInt(outcome.durationMs),
+      failedStep: outcome.failedStep,
     };
     try {
       // Completion is idempotent per lease token, so an unanswered call is simply repeated.

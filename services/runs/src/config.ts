@@ -23,6 +23,10 @@ export const configSchema = baseConfigSchema.extend({
   REPUBLISH_AFTER_MS: ms(60_000),
   /** A test QUEUED this long (or a lapsed lease untaken this long) is given up. */
   DISPATCH_DEADLINE_MS: ms(15 * 60_000),
+  /** A watched run is read again this often even without a change notice (one may be lost). */
+  WATCH_REFRESH_MS: ms(5_000),
+  /** WatchRun streams one replica serves at once; beyond, RESOURCE_EXHAUSTED. */
+  WATCH_MAX_STREAMS: z.coerce.number().int().min(1).default(1_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

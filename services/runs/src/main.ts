@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -6,27 +7,44 @@ import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
 import { Dispatcher } from "./dispatcher.js";
+import { RunReads } from "./reads.js";
 import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
+import { RunEvents } from "./run-events.js";
 import { executorMethods, runsService } from "./service.js";
 import { RunStore } from "./store.js";
+import { RunWatches } from "./watch.js";
 
 await runService({
   name: "runs",
   config: configSchema,
   database,
   redis: true,
-  setup: ({ config, orm, redis, logger, onShutdown }) => {
+  setup: ({ config, orm, redis, logger, onShutdown, onStopping }) => {
     const client = { token: config.SERVICE_TOKEN };
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, client);
     const billing = serviceClient(BillingService, config.BILLING_URL, client);
     const store = new RunStore(orm, { leaseMs: config.LEASE_MS, maxAttempts: config.MAX_ATTEMPTS });
     const credits = new Credits(store, billing, logger);
     const dispatcher = new Dispatcher(redis, store, logger);
+    const events = new RunEvents(redis, logger);
+    const watches = new RunWatches(
+      events,
+      { refreshMs: config.WATCH_REFRESH_MS, maxStreams: config.WATCH_MAX_STREAMS },
+      logger,
+    );
+    // Open streams end once the drain is over (callers call again, elsewhere), rather than holding
+    // the shutdown until SHUTDOWN_TIMEOUT_MS cuts them off.
+    onStopping(async () => {
+      await delay(config.SHUTDOWN_DRAIN_MS);
+      watches.close();
+    });
+    onShutdown(() => events.close());
     const reconciler = new Reconciler(
       store,
       credits,
       dispatcher,
+      events,
       {
         intervalMs: config.RECONCILE_INTERVAL_MS,
         startGraceMs: config.START_GRACE_MS,
@@ -40,6 +58,9 @@ await runService({
     onShutdown(() => reconciler.stop());
     const impl = runsService({
       store,
+      reads: new RunReads(orm),
+      events,
+      watches,
       catalog,
       billing,
       credits,

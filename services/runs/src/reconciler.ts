@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
+import type { RunEvents } from "./run-events.js";
 import type { RunStore } from "./store.js";
 
 export interface ReconcilerOptions {
@@ -33,6 +34,7 @@ export class Reconciler {
     private readonly store: RunStore,
     private readonly credits: Credits,
     private readonly dispatcher: Dispatcher,
+    private readonly events: RunEvents,
     private readonly options: ReconcilerOptions,
     private readonly logger: Logger,
   ) {}
@@ -69,6 +71,7 @@ export class Reconciler {
       const work = await this.store.pendingWork(this.options.republishMs, deadlineMs, batch);
       for (const item of work) {
         const outcome = await this.store.reconcileTest(item.id, this.options.republishMs, deadlineMs);
+        if (outcome.settled) await this.events.changed(item.run_id);
         if (outcome.republish)
           republish.push({ testResultId: item.id, runId: item.run_id, projectId: item.project_id });
         if (outcome.effects.refundRunId) await this.credits.settle(outcome.effects.refundRunId);

@@ -66,6 +66,8 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
     startedAt: row.status === "queued" ? undefined : stamp(toDateOrNull(row.started_at)),
     finishedAt: stamp(toDateOrNull(row.finished_at)),
     runId: row.run_id,
+    // Stored only for a FAILED test that failed at a step (0 is never stored).
+    failedStep: row.failed_step ?? undefined,
   });
 }
 

@@ -5,6 +5,7 @@ import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import {
+  RunStatus as ApiRunStatus,
   type RunsService,
   SkipReason,
   TestAssignmentSchema,
@@ -12,16 +13,28 @@ import {
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
+import { decodePageToken, type RunReads } from "./reads.js";
 import { renderRun, renderTest, toRunStatus } from "./render.js";
 import { toDate } from "./rows.js";
+import type { RunEvents } from "./run-events.js";
 import { passOn, type StartDeps, startRun } from "./start.js";
 import type { Effects } from "./store.js";
+import type { RunWatches } from "./watch.js";
 
 /** The RunsService methods the executor identity may call (and only it). */
 export const executorMethods = ["ClaimTest", "HeartbeatTest", "ReleaseTest", "CompleteTest", "SkipRun"];
 
 const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
 const notFound = () => new ConnectError("no such run in this project", Code.NotFound);
+
+/** ListRuns' status filter; UNSPECIFIED (and any unknown number) is not in it. */
+const listStatuses: Partial<Record<ApiRunStatus, RunStatus>> = {
+  [ApiRunStatus.QUEUED]: "queued",
+  [ApiRunStatus.RUNNING]: "running",
+  [ApiRunStatus.PASSED]: "passed",
+  [ApiRunStatus.FAILED]: "failed",
+  [ApiRunStatus.SKIPPED]: "skipped",
+};
 
 const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {
   [TestStatus.PASSED]: "passed",
@@ -47,8 +60,14 @@ function requireExecutor(ctx: HandlerContext): void {
     throw new ConnectError("only executors may call this method", Code.PermissionDenied);
 }
 
-export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
-  const { store, catalog, credits, dispatcher, links } = deps;
+export interface ServiceDeps extends StartDeps {
+  reads: RunReads;
+  events: RunEvents;
+  watches: RunWatches;
+}
+
+export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> {
+  const { store, reads, events, watches, catalog, credits, dispatcher, links, logger } = deps;
 
   /**
    * API keys were verified by the gateway: only their project is checked. Members and operators
@@ -68,6 +87,18 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
     });
   };
 
+  const readRun = async (projectId: string, runId: string) => {
+    const found = await store.getRun(projectId, runId);
+    if (!found) throw notFound();
+    return renderRun(found.run, found.tests, links);
+  };
+  const invalidStatus = (): never => {
+    throw invalid("statuses must be QUEUED, RUNNING, PASSED, FAILED or SKIPPED");
+  };
+  const invalidToken = (): never => {
+    throw invalid("page_token is not valid");
+  };
+
   /** What a committed write left to do: refund, publish. */
   const follow = async (effects: Effects) => {
     if (effects.publish) await dispatcher.publish(effects.publish);
@@ -81,23 +112,55 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
 
     async getRun(req) {
       await authorize(req.actor, req.projectId, Permission.READ);
-      const found = await store.getRun(req.projectId, req.runId);
-      if (!found) throw notFound();
-      return { run: renderRun(found.run, found.tests, links) };
+      return { run: await readRun(req.projectId, req.runId) };
     },
 
     async listRuns(req) {
       await authorize(req.actor, req.projectId, Permission.READ);
       if (req.limit < 0) throw invalid("limit must not be negative");
       const limit = req.limit === 0 ? 20 : Math.min(req.limit, 100);
-      const rows = await store.listRuns(req.projectId, limit);
-      return { runs: rows.map((row) => renderRun(row, undefined, links)) };
+      const statuses = req.statuses.map((s) => listStatuses[s] ?? invalidStatus());
+      const after = req.pageToken ? (decodePageToken(req.pageToken) ?? invalidToken()) : undefined;
+      const page = await reads.listRuns(
+        req.projectId,
+        { statuses, testPlanId: req.testPlanId, environmentId: req.environmentId },
+        after,
+        limit,
+      );
+      return { runs: page.runs.map((row) => renderRun(row, undefined, links)), nextPageToken: page.next };
+    },
+
+    async *watchRun(req, context) {
+      try {
+        await authorize(req.actor, req.projectId, Permission.READ);
+        const read = () => readRun(req.projectId, req.runId);
+        for await (const run of watches.watch(req.runId, read, context.signal)) yield { run };
+      } catch (error) {
+        // A stream's errors pass the call-logging interceptor by (it returns when the stream
+        // opens), so what it does for other calls is done here: no driver message reaches a caller.
+        if (error instanceof ConnectError) throw error;
+        logger.error({ err: error, rpc: "WatchRun" }, "rpc crashed");
+        throw new ConnectError("internal error", Code.Internal);
+      }
+    },
+
+    async getTestResult(req) {
+      await authorize(req.actor, req.projectId, Permission.READ);
+      const found = await reads.getTestResult(req.projectId, req.runId, req.testResultId);
+      if (!found.run) throw notFound();
+      if (!found.test) throw new ConnectError("no such test in this run", Code.NotFound);
+      return {
+        test: renderTest(found.test, req.projectId, links),
+        steps: found.test.steps.map((step) => fromJson(StepSchema, step as JsonValue)),
+        maxAttempts: deps.maxAttempts,
+      };
     },
 
     async cancelRun(req) {
       await authorize(req.actor, req.projectId, Permission.EDIT);
       const cancelled = await store.cancel(req.projectId, req.runId);
       if (!cancelled) throw notFound();
+      await events.changed(req.runId);
       await follow(cancelled.effects);
       return { run: renderRun(cancelled.result.run, cancelled.result.tests, links) };
     },
@@ -109,6 +172,7 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
         throw invalid("executor_id must be 1 to 200 characters");
       const outcome = await store.claim(req.testResultId, req.executorId);
       if (outcome.kind === "gave_up") {
+        await events.changed(outcome.runId);
         await follow(outcome.effects);
         throw new ConnectError(
           "the test failed: its executors stopped responding too often; drop it",
@@ -116,6 +180,7 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
         );
       }
       const { run, test } = outcome;
+      await events.changed(run.id);
       return {
         assignment: create(TestAssignmentSchema, {
           testResultId: test.id,
@@ -147,7 +212,11 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
     async releaseTest(req, ctx) {
       requireExecutor(ctx);
       requireSummary(req.reason, "reason");
-      await follow(await store.release(req.testResultId, req.leaseToken));
+      const effects = await store.release(req.testResultId, req.leaseToken);
+      // Nothing to publish: the claim was handed back before, and the run did not change now.
+      const runId = effects.publish?.[0]?.runId;
+      if (runId) await events.changed(runId);
+      await follow(effects);
       return {};
     },
 
@@ -159,11 +228,16 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
       if (req.durationMs < 0n) throw invalid("duration_ms must not be negative");
       if (req.durationMs > BigInt(maxDurationMs))
         throw invalid(`duration_ms must be at most ${maxDurationMs}`);
+      // The upper bound (the number of steps) is checked by the store, which reads them.
+      if (req.failedStep < 0 || (req.failedStep > 0 && status !== "failed"))
+        throw invalid("failed_step must be 0 unless the test FAILED, and never negative");
       const done = await store.complete(req.testResultId, req.leaseToken, {
         status,
         summary: req.summary,
         durationMs: Number(req.durationMs),
+        failedStep: req.failedStep,
       });
+      await events.changed(done.run.id);
       await follow(done.effects);
       return {
         test: renderTest(done.test, done.run.project_id, links),
@@ -178,6 +252,7 @@ export function runsService(deps: StartDeps): ServiceImpl<typeof RunsService> {
         throw invalid("reason must be ENVIRONMENT_UNREACHABLE");
       requireSummary(req.summary);
       const skipped = await store.skipRun(req.runId, req.testResultId, req.leaseToken, req.summary);
+      await events.changed(req.runId);
       await follow(skipped.effects);
       return { run: renderRun(skipped.result.run, skipped.result.tests, links) };
     },

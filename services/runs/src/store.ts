@@ -38,7 +38,7 @@ export interface Effects {
 export type ClaimOutcome =
   | { kind: "claimed"; run: RunRow; test: TestRow }
   /** The lease lapsed for the last allowed time: the test is now FAILED (committed). */
-  | { kind: "gave_up"; effects: Effects };
+  | { kind: "gave_up"; runId: string; effects: Effects };
 
 const fail = (code: Code, message: string): never => {
   throw new ConnectError(message, code);
@@ -165,14 +165,6 @@ export class RunStore {
     });
   }
 
-  listRuns(projectId: string, limit: number): Promise<RunRow[]> {
-    return this.em().execute<RunRow[]>(
-      `select ${runColumns} from runs.runs r where r.project_id = ? and r.charge_state = 'charged'
-       order by r.created_at desc, r.id desc limit ?`,
-      [projectId, limit],
-    );
-  }
-
   private testsOf(em: EntityManager, runId: string): Promise<TestRow[]> {
     return em.execute<TestRow[]>(
       `select ${testColumns} from runs.test_results t where t.run_id = ? order by t.position`,
@@ -260,7 +252,7 @@ export class RunStore {
         if (!lease?.lapsed) return fail(Code.Aborted, "another executor holds the lease on this test");
         // Taking over a lapsed lease counts that lapse; the last allowed one fails the test.
         if (test.lapsed_leases + 1 >= this.timing.maxAttempts) {
-          return { kind: "gave_up", effects: await this.giveUp(em, test) };
+          return { kind: "gave_up", runId: test.run_id, effects: await this.giveUp(em, test) };
         }
       }
       const lapsed = test.status === "running" ? 1 : 0;
@@ -323,25 +315,33 @@ export class RunStore {
   complete(
     testResultId: string,
     leaseToken: string,
-    report: { status: RunStatus; summary: string; durationMs: number },
+    report: { status: RunStatus; summary: string; durationMs: number; failedStep: number },
   ): Promise<{ run: RunRow; test: TestRow; effects: Effects }> {
     return this.transaction(async (em) => {
       const { test } = await this.lockTest(em, testResultId);
+      // Only here is the number of steps known (the caller checked the rest of the report).
+      if (report.failedStep > test.steps.length)
+        return fail(
+          Code.InvalidArgument,
+          `failed_step must be at most ${test.steps.length}, the number of steps`,
+        );
       if (isFinal(test.status)) {
         const repeated =
           test.lease_token === leaseToken &&
           test.status === report.status &&
           (test.summary ?? "") === report.summary &&
-          test.duration_ms === report.durationMs;
+          test.duration_ms === report.durationMs &&
+          (test.failed_step ?? 0) === report.failedStep;
         if (!repeated) return fail(Code.FailedPrecondition, "the test is already final: result discarded");
         return { ...(await this.reread(em, test.run_id, test.id)), effects: {} };
       }
       if (test.status !== "running" || test.lease_token !== leaseToken)
         return fail(Code.Aborted, "this claim is not the current one: result discarded");
       await em.execute(
-        `update runs.test_results set status = ?, summary = ?, duration_ms = ?, finished_at = now(), lease_expires_at = null
+        `update runs.test_results set status = ?, summary = ?, duration_ms = ?, failed_step = ?, finished_at = now(),
+           lease_expires_at = null
          where id = ?`,
-        [report.status, report.summary, report.durationMs, test.id],
+        [report.status, report.summary, report.durationMs, report.failedStep || null, test.id],
       );
       const effects = await this.settle(em, test.run_id);
       return { ...(await this.reread(em, test.run_id, test.id)), effects };
@@ -524,13 +524,14 @@ export class RunStore {
 
   /**
    * Deals with one test the reconciler found (re-checked under locks, since an executor may have
-   * acted meanwhile). Answers whether to publish it again, plus any refund now due.
+   * acted meanwhile). Answers whether to publish it again, whether the test became final (so its
+   * run changed), plus any refund now due.
    */
   reconcileTest(
     testResultId: string,
     republishMs: number,
     deadlineMs: number | null,
-  ): Promise<{ republish: boolean; effects: Effects }> {
+  ): Promise<{ republish: boolean; settled?: boolean; effects: Effects }> {
     return this.transaction(async (em) => {
       const run = await this.lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [
         testResultId,
@@ -557,14 +558,14 @@ export class RunStore {
            where id = ?`,
           [test.id],
         );
-        return { republish: false, effects: await this.settle(em, run.id) };
+        return { republish: false, settled: true, effects: await this.settle(em, run.id) };
       }
       if (test.lapsed) {
         // The last allowed lapse, or nobody took the test over for a whole dispatch deadline.
         if (test.lapsed_leases + 1 >= this.timing.maxAttempts)
-          return { republish: false, effects: await this.giveUp(em, test) };
+          return { republish: false, settled: true, effects: await this.giveUp(em, test) };
         if (test.lapsed_long)
-          return { republish: false, effects: await this.giveUp(em, test, untakenSummary) };
+          return { republish: false, settled: true, effects: await this.giveUp(em, test, untakenSummary) };
         return { republish: test.due, effects: {} };
       }
       return { republish: test.status === "queued" && test.due, effects: {} };

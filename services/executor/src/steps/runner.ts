@@ -13,6 +13,8 @@ export interface TestOutcome {
   /** One line, at most 300 characters, every variable value replaced by `{{NAME}}`. */
   summary: string;
   durationMs: number;
+  /** The number (from 1) of the step that failed; 0 when the test passed. */
+  failedStep: number;
 }
 
 export interface RunOptions {
@@ -30,10 +32,11 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
   const vars = new Variables(options.variables);
   const signal = options.signal ?? new AbortController().signal;
   const kinds = options.kinds ?? stepKinds;
-  const outcome = (passed: boolean, summary: string): TestOutcome => ({
+  const outcome = (passed: boolean, summary: string, failedStep = 0): TestOutcome => ({
     passed,
     summary: oneLine(summary, vars),
     durationMs: Math.round(performance.now() - started),
+    failedStep,
   });
 
   for (const [index, step] of steps.entries()) {
@@ -46,9 +49,12 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
       await kind.run(step.kind.value, { baseUrl: options.baseUrl, vars, signal });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (error instanceof StepFailure) return outcome(false, `${label}: ${error.message}`);
-      // An executor fault, not the target's: its message may hold anything, so it is not repeated.
-      return outcome(false, `${label}: executor error (${error instanceof Error ? error.name : "unknown"})`);
+      const why =
+        error instanceof StepFailure
+          ? error.message
+          : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
+            `executor error (${error instanceof Error ? error.name : "unknown"})`;
+      return outcome(false, `${label}: ${why}`, index + 1);
     }
   }
   return outcome(true, steps.length === 1 ? "1 step passed" : `${steps.length} steps passed`);

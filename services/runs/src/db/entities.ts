@@ -72,6 +72,19 @@ export const Run = defineEntity({
   indexes: [
     // ListRuns (GET /v1/runs): a project's runs newest first, at most 100 (the btree is read backwards).
     { name: "runs_project_created_index", properties: ["projectId", "createdAt", "id"] },
+    // ListRuns filtered by status, test plan or environment, a page at a time: the keyset
+    // (created_at, id) of each filter read backwards, so a rare status or plan is not found by
+    // walking every run of the project.
+    {
+      name: "runs_project_status_created_index",
+      properties: ["projectId", "status", "createdAt", "id"],
+    },
+    {
+      name: "runs_plan_created_index",
+      properties: ["testPlanId", "createdAt", "id"],
+      where: "test_plan_id is not null",
+    },
+    { name: "runs_environment_created_index", properties: ["environmentId", "createdAt", "id"] },
     // The reconciler's sweep over runs not yet final (dispatch deadline, runs whose tests are all
     // final but whose status was not updated); stays small, since finished runs leave it.
     { name: "runs_unfinished_index", properties: ["createdAt"], where: "status in ('queued', 'running')" },
@@ -123,6 +136,8 @@ export const TestResult = defineEntity({
     summary: p.text().nullable(),
     /** How long the test executed; null until final, and for a test skipped without executing. */
     durationMs: p.integer().nullable(),
+    /** The number (from 1) of the step that failed; null unless the test FAILED at a step. */
+    failedStep: p.integer().nullable(),
     /** Number of the current or last claim: 0 while never claimed, +1 for each claim. */
     attempt: p.integer().default(0),
     /** Claims whose lease lapsed; at max_attempts the test is FAILED. Hand-backs (ReleaseTest) do not count. */
@@ -176,6 +191,10 @@ export const TestResult = defineEntity({
         "position >= 0 and attempt >= 0 and lapsed_leases >= 0 and duration_ms >= 0 and publish_count >= 0",
     },
     { name: "test_results_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
+    {
+      name: "test_results_failed_step_when_failed",
+      expression: "failed_step is null or (status = 'failed' and failed_step >= 1)",
+    },
   ],
 });
 

@@ -1448,9 +1448,12 @@ export const RunsService: GenService<{
    * cancelled or finished), and ends after sending the finished run. Changes close together may
    * arrive as one message; a message is never sent twice for the same state. Changes reach every
    * replica through Redis; should a notice be lost, the run is read again at least every few
-   * seconds, so a stream never stalls on a run that moved on. Read rights (API keys included).
+   * seconds, so a stream never stalls on a run that moved on. A stream also ends, without an error
+   * and before the run finished, when its replica shuts down: call again. Read rights (API keys
+   * included).
    * Errors, before the first message: INVALID_ARGUMENT (no actor); NOT_FOUND (no such run in this
-   * project); PERMISSION_DENIED.
+   * project); PERMISSION_DENIED; RESOURCE_EXHAUSTED (the replica already serves as many streams as
+   * it allows, WATCH_MAX_STREAMS: call again later).
    *
    * @generated from rpc testrun.runs.v1.RunsService.WatchRun
    */

@@ -1,0 +1,115 @@
+import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Orm } from "@testrun/kit";
+import type { RunStatus } from "./db/entities.js";
+import { type RunRow, runColumns, type TestRow, testColumns } from "./rows.js";
+
+/** Which runs ListRuns returns; empty or unset fields do not filter. */
+export interface RunFilter {
+  statuses: RunStatus[];
+  testPlanId?: string;
+  environmentId?: string;
+}
+
+/**
+ * Where a page ends: the last run's created_at at PostgreSQL's full precision (microseconds, in
+ * UTC, as text: a JavaScript Date keeps milliseconds, and runs created within one millisecond would
+ * be skipped or repeated) and its id, which orders runs created in the same microsecond.
+ */
+interface PageEnd {
+  createdAt: string;
+  id: string;
+}
+
+const createdAtPattern = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3})\d{3}Z$/;
+
+/** Opaque to callers: base64url of JSON, checked in full when it comes back. */
+export function encodePageToken(end: PageEnd): string {
+  return Buffer.from(JSON.stringify({ c: end.createdAt, i: end.id })).toString("base64url");
+}
+
+/** The page end a token carries; undefined when it was not made by encodePageToken. */
+export function decodePageToken(token: string): PageEnd | undefined {
+  try {
+    const { c, i } = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Record<string, unknown>;
+    if (typeof c !== "string" || typeof i !== "string" || i.length === 0 || i.length > 100) return undefined;
+    // A well-formed but impossible time (February 31st) would make the query itself fail.
+    const millis = createdAtPattern.exec(c)?.[1];
+    const date = millis === undefined ? undefined : new Date(`${millis}Z`);
+    if (!date || Number.isNaN(date.getTime()) || date.toISOString() !== `${millis}Z`) return undefined;
+    return { createdAt: c, id: i };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads that change nothing and take no locks, beyond GetRun's (in RunStore): pages of runs and one
+ * test result. Only charged runs are visible, as everywhere.
+ */
+export class RunReads {
+  constructor(private readonly orm: Orm) {}
+
+  private em(): EntityManager {
+    return this.orm.em.fork() as unknown as EntityManager;
+  }
+
+  /**
+   * A project's runs matching `filter`, newest first (created_at, then id, descending), after the
+   * page end a token carries; `next` is the token of the following page, only when a matching run
+   * older than this page's last exists (one more row than the limit is read to know).
+   */
+  async listRuns(
+    projectId: string,
+    filter: RunFilter,
+    after: PageEnd | undefined,
+    limit: number,
+  ): Promise<{ runs: RunRow[]; next: string }> {
+    const where = ["r.project_id = ?", "r.charge_state = 'charged'"];
+    const params: unknown[] = [projectId];
+    if (filter.statuses.length > 0) {
+      where.push(`r.status in (${filter.statuses.map(() => "?").join(", ")})`);
+      params.push(...filter.statuses);
+    }
+    if (filter.testPlanId) {
+      where.push("r.test_plan_id = ?");
+      params.push(filter.testPlanId);
+    }
+    if (filter.environmentId) {
+      where.push("r.environment_id = ?");
+      params.push(filter.environmentId);
+    }
+    if (after) {
+      where.push("(r.created_at, r.id) < (?::timestamptz, ?)");
+      params.push(after.createdAt, after.id);
+    }
+    const rows = await this.em().execute<(RunRow & { page_created_at: string })[]>(
+      `select ${runColumns},
+         to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as page_created_at
+       from runs.runs r where ${where.join(" and ")}
+       order by r.created_at desc, r.id desc limit ?`,
+      [...params, limit + 1],
+    );
+    const runs = rows.slice(0, limit);
+    const last = runs.at(-1);
+    const next =
+      rows.length > limit && last ? encodePageToken({ createdAt: last.page_created_at, id: last.id }) : "";
+    return { runs, next };
+  }
+
+  /** A test of a run of the project; `run: false` when the run is not there, `test` undefined when the test is not. */
+  async getTestResult(
+    projectId: string,
+    runId: string,
+    testResultId: string,
+  ): Promise<{ run: boolean; test?: TestRow }> {
+    const rows = await this.em().execute<(TestRow & { found_run: string })[]>(
+      `select r.id as found_run, ${testColumns}
+       from runs.runs r left join runs.test_results t on t.run_id = r.id and t.id = ?
+       where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
+      [testResultId, runId, projectId],
+    );
+    const row = rows[0];
+    if (!row) return { run: false };
+    return { run: true, test: row.id === null ? undefined : row };
+  }
+}
