@@ -18,7 +18,7 @@ endif
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: web help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
+.PHONY: action check-action python-tools web help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
@@ -77,7 +77,22 @@ services/console/web-build/index.html: $(WEB_SOURCES) node_modules/.package-lock
 build: install
 	npm run build
 
-test: prerequisites lint typecheck buf-lint check-generated test-only
+test: prerequisites lint typecheck buf-lint check-generated check-action test-only
+
+# The GitHub Action's committed bundles (action/index.mjs, action/testrun.mjs), built from
+# services/testrun-cli with esbuild; check-action fails when they are not what the sources build.
+action: install
+	node services/testrun-cli/bundle.mjs
+
+check-action: install
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	node services/testrun-cli/bundle.mjs "$$tmp"; \
+	if ! diff -r -q "$$tmp" action; then \
+	  echo "action/ is stale: run 'make action' and commit the result" >&2; exit 1; fi
+
+# The tests' Python tools (test/python-requirements.txt, pinned) in .tools/python.
+python-tools:
+	@scripts/python-tools.sh >/dev/null
 
 # helm, for the chart tests: no Debian or npm package carries it, so it is built from the Go module
 # proxy once (about 3 min on 2 cores). GOTOOLCHAIN=auto lets any Go >= 1.21 fetch the Go its go.mod needs.
@@ -92,7 +107,7 @@ helm: .tools/bin/helm
 	@touch $@
 
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
-test-only: prerequisites install helm web
+test-only: prerequisites install helm web python-tools
 	npx mocha
 
 # Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `make run` and `make test` need beside Node, on Debian: PostgreSQL and Redis (throwaway
-# servers), Debian's chromium (the console's browser tests), make, Node and npm (the Makefile installs
+# servers), Debian's chromium (the console's browser tests), Python 3 with venv (the tests' Python
+# tools, scripts/python-tools.sh), make, Node and npm (the Makefile installs
 # Node 24 into .tools when the system's is not 24), and Go >= 1.21 to build helm (the chart tests)
 # unless .tools/bin/helm is already built from the Makefile's HELM_VERSION.
 #
@@ -26,6 +27,8 @@ need_go=no
 if [ "$purpose" = test ]; then
   # The browser tests drive Debian's chromium (/usr/bin/chromium) with playwright-core.
   [ -x /usr/bin/chromium ] || missing+=(chromium)
+  # Python with venv for the tests' outside consumers (scripts/python-tools.sh, test/python-requirements.txt).
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   # helm's go.mod needs Go 1.26, which any Go >= 1.21 fetches by itself (GOTOOLCHAIN=auto); an older
   # Go counts as missing. bookworm's golang-go is 1.19, so on bookworm it comes from bookworm-backports.
   go_new_enough() { [[ $(go env GOVERSION 2>/dev/null) =~ go1\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 21 ]; }

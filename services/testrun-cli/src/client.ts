@@ -1,0 +1,231 @@
+// A typed client of the /v1 REST API (docs/rest-api.md). One method per endpoint; it never retries
+// (retry.ts decides what may be repeated) and turns every answer that is not 2xx into an ApiError.
+import type {
+  Environment,
+  ErrorBody,
+  Project,
+  Run,
+  RunListItem,
+  StartRunBody,
+  TestCase,
+  TestPlan,
+} from "./types.js";
+
+/** An answer of the API other than 2xx. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody,
+    /** Retry-After in seconds (429), when given. */
+    readonly retryAfterSeconds: number | undefined,
+  ) {
+    super(body.error || `HTTP ${status}`);
+    this.name = "ApiError";
+  }
+
+  get code(): string | undefined {
+    return this.body.code;
+  }
+}
+
+/** No answer at all: the address is wrong, the connection failed or the answer did not come in time. */
+export class NetworkError extends Error {
+  constructor(
+    message: string,
+    /**
+     * Whether the request may have reached the server. False only when the connection was never
+     * made (refused, name unknown), so a POST that failed so is known not to have happened.
+     */
+    readonly maybeSent: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = "NetworkError";
+  }
+}
+
+export interface ClientOptions {
+  /** The gateway's address, e.g. https://testrun.example.com (TESTRUN_URL). */
+  baseUrl: string;
+  /** A project API key (TESTRUN_API_KEY). */
+  apiKey: string;
+  /** Deadline of one request, in ms (long-polls get their wait on top). Default 60 s. */
+  requestTimeoutMs?: number;
+  /** Sent as User-Agent. */
+  userAgent?: string;
+  fetch?: typeof fetch;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  idempotencyKey?: string;
+}
+
+export interface Started {
+  run: Run;
+  /** Whether the gateway answered with the run of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+/** Connection errors that prove the request never left this machine. */
+const notSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+export class TestrunClient {
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.timeoutMs = options.requestTimeoutMs ?? 60_000;
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  getProject(options: RequestOptions = {}): Promise<Project> {
+    return this.json("GET", "/v1/project", options);
+  }
+
+  async listEnvironments(options: RequestOptions = {}): Promise<Environment[]> {
+    return (await this.json<{ environments: Environment[] }>("GET", "/v1/environments", options))
+      .environments;
+  }
+
+  async listTestPlans(options: RequestOptions = {}): Promise<TestPlan[]> {
+    return (await this.json<{ testPlans: TestPlan[] }>("GET", "/v1/test-plans", options)).testPlans;
+  }
+
+  /** Test cases, oldest first, at most 500 (`truncated` says the list was cut). */
+  listTestCases(
+    filter: { tags?: string[]; search?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<{ testCases: TestCase[]; truncated: boolean }> {
+    const query = new URLSearchParams();
+    for (const tag of filter.tags ?? []) query.append("tag", tag);
+    if (filter.search) query.set("search", filter.search);
+    return this.json("GET", `/v1/test-cases${suffix(query)}`, options);
+  }
+
+  async listRuns(limit?: number, options: RequestOptions = {}): Promise<RunListItem[]> {
+    const query = new URLSearchParams(limit === undefined ? {} : { limit: String(limit) });
+    return (await this.json<{ runs: RunListItem[] }>("GET", `/v1/runs${suffix(query)}`, options)).runs;
+  }
+
+  /**
+   * The run with its tests. With `waitSeconds` (1 to 30) the gateway answers as soon as the run is
+   * finished or once that many seconds have passed (a long-poll).
+   */
+  getRun(id: string, waitSeconds?: number, options: RequestOptions = {}): Promise<Run> {
+    const query = waitSeconds === undefined ? "" : `?wait=${waitSeconds}`;
+    return this.json("GET", `/v1/runs/${encodeURIComponent(id)}${query}`, options, {
+      extraTimeoutMs: (waitSeconds ?? 0) * 1000,
+    });
+  }
+
+  /** POST /v1/runs: 201 with the new run. */
+  async startRun(body: StartRunBody, options: RequestOptions = {}): Promise<Started> {
+    const answer = await this.request("POST", "/v1/runs", options, body);
+    return { run: answer.body as unknown as Run, replayed: isReplay(answer.headers) };
+  }
+
+  /** POST /v1/runs/:id/cancel: the run, ended SKIPPED with skipReason `cancelled`. */
+  cancelRun(id: string, options: RequestOptions = {}): Promise<Run> {
+    return this.json("POST", `/v1/runs/${encodeURIComponent(id)}/cancel`, options, { body: {} });
+  }
+
+  /** POST /v1/runs/:id/rerun: a new run of the same environment with the failed tests, or all. */
+  async rerunRun(id: string, failedOnly: boolean, options: RequestOptions = {}): Promise<Started> {
+    const answer = await this.request("POST", `/v1/runs/${encodeURIComponent(id)}/rerun`, options, {
+      failedOnly,
+    });
+    return { run: answer.body as unknown as Run, replayed: isReplay(answer.headers) };
+  }
+
+  /** GET /v1/openapi.json (needs no key). */
+  openApi(options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return this.json("GET", "/v1/openapi.json", options);
+  }
+
+  private async json<T>(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    more: { body?: unknown; extraTimeoutMs?: number } = {},
+  ): Promise<T> {
+    return (await this.request(method, path, options, more.body, more.extraTimeoutMs)).body as T;
+  }
+
+  /** One request; resolves with a 2xx answer, else throws ApiError or NetworkError (or the abort). */
+  async request(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+    body?: unknown,
+    extraTimeoutMs = 0,
+  ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+    const timeout = AbortSignal.timeout(this.timeoutMs + extraTimeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.apiKey}`,
+      accept: "application/json",
+      "user-agent": this.options.userAgent ?? "testrun-cli",
+    };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        signal,
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      text = await res.text();
+    } catch (error) {
+      // The caller's own abort (a signal to stop) is not a network failure.
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw networkError(error, timeout.aborted);
+    }
+    const parsed = parseBody(text);
+    if (res.ok) return { status: res.status, headers: res.headers, body: parsed };
+    const retryAfter = Number(res.headers.get("retry-after"));
+    throw new ApiError(
+      res.status,
+      {
+        ...parsed,
+        error: typeof parsed.error === "string" ? parsed.error : `HTTP ${res.status}`,
+      } as ErrorBody,
+      Number.isFinite(retryAfter) && retryAfter >= 0 && res.headers.has("retry-after")
+        ? retryAfter
+        : undefined,
+    );
+  }
+}
+
+const suffix = (query: URLSearchParams) => (query.size ? `?${query}` : "");
+
+/** The gateway marks an idempotent replay with a header; any of the usual names counts. */
+const isReplay = (headers: Headers) =>
+  ["idempotent-replayed", "idempotency-replayed", "x-idempotent-replayed"].some(
+    (name) => headers.get(name)?.toLowerCase() === "true",
+  );
+
+/** A JSON object, or (a proxy's HTML page, say) an object whose error is the text's beginning. */
+function parseBody(text: string): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // not JSON
+  }
+  return { error: text.replace(/\s+/g, " ").trim().slice(0, 200) };
+}
+
+function networkError(error: unknown, timedOut: boolean): NetworkError {
+  if (timedOut) return new NetworkError("no answer in time", true, { cause: error });
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? "";
+  const message = cause?.message ?? (error as Error).message ?? String(error);
+  return new NetworkError(message, !notSentCodes.has(code), { cause: error });
+}

@@ -1,0 +1,40 @@
+// `testrun --help`. docs/pipelines.md says the same at length; the exit codes must agree (a test checks).
+
+export const usage = `testrun: start Testrun runs from a pipeline, wait for them and report
+
+Usage:
+  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME] [wait options]
+  testrun rerun RUN_ID [--failed] [wait options]   a new run of the same tests (only the failed ones)
+  testrun wait RUN_ID [wait options]               follow a run started elsewhere
+  testrun status RUN_ID [--json FILE|-]            print a run once
+  testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
+  testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
+
+Wait options (run, rerun, wait):
+  --no-wait              start the run, print its id and url, exit 0 (run, rerun)
+  --timeout DURATION     stop waiting after 90s, 30m, 1h...; default 60m
+  --cancel-on-timeout    cancel the run when the wait times out (else it goes on)
+  --detach               on SIGINT/SIGTERM stop waiting but leave the run going (default: cancel it)
+  --allow-skipped        exit 0, not 2, when the run was skipped
+  --junit FILE           write a JUnit XML report (one testcase per test)
+  --json FILE            write the run as the API returns it ("-" for stdout)
+
+Environment:
+  TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
+  TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
+  GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
+
+Exit codes:
+  0  the run passed (or any other command succeeded)
+  1  the run finished and a test failed
+  2  the run was skipped (unless --allow-skipped)
+  3  the wait timed out before the run finished
+  4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
+  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
+  130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
+
+While waiting it prints the run's url, then one line per change (a live line on a terminal).
+It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
+retries reads through network errors and 5xx, and never starts a run twice.
+More: docs/pipelines.md
+`;

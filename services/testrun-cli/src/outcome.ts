@@ -1,0 +1,34 @@
+// Exit codes of `testrun` (docs/pipelines.md, "Exit codes"): what a pipeline step reports.
+import type { Run } from "./types.js";
+
+export const ExitCode = {
+  /** The run passed (or was skipped, with --allow-skipped); any other command succeeded. */
+  passed: 0,
+  /** The run finished and a test failed. */
+  failed: 1,
+  /** The run was skipped (environment unreachable, cancelled, no executor). */
+  skipped: 2,
+  /** The wait timed out before the run finished. */
+  timedOut: 3,
+  /** The run could not be started or followed: 401, 403, 402, 404, 409, 4xx, network, 5xx. */
+  notStarted: 4,
+  /** The command line was wrong, or TESTRUN_URL / TESTRUN_API_KEY are not set. */
+  usage: 5,
+} as const;
+
+/** Signals end the process with the shell's convention, 128 + the signal's number. */
+export const signalExitCode: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+
+/** The exit code of a finished run. */
+export function exitCodeOf(run: Run, allowSkipped: boolean): number {
+  switch (run.status) {
+    case "PASSED":
+      return ExitCode.passed;
+    case "FAILED":
+      return ExitCode.failed;
+    case "SKIPPED":
+      return allowSkipped ? ExitCode.passed : ExitCode.skipped;
+    default:
+      return ExitCode.timedOut;
+  }
+}

@@ -1,0 +1,85 @@
+// What a waiting `testrun` prints: on a CI log (not a terminal) one line per change; on a terminal
+// the same lines for finished tests and one live status line kept up to date below them.
+import { formatDuration } from "./duration.js";
+import type { Run, TestResult } from "./types.js";
+
+export interface Output {
+  write(text: string): void;
+  /** A terminal: the live line is redrawn in place. */
+  isTTY?: boolean;
+}
+
+const final = new Set(["PASSED", "FAILED", "SKIPPED"]);
+
+/** One finished test, as a line. */
+export function testLine(test: TestResult): string {
+  const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
+  const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
+  return `  ${test.status.padEnd(7)} ${test.name}${duration}${summary}`;
+}
+
+/** The run's state in one line: status and counts. */
+export function statusLine(run: Run): string {
+  const done = run.tests.filter((test) => final.has(test.status)).length;
+  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
+  const counts = `${run.passedTests} passed, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  if (run.finished) {
+    const duration = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
+    const reason = run.skipReason ? ` (${run.skipReason})` : "";
+    return `${run.status}${reason}: ${counts} of ${run.totalTests}${duration}`;
+  }
+  return `${run.status}: ${done} of ${run.totalTests} done, ${counts}`;
+}
+
+export class Progress {
+  private readonly reported = new Set<string>();
+  private lastLine = "";
+  private live = "";
+  private ticker: NodeJS.Timeout | undefined;
+  private readonly startedAt = Date.now();
+
+  constructor(private readonly out: Output) {}
+
+  /** Prints what changed since the last update. */
+  update(run: Run): void {
+    for (const test of run.tests) {
+      if (!final.has(test.status) || this.reported.has(test.id)) continue;
+      this.reported.add(test.id);
+      this.print(testLine(test));
+    }
+    const line = statusLine(run);
+    if (this.out.isTTY) {
+      this.live = line;
+      this.draw();
+      if (!this.ticker && !run.finished) {
+        // The elapsed time moves even when the run does not.
+        this.ticker = setInterval(() => this.draw(), 1000);
+        this.ticker.unref();
+      }
+    } else if (line !== this.lastLine && !run.finished) {
+      this.out.write(`${line}\n`);
+    }
+    this.lastLine = line;
+    if (run.finished) this.stop();
+  }
+
+  /** A line of its own (a retry, a note), above the live line. */
+  print(line: string): void {
+    if (this.out.isTTY && this.live) this.out.write("\r\x1b[2K");
+    this.out.write(`${line}\n`);
+    if (this.out.isTTY && this.live) this.draw();
+  }
+
+  /** Ends the live line (it stays on screen as the last state). */
+  stop(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+    if (this.out.isTTY && this.live) this.out.write("\r\x1b[2K");
+    this.live = "";
+  }
+
+  private draw(): void {
+    const elapsed = formatDuration(Date.now() - this.startedAt);
+    this.out.write(`\r\x1b[2K${this.live} · waiting ${elapsed}`);
+  }
+}

@@ -1,0 +1,44 @@
+// The Markdown summary appended to $GITHUB_STEP_SUMMARY (GitHub shows it on the job's page).
+import { formatDuration } from "./duration.js";
+import { statusLine } from "./progress.js";
+import type { Run } from "./types.js";
+
+const icons: Record<string, string> = {
+  PASSED: "✅",
+  FAILED: "❌",
+  SKIPPED: "⏭️",
+  RUNNING: "⏳",
+  QUEUED: "⏳",
+};
+
+/** Text safe in a table cell: no pipes, line breaks or HTML. */
+const cell = (text: string) =>
+  text
+    .replace(/[\r\n]+/g, " ")
+    .replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c] ?? c)
+    .replace(/\|/g, "\\|")
+    .replace(/([[\]`*_])/g, "\\$1");
+
+export function markdownSummary(run: Run, options: { timedOut?: boolean } = {}): string {
+  const heading = `### ${icons[run.status] ?? ""} Testrun: [${cell(run.name)}](${run.url}) ${run.status}`;
+  const state = options.timedOut
+    ? `${statusLine(run)} (the wait timed out; the run goes on)`
+    : statusLine(run);
+  const rows = run.tests.map(
+    (test) =>
+      `| ${icons[test.status] ?? ""} ${test.status} | [${cell(test.name)}](${test.url}) | ${
+        test.durationMs === null ? "" : formatDuration(test.durationMs)
+      } | ${test.status === "PASSED" ? "" : cell(test.summary)} |`,
+  );
+  return [
+    heading,
+    "",
+    state,
+    "",
+    "| status | test | duration | summary |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+    "",
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,88 @@
+// The JSON of the /v1 REST API as a client sees it (docs/rest-api.md).
+
+export type Status = "QUEUED" | "RUNNING" | "PASSED" | "FAILED" | "SKIPPED";
+
+export interface TestResult {
+  id: string;
+  testCaseId: string;
+  name: string;
+  status: Status;
+  durationMs: number | null;
+  summary: string;
+  url: string;
+}
+
+/** A run as GET /v1/runs/:id and POST /v1/runs answer it. */
+export interface Run {
+  id: string;
+  name: string;
+  status: Status;
+  finished: boolean;
+  totalTests: number;
+  passedTests: number;
+  failedTests: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  /** `environment_unreachable`, `cancelled`, `no_executor`; null unless SKIPPED. */
+  skipReason: string | null;
+  url: string;
+  tests: TestResult[];
+}
+
+/** An element of GET /v1/runs: the run without its tests, plus where it came from. */
+export interface RunListItem extends Omit<Run, "tests"> {
+  environmentId: string;
+  testPlanId: string | null;
+  createdAt: string;
+}
+
+export interface Environment {
+  id: string;
+  name: string;
+  baseUrl: string;
+  isDefault: boolean;
+}
+
+export interface TestPlan {
+  id: string;
+  name: string;
+  description: string;
+  testCaseCount: number;
+}
+
+export interface TestCase {
+  id: string;
+  name: string;
+  tags: string[];
+  enabled: boolean;
+}
+
+export interface Project {
+  project: { id: string; name: string; createdAt: string };
+  environments: Environment[];
+  testPlans: TestPlan[];
+}
+
+/** The body of POST /v1/runs: exactly one of testPlan, testCaseIds, tags. */
+export interface StartRunBody {
+  environment?: string;
+  testPlan?: string;
+  testCaseIds?: string[];
+  tags?: string[];
+  name?: string;
+}
+
+/** Every error body: a message and a machine code, plus the extras of some codes. */
+export interface ErrorBody {
+  error: string;
+  code?: string;
+  /** 402 insufficient_credits */
+  required?: number;
+  available?: number;
+  /** 409 ambiguous_name */
+  candidates?: string[];
+  /** 500 of a run started but not read back */
+  id?: string;
+  url?: string;
+}
