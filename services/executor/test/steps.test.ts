@@ -46,7 +46,7 @@ describe("step runner (HTTP steps against a real server)", () => {
         expect: { status: 200, json: { "$.name": "{{USER}}" } },
       },
     ]);
-    expect(outcome).to.include({ passed: true, summary: "2 steps passed" });
+    expect(outcome).to.include({ passed: true, summary: "2 steps passed", failedStep: 0 });
     expect(outcome.durationMs).to.be.a("number").and.at.least(0);
     expect(target.hits).to.deep.equal(["POST /login", "GET /me"]);
   });
@@ -61,7 +61,11 @@ describe("step runner (HTTP steps against a real server)", () => {
       },
       { name: "never", http: { method: "GET", path: "/json" } },
     ]);
-    expect(outcome).to.include({ passed: false, summary: 'step 2 "log in": expected status 200, got 401' });
+    expect(outcome).to.include({
+      passed: false,
+      summary: 'step 2 "log in": expected status 200, got 401',
+      failedStep: 2,
+    });
     expect(target.hits).to.deep.equal(["GET /text", "POST /login"]);
   });
 

@@ -452,6 +452,175 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
   });
 
+  it("returns a test result with its steps, max_attempts and failed_step; NOT_FOUND elsewhere", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const runId = run?.id ?? "";
+    const [t1, t2] = run?.tests ?? [];
+    const a1 = (await claim(t1?.id ?? "")).assignment;
+    const report = {
+      ...lease(a1),
+      status: TestStatus.FAILED,
+      summary: 'step 1 "call": got 500',
+      durationMs: 3n,
+    };
+    // Each test case has one step: 2 is out of range, and only a FAILED test names one.
+    await rejects(stack.executor.completeTest({ ...report, failedStep: 2 }), Code.InvalidArgument);
+    await rejects(stack.executor.completeTest({ ...report, failedStep: -1 }), Code.InvalidArgument);
+    await rejects(
+      stack.executor.completeTest({ ...report, status: TestStatus.PASSED, failedStep: 1 }),
+      Code.InvalidArgument,
+    );
+    const done = await stack.executor.completeTest({ ...report, failedStep: 1 });
+    expect(done.test?.failedStep).to.equal(1);
+    // Failed before any step ran: no step named.
+    const a2 = (await claim(t2?.id ?? "")).assignment;
+    await stack.executor.completeTest({
+      ...lease(a2),
+      status: TestStatus.FAILED,
+      summary: "x",
+      durationMs: 0n,
+    });
+
+    const ids = { actor: project.key, projectId: project.projectId, runId };
+    const found = await stack.runs.getTestResult({ ...ids, testResultId: t1?.id ?? "" });
+    expect(found.test?.status).to.equal(TestStatus.FAILED);
+    expect(found.test?.failedStep).to.equal(1);
+    expect(found.test?.summary).to.equal(report.summary);
+    expect(found.test?.url).to.equal(`${run?.url}/tests/${t1?.id}`);
+    expect(found.maxAttempts).to.equal(3);
+    expect(found.steps).to.have.length(1);
+    expect(found.steps[0]?.name).to.equal("call");
+    expect(found.steps[0]?.kind.case === "http" && found.steps[0].kind.value.request?.path).to.equal(
+      "/login",
+    );
+    // GetRun renders the same tests: the step where there is one, unset elsewhere.
+    const got = (await stack.runs.getRun(ids)).run;
+    expect(got?.tests.map((t) => t.failedStep)).to.deep.equal([1, undefined, undefined]);
+    expect(got?.tests[0]).to.deep.equal(found.test);
+    const queued = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[2]?.id ?? "" });
+    expect(queued.test?.status).to.equal(TestStatus.QUEUED);
+    expect(queued.test?.failedStep).to.equal(undefined);
+
+    await rejects(stack.runs.getTestResult({ ...ids, testResultId: newId("tr") }), Code.NotFound);
+    const other = await seedProject(stack, 0n);
+    await rejects(
+      stack.runs.getTestResult({
+        actor: apiKey(other.members.editor, other.projectId),
+        projectId: other.projectId,
+        runId,
+        testResultId: t1?.id ?? "",
+      }),
+      Code.NotFound,
+    );
+    // A test of another run, asked for under this one.
+    const { run: second } = await start({ case: "testPlan", value: project.planId });
+    await rejects(
+      stack.runs.getTestResult({ ...ids, runId: second?.id ?? "", testResultId: t1?.id ?? "" }),
+      Code.NotFound,
+    );
+  });
+
+  it("filters runs by status, test plan and environment", async () => {
+    const { environment } = await stack.catalog.catalog.createEnvironment({
+      actor: operator(),
+      projectId: project.projectId,
+      name: "production",
+      baseUrl: "https://prod.example.com",
+    });
+    const onPlan = (await start({ case: "testPlan", value: project.planId })).run?.id ?? "";
+    const byTags = (await start({ case: "tags", value: { tags: ["smoke"] } })).run?.id ?? "";
+    const elsewhere =
+      (await start({ case: "testPlan", value: project.planId }, { environment: environment?.id })).run?.id ??
+      "";
+    const { run: cancelled } = await stack.runs.cancelRun({
+      actor: operator(),
+      projectId: project.projectId,
+      runId: byTags,
+    });
+    expect(cancelled?.status).to.equal(RunStatus.SKIPPED);
+
+    const list = async (filters: Partial<Parameters<Stack["runs"]["listRuns"]>[0]>) =>
+      (await stack.runs.listRuns({ actor: project.key, projectId: project.projectId, ...filters })).runs.map(
+        (r) => r.id,
+      );
+    expect(await list({})).to.deep.equal([elsewhere, byTags, onPlan]);
+    expect(await list({ statuses: [RunStatus.SKIPPED] })).to.deep.equal([byTags]);
+    expect(await list({ statuses: [RunStatus.RUNNING, RunStatus.PASSED] })).to.deep.equal([
+      elsewhere,
+      onPlan,
+    ]);
+    expect(await list({ statuses: [RunStatus.FAILED] })).to.deep.equal([]);
+    expect(await list({ testPlanId: project.planId })).to.deep.equal([elsewhere, onPlan]);
+    expect(await list({ environmentId: environment?.id })).to.deep.equal([elsewhere]);
+    expect(await list({ environmentId: project.environmentId, testPlanId: project.planId })).to.deep.equal([
+      onPlan,
+    ]);
+    expect(
+      await list({ environmentId: project.environmentId, statuses: [RunStatus.SKIPPED], limit: 1 }),
+    ).to.deep.equal([byTags]);
+    await rejects(list({ statuses: [RunStatus.UNSPECIFIED] }), Code.InvalidArgument);
+    await rejects(list({ statuses: [RunStatus.PASSED, 42 as RunStatus] }), Code.InvalidArgument);
+  });
+
+  it("pages through runs without duplicates or gaps, down to the microsecond, and refuses a bad token", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++)
+      ids.push(
+        (await start({ case: "testCaseIds", value: { ids: [project.cases[0] ?? ""] } })).run?.id ?? "",
+      );
+    // Runs created within one millisecond (a Date could not tell them apart), two in the same
+    // microsecond (told apart by id), the rest a second apart.
+    const times = [
+      "2026-11-20 10:00:00.000001+00",
+      "2026-11-20 10:00:00.000002+00",
+      "2026-11-20 10:00:00.000002+00",
+      "2026-11-20 10:00:00.000003+00",
+      "2026-11-20 10:00:00.000900+00",
+      "2026-11-20 10:00:01+00",
+      "2026-11-20 10:00:02+00",
+    ];
+    for (const [i, id] of ids.entries())
+      await stack.db.query("update runs.runs set created_at = $1 where id = $2", [times[i], id]);
+    const request = { actor: project.key, projectId: project.projectId };
+    const expected = (await stack.runs.listRuns({ ...request, limit: 100 })).runs.map((r) => r.id);
+    expect(new Set(expected)).to.deep.equal(new Set(ids));
+    expect(expected.slice(0, 2)).to.deep.equal([ids[6], ids[5]]);
+    expect((await stack.runs.listRuns({ ...request, limit: 100 })).nextPageToken).to.equal("");
+
+    for (const size of [1, 2, 3]) {
+      const seen: string[] = [];
+      let pageToken = "";
+      let pages = 0;
+      do {
+        const page = await stack.runs.listRuns({ ...request, limit: size, pageToken });
+        expect(page.runs.length).to.be.at.most(size);
+        seen.push(...page.runs.map((r) => r.id));
+        pageToken = page.nextPageToken;
+        pages++;
+      } while (pageToken);
+      expect(seen, `pages of ${size}`).to.deep.equal(expected);
+      // No empty last page: a token is handed out only when an older run exists.
+      expect(pages).to.equal(Math.ceil(expected.length / size));
+    }
+
+    const first = await stack.runs.listRuns({ ...request, limit: 3 });
+    const token = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const { c, i } = JSON.parse(Buffer.from(first.nextPageToken, "base64url").toString()) as {
+      c: string;
+      i: string;
+    };
+    for (const bad of [
+      "not a token",
+      token({ c, i: 7 }),
+      token({ c: "2026-02-31T10:00:00.000000Z", i }),
+      token({ c: "yesterday", i }),
+      first.nextPageToken.slice(0, -4),
+    ]) {
+      const error = await rejects(stack.runs.listRuns({ ...request, pageToken: bad }), Code.InvalidArgument);
+      expect(error.rawMessage).to.equal("page_token is not valid");
+    }
+  });
+
   it("answers INTERNAL with the started run's id and url when the read-back fails", async () => {
     const error = await withBrokenReadBack(stack.db, () =>
       rejects(start({ case: "testPlan", value: project.planId }), Code.Internal),

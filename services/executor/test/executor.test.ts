@@ -1,0 +1,75 @@
+// The executor process running a test end to end against the real runs and catalog services (and
+// their PostgreSQL and Redis), its steps against a real HTTP server: what it reports of a failure.
+import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { operator } from "../../catalog/test/harness.js";
+import { type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
+import { startTestTarget, type TestTarget } from "./target.js";
+
+describe("executor process with the runs service", () => {
+  let stack: Stack;
+  let target: TestTarget;
+  let executor: ServiceProcess;
+  let project: Project;
+
+  before(async () => {
+    stack = await startStack({}, 6);
+    target = await startTestTarget();
+    executor = await startServiceProcess("executor", {
+      REDIS_URL: String(stack.env.REDIS_URL),
+      RUNS_URL: stack.runsProcess.url,
+      CATALOG_URL: stack.catalog.process.url,
+      EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
+    });
+    project = await seedProject(stack);
+  });
+  after(async () => {
+    await executor?.stop("SIGTERM");
+    await target?.close();
+    await stack?.stop();
+  });
+
+  it("reports which step failed: the second of three", async () => {
+    const { catalog } = stack.catalog;
+    const { projectId } = project;
+    const { environment } = await catalog.createEnvironment({
+      actor: operator(),
+      projectId,
+      name: "test target",
+      baseUrl: target.url,
+    });
+    const http = (path: string, status: number) => ({
+      case: "http" as const,
+      value: { request: { method: "GET", path }, expect: { status: [status] } },
+    });
+    const { testCase } = await catalog.createTestCase({
+      actor: operator(),
+      projectId,
+      name: "second step fails",
+      tags: [],
+      enabled: true,
+      steps: [
+        { name: "fine", kind: http("/text", 200) },
+        { name: "wants created", kind: http("/status/500", 201) },
+        { name: "never", kind: http("/json", 200) },
+      ],
+    });
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId,
+      environment: environment?.id,
+      selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
+    });
+    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
+    let last: RunStatus | undefined;
+    for await (const { run: now } of stack.runs.watchRun(ids, { timeoutMs: 0 })) last = now?.status;
+    expect(last).to.equal(RunStatus.FAILED);
+
+    const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
+    expect(test?.status).to.equal(TestStatus.FAILED);
+    expect(test?.failedStep).to.equal(2);
+    expect(test?.summary).to.equal('step 2 "wants created": expected status 201, got 500');
+    expect(target.hits).to.not.include("GET /json");
+  });
+});

@@ -1,0 +1,202 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  RunStatus,
+  RunsService,
+  TestStatus,
+  type WatchRunResponse,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { serviceClient } from "@testrun/kit";
+import { eventually, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { apiKey, operator, rejects } from "../../catalog/test/harness.js";
+import { lease, type Project, type Runs, type Stack, seedProject, startStack } from "./harness.js";
+
+/** A WatchRun stream read one message at a time; `cancel()` is the caller going away. */
+function watch(client: Runs, request: { actor: Project["key"]; projectId: string; runId: string }) {
+  const abort = new AbortController();
+  const messages = client.watchRun(request, { signal: abort.signal, timeoutMs: 0 })[Symbol.asyncIterator]();
+  return {
+    /** The next message's run; undefined when the stream ended. */
+    async next() {
+      const { value, done } = await messages.next();
+      return done ? undefined : (value as WatchRunResponse).run;
+    },
+    cancel: () => abort.abort(),
+  };
+}
+
+describe("runs service: WatchRun", () => {
+  let stack: Stack;
+  let project: Project;
+  /** A second replica on the same database and Redis, which re-reads on its own only every 10 minutes. */
+  let replica: ServiceProcess;
+  let onReplica: Runs;
+
+  before(async () => {
+    // The first replica's fallback re-read is quick, so a change made behind its back shows soon.
+    stack = await startStack({ WATCH_REFRESH_MS: "300" });
+    replica = await startServiceProcess("runs", {
+      ...stack.env,
+      WATCH_REFRESH_MS: "600000",
+      WATCH_MAX_STREAMS: "1",
+    });
+    onReplica = serviceClient(RunsService, replica.url, { token: String(stack.env.SERVICE_TOKEN) });
+  });
+  beforeEach(async () => {
+    project = await seedProject(stack);
+  });
+  after(async () => {
+    await replica?.stop("SIGTERM");
+    await stack?.stop();
+  });
+
+  const startOne = async () =>
+    (
+      await stack.runs.startRun({
+        actor: project.key,
+        projectId: project.projectId,
+        selection: { case: "testCaseIds", value: { ids: [project.cases[0] ?? ""] } },
+      })
+    ).run;
+  const ids = (runId: string) => ({ actor: project.key, projectId: project.projectId, runId });
+  const claim = async (testResultId: string) =>
+    (await stack.executor.claimTest({ testResultId, executorId: "pod-a/0" })).assignment;
+
+  it("sends the run at once, again after each change, and ends after sending the finished run", async () => {
+    const run = await startOne();
+    const stream = watch(stack.runs, ids(run?.id ?? ""));
+    const first = await stream.next();
+    expect(first?.status).to.equal(RunStatus.RUNNING);
+    expect(first?.tests.map((t) => t.status)).to.deep.equal([TestStatus.QUEUED]);
+    expect(first?.url).to.equal(run?.url);
+
+    const a = await claim(run?.tests[0]?.id ?? "");
+    const running = await stream.next();
+    expect(running?.tests[0]?.status).to.equal(TestStatus.RUNNING);
+    expect(running?.tests[0]?.attempt).to.equal(1);
+    expect(running?.finished).to.equal(false);
+
+    await stack.executor.completeTest({
+      ...lease(a),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 7n,
+    });
+    const finished = await stream.next();
+    expect(finished?.status).to.equal(RunStatus.PASSED);
+    expect(finished?.finished).to.equal(true);
+    expect(finished?.tests[0]?.durationMs).to.equal(7n);
+    expect(await stream.next()).to.equal(undefined);
+
+    // A finished run is sent once, and the stream ends.
+    const late = watch(stack.runs, ids(run?.id ?? ""));
+    expect((await late.next())?.finished).to.equal(true);
+    expect(await late.next()).to.equal(undefined);
+  });
+
+  it("reads the run again every WATCH_REFRESH_MS, so a change without a notice still arrives", async () => {
+    const run = await startOne();
+    const stream = watch(stack.runs, ids(run?.id ?? ""));
+    try {
+      expect((await stream.next())?.tests[0]?.summary).to.equal("");
+      // Written straight to the database: no replica announced it.
+      await stack.db.query("update runs.test_results set summary = 'changed quietly' where id = $1", [
+        run?.tests[0]?.id,
+      ]);
+      expect((await stream.next())?.tests[0]?.summary).to.equal("changed quietly");
+    } finally {
+      stream.cancel();
+    }
+  });
+
+  it("sees on one replica the changes made through another (notices through Redis)", async () => {
+    const run = await startOne();
+    const runId = run?.id ?? "";
+    const stream = watch(onReplica, ids(runId));
+    expect((await stream.next())?.tests[0]?.status).to.equal(TestStatus.QUEUED);
+    // Through the first replica, while this one would re-read on its own only in 10 minutes.
+    const a = await claim(run?.tests[0]?.id ?? "");
+    expect((await stream.next())?.tests[0]?.status).to.equal(TestStatus.RUNNING);
+    await stack.executor.releaseTest({ ...lease(a), reason: "shutting down" });
+    const released = await stream.next();
+    expect(released?.tests[0]?.status).to.equal(TestStatus.QUEUED);
+    expect(released?.tests[0]?.attempt).to.equal(1);
+    await stack.runs.cancelRun({ ...ids(runId), actor: operator() });
+    const cancelled = await stream.next();
+    expect(cancelled?.status).to.equal(RunStatus.SKIPPED);
+    expect(cancelled?.finished).to.equal(true);
+    expect(await stream.next()).to.equal(undefined);
+  });
+
+  it("ends a stream whose caller went away and frees its place; refuses streams beyond WATCH_MAX_STREAMS", async () => {
+    const run = await startOne();
+    const first = watch(onReplica, ids(run?.id ?? ""));
+    expect((await first.next())?.id).to.equal(run?.id);
+    // The replica allows one stream at a time.
+    const refused = watch(onReplica, ids(run?.id ?? ""));
+    const error = await refused.next().then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(error?.code).to.equal(Code.ResourceExhausted);
+
+    first.cancel();
+    expect(
+      await first.next().then(
+        () => "ended",
+        (e: unknown) => Code[ConnectError.from(e).code],
+      ),
+    ).to.equal("Canceled");
+    // Once the replica saw the caller leave, the place is free again.
+    const next = await eventually(async () => {
+      const stream = watch(onReplica, ids(run?.id ?? ""));
+      const got = await stream.next().catch((e: unknown) => {
+        if (ConnectError.from(e).code !== Code.ResourceExhausted) throw e;
+        return undefined;
+      });
+      if (got) return stream;
+      return undefined;
+    }, "the cancelled stream's place to be freed");
+    next.cancel();
+  });
+
+  it("refuses, before any message, a run of another project or an unknown run", async () => {
+    const run = await startOne();
+    const other = await seedProject(stack, 0n);
+    const otherKey = apiKey(other.members.editor, other.projectId);
+    const first = (request: Parameters<typeof watch>[1]) => watch(stack.runs, request).next();
+    await rejects(
+      first({ actor: otherKey, projectId: other.projectId, runId: run?.id ?? "" }),
+      Code.NotFound,
+    );
+    await rejects(
+      first({ actor: otherKey, projectId: project.projectId, runId: run?.id ?? "" }),
+      Code.NotFound,
+    );
+    await rejects(first(ids("run_unknown")), Code.NotFound);
+    await rejects(
+      first({
+        actor: undefined as unknown as Project["key"],
+        projectId: project.projectId,
+        runId: run?.id ?? "",
+      }),
+      Code.InvalidArgument,
+    );
+  });
+
+  it("ends its open streams cleanly when the replica shuts down, rather than hold the shutdown", async () => {
+    const run = await startOne();
+    // Calls still open when the shutdown begins would get a minute, longer than this test may take.
+    const leaving = await startServiceProcess("runs", {
+      ...stack.env,
+      WATCH_REFRESH_MS: "600000",
+      SHUTDOWN_TIMEOUT_MS: "60000",
+    });
+    const client = serviceClient(RunsService, leaving.url, { token: String(stack.env.SERVICE_TOKEN) });
+    const stream = watch(client, ids(run?.id ?? ""));
+    expect((await stream.next())?.finished).to.equal(false);
+    const [exitCode, end] = await Promise.all([leaving.stop("SIGTERM"), stream.next()]);
+    expect(end).to.equal(undefined);
+    expect(exitCode).to.equal(0);
+  });
+});
