@@ -119,7 +119,7 @@ describe("console runs in a browser", function () {
     await runHeading(page, "Running").waitFor();
     await page
       .getByRole("row", { name: /Held one/ })
-      .getByText("Running")
+      .getByText("Running", { exact: true })
       .waitFor();
     await page.getByText("Started by", { exact: true }).waitFor();
     await page.getByText("Demo Owner, with the API key “make run demo”").waitFor();
@@ -135,13 +135,33 @@ describe("console runs in a browser", function () {
     await runHeading(page, "Passed").waitFor();
     await page
       .getByRole("row", { name: /Held one/ })
-      .getByText("Passed")
+      .getByText("Passed", { exact: true })
       .waitFor();
     expect(await page.evaluate("window.sameDocument")).to.equal(true);
     expect(loads).to.equal(0);
     expect(await page.getByText(/Live: this page updates/).count()).to.equal(0);
     expect(await page.getByRole("button", { name: "Cancel run" }).count()).to.equal(0);
     await screenshot(page, "run-passed-1280");
+  });
+
+  it("says so when the live stream is lost, and picks the run up again by itself", async () => {
+    const release = hold("/hold/one");
+    const started = await pipeline.start({ tags: ["held"], environment: "held" });
+    const page = await pageFor(ownerId, "narrow");
+    await page.goto(started.url);
+    await runHeading(page, "Running").waitFor();
+    await page.evaluate("window.sameDocument = true");
+    // Every further call of the stream fails, as when the console is away: the open stream ends
+    // with its window, the next call breaks.
+    const watchCalls = "**/testrun.console.v1.ConsoleService/WatchRun";
+    await page.route(watchCalls, (route) => route.abort("connectionrefused"));
+    await page.getByText("Connection lost: reconnecting…").waitFor();
+    await screenshot(page, "run-reconnecting-390");
+    release();
+    await page.unroute(watchCalls);
+    await runHeading(page, "Passed").waitFor();
+    expect(await page.getByText("Connection lost").count()).to.equal(0);
+    expect(await page.evaluate("window.sameDocument")).to.equal(true);
   });
 
   for (const width of ["wide", "narrow"] as const) {
@@ -173,8 +193,8 @@ describe("console runs in a browser", function () {
       expect(await steps.nth(1).getAttribute("aria-current")).to.equal("step");
       // The steps as stored: a variable is a name, never its value.
       await steps.nth(0).getByText("{{DEMO_USER}}").waitFor();
-      await steps.nth(1).getByText("Status 201").waitFor();
-      await steps.nth(1).getByText("Body contains “created”").waitFor();
+      await steps.nth(1).getByText("Status 201", { exact: true }).waitFor();
+      await steps.nth(1).getByText("Body contains “created”", { exact: true }).waitFor();
       await screenshot(page, `test-failed-${viewports[width].width}`);
       await noOverflow(page);
 

@@ -4,6 +4,7 @@ import { createQueryOptions, useQuery, useTransport } from "@connectrpc/connect-
 import { useQueries } from "@tanstack/react-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { NavLink, Outlet, useNavigate, useParams } from "react-router";
+import { isNotFound } from "./api";
 import { signOut, useSession } from "./session";
 
 /** The project's pages, in the navigation's order. */
@@ -95,7 +96,8 @@ export function Shell() {
       </header>
       <div className="frame">
         <nav className="sidenav" aria-label="Sections">
-          {projectId && (
+          {/* No sections of a project the person cannot see: its pages are "not found". */}
+          {projectId && !isNotFound(project.error) && (
             <div className="sidenav-group">
               <p className="sidenav-heading">{project.data?.project?.name ?? "Project"}</p>
               {projectSections.map(([rest, label]) => (

@@ -116,7 +116,8 @@ export const skipReasonText: Record<SkipReason, string> = {
   [SkipReason.UNSPECIFIED]: "",
   [SkipReason.ENVIRONMENT_UNREACHABLE]:
     "Skipped: the environment was unreachable (its base URL did not answer when checked before the tests ran). Its credits were refunded.",
-  [SkipReason.CANCELLED]: "Skipped: the run was cancelled before any test passed or failed.",
+  [SkipReason.CANCELLED]:
+    "Skipped: the run was cancelled before any test passed or failed. The credits of the tests not yet started were refunded.",
   [SkipReason.NO_EXECUTOR]:
     "Skipped: no executor took the tests in time. The credits of the tests that never started were refunded.",
 };

@@ -102,9 +102,9 @@ export function TestResult() {
             <dd>{test.attempt > 0 ? `${test.attempt} of ${maxAttempts}` : "not started"}</dd>
           </div>
           <div>
-            <dt>Test case</dt>
+            <dt>Test case now</dt>
             <dd>
-              <Link to={path(`/test-cases/${test.testCaseId}`)}>Open the test case (as it is now)</Link>
+              <Link to={path(`/test-cases/${test.testCaseId}`)}>{test.name}</Link>
             </dd>
           </div>
         </dl>
