@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { createCliContext, createEnvironment, getBalance } from "@testrun/cli";
 import { repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { parse } from "yaml";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { HeldTarget } from "./held-target.js";
@@ -343,6 +344,114 @@ print(json.dumps(out))`,
         expect(found.skipped).to.equal(true);
         expect(found.results[0].kind).to.equal("Skipped");
       }
+    });
+  });
+
+  describe("the GitHub Action, run as the runner runs it", () => {
+    /** The environment the runner gives the action: every input (defaults of action.yml) as INPUT_<NAME>. */
+    const actionEnv = async (inputs: Record<string, string>, files: { output: string; summary: string }) => {
+      const action = parse(await readFile(`${repoRoot}action.yml`, "utf8")) as {
+        inputs: Record<string, { default?: string }>;
+        runs: { using: string; main: string };
+      };
+      const all: Record<string, string> = {};
+      for (const [name, spec] of Object.entries(action.inputs)) all[name] = spec.default ?? "";
+      Object.assign(all, inputs);
+      return {
+        PATH: String(process.env.PATH),
+        GITHUB_ACTIONS: "true",
+        GITHUB_OUTPUT: files.output,
+        GITHUB_STEP_SUMMARY: files.summary,
+        ...Object.fromEntries(
+          Object.entries(all).map(([name, value]) => [
+            `INPUT_${name.replace(/ /g, "_").toUpperCase()}`,
+            value,
+          ]),
+        ),
+      };
+    };
+    /** GITHUB_OUTPUT as the runner reads it: name=value lines and name<<DELIMITER blocks. */
+    const readOutputs = async (file: string) => {
+      const lines = (await readFile(file, "utf8")).split("\n");
+      const outputs: Record<string, string> = {};
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i] ?? "";
+        const block = /^([^=<]+)<<(.+)$/.exec(line);
+        if (block) {
+          const end = lines.indexOf(block[2] ?? "", i + 1);
+          outputs[block[1] ?? ""] = lines.slice(i + 1, end).join("\n");
+          i = end;
+        } else if (line.includes("=")) {
+          outputs[line.slice(0, line.indexOf("="))] = line.slice(line.indexOf("=") + 1);
+        }
+      }
+      return outputs;
+    };
+    const files = (name: string) => ({
+      output: join(dir, `${name}.output`),
+      summary: join(dir, `${name}.md`),
+    });
+
+    it("is a node24 action whose main is the committed bundle", async () => {
+      const action = parse(await readFile(`${repoRoot}action.yml`, "utf8")) as {
+        runs: Record<string, string>;
+      };
+      expect(action.runs).to.deep.equal({ using: "node24", main: "action/index.mjs" });
+    });
+
+    it("passes a passing run: outputs run-id, url and status, the summary, the JUnit file, the key masked", async () => {
+      const paths = files("action-pass");
+      const junit = join(dir, "action", "junit.xml");
+      const environment = await actionEnv(
+        { plan: "Smoke", junit, "api-url": system.gatewayUrl, "api-key": pipeline.key },
+        paths,
+      );
+      const { code, stdout, stderr } = await runCli([], environment, `${repoRoot}action/index.mjs`);
+      expect(code, stdout + stderr).to.equal(0);
+      expect(stdout.split("\n")[0]).to.equal(`::add-mask::${pipeline.key}`);
+      const outputs = await readOutputs(paths.output);
+      const run = await pipeline.getRun(String(outputs["run-id"]));
+      expect(outputs).to.deep.equal({ "run-id": run.id, url: run.url, status: "PASSED" });
+      expect(await readFile(paths.summary, "utf8")).to.contain(`[Smoke](${run.url}) PASSED`);
+      expect(await readFile(junit, "utf8")).to.contain('<testsuite name="Smoke" tests="2"');
+      expect(stdout).not.to.contain("::error");
+    });
+
+    it("fails the step on a failing run, with an error annotation; the key may come from TESTRUN_API_KEY", async () => {
+      const paths = files("action-fail");
+      const environment = {
+        ...(await actionEnv({ tags: "regression", "api-url": system.gatewayUrl }, paths)),
+        TESTRUN_API_KEY: pipeline.key,
+      };
+      const { code, stdout } = await runCli([], environment, `${repoRoot}action/index.mjs`);
+      expect(code, stdout).to.equal(1);
+      expect(stdout).to.match(
+        /^::error title=Testrun::Run tags: regression FAILED: 1 passed, 1 failed of 2 \(exit code 1\) http/m,
+      );
+      expect((await readOutputs(paths.output)).status).to.equal("FAILED");
+    });
+
+    it("fails with exit code 4 and the API's message as the annotation when the start is refused", async () => {
+      const paths = files("action-refused");
+      const environment = await actionEnv(
+        { plan: "no such plan", "api-url": system.gatewayUrl, "api-key": pipeline.key },
+        paths,
+      );
+      const { code, stdout } = await runCli([], environment, `${repoRoot}action/index.mjs`);
+      expect(code).to.equal(4);
+      expect(stdout).to.match(/^::error title=Testrun::exit code 4%0Atestrun: .*HTTP 404 not_found/m);
+      expect(await readOutputs(paths.output)).to.deep.equal({ "run-id": "", url: "", status: "" });
+    });
+
+    it("refuses a malformed input with exit code 5", async () => {
+      const paths = files("action-input");
+      const environment = await actionEnv(
+        { plan: "Smoke", wait: "maybe", "api-url": system.gatewayUrl, "api-key": pipeline.key },
+        paths,
+      );
+      const { code, stdout } = await runCli([], environment, `${repoRoot}action/index.mjs`);
+      expect(code).to.equal(5);
+      expect(stdout).to.contain('::error title=Testrun::input wait must be true or false, not "maybe"');
     });
   });
 });
