@@ -13,6 +13,7 @@ import {
 import { createTestDatabase, eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { type System, type SystemOptions, startSystem } from "../scripts/system.js";
+import { expectDocumented } from "./openapi-check.js";
 
 export interface TestResultBody {
   id: string;
@@ -45,7 +46,7 @@ export interface Answer {
   body: Record<string, unknown>;
 }
 
-/** A REST client holding one project API key. */
+/** A REST client holding one project API key; every answer is checked against the OpenAPI document. */
 export class Pipeline {
   /** Every response body received, so a suite can check that no secret ever appeared in one. */
   readonly responses: string[] = [];
@@ -66,6 +67,7 @@ export class Pipeline {
     });
     const text = await res.text();
     this.responses.push(text);
+    expectDocumented({ method, url: path, status: res.status, headers: res.headers, text });
     return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
   }
 

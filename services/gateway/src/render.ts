@@ -7,36 +7,49 @@ import {
   type TestResult,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import type { z } from "zod";
+import type {
+  environmentSchema,
+  projectSchema,
+  runListItemSchema,
+  runSchema,
+  runStatusSchema,
+  skipReasonSchema,
+  testCaseSchema,
+  testPlanSchema,
+  testResultSchema,
+} from "./api/schemas.js";
 
 /**
- * The JSON of /v1 (rest-api-v1.md §2, decisions.md "The REST surface"): camelCase fields, exactly
- * those the contract lists, and RFC 3339 UTC timestamps with milliseconds.
+ * The JSON of /v1 (docs/rest-api.md, "Resources"): camelCase fields, exactly those the contract
+ * lists, and RFC 3339 UTC timestamps with milliseconds. Each answer is typed by its schema in
+ * api/schemas.ts, from which the OpenAPI document is generated.
  */
 
 export const rfc3339 = (timestamp: Timestamp | undefined): string | null =>
   timestamp ? timestampDate(timestamp).toISOString() : null;
 
-export const projectJson = (project: Project) => ({
+export const projectJson = (project: Project): z.output<typeof projectSchema> => ({
   id: project.id,
   name: project.name,
-  createdAt: rfc3339(project.createdAt),
+  createdAt: rfc3339(project.createdAt) as string,
 });
 
-export const environmentJson = (environment: Environment) => ({
+export const environmentJson = (environment: Environment): z.output<typeof environmentSchema> => ({
   id: environment.id,
   name: environment.name,
   baseUrl: environment.baseUrl,
   isDefault: environment.isDefault,
 });
 
-export const testPlanJson = (plan: TestPlan) => ({
+export const testPlanJson = (plan: TestPlan): z.output<typeof testPlanSchema> => ({
   id: plan.id,
   name: plan.name,
   description: plan.description,
   testCaseCount: plan.testCaseCount,
 });
 
-export const testCaseJson = (testCase: TestCase) => ({
+export const testCaseJson = (testCase: TestCase): z.output<typeof testCaseSchema> => ({
   id: testCase.id,
   name: testCase.name,
   tags: [...testCase.tags],
@@ -45,27 +58,31 @@ export const testCaseJson = (testCase: TestCase) => ({
 
 const durationOf = (ms: bigint | undefined): number | null => (ms === undefined ? null : Number(ms));
 
-const skipReasons: Partial<Record<SkipReason, string>> = {
+type Status = z.output<typeof runStatusSchema>;
+/** A status by its enum name (the names of RunStatus and TestStatus are the contract's). */
+const statusOf = (name: string | undefined): Status => name as Status;
+
+const skipReasons: Partial<Record<SkipReason, z.output<typeof skipReasonSchema>>> = {
   [SkipReason.ENVIRONMENT_UNREACHABLE]: "environment_unreachable",
   [SkipReason.CANCELLED]: "cancelled",
   [SkipReason.NO_EXECUTOR]: "no_executor",
 };
 
-export const testResultJson = (test: TestResult) => ({
+export const testResultJson = (test: TestResult): z.output<typeof testResultSchema> => ({
   id: test.id,
   testCaseId: test.testCaseId,
   name: test.name,
-  status: TestStatus[test.status],
+  status: statusOf(TestStatus[test.status]),
   durationMs: durationOf(test.durationMs),
   summary: test.summary,
   url: test.url,
 });
 
 /** A run as GET /v1/runs/:id shows it (with its tests). */
-export const runJson = (run: Run) => ({
+export const runJson = (run: Run): z.output<typeof runSchema> => ({
   id: run.id,
   name: run.name,
-  status: RunStatus[run.status],
+  status: statusOf(RunStatus[run.status]),
   finished: run.finished,
   totalTests: run.totalTests,
   passedTests: run.passedTests,
@@ -79,12 +96,12 @@ export const runJson = (run: Run) => ({
 });
 
 /** A run as an element of GET /v1/runs: without tests, with where it ran and when it was made. */
-export const runListJson = (run: Run) => {
+export const runListJson = (run: Run): z.output<typeof runListItemSchema> => {
   const { tests: _tests, ...rest } = runJson(run);
   return {
     ...rest,
     environmentId: run.environmentId,
     testPlanId: run.testPlanId ?? null,
-    createdAt: rfc3339(run.createdAt),
+    createdAt: rfc3339(run.createdAt) as string,
   };
 };

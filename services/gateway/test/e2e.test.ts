@@ -325,6 +325,16 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       expect(remaining).to.deep.equal([59, 58, 57, 56]);
     });
 
+    it("does not count GET /v1/openapi.json against the key's rate limit, even when the key is sent", async () => {
+      const { secret } = await newKey(a.projectId);
+      const first = await get("/v1/environments", secret);
+      for (let i = 0; i < 3; i++) expect((await get("/v1/openapi.json", secret)).status).to.equal(200);
+      const second = await get("/v1/environments", secret);
+      expect(Number(first.headers.get("ratelimit-remaining")) - 1).to.equal(
+        Number(second.headers.get("ratelimit-remaining")),
+      );
+    });
+
     it("logs each request with its request id, key and project", async () => {
       const key = await newKey(a.projectId);
       const answer = await get("/v1/environments", key.secret);

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createServer, type Server, type Socket } from "node:net";
 import { expect } from "chai";
 import { testTokens } from "../../kit/test/helpers.js";
+import { buildOpenApiDocument } from "../src/api/openapi.js";
 import {
   type Answer,
   call,
@@ -187,6 +188,22 @@ describe("gateway HTTP surface without a working key", () => {
       const answer = await call(gateway.http, "/v1/test-cases?tags=smoke");
       expectError(answer, 400, "invalid_request");
       expect(answer.body.error).to.contain('"tags"');
+    });
+
+    it("serves the OpenAPI document at /v1/openapi.json without a key, cacheable, as the gateway builds it", async () => {
+      const answer = await call(gateway.http, "/v1/openapi.json");
+      expect(answer.status).to.equal(200);
+      expect(answer.body).to.deep.equal(buildOpenApiDocument());
+      expect(answer.body.openapi).to.equal("3.1.0");
+      expect(answer.headers.get("cache-control")).to.equal("public, max-age=3600");
+      expect(answer.headers.get("etag")).to.match(/^"[A-Za-z0-9_-]+"$/);
+      expect(answer.headers.has("ratelimit-limit")).to.equal(false);
+      // A key that does not work changes nothing: the document asks for none.
+      const withBadKey = await call(gateway.http, "/v1/openapi.json", {
+        headers: { "X-Api-Key": "not-a-key" },
+      });
+      expect(withBadKey.status).to.equal(200);
+      expect(withBadKey.headers.get("etag")).to.equal(answer.headers.get("etag"));
     });
 
     it("serves /healthz without a key", async () => {

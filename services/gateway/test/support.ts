@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { expectDocumented } from "../../../test/openapi-check.js";
 
 /** A gateway running as a real process, with the address of its /v1 HTTP server. */
 export interface GatewayProcess extends ServiceProcess {
@@ -71,7 +72,7 @@ export interface Answer {
 
 /**
  * One HTTP request to the gateway. Checks what holds for every response: an X-Request-Id, no
- * Access-Control-* header, a JSON body.
+ * Access-Control-* header, a JSON body, and that it is as the OpenAPI document says.
  */
 export async function call(
   base: string,
@@ -92,6 +93,13 @@ export async function call(
     expect(response.headers.get("content-type")).to.match(/^application\/json/);
     body = JSON.parse(text) as Record<string, unknown>;
   }
+  expectDocumented({
+    method: init.method ?? "GET",
+    url: path,
+    status: response.status,
+    headers: response.headers,
+    text,
+  });
   return { status: response.status, headers: response.headers, body };
 }
 

@@ -5,12 +5,15 @@ import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb"
 import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type Koa from "koa";
+import { servedOpenApiDocument } from "../api/openapi.js";
+import { type Operation, operations } from "../api/operations.js";
+import { checkQueryNames, type Input, validateInput } from "../api/validate.js";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { environmentJson, projectJson, runJson, runListJson, testCaseJson, testPlanJson } from "../render.js";
 import { httpErrorFromRpc } from "../rpc-errors.js";
-import { parseRunsLimit, parseStartRunBody } from "../start-run-body.js";
+import { runsLimit, toStartRun } from "../start-run-body.js";
 
 export interface V1Deps {
   auth: Authenticator;
@@ -23,15 +26,15 @@ export interface V1Deps {
   startRunTimeoutMs: number;
 }
 
-/** Largest request body accepted (decisions.md: over 1 MiB gives 413). */
+/** Largest request body accepted (docs/rest-api.md: over 1 MiB gives 413). */
 const maxBodyBytes = 1024 * 1024;
 
-/** The /v1 routes. Every one needs a key; each read is one catalog call scoped to the key's project. */
+/** The /v1 routes, registered from the operation table (api/operations.ts), which also validates them. */
 export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
-  const { auth, catalog, runs, startRunTimeoutMs } = deps;
-  const read = auth.require("read");
+  const { catalog, runs, startRunTimeoutMs } = deps;
+  const route = routeOn(router, deps.auth);
 
-  router.get("/v1/project", acceptQuery([]), read, async (ctx) => {
+  route(operations.getProject, async (ctx) => {
     const response = await rpc(ctx, () =>
       catalog.getProject(
         { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, includeContents: true },
@@ -46,25 +49,23 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     };
   });
 
-  router.get("/v1/environments", acceptQuery([]), read, async (ctx) => {
+  route(operations.listEnvironments, async (ctx) => {
     const response = await rpc(ctx, () =>
       catalog.listEnvironments({ actor: actorOf(ctx), projectId: keyOf(ctx).projectId }, callOptions(ctx)),
     );
     ctx.body = { environments: response.environments.map(environmentJson) };
   });
 
-  router.get("/v1/test-plans", acceptQuery([]), read, async (ctx) => {
+  route(operations.listTestPlans, async (ctx) => {
     const response = await rpc(ctx, () =>
       catalog.listTestPlans({ actor: actorOf(ctx), projectId: keyOf(ctx).projectId }, callOptions(ctx)),
     );
     ctx.body = { testPlans: response.testPlans.map(testPlanJson) };
   });
 
-  router.get("/v1/test-cases", acceptQuery(["tag", "search"]), read, async (ctx) => {
-    const tag = ctx.query.tag;
-    const tags = tag === undefined ? [] : Array.isArray(tag) ? tag : [tag];
-    const search = ctx.query.search;
-    if (Array.isArray(search)) throw new HttpError(400, "invalid_request", "search may be given once");
+  route(operations.listTestCases, async (ctx, { query }) => {
+    const tags = query.tag ?? [];
+    const search = query.search;
     const response = await rpc(ctx, () =>
       catalog.listTestCases(
         { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, tags, ...(search && { search }) },
@@ -74,11 +75,11 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     ctx.body = { testCases: response.testCases.map(testCaseJson), truncated: response.truncated };
   });
 
-  router.post("/v1/runs", acceptQuery([]), jsonBody(), auth.require("start_run"), async (ctx) => {
-    const body = parseStartRunBody(ctx.request.body as Record<string, unknown>);
+  route(operations.startRun, async (ctx, { body }) => {
+    const start = toStartRun(body);
     const response = await rpc(ctx, () =>
       runs.startRun(
-        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, ...body },
+        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, ...start },
         { ...callOptions(ctx), timeoutMs: startRunTimeoutMs },
       ),
     );
@@ -87,24 +88,52 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     ctx.body = runJson(response.run);
   });
 
-  router.get("/v1/runs", acceptQuery(["limit"]), read, async (ctx) => {
-    const limit = parseRunsLimit(ctx.query.limit);
+  route(operations.listRuns, async (ctx, { query }) => {
+    const limit = runsLimit(query.limit);
     const response = await rpc(ctx, () =>
       runs.listRuns({ actor: actorOf(ctx), projectId: keyOf(ctx).projectId, limit }, callOptions(ctx)),
     );
     ctx.body = { runs: response.runs.map(runListJson) };
   });
 
-  router.get("/v1/runs/:id", acceptQuery([]), read, async (ctx) => {
+  route(operations.getRun, async (ctx, { params }) => {
     const response = await rpc(ctx, () =>
       runs.getRun(
-        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, runId: ctx.params.id ?? "" },
+        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, runId: params.id },
         callOptions(ctx),
       ),
     );
     if (!response.run) throw new Error("GetRun answered without a run");
     ctx.body = runJson(response.run);
   });
+
+  route(operations.getOpenApi, async (ctx) => {
+    const document = servedOpenApiDocument();
+    // The same for everyone and changes only with the gateway's version: caches may keep it.
+    ctx.set("Cache-Control", "public, max-age=3600");
+    ctx.set("ETag", document.etag);
+    ctx.type = "application/json";
+    ctx.body = document.json;
+  });
+}
+
+/**
+ * Registers an operation of the table: its query names checked before anything else, its JSON
+ * body read (before the key, so an oversized body is refused unread), the key it needs, then its
+ * query values, headers and body validated, and the handler called with them.
+ */
+function routeOn(router: Router<GatewayState>, auth: Authenticator) {
+  return <O extends Operation>(
+    operation: O,
+    handler: (ctx: GatewayContext, input: Input<O>) => Promise<void>,
+  ): void => {
+    const path = operation.path.replace(/\{(\w+)\}/g, ":$1");
+    const stack: Koa.Middleware<GatewayState>[] = [checkQueryNames(operation)];
+    if (operation.body) stack.push(jsonBody());
+    if (operation.access !== "none") stack.push(auth.require(operation.access));
+    stack.push((ctx) => handler(ctx, validateInput(operation, ctx)));
+    router[operation.method](operation.operationId, path, ...stack);
+  };
 }
 
 const keyOf = (ctx: GatewayContext): ApiKeyActor => {
@@ -123,21 +152,6 @@ async function rpc<T>(ctx: GatewayContext, call: () => Promise<T>): Promise<T> {
     if (!expected) ctx.state.log.error({ err: error }, "service call failed");
     throw http;
   }
-}
-
-/**
- * Refuses query parameters the endpoint does not know: a typo such as `?tags=smoke` would
- * otherwise silently return everything.
- */
-function acceptQuery(known: readonly string[]): Koa.Middleware<GatewayState> {
-  return async (ctx, next) => {
-    const unknown = Object.keys(ctx.query).find((name) => !known.includes(name));
-    if (unknown !== undefined) {
-      const hint = known.length ? `; accepted: ${known.join(", ")}` : "; this endpoint takes none";
-      throw new HttpError(400, "invalid_request", `unknown query parameter "${unknown}"${hint}`);
-    }
-    await next();
-  };
 }
 
 /**

@@ -1,0 +1,311 @@
+import "zod-openapi";
+import { z } from "zod";
+import {
+  environmentsAnswerSchema,
+  errors,
+  limitParam,
+  projectAnswerSchema,
+  runIdParam,
+  runSchema,
+  runsAnswerSchema,
+  searchParam,
+  startRunBodySchema,
+  tagParam,
+  testCasesAnswerSchema,
+  testPlansAnswerSchema,
+} from "./schemas.js";
+
+/**
+ * Every operation of /v1: its path, what it takes (query, headers, body) and every answer it can
+ * give (status, body, headers). The routes (routes/v1.ts) are registered from this table and
+ * validate requests with its schemas (validate.ts); the OpenAPI document (openapi.ts) is generated
+ * from it. docs/rest-api.md says the same in words.
+ */
+
+/** What a request must present: a key that may read, a key that may start runs, or nothing. */
+export type Access = "read" | "start_run" | "none";
+
+export interface ResponseDefinition {
+  /** Registers the answer as a reusable component of the document. */
+  id?: string;
+  description: string;
+  schema: z.ZodType;
+  headers: z.ZodObject;
+}
+
+export interface Operation {
+  operationId: string;
+  method: "get" | "post";
+  /** OpenAPI form: /v1/runs/{id}. */
+  path: string;
+  summary: string;
+  description: string;
+  access: Access;
+  /** The query parameters it accepts; any other gives 400 naming it. */
+  query?: z.ZodObject;
+  /** The headers it reads beside the key. */
+  headers?: z.ZodObject;
+  /** The JSON body; `required: false` takes a missing body as `{}`. */
+  body?: { schema: z.ZodObject; required: boolean };
+  pathParams?: z.ZodObject;
+  responses: Record<number, ResponseDefinition>;
+}
+
+// ---------------------------------------------------------------- headers of answers
+
+const requestId = z.string().meta({
+  header: { id: "RequestId" },
+  description:
+    "Identifies this request in the service's logs: the client's own X-Request-Id when it sent a sane one (8 to 128 of A-Z a-z 0-9 . _ : -), else a new UUID.",
+  examples: ["4b0f7c1e-2a3d-4e5f-8a9b-0c1d2e3f4a5b"],
+});
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": z
+    .int()
+    .min(1)
+    .meta({
+      header: { id: "RateLimitLimit" },
+      description: "Requests the key may make per minute (60 unless configured otherwise).",
+      examples: [60],
+    }),
+  "RateLimit-Remaining": z
+    .int()
+    .min(0)
+    .meta({
+      header: { id: "RateLimitRemaining" },
+      description: "Requests left in the current window.",
+      examples: [59],
+    }),
+  "RateLimit-Reset": z
+    .int()
+    .min(1)
+    .meta({
+      header: { id: "RateLimitReset" },
+      description: "Seconds until the window ends and the count starts again.",
+      examples: [60],
+    }),
+};
+
+const retryAfter = z
+  .int()
+  .min(1)
+  .meta({
+    header: { id: "RetryAfter" },
+    description: "Whole seconds to wait before trying again (at least 1).",
+    examples: [17],
+  });
+
+const noStore = z.literal("no-store").meta({
+  header: { id: "CacheControlNoStore" },
+  description: "Answers are per key and change: nothing may cache them.",
+});
+
+/** Headers of an answer to a request whose key was accepted. */
+const keyedHeaders = z.object({ "X-Request-Id": requestId, "Cache-Control": noStore, ...rateLimitHeaders });
+
+/** Headers of an error answer: the rate headers appear only once the key was accepted. */
+const errorHeaders = z.object({
+  "X-Request-Id": requestId,
+  "Cache-Control": noStore,
+  "RateLimit-Limit": rateLimitHeaders["RateLimit-Limit"].optional().meta({
+    header: { id: "RateLimitLimitIfKeyed" },
+    description: "As RateLimit-Limit, once the key was accepted.",
+  }),
+  "RateLimit-Remaining": rateLimitHeaders["RateLimit-Remaining"].optional().meta({
+    header: { id: "RateLimitRemainingIfKeyed" },
+    description: "As RateLimit-Remaining, once the key was accepted.",
+  }),
+  "RateLimit-Reset": rateLimitHeaders["RateLimit-Reset"].optional().meta({
+    header: { id: "RateLimitResetIfKeyed" },
+    description: "As RateLimit-Reset, once the key was accepted.",
+  }),
+});
+
+const answer = (
+  description: string,
+  schema: z.ZodType,
+  headers: z.ZodObject = keyedHeaders,
+): ResponseDefinition => ({
+  description,
+  schema,
+  headers,
+});
+
+const failure = (
+  description: string,
+  schema: z.ZodType,
+  headers: z.ZodObject = errorHeaders,
+  id?: string,
+): ResponseDefinition => ({ description, schema, headers, ...(id && { id }) });
+
+/** The answers every keyed operation can give besides its own (components of the document). */
+const common = {
+  400: failure(
+    "Invalid request: an unknown query parameter (named in the message), a bad parameter value, or different keys in Authorization and X-Api-Key.",
+    errors.invalidRequest,
+    errorHeaders,
+    "InvalidRequest",
+  ),
+  401: failure(
+    "No key, a malformed, unknown or revoked key (code unauthorized), or an expired key (code key_expired).",
+    errors.unauthorized,
+    errorHeaders,
+    "Unauthorized",
+  ),
+  403: failure(
+    "The key's creator is no longer an Editor or above: the key no longer works.",
+    errors.forbidden,
+    errorHeaders,
+    "Forbidden",
+  ),
+  404: failure("Not found in the key's project.", errors.notFound, errorHeaders, "NotFound"),
+  429: failure(
+    "Over the key's rate limit (60 requests a minute unless configured otherwise), or too many failed authentications from this address.",
+    errors.rateLimited,
+    errorHeaders.extend({ "Retry-After": retryAfter }),
+    "RateLimited",
+  ),
+  500: failure("A failure inside the service.", errors.internal, errorHeaders, "Internal"),
+};
+const keyedFailures = (): Record<number, ResponseDefinition> => ({ ...common });
+
+const bodyFailures = (): Record<number, ResponseDefinition> => ({
+  413: failure(
+    "The request body is over 1 MiB.",
+    errors.payloadTooLarge,
+    errorHeaders.extend({ Connection: z.literal("close").optional() }),
+  ),
+});
+
+const runPath = z.object({ id: runIdParam });
+
+// ---------------------------------------------------------------- the operations
+
+export const operations = {
+  getProject: {
+    operationId: "getProject",
+    method: "get",
+    path: "/v1/project",
+    summary: "The key's project, its environments and its test plans",
+    description: "Environments and test plans are ordered by creation, oldest first.",
+    access: "read",
+    query: z.strictObject({}),
+    responses: {
+      200: answer("The project with its environments and test plans.", projectAnswerSchema),
+      ...keyedFailures(),
+    },
+  },
+  listEnvironments: {
+    operationId: "listEnvironments",
+    method: "get",
+    path: "/v1/environments",
+    summary: "The project's environments",
+    description: "Oldest first.",
+    access: "read",
+    query: z.strictObject({}),
+    responses: { 200: answer("The environments.", environmentsAnswerSchema), ...keyedFailures() },
+  },
+  listTestPlans: {
+    operationId: "listTestPlans",
+    method: "get",
+    path: "/v1/test-plans",
+    summary: "The project's test plans",
+    description: "Oldest first.",
+    access: "read",
+    query: z.strictObject({}),
+    responses: { 200: answer("The test plans.", testPlansAnswerSchema), ...keyedFailures() },
+  },
+  listTestCases: {
+    operationId: "listTestCases",
+    method: "get",
+    path: "/v1/test-cases",
+    summary: "The project's test cases, filtered by tags and a name search",
+    description:
+      "Oldest first, at most 500 (truncated says whether more matched). Disabled test cases are listed too. tag and search combine with AND.",
+    access: "read",
+    query: z.strictObject({ tag: tagParam, search: searchParam }),
+    responses: { 200: answer("The test cases.", testCasesAnswerSchema), ...keyedFailures() },
+  },
+  startRun: {
+    operationId: "startRun",
+    method: "post",
+    path: "/v1/runs",
+    summary: "Start a run",
+    description:
+      "Starts a run of a test plan, of test cases, or of every enabled test case with any of some tags, on an environment. Each test costs one credit, taken at once. The new run is RUNNING with every test QUEUED. Without Idempotency-Key every request starts, and counts, a run of its own.",
+    access: "start_run",
+    query: z.strictObject({}),
+    body: { schema: startRunBodySchema, required: true },
+    responses: {
+      201: answer("The new run, as GET /v1/runs/{id} shows it.", runSchema),
+      ...keyedFailures(),
+      400: failure(
+        "Invalid request: none or several of testPlan, testCaseIds, tags; a bad field; an unknown field (named); malformed JSON; nothing to run; more than 500 test cases.",
+        errors.invalidRequest,
+      ),
+      402: failure(
+        "Not enough test-run credits: required is the number of tests, available the balance. Nothing was started.",
+        errors.insufficientCredits,
+      ),
+      403: failure("The key's creator can no longer start runs.", errors.forbidden),
+      404: failure("No such environment, test plan or test case in this project.", errors.notFound),
+      409: failure("A name matched several items: pass one of the candidates' ids.", errors.ambiguousName),
+      ...bodyFailures(),
+      500: failure(
+        "A failure inside the service. With id and url the run was started but could not be read back: follow it, do not post again.",
+        errors.runStartedInternal,
+      ),
+    },
+  },
+  listRuns: {
+    operationId: "listRuns",
+    method: "get",
+    path: "/v1/runs",
+    summary: "The project's runs, newest first",
+    description: "Each run without its tests, with environmentId, testPlanId and createdAt. At most 100.",
+    access: "read",
+    query: z.strictObject({ limit: limitParam }),
+    responses: { 200: answer("The runs.", runsAnswerSchema), ...keyedFailures() },
+  },
+  getRun: {
+    operationId: "getRun",
+    method: "get",
+    path: "/v1/runs/{id}",
+    summary: "A run with its tests",
+    description: "Poll until finished is true; every 15 seconds is the recommended interval.",
+    access: "read",
+    pathParams: runPath,
+    query: z.strictObject({}),
+    responses: {
+      200: answer("The run.", runSchema),
+      ...keyedFailures(),
+      404: failure("No such run in this project.", errors.notFound),
+    },
+  },
+  getOpenApi: {
+    operationId: "getOpenApi",
+    method: "get",
+    path: "/v1/openapi.json",
+    summary: "This document",
+    description: "The OpenAPI 3.1 document of /v1. Needs no key and does not count against any rate limit.",
+    access: "none",
+    query: z.strictObject({}),
+    responses: {
+      200: answer(
+        "The OpenAPI document.",
+        z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
+        z.object({
+          "X-Request-Id": requestId,
+          "Cache-Control": z
+            .string()
+            .meta({ description: "It may be cached for an hour.", examples: ["public, max-age=3600"] }),
+          ETag: z.string().meta({ description: "Changes when the document does." }),
+        }),
+      ),
+      400: failure("An unknown query parameter.", errors.invalidRequest),
+    },
+  },
+} satisfies Record<string, Operation>;
+
+export type OperationName = keyof typeof operations;

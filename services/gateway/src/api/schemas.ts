@@ -1,0 +1,516 @@
+import "zod-openapi";
+import { z } from "zod";
+
+/**
+ * The shapes of /v1, once: request bodies, query parameters and headers are validated with these
+ * schemas (validate.ts), responses are typed by them (render.ts), and the OpenAPI document
+ * (openapi.ts) is generated from them. docs/rest-api.md is the contract in words.
+ *
+ * Validation messages are part of the contract's answers: each schema carries its own.
+ */
+
+// ---------------------------------------------------------------- identifiers and times
+
+const idPattern = (prefix: string) => `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`;
+
+/** An identifier as the product hands them out: a type prefix and a lower-case ULID (docs/rest-api.md). */
+const id = (prefix: string, what: string, example: string) =>
+  z
+    .string()
+    .regex(new RegExp(idPattern(prefix)))
+    .meta({
+      description: `Identifier of the ${what}: \`${prefix}_\` and 26 characters.`,
+      examples: [example],
+    });
+
+export const examples = {
+  projectId: "prj_01jd3k5q7x8y9z0a1b2c3d4e5f",
+  environmentId: "env_01jd3k5q7x8y9z0a1b2c3d4e5g",
+  testPlanId: "pln_01jd3k5q7x8y9z0a1b2c3d4e5h",
+  testCaseId: "tc_01jd3k5q7x8y9z0a1b2c3d4e5j",
+  runId: "run_01jd3k6a0b1c2d3e4f5g6h7j8k",
+  testResultId: "tr_01jd3k6a0b1c2d3e4f5g6h7j8m",
+  startedAt: "2026-11-22T10:15:30.123Z",
+  finishedAt: "2026-11-22T10:15:42.456Z",
+  runUrl:
+    "https://testrun.example.com/projects/prj_01jd3k5q7x8y9z0a1b2c3d4e5f/runs/run_01jd3k6a0b1c2d3e4f5g6h7j8k",
+};
+
+const timestamp = (description: string) =>
+  z.iso.datetime({ precision: 3 }).meta({
+    description: `${description} RFC 3339, UTC, with milliseconds.`,
+    examples: [examples.startedAt],
+  });
+
+const count = (description: string) => z.int().min(0).max(2_147_483_647).meta({ description });
+
+// ---------------------------------------------------------------- catalog
+
+export const projectSchema = z
+  .object({
+    id: id("prj", "project", examples.projectId),
+    name: z.string().meta({ examples: ["Shop"] }),
+    createdAt: timestamp("When the project was created."),
+  })
+  .meta({ id: "Project", description: "The project the key belongs to." });
+
+export const environmentSchema = z
+  .object({
+    id: id("env", "environment", examples.environmentId),
+    name: z.string().meta({ examples: ["staging"] }),
+    baseUrl: z.string().meta({
+      description: "Base address of the environment under test.",
+      examples: ["https://staging.example.com"],
+    }),
+    isDefault: z.boolean().meta({ description: "Whether runs go here when no environment is named." }),
+  })
+  .meta({ id: "Environment" });
+
+export const testPlanSchema = z
+  .object({
+    id: id("pln", "test plan", examples.testPlanId),
+    name: z.string().meta({ examples: ["Smoke"] }),
+    description: z.string().meta({ examples: ["Fast checks before a deploy"] }),
+    testCaseCount: count("Number of test cases in the plan (enabled or not)."),
+  })
+  .meta({ id: "TestPlan" });
+
+export const testCaseSchema = z
+  .object({
+    id: id("tc", "test case", examples.testCaseId),
+    name: z.string().meta({ examples: ["Login works"] }),
+    tags: z.array(z.string()).meta({ examples: [["smoke", "auth"]] }),
+    enabled: z.boolean().meta({ description: "Only enabled test cases are selected by a plan or by tags." }),
+  })
+  .meta({ id: "TestCase" });
+
+export const projectAnswerSchema = z
+  .object({
+    project: projectSchema,
+    environments: z.array(environmentSchema).meta({ description: "Oldest first." }),
+    testPlans: z.array(testPlanSchema).meta({ description: "Oldest first." }),
+  })
+  .meta({ id: "ProjectAnswer" });
+
+export const environmentsAnswerSchema = z
+  .object({ environments: z.array(environmentSchema).meta({ description: "Oldest first." }) })
+  .meta({ id: "EnvironmentList" });
+
+export const testPlansAnswerSchema = z
+  .object({ testPlans: z.array(testPlanSchema).meta({ description: "Oldest first." }) })
+  .meta({ id: "TestPlanList" });
+
+export const testCasesAnswerSchema = z
+  .object({
+    testCases: z.array(testCaseSchema).max(500).meta({ description: "Oldest first, at most 500." }),
+    truncated: z.boolean().meta({ description: "Whether more test cases matched than the 500 listed." }),
+  })
+  .meta({ id: "TestCaseList" });
+
+// ---------------------------------------------------------------- runs
+
+const statuses = ["QUEUED", "RUNNING", "PASSED", "FAILED", "SKIPPED"] as const;
+
+export const runStatusSchema = z.enum(statuses).meta({
+  id: "RunStatus",
+  description:
+    "A test: QUEUED, RUNNING when an executor takes it, then PASSED, FAILED or SKIPPED. A run: RUNNING until every test is final, then FAILED if any failed, else PASSED if any passed, else SKIPPED.",
+});
+
+export const skipReasonSchema = z.enum(["environment_unreachable", "cancelled", "no_executor"]).meta({
+  id: "SkipReason",
+  description:
+    "Why a run ended SKIPPED: its environment did not answer before execution, it was cancelled, or no executor took its tests in time.",
+});
+
+export const testResultSchema = z
+  .object({
+    id: id("tr", "test result", examples.testResultId),
+    testCaseId: id("tc", "test case it ran", examples.testCaseId),
+    name: z.string().meta({ examples: ["Login works"] }),
+    status: runStatusSchema,
+    durationMs: z
+      .int()
+      .min(0)
+      .nullable()
+      .meta({ description: "How long the test ran, in milliseconds; null until it ran." }),
+    summary: z.string().meta({
+      description:
+        "One line of at most 300 characters. Variable values never appear: a variable NAME shows as {{NAME}}.",
+      examples: ['step 1 "log in": expected status 200, got 401'],
+    }),
+    url: z.string().meta({ description: "Where the test opens in the web console." }),
+  })
+  .meta({ id: "TestResult" });
+
+const runFields = {
+  id: id("run", "run", examples.runId),
+  name: z.string().meta({ examples: ["Smoke"] }),
+  status: runStatusSchema,
+  finished: z.boolean().meta({ description: "True once the run can no longer change." }),
+  totalTests: count("Tests in the run."),
+  passedTests: count("Tests that passed."),
+  failedTests: count("Tests that failed."),
+  startedAt: timestamp("When the run started.").nullable(),
+  finishedAt: timestamp("When the run finished; null while it is not finished.").nullable(),
+  durationMs: z
+    .int()
+    .min(0)
+    .nullable()
+    .meta({ description: "finishedAt - startedAt in milliseconds; null while not finished." }),
+  skipReason: skipReasonSchema.nullable(),
+  url: z
+    .string()
+    .meta({ description: "Where the run opens in the web console.", examples: [examples.runUrl] }),
+};
+
+export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchema) }).meta({
+  id: "Run",
+  description: "A run with its tests (GET /v1/runs/{id}).",
+  examples: [
+    {
+      id: examples.runId,
+      name: "Smoke",
+      status: "PASSED",
+      finished: true,
+      totalTests: 1,
+      passedTests: 1,
+      failedTests: 0,
+      startedAt: examples.startedAt,
+      finishedAt: examples.finishedAt,
+      durationMs: 12333,
+      skipReason: null,
+      url: examples.runUrl,
+      tests: [
+        {
+          id: examples.testResultId,
+          testCaseId: examples.testCaseId,
+          name: "Login works",
+          status: "PASSED",
+          durationMs: 830,
+          summary: "2 steps passed",
+          url: `${examples.runUrl}/tests/${examples.testResultId}`,
+        },
+      ],
+    },
+  ],
+});
+
+export const runListItemSchema = z
+  .object({
+    ...runFields,
+    environmentId: id("env", "environment the run ran against", examples.environmentId),
+    testPlanId: id("pln", "test plan the run was started from", examples.testPlanId)
+      .nullable()
+      .meta({ description: "The test plan the run was started from; null unless started from a plan." }),
+    createdAt: timestamp("When the run was created."),
+  })
+  .meta({ id: "RunListItem", description: "A run as listed: without tests, with where it ran." });
+
+export const runsAnswerSchema = z
+  .object({ runs: z.array(runListItemSchema).max(100).meta({ description: "Newest first." }) })
+  .meta({ id: "RunList" });
+
+// ---------------------------------------------------------------- errors
+
+const errorMessage = z.string().min(1).meta({ description: "What went wrong, for a person." });
+
+/** An error body with one of the given codes (and the extras of that answer). */
+const errorBody = <C extends string, E extends z.ZodRawShape = Record<never, never>>(
+  componentId: string,
+  codes: readonly [C, ...C[]],
+  description: string,
+  extra?: E,
+) =>
+  z
+    .object({
+      error: errorMessage,
+      code: z.enum(codes).meta({ description: "Machine-readable code." }),
+      ...extra,
+    })
+    .meta({ id: componentId, description });
+
+export const errors = {
+  invalidRequest: errorBody(
+    "InvalidRequestError",
+    ["invalid_request"],
+    "The request is not valid; the message says why.",
+  ),
+  unauthorized: errorBody(
+    "UnauthorizedError",
+    ["unauthorized", "key_expired"],
+    "No key, a malformed, unknown or revoked key (unauthorized), or an expired key (key_expired).",
+  ),
+  forbidden: errorBody(
+    "ForbiddenError",
+    ["forbidden"],
+    "The key's creator is no longer an Editor or above (or lost those rights after the key was made).",
+  ),
+  notFound: errorBody("NotFoundError", ["not_found"], "No such item in the key's project, or no such path."),
+  insufficientCredits: errorBody(
+    "InsufficientCreditsError",
+    ["insufficient_credits"],
+    "Not enough test-run credits; nothing was started.",
+    {
+      required: count("Credits the run needs: one per test."),
+      available: z.int().meta({ description: "The project's balance." }),
+    },
+  ),
+  ambiguousName: errorBody(
+    "AmbiguousNameError",
+    ["ambiguous_name"],
+    "A name matched several items; pass one of the candidates' ids instead.",
+    { candidates: z.array(z.string()).min(2).meta({ description: "Ids of the items the name matched." }) },
+  ),
+  runFinished: errorBody(
+    "RunFinishedError",
+    ["run_finished"],
+    "The run is finished: it cannot be cancelled.",
+  ),
+  payloadTooLarge: errorBody(
+    "PayloadTooLargeError",
+    ["payload_too_large"],
+    "The request body is over 1 MiB.",
+  ),
+  idempotencyKeyReused: errorBody(
+    "IdempotencyKeyReusedError",
+    ["idempotency_key_reused"],
+    "The Idempotency-Key was used in the last 24 hours with another request body.",
+  ),
+  rateLimited: errorBody(
+    "RateLimitedError",
+    ["rate_limited"],
+    "Over the key's rate limit, over its concurrent waits, or too many failed authentications from this address. Wait Retry-After seconds.",
+  ),
+  internal: errorBody(
+    "InternalError",
+    ["internal"],
+    "A failure inside the service; the message says nothing more.",
+  ),
+  runStartedInternal: errorBody(
+    "RunStartedError",
+    ["internal"],
+    "A failure inside the service. When the body carries id and url, the run was started but could not be read back: follow it with GET /v1/runs/{id}, do not post again.",
+    {
+      id: id("run", "run that was started", examples.runId).optional(),
+      url: z.string().optional().meta({ description: "Where the started run opens in the web console." }),
+    },
+  ),
+};
+
+/** Every machine-readable error code of /v1 (docs/rest-api.md, "Errors"). */
+export const errorCodes = [
+  "invalid_request",
+  "unauthorized",
+  "key_expired",
+  "forbidden",
+  "not_found",
+  "ambiguous_name",
+  "insufficient_credits",
+  "run_finished",
+  "idempotency_key_reused",
+  "rate_limited",
+  "payload_too_large",
+  "method_not_allowed",
+  "internal",
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+/** Any error body of the gateway: every answer of 400 or above, /v1 or not, has this shape. */
+export const errorSchema = z
+  .looseObject({
+    error: errorMessage,
+    code: z.enum(errorCodes).meta({ description: "Machine-readable code." }),
+  })
+  .meta({
+    id: "Error",
+    description:
+      "The shape of every error body: a message for people and a code for programs, plus the extras of some answers (required and available on 402, candidates on 409, id and url on a 500 after a start).",
+    examples: [{ error: "no such test plan: Smok", code: "not_found" }],
+  });
+
+// ---------------------------------------------------------------- requests
+
+const maxNameLength = 200;
+export const maxListLength = 500;
+
+const nonEmptyStrings = (field: string) => {
+  const message = `${field} must be an array of non-empty strings`;
+  return z
+    .array(z.string({ error: message }).min(1, message), { error: message })
+    .min(1, `${field} is empty: nothing to run`)
+    .refine(
+      (list) => new Set(list).size <= maxListLength,
+      `${field} may hold at most ${maxListLength} distinct entries`,
+    );
+};
+
+/** The three ways of choosing what a run executes; exactly one is given (null counts as not given). */
+export const selectionFields = ["testPlan", "testCaseIds", "tags"] as const;
+
+const startRunShape = {
+  // Checked in this order after unknown fields and the selection rule: name, environment, then
+  // the selection, as the gateway always has (the first problem found is the one reported).
+  name: z
+    .string({ error: "name must be a string" })
+    .refine((name) => [...name].length <= maxNameLength, `name may be at most ${maxNameLength} characters`)
+    .nullish()
+    .meta({
+      maxLength: maxNameLength,
+      description:
+        "Run name, at most 200 characters. Omitted, null or empty: named after the selection (the plan's name, `tags: a, b`, or `N test cases`).",
+      examples: ["nightly"],
+    }),
+  environment: z
+    .string({ error: "environment must be a string" })
+    .nullish()
+    .meta({
+      description:
+        "Environment id or name (names match ignoring case). Omitted, null or empty: the project's default environment, else its oldest.",
+      examples: ["staging"],
+    }),
+  testPlan: z
+    .string({ error: "testPlan must be a string" })
+    .min(1, "testPlan must not be empty")
+    .nullish()
+    .meta({
+      description: "Test plan id or name (names match ignoring case): runs the plan's enabled test cases.",
+      examples: ["Smoke"],
+    }),
+  testCaseIds: nonEmptyStrings("testCaseIds")
+    .nullish()
+    .meta({
+      description:
+        "Test case ids: runs exactly these, enabled or not; duplicates count once; at most 500 distinct ids; an unknown id gives 404.",
+      examples: [[examples.testCaseId]],
+    }),
+  tags: nonEmptyStrings("tags")
+    .nullish()
+    .meta({
+      description:
+        "Runs every enabled test case having any of these tags (ignoring case); at most 500 distinct tags; more than 500 matching test cases gives 400.",
+      examples: [["smoke"]],
+    }),
+};
+
+/** exactly one selection: the runtime rule (a zod check) and its JSON Schema form (oneOf), side by side. */
+const exactlyOneSelection = {
+  check: (body: Record<string, unknown>, issues: z.core.$ZodRawIssue[]) => {
+    const given = selectionFields.filter((field) => body[field] !== undefined && body[field] !== null);
+    if (given.length === 1) return;
+    issues.push({
+      code: "custom",
+      input: body,
+      path: [],
+      message:
+        given.length === 0
+          ? "give exactly one of testPlan, testCaseIds, tags: none was given"
+          : `give exactly one of testPlan, testCaseIds, tags: got ${given.join(", ")}`,
+    });
+  },
+  jsonSchema: {
+    oneOf: selectionFields.map((field) => ({
+      required: [field],
+      properties: { [field]: { not: { type: "null" } } },
+    })),
+  },
+};
+
+const unknownField = (accepted: readonly string[]) => (issue: z.core.$ZodRawIssue) =>
+  issue.code === "unrecognized_keys"
+    ? `unknown field "${(issue.keys as string[])[0]}"; accepted: ${accepted.join(", ")}`
+    : undefined;
+
+const startRunAccepted = ["environment", "testPlan", "testCaseIds", "tags", "name"];
+
+/** The start-run body of POST /v1/runs (docs/rest-api.md, "Starting a run"). */
+export const startRunBodySchema = z
+  .strictObject(startRunShape, { error: unknownField(startRunAccepted) })
+  .check((ctx) => exactlyOneSelection.check(ctx.value as Record<string, unknown>, ctx.issues))
+  .meta({
+    id: "StartRunBody",
+    description:
+      "Exactly one of testPlan, testCaseIds, tags (a field given as null counts as not given); unknown fields give 400 naming the field.",
+    examples: [{ testPlan: "Smoke" }, { tags: ["smoke"], environment: "staging", name: "deploy 1234" }],
+    override: ({ jsonSchema }) => {
+      Object.assign(jsonSchema, exactlyOneSelection.jsonSchema);
+    },
+  });
+
+export const rerunBodySchema = z
+  .strictObject(
+    {
+      failedOnly: z
+        .boolean({ error: "failedOnly must be true or false" })
+        .optional()
+        .meta({
+          description:
+            "true: only the tests of the run that FAILED; false (the default): every test of the run.",
+          examples: [true],
+        }),
+    },
+    { error: unknownField(["failedOnly"]) },
+  )
+  .meta({
+    id: "RerunBody",
+    description: "What to run again. An empty object (or no body) reruns every test.",
+    examples: [{ failedOnly: true }],
+  });
+
+// ---------------------------------------------------------------- query parameters and headers
+
+/** GET /v1/runs?limit: default 20, larger than 100 gives 100, not a whole number of at least 1 gives 400. */
+export const limitParam = z
+  .string({ error: "limit must be a whole number of at least 1" })
+  .regex(/^0*[1-9][0-9]*$/, "limit must be a whole number of at least 1")
+  .optional()
+  .meta({
+    description: "How many runs: a whole number of at least 1; default 20; larger than 100 gives 100.",
+    examples: ["20"],
+  });
+
+export const minWaitSeconds = 1;
+export const maxWaitSeconds = 30;
+
+/** GET /v1/runs/{id}?wait: 1 to 30 seconds. */
+export const waitParam = z
+  .string({ error: "wait must be a whole number of seconds from 1 to 30" })
+  .regex(/^(?:[1-9]|[12][0-9]|30)$/, "wait must be a whole number of seconds from 1 to 30")
+  .optional()
+  .meta({
+    description:
+      "Long-poll: answer as soon as the run is finished, or after this many seconds (1 to 30) with the run as it is then. Costs one request of the rate limit.",
+    examples: ["30"],
+  });
+
+export const tagParam = z
+  .array(z.string())
+  .optional()
+  .meta({
+    description: "Only test cases having any of these tags (ignoring case); may repeat: ?tag=a&tag=b.",
+    examples: [["smoke"]],
+  });
+
+export const searchParam = z
+  .string({ error: "search may be given once" })
+  .optional()
+  .meta({
+    description: "Only test cases whose name contains this text (ignoring case).",
+    examples: ["login"],
+  });
+
+/** The Idempotency-Key header: 1 to 255 visible ASCII characters (a UUID, say). */
+export const idempotencyKeyHeader = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, "Idempotency-Key must be 1 to 255 visible ASCII characters")
+  .optional()
+  .meta({
+    description:
+      "Makes the POST safe to retry: the same key with the same body within 24 hours answers with the run the first request started (with Idempotency-Replayed: true) instead of starting another; the same key with another body gives 422 idempotency_key_reused. Keys are per API key.",
+    examples: ["5f0c2e8a-9b1d-4c3e-8f7a-2d6b1e9c4a30"],
+  });
+
+export const runIdParam = z.string().meta({
+  description: "The run's id (`run_…`); anything that is not a run of the key's project gives 404.",
+});
