@@ -328,6 +328,17 @@ describe("console runs in a browser", function () {
     expect(await page.getByRole("button", { name: "Start run" }).count()).to.equal(0);
     await screenshot(page, "runs-viewer-390");
     await noOverflow(page);
+    // Filters live in the URL: a link keeps them, the back button undoes them.
+    await page.getByRole("combobox", { name: "Status" }).selectOption("Failed");
+    await page.waitForURL(/\?status=failed$/);
+    await page.getByRole("row").filter({ hasText: "Running" }).waitFor({ state: "detached" });
+    const statuses = await page.locator("tbody td[data-label=Status]").allInnerTexts();
+    expect(statuses.length).to.be.greaterThan(0);
+    expect(new Set(statuses.map((s) => s.replace("Status", "").trim()))).to.deep.equal(new Set(["Failed"]));
+    await screenshot(page, "runs-failed-390");
+    await page.goBack();
+    await page.getByRole("row").filter({ hasText: "Running" }).waitFor();
+    expect(await page.getByRole("combobox", { name: "Status" }).inputValue()).to.equal("");
     await page.goto(started.url);
     await runHeading(page, "Running").waitFor();
     expect(await page.getByRole("button", { name: "Cancel run" }).count()).to.equal(0);
