@@ -750,7 +750,7 @@ function writeReports(run, targets, io, options = {}) {
 var version = "0.1.0";
 
 // services/testrun-cli/src/wait.ts
-var longPoll;
+var longPolls = /* @__PURE__ */ new WeakMap();
 async function waitForRun(client, initial, options) {
   const pollInterval = options.pollIntervalMs ?? 15e3;
   const maxWait = Math.min(30, Math.max(1, options.maxWaitSeconds ?? 30));
@@ -759,7 +759,7 @@ async function waitForRun(client, initial, options) {
     const startedAt = Date.now();
     const remaining = options.deadline - startedAt;
     if (remaining <= 0) return { run, timedOut: true };
-    const waitSeconds = longPoll === false ? void 0 : Math.min(maxWait, Math.ceil(remaining / 1e3));
+    const waitSeconds = longPolls.get(client) === false ? void 0 : Math.min(maxWait, Math.ceil(remaining / 1e3));
     try {
       run = await withRetries(() => client.getRun(run.id, waitSeconds, { signal: options.signal }), {
         deadline: options.deadline,
@@ -767,11 +767,11 @@ async function waitForRun(client, initial, options) {
         ...options.signal && { signal: options.signal },
         ...options.onRetry && { onRetry: options.onRetry }
       });
-      if (waitSeconds !== void 0) longPoll = true;
+      if (waitSeconds !== void 0) longPolls.set(client, true);
     } catch (error) {
       if (error instanceof DeadlineReached) return { run, timedOut: true };
       if (waitSeconds !== void 0 && refusesWait(error)) {
-        longPoll = false;
+        longPolls.set(client, false);
         continue;
       }
       throw error;

@@ -28,8 +28,8 @@ export interface WaitOptions {
 
 export type WaitResult = { run: Run; timedOut: false } | { run: Run; timedOut: true };
 
-/** Whether the gateway supports `?wait=`: unknown until a read says so. Shared by every wait. */
-let longPoll: boolean | undefined;
+/** Whether a client's gateway supports `?wait=`: unknown until a read says so. */
+const longPolls = new WeakMap<TestrunClient, boolean>();
 
 /** Resolves with the finished run, or the last one read when the deadline passed first. */
 export async function waitForRun(
@@ -44,7 +44,8 @@ export async function waitForRun(
     const startedAt = Date.now();
     const remaining = options.deadline - startedAt;
     if (remaining <= 0) return { run, timedOut: true };
-    const waitSeconds = longPoll === false ? undefined : Math.min(maxWait, Math.ceil(remaining / 1000));
+    const waitSeconds =
+      longPolls.get(client) === false ? undefined : Math.min(maxWait, Math.ceil(remaining / 1000));
     try {
       run = await withRetries(() => client.getRun(run.id, waitSeconds, { signal: options.signal }), {
         deadline: options.deadline,
@@ -52,11 +53,11 @@ export async function waitForRun(
         ...(options.signal && { signal: options.signal }),
         ...(options.onRetry && { onRetry: options.onRetry }),
       });
-      if (waitSeconds !== undefined) longPoll = true;
+      if (waitSeconds !== undefined) longPolls.set(client, true);
     } catch (error) {
       if (error instanceof DeadlineReached) return { run, timedOut: true };
       if (waitSeconds !== undefined && refusesWait(error)) {
-        longPoll = false;
+        longPolls.set(client, false);
         continue;
       }
       throw error;
