@@ -539,7 +539,8 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     });
     expect(cancelled?.status).to.equal(RunStatus.SKIPPED);
 
-    const list = async (filters: Partial<Parameters<Stack["runs"]["listRuns"]>[0]>) =>
+    type Filters = { statuses?: RunStatus[]; testPlanId?: string; environmentId?: string; limit?: number };
+    const list = async (filters: Filters) =>
       (await stack.runs.listRuns({ actor: project.key, projectId: project.projectId, ...filters })).runs.map(
         (r) => r.id,
       );
