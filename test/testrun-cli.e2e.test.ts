@@ -455,3 +455,43 @@ print(json.dumps(out))`,
     });
   });
 });
+
+describe("testrun under a small rate limit", function () {
+  // The gateway's window is a minute: the 429 below is waited out for up to that long.
+  this.timeout(150_000);
+  const limit = 3;
+  let system: System;
+  let pipeline: Pipeline;
+
+  before(async () => {
+    system = await startE2eSystem({ extraEnv: { RATE_LIMIT_PER_MINUTE: String(limit) } });
+    const demo = await seedDemo(system.env, system.demoTargetUrl);
+    pipeline = new Pipeline(system.gatewayUrl, demo.secret);
+  });
+  after(async () => {
+    await system?.stop();
+  });
+
+  it("waits out a 429 met while waiting, for as long as Retry-After says, and still reports the run", async () => {
+    // Use up all but one request of the key's window: the CLI's start is the last one allowed, and
+    // its first read of the run gets 429.
+    const windowStart = Date.now();
+    for (let i = 0; i < limit - 1; i++)
+      expect((await pipeline.call("GET", "/v1/project")).status).to.equal(200);
+    const { code, stdout, stderr } = await runCli(
+      ["run", "--plan", "Smoke"],
+      cliEnv(system.gatewayUrl, pipeline.key),
+    );
+    expect(code, stdout + stderr).to.equal(0);
+    expect(stdout, stdout).to.match(/\(HTTP 429 rate_limited: .*; trying again in (\d+s|1m)\)/);
+    expect(stdout).to.contain("PASSED: 2 passed, 0 failed of 2");
+    // The start came before the 429: one run, and the wait went on past it.
+    const lines = stdout.split("\n");
+    expect(lines[0]).to.match(/^Run run_\w+ "Smoke": http/);
+    expect(lines.findIndex((line) => line.includes("HTTP 429"))).to.be.greaterThan(0);
+    const runs = await pipeline.call("GET", "/v1/runs");
+    expect(runs.body.runs).to.have.length(1);
+    // It read again only once the key's window (a minute from the first request above) had ended.
+    expect(Date.now() - windowStart).to.be.at.least(59_000);
+  });
+});
