@@ -467,10 +467,18 @@ var MaybeStarted = class extends Error {
 };
 async function honoursIdempotencyKey(client) {
   try {
-    return /idempotency-key/i.test(JSON.stringify(await client.openApi()));
+    return declaresHeader(await client.openApi(), "idempotency-key");
   } catch {
     return false;
   }
+}
+function declaresHeader(node, header) {
+  if (Array.isArray(node)) return node.some((item) => declaresHeader(item, header));
+  if (!node || typeof node !== "object") return false;
+  const record = node;
+  if (record.in === "header" && typeof record.name === "string" && record.name.toLowerCase() === header)
+    return true;
+  return Object.values(record).some((value) => declaresHeader(value, header));
 }
 
 // services/testrun-cli/src/errors.ts

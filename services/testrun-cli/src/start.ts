@@ -88,11 +88,24 @@ export class MaybeStarted extends Error {
   }
 }
 
-/** Whether the gateway's OpenAPI document names the Idempotency-Key header (a gateway that honours it). */
+/**
+ * Whether the gateway's OpenAPI document declares the Idempotency-Key header as a parameter (of
+ * POST /v1/runs, or anywhere: a gateway honours it wherever it declares it). Prose that merely
+ * mentions the header does not count.
+ */
 async function honoursIdempotencyKey(client: TestrunClient): Promise<boolean> {
   try {
-    return /idempotency-key/i.test(JSON.stringify(await client.openApi()));
+    return declaresHeader(await client.openApi(), "idempotency-key");
   } catch {
     return false;
   }
+}
+
+function declaresHeader(node: unknown, header: string): boolean {
+  if (Array.isArray(node)) return node.some((item) => declaresHeader(item, header));
+  if (!node || typeof node !== "object") return false;
+  const record = node as Record<string, unknown>;
+  if (record.in === "header" && typeof record.name === "string" && record.name.toLowerCase() === header)
+    return true;
+  return Object.values(record).some((value) => declaresHeader(value, header));
 }

@@ -23,7 +23,9 @@ describe("starting a run safely", () => {
     status: 200,
     body: {
       openapi: "3.1.0",
-      components: header ? { parameters: { IdempotencyKey: { name: "Idempotency-Key" } } } : {},
+      // Prose naming the header is not a declaration of it.
+      info: { description: "Without Idempotency-Key every request starts a run." },
+      components: header ? { parameters: { IdempotencyKey: { name: "Idempotency-Key", in: "header" } } } : {},
     },
   });
 
