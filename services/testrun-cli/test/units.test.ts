@@ -8,6 +8,7 @@ import { argvOf, input, setOutput } from "../src/action.js";
 import { defaultTimeoutMs, parseCommand, UsageError } from "../src/args.js";
 import { formatDuration, parseDuration } from "../src/duration.js";
 import { escapeXml, junitXml } from "../src/junit.js";
+import { Progress } from "../src/progress.js";
 import { markdownSummary } from "../src/summary.js";
 import { version } from "../src/version.js";
 import { fakeRun } from "./fake-gateway.js";
@@ -132,6 +133,48 @@ describe("testrun's command line", () => {
       version: string;
     };
     expect(version).to.equal(pkg.version);
+  });
+});
+
+describe("testrun's progress lines", () => {
+  const running = (done: number) => {
+    const run = fakeRun("RUNNING");
+    run.tests.forEach((test, i) => {
+      if (i < done) Object.assign(test, { status: "PASSED", durationMs: 84 });
+    });
+    run.passedTests = done;
+    return run;
+  };
+
+  it("prints one line per change on a CI log, and a line per finished test", () => {
+    let out = "";
+    const progress = new Progress({ write: (text) => (out += text) });
+    progress.update(running(0));
+    progress.update(running(0));
+    progress.update(running(1));
+    progress.update(fakeRun("PASSED"));
+    expect(out).to.equal(
+      [
+        "RUNNING: 0 of 2 done, 0 passed, 0 failed",
+        "  PASSED  health answers (84ms)",
+        "RUNNING: 1 of 2 done, 1 passed, 0 failed",
+        "  PASSED  log in (600ms)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("keeps one live line on a terminal, with the finished tests above it", () => {
+    let out = "";
+    const progress = new Progress({ write: (text) => (out += text), isTTY: true });
+    progress.update(running(0));
+    progress.update(running(1));
+    progress.update(fakeRun("FAILED"));
+    const screen = out.split("\r\u001b[2K");
+    expect(screen[1]).to.match(/^RUNNING: 0 of 2 done, 0 passed, 0 failed · waiting \d+ms$/);
+    expect(screen).to.include("  PASSED  health answers (84ms)\n");
+    expect(out.endsWith("\r\u001b[2K")).to.equal(true);
+    expect(out).to.contain('  FAILED  log in (600ms): step 1 "log in": expected status 200, got 401\n');
   });
 });
 
