@@ -18,7 +18,7 @@ endif
 export OTEL_METRICS_EXPORTER ?= none
 export OTEL_LOGS_EXPORTER ?= none
 
-.PHONY: action check-action python-tools web help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
+.PHONY: action check-action python-tools schemathesis web help install prerequisites prerequisites-run migration generate check-generated lint format typecheck buf-lint test test-only run bench migrate clean build
 
 help:
 	@echo "make run     start the whole system locally (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set)"
@@ -77,7 +77,7 @@ services/console/web-build/index.html: $(WEB_SOURCES) node_modules/.package-lock
 build: install
 	npm run build
 
-test: prerequisites lint typecheck buf-lint check-generated check-action test-only
+test: prerequisites lint typecheck buf-lint check-generated check-action test-only schemathesis
 
 # The GitHub Action's committed bundles (action/index.mjs, action/testrun.mjs), built from
 # services/testrun-cli with esbuild; check-action fails when they are not what the sources build.
@@ -109,6 +109,12 @@ helm: .tools/bin/helm
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set.
 test-only: prerequisites install helm web python-tools
 	npx mocha
+
+# schemathesis (pinned in test/python-requirements.txt) against the live gateway of the whole system
+# (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set), from the OpenAPI document
+# it serves, with its default checks; any finding fails. Bounded: 50 examples per operation and phase (about a minute).
+schemathesis: prerequisites install python-tools
+	node --conditions=source --import tsx scripts/schemathesis.ts
 
 # Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x
 migration: install

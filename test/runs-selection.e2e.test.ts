@@ -233,6 +233,29 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
       await refuseStart({ testPlan: "Release", environment: 7 }, 400, "invalid_request", "environment");
     });
 
+    it("400 to text with a NUL character anywhere, which the services could not store; other problems first", async () => {
+      const nul = "text in the request must not contain NUL characters";
+      await refuseStart({ testPlan: "Release", name: "a\u0000b" }, 400, "invalid_request", nul);
+      await refuseStart({ testPlan: "Rel\u0000ease" }, 400, "invalid_request", nul);
+      await refuseStart({ tags: ["smoke", "\u0000"] }, 400, "invalid_request", nul);
+      await refuseStart({ testPlan: "Release", environment: "\u0000" }, 400, "invalid_request", nul);
+      await refuseStart({ tags: [], name: "\u0000" }, 400, "invalid_request", "nothing to run");
+      const search = await pipeline.call("GET", "/v1/test-cases?search=%00");
+      expectRefusal(search, 400, "invalid_request", nul);
+    });
+
+    it("404 to a run id that cannot be a run, NUL included", async () => {
+      for (const id of [
+        "nothing",
+        "run_%00",
+        "run_01M80000000000000000000000",
+        `${"run_01m8".padEnd(31, "0")}`,
+      ]) {
+        const answer = await pipeline.call("GET", `/v1/runs/${id}`);
+        expectRefusal(answer, 404, "not_found", "no such run in this project");
+      }
+    });
+
     it("400 to more than 500 test cases, never a silent cut", async () => {
       const ids = Array.from({ length: 501 }, (_, i) => `tc_${i}`);
       await refuseStart({ testCaseIds: ids }, 400, "invalid_request", "500");

@@ -332,13 +332,23 @@ export const errorSchema = z
 
 // ---------------------------------------------------------------- requests
 
+/**
+ * Text the services cannot store or compare (PostgreSQL text holds no NUL) is refused here with
+ * the catalog's own words; among several problems it is reported last, as it was when only the
+ * services refused it (validate.ts ranks it so).
+ */
+export const nulMessage = "text in the request must not contain NUL characters";
+// A RegExp from a string: the pattern must name NUL, which a regex literal may not (lint).
+const noNul = new RegExp("^[^\\u0000]*$");
+const withoutNul = <S extends z.ZodString>(schema: S) => schema.regex(noNul, nulMessage);
+
 const maxNameLength = 200;
 export const maxListLength = 500;
 
 const nonEmptyStrings = (field: string) => {
   const message = `${field} must be an array of non-empty strings`;
   return z
-    .array(z.string({ error: message }).min(1, message), { error: message })
+    .array(withoutNul(z.string({ error: message }).min(1, message)), { error: message })
     .min(1, `${field} is empty: nothing to run`)
     .refine(
       (list) => new Set(list).size <= maxListLength,
@@ -352,8 +362,7 @@ export const selectionFields = ["testPlan", "testCaseIds", "tags"] as const;
 const startRunShape = {
   // Checked in this order after unknown fields and the selection rule: name, environment, then
   // the selection, as the gateway always has (the first problem found is the one reported).
-  name: z
-    .string({ error: "name must be a string" })
+  name: withoutNul(z.string({ error: "name must be a string" }))
     .refine((name) => [...name].length <= maxNameLength, `name may be at most ${maxNameLength} characters`)
     .nullish()
     .meta({
@@ -370,9 +379,7 @@ const startRunShape = {
         "Environment id or name (names match ignoring case). Omitted, null or empty: the project's default environment, else its oldest.",
       examples: ["staging"],
     }),
-  testPlan: z
-    .string({ error: "testPlan must be a string" })
-    .min(1, "testPlan must not be empty")
+  testPlan: withoutNul(z.string({ error: "testPlan must be a string" }).min(1, "testPlan must not be empty"))
     .nullish()
     .meta({
       description: "Test plan id or name (names match ignoring case): runs the plan's enabled test cases.",
@@ -485,15 +492,14 @@ export const waitParam = z
   });
 
 export const tagParam = z
-  .array(z.string())
+  .array(withoutNul(z.string()))
   .optional()
   .meta({
     description: "Only test cases having any of these tags (ignoring case); may repeat: ?tag=a&tag=b.",
     examples: [["smoke"]],
   });
 
-export const searchParam = z
-  .string({ error: "search may be given once" })
+export const searchParam = withoutNul(z.string({ error: "search may be given once" }))
   .optional()
   .meta({
     description: "Only test cases whose name contains this text (ignoring case).",
@@ -511,6 +517,11 @@ export const idempotencyKeyHeader = z
     examples: ["5f0c2e8a-9b1d-4c3e-8f7a-2d6b1e9c4a30"],
   });
 
-export const runIdParam = z.string().meta({
-  description: "The run's id (`run_…`); anything that is not a run of the key's project gives 404.",
-});
+/** A run id; anything else cannot be a run of the project: 404 with the runs service's words (validate.ts). */
+export const runIdParam = z
+  .string()
+  .regex(new RegExp(idPattern("run")), "no such run in this project")
+  .meta({
+    description: "The run's id (`run_…`); anything that is not a run of the key's project gives 404.",
+    examples: [examples.runId],
+  });

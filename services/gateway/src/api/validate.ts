@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { GatewayContext, GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
 import type { Operation } from "./operations.js";
+import { nulMessage } from "./schemas.js";
 
 /**
  * Request validation from the operation table (operations.ts): the same schemas the OpenAPI
@@ -56,6 +57,7 @@ function takesArray(schema: z.ZodType): boolean {
 export function firstProblem(error: z.ZodError, schema: z.ZodObject): string {
   const order = Object.keys(schema.shape);
   const rank = (issue: z.core.$ZodIssue) => {
+    if (issue.message === nulMessage) return order.length + 3;
     if (issue.code === "unrecognized_keys") return 0;
     if (issue.path.length === 0) return 1;
     const index = order.indexOf(String(issue.path[0]));
@@ -68,6 +70,13 @@ export function firstProblem(error: z.ZodError, schema: z.ZodObject): string {
 function parse<S extends z.ZodObject>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw invalid(firstProblem(result.error, schema));
+  return result.data;
+}
+
+/** A path that names nothing the operation can find is not found: 404 in the owning service's words. */
+function pathParams<S extends z.ZodObject>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new HttpError(404, "not_found", firstProblem(result.error, schema));
   return result.data;
 }
 
@@ -88,6 +97,6 @@ export function validateInput<O extends Operation>(operation: O, ctx: GatewayCon
     query: operation.query ? parse(operation.query, query) : {},
     headers: operation.headers ? parse(operation.headers, headers) : {},
     body: operation.body ? parse(operation.body.schema, ctx.request.body ?? {}) : undefined,
-    params: operation.pathParams ? parse(operation.pathParams, ctx.params) : {},
+    params: operation.pathParams ? pathParams(operation.pathParams, ctx.params) : {},
   } as Input<O>;
 }
