@@ -610,7 +610,7 @@ var Progress = class {
       this.print(testLine(test));
     }
     const line = statusLine(run);
-    if (this.out.isTTY) {
+    if (this.out.isTTY && !run.finished) {
       this.live = line;
       this.draw();
       if (!this.ticker && !run.finished) {
@@ -639,7 +639,8 @@ var Progress = class {
     this.live = "";
   }
   draw() {
-    const elapsed = formatDuration(Date.now() - this.startedAt);
+    const ms = Date.now() - this.startedAt;
+    const elapsed = ms < 6e4 ? `${Math.floor(ms / 1e3)}s` : formatDuration(ms);
     this.out.write(`\r\x1B[2K${this.live} \xB7 waiting ${elapsed}`);
   }
 };

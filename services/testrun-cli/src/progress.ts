@@ -48,7 +48,7 @@ export class Progress {
       this.print(testLine(test));
     }
     const line = statusLine(run);
-    if (this.out.isTTY) {
+    if (this.out.isTTY && !run.finished) {
       this.live = line;
       this.draw();
       if (!this.ticker && !run.finished) {
@@ -79,7 +79,8 @@ export class Progress {
   }
 
   private draw(): void {
-    const elapsed = formatDuration(Date.now() - this.startedAt);
+    const ms = Date.now() - this.startedAt;
+    const elapsed = ms < 60_000 ? `${Math.floor(ms / 1000)}s` : formatDuration(ms);
     this.out.write(`\r\x1b[2K${this.live} · waiting ${elapsed}`);
   }
 }
