@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createCliContext, createEnvironment, getBalance } from "@testrun/cli";
+import { createCliContext, createEnvironment } from "@testrun/cli";
 import { repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { parse } from "yaml";
