@@ -8,6 +8,7 @@ import {
   RunStatus as ApiRunStatus,
   type RunsService,
   SkipReason,
+  StartRunRequestSchema,
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -60,6 +61,12 @@ function requireExecutor(ctx: HandlerContext): void {
     throw new ConnectError("only executors may call this method", Code.PermissionDenied);
 }
 
+/** "<name> (rerun)" or "<name> (rerun of failed)", the original cut so the whole fits 200 characters. */
+export function rerunName(original: string, failedOnly: boolean): string {
+  const suffix = failedOnly ? " (rerun of failed)" : " (rerun)";
+  return [...original].slice(0, 200 - suffix.length).join("") + suffix;
+}
+
 export interface ServiceDeps extends StartDeps {
   reads: RunReads;
   events: RunEvents;
@@ -80,7 +87,9 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       if (actor.kind.value.projectId !== projectId) throw notFound();
       if (permission === Permission.EDIT)
         throw new ConnectError("API keys cannot change runs", Code.PermissionDenied);
-      return;
+      // Reading needs nothing more; starting (and cancelling) needs a creator who kept the rights
+      // the key acts with, which only the catalog knows.
+      if (permission === Permission.READ) return;
     }
     await catalog.checkAccess({ actor, projectId, permission }).catch((error: unknown) => {
       throw passOn(error);
@@ -157,12 +166,39 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     },
 
     async cancelRun(req) {
-      await authorize(req.actor, req.projectId, Permission.EDIT);
+      // Members need EDIT; an API key may cancel what it may start (a pipeline stops its own runs).
+      const keyActor = req.actor?.kind.case === "apiKey";
+      await authorize(req.actor, req.projectId, keyActor ? Permission.START_RUN : Permission.EDIT);
       const cancelled = await store.cancel(req.projectId, req.runId);
       if (!cancelled) throw notFound();
-      await events.changed(req.runId);
+      if (!cancelled.alreadyFinished) await events.changed(req.runId);
       await follow(cancelled.effects);
-      return { run: renderRun(cancelled.result.run, cancelled.result.tests, links) };
+      return {
+        run: renderRun(cancelled.result.run, cancelled.result.tests, links),
+        alreadyFinished: cancelled.alreadyFinished,
+      };
+    },
+
+    async rerunRun(req, context) {
+      await authorize(req.actor, req.projectId, Permission.READ);
+      const found = await store.getRun(req.projectId, req.runId);
+      if (!found) throw notFound();
+      const tests = req.failedOnly ? found.tests.filter((test) => test.status === "failed") : found.tests;
+      const testCaseIds = [...new Set(tests.map((test) => test.test_case_id))];
+      if (testCaseIds.length === 0) throw invalid(`nothing to rerun: no test of run ${req.runId} failed`);
+      // Start rights are the catalog's to check, as for any start (the selection resolves with them).
+      const run = await startRun(
+        deps,
+        create(StartRunRequestSchema, {
+          actor: req.actor,
+          projectId: req.projectId,
+          environment: found.run.environment_id,
+          selection: { case: "testCaseIds", value: { ids: testCaseIds } },
+          name: rerunName(found.run.name, req.failedOnly),
+        }),
+        context.signal,
+      );
+      return { run };
     },
 
     async claimTest(req, ctx) {

@@ -404,8 +404,15 @@ export class RunStore {
     });
   }
 
-  /** Cancels a run: open tests SKIPPED (the QUEUED ones refundable). A finished run is returned as it is. */
-  cancel(projectId: string, runId: string): Promise<{ result: RunWithTests; effects: Effects } | undefined> {
+  /**
+   * Cancels a run: open tests SKIPPED (the QUEUED ones refundable). A finished run is returned as
+   * it is, with alreadyFinished (decided under the run's lock, so a run finishing concurrently is
+   * either cancelled or already finished, never both).
+   */
+  cancel(
+    projectId: string,
+    runId: string,
+  ): Promise<{ result: RunWithTests; effects: Effects; alreadyFinished: boolean } | undefined> {
     return this.transaction(async (em) => {
       const run = await this.lockRun(em, "r.id = ? and r.project_id = ?", [runId, projectId]);
       if (!run) return undefined;
@@ -423,7 +430,11 @@ export class RunStore {
       const runs = await em.execute<RunRow[]>(`select ${runColumns} from runs.runs r where r.id = ?`, [
         runId,
       ]);
-      return { result: { run: runs[0] as RunRow, tests: await this.testsOf(em, runId) }, effects };
+      return {
+        result: { run: runs[0] as RunRow, tests: await this.testsOf(em, runId) },
+        effects,
+        alreadyFinished: isFinal(run.status),
+      };
     });
   }
 

@@ -7,6 +7,7 @@ import { newId, VariablesGrants } from "@testrun/kit";
 import { eventually, repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
+import { rerunName } from "../src/service.js";
 import {
   balanceOf,
   lease,
@@ -385,19 +386,29 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
   });
 
-  it("cancels a run: open tests skipped, QUEUED ones refunded, API keys refused", async () => {
+  it("cancels a run: open tests skipped, QUEUED ones refunded; a key whose creator lost rights and a viewer refused", async () => {
     const { run } = await start({ case: "testPlan", value: project.planId });
     const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
     const runId = run?.id ?? "";
-    await rejects(
-      stack.runs.cancelRun({ actor: project.key, projectId: project.projectId, runId }),
+    const denied = await rejects(
+      stack.runs.cancelRun({
+        actor: apiKey(project.members.viewer, project.projectId),
+        projectId: project.projectId,
+        runId,
+      }),
       Code.PermissionDenied,
     );
-    const { run: cancelled } = await stack.runs.cancelRun({
+    expect(denied.rawMessage).to.equal("the key's creator can no longer start runs");
+    await rejects(
+      stack.runs.cancelRun({ actor: member(project.members.viewer), projectId: project.projectId, runId }),
+      Code.PermissionDenied,
+    );
+    const { run: cancelled, alreadyFinished } = await stack.runs.cancelRun({
       actor: member(project.members.editor),
       projectId: project.projectId,
       runId,
     });
+    expect(alreadyFinished).to.equal(false);
     expect(cancelled?.status).to.equal(RunStatus.SKIPPED);
     expect(cancelled?.skipReason).to.equal(SkipReason.CANCELLED);
     expect(cancelled?.finished).to.equal(true);
@@ -420,6 +431,72 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
     const again = await stack.runs.cancelRun({ actor: operator(), projectId: project.projectId, runId });
     expect(again.run?.finishedAt).to.deep.equal(cancelled?.finishedAt);
+    expect(again.alreadyFinished).to.equal(true);
+  });
+
+  it("lets an API key cancel a run of its project when its creator can still start runs", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const { run: cancelled, alreadyFinished } = await stack.runs.cancelRun({
+      actor: project.key,
+      projectId: project.projectId,
+      runId: run?.id ?? "",
+    });
+    expect(alreadyFinished).to.equal(false);
+    expect(cancelled?.skipReason).to.equal(SkipReason.CANCELLED);
+    const other = await seedProject(stack, 0n);
+    await rejects(
+      stack.runs.cancelRun({ actor: other.key, projectId: project.projectId, runId: run?.id ?? "" }),
+      Code.NotFound,
+    );
+  });
+
+  it("reruns a run on its environment: every test case, or those that failed; nothing to rerun is INVALID_ARGUMENT", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId }, { name: "deploy 7" });
+    const runId = run?.id ?? "";
+    const [t1, t2, t3] = run?.tests ?? [];
+    const complete = async (testResultId: string, status: TestStatus) => {
+      const assignment = (await claim(testResultId)).assignment;
+      await stack.executor.completeTest({ ...lease(assignment), status, summary: "", durationMs: 1n });
+    };
+    await rejects(
+      stack.runs.rerunRun({ actor: project.key, projectId: project.projectId, runId, failedOnly: true }),
+      Code.InvalidArgument,
+    );
+    await complete(t1?.id ?? "", TestStatus.PASSED);
+    await complete(t2?.id ?? "", TestStatus.FAILED);
+    await complete(t3?.id ?? "", TestStatus.PASSED);
+    const before = await balanceOf(stack, project.projectId);
+
+    const failed = (
+      await stack.runs.rerunRun({ actor: project.key, projectId: project.projectId, runId, failedOnly: true })
+    ).run;
+    expect(failed?.id).to.not.equal(runId);
+    expect(failed?.name).to.equal("deploy 7 (rerun of failed)");
+    expect(failed?.status).to.equal(RunStatus.RUNNING);
+    expect(failed?.environmentId).to.equal(run?.environmentId);
+    expect(failed?.tests.map((t) => t.testCaseId)).to.deep.equal([t2?.testCaseId]);
+    const all = (await stack.runs.rerunRun({ actor: project.key, projectId: project.projectId, runId })).run;
+    expect(all?.name).to.equal("deploy 7 (rerun)");
+    expect(all?.tests.map((t) => t.testCaseId)).to.deep.equal(run?.tests.map((t) => t.testCaseId));
+    expect(await balanceOf(stack, project.projectId)).to.equal(before - 4n);
+
+    await rejects(
+      stack.runs.rerunRun({
+        actor: apiKey(project.members.viewer, project.projectId),
+        projectId: project.projectId,
+        runId,
+      }),
+      Code.PermissionDenied,
+    );
+    await rejects(
+      stack.runs.rerunRun({
+        actor: project.key,
+        projectId: project.projectId,
+        runId: "run_01m80000000000000000000000",
+      }),
+      Code.NotFound,
+    );
+    expect(rerunName("x".repeat(200), true)).to.have.length(200);
   });
 
   it("lists runs newest first with the limit rules, and keeps other projects' runs apart", async () => {

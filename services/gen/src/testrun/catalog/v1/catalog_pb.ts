@@ -2928,7 +2928,8 @@ export enum Permission {
   READ_SETTINGS = 2,
 
   /**
-   * Start runs. EDITOR or above, an operator, an API key of the project whose creator kept its
+   * Start runs (and, for an API key, cancel them: the runs service asks this for a key's
+   * CancelRun). EDITOR or above, an operator, an API key of the project whose creator kept its
    * rights.
    *
    * @generated from enum value: PERMISSION_START_RUN = 3;

@@ -42,10 +42,10 @@ export const file_testrun_common_v1_actor: GenFile = /*@__PURE__*/
  *   runs): any member, an operator, an API key of that project;
  * - read project settings (the API key list, variable names, credit balance and ledger): any
  *   member, an operator; never an API key;
- * - start a run: EDITOR or above, an operator, an API key of that project whose creator has kept
- *   EDITOR-or-above rights since the key was created;
- * - change project content (environments, test plans, test cases, variables), cancel runs, create
- *   and revoke API keys: EDITOR or above, an operator; never an API key;
+ * - start a run, rerun or cancel one: EDITOR or above, an operator, an API key of that project
+ *   whose creator has kept EDITOR-or-above rights since the key was created;
+ * - change project content (environments, test plans, test cases, variables), create and revoke
+ *   API keys: EDITOR or above, an operator; never an API key;
  * - create, rename and delete projects, manage members: ADMIN or above, an operator (only an OWNER
  *   or an operator may make someone OWNER or change or remove an OWNER);
  * - create organizations, grant credits: an operator only;

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/runs/v1/runs.proto.
  */
 export const file_testrun_runs_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIqUFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi3QIKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBAUIOCgxfZHVyYXRpb25fbXNCDgoMX2ZhaWxlZF9zdGVwIkoKDFRlc3REaXNwYXRjaBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCSIpCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRILCgN1cmwYAiABKAkingIKD1N0YXJ0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSGAoLZW52aXJvbm1lbnQYAyABKAlIAYgBARITCgl0ZXN0X3BsYW4YBCABKAlIABI6Cg10ZXN0X2Nhc2VfaWRzGAUgASgLMiEudGVzdHJ1bi5jb21tb24udjEuVGVzdENhc2VJZExpc3RIABIqCgR0YWdzGAYgASgLMhoudGVzdHJ1bi5jb21tb24udjEuVGFnTGlzdEgAEhEKBG5hbWUYByABKAlIAogBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lIjUKEFN0YXJ0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJcCg1HZXRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiMwoOR2V0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biL7AQoPTGlzdFJ1bnNSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIsCghzdGF0dXNlcxgEIAMoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSGQoMdGVzdF9wbGFuX2lkGAUgASgJSACIAQESGwoOZW52aXJvbm1lbnRfaWQYBiABKAlIAYgBARISCgpwYWdlX3Rva2VuGAcgASgJQg8KDV90ZXN0X3BsYW5faWRCEQoPX2Vudmlyb25tZW50X2lkIk8KEExpc3RSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULnRlc3RydW4ucnVucy52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIl4KD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJIjUKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJ7ChRHZXRUZXN0UmVzdWx0UmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAQgASgJIoEBChVHZXRUZXN0UmVzdWx0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0EicKBXN0ZXBzGAIgAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASFAoMbWF4X2F0dGVtcHRzGAMgASgFIl8KEENhbmNlbFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSI2ChFDYW5jZWxSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIj8KEENsYWltVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLZXhlY3V0b3JfaWQYAiABKAkiSAoRQ2xhaW1UZXN0UmVzcG9uc2USMwoKYXNzaWdubWVudBgBIAEoCzIfLnRlc3RydW4ucnVucy52MS5UZXN0QXNzaWdubWVudCLOAgoOVGVzdEFzc2lnbm1lbnQSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSFAoMdGVzdF9jYXNlX2lkGAQgASgJEgwKBG5hbWUYBSABKAkSFgoOZW52aXJvbm1lbnRfaWQYBiABKAkSEAoIYmFzZV91cmwYByABKAkSJwoFc3RlcHMYCCADKAsyGC50ZXN0cnVuLmNhdGFsb2cudjEuU3RlcBIPCgdhdHRlbXB0GAkgASgFEhQKDG1heF9hdHRlbXB0cxgKIAEoBRITCgtsZWFzZV90b2tlbhgLIAEoCRI0ChBsZWFzZV9leHBpcmVzX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg92YXJpYWJsZXNfZ3JhbnQYDSABKAkiQwoUSGVhcnRiZWF0VGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkiTQoVSGVhcnRiZWF0VGVzdFJlc3BvbnNlEjQKEGxlYXNlX2V4cGlyZXNfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKElJlbGVhc2VUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIOCgZyZWFzb24YAyABKAkiFQoTUmVsZWFzZVRlc3RSZXNwb25zZSKqAQoTQ29tcGxldGVUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIrCgZzdGF0dXMYAyABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIPCgdzdW1tYXJ5GAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEhMKC2ZhaWxlZF9zdGVwGAYgASgFIocBChRDb21wbGV0ZVRlc3RSZXNwb25zZRIpCgR0ZXN0GAEgASgLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSLgoKcnVuX3N0YXR1cxgCIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSFAoMcnVuX2ZpbmlzaGVkGAMgASgIIosBCg5Ta2lwUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSFgoOdGVzdF9yZXN1bHRfaWQYAiABKAkSEwoLbGVhc2VfdG9rZW4YAyABKAkSKwoGcmVhc29uGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SDwoHc3VtbWFyeRgFIAEoCSI0Cg9Ta2lwUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biqcAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVFVTX1FVRVVFRBABEhYKElJVTl9TVEFUVVNfUlVOTklORxACEhUKEVJVTl9TVEFUVVNfUEFTU0VEEAMSFQoRUlVOX1NUQVRVU19GQUlMRUQQBBIWChJSVU5fU1RBVFVTX1NLSVBQRUQQBSqjAQoKVGVzdFN0YXR1cxIbChdURVNUX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElRFU1RfU1RBVFVTX1FVRVVFRBABEhcKE1RFU1RfU1RBVFVTX1JVTk5JTkcQAhIWChJURVNUX1NUQVRVU19QQVNTRUQQAxIWChJURVNUX1NUQVRVU19GQUlMRUQQBBIXChNURVNUX1NUQVRVU19TS0lQUEVEEAUqigEKClNraXBSZWFzb24SGwoXU0tJUF9SRUFTT05fVU5TUEVDSUZJRUQQABInCiNTS0lQX1JFQVNPTl9FTlZJUk9OTUVOVF9VTlJFQUNIQUJMRRABEhkKFVNLSVBfUkVBU09OX0NBTkNFTExFRBACEhsKF1NLSVBfUkVBU09OX05PX0VYRUNVVE9SEAMyyQcKC1J1bnNTZXJ2aWNlEk8KCFN0YXJ0UnVuEiAudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5TdGFydFJ1blJlc3BvbnNlEk4KBkdldFJ1bhIeLnRlc3RydW4ucnVucy52MS5HZXRSdW5SZXF1ZXN0Gh8udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlc3BvbnNlIgOQAgESVAoITGlzdFJ1bnMSIC50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJRCghXYXRjaFJ1bhIgLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hSdW5SZXNwb25zZTABEmMKDUdldFRlc3RSZXN1bHQSJS50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlc3BvbnNlIgOQAgESUgoJQ2FuY2VsUnVuEiEudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVzcG9uc2USUgoJQ2xhaW1UZXN0EiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVzcG9uc2USXgoNSGVhcnRiZWF0VGVzdBIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVzcG9uc2USWAoLUmVsZWFzZVRlc3QSIy50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVzcG9uc2USWwoMQ29tcGxldGVUZXN0EiQudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlcXVlc3QaJS50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVzcG9uc2USTAoHU2tpcFJ1bhIfLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVxdWVzdBogLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIqUFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi3QIKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBAUIOCgxfZHVyYXRpb25fbXNCDgoMX2ZhaWxlZF9zdGVwIkoKDFRlc3REaXNwYXRjaBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCSIpCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRILCgN1cmwYAiABKAkingIKD1N0YXJ0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSGAoLZW52aXJvbm1lbnQYAyABKAlIAYgBARITCgl0ZXN0X3BsYW4YBCABKAlIABI6Cg10ZXN0X2Nhc2VfaWRzGAUgASgLMiEudGVzdHJ1bi5jb21tb24udjEuVGVzdENhc2VJZExpc3RIABIqCgR0YWdzGAYgASgLMhoudGVzdHJ1bi5jb21tb24udjEuVGFnTGlzdEgAEhEKBG5hbWUYByABKAlIAogBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lIjUKEFN0YXJ0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJcCg1HZXRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiMwoOR2V0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biL7AQoPTGlzdFJ1bnNSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIsCghzdGF0dXNlcxgEIAMoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSGQoMdGVzdF9wbGFuX2lkGAUgASgJSACIAQESGwoOZW52aXJvbm1lbnRfaWQYBiABKAlIAYgBARISCgpwYWdlX3Rva2VuGAcgASgJQg8KDV90ZXN0X3BsYW5faWRCEQoPX2Vudmlyb25tZW50X2lkIk8KEExpc3RSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULnRlc3RydW4ucnVucy52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIl4KD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJIjUKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJ7ChRHZXRUZXN0UmVzdWx0UmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAQgASgJIoEBChVHZXRUZXN0UmVzdWx0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0EicKBXN0ZXBzGAIgAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASFAoMbWF4X2F0dGVtcHRzGAMgASgFIl8KEENhbmNlbFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSJQChFDYW5jZWxSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhgKEGFscmVhZHlfZmluaXNoZWQYAiABKAgicwoPUmVydW5SdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSEwoLZmFpbGVkX29ubHkYBCABKAgiNQoQUmVydW5SdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIj8KEENsYWltVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLZXhlY3V0b3JfaWQYAiABKAkiSAoRQ2xhaW1UZXN0UmVzcG9uc2USMwoKYXNzaWdubWVudBgBIAEoCzIfLnRlc3RydW4ucnVucy52MS5UZXN0QXNzaWdubWVudCLOAgoOVGVzdEFzc2lnbm1lbnQSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSFAoMdGVzdF9jYXNlX2lkGAQgASgJEgwKBG5hbWUYBSABKAkSFgoOZW52aXJvbm1lbnRfaWQYBiABKAkSEAoIYmFzZV91cmwYByABKAkSJwoFc3RlcHMYCCADKAsyGC50ZXN0cnVuLmNhdGFsb2cudjEuU3RlcBIPCgdhdHRlbXB0GAkgASgFEhQKDG1heF9hdHRlbXB0cxgKIAEoBRITCgtsZWFzZV90b2tlbhgLIAEoCRI0ChBsZWFzZV9leHBpcmVzX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg92YXJpYWJsZXNfZ3JhbnQYDSABKAkiQwoUSGVhcnRiZWF0VGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkiTQoVSGVhcnRiZWF0VGVzdFJlc3BvbnNlEjQKEGxlYXNlX2V4cGlyZXNfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKElJlbGVhc2VUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIOCgZyZWFzb24YAyABKAkiFQoTUmVsZWFzZVRlc3RSZXNwb25zZSKqAQoTQ29tcGxldGVUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIrCgZzdGF0dXMYAyABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIPCgdzdW1tYXJ5GAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEhMKC2ZhaWxlZF9zdGVwGAYgASgFIocBChRDb21wbGV0ZVRlc3RSZXNwb25zZRIpCgR0ZXN0GAEgASgLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSLgoKcnVuX3N0YXR1cxgCIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSFAoMcnVuX2ZpbmlzaGVkGAMgASgIIosBCg5Ta2lwUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSFgoOdGVzdF9yZXN1bHRfaWQYAiABKAkSEwoLbGVhc2VfdG9rZW4YAyABKAkSKwoGcmVhc29uGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SDwoHc3VtbWFyeRgFIAEoCSI0Cg9Ta2lwUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biqcAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVFVTX1FVRVVFRBABEhYKElJVTl9TVEFUVVNfUlVOTklORxACEhUKEVJVTl9TVEFUVVNfUEFTU0VEEAMSFQoRUlVOX1NUQVRVU19GQUlMRUQQBBIWChJSVU5fU1RBVFVTX1NLSVBQRUQQBSqjAQoKVGVzdFN0YXR1cxIbChdURVNUX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElRFU1RfU1RBVFVTX1FVRVVFRBABEhcKE1RFU1RfU1RBVFVTX1JVTk5JTkcQAhIWChJURVNUX1NUQVRVU19QQVNTRUQQAxIWChJURVNUX1NUQVRVU19GQUlMRUQQBBIXChNURVNUX1NUQVRVU19TS0lQUEVEEAUqigEKClNraXBSZWFzb24SGwoXU0tJUF9SRUFTT05fVU5TUEVDSUZJRUQQABInCiNTS0lQX1JFQVNPTl9FTlZJUk9OTUVOVF9VTlJFQUNIQUJMRRABEhkKFVNLSVBfUkVBU09OX0NBTkNFTExFRBACEhsKF1NLSVBfUkVBU09OX05PX0VYRUNVVE9SEAMymggKC1J1bnNTZXJ2aWNlEk8KCFN0YXJ0UnVuEiAudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5TdGFydFJ1blJlc3BvbnNlEk4KBkdldFJ1bhIeLnRlc3RydW4ucnVucy52MS5HZXRSdW5SZXF1ZXN0Gh8udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlc3BvbnNlIgOQAgESVAoITGlzdFJ1bnMSIC50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJRCghXYXRjaFJ1bhIgLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hSdW5SZXNwb25zZTABEmMKDUdldFRlc3RSZXN1bHQSJS50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlc3BvbnNlIgOQAgESUgoJQ2FuY2VsUnVuEiEudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVzcG9uc2USTwoIUmVydW5SdW4SIC50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlJlcnVuUnVuUmVzcG9uc2USUgoJQ2xhaW1UZXN0EiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVzcG9uc2USXgoNSGVhcnRiZWF0VGVzdBIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVzcG9uc2USWAoLUmVsZWFzZVRlc3QSIy50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVzcG9uc2USWwoMQ29tcGxldGVUZXN0EiQudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlcXVlc3QaJS50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVzcG9uc2USTAoHU2tpcFJ1bhIfLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVxdWVzdBogLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
 
 /**
  * A test run. GetRun and StartRun return it with `tests`; ListRuns leaves `tests` empty.
@@ -770,6 +770,14 @@ export type CancelRunResponse = Message<"testrun.runs.v1.CancelRunResponse"> & {
    * @generated from field: testrun.runs.v1.Run run = 1;
    */
   run?: Run | undefined;
+
+  /**
+   * True when the run was already finished before the call: nothing changed (the gateway answers
+   * 409 run_finished).
+   *
+   * @generated from field: bool already_finished = 2;
+   */
+  alreadyFinished: boolean;
 };
 
 /**
@@ -778,6 +786,70 @@ export type CancelRunResponse = Message<"testrun.runs.v1.CancelRunResponse"> & {
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
   messageDesc(file_testrun_runs_v1_runs, 15);
+
+/**
+ * Request of RerunRun.
+ *
+ * @generated from message testrun.runs.v1.RerunRunRequest
+ */
+export type RerunRunRequest = Message<"testrun.runs.v1.RerunRunRequest"> & {
+  /**
+   * Who starts the new run: start-run rights, as for StartRun.
+   *
+   * @generated from field: testrun.common.v1.Actor actor = 1;
+   */
+  actor?: Actor | undefined;
+
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+
+  /**
+   * The run to run again (`run_…`).
+   *
+   * @generated from field: string run_id = 3;
+   */
+  runId: string;
+
+  /**
+   * Only the test cases whose test FAILED; otherwise every test case of the run.
+   *
+   * @generated from field: bool failed_only = 4;
+   */
+  failedOnly: boolean;
+};
+
+/**
+ * Describes the message testrun.runs.v1.RerunRunRequest.
+ * Use `create(RerunRunRequestSchema)` to create a new message.
+ */
+export const RerunRunRequestSchema: GenMessage<RerunRunRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 16);
+
+/**
+ * Response of RerunRun.
+ *
+ * @generated from message testrun.runs.v1.RerunRunResponse
+ */
+export type RerunRunResponse = Message<"testrun.runs.v1.RerunRunResponse"> & {
+  /**
+   * The new run: as StartRun's. Named after the original: "<name> (rerun)" or
+   * "<name> (rerun of failed)", cut to 200 characters.
+   *
+   * @generated from field: testrun.runs.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message testrun.runs.v1.RerunRunResponse.
+ * Use `create(RerunRunResponseSchema)` to create a new message.
+ */
+export const RerunRunResponseSchema: GenMessage<RerunRunResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 17);
 
 /**
  * Request of ClaimTest. Executor identity only; takes no actor.
@@ -806,7 +878,7 @@ export type ClaimTestRequest = Message<"testrun.runs.v1.ClaimTestRequest"> & {
  * Use `create(ClaimTestRequestSchema)` to create a new message.
  */
 export const ClaimTestRequestSchema: GenMessage<ClaimTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 16);
+  messageDesc(file_testrun_runs_v1_runs, 18);
 
 /**
  * Response of ClaimTest.
@@ -827,7 +899,7 @@ export type ClaimTestResponse = Message<"testrun.runs.v1.ClaimTestResponse"> & {
  * Use `create(ClaimTestResponseSchema)` to create a new message.
  */
 export const ClaimTestResponseSchema: GenMessage<ClaimTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 17);
+  messageDesc(file_testrun_runs_v1_runs, 19);
 
 /**
  * Everything an executor needs to run one claimed test, except variable values.
@@ -934,7 +1006,7 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
  * Use `create(TestAssignmentSchema)` to create a new message.
  */
 export const TestAssignmentSchema: GenMessage<TestAssignment> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 18);
+  messageDesc(file_testrun_runs_v1_runs, 20);
 
 /**
  * Request of HeartbeatTest. Executor identity only.
@@ -962,7 +1034,7 @@ export type HeartbeatTestRequest = Message<"testrun.runs.v1.HeartbeatTestRequest
  * Use `create(HeartbeatTestRequestSchema)` to create a new message.
  */
 export const HeartbeatTestRequestSchema: GenMessage<HeartbeatTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 19);
+  messageDesc(file_testrun_runs_v1_runs, 21);
 
 /**
  * Response of HeartbeatTest.
@@ -983,7 +1055,7 @@ export type HeartbeatTestResponse = Message<"testrun.runs.v1.HeartbeatTestRespon
  * Use `create(HeartbeatTestResponseSchema)` to create a new message.
  */
 export const HeartbeatTestResponseSchema: GenMessage<HeartbeatTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 20);
+  messageDesc(file_testrun_runs_v1_runs, 22);
 
 /**
  * Request of ReleaseTest. Executor identity only.
@@ -1018,7 +1090,7 @@ export type ReleaseTestRequest = Message<"testrun.runs.v1.ReleaseTestRequest"> &
  * Use `create(ReleaseTestRequestSchema)` to create a new message.
  */
 export const ReleaseTestRequestSchema: GenMessage<ReleaseTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 21);
+  messageDesc(file_testrun_runs_v1_runs, 23);
 
 /**
  * Response of ReleaseTest. Empty.
@@ -1033,7 +1105,7 @@ export type ReleaseTestResponse = Message<"testrun.runs.v1.ReleaseTestResponse">
  * Use `create(ReleaseTestResponseSchema)` to create a new message.
  */
 export const ReleaseTestResponseSchema: GenMessage<ReleaseTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 22);
+  messageDesc(file_testrun_runs_v1_runs, 24);
 
 /**
  * Request of CompleteTest. Executor identity only.
@@ -1092,7 +1164,7 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
  * Use `create(CompleteTestRequestSchema)` to create a new message.
  */
 export const CompleteTestRequestSchema: GenMessage<CompleteTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 23);
+  messageDesc(file_testrun_runs_v1_runs, 25);
 
 /**
  * Response of CompleteTest.
@@ -1127,7 +1199,7 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
  * Use `create(CompleteTestResponseSchema)` to create a new message.
  */
 export const CompleteTestResponseSchema: GenMessage<CompleteTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 24);
+  messageDesc(file_testrun_runs_v1_runs, 26);
 
 /**
  * Request of SkipRun. Executor identity only.
@@ -1178,7 +1250,7 @@ export type SkipRunRequest = Message<"testrun.runs.v1.SkipRunRequest"> & {
  * Use `create(SkipRunRequestSchema)` to create a new message.
  */
 export const SkipRunRequestSchema: GenMessage<SkipRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 25);
+  messageDesc(file_testrun_runs_v1_runs, 27);
 
 /**
  * Response of SkipRun.
@@ -1199,7 +1271,7 @@ export type SkipRunResponse = Message<"testrun.runs.v1.SkipRunResponse"> & {
  * Use `create(SkipRunResponseSchema)` to create a new message.
  */
 export const SkipRunResponseSchema: GenMessage<SkipRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 26);
+  messageDesc(file_testrun_runs_v1_runs, 28);
 
 /**
  * Status of a run.
@@ -1480,9 +1552,12 @@ export const RunsService: GenService<{
    * Cancels a run: every test not yet final becomes SKIPPED (an executor still running one is told
    * so by its next heartbeat or completion and its result is discarded); the run's status then
    * follows the lifecycle rule, with skip_reason CANCELLED if it ends SKIPPED. The credits of tests
-   * still QUEUED are refunded. Cancelling a finished run returns it unchanged. Change rights
-   * (EDITOR or above, an operator; never an API key).
-   * Errors: INVALID_ARGUMENT (no actor); NOT_FOUND; PERMISSION_DENIED.
+   * still QUEUED are refunded. Cancelling a finished run returns it unchanged, with
+   * already_finished set. EDITOR or above, an operator, or an API key of the project whose creator
+   * can still start runs (testrun.catalog.v1.Permission START_RUN: a pipeline cancels the runs it
+   * starts).
+   * Errors: INVALID_ARGUMENT (no actor); NOT_FOUND; PERMISSION_DENIED (for an API key whose
+   * creator lost rights: "the key's creator can no longer start runs").
    *
    * @generated from rpc testrun.runs.v1.RunsService.CancelRun
    */
@@ -1490,6 +1565,21 @@ export const RunsService: GenService<{
     methodKind: "unary";
     input: typeof CancelRunRequestSchema;
     output: typeof CancelRunResponseSchema;
+  },
+  /**
+   * Starts a new run of a run's test cases on the same environment: every test case of the run, or
+   * (failed_only) those whose test FAILED. Test cases run as they are now in the catalog (a test
+   * case deleted since gives NOT_FOUND), enabled or not, as StartRun's test_case_ids selection;
+   * charged and started as StartRun does. The original run may still be running.
+   * Rights and errors: those of StartRun, plus NOT_FOUND (no such run in this project) and
+   * INVALID_ARGUMENT "nothing to rerun" when failed_only finds no FAILED test.
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.RerunRun
+   */
+  rerunRun: {
+    methodKind: "unary";
+    input: typeof RerunRunRequestSchema;
+    output: typeof RerunRunResponseSchema;
   },
   /**
    * Executor only. Claims a test for execution: moves it to RUNNING (or starts a new attempt when
