@@ -127,7 +127,7 @@ describe("console runs (end to end)", function () {
     const run = await startByTag("token");
     expect(run?.status).to.equal(RunStatus.RUNNING);
     const listed = await acme.pipeline.call("GET", "/v1/runs");
-    expect((listed.body.data as { id: string }[]).map((r) => r.id)).to.include(run?.id);
+    expect((listed.body.runs as { id: string }[]).map((r) => r.id)).to.include(run?.id);
     await acme.pipeline.finished(run?.id ?? "");
 
     const { run: details } = await owner.getRun({ projectId: projectId(), runId: run?.id ?? "" });
