@@ -112,9 +112,14 @@ export class GatewayProxy {
       const answer = own ?? (await forward());
       const headers: Record<string, string> = { "content-type": "application/json" };
       if ("headers" in answer && answer.headers instanceof Headers) {
-        for (const name of ["retry-after", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]) {
-          const value = answer.headers.get(name);
-          if (value !== null) headers[name] = value;
+        // Every header of the gateway's answer but those about this one connection.
+        for (const [name, value] of answer.headers) {
+          if (
+            !["connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding"].includes(
+              name,
+            )
+          )
+            headers[name] = value;
         }
       }
       res.writeHead(answer.status, headers).end(answer.body);
