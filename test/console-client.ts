@@ -1,7 +1,7 @@
 // Talking to the console as a browser does, for the console's end-to-end and browser tests:
 // sign-in links made with testrunctl's code, the session cookie, and ConsoleService through a real
 // Connect client over HTTP/1.1.
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { createCliContext, createSignInLink } from "@testrun/cli";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
@@ -52,4 +52,14 @@ export function consoleClient(system: System, cookie?: string): Client<typeof Co
       ],
     }),
   );
+}
+
+/** The error a call failed with; fails the test when the call succeeded. */
+export async function refusal(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("the call succeeded");
 }

@@ -12,11 +12,8 @@ import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { horizontalOverflow, launchBrowser, screenshot, viewports } from "./browser.js";
 import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
-import { HeldTarget } from "./held-target.js";
+import { HeldTarget, heldCase } from "./held-target.js";
 import { addCases, newProject, Pipeline, startE2eSystem } from "./pipeline.js";
-
-const heldCase = (name: string, tag: string, path: string) =>
-  `- name: ${name}\n  tags: [${tag}]\n  steps:\n    - name: wait for it\n      http: { method: GET, path: "${path}" }\n`;
 
 /** Cases against the held target: one that waits, three that wait (to cancel), one failing at step 2. */
 const heldCases = [

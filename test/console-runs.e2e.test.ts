@@ -1,7 +1,7 @@
 // The console's runs, content and credits as a browser calls them, over real HTTP to the whole
 // system: starting and cancelling for the member, the live run stream, role rules kept in the
 // services, write-only variables, and nothing secret in any log line.
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { addMember, createCliContext, createEnvironment, createTestPlan, setVariable } from "@testrun/cli";
 import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
@@ -10,21 +10,9 @@ import type { RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
 import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
-import { consoleClient, signIn } from "./console-client.js";
-import { HeldTarget } from "./held-target.js";
+import { consoleClient, refusal, signIn } from "./console-client.js";
+import { HeldTarget, heldCase } from "./held-target.js";
 import { addCases, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
-
-const refusal = async (call: Promise<unknown>): Promise<ConnectError> => {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-};
-
-const heldCase = (name: string, tag: string, path: string) =>
-  `- name: ${name}\n  tags: [${tag}]\n  steps:\n    - name: wait for it\n      http: { method: GET, path: "${path}" }\n`;
 
 const cases = [
   heldCase("Held one", "one", "/hold/one"),

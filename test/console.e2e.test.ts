@@ -1,24 +1,22 @@
 // The console's sign-in, sessions and API as a browser meets them, over real HTTP to the whole
 // system (every service its own process): links, sessions ending, CSRF, role rules kept where
 // they are enforced, and no secret in any log line.
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { addMember, createCliContext, createOrganization, createProject, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
-import { consoleClient, redeemLink, sessionCookieOf, signIn, signInLinkOf } from "./console-client.js";
+import {
+  consoleClient,
+  redeemLink,
+  refusal,
+  sessionCookieOf,
+  signIn,
+  signInLinkOf,
+} from "./console-client.js";
 import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
-
-const refusal = async (call: Promise<unknown>): Promise<ConnectError> => {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("the call succeeded");
-};
 
 describe("console (end to end)", function () {
   this.timeout(60_000);

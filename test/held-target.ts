@@ -62,3 +62,7 @@ export class HeldTarget {
     this.server.close();
   }
 }
+
+/** A test case (YAML of docs/cli.md) of one GET step to `path`: hold the path to keep it running. */
+export const heldCase = (name: string, tag: string, path: string) =>
+  `- name: ${name}\n  tags: [${tag}]\n  steps:\n    - name: wait for it\n      http: { method: GET, path: "${path}" }\n`;
