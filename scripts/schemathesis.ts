@@ -50,8 +50,9 @@ async function main(): Promise<number> {
     maxExamples,
     "--seed",
     process.env.SCHEMATHESIS_SEED ?? "20261123",
+    // One worker: Python 3.11's ast.parse, which hypothesis calls, is not safe across threads.
     "--workers",
-    "2",
+    "1",
     "--request-timeout",
     "40",
     ...process.argv.slice(2),

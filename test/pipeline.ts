@@ -44,6 +44,7 @@ export interface RunBody {
 export interface Answer {
   status: number;
   body: Record<string, unknown>;
+  headers: Headers;
 }
 
 /** A REST client holding one project API key; every answer is checked against the OpenAPI document. */
@@ -56,19 +57,25 @@ export class Pipeline {
     readonly key: string,
   ) {}
 
-  async call(method: string, path: string, body?: unknown): Promise<Answer> {
+  async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
     const res = await fetch(`${this.gatewayUrl}${path}`, {
       method,
       headers: {
         authorization: `Bearer ${this.key}`,
         ...(body !== undefined && { "content-type": "application/json" }),
+        ...headers,
       },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await res.text();
     this.responses.push(text);
     expectDocumented({ method, url: path, status: res.status, headers: res.headers, text });
-    return { status: res.status, body: JSON.parse(text) as Record<string, unknown> };
+    return { status: res.status, body: JSON.parse(text) as Record<string, unknown>, headers: res.headers };
   }
 
   /** POST /v1/runs, expecting 201. */

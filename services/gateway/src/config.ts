@@ -16,6 +16,8 @@ export const configSchema = baseConfigSchema.extend({
   REDIS_URL: redisUrl,
   /** Requests a key may make per minute, shared by every gateway replica. */
   RATE_LIMIT_PER_MINUTE: positiveInt(60),
+  /** Long-polls (GET /v1/runs/{id}?wait) a key may hold at once, across every gateway replica. */
+  WAITS_PER_KEY: positiveInt(10),
   /** Failed authentications a client address may make per minute before it gets 429. */
   AUTH_FAILURES_PER_MINUTE: positiveInt(20),
   /**

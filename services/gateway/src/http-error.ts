@@ -1,24 +1,13 @@
-/** The error body of every failed request (decisions.md, "Errors"). */
+import type { ErrorCode } from "./api/schemas.js";
+
+export type { ErrorCode };
+
+/** The error body of every failed request (docs/rest-api.md, "Errors"; api/schemas.ts). */
 export interface ErrorBody {
   error: string;
   code: ErrorCode;
   [extra: string]: unknown;
 }
-
-/** The machine-readable codes of decisions.md, plus `not_implemented` for paths not served yet. */
-export type ErrorCode =
-  | "invalid_request"
-  | "unauthorized"
-  | "key_expired"
-  | "forbidden"
-  | "not_found"
-  | "ambiguous_name"
-  | "insufficient_credits"
-  | "rate_limited"
-  | "payload_too_large"
-  | "method_not_allowed"
-  | "not_implemented"
-  | "internal";
 
 /** An error the gateway answers with deliberately: its status, code, message and extras reach the client. */
 export class HttpError extends Error {

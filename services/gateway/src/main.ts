@@ -5,8 +5,10 @@ import { runService, serveHttp, serviceClient } from "@testrun/kit";
 import { createApp } from "./app.js";
 import { Authenticator } from "./auth.js";
 import { configSchema } from "./config.js";
+import { IdempotencyStore } from "./idempotency.js";
 import { KeyUseRecorder } from "./key-use.js";
 import { RequestLimits } from "./limits.js";
+import { WaitSlots } from "./waits.js";
 
 await runService({
   name: "gateway",
@@ -27,6 +29,9 @@ await runService({
       requestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
       authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
     });
+    // Shutting down ends every long-poll at once (with the run as it is), before the HTTP server
+    // waits for the requests in flight: registered after serveHttp's close below, it runs first.
+    const stopping = new AbortController();
     const app = createApp({
       logger,
       trustProxyHops: config.TRUST_PROXY_HOPS,
@@ -35,6 +40,9 @@ await runService({
       catalog,
       runs,
       startRunTimeoutMs: config.START_RUN_TIMEOUT_MS,
+      waits: new WaitSlots(redis, config.WAITS_PER_KEY),
+      idempotency: new IdempotencyStore(redis, config.START_RUN_TIMEOUT_MS + 10_000),
+      stopping: stopping.signal,
     });
     await serveHttp(app, {
       port: config.HTTP_PORT,
@@ -43,6 +51,7 @@ await runService({
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
       onShutdown,
     });
+    onShutdown(() => stopping.abort());
     return [];
   },
 });

@@ -1,10 +1,13 @@
 import "zod-openapi";
 import { z } from "zod";
 import {
+  cancelBodySchema,
   environmentsAnswerSchema,
   errors,
+  idempotencyKeyHeader,
   limitParam,
   projectAnswerSchema,
+  rerunBodySchema,
   runIdParam,
   runSchema,
   runsAnswerSchema,
@@ -13,6 +16,7 @@ import {
   tagParam,
   testCasesAnswerSchema,
   testPlansAnswerSchema,
+  waitParam,
 } from "./schemas.js";
 
 /**
@@ -104,6 +108,18 @@ const noStore = z.literal("no-store").meta({
 /** Headers of an answer to a request whose key was accepted. */
 const keyedHeaders = z.object({ "X-Request-Id": requestId, "Cache-Control": noStore, ...rateLimitHeaders });
 
+/** Headers of the answer to a POST that started a run, or replayed one (Idempotency-Key). */
+const startedHeaders = keyedHeaders.extend({
+  "Idempotency-Replayed": z
+    .literal("true")
+    .optional()
+    .meta({
+      header: { id: "IdempotencyReplayed" },
+      description:
+        "Present when the answer is a replay: an earlier request with the same Idempotency-Key and body started this run (shown as it is now); nothing new was started or charged.",
+    }),
+});
+
 /** Headers of an error answer: the rate headers appear only once the key was accepted. */
 const errorHeaders = z.object({
   "X-Request-Id": requestId,
@@ -180,6 +196,38 @@ const bodyFailures = (): Record<number, ResponseDefinition> => ({
 
 const runPath = z.object({ id: runIdParam });
 
+/** What a POST that starts a run answers (POST /v1/runs, POST /v1/runs/{id}/rerun). */
+function startResponses(invalid: string, notFound: string): Record<number, ResponseDefinition> {
+  return {
+    201: answer(
+      "The new run, as GET /v1/runs/{id} shows it (or the replayed one).",
+      runSchema,
+      startedHeaders,
+    ),
+    ...keyedFailures(),
+    400: failure(invalid, errors.invalidRequest),
+    402: failure(
+      "Not enough test-run credits: required is the number of tests, available the balance. Nothing was started.",
+      errors.insufficientCredits,
+    ),
+    403: failure("The key's creator can no longer start runs.", errors.forbidden),
+    404: failure(notFound, errors.notFound),
+    409: failure(
+      "A name matched several items (ambiguous_name: pass one of the candidates' ids), or another request with the same Idempotency-Key is still being answered (idempotency_key_in_use: retry in a moment).",
+      z.union([errors.ambiguousName, errors.idempotencyKeyInUse]),
+    ),
+    ...bodyFailures(),
+    422: failure(
+      "The Idempotency-Key was used within 24 hours with another request: nothing was started.",
+      errors.idempotencyKeyReused,
+    ),
+    500: failure(
+      "A failure inside the service. With id and url the run was started but could not be read back: follow it, do not post again.",
+      errors.runStartedInternal,
+    ),
+  };
+}
+
 // ---------------------------------------------------------------- the operations
 
 export const operations = {
@@ -233,30 +281,15 @@ export const operations = {
     path: "/v1/runs",
     summary: "Start a run",
     description:
-      "Starts a run of a test plan, of test cases, or of every enabled test case with any of some tags, on an environment. Each test costs one credit, taken at once. The new run is RUNNING with every test QUEUED. Without Idempotency-Key every request starts, and counts, a run of its own.",
+      "Starts a run of a test plan, of test cases, or of every enabled test case with any of some tags, on an environment. Each test costs one credit, taken at once. The new run is RUNNING with every test QUEUED. Without Idempotency-Key every request starts, and counts, a run of its own; with it, a retry answers with the run the first request started.",
     access: "start_run",
     query: z.strictObject({}),
+    headers: z.strictObject({ "Idempotency-Key": idempotencyKeyHeader }),
     body: { schema: startRunBodySchema, required: true },
-    responses: {
-      201: answer("The new run, as GET /v1/runs/{id} shows it.", runSchema),
-      ...keyedFailures(),
-      400: failure(
-        "Invalid request: none or several of testPlan, testCaseIds, tags; a bad field; an unknown field (named); malformed JSON; nothing to run; more than 500 test cases.",
-        errors.invalidRequest,
-      ),
-      402: failure(
-        "Not enough test-run credits: required is the number of tests, available the balance. Nothing was started.",
-        errors.insufficientCredits,
-      ),
-      403: failure("The key's creator can no longer start runs.", errors.forbidden),
-      404: failure("No such environment, test plan or test case in this project.", errors.notFound),
-      409: failure("A name matched several items: pass one of the candidates' ids.", errors.ambiguousName),
-      ...bodyFailures(),
-      500: failure(
-        "A failure inside the service. With id and url the run was started but could not be read back: follow it, do not post again.",
-        errors.runStartedInternal,
-      ),
-    },
+    responses: startResponses(
+      "Invalid request: none or several of testPlan, testCaseIds, tags; a bad field; an unknown field (named); malformed JSON; nothing to run; more than 500 test cases; a malformed Idempotency-Key.",
+      "No such environment, test plan or test case in this project.",
+    ),
   },
   listRuns: {
     operationId: "listRuns",
@@ -273,15 +306,59 @@ export const operations = {
     method: "get",
     path: "/v1/runs/{id}",
     summary: "A run with its tests",
-    description: "Poll until finished is true; every 15 seconds is the recommended interval.",
+    description:
+      "Poll until finished is true; every 15 seconds is the recommended interval. With ?wait=S (1 to 30) the answer comes as soon as the run is finished, or after S seconds with the run as it is then: one request of the rate limit however long it waits. A key may hold a bounded number of waits at once (10 unless configured otherwise); beyond, 429 with Retry-After.",
     access: "read",
     pathParams: runPath,
-    query: z.strictObject({}),
+    query: z.strictObject({ wait: waitParam }),
     responses: {
       200: answer("The run.", runSchema),
       ...keyedFailures(),
       404: failure("No such run in this project.", errors.notFound),
+      429: failure(
+        "Over the key's rate limit, over its concurrent waits (?wait), or too many failed authentications from this address.",
+        errors.rateLimited,
+        errorHeaders.extend({ "Retry-After": retryAfter }),
+      ),
     },
+  },
+  cancelRun: {
+    operationId: "cancelRun",
+    method: "post",
+    path: "/v1/runs/{id}/cancel",
+    summary: "Cancel a run",
+    description:
+      "Stops a run in progress: its tests not yet executed are not run and their credits are given back; a test being executed is discarded. The run ends SKIPPED with skipReason cancelled, unless some test had already passed or failed (then PASSED or FAILED by the usual rule). Takes no body (or an empty object).",
+    access: "start_run",
+    pathParams: runPath,
+    query: z.strictObject({}),
+    body: { schema: cancelBodySchema, required: false },
+    responses: {
+      200: answer("The run after cancellation.", runSchema),
+      ...keyedFailures(),
+      400: failure("Invalid request: a body that is not an empty JSON object.", errors.invalidRequest),
+      403: failure("The key's creator can no longer start (or cancel) runs.", errors.forbidden),
+      404: failure("No such run in this project.", errors.notFound),
+      409: failure("The run is already finished: nothing changed.", errors.runFinished),
+      ...bodyFailures(),
+    },
+  },
+  rerunRun: {
+    operationId: "rerunRun",
+    method: "post",
+    path: "/v1/runs/{id}/rerun",
+    summary: "Run a run's tests again",
+    description:
+      'Starts a new run on the run\'s environment with the test cases of its tests that FAILED (failedOnly: true) or with all of them (the default), as they are now in the project, charged and answered as POST /v1/runs. It is named after the run: "<name> (rerun)" or "<name> (rerun of failed)". Idempotency-Key works as on POST /v1/runs.',
+    access: "start_run",
+    pathParams: runPath,
+    query: z.strictObject({}),
+    headers: z.strictObject({ "Idempotency-Key": idempotencyKeyHeader }),
+    body: { schema: rerunBodySchema, required: false },
+    responses: startResponses(
+      "Invalid request: a bad body, a malformed Idempotency-Key, or nothing to rerun (failedOnly and no test failed).",
+      "No such run in this project, or a test case of it was deleted since.",
+    ),
   },
   getOpenApi: {
     operationId: "getOpenApi",

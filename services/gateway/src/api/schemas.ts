@@ -267,6 +267,11 @@ export const errors = {
     ["run_finished"],
     "The run is finished: it cannot be cancelled.",
   ),
+  idempotencyKeyInUse: errorBody(
+    "IdempotencyKeyInUseError",
+    ["idempotency_key_in_use"],
+    "Another request with this Idempotency-Key is still being answered; retry it in a moment.",
+  ),
   payloadTooLarge: errorBody(
     "PayloadTooLargeError",
     ["payload_too_large"],
@@ -309,6 +314,7 @@ export const errorCodes = [
   "insufficient_credits",
   "run_finished",
   "idempotency_key_reused",
+  "idempotency_key_in_use",
   "rate_limited",
   "payload_too_large",
   "method_not_allowed",
@@ -338,8 +344,8 @@ export const errorSchema = z
  * services refused it (validate.ts ranks it so).
  */
 export const nulMessage = "text in the request must not contain NUL characters";
-// A RegExp from a string: the pattern must name NUL, which a regex literal may not (lint).
-const noNul = new RegExp("^[^\\u0000]*$");
+// biome-ignore lint/suspicious/noControlCharactersInRegex: naming NUL is the point: it is refused.
+const noNul = /^[^\u0000]*$/;
 const withoutNul = <S extends z.ZodString>(schema: S) => schema.regex(noNul, nulMessage);
 
 const maxNameLength = 200;
@@ -426,7 +432,7 @@ const exactlyOneSelection = {
 
 const unknownField = (accepted: readonly string[]) => (issue: z.core.$ZodRawIssue) =>
   issue.code === "unrecognized_keys"
-    ? `unknown field "${(issue.keys as string[])[0]}"; accepted: ${accepted.join(", ")}`
+    ? `unknown field "${(issue.keys as string[])[0]}"; ${accepted.length ? `accepted: ${accepted.join(", ")}` : "this endpoint takes none"}`
     : undefined;
 
 const startRunAccepted = ["environment", "testPlan", "testCaseIds", "tags", "name"];
@@ -464,6 +470,12 @@ export const rerunBodySchema = z
     description: "What to run again. An empty object (or no body) reruns every test.",
     examples: [{ failedOnly: true }],
   });
+
+export const cancelBodySchema = z.strictObject({}, { error: unknownField([]) }).meta({
+  id: "CancelBody",
+  description: "Nothing: no body, or an empty object.",
+  examples: [{}],
+});
 
 // ---------------------------------------------------------------- query parameters and headers
 

@@ -3,7 +3,7 @@ import { bodyParser } from "@koa/bodyparser";
 import type Router from "@koa/router";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
-import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { RunStatus, type RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type Koa from "koa";
 import { servedOpenApiDocument } from "../api/openapi.js";
 import { type Operation, operations } from "../api/operations.js";
@@ -11,9 +11,13 @@ import { checkQueryNames, type Input, validateInput } from "../api/validate.js";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
+import type { IdempotencyStore } from "../idempotency.js";
 import { environmentJson, projectJson, runJson, runListJson, testCaseJson, testPlanJson } from "../render.js";
 import { httpErrorFromRpc } from "../rpc-errors.js";
 import { runsLimit, toStartRun } from "../start-run-body.js";
+import type { WaitSlots } from "../waits.js";
+import { startOnce } from "./start-once.js";
+import { waitForRun } from "./wait.js";
 
 export interface V1Deps {
   auth: Authenticator;
@@ -21,9 +25,18 @@ export interface V1Deps {
     Client<typeof CatalogService>,
     "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases"
   >;
-  runs: Pick<Client<typeof RunsService>, "startRun" | "getRun" | "listRuns">;
+  runs: Pick<
+    Client<typeof RunsService>,
+    "startRun" | "getRun" | "listRuns" | "watchRun" | "cancelRun" | "rerunRun"
+  >;
   /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
   startRunTimeoutMs: number;
+  /** The bound on concurrent long-polls per key. */
+  waits: WaitSlots;
+  /** Idempotency-Key records. */
+  idempotency: IdempotencyStore;
+  /** Aborts when the gateway shuts down: long-polls then answer at once. */
+  stopping?: AbortSignal;
 }
 
 /** Largest request body accepted (docs/rest-api.md: over 1 MiB gives 413). */
@@ -75,17 +88,14 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     ctx.body = { testCases: response.testCases.map(testCaseJson), truncated: response.truncated };
   });
 
-  route(operations.startRun, async (ctx, { body }) => {
+  route(operations.startRun, async (ctx, { body, headers }) => {
     const start = toStartRun(body);
-    const response = await rpc(ctx, () =>
+    await startOnce(ctx, deps, headers["Idempotency-Key"], "startRun", () =>
       runs.startRun(
         { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, ...start },
         { ...callOptions(ctx), timeoutMs: startRunTimeoutMs },
       ),
     );
-    if (!response.run) throw new Error("StartRun answered without a run");
-    ctx.status = 201;
-    ctx.body = runJson(response.run);
   });
 
   route(operations.listRuns, async (ctx, { query }) => {
@@ -96,15 +106,43 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     ctx.body = { runs: response.runs.map(runListJson) };
   });
 
-  route(operations.getRun, async (ctx, { params }) => {
+  route(operations.getRun, async (ctx, { params, query }) => {
+    const request = { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, runId: params.id };
+    const run =
+      query.wait === undefined
+        ? (await rpc(ctx, () => runs.getRun(request, callOptions(ctx)))).run
+        : await waitForRun(ctx, deps, request, Number(query.wait));
+    if (!run) throw new Error("GetRun answered without a run");
+    ctx.body = runJson(run);
+  });
+
+  route(operations.cancelRun, async (ctx, { params }) => {
     const response = await rpc(ctx, () =>
-      runs.getRun(
+      runs.cancelRun(
         { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, runId: params.id },
         callOptions(ctx),
       ),
     );
-    if (!response.run) throw new Error("GetRun answered without a run");
+    if (!response.run) throw new Error("CancelRun answered without a run");
+    if (response.alreadyFinished) {
+      const status = RunStatus[response.run.status];
+      throw new HttpError(
+        409,
+        "run_finished",
+        `the run already finished (${status}); there is nothing to cancel`,
+      );
+    }
     ctx.body = runJson(response.run);
+  });
+
+  route(operations.rerunRun, async (ctx, { params, body, headers }) => {
+    const failedOnly = body.failedOnly ?? false;
+    await startOnce(ctx, deps, headers["Idempotency-Key"], `rerunRun ${params.id}`, () =>
+      runs.rerunRun(
+        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, runId: params.id, failedOnly },
+        { ...callOptions(ctx), timeoutMs: startRunTimeoutMs },
+      ),
+    );
   });
 
   route(operations.getOpenApi, async (ctx) => {
@@ -129,22 +167,22 @@ function routeOn(router: Router<GatewayState>, auth: Authenticator) {
   ): void => {
     const path = operation.path.replace(/\{(\w+)\}/g, ":$1");
     const stack: Koa.Middleware<GatewayState>[] = [checkQueryNames(operation)];
-    if (operation.body) stack.push(jsonBody());
+    if (operation.body) stack.push(jsonBody(operation.body.required));
     if (operation.access !== "none") stack.push(auth.require(operation.access));
     stack.push((ctx) => handler(ctx, validateInput(operation, ctx)));
     router[operation.method](operation.operationId, path, ...stack);
   };
 }
 
-const keyOf = (ctx: GatewayContext): ApiKeyActor => {
+export const keyOf = (ctx: GatewayContext): ApiKeyActor => {
   if (!ctx.state.key) throw new Error("route reached without authentication");
   return ctx.state.key;
 };
 
-const actorOf = (ctx: GatewayContext) => ({ kind: { case: "apiKey" as const, value: keyOf(ctx) } });
+export const actorOf = (ctx: GatewayContext) => ({ kind: { case: "apiKey" as const, value: keyOf(ctx) } });
 
 /** Runs a call of another service, turning its failure into the contract's HTTP error. */
-async function rpc<T>(ctx: GatewayContext, call: () => Promise<T>): Promise<T> {
+export async function rpc<T>(ctx: GatewayContext, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
@@ -156,9 +194,10 @@ async function rpc<T>(ctx: GatewayContext, call: () => Promise<T>): Promise<T> {
 
 /**
  * Parses a JSON object body of at most 1 MiB into ctx.request.body. Runs before authentication:
- * an oversized body is refused from its Content-Length without being read.
+ * an oversized body is refused from its Content-Length without being read. Where the body is
+ * optional (cancel, rerun) an empty request counts as `{}`.
  */
-function jsonBody(): Koa.Middleware<GatewayState> {
+function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
   const parse = bodyParser({
     enableTypes: ["json"],
     jsonLimit: maxBodyBytes,
@@ -166,6 +205,11 @@ function jsonBody(): Koa.Middleware<GatewayState> {
     encoding: "utf-8",
   });
   return async (ctx, next) => {
+    // A body that may be left out may be empty (no Content-Length, or 0, whatever its type): `{}`.
+    if (!required && !ctx.request.length && !ctx.get("Transfer-Encoding")) {
+      ctx.request.body = {};
+      return next();
+    }
     // ctx.is answers null for a request without a body, false for a body of another type.
     if (ctx.is("application/json", "application/*+json") === false) {
       throw new HttpError(

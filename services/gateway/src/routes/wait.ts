@@ -1,0 +1,92 @@
+import { randomUUID } from "node:crypto";
+import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { callOptions, type GatewayContext } from "../context.js";
+import { HttpError } from "../http-error.js";
+import { type actorOf, rpc, type V1Deps } from "./v1.js";
+
+/** Which run, for whom: what GetRun and WatchRun both take. */
+export interface RunRef {
+  actor: ReturnType<typeof actorOf>;
+  projectId: string;
+  runId: string;
+}
+
+/** Seconds a client is told to wait when its key holds every wait it may. */
+const busyRetrySeconds = 1;
+
+/**
+ * GET /v1/runs/{id}?wait=S: follows the run with RunsService.WatchRun (no polling here) and answers
+ * as soon as it is finished, or after S seconds with the run as it is then; also at once when the
+ * gateway shuts down. The key holds one of its bounded wait slots meanwhile (waits.ts).
+ */
+export async function waitForRun(
+  ctx: GatewayContext,
+  deps: Pick<V1Deps, "runs" | "waits" | "stopping">,
+  request: RunRef,
+  seconds: number,
+): Promise<Run | undefined> {
+  const keyId = ctx.state.key?.keyId ?? "";
+  // A slot outlasts the wait by the deadline of the read that may follow it.
+  const release = await deps.waits.acquire(keyId, randomUUID(), seconds * 1000 + 10_000);
+  if (!release) {
+    throw new HttpError(
+      429,
+      "rate_limited",
+      `this key already holds ${deps.waits.perKey} waits at once; retry in ${busyRetrySeconds} s, or poll without wait`,
+      {},
+      { "Retry-After": String(busyRetrySeconds) },
+    );
+  }
+  try {
+    return await follow(ctx, deps, request, seconds);
+  } finally {
+    await release().catch((err: unknown) => ctx.state.log.warn({ err }, "could not free a wait slot"));
+  }
+}
+
+async function follow(
+  ctx: GatewayContext,
+  deps: Pick<V1Deps, "runs" | "stopping">,
+  request: RunRef,
+  seconds: number,
+): Promise<Run | undefined> {
+  // Ends the wait: S seconds passed, the client hung up, or the gateway is shutting down.
+  const ended = new AbortController();
+  const end = () => ended.abort();
+  const timer = setTimeout(end, seconds * 1000);
+  ctx.res.once("close", end);
+  deps.stopping?.addEventListener("abort", end, { once: true });
+  if (deps.stopping?.aborted) end();
+
+  let last: Run | undefined;
+  let followed = false;
+  try {
+    await rpc(ctx, async () => {
+      try {
+        const stream = deps.runs.watchRun(request, {
+          ...callOptions(ctx),
+          signal: ended.signal,
+          timeoutMs: seconds * 1000 + 5_000,
+        });
+        for await (const message of stream) {
+          if (message.run) last = message.run;
+          if (last?.finished) break;
+        }
+        followed = last !== undefined;
+      } catch (error) {
+        // Before the first message a failure is the answer (404, say); after it, or once the
+        // wait ended, the run is read once more below.
+        if (!last && !ended.signal.aborted) throw error;
+        followed = ended.signal.aborted && last !== undefined;
+      }
+    });
+  } finally {
+    clearTimeout(timer);
+    ctx.res.off("close", end);
+    deps.stopping?.removeEventListener("abort", end);
+  }
+  if (followed && (last?.finished || ended.signal.aborted)) return last;
+  // The stream ended before the run finished and before the wait did (its runs replica stopping,
+  // say), or the wait ended before its first message: the run as it is now.
+  return (await rpc(ctx, () => deps.runs.getRun(request, callOptions(ctx)))).run;
+}
