@@ -1,4 +1,4 @@
-// Starting runs as a pipeline does: every rule of rest-api-v1.md §4.1 and decisions.md on what a
+// Starting runs as a pipeline does: every rule of docs/rest-api.md ("Starting a run") on what a
 // run executes, and every refusal, through the real gateway with every service a real process.
 import { createCliContext, createEnvironment, createTestPlan, getBalance } from "@testrun/cli";
 import { expect } from "chai";

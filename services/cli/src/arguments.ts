@@ -22,7 +22,7 @@ export function roleName(role: Role): string {
   return Object.entries(roles).find(([, value]) => value === role)?.[0] ?? "unspecified";
 }
 
-/** The expiry choices of decisions.md. */
+/** The expiry choices of docs/keys.md. */
 export const expiries: Record<string, KeyExpiry> = {
   "30d": KeyExpiry.DAYS_30,
   "90d": KeyExpiry.DAYS_90,

@@ -1,4 +1,4 @@
-// Steps in the file format of decisions.md ("Test cases") -> testrun.catalog.v1.Step.
+// Steps in the file format of docs/runs.md ("Test cases: the step format") -> testrun.catalog.v1.Step.
 //
 // The two shapes differ (see the comment at the top of proto/testrun/catalog/v1/step.proto): in the
 // file, a step's `http` object holds the request fields and `expect` / `save` sit beside `http`; in

@@ -3,7 +3,7 @@
 //   name: log in works          # required
 //   tags: [smoke, auth]         # optional
 //   enabled: true               # optional, default true
-//   steps: [...]                # the steps of decisions.md, see steps.ts
+//   steps: [...]                # the steps of docs/runs.md, see steps.ts
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { parse as parseYaml } from "yaml";
 import { UsageError } from "./errors.js";

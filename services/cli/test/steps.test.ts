@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { fileFieldPath, stepFromFile, stepsFromFile } from "../src/steps.js";
 import { parseTestCaseFile } from "../src/test-case-file.js";
 
-/** The step of decisions.md's "Test cases" section, verbatim. */
+/** The step of the test-case format (docs/runs.md), as the contract gave it. */
 const decisionsExample = {
   name: "log in",
   http: {
@@ -37,8 +37,8 @@ function errorOf(fn: () => unknown): string {
   throw new Error("expected an error");
 }
 
-describe("cli: steps from the decisions.md file format to testrun.catalog.v1.Step", () => {
-  it("converts the decisions.md example: http is the request, expect and save move into HttpStep, status becomes a list", () => {
+describe("cli: steps from the docs/runs.md file format to testrun.catalog.v1.Step", () => {
+  it("converts the contract's example: http is the request, expect and save move into HttpStep, status becomes a list", () => {
     expect(protoJson(decisionsExample)).to.deep.equal({
       name: "log in",
       http: {

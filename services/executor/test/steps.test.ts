@@ -15,7 +15,7 @@ describe("step runner (HTTP steps against a real server)", () => {
   });
 
   const variables = { USER: "alice", PASSWORD: "s3cret" };
-  /** Runs steps written in the file format of decisions.md. */
+  /** Runs steps written in the file format of docs/runs.md. */
   const run = (steps: unknown[], options: { baseUrl?: string; vars?: Record<string, string> } = {}) =>
     runSteps(stepsFromFile(steps, "steps"), {
       baseUrl: options.baseUrl ?? target.url,

@@ -2,6 +2,7 @@ import Router from "@koa/router";
 import { type Logger, probeRoutes } from "@testrun/kit";
 import Koa from "koa";
 import type { GatewayState } from "./context.js";
+import { llmsTxt } from "./llms-txt.js";
 import { requestContext } from "./request-context.js";
 import { type V1Deps, v1Routes } from "./routes/v1.js";
 
@@ -24,6 +25,12 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
 
   const router = new Router<GatewayState>();
   probeRoutes(router, options.isReady);
+  // How an AI agent uses the API (llmstxt.org), for anyone: no key, no rate limit, cacheable.
+  router.get("/llms.txt", (ctx) => {
+    ctx.set("Cache-Control", "public, max-age=3600");
+    ctx.type = "text/plain; charset=utf-8";
+    ctx.body = llmsTxt;
+  });
   v1Routes(router, options);
 
   app.use(async (ctx, next) => {

@@ -15,7 +15,7 @@ import { clientAddressKey, type RateState, type RequestLimits } from "./limits.j
 export type Purpose = "read" | "start_run";
 
 /**
- * The secret format of decisions.md: `trk_`, 40 random and 6 checksum characters, all base62.
+ * The secret format of docs/keys.md: `trk_`, 40 random and 6 checksum characters, all base62.
  * Anything else cannot be a key, so it is refused without asking the keys service.
  */
 const keyShape = /^trk_[0-9A-Za-z]{46}$/;
@@ -109,7 +109,7 @@ export interface AuthenticatorDeps {
 
 /**
  * Authenticates requests by their project API key and applies the per-key rate limit and the
- * per-address limit on failed authentications (decisions.md, "Project API keys", "Rate limits").
+ * per-address limit on failed authentications (docs/rest-api.md, "Authentication", "Limits").
  *
  * Cost per request: one Redis round trip (limits.checkKey), plus a VerifyKey call only when the
  * cache has no entry for the key (the keys service then writes one). Failures cost one more Redis

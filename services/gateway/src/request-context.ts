@@ -39,7 +39,7 @@ export function requestContext(logger: Logger, router: Router<GatewayState>): Ko
       const body: ErrorBody = { error: answer.message, code: answer.code, ...answer.extra };
       ctx.body = body;
     }
-    // The service answers no CORS requests (rest-api-v1.md §1): whatever a middleware did, no
+    // The service answers no CORS requests (docs/rest-api.md): whatever a middleware did, no
     // Access-Control-* header leaves.
     for (const name of Object.keys(ctx.response.headers)) {
       if (name.toLowerCase().startsWith("access-control-")) ctx.remove(name);

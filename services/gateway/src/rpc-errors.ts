@@ -12,7 +12,7 @@ const restFieldNames: Record<string, string> = {
 };
 
 /**
- * The HTTP answer to a failed gRPC call of another service (decisions.md, "Errors").
+ * The HTTP answer to a failed gRPC call of another service (docs/rest-api.md, "Errors").
  *
  * Services promise that their messages for the codes passed through here never carry a secret, so
  * a 4xx repeats the service's message: it is the explanation the client needs ("no such test
@@ -61,7 +61,7 @@ export function httpErrorFromRpc(error: unknown): { http: HttpError; expected: b
     }
     case Code.Internal: {
       // The run was started (and charged) but could not be read back: the client must follow
-      // this run rather than post again (rest-api-v1.md §4.1 rule 5).
+      // this run rather than post again (docs/rest-api.md, "Starting a run").
       const [started] = error.findDetails(RunStartedSchema);
       if (!started) break;
       return {

@@ -1,8 +1,10 @@
 import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { expect } from "chai";
 import { testTokens } from "../../kit/test/helpers.js";
 import { buildOpenApiDocument } from "../src/api/openapi.js";
+import { llmsTxt } from "../src/llms-txt.js";
 import {
   type Answer,
   call,
@@ -204,6 +206,19 @@ describe("gateway HTTP surface without a working key", () => {
       });
       expect(withBadKey.status).to.equal(200);
       expect(withBadKey.headers.get("etag")).to.equal(answer.headers.get("etag"));
+    });
+
+    it("serves /llms.txt without a key: how an agent uses the API, as docs/agents.md says", async () => {
+      const response = await fetch(`${gateway.http}/llms.txt`);
+      expect(response.status).to.equal(200);
+      expect(response.headers.get("content-type")).to.equal("text/plain; charset=utf-8");
+      expect(response.headers.get("cache-control")).to.equal("public, max-age=3600");
+      expect(response.headers.has("ratelimit-limit")).to.equal(false);
+      const text = await response.text();
+      expect(text).to.equal(llmsTxt);
+      expect(text).to.contain("/v1/openapi.json");
+      const agents = await readFile(new URL("../../../docs/agents.md", import.meta.url), "utf8");
+      expect(agents).to.contain(`\`\`\`\`markdown\n${text}\`\`\`\`\n`);
     });
 
     it("serves /healthz without a key", async () => {

@@ -103,7 +103,7 @@ export async function call(
   return { status: response.status, headers: response.headers, body };
 }
 
-/** Asserts the error shape of decisions.md: `{ error: <message>, code }` and the status. */
+/** Asserts the error shape of docs/rest-api.md ("Errors"): `{ error: <message>, code }` and the status. */
 export function expectError(answer: Answer, status: number, code: string): void {
   expect(answer.status, JSON.stringify(answer.body)).to.equal(status);
   expect(answer.body.code).to.equal(code);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { crc32 } from "node:zlib";
 
-// The shape of an API key secret (decisions.md, "Project API keys"):
+// The shape of an API key secret (docs/keys.md, "Format and storage"):
 //
 //   trk_ <40 random base62 characters> <6-character base62 checksum>
 //

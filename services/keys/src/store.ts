@@ -6,7 +6,7 @@ import type { StoredKey } from "./key-state.js";
 /** Most keys that may work at once in one project (keys.proto, CreateKey). */
 export const maxActiveKeysPerProject = 100;
 
-/** last_used_at is written at most once a minute per key (decisions.md). */
+/** last_used_at is written at most once a minute per key (docs/keys.md). */
 export const lastUseResolutionMs = 60_000;
 
 /**

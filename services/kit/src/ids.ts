@@ -1,6 +1,6 @@
 import { monotonicFactory } from "ulid";
 
-/** Type prefixes of every identifier the product hands out (decisions.md, "Identifiers and time"). */
+/** Type prefixes of every identifier the product hands out (docs/rest-api.md, "Identifiers and times"). */
 export type IdPrefix = "org" | "mem" | "prj" | "env" | "pln" | "tc" | "run" | "tr" | "key" | "var" | "led";
 
 // Monotonic: ids made in the same millisecond still sort in creation order.

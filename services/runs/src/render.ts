@@ -36,7 +36,7 @@ const skipReasons: Record<StoredSkipReason, SkipReason> = {
 
 export const toRunStatus = (status: StoredStatus): RunStatus => runStatuses[status];
 
-/** Builds the web application's links (decisions.md: `{APP_URL}/projects/{projectId}/runs/{runId}`). */
+/** Builds the web application's links (docs/rest-api.md: `{APP_URL}/projects/{projectId}/runs/{runId}`). */
 export class Links {
   private readonly base: string;
   constructor(appUrl: string) {

@@ -32,7 +32,7 @@ export const Organization = defineEntity({
   checks: [nameCheck("organizations")],
 });
 
-/** The four roles of decisions.md, highest first: Owner > Admin > Editor > Viewer. */
+/** The four roles, highest first: Owner > Admin > Editor > Viewer (docs/rest-api.md, "Authentication"). */
 export const MEMBER_ROLES = ["owner", "admin", "editor", "viewer"] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];
 

@@ -72,7 +72,7 @@ export interface CreateTestPlanInput {
   projectId: string;
   name: string;
   description?: string;
-  /** Test cases in run order, each an id or a name (the id-or-name rule of decisions.md). */
+  /** Test cases in run order, each an id or a name (the id-or-name rule of docs/rest-api.md). */
   testCases: readonly string[];
 }
 

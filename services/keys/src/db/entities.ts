@@ -3,7 +3,7 @@ import { defineEntity, p } from "@mikro-orm/core";
 // Project, organization and member ids belong to the catalog's data: plain text columns, no foreign
 // keys across schemas. Field names follow proto/testrun/keys/v1/keys.proto.
 
-/** Lifetimes a key can be created with (decisions.md); `never` leaves `expiresAt` null. */
+/** Lifetimes a key can be created with (docs/keys.md); `never` leaves `expiresAt` null. */
 export const KEY_EXPIRIES = ["30d", "90d", "1y", "never"] as const;
 export type KeyExpiryChoice = (typeof KEY_EXPIRIES)[number];
 

@@ -4,7 +4,7 @@ import { defineEntity, p } from "@mikro-orm/core";
 // key and member ids belong to other services' data: plain text columns, no foreign keys. Field
 // names follow proto/testrun/runs/v1/runs.proto.
 
-/** Statuses of a run and of each of its tests (decisions.md, "Runs and tests"). */
+/** Statuses of a run and of each of its tests (docs/rest-api.md, "How runs and tests move"). */
 export const RUN_STATUSES = ["queued", "running", "passed", "failed", "skipped"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 

@@ -18,7 +18,7 @@
 // JSON paths (in `save` and HttpExpectation.json) use this subset: `$` (the whole body), `.name`,
 // `['name']` or `["name"]`, and `[index]` (zero-based), e.g. `$.items[0].id`.
 //
-// The JSON file format of decisions.md maps onto these messages as follows: a step's `http` object
+// The JSON file format of docs/runs.md ("Test cases: the step format") maps onto these messages as follows: a step's `http` object
 // is HttpStep.request, its `expect` and `save` are HttpStep.expect and HttpStep.save, and an
 // expected `status` given as a single number is a one-element list.
 
