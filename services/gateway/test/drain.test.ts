@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { CatalogService, ListTestPlansResponseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService, VerifyKeyResult } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { RunSchema, RunStatus, RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { bind, createLogger, type RpcServer, startRpcServer } from "@testrun/kit";
 import { eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
@@ -115,6 +116,80 @@ describe("gateway graceful shutdown", () => {
     const answer = await inFlight;
     expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
     expect(answer.body).to.deep.equal({ testPlans: [] });
+    expect(await exitCode).to.equal(0);
+  });
+});
+
+describe("gateway shutdown with a long-poll in flight", function () {
+  this.timeout(20_000);
+  const tokens = testTokens();
+  const secret = keyShapedSecret();
+  const runId = "run_01m80000000000000000000000";
+  const run = create(RunSchema, {
+    id: runId,
+    name: "never ends",
+    status: RunStatus.RUNNING,
+    startedAt: timestampNow(),
+    url: `http://console.example/projects/prj_wait/runs/${runId}`,
+  });
+  let watching: () => void = () => undefined;
+  const watchStarted = new Promise<void>((resolve) => (watching = resolve));
+  let server: RpcServer;
+  let gateway: GatewayProcess;
+
+  before(async () => {
+    server = await startRpcServer({
+      host: "127.0.0.1",
+      port: 0,
+      tokens: { service: tokens.SERVICE_TOKEN },
+      logger: createLogger("downstream", "silent"),
+      services: [
+        bind(KeysService, {
+          verifyKey: () => ({
+            result: VerifyKeyResult.VALID,
+            keyId: "key_wait_drain",
+            projectId: "prj_wait",
+            creatorMemberId: "mem_wait",
+            keyCreatedAt: timestampNow(),
+          }),
+          recordKeyUse: () => ({}),
+        }),
+        bind(RunsService, {
+          // Sends the run once, then nothing until the caller goes away: a run that never finishes.
+          async *watchRun(_req, context) {
+            yield { run };
+            watching();
+            await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+          },
+          getRun: () => ({ run }),
+        }),
+      ],
+    });
+    const url = `http://127.0.0.1:${server.port}`;
+    gateway = await startGateway({
+      ...tokens,
+      REDIS_URL: String(process.env.REDIS_URL),
+      KEYS_URL: url,
+      CATALOG_URL: url,
+      RUNS_URL: url,
+      SHUTDOWN_DRAIN_MS: "500",
+      SHUTDOWN_TIMEOUT_MS: "30000",
+    });
+  });
+  after(async () => {
+    await gateway?.stop("SIGKILL");
+    await server?.shutdown(1_000);
+  });
+
+  it("answers a wait in flight with the run as it is once the drain is over, not after its 30 s, and exits 0", async () => {
+    const waiting = call(gateway.http, `/v1/runs/${runId}?wait=30`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    await watchStarted;
+    const exitCode = gateway.stop("SIGTERM");
+    const answer = await waiting;
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.body).to.include({ id: runId, status: "RUNNING", finished: false });
     expect(await exitCode).to.equal(0);
   });
 });
