@@ -113,7 +113,7 @@ test-only: prerequisites install helm web python-tools
 # schemathesis (pinned in test/python-requirements.txt) against the live gateway of the whole system
 # (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set), from the OpenAPI document
 # it serves, with its default checks; any finding fails. Bounded: 50 examples per operation and phase (about a minute).
-schemathesis: prerequisites install python-tools
+schemathesis: prerequisites install web python-tools
 	node --conditions=source --import tsx scripts/schemathesis.ts
 
 # Writes the next migration of SERVICE from its entities: make migration SERVICE=billing NAME=add_x

@@ -36,6 +36,22 @@ describe("the start-run body", () => {
     expect(several.message).to.contain("got testPlan, tags");
   });
 
+  it("reports the first problem in a fixed order: unknown field, the selection rule, name, environment, the selection", () => {
+    expect(refusal(() => parseStartRunBody({ testPlan: 7, tags: ["a"] })).message).to.contain(
+      "got testPlan, tags",
+    );
+    expect(refusal(() => parseStartRunBody({ name: 5, testPlan: "a", tags: ["b"] })).message).to.contain(
+      "got testPlan, tags",
+    );
+    expect(refusal(() => parseStartRunBody({ testplan: 1, name: 5 })).message).to.contain('"testplan"');
+    expect(refusal(() => parseStartRunBody({ testPlan: 7, name: 5 })).message).to.equal(
+      "name must be a string",
+    );
+    expect(refusal(() => parseStartRunBody({ testPlan: 7, environment: 5 })).message).to.equal(
+      "environment must be a string",
+    );
+  });
+
   it("names an unknown field, so a typo is not silently ignored", () => {
     const error = refusal(() => parseStartRunBody({ testplan: "Smoke" }));
     expect(error.code).to.equal("invalid_request");

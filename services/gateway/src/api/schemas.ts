@@ -440,7 +440,10 @@ const startRunAccepted = ["environment", "testPlan", "testCaseIds", "tags", "nam
 /** The start-run body of POST /v1/runs (docs/rest-api.md, "Starting a run"). */
 export const startRunBodySchema = z
   .strictObject(startRunShape, { error: unknownField(startRunAccepted) })
-  .check((ctx) => exactlyOneSelection.check(ctx.value as Record<string, unknown>, ctx.issues))
+  // Checked even when a field is of the wrong type: the selection rule is reported first.
+  .superRefine((body, ctx) => exactlyOneSelection.check(body as Record<string, unknown>, ctx.issues), {
+    when: (payload) => payload.value !== null && typeof payload.value === "object",
+  })
   .meta({
     id: "StartRunBody",
     description:
