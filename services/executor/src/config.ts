@@ -23,6 +23,25 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
   LEASE_MS: z.coerce.number().int().min(300).default(30_000),
   /** How long the pre-run check of an environment's base URL waits for any answer. */
   REACHABILITY_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /**
+   * How much of a step's response body is read: the rest is discarded and the connection closed.
+   * Checks on a longer body say they saw only its beginning; JSON checks on it fail.
+   */
+  RESPONSE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  /**
+   * A test's overall deadline, besides its steps' own timeouts: past it, the test fails (and is
+   * reported as such, its lease released by the completion).
+   */
+  TEST_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 60_000),
   /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
   EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
 });

@@ -29,6 +29,10 @@ export interface ExecutorOptions {
   leaseMs: number;
   /** How long the reachability check of a run's base URL waits for an answer. */
   reachabilityTimeoutMs: number;
+  /** How much of a step's response body is read (default 1 MiB). */
+  responseMaxBytes?: number;
+  /** A test's overall deadline besides its steps' timeouts (default 10 minutes). */
+  testDeadlineMs?: number;
   /** How long one blocking read of the queue waits (bounds how late a stop is noticed). */
   readBlockMs?: number;
 }
@@ -275,7 +279,13 @@ export class Executor {
         failedStep: 0, // before any step ran
       };
     }
-    return runSteps(assignment.steps, { baseUrl: assignment.baseUrl, variables: values, signal });
+    return runSteps(assignment.steps, {
+      baseUrl: assignment.baseUrl,
+      variables: values,
+      signal,
+      maxBodyBytes: this.#o.responseMaxBytes,
+      deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
+    });
   }
 
   #checkOnce(assignment: TestAssignment): Promise<Reachability> {

@@ -28,6 +28,8 @@ await runService({
       concurrency: config.CONCURRENCY,
       leaseMs: config.LEASE_MS,
       reachabilityTimeoutMs: config.REACHABILITY_TIMEOUT_MS,
+      responseMaxBytes: config.RESPONSE_MAX_BYTES,
+      testDeadlineMs: config.TEST_DEADLINE_MS,
       readBlockMs,
     });
     executor.start();

@@ -21,6 +21,7 @@ describe("executor process with the runs service", () => {
       RUNS_URL: stack.runsProcess.url,
       CATALOG_URL: stack.catalog.process.url,
       EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
+      TEST_DEADLINE_MS: "2000",
     });
     project = await seedProject(stack);
   });
@@ -71,5 +72,46 @@ describe("executor process with the runs service", () => {
     expect(test?.failedStep).to.equal(2);
     expect(test?.summary).to.equal('step 2 "wants created": expected status 201, got 500');
     expect(target.hits).to.not.include("GET /json");
+  });
+
+  it("fails a test past its deadline (TEST_DEADLINE_MS) and completes it under its lease", async () => {
+    const { catalog } = stack.catalog;
+    const { projectId } = project;
+    const { environment } = await catalog.createEnvironment({
+      actor: operator(),
+      projectId,
+      name: "hanging target",
+      baseUrl: target.url,
+    });
+    const { testCase } = await catalog.createTestCase({
+      actor: operator(),
+      projectId,
+      name: "hangs",
+      tags: [],
+      enabled: true,
+      steps: [
+        {
+          name: "never answered",
+          kind: { case: "http", value: { request: { method: "GET", path: "/hang", timeoutMs: 60_000 } } },
+        },
+      ],
+    });
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId,
+      environment: environment?.id,
+      selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
+    });
+    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
+    let last: RunStatus | undefined;
+    for await (const { run: now } of stack.runs.watchRun(ids, { timeoutMs: 0 })) last = now?.status;
+    expect(last).to.equal(RunStatus.FAILED);
+    const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
+    expect(test).to.include({
+      status: TestStatus.FAILED,
+      failedStep: 1,
+      attempt: 1,
+      summary: 'step 1 "never answered": the test ran past its deadline of 2 s',
+    });
   });
 });

@@ -8,23 +8,43 @@ import type { StepContext, StepKind } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
 
 export const defaultTimeoutMs = 10_000;
-/** A response body larger than this fails the step instead of filling the executor's memory. */
-export const maxBodyBytes = 10 * 1024 * 1024;
+/**
+ * How much of a response body a step reads (RESPONSE_MAX_BYTES): the rest is not read, and the
+ * connection is closed, so a huge answer costs an executor at most this much memory.
+ */
+export const defaultMaxBodyBytes = 1024 * 1024;
 
 interface Response_ {
   status: number;
   headers: Headers;
+  /** The body, or its first `maxBodyBytes` when `truncated`. */
   body: string;
+  /** The response was longer than the cap: `body` is only its beginning. */
+  truncated: boolean;
   durationMs: number;
 }
+
+/** "1 MiB", "512 KiB" or "100 bytes": how a cap is named in summaries. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** What a summary adds when checks saw only the beginning of a body. */
+const truncatedNote = (cap: number) =>
+  `response larger than ${sizeText(cap)}; checked its first ${sizeText(cap)}`;
 
 export const httpStepKind: StepKind<"http"> = {
   async run(step, ctx) {
     if (!step.request) throw new StepFailure("no request");
-    const response = await send(step.request, ctx);
+    const cap = ctx.maxBodyBytes ?? defaultMaxBodyBytes;
+    const response = await send(step.request, ctx, cap);
     const json = lazyJson(response.body);
-    check(step.expect, response, json, ctx.vars);
+    check(step.expect, response, json, ctx.vars, cap);
     for (const [name, path] of Object.entries(step.save)) {
+      if (response.truncated)
+        throw new StepFailure(`cannot save ${name}: ${truncatedNote(cap)}, and JSON needs the whole body`);
       const body = json();
       if (!body.ok) throw new StepFailure(`cannot save ${name}: the body is not JSON`);
       const match = evaluate(body.value, path);
@@ -34,7 +54,7 @@ export const httpStepKind: StepKind<"http"> = {
   },
 };
 
-async function send(request: HttpRequest, ctx: StepContext): Promise<Response_> {
+async function send(request: HttpRequest, ctx: StepContext, cap: number): Promise<Response_> {
   const { vars } = ctx;
   let url: URL;
   try {
@@ -62,11 +82,12 @@ async function send(request: HttpRequest, ctx: StepContext): Promise<Response_> 
   try {
     // Redirects are not followed: a step checks what the environment answered, 3xx included.
     const response = await fetch(url, { method: request.method, headers, body, signal, redirect: "manual" });
-    const text = await readBody(response);
+    const { text, truncated } = await readBody(response, cap);
     return {
       status: response.status,
       headers: response.headers,
       body: text,
+      truncated,
       durationMs: Math.round(performance.now() - started),
     };
   } catch (error) {
@@ -77,19 +98,39 @@ async function send(request: HttpRequest, ctx: StepContext): Promise<Response_> 
   }
 }
 
-async function readBody(response: Response): Promise<string> {
-  if (!response.body) return "";
-  const chunks: Uint8Array[] = [];
+export interface BodyRead {
+  /** The body as text, or its first `cap` bytes (a character cut at the cap becomes U+FFFD). */
+  text: string;
+  truncated: boolean;
+  /** Bytes kept: never more than the cap. */
+  retainedBytes: number;
+}
+
+/**
+ * Reads at most `cap` bytes of a response body as it streams in, then cancels the rest: the
+ * connection is closed instead of being drained or left open, and nothing past the cap is kept.
+ */
+export async function readBody(response: Response, cap: number): Promise<BodyRead> {
+  if (!response.body) return { text: "", truncated: false, retainedBytes: 0 };
+  const reader = response.body.getReader();
+  const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    if (size > maxBodyBytes) {
-      await response.body.cancel().catch(() => {});
-      throw new StepFailure(`response body larger than ${maxBodyBytes / 1024 / 1024} MiB`);
+  let truncated = false;
+  try {
+    while (!truncated) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.byteLength, cap - size);
+      // A copy of what is kept, so a chunk's larger underlying buffer is not held on to.
+      if (take > 0) chunks.push(Buffer.from(value.subarray(0, take)));
+      size += take;
+      if (take < value.byteLength) truncated = true;
     }
-    chunks.push(chunk);
+  } finally {
+    if (truncated) await reader.cancel().catch(() => {});
+    reader.releaseLock();
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return { text: Buffer.concat(chunks).toString("utf8"), truncated, retainedBytes: size };
 }
 
 /** fetch reports network errors as TypeError("fetch failed") with the system error as cause. */
@@ -121,6 +162,7 @@ function check(
   response: Response_,
   json: () => ParsedBody,
   vars: Variables,
+  cap: number,
 ): void {
   const statuses = expect?.status ?? [];
   const statusOk = statuses.length
@@ -143,17 +185,28 @@ function check(
       throw new StepFailure(`expected header ${name.toLowerCase()} to contain ${show(template)}, got ${got}`);
     }
   }
+  // A truncated body: a text found in its beginning is in the body; a text not found there may
+  // still be further on, so neither "contains" nor "does not contain" can pass on it.
+  const partly = response.truncated ? ` (${truncatedNote(cap)})` : "";
   for (const template of expect.bodyContains) {
     if (!response.body.includes(vars.interpolate(template)))
-      throw new StepFailure(`expected the body to contain ${show(template)}`);
+      throw new StepFailure(`expected the body to contain ${show(template)}${partly}`);
   }
   for (const template of expect.bodyNotContains) {
     if (response.body.includes(vars.interpolate(template)))
-      throw new StepFailure(`expected the body not to contain ${show(template)}`);
+      throw new StepFailure(`expected the body not to contain ${show(template)}${partly}`);
+    if (response.truncated)
+      throw new StepFailure(
+        `cannot tell that the body does not contain ${show(template)}: ${truncatedNote(cap)}`,
+      );
   }
   for (const [path, expectedValue] of Object.entries(expect.json)) {
     const template = toJson(ValueSchema, expectedValue);
     const wanted = `${path} = ${show(template)}`;
+    if (response.truncated)
+      throw new StepFailure(
+        `expected ${wanted}, but the ${truncatedNote(cap)}, and JSON needs the whole body`,
+      );
     const body = json();
     if (!body.ok) throw new StepFailure(`expected ${wanted}, but the body is not JSON`);
     const match = evaluate(body.value, path);

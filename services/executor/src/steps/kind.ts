@@ -15,6 +15,8 @@ export interface StepContext {
   vars: Variables;
   /** Aborted when the test must stop (lease lost, shutdown): stop as soon as possible. */
   signal: AbortSignal;
+  /** How much of a response body a step reads (default: http.ts defaultMaxBodyBytes, 1 MiB). */
+  maxBodyBytes?: number;
 }
 
 /**

@@ -24,13 +24,37 @@ export interface RunOptions {
   /** Aborting it stops the test; runSteps then rejects with the signal's reason. */
   signal?: AbortSignal;
   kinds?: StepKindRegistry;
+  /** How much of each response body a step reads (RESPONSE_MAX_BYTES; default 1 MiB). */
+  maxBodyBytes?: number;
+  /**
+   * The whole test's deadline (TEST_DEADLINE_MS), besides each step's own timeout: past it, the
+   * step running is stopped and the test fails, saying so.
+   */
+  deadlineMs?: number;
 }
+
+/** The reason a test's own deadline aborts its step with. */
+class DeadlinePassed extends Error {}
+
+/** "10 minutes", "90 s", "250 ms": how a deadline is named in summaries. */
+const durationText = (ms: number) =>
+  ms % 60_000 === 0
+    ? `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`
+    : ms % 1000 === 0
+      ? `${ms / 1000} s`
+      : `${ms} ms`;
 
 /** Runs a test's steps in order; the first failing step fails the test and the rest do not run. */
 export async function runSteps(steps: readonly Step[], options: RunOptions): Promise<TestOutcome> {
   const started = performance.now();
   const vars = new Variables(options.variables);
-  const signal = options.signal ?? new AbortController().signal;
+  const outer = options.signal ?? new AbortController().signal;
+  const deadline = new AbortController();
+  const timer =
+    options.deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => deadline.abort(new DeadlinePassed()), options.deadlineMs);
+  const signal = AbortSignal.any([outer, deadline.signal]);
   const kinds = options.kinds ?? stepKinds;
   const outcome = (passed: boolean, summary: string, failedStep = 0): TestOutcome => ({
     passed,
@@ -39,25 +63,38 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
     failedStep,
   });
 
-  for (const [index, step] of steps.entries()) {
-    signal.throwIfAborted();
-    const label = `step ${index + 1} ${JSON.stringify(step.name)}`;
-    try {
-      if (!step.kind.case) throw new StepFailure("the step has no kind");
-      const kind = kinds[step.kind.case] as StepKind<StepKindName> | undefined;
-      if (!kind) throw new StepFailure(`unsupported step kind ${step.kind.case}`);
-      await kind.run(step.kind.value, { baseUrl: options.baseUrl, vars, signal });
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      const why =
-        error instanceof StepFailure
-          ? error.message
-          : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
-            `executor error (${error instanceof Error ? error.name : "unknown"})`;
-      return outcome(false, `${label}: ${why}`, index + 1);
+  try {
+    for (const [index, step] of steps.entries()) {
+      const label = `step ${index + 1} ${JSON.stringify(step.name)}`;
+      const overDeadline = () =>
+        outcome(
+          false,
+          `${label}: the test ran past its deadline of ${durationText(options.deadlineMs ?? 0)}`,
+          index + 1,
+        );
+      outer.throwIfAborted();
+      if (deadline.signal.aborted) return overDeadline();
+      try {
+        if (!step.kind.case) throw new StepFailure("the step has no kind");
+        const kind = kinds[step.kind.case] as StepKind<StepKindName> | undefined;
+        if (!kind) throw new StepFailure(`unsupported step kind ${step.kind.case}`);
+        const { maxBodyBytes } = options;
+        await kind.run(step.kind.value, { baseUrl: options.baseUrl, vars, signal, maxBodyBytes });
+      } catch (error) {
+        if (outer.aborted) throw outer.reason;
+        if (deadline.signal.aborted) return overDeadline();
+        const why =
+          error instanceof StepFailure
+            ? error.message
+            : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
+              `executor error (${error instanceof Error ? error.name : "unknown"})`;
+        return outcome(false, `${label}: ${why}`, index + 1);
+      }
     }
+    return outcome(true, steps.length === 1 ? "1 step passed" : `${steps.length} steps passed`);
+  } finally {
+    clearTimeout(timer);
   }
-  return outcome(true, steps.length === 1 ? "1 step passed" : `${steps.length} steps passed`);
 }
 
 /**
