@@ -77,7 +77,8 @@ services/console/web-build/index.html: $(WEB_SOURCES) node_modules/.package-lock
 build: install
 	npm run build
 
-test: prerequisites lint typecheck buf-lint check-generated check-action test-only schemathesis
+# schemathesis before mocha: the run's last lines are then mocha's count of the tests it ran.
+test: prerequisites lint typecheck buf-lint check-generated check-action schemathesis test-only
 
 # The GitHub Action's committed bundles (action/index.mjs, action/testrun.mjs), built from
 # services/testrun-cli with esbuild; check-action fails when they are not what the sources build.
