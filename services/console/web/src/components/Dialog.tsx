@@ -2,17 +2,18 @@
 import { type ReactNode, useEffect, useId, useRef } from "react";
 import { messageOf } from "../api";
 
+/** Whether a dialog is open, and what closes it (Esc, Cancel, or done). */
+export interface DialogProps {
+  open: boolean;
+  onClose: () => void;
+}
+
 export function Dialog({
   title,
   open,
   onClose,
   children,
-}: {
-  title: string;
-  open: boolean;
-  onClose: () => void;
-  children: ReactNode;
-}) {
+}: DialogProps & { title: string; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   // Where focus was before the dialog opened, to put it back when it closes (browsers mostly do,

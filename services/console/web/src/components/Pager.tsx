@@ -34,14 +34,15 @@ export function usePageToken() {
 export function Pager({
   label,
   pages,
-  nextPageToken,
-  busy,
+  query,
 }: {
   label: string;
   pages: ReturnType<typeof usePageToken>;
-  nextPageToken: string | undefined;
-  busy: boolean;
+  /** The list's query: its page's token for the next, and whether a page is being read. */
+  query: { data: { nextPageToken: string } | undefined; isFetching: boolean };
 }) {
+  const nextPageToken = query.data?.nextPageToken;
+  const busy = query.isFetching;
   if (!pages.later && !nextPageToken) return null;
   return (
     <nav className="pager" aria-label={label}>

@@ -8,7 +8,7 @@ import { ConsoleService, type RunSelectionSchema } from "@testrun/gen/testrun/co
 import { type FormEvent, useDeferredValue, useId, useState } from "react";
 import { useNavigate } from "react-router";
 import { count, plural } from "../format";
-import { Dialog, DialogActions, ErrorNotice } from "./Dialog";
+import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
 
 type Mode = "plan" | "tags" | "cases";
 const modes: { value: Mode; label: string }[] = [
@@ -17,15 +17,7 @@ const modes: { value: Mode; label: string }[] = [
   { value: "cases", label: "Test cases" },
 ];
 
-export function StartRunDialog({
-  projectId,
-  open,
-  onClose,
-}: {
-  projectId: string;
-  open: boolean;
-  onClose: () => void;
-}) {
+export function StartRunDialog({ projectId, open, onClose }: DialogProps & { projectId: string }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const ids = useId();

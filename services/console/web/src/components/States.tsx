@@ -25,6 +25,42 @@ export function Failed({ error, retry }: { error: unknown; retry?: () => void })
   );
 }
 
+/** What a query reads, as far as showing it goes (a TanStack Query result is one). */
+interface Query<T> {
+  isPending: boolean;
+  error: unknown;
+  data: T | undefined;
+  refetch: () => unknown;
+}
+
+/**
+ * The one way to show what a query read: "Loading {what}…" while it loads, the failure with "Try
+ * again", then `empty` when `isEmpty` says there is nothing, else `children` with the data. Without
+ * children it shows only loading and failure (a page's early return before it uses the data).
+ */
+export function QueryView<T>({
+  query,
+  what,
+  isEmpty,
+  empty,
+  children,
+}: {
+  query: Query<T>;
+  what: string;
+  isEmpty?: (data: T) => boolean;
+  empty?: ReactNode;
+  children?: (data: T) => ReactNode;
+}) {
+  const { data } = query;
+  return (
+    <>
+      {query.isPending && <Loading what={what} />}
+      {query.error ? <Failed error={query.error} retry={() => void query.refetch()} /> : null}
+      {data !== undefined && (isEmpty?.(data) ? empty : children?.(data))}
+    </>
+  );
+}
+
 export function Empty({ title, children }: { title: string; children?: ReactNode }) {
   return (
     <div className="state state-empty">

@@ -7,8 +7,9 @@ import { KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type FormEvent, useState } from "react";
 import { isNotFound } from "../api";
 import { CodeBlock, CopyButton } from "../components/CopyButton";
-import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { DataTable } from "../components/DataTable";
+import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../components/Dialog";
+import { Empty, Failed, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { keyStateName } from "../format";
 import { useProject } from "../project";
@@ -50,20 +51,22 @@ export function ApiKeys() {
       <div className="columns">
         <section aria-labelledby="keys-heading" className="column-main">
           <h2 id="keys-heading">Keys</h2>
-          {keys.isPending && <Loading what="API keys" />}
-          {keys.error && <Failed error={keys.error} retry={() => void keys.refetch()} />}
-          {keys.data?.keys.length === 0 && (
-            <Empty title="No API keys yet.">
-              <p>
-                {editor
-                  ? "Create one for each pipeline or agent that uses this project."
-                  : "An Editor creates them."}
-              </p>
-            </Empty>
-          )}
-          {keys.data && keys.data.keys.length > 0 && (
-            <KeyTable keys={keys.data.keys} editor={editor} onRevoke={setRevoking} />
-          )}
+          <QueryView
+            query={keys}
+            what="API keys"
+            isEmpty={(data) => data.keys.length === 0}
+            empty={
+              <Empty title="No API keys yet.">
+                <p>
+                  {editor
+                    ? "Create one for each pipeline or agent that uses this project."
+                    : "An Editor creates them."}
+                </p>
+              </Empty>
+            }
+          >
+            {(data) => <KeyTable keys={data.keys} editor={editor} onRevoke={setRevoking} />}
+          </QueryView>
         </section>
         <UsingAKey />
       </div>
@@ -82,88 +85,58 @@ function KeyTable({
   editor: boolean;
   onRevoke: (entry: ApiKeyEntry) => void;
 }) {
+  // Rows keyed by the key's id; an entry without its key has nothing to show.
+  const rows = keys.flatMap((entry) => (entry.key ? [{ id: entry.key.id, key: entry.key, entry }] : []));
   return (
-    <div className="table-scroll">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Creator</th>
-            <th scope="col">State</th>
-            {editor && (
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((entry) => {
-            const key = entry.key;
-            if (!key) return null;
-            return (
-              <tr key={key.id}>
-                <td data-label="Name" className="cell-strong">
-                  {key.name}
-                </td>
-                <td data-label="Key">
-                  <code>{key.displayPrefix}…</code>
-                </td>
-                <td data-label="Created">
-                  <Time at={key.createdAt} />
-                </td>
-                <td data-label="Last used">
-                  <Time at={key.lastUsedAt} missing="never" />
-                </td>
-                <td data-label="Expires">
-                  <Time at={key.expiresAt} missing="never" />
-                </td>
-                <td data-label="Creator">
-                  <span className="cell-lines">
-                    <span title={entry.creatorEmail}>{entry.creatorName || "unknown member"}</span>
-                    {entry.creatorEmail && <span className="muted small">{entry.creatorEmail}</span>}
-                  </span>
-                </td>
-                <td data-label="State">
-                  <span className={`badge badge-${key.state === KeyState.ACTIVE ? "good" : "bad"}`}>
-                    {keyStateName[key.state]}
-                  </span>
-                </td>
-                {editor && (
-                  <td data-label="">
-                    {/* A dead key can still be revoked, which takes it off this list. */}
-                    <button
-                      type="button"
-                      className="button button-small button-danger"
-                      onClick={() => onRevoke(entry)}
-                      aria-label={`${key.state === KeyState.ACTIVE ? "Revoke" : "Remove"} ${key.name}`}
-                    >
-                      {key.state === KeyState.ACTIVE ? "Revoke" : "Remove"}
-                    </button>
-                  </td>
-                )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={rows}
+      columns={[
+        { label: "Name", className: "cell-strong", cell: ({ key }) => key.name },
+        { label: "Key", cell: ({ key }) => <code>{key.displayPrefix}…</code> },
+        { label: "Created", cell: ({ key }) => <Time at={key.createdAt} /> },
+        { label: "Last used", cell: ({ key }) => <Time at={key.lastUsedAt} missing="never" /> },
+        { label: "Expires", cell: ({ key }) => <Time at={key.expiresAt} missing="never" /> },
+        {
+          label: "Creator",
+          cell: ({ entry }) => (
+            <span className="cell-lines">
+              <span title={entry.creatorEmail}>{entry.creatorName || "unknown member"}</span>
+              {entry.creatorEmail && <span className="muted small">{entry.creatorEmail}</span>}
+            </span>
+          ),
+        },
+        {
+          label: "State",
+          cell: ({ key }) => (
+            <span className={`badge badge-${key.state === KeyState.ACTIVE ? "good" : "bad"}`}>
+              {keyStateName[key.state]}
+            </span>
+          ),
+        },
+      ]}
+      actions={
+        editor
+          ? ({ key, entry }) => {
+              // A dead key can still be revoked, which takes it off this list.
+              const verb = key.state === KeyState.ACTIVE ? "Revoke" : "Remove";
+              return (
+                <button
+                  type="button"
+                  className="button button-small button-danger"
+                  onClick={() => onRevoke(entry)}
+                  aria-label={`${verb} ${key.name}`}
+                >
+                  {verb}
+                </button>
+              );
+            }
+          : undefined
+      }
+    />
   );
 }
 
-function CreateKeyDialog({
-  projectId,
-  open,
-  onClose,
-}: {
-  projectId: string;
-  open: boolean;
-  onClose: () => void;
-}) {
+function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { projectId: string }) {
   const queryClient = useQueryClient();
   const create = useMutation(ConsoleService.method.createApiKey);
   const [name, setName] = useState("");

@@ -5,8 +5,9 @@ import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Link } from "react-router";
 import { isNotFound } from "../api";
+import { DataTable } from "../components/DataTable";
 import { Pager, usePageToken } from "../components/Pager";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { Time } from "../components/Time";
 import { count, ledgerKindName, signed } from "../format";
@@ -36,80 +37,60 @@ export function Credits() {
         A run costs one credit per test, charged when it starts. Tests that never ran (cancelled before an
         executor took them, environment unreachable, no executor) are refunded.
       </p>
-      {credits.isPending && <Loading what="credits" />}
-      {credits.error && <Failed error={credits.error} retry={() => void credits.refetch()} />}
-      {credits.data && (
-        <>
-          <section className="panel balance" aria-label="Balance">
-            <p className="balance-label">Balance</p>
-            <p className="balance-value">{count(credits.data.balance)}</p>
-            <p className="muted small">credits available now</p>
-          </section>
-          <section aria-labelledby="ledger-heading" className="section">
-            <h2 id="ledger-heading">Ledger</h2>
-            {credits.data.entries.length === 0 ? (
-              <Empty title="No credits were granted or spent yet.">
-                <p>
-                  An operator grants credits with <code>testrunctl credits grant</code>.
-                </p>
-              </Empty>
-            ) : (
-              <div className="table-scroll">
-                <table className="table">
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Kind</th>
-                      <th scope="col" className="cell-number">
-                        Amount
-                      </th>
-                      <th scope="col">Reason</th>
-                      <th scope="col">Run</th>
-                      <th scope="col" className="cell-number">
-                        Balance after
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {credits.data.entries.map((entry) => (
-                      <tr key={entry.id}>
-                        <td data-label="When">
-                          <Time at={entry.createdAt} />
-                        </td>
-                        <td data-label="Kind">
-                          <Badge tone={kindTone[entry.kind]}>{ledgerKindName[entry.kind]}</Badge>
-                        </td>
-                        <td data-label="Amount" className="cell-number cell-strong">
-                          {signed(entry.amount)}
-                        </td>
-                        <td data-label="Reason">{entry.reason || <span className="muted">—</span>}</td>
-                        <td data-label="Run">
-                          {entry.runId ? (
-                            <Link className="id-link" to={path(`/runs/${entry.runId}`)}>
-                              {entry.runId}
-                            </Link>
-                          ) : (
-                            <span className="muted">—</span>
-                          )}
-                        </td>
-                        <td data-label="Balance after" className="cell-number">
-                          {count(entry.balanceAfter)}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </section>
-        </>
-      )}
-      <Pager
-        label="Pages of the ledger"
-        pages={pages}
-        nextPageToken={credits.data?.nextPageToken}
-        busy={credits.isFetching}
-      />
+      <QueryView query={credits} what="credits">
+        {(data) => (
+          <>
+            <section className="panel balance" aria-label="Balance">
+              <p className="balance-label">Balance</p>
+              <p className="balance-value">{count(data.balance)}</p>
+              <p className="muted small">credits available now</p>
+            </section>
+            <section aria-labelledby="ledger-heading" className="section">
+              <h2 id="ledger-heading">Ledger</h2>
+              {data.entries.length === 0 ? (
+                <Empty title="No credits were granted or spent yet.">
+                  <p>
+                    An operator grants credits with <code>testrunctl credits grant</code>.
+                  </p>
+                </Empty>
+              ) : (
+                <DataTable
+                  rows={data.entries}
+                  columns={[
+                    { label: "When", cell: (entry) => <Time at={entry.createdAt} /> },
+                    {
+                      label: "Kind",
+                      cell: (entry) => (
+                        <Badge tone={kindTone[entry.kind]}>{ledgerKindName[entry.kind]}</Badge>
+                      ),
+                    },
+                    {
+                      label: "Amount",
+                      number: true,
+                      className: "cell-strong",
+                      cell: (e) => signed(e.amount),
+                    },
+                    { label: "Reason", cell: (entry) => entry.reason || <span className="muted">—</span> },
+                    {
+                      label: "Run",
+                      cell: (entry) =>
+                        entry.runId ? (
+                          <Link className="id-link" to={path(`/runs/${entry.runId}`)}>
+                            {entry.runId}
+                          </Link>
+                        ) : (
+                          <span className="muted">—</span>
+                        ),
+                    },
+                    { label: "Balance after", number: true, cell: (entry) => count(entry.balanceAfter) },
+                  ]}
+                />
+              )}
+            </section>
+          </>
+        )}
+      </QueryView>
+      <Pager label="Pages of the ledger" pages={pages} query={credits} />
     </>
   );
 }

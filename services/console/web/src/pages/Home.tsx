@@ -2,7 +2,7 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Navigate } from "react-router";
-import { Failed, Loading } from "../components/States";
+import { QueryView } from "../components/States";
 import { useSession } from "../session";
 
 export function Home() {
@@ -13,8 +13,7 @@ export function Home() {
     { enabled: !!first },
   );
   if (!first) return <Navigate to="/sign-in?error=not_a_member" replace />;
-  if (projects.isPending) return <Loading what="your projects" />;
-  if (projects.error) return <Failed error={projects.error} retry={() => void projects.refetch()} />;
+  if (projects.isPending || projects.error) return <QueryView query={projects} what="your projects" />;
   const project = projects.data.projects[0];
   return <Navigate to={project ? `/projects/${project.id}` : `/orgs/${first.id}`} replace />;
 }

@@ -7,8 +7,9 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useState } from "react";
 import { useParams } from "react-router";
 import { isNotFound } from "../api";
-import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
-import { Failed, Loading, NotFound } from "../components/States";
+import { DataTable } from "../components/DataTable";
+import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../components/Dialog";
+import { NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { canAdminister, roleName } from "../format";
 import { useSession } from "../session";
@@ -62,77 +63,67 @@ export function Members() {
         )}
       </div>
       <p className="lead">Every member of the organization is a member of all its projects.</p>
-      {members.isPending && <Loading what="members" />}
-      {members.error && <Failed error={members.error} retry={() => void members.refetch()} />}
-      {members.data && (
-        <div className="table-scroll">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Member since</th>
-                {admin && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.members.map((member) => (
-                <tr key={member.id}>
-                  <td data-label="Name" className="cell-strong">
+      <QueryView query={members} what="members">
+        {(data) => (
+          <DataTable
+            rows={data.members}
+            columns={[
+              {
+                label: "Name",
+                className: "cell-strong",
+                cell: (member) => (
+                  <>
                     {member.displayName}
                     {member.id === membership.member?.id && <span className="muted"> (you)</span>}
-                  </td>
-                  <td data-label="Email">{member.email}</td>
-                  <td data-label="Role">
-                    {admin ? (
-                      <select
-                        className="input input-small"
-                        aria-label={`Role of ${member.displayName}`}
-                        value={member.role}
-                        disabled={changeRole.isPending}
-                        onChange={(e) => {
-                          const role = Number(e.target.value) as Role;
-                          if (role === Role.VIEWER && member.role >= Role.EDITOR)
-                            setPending({ kind: "role", member, role });
-                          else changeRole.mutate({ organizationId: orgId, memberId: member.id, role }, done);
-                        }}
-                      >
-                        {roles.map((role) => (
-                          <option key={role} value={role}>
-                            {roleName[role]}
-                          </option>
-                        ))}
-                      </select>
-                    ) : (
-                      roleName[member.role]
-                    )}
-                  </td>
-                  <td data-label="Member since">
-                    <Time at={member.createdAt} />
-                  </td>
-                  {admin && (
-                    <td data-label="">
-                      <button
-                        type="button"
-                        className="button button-small button-danger"
-                        aria-label={`Remove ${member.displayName}`}
-                        onClick={() => setPending({ kind: "remove", member })}
-                      >
-                        Remove
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+                  </>
+                ),
+              },
+              { label: "Email", cell: (member) => member.email },
+              {
+                label: "Role",
+                cell: (member) =>
+                  admin ? (
+                    <select
+                      className="input input-small"
+                      aria-label={`Role of ${member.displayName}`}
+                      value={member.role}
+                      disabled={changeRole.isPending}
+                      onChange={(e) => {
+                        const role = Number(e.target.value) as Role;
+                        if (role === Role.VIEWER && member.role >= Role.EDITOR)
+                          setPending({ kind: "role", member, role });
+                        else changeRole.mutate({ organizationId: orgId, memberId: member.id, role }, done);
+                      }}
+                    >
+                      {roles.map((role) => (
+                        <option key={role} value={role}>
+                          {roleName[role]}
+                        </option>
+                      ))}
+                    </select>
+                  ) : (
+                    roleName[member.role]
+                  ),
+              },
+              { label: "Member since", cell: (member) => <Time at={member.createdAt} /> },
+            ]}
+            actions={
+              admin
+                ? (member) => (
+                    <button
+                      type="button"
+                      className="button button-small button-danger"
+                      aria-label={`Remove ${member.displayName}`}
+                      onClick={() => setPending({ kind: "remove", member })}
+                    >
+                      Remove
+                    </button>
+                  )
+                : undefined
+            }
+          />
+        )}
+      </QueryView>
       {!pending && <ErrorNotice error={changeRole.error} />}
       <AddMemberDialog organizationId={orgId} open={adding} onClose={() => setAdding(false)} />
       <Dialog
@@ -159,15 +150,7 @@ export function Members() {
   );
 }
 
-function AddMemberDialog({
-  organizationId,
-  open,
-  onClose,
-}: {
-  organizationId: string;
-  open: boolean;
-  onClose: () => void;
-}) {
+function AddMemberDialog({ organizationId, open, onClose }: DialogProps & { organizationId: string }) {
   const queryClient = useQueryClient();
   const add = useMutation(ConsoleService.method.addMember);
   const [email, setEmail] = useState("");

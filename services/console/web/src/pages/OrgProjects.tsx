@@ -3,7 +3,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../api";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { useSession } from "../session";
 
@@ -20,28 +20,34 @@ export function OrgProjects() {
     <>
       <h1>{membership.organization?.name}</h1>
       <p className="lead">Projects of this organization.</p>
-      {projects.isPending && <Loading what="projects" />}
-      {projects.error && <Failed error={projects.error} retry={() => void projects.refetch()} />}
-      {projects.data?.projects.length === 0 && (
-        <Empty title="This organization has no projects yet.">
-          <p>
-            An admin creates them with <code>testrunctl project create</code>.
-          </p>
-        </Empty>
-      )}
-      <ul className="cards">
-        {projects.data?.projects.map((project) => (
-          <li key={project.id} className="card">
-            <h2>
-              <Link to={`/projects/${project.id}`}>{project.name}</Link>
-            </h2>
-            {project.description && <p>{project.description}</p>}
-            <p className="muted">
-              Created <Time at={project.createdAt} />
+      <QueryView
+        query={projects}
+        what="projects"
+        isEmpty={(data) => data.projects.length === 0}
+        empty={
+          <Empty title="This organization has no projects yet.">
+            <p>
+              An admin creates them with <code>testrunctl project create</code>.
             </p>
-          </li>
-        ))}
-      </ul>
+          </Empty>
+        }
+      >
+        {(data) => (
+          <ul className="cards">
+            {data.projects.map((project) => (
+              <li key={project.id} className="card">
+                <h2>
+                  <Link to={`/projects/${project.id}`}>{project.name}</Link>
+                </h2>
+                {project.description && <p>{project.description}</p>}
+                <p className="muted">
+                  Created <Time at={project.createdAt} />
+                </p>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryView>
     </>
   );
 }

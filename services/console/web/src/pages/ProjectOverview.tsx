@@ -5,21 +5,19 @@ import { useState } from "react";
 import { Link } from "react-router";
 import { isNotFound } from "../api";
 import { StartRunDialog } from "../components/StartRunDialog";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { count, roleName } from "../format";
 import { useProject } from "../project";
-import { RunTable } from "./Runs";
+import { RunTable, useRunNames } from "./Runs";
 
 export function ProjectOverview() {
   const { projectId, project, editor, path } = useProject();
   const runs = useQuery(ConsoleService.method.listRuns, { projectId, pageSize: 5 });
   const credits = useQuery(ConsoleService.method.getCredits, { projectId, pageSize: 1 });
-  const environments = useQuery(ConsoleService.method.listEnvironments, { projectId });
-  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId });
+  const names = useRunNames(projectId);
   const [starting, setStarting] = useState(false);
   if (isNotFound(project.error)) return <NotFound what="Project" />;
-  if (project.isPending) return <Loading what="the project" />;
-  if (project.error) return <Failed error={project.error} retry={() => void project.refetch()} />;
+  if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
   const { project: p, organization, role } = project.data;
   return (
     <>
@@ -40,33 +38,31 @@ export function ProjectOverview() {
             <h2 id="recent-heading">Recent runs</h2>
             <Link to={path("/runs")}>All runs</Link>
           </div>
-          {runs.isPending && <Loading what="recent runs" />}
-          {runs.error && <Failed error={runs.error} retry={() => void runs.refetch()} />}
-          {runs.data?.runs.length === 0 && (
-            <Empty title="No runs yet">
-              <p>
-                Pipelines and AI agents start runs through the REST API with a project API key: create one in{" "}
-                <Link to={path("/settings/api")}>Settings: API &amp; CI</Link>, where you also find a curl to
-                try it.
-                {editor && " You can also start one here."}
-              </p>
-            </Empty>
-          )}
-          {runs.data && runs.data.runs.length > 0 && (
-            <RunTable
-              runs={runs.data.runs}
-              plans={plans.data?.testPlans ?? []}
-              environments={environments.data?.environments ?? []}
-            />
-          )}
+          <QueryView
+            query={runs}
+            what="recent runs"
+            isEmpty={(data) => data.runs.length === 0}
+            empty={
+              <Empty title="No runs yet">
+                <p>
+                  Pipelines and AI agents start runs through the REST API with a project API key: create one
+                  in <Link to={path("/settings/api")}>Settings: API &amp; CI</Link>, where you also find a
+                  curl to try it.
+                  {editor && " You can also start one here."}
+                </p>
+              </Empty>
+            }
+          >
+            {(data) => <RunTable runs={data.runs} names={names} />}
+          </QueryView>
         </section>
         <aside className="panel balance column-side" aria-labelledby="balance-heading">
           <h2 id="balance-heading" className="balance-label">
             Credit balance
           </h2>
-          {credits.isPending && <Loading what="the balance" />}
-          {credits.error && <Failed error={credits.error} retry={() => void credits.refetch()} />}
-          {credits.data && <p className="balance-value">{count(credits.data.balance)}</p>}
+          <QueryView query={credits} what="the balance">
+            {(data) => <p className="balance-value">{count(data.balance)}</p>}
+          </QueryView>
           <p className="muted small">
             One credit per test. <Link to={path("/credits")}>Ledger</Link>
           </p>

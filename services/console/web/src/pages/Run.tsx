@@ -7,10 +7,11 @@ import { type Run as RunMessage, RunStatus, TestStatus } from "@testrun/gen/test
 import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../api";
-import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
+import { DataTable } from "../components/DataTable";
+import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../components/Dialog";
+import { Fact, Facts, StartedFinished } from "../components/Facts";
 import { Failed, Loading, NotFound } from "../components/States";
 import { RunCounts, RunStatusBadge, TestStatusBadge } from "../components/Status";
-import { Time } from "../components/Time";
 import { duration, plural, skipReasonText } from "../format";
 import { useProject } from "../project";
 import { useRunWatch } from "../watch";
@@ -108,80 +109,44 @@ function RunFacts({ details }: { details: RunDetails }) {
   const run = details.run;
   if (!run) return null;
   return (
-    <dl className="facts-grid">
-      <div>
-        <dt>Started by</dt>
-        <dd>{startedBy(details)}</dd>
-      </div>
-      <div>
-        <dt>Environment</dt>
-        <dd>
-          <Link to={path("/environments")}>{details.environmentName || run.environmentId}</Link>
-        </dd>
-      </div>
-      <div>
-        <dt>Test plan</dt>
-        <dd>
-          {run.testPlanId ? (
-            <Link to={path(`/test-plans/${run.testPlanId}`)}>{details.testPlanName || run.testPlanId}</Link>
-          ) : (
-            <span className="muted">none (chosen by tags or test cases)</span>
-          )}
-        </dd>
-      </div>
-      <div>
-        <dt>Started</dt>
-        <dd>
-          <Time at={run.startedAt} missing="not yet" />
-        </dd>
-      </div>
-      <div>
-        <dt>Finished</dt>
-        <dd>
-          <Time at={run.finishedAt} missing="not yet" />
-        </dd>
-      </div>
-      <div>
-        <dt>Duration</dt>
-        <dd>{duration(run.durationMs, "—")}</dd>
-      </div>
-    </dl>
+    <Facts>
+      <Fact term="Started by">{startedBy(details)}</Fact>
+      <Fact term="Environment">
+        <Link to={path("/environments")}>{details.environmentName || run.environmentId}</Link>
+      </Fact>
+      <Fact term="Test plan">
+        {run.testPlanId ? (
+          <Link to={path(`/test-plans/${run.testPlanId}`)}>{details.testPlanName || run.testPlanId}</Link>
+        ) : (
+          <span className="muted">none (chosen by tags or test cases)</span>
+        )}
+      </Fact>
+      <StartedFinished at={run} />
+      <Fact term="Duration">{duration(run.durationMs, "—")}</Fact>
+    </Facts>
   );
 }
 
 function TestTable({ run }: { run: RunMessage }) {
   const { path } = useProject();
   return (
-    <div className="table-scroll">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Status</th>
-            <th scope="col">Test</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Summary</th>
-          </tr>
-        </thead>
-        <tbody>
-          {run.tests.map((test) => (
-            <tr key={test.id}>
-              <td data-label="Status">
-                <TestStatusBadge status={test.status} />
-              </td>
-              <td data-label="Test" className="cell-strong">
-                <Link to={path(`/runs/${run.id}/tests/${test.id}`)}>{test.name}</Link>
-              </td>
-              <td data-label="Duration" className="cell-nowrap">
-                {duration(test.durationMs)}
-              </td>
-              <td data-label="Summary" className="cell-summary">
-                {test.summary || <span className="muted">—</span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={run.tests}
+      columns={[
+        { label: "Status", cell: (test) => <TestStatusBadge status={test.status} /> },
+        {
+          label: "Test",
+          className: "cell-strong",
+          cell: (test) => <Link to={path(`/runs/${run.id}/tests/${test.id}`)}>{test.name}</Link>,
+        },
+        { label: "Duration", className: "cell-nowrap", cell: (test) => duration(test.durationMs) },
+        {
+          label: "Summary",
+          className: "cell-summary",
+          cell: (test) => test.summary || <span className="muted">—</span>,
+        },
+      ]}
+    />
   );
 }
 
@@ -190,12 +155,7 @@ function CancelRunDialog({
   open,
   onClose,
   onCancelled,
-}: {
-  run: RunMessage;
-  open: boolean;
-  onClose: () => void;
-  onCancelled: (run: RunMessage | undefined) => void;
-}) {
+}: DialogProps & { run: RunMessage; onCancelled: (run: RunMessage | undefined) => void }) {
   const queryClient = useQueryClient();
   const cancel = useMutation(ConsoleService.method.cancelRun);
   const queued = run.tests.filter((t) => t.status === TestStatus.QUEUED).length;

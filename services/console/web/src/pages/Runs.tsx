@@ -2,19 +2,24 @@
 // URL, so links and the back button keep them). Editors and above start runs here.
 import { useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData } from "@tanstack/react-query";
-import type { Environment, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { isNotFound } from "../api";
+import { DataTable } from "../components/DataTable";
 import { Pager, usePageToken } from "../components/Pager";
 import { StartRunDialog } from "../components/StartRunDialog";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { RunBar, RunStatusBadge } from "../components/Status";
 import { Time } from "../components/Time";
 import { count, duration, runStatusFilters } from "../format";
 import { useProject } from "../project";
+
+const statuses = runStatusFilters.map((f) => ({
+  id: f.param,
+  name: f.param.charAt(0).toUpperCase() + f.param.slice(1),
+}));
 
 export function Runs() {
   const { projectId, project, editor, name } = useProject();
@@ -37,8 +42,7 @@ export function Runs() {
     },
     { placeholderData: keepPreviousData },
   );
-  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId });
-  const environments = useQuery(ConsoleService.method.listEnvironments, { projectId });
+  const names = useRunNames(projectId);
 
   if (isNotFound(project.error) || isNotFound(runs.error)) return <NotFound what="Project" />;
   const filter = (key: string, value: string) => {
@@ -48,6 +52,17 @@ export function Runs() {
     next.delete("page");
     setParams(next);
   };
+  const filters = [
+    { param: "status", label: "Status", any: "Any status", value: status?.param ?? "", choices: statuses },
+    { param: "plan", label: "Test plan", any: "Any plan", value: planId, choices: names.plans },
+    {
+      param: "environment",
+      label: "Environment",
+      any: "Any environment",
+      value: environmentId,
+      choices: names.environments,
+    },
+  ];
   const startButton = editor && (
     <button type="button" className="button button-primary" onClick={() => setStarting(true)}>
       Start run
@@ -65,155 +80,119 @@ export function Runs() {
         Newest first. Pipelines start runs with an API key; Editors also start them here.
       </p>
       <search className="filters" aria-label="Filter runs">
-        <label className="field">
-          <span>Status</span>
-          <select
-            className="input"
-            value={status?.param ?? ""}
-            onChange={(e) => filter("status", e.target.value)}
-          >
-            <option value="">Any status</option>
-            {runStatusFilters.map((f) => (
-              <option key={f.param} value={f.param}>
-                {f.param.charAt(0).toUpperCase() + f.param.slice(1)}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="field">
-          <span>Test plan</span>
-          <select className="input" value={planId} onChange={(e) => filter("plan", e.target.value)}>
-            <option value="">Any plan</option>
-            {plans.data?.testPlans.map((plan) => (
-              <option key={plan.id} value={plan.id}>
-                {plan.name}
-              </option>
-            ))}
-            {planId && !plans.data?.testPlans.some((p) => p.id === planId) && (
-              <option value={planId}>{planId}</option>
-            )}
-          </select>
-        </label>
-        <label className="field">
-          <span>Environment</span>
-          <select
-            className="input"
-            value={environmentId}
-            onChange={(e) => filter("environment", e.target.value)}
-          >
-            <option value="">Any environment</option>
-            {environments.data?.environments.map((env) => (
-              <option key={env.id} value={env.id}>
-                {env.name}
-              </option>
-            ))}
-            {environmentId && !environments.data?.environments.some((e) => e.id === environmentId) && (
-              <option value={environmentId}>{environmentId}</option>
-            )}
-          </select>
-        </label>
+        {filters.map(({ param, ...select }) => (
+          <FilterSelect key={param} {...select} onChange={(value) => filter(param, value)} />
+        ))}
         {filtered && (
           <Link className="button button-quiet filters-clear" to={{ search: "" }}>
             Clear filters
           </Link>
         )}
       </search>
-      {runs.isPending && <Loading what="runs" />}
-      {runs.error && <Failed error={runs.error} retry={() => void runs.refetch()} />}
-      {runs.data?.runs.length === 0 &&
-        (filtered || pages.later ? (
-          <Empty title="No runs match these filters.">
-            <Link to={{ search: "" }}>Show every run</Link>
-          </Empty>
-        ) : (
-          <Empty title="No runs yet">
-            <p>
-              {editor
-                ? "Start one here, or from a pipeline with an API key (Settings: API & CI)."
-                : "Editors start runs here; pipelines start them with an API key."}
-            </p>
-            {startButton}
-          </Empty>
-        ))}
-      {runs.data && runs.data.runs.length > 0 && (
-        <RunTable
-          runs={runs.data.runs}
-          plans={plans.data?.testPlans ?? []}
-          environments={environments.data?.environments ?? []}
-        />
-      )}
-      <Pager
-        label="Pages of runs"
-        pages={pages}
-        nextPageToken={runs.data?.nextPageToken}
-        busy={runs.isFetching}
-      />
+      <QueryView
+        query={runs}
+        what="runs"
+        isEmpty={(data) => data.runs.length === 0}
+        empty={
+          filtered || pages.later ? (
+            <Empty title="No runs match these filters.">
+              <Link to={{ search: "" }}>Show every run</Link>
+            </Empty>
+          ) : (
+            <Empty title="No runs yet">
+              <p>
+                {editor
+                  ? "Start one here, or from a pipeline with an API key (Settings: API & CI)."
+                  : "Editors start runs here; pipelines start them with an API key."}
+              </p>
+              {startButton}
+            </Empty>
+          )
+        }
+      >
+        {(data) => <RunTable runs={data.runs} names={names} />}
+      </QueryView>
+      <Pager label="Pages of runs" pages={pages} query={runs} />
       {editor && <StartRunDialog projectId={projectId} open={starting} onClose={() => setStarting(false)} />}
     </>
   );
 }
 
-/** Runs as a table: status, name, plan, tests at a glance, environment, when, how long. */
-export function RunTable({
-  runs,
-  plans,
-  environments,
+/** A filter's select: "Any …", the choices, and the value in the URL when it is none of them. */
+function FilterSelect({
+  label,
+  any,
+  value,
+  choices,
+  onChange,
 }: {
-  runs: Run[];
-  plans: TestPlan[];
-  environments: Environment[];
+  label: string;
+  any: string;
+  value: string;
+  choices: { id: string; name: string }[];
+  onChange: (value: string) => void;
 }) {
-  const { path } = useProject();
-  const planName = (id: string | undefined) => (id ? (plans.find((p) => p.id === id)?.name ?? id) : "");
-  const environmentName = (id: string) => environments.find((e) => e.id === id)?.name ?? id;
   return (
-    <div className="table-scroll">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Status</th>
-            <th scope="col">Run</th>
-            <th scope="col">Tests</th>
-            <th scope="col">Environment</th>
-            <th scope="col">Started</th>
-            <th scope="col">Duration</th>
-          </tr>
-        </thead>
-        <tbody>
-          {runs.map((run) => (
-            <tr key={run.id}>
-              <td data-label="Status">
-                <RunStatusBadge status={run.status} />
-              </td>
-              <td data-label="Run">
-                <span className="cell-lines">
-                  <Link className="cell-strong" to={path(`/runs/${run.id}`)}>
-                    {run.name}
-                  </Link>
-                  {run.testPlanId && planName(run.testPlanId) !== run.name && (
-                    <span className="muted small">plan {planName(run.testPlanId)}</span>
-                  )}
-                </span>
-              </td>
-              <td data-label="Tests">
-                <span className="cell-bar">
-                  <RunBar run={run} />
-                  <span className="small">
-                    {count(run.passedTests)}/{count(run.totalTests)} passed
-                  </span>
-                </span>
-              </td>
-              <td data-label="Environment">{environmentName(run.environmentId)}</td>
-              <td data-label="Started">
-                <Time at={run.startedAt ?? run.createdAt} />
-              </td>
-              <td data-label="Duration" className="cell-nowrap">
-                {duration(run.durationMs)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <label className="field">
+      <span>{label}</span>
+      <select className="input" value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{any}</option>
+        {choices.map((choice) => (
+          <option key={choice.id} value={choice.id}>
+            {choice.name}
+          </option>
+        ))}
+        {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
+      </select>
+    </label>
+  );
+}
+
+/** The project's test plans and environments, to name them in a run table (none until read). */
+export function useRunNames(projectId: string) {
+  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId });
+  const environments = useQuery(ConsoleService.method.listEnvironments, { projectId });
+  return { plans: plans.data?.testPlans ?? [], environments: environments.data?.environments ?? [] };
+}
+
+/** Runs as a table: status, name, plan, tests at a glance, environment, when, how long. */
+export function RunTable({ runs, names }: { runs: Run[]; names: ReturnType<typeof useRunNames> }) {
+  const { path } = useProject();
+  const planName = (id: string) => names.plans.find((p) => p.id === id)?.name ?? id;
+  const environmentName = (id: string) => names.environments.find((e) => e.id === id)?.name ?? id;
+  return (
+    <DataTable
+      rows={runs}
+      columns={[
+        { label: "Status", cell: (run) => <RunStatusBadge status={run.status} /> },
+        {
+          label: "Run",
+          cell: (run) => (
+            <span className="cell-lines">
+              <Link className="cell-strong" to={path(`/runs/${run.id}`)}>
+                {run.name}
+              </Link>
+              {run.testPlanId && planName(run.testPlanId) !== run.name && (
+                <span className="muted small">plan {planName(run.testPlanId)}</span>
+              )}
+            </span>
+          ),
+        },
+        {
+          label: "Tests",
+          cell: (run) => (
+            <span className="cell-bar">
+              <RunBar run={run} />
+              <span className="small">
+                {count(run.passedTests)}/{count(run.totalTests)} passed
+              </span>
+            </span>
+          ),
+        },
+        { label: "Environment", cell: (run) => environmentName(run.environmentId) },
+        { label: "Started", cell: (run) => <Time at={run.startedAt ?? run.createdAt} /> },
+        { label: "Duration", className: "cell-nowrap", cell: (run) => duration(run.durationMs) },
+      ]}
+    />
   );
 }

@@ -4,7 +4,7 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useEffect } from "react";
 import { useSearchParams } from "react-router";
-import { Failed, Loading } from "../components/States";
+import { QueryView, StandalonePage } from "../components/States";
 import { rememberReturnPath } from "../return-path";
 
 const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
@@ -29,36 +29,31 @@ export function SignIn() {
   // A sign-in link opened later, in another tab, brings the person back here.
   useEffect(() => rememberReturnPath(next), [next]);
   return (
-    <main className="auth-page" id="main">
-      <div className="auth-card">
-        <p className="brand brand-large">
-          <img src="/favicon.svg" alt="" width="32" height="32" />
-          Testrun
+    <StandalonePage title={error === "not_a_member" ? "Not a member of any organization" : "Sign in"}>
+      {reason && (
+        <p className={`notice notice-${reason.tone}`} role={reason.tone === "error" ? "alert" : "status"}>
+          {reason.text}
         </p>
-        <h1>{error === "not_a_member" ? "Not a member of any organization" : "Sign in"}</h1>
-        {reason && (
-          <p className={`notice notice-${reason.tone}`} role={reason.tone === "error" ? "alert" : "status"}>
-            {reason.text}
-          </p>
-        )}
-        {options.isPending && <Loading what="sign-in options" />}
-        {options.error && <Failed error={options.error} retry={() => void options.refetch()} />}
-        {options.data?.oidcEnabled && (
-          <a
-            className="button button-primary button-wide"
-            href={`/auth/oidc/start?next=${encodeURIComponent(next)}`}
-          >
-            Sign in with {options.data.oidcProvider}
-          </a>
-        )}
-        <div className="auth-help">
-          <h2>{options.data?.oidcEnabled ? "No account at the provider?" : "Signing in"}</h2>
-          <p>
-            Ask an admin of your Testrun installation for a one-time sign-in link. They make one with{" "}
-            <code>testrunctl member sign-in-link mem_…</code>; it works once, for 15 minutes.
-          </p>
-        </div>
+      )}
+      <QueryView query={options} what="sign-in options">
+        {(data) =>
+          data.oidcEnabled && (
+            <a
+              className="button button-primary button-wide"
+              href={`/auth/oidc/start?next=${encodeURIComponent(next)}`}
+            >
+              Sign in with {data.oidcProvider}
+            </a>
+          )
+        }
+      </QueryView>
+      <div className="auth-help">
+        <h2>{options.data?.oidcEnabled ? "No account at the provider?" : "Signing in"}</h2>
+        <p>
+          Ask an admin of your Testrun installation for a one-time sign-in link. They make one with{" "}
+          <code>testrunctl member sign-in-link mem_…</code>; it works once, for 15 minutes.
+        </p>
       </div>
-    </main>
+    </StandalonePage>
   );
 }

@@ -2,10 +2,22 @@
 // or a Referer); it is posted once, then dropped from the address bar.
 import { useEffect, useRef, useState } from "react";
 import { Link } from "react-router";
+import { StandalonePage } from "../components/States";
 import { takeReturnPath } from "../return-path";
 
 /** invalid: the console refused the token (400, 401, 410). trouble: it could not answer. */
 type Failure = "invalid" | "trouble";
+
+const failures: Record<Failure, { title: string; text: string }> = {
+  invalid: {
+    title: "Sign-in link not valid",
+    text: "This sign-in link is not valid: it was already used, it expired (links last 15 minutes), or it was mistyped. Ask for a new one.",
+  },
+  trouble: {
+    title: "Could not sign you in",
+    text: "Testrun could not be reached or had a problem. Open the link again from your message in a moment: it works until it is used or its 15 minutes are over.",
+  },
+};
 
 export function SignInLink() {
   const [failure, setFailure] = useState<Failure>();
@@ -33,36 +45,21 @@ export function SignInLink() {
       .catch(() => setFailure("trouble"));
   }, []);
   return (
-    <main className="auth-page" id="main">
-      <div className="auth-card">
-        {failure === "invalid" && (
-          <>
-            <h1>Sign-in link not valid</h1>
-            <p className="notice notice-error" role="alert">
-              This sign-in link is not valid: it was already used, it expired (links last 15 minutes), or it
-              was mistyped. Ask for a new one.
-            </p>
-          </>
-        )}
-        {failure === "trouble" && (
-          <>
-            <h1>Could not sign you in</h1>
-            <p className="notice notice-error" role="alert">
-              Testrun could not be reached or had a problem. Open the link again from your message in a
-              moment: it works until it is used or its 15 minutes are over.
-            </p>
-          </>
-        )}
-        {failure ? (
+    <StandalonePage title={failure && failures[failure].title}>
+      {failure ? (
+        <>
+          <p className="notice notice-error" role="alert">
+            {failures[failure].text}
+          </p>
           <Link className="button" to="/sign-in">
             Other ways to sign in
           </Link>
-        ) : (
-          <p role="status">
-            <span className="spinner" aria-hidden="true" /> Signing you in…
-          </p>
-        )}
-      </div>
-    </main>
+        </>
+      ) : (
+        <p role="status">
+          <span className="spinner" aria-hidden="true" /> Signing you in…
+        </p>
+      )}
+    </StandalonePage>
   );
 }

@@ -7,7 +7,9 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useDeferredValue } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { isNotFound } from "../api";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { DataTable } from "../components/DataTable";
+import { Fact, Facts } from "../components/Facts";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { StepList } from "../components/Steps";
 import { Time } from "../components/Time";
@@ -73,21 +75,26 @@ export function TestCases() {
           </select>
         </label>
       </search>
-      {cases.isPending && <Loading what="test cases" />}
-      {cases.error && <Failed error={cases.error} retry={() => void cases.refetch()} />}
-      {cases.data?.testCases.length === 0 &&
-        (tag || searched ? (
-          <Empty title="No test case matches.">
-            <Link to={{ search: "" }}>Show every test case</Link>
-          </Empty>
-        ) : (
-          <Empty title="No test cases yet.">
-            <p>
-              An operator adds them from a file with <code>testrunctl case create</code>.
-            </p>
-          </Empty>
-        ))}
-      {cases.data && cases.data.testCases.length > 0 && <CaseTable testCases={cases.data.testCases} />}
+      <QueryView
+        query={cases}
+        what="test cases"
+        isEmpty={(data) => data.testCases.length === 0}
+        empty={
+          tag || searched ? (
+            <Empty title="No test case matches.">
+              <Link to={{ search: "" }}>Show every test case</Link>
+            </Empty>
+          ) : (
+            <Empty title="No test cases yet.">
+              <p>
+                An operator adds them from a file with <code>testrunctl case create</code>.
+              </p>
+            </Empty>
+          )
+        }
+      >
+        {(data) => <CaseTable testCases={data.testCases} />}
+      </QueryView>
       {cases.data?.truncated && (
         <p className="muted small">
           Only the first 500 matches are listed: search or filter to narrow them down.
@@ -107,38 +114,20 @@ export function CaseTable({
 }) {
   const { path } = useProject();
   return (
-    <div className="table-scroll">
-      <table className="table">
-        <thead>
-          <tr>
-            {numbered && <th scope="col">#</th>}
-            <th scope="col">Name</th>
-            <th scope="col">Tags</th>
-            <th scope="col">State</th>
-            <th scope="col">Changed</th>
-          </tr>
-        </thead>
-        <tbody>
-          {testCases.map((testCase, i) => (
-            <tr key={testCase.id}>
-              {numbered && <td data-label="#">{i + 1}</td>}
-              <td data-label="Name" className="cell-strong">
-                <Link to={path(`/test-cases/${testCase.id}`)}>{testCase.name}</Link>
-              </td>
-              <td data-label="Tags">
-                <Tags tags={testCase.tags} />
-              </td>
-              <td data-label="State">
-                <EnabledBadge enabled={testCase.enabled} />
-              </td>
-              <td data-label="Changed">
-                <Time at={testCase.updatedAt ?? testCase.createdAt} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={testCases}
+      columns={[
+        numbered && { label: "#", cell: (_, i) => i + 1 },
+        {
+          label: "Name",
+          className: "cell-strong",
+          cell: (testCase) => <Link to={path(`/test-cases/${testCase.id}`)}>{testCase.name}</Link>,
+        },
+        { label: "Tags", cell: (testCase) => <Tags tags={testCase.tags} /> },
+        { label: "State", cell: (testCase) => <EnabledBadge enabled={testCase.enabled} /> },
+        { label: "Changed", cell: (testCase) => <Time at={testCase.updatedAt ?? testCase.createdAt} /> },
+      ]}
+    />
   );
 }
 
@@ -164,8 +153,7 @@ export function TestCase() {
   const { projectId, project, path } = useProject();
   const found = useQuery(ConsoleService.method.getTestCase, { projectId, testCaseId });
   if (isNotFound(found.error) || isNotFound(project.error)) return <NotFound what="Test case" />;
-  if (found.isPending) return <Loading what="the test case" />;
-  if (found.error) return <Failed error={found.error} retry={() => void found.refetch()} />;
+  if (found.isPending || found.error) return <QueryView query={found} what="the test case" />;
   const { testCase, testPlans } = found.data;
   if (!testCase) return <NotFound what="Test case" />;
   return (
@@ -182,35 +170,26 @@ export function TestCase() {
         </p>
       )}
       <section className="panel" aria-label="About">
-        <dl className="facts-grid">
-          <div>
-            <dt>Tags</dt>
-            <dd>
-              <Tags tags={testCase.tags} />
-            </dd>
-          </div>
-          <div>
-            <dt>In test plans</dt>
-            <dd>
-              {testPlans.length === 0 ? (
-                <span className="muted">none</span>
-              ) : (
-                testPlans.map((plan, i) => (
-                  <span key={plan.id}>
-                    {i > 0 && ", "}
-                    <Link to={path(`/test-plans/${plan.id}`)}>{plan.name}</Link>
-                  </span>
-                ))
-              )}
-            </dd>
-          </div>
-          <div>
-            <dt>Changed</dt>
-            <dd>
-              <Time at={testCase.updatedAt ?? testCase.createdAt} />
-            </dd>
-          </div>
-        </dl>
+        <Facts>
+          <Fact term="Tags">
+            <Tags tags={testCase.tags} />
+          </Fact>
+          <Fact term="In test plans">
+            {testPlans.length === 0 ? (
+              <span className="muted">none</span>
+            ) : (
+              testPlans.map((plan, i) => (
+                <span key={plan.id}>
+                  {i > 0 && ", "}
+                  <Link to={path(`/test-plans/${plan.id}`)}>{plan.name}</Link>
+                </span>
+              ))
+            )}
+          </Fact>
+          <Fact term="Changed">
+            <Time at={testCase.updatedAt ?? testCase.createdAt} />
+          </Fact>
+        </Facts>
       </section>
       <section aria-labelledby="steps-heading" className="section">
         <h2 id="steps-heading">{plural(testCase.steps.length, "step")}</h2>

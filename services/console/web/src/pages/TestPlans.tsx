@@ -3,7 +3,8 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../api";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { DataTable } from "../components/DataTable";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { plural } from "../format";
 import { useProject } from "../project";
@@ -20,43 +21,34 @@ export function TestPlans() {
       <p className="lead">
         Named, ordered lists of test cases that run together, e.g. the checks of every deploy.
       </p>
-      {plans.isPending && <Loading what="test plans" />}
-      {plans.error && <Failed error={plans.error} retry={() => void plans.refetch()} />}
-      {plans.data?.testPlans.length === 0 && (
-        <Empty title="No test plans yet.">
-          <p>
-            An operator creates them with <code>testrunctl plan create</code>.
-          </p>
-        </Empty>
-      )}
-      {plans.data && plans.data.testPlans.length > 0 && (
-        <div className="table-scroll">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Test cases</th>
-                <th scope="col">Changed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {plans.data.testPlans.map((plan) => (
-                <tr key={plan.id}>
-                  <td data-label="Name" className="cell-strong">
-                    <Link to={path(`/test-plans/${plan.id}`)}>{plan.name}</Link>
-                  </td>
-                  <td data-label="Description">{plan.description || <span className="muted">—</span>}</td>
-                  <td data-label="Test cases">{plan.testCaseCount}</td>
-                  <td data-label="Changed">
-                    <Time at={plan.updatedAt ?? plan.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryView
+        query={plans}
+        what="test plans"
+        isEmpty={(data) => data.testPlans.length === 0}
+        empty={
+          <Empty title="No test plans yet.">
+            <p>
+              An operator creates them with <code>testrunctl plan create</code>.
+            </p>
+          </Empty>
+        }
+      >
+        {(data) => (
+          <DataTable
+            rows={data.testPlans}
+            columns={[
+              {
+                label: "Name",
+                className: "cell-strong",
+                cell: (plan) => <Link to={path(`/test-plans/${plan.id}`)}>{plan.name}</Link>,
+              },
+              { label: "Description", cell: (plan) => plan.description || <span className="muted">—</span> },
+              { label: "Test cases", cell: (plan) => plan.testCaseCount },
+              { label: "Changed", cell: (plan) => <Time at={plan.updatedAt ?? plan.createdAt} /> },
+            ]}
+          />
+        )}
+      </QueryView>
     </>
   );
 }
@@ -66,8 +58,7 @@ export function TestPlan() {
   const { projectId, project, path } = useProject();
   const plan = useQuery(ConsoleService.method.getTestPlan, { projectId, testPlanId });
   if (isNotFound(plan.error) || isNotFound(project.error)) return <NotFound what="Test plan" />;
-  if (plan.isPending) return <Loading what="the test plan" />;
-  if (plan.error) return <Failed error={plan.error} retry={() => void plan.refetch()} />;
+  if (plan.isPending || plan.error) return <QueryView query={plan} what="the test plan" />;
   const { testPlan, testCases } = plan.data;
   return (
     <>

@@ -5,10 +5,10 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../api";
-import { Failed, Loading, NotFound } from "../components/States";
+import { Fact, Facts, StartedFinished } from "../components/Facts";
+import { NotFound, QueryView } from "../components/States";
 import { TestStatusBadge } from "../components/Status";
 import { StepList } from "../components/Steps";
-import { Time } from "../components/Time";
 import { duration } from "../format";
 import { useProject } from "../project";
 import { useRunWatch } from "../watch";
@@ -24,8 +24,7 @@ export function TestResult() {
   const watch = useRunWatch(projectId, runId, stored !== undefined && !final.has(stored.status));
 
   if (isNotFound(found.error)) return <NotFound what="Test" />;
-  if (found.isPending) return <Loading what="the test" />;
-  if (found.error) return <Failed error={found.error} retry={() => void found.refetch()} />;
+  if (found.isPending || found.error) return <QueryView query={found} what="the test" />;
 
   const run = watch.details?.run ?? found.data.run?.run;
   const test = run?.tests.find((t) => t.id === testResultId) ?? stored;
@@ -80,34 +79,14 @@ export function TestResult() {
         </p>
       )}
       <section className="panel" aria-label="Outcome">
-        <dl className="facts-grid">
-          <div>
-            <dt>Duration</dt>
-            <dd>{duration(test.durationMs)}</dd>
-          </div>
-          <div>
-            <dt>Started</dt>
-            <dd>
-              <Time at={test.startedAt} missing="not yet" />
-            </dd>
-          </div>
-          <div>
-            <dt>Finished</dt>
-            <dd>
-              <Time at={test.finishedAt} missing="not yet" />
-            </dd>
-          </div>
-          <div>
-            <dt>Attempt</dt>
-            <dd>{test.attempt > 0 ? `${test.attempt} of ${maxAttempts}` : "not started"}</dd>
-          </div>
-          <div>
-            <dt>Test case now</dt>
-            <dd>
-              <Link to={path(`/test-cases/${test.testCaseId}`)}>{test.name}</Link>
-            </dd>
-          </div>
-        </dl>
+        <Facts>
+          <Fact term="Duration">{duration(test.durationMs)}</Fact>
+          <StartedFinished at={test} />
+          <Fact term="Attempt">{test.attempt > 0 ? `${test.attempt} of ${maxAttempts}` : "not started"}</Fact>
+          <Fact term="Test case now">
+            <Link to={path(`/test-cases/${test.testCaseId}`)}>{test.name}</Link>
+          </Fact>
+        </Facts>
         {failedAtStep && (
           <p className="muted small">
             Failed at step {test.failedStep} of {steps.length}.

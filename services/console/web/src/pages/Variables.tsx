@@ -5,8 +5,9 @@ import type { Variable } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useState } from "react";
 import { isNotFound } from "../api";
+import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
-import { Empty, Failed, Loading, NotFound } from "../components/States";
+import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { useProject } from "../project";
 
@@ -32,63 +33,49 @@ export function Variables() {
           New value of {saved} saved. Runs started from now on use it.
         </p>
       )}
-      {variables.isPending && <Loading what="variables" />}
-      {variables.error && <Failed error={variables.error} retry={() => void variables.refetch()} />}
-      {variables.data?.variables.length === 0 && (
-        <Empty title="No variables yet.">
-          <p>
-            An operator creates them with <code>testrunctl var set</code>.
-          </p>
-        </Empty>
-      )}
-      {variables.data && variables.data.variables.length > 0 && (
-        <div className="table-scroll">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Value</th>
-                <th scope="col">Changed</th>
-                {editor && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {variables.data.variables.map((variable) => (
-                <tr key={variable.id}>
-                  <td data-label="Name" className="cell-strong">
-                    <code>{variable.name}</code>
-                  </td>
-                  <td data-label="Value" className="muted">
-                    hidden
-                  </td>
-                  <td data-label="Changed">
-                    <Time at={variable.updatedAt ?? variable.createdAt} />
-                  </td>
-                  {editor && (
-                    <td data-label="">
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`Set new value of ${variable.name}`}
-                        onClick={() => {
-                          setSaved(undefined);
-                          setSetting(variable);
-                        }}
-                      >
-                        Set new value
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <QueryView
+        query={variables}
+        what="variables"
+        isEmpty={(data) => data.variables.length === 0}
+        empty={
+          <Empty title="No variables yet.">
+            <p>
+              An operator creates them with <code>testrunctl var set</code>.
+            </p>
+          </Empty>
+        }
+      >
+        {(data) => (
+          <DataTable
+            rows={data.variables}
+            columns={[
+              { label: "Name", className: "cell-strong", cell: (variable) => <code>{variable.name}</code> },
+              { label: "Value", className: "muted", cell: () => "hidden" },
+              {
+                label: "Changed",
+                cell: (variable) => <Time at={variable.updatedAt ?? variable.createdAt} />,
+              },
+            ]}
+            actions={
+              editor
+                ? (variable) => (
+                    <button
+                      type="button"
+                      className="button button-small"
+                      aria-label={`Set new value of ${variable.name}`}
+                      onClick={() => {
+                        setSaved(undefined);
+                        setSetting(variable);
+                      }}
+                    >
+                      Set new value
+                    </button>
+                  )
+                : undefined
+            }
+          />
+        )}
+      </QueryView>
       <SetValueDialog
         projectId={projectId}
         variable={setting}
