@@ -54,6 +54,13 @@ export interface System {
 
 const randomToken = () => randomBytes(32).toString("base64url");
 
+/**
+ * Local targets (the demo target, the tests' own servers) listen on loopback, which executors
+ * refuse by default (docs/runs.md, "Egress"): every executor started here is allowed it. The one
+ * place that says so; tests of the refusal start an executor with EGRESS_ALLOW_CIDRS overridden.
+ */
+export const localTargetsEgress = { EGRESS_ALLOW_CIDRS: "127.0.0.0/8,::1/128" };
+
 export async function startSystem(options: SystemOptions): Promise<System> {
   const portOf = async (fixed: number) => (options.ports === "fixed" ? fixed : await findFreePort());
   const ports = new Map<string, number>();
@@ -93,7 +100,8 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     ...options.extraEnv,
   };
   // Executors hold only their own token, as in the chart: the system is tested as deployed.
-  const { SERVICE_TOKEN: _notForExecutors, ...executorEnv } = env;
+  const { SERVICE_TOKEN: _notForExecutors, ...executorBase } = env;
+  const executorEnv = { ...localTargetsEgress, ...executorBase };
   const output = {
     keepOutput: options.keepOutput ?? true,
     ...(options.onLine && { onLine: options.onLine }),

@@ -11,6 +11,8 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "@testrun/kit";
+import { EgressGuard } from "./egress/guard.js";
+import { EgressPolicy } from "./egress/policy.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
 import { oneLine, runSteps } from "./steps/runner.js";
@@ -29,6 +31,11 @@ export interface ExecutorOptions {
   leaseMs: number;
   /** How long the reachability check of a run's base URL waits for an answer. */
   reachabilityTimeoutMs: number;
+  /**
+   * What every connection to an environment goes through (the reachability check and every step).
+   * Default: the built-in blocks only (docs/runs.md, "Egress"); main.ts passes the configured one.
+   */
+  egress?: EgressGuard;
   /** How much of a step's response body is read (default 1 MiB). */
   responseMaxBytes?: number;
   /** A test's overall deadline besides its steps' timeouts (default 10 minutes). */
@@ -73,6 +80,7 @@ function heartbeatEvery(assignment: TestAssignment, leaseMs: number): number {
 
 export class Executor {
   readonly #o: ExecutorOptions;
+  readonly #egress: EgressGuard;
   readonly #inFlight = new Map<Promise<void>, AbortController>();
   readonly #freeSlots: number[];
   /** Per run: the one reachability check of its base URL this process makes. */
@@ -84,6 +92,7 @@ export class Executor {
 
   constructor(options: ExecutorOptions) {
     this.#o = options;
+    this.#egress = options.egress ?? new EgressGuard(new EgressPolicy());
     this.#freeSlots = Array.from({ length: options.concurrency }, (_, i) => options.concurrency - i);
   }
 
@@ -285,13 +294,14 @@ export class Executor {
       signal,
       maxBodyBytes: this.#o.responseMaxBytes,
       deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
+      egress: this.#egress,
     });
   }
 
   #checkOnce(assignment: TestAssignment): Promise<Reachability> {
     let check = this.#reachability.get(assignment.runId);
     if (!check) {
-      check = checkReachable(assignment.baseUrl, this.#o.reachabilityTimeoutMs);
+      check = checkReachable(assignment.baseUrl, this.#egress, this.#o.reachabilityTimeoutMs);
       this.#reachability.set(assignment.runId, check);
       // Remember recent runs only; a run forgotten here is at worst checked again.
       if (this.#reachability.size > 1_000) {

@@ -2,6 +2,8 @@ import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { redisCommandTimeoutMs, runService, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
+import { EgressGuard } from "./egress/guard.js";
+import { EgressPolicy } from "./egress/policy.js";
 import { Executor } from "./executor.js";
 import { TestQueue } from "./queue.js";
 
@@ -19,6 +21,10 @@ await runService({
     await reader.connect();
     const queue = new TestQueue(reader, redis, name);
     await queue.ensureGroup();
+    // Every connection to an environment (reachability check, steps) goes through this guard.
+    const egress = new EgressGuard(
+      new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
+    );
     const executor = new Executor({
       queue,
       runs: serviceClient(RunsService, config.RUNS_URL, { token: config.EXECUTOR_TOKEN }),
@@ -28,6 +34,7 @@ await runService({
       concurrency: config.CONCURRENCY,
       leaseMs: config.LEASE_MS,
       reachabilityTimeoutMs: config.REACHABILITY_TIMEOUT_MS,
+      egress,
       responseMaxBytes: config.RESPONSE_MAX_BYTES,
       testDeadlineMs: config.TEST_DEADLINE_MS,
       readBlockMs,
@@ -35,7 +42,10 @@ await runService({
     executor.start();
     logger.info({ concurrency: config.CONCURRENCY, consumer: name }, "executor started");
     // No new tests from SIGTERM on, drain or not; those in flight get SHUTDOWN_TIMEOUT_MS.
-    onStopping(() => executor.stop(config.SHUTDOWN_TIMEOUT_MS));
+    onStopping(async () => {
+      await executor.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await egress.close();
+    });
     return [];
   },
 });

@@ -6,6 +6,7 @@ import { parseTestCaseFile } from "@testrun/cli";
 import { repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { runSteps } from "../src/steps/runner.js";
+import { localEgress } from "./target.js";
 
 /** The demo target started as `make run` starts it: its own process, from its entry. */
 async function startDemoTarget(env: Record<string, string>): Promise<{ url: string; process: ChildProcess }> {
@@ -78,7 +79,7 @@ describe("demo target", () => {
       await Promise.all(
         cases.map(async (c) => [
           c.name,
-          await runSteps(c.steps, { baseUrl: target.url, variables: credentials }),
+          await runSteps(c.steps, { baseUrl: target.url, variables: credentials, egress: localEgress }),
         ]),
       ),
     );
@@ -100,6 +101,7 @@ steps:
     const outcome = await runSteps(wrongPassword?.steps ?? [], {
       baseUrl: target.url,
       variables: credentials,
+      egress: localEgress,
     });
     expect(outcome).to.include({
       passed: false,

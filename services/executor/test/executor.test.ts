@@ -3,6 +3,7 @@
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { localTargetsEgress } from "../../../scripts/system.js";
 import { operator } from "../../catalog/test/harness.js";
 import { type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 import { startTestTarget, type TestTarget } from "./target.js";
@@ -22,6 +23,7 @@ describe("executor process with the runs service", () => {
       CATALOG_URL: stack.catalog.process.url,
       EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
       TEST_DEADLINE_MS: "2000",
+      ...localTargetsEgress,
     });
     project = await seedProject(stack);
   });

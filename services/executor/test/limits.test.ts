@@ -8,6 +8,7 @@ import { stepsFromFile } from "@testrun/cli";
 import { expect } from "chai";
 import { readBody } from "../src/steps/http.js";
 import { runSteps } from "../src/steps/runner.js";
+import { localEgress } from "./target.js";
 
 const MiB = 1024 * 1024;
 /** `[{},{},…,{}]` of about `bytes` bytes (exactly when 3n + 1), streamed as the client takes it. */
@@ -50,7 +51,12 @@ describe("bounded work per test", () => {
   });
 
   const run = (step: Record<string, unknown>, options: { maxBodyBytes?: number; deadlineMs?: number } = {}) =>
-    runSteps(stepsFromFile([{ name: "s", ...step }], "steps"), { baseUrl: url, variables: {}, ...options });
+    runSteps(stepsFromFile([{ name: "s", ...step }], "steps"), {
+      baseUrl: url,
+      variables: {},
+      egress: localEgress,
+      ...options,
+    });
 
   describe("response bodies", () => {
     it("keeps at most the cap of a 10 MiB [{},{},…] body, and closes the connection instead of reading on", async () => {
@@ -143,6 +149,7 @@ describe("bounded work per test", () => {
           variables: {},
           signal: controller.signal,
           deadlineMs: 60_000,
+          egress: localEgress,
         },
       );
       const reason = new Error("lease lost");

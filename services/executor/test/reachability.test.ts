@@ -2,40 +2,60 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:net";
 import { findFreePort } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { EgressGuard } from "../src/egress/guard.js";
+import { EgressPolicy } from "../src/egress/policy.js";
 import { checkReachable } from "../src/steps/reachability.js";
-import { startTestTarget } from "./target.js";
+import { localEgress, startTestTarget } from "./target.js";
 
 describe("environment reachability check", () => {
+  const unreachable = { reachable: false, reason: "no HTTP answer from the base URL" };
+
   it("counts any HTTP answer, even a 404 at the base URL", async () => {
     const target = await startTestTarget();
     try {
-      expect(await checkReachable(`${target.url}/no-such-base`)).to.deep.equal({ reachable: true });
+      expect(await checkReachable(`${target.url}/no-such-base`, localEgress)).to.deep.equal({
+        reachable: true,
+      });
     } finally {
       await target.close();
     }
   });
 
+  // One outcome for every failure, so the check cannot tell a closed port from a silent one, an
+  // unknown host or an address the executors may not reach: no port scanner.
   it("does not count a refused connection", async () => {
     const port = await findFreePort();
-    expect(await checkReachable(`http://127.0.0.1:${port}`)).to.deep.equal({
-      reachable: false,
-      reason: "connection refused",
-    });
+    expect(await checkReachable(`http://127.0.0.1:${port}`, localEgress)).to.deep.equal(unreachable);
   });
 
-  it("does not count a server that accepts the connection but never answers", async () => {
+  it("does not count an unknown host, and says the same", async () => {
+    expect(await checkReachable("http://no-such-host.invalid", localEgress, 2_000)).to.deep.equal(
+      unreachable,
+    );
+  });
+
+  it("does not count a server that accepts the connection but never answers, and says the same", async () => {
     const silent: Server = createServer(() => {});
     silent.listen(0, "127.0.0.1");
     await once(silent, "listening");
     const address = silent.address();
     const port = typeof address === "object" && address ? address.port : 0;
     try {
-      expect(await checkReachable(`http://127.0.0.1:${port}`, 200)).to.deep.equal({
-        reachable: false,
-        reason: "no answer within 200 ms",
-      });
+      expect(await checkReachable(`http://127.0.0.1:${port}`, localEgress, 200)).to.deep.equal(unreachable);
     } finally {
       silent.close();
+    }
+  });
+
+  it("does not count an address the egress policy refuses, says the same, and sends it nothing", async () => {
+    const target = await startTestTarget();
+    const strict = new EgressGuard(new EgressPolicy());
+    try {
+      expect(await checkReachable(target.url, strict)).to.deep.equal(unreachable);
+      expect(target.hits).to.deep.equal([]);
+    } finally {
+      await strict.close();
+      await target.close();
     }
   });
 });

@@ -2,7 +2,7 @@ import { stepsFromFile } from "@testrun/cli";
 import { findFreePort } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { runSteps } from "../src/steps/runner.js";
-import { startTestTarget, type TestTarget } from "./target.js";
+import { localEgress, startTestTarget, type TestTarget } from "./target.js";
 
 describe("step runner (HTTP steps against a real server)", () => {
   let target: TestTarget;
@@ -20,6 +20,7 @@ describe("step runner (HTTP steps against a real server)", () => {
     runSteps(stepsFromFile(steps, "steps"), {
       baseUrl: options.baseUrl ?? target.url,
       variables: options.vars ?? variables,
+      egress: localEgress,
     });
   /** The summary of a one-step test named "s" that must fail. */
   const failure = async (step: Record<string, unknown>, vars?: Record<string, string>) => {
@@ -189,12 +190,13 @@ describe("step runner (HTTP steps against a real server)", () => {
       );
     });
 
-    it("fails when nothing listens at the base URL", async () => {
+    it("fails when nothing listens at the base URL, saying only that it could not connect", async () => {
       const port = await findFreePort();
       const outcome = await run([{ name: "s", http: { method: "GET", path: "/" } }], {
         baseUrl: `http://127.0.0.1:${port}`,
       });
-      expect(outcome.summary).to.equal('step 1 "s": request failed: connection refused');
+      // The same words as for an unknown host or a refused address (egress.test.ts).
+      expect(outcome.summary).to.equal('step 1 "s": request failed: could not connect to the host');
     });
   });
 
@@ -415,6 +417,7 @@ describe("step runner (HTTP steps against a real server)", () => {
         baseUrl: target.url,
         variables,
         signal: controller.signal,
+        egress: localEgress,
       },
     );
     const reason = new Error("lease lost");

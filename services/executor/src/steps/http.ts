@@ -3,6 +3,8 @@
 import { type JsonValue, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { HttpExpectation, HttpRequest } from "@testrun/gen/testrun/catalog/v1/step_pb";
+// undici's, like the fetch of the egress guard that sends them.
+import { Headers } from "undici";
 import { evaluateJsonPath, JsonPathError } from "./json-path.js";
 import type { StepContext, StepKind } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
@@ -81,7 +83,14 @@ async function send(request: HttpRequest, ctx: StepContext, cap: number): Promis
   const started = performance.now();
   try {
     // Redirects are not followed: a step checks what the environment answered, 3xx included.
-    const response = await fetch(url, { method: request.method, headers, body, signal, redirect: "manual" });
+    // Through the egress guard: a host the executors may not reach fails as an unknown one.
+    const response = await ctx.egress.fetch(url, {
+      method: request.method,
+      headers,
+      body,
+      signal,
+      redirect: "manual",
+    });
     const { text, truncated } = await readBody(response, cap);
     return {
       status: response.status,
@@ -110,7 +119,10 @@ export interface BodyRead {
  * Reads at most `cap` bytes of a response body as it streams in, then cancels the rest: the
  * connection is closed instead of being drained or left open, and nothing past the cap is kept.
  */
-export async function readBody(response: Response, cap: number): Promise<BodyRead> {
+export async function readBody(
+  response: { body: ReadableStream<Uint8Array> | null },
+  cap: number,
+): Promise<BodyRead> {
   if (!response.body) return { text: "", truncated: false, retainedBytes: 0 };
   const reader = response.body.getReader();
   const chunks: Buffer[] = [];
@@ -133,25 +145,38 @@ export async function readBody(response: Response, cap: number): Promise<BodyRea
   return { text: Buffer.concat(chunks).toString("utf8"), truncated, retainedBytes: size };
 }
 
+/**
+ * What a step or the reachability check says when no connection could be made: one message for an
+ * unknown host, a refused or timed-out connection, an unreachable network and an address the
+ * egress policy refuses, so a failure tells nothing of what lies behind an address.
+ */
+const cannotConnect = "could not connect to the host";
+
+/** Connection-stage failures, all reported as `cannotConnect`. */
+const connectFailures = new Set([
+  "EGRESS_REFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NODATA",
+  "EAI_NONAME",
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
 /** fetch reports network errors as TypeError("fetch failed") with the system error as cause. */
 export function describeFetchError(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const code = (cause as { code?: unknown } | undefined)?.code;
+  // Several addresses tried in turn (IPv4 and IPv6) fail together as one AggregateError.
+  const first = cause instanceof AggregateError ? cause.errors[0] : cause;
+  const code = (first as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string" && connectFailures.has(code)) return cannotConnect;
   switch (code) {
-    case "ECONNREFUSED":
-      return "connection refused";
-    case "ENOTFOUND":
-    case "EAI_AGAIN":
-      return "host not found";
     case "ECONNRESET":
     case "UND_ERR_SOCKET":
       return "connection closed by the server";
-    case "EHOSTUNREACH":
-    case "ENETUNREACH":
-      return "host unreachable";
-    case "ETIMEDOUT":
-    case "UND_ERR_CONNECT_TIMEOUT":
-      return "connection timed out";
   }
   if (typeof code === "string" && (code.startsWith("ERR_TLS") || code.includes("CERT"))) return "TLS error";
   return cause instanceof Error ? cause.message : "unknown error";

@@ -1,4 +1,5 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { EgressGuard } from "../egress/guard.js";
 import type { Variables } from "./variables.js";
 
 /** The step kinds of step.proto, named by their `kind` oneof case ("http", later "browser"…). */
@@ -15,6 +16,11 @@ export interface StepContext {
   vars: Variables;
   /** Aborted when the test must stop (lease lost, shutdown): stop as soon as possible. */
   signal: AbortSignal;
+  /**
+   * Every connection to the environment goes through it (`egress.fetch`, or its dispatcher, lookup
+   * or connect for clients fetch does not cover): it refuses addresses the executors may not reach.
+   */
+  egress: EgressGuard;
   /** How much of a response body a step reads (default: http.ts defaultMaxBodyBytes, 1 MiB). */
   maxBodyBytes?: number;
 }

@@ -1,19 +1,31 @@
-import { describeFetchError } from "./http.js";
+import type { EgressGuard } from "../egress/guard.js";
 
 export type Reachability = { reachable: true } | { reachable: false; reason: string };
 
 /**
- * Whether the environment's base URL answers at all: any HTTP response counts, whatever its
- * status; a refused connection, an unknown host or no answer within the timeout does not.
+ * Why a run is skipped when its base URL does not answer: one reason for an unknown host, a refused
+ * or timed-out connection, no answer in time, a TLS failure and an address the egress policy
+ * refuses, so the check cannot be used to tell what lies behind an address (a port scanner).
  */
-export async function checkReachable(baseUrl: string, timeoutMs = 5_000): Promise<Reachability> {
+export const noAnswer = "no HTTP answer from the base URL";
+
+/**
+ * Whether the environment's base URL answers at all, through the egress guard: any HTTP response
+ * counts, whatever its status; anything else does not.
+ */
+export async function checkReachable(
+  baseUrl: string,
+  egress: EgressGuard,
+  timeoutMs = 5_000,
+): Promise<Reachability> {
   try {
-    const response = await fetch(baseUrl, { redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    const response = await egress.fetch(baseUrl, {
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     await response.body?.cancel().catch(() => {});
     return { reachable: true };
-  } catch (error) {
-    if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError"))
-      return { reachable: false, reason: `no answer within ${timeoutMs} ms` };
-    return { reachable: false, reason: describeFetchError(error) };
+  } catch {
+    return { reachable: false, reason: noAnswer };
   }
 }

@@ -1,4 +1,5 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { EgressGuard } from "../egress/guard.js";
 import { httpStepKind } from "./http.js";
 import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";
 import { StepFailure, Variables } from "./variables.js";
@@ -24,6 +25,8 @@ export interface RunOptions {
   /** Aborting it stops the test; runSteps then rejects with the signal's reason. */
   signal?: AbortSignal;
   kinds?: StepKindRegistry;
+  /** What every step's connections go through (EGRESS_ALLOW_CIDRS / EGRESS_DENY_CIDRS). */
+  egress: EgressGuard;
   /** How much of each response body a step reads (RESPONSE_MAX_BYTES; default 1 MiB). */
   maxBodyBytes?: number;
   /**
@@ -78,8 +81,8 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
         if (!step.kind.case) throw new StepFailure("the step has no kind");
         const kind = kinds[step.kind.case] as StepKind<StepKindName> | undefined;
         if (!kind) throw new StepFailure(`unsupported step kind ${step.kind.case}`);
-        const { maxBodyBytes } = options;
-        await kind.run(step.kind.value, { baseUrl: options.baseUrl, vars, signal, maxBodyBytes });
+        const { maxBodyBytes, egress } = options;
+        await kind.run(step.kind.value, { baseUrl: options.baseUrl, vars, signal, maxBodyBytes, egress });
       } catch (error) {
         if (outer.aborted) throw outer.reason;
         if (deadline.signal.aborted) return overDeadline();

@@ -1,0 +1,107 @@
+// Every connection an executor makes to a target goes through here (docs/runs.md, "Egress"): the
+// host is resolved once, every address it resolves to is checked against the policy, and the
+// socket connects to the addresses checked, never to a second lookup's answer, so a DNS record
+// that changes between the check and the connection (DNS rebinding) cannot swap them.
+import { promises as dns, type LookupAddress } from "node:dns";
+import { isIP, type LookupFunction, type Socket } from "node:net";
+import { Agent, buildConnector, fetch as undiciFetch } from "undici";
+import type { EgressPolicy } from "./policy.js";
+
+/**
+ * A connection refused by the policy. Callers report it exactly as an unknown host or a refused
+ * connection, so what lies behind a refused address cannot be told from the outside.
+ */
+export class EgressRefused extends Error {
+  readonly code = "EGRESS_REFUSED";
+  constructor() {
+    super("the address is outside what executors may connect to");
+    this.name = "EgressRefused";
+  }
+}
+
+/** Resolves a host name to all its addresses: dns.lookup (the system resolver) unless a test swaps it. */
+export type Resolve = (hostname: string, family: number) => Promise<LookupAddress[]>;
+
+const systemResolve: Resolve = (hostname, family) =>
+  dns.lookup(hostname, { all: true, family: family as 0 | 4 | 6 });
+
+type FetchInit = NonNullable<Parameters<typeof undiciFetch>[1]>;
+
+export class EgressGuard {
+  readonly #policy: EgressPolicy;
+  readonly #resolve: Resolve;
+  readonly #connector = buildConnector({ lookup: (...args) => this.lookup(...args) });
+  /**
+   * The undici dispatcher whose connections are all checked: every request of a fetch made with it,
+   * each redirect hop included, connects through `#connect`.
+   */
+  readonly dispatcher = new Agent({ connect: (options, callback) => this.#connect(options, callback) });
+
+  constructor(policy: EgressPolicy, { resolve = systemResolve }: { resolve?: Resolve } = {}) {
+    this.#policy = policy;
+    this.#resolve = resolve;
+  }
+
+  /** undici's connector, with IP literals checked: net and tls connect to those without `lookup`. */
+  #connect(options: buildConnector.Options, callback: buildConnector.Callback): void {
+    if (!this.#literalAllowed(options.hostname)) {
+      queueMicrotask(() => callback(new EgressRefused(), null));
+      return;
+    }
+    this.#connector(options, callback);
+  }
+
+  /**
+   * A `lookup` for net.connect / tls.connect: resolves the host once and answers only if every
+   * address is allowed (one refused address refuses the host: which of several addresses a
+   * connection would use is not the host's choice to make).
+   */
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    this.#resolve(hostname, options.family === 4 || options.family === 6 ? options.family : 0).then(
+      (addresses) => {
+        if (addresses.length === 0) return callback(notFound(hostname), "", 0);
+        if (!addresses.every(({ address }) => this.#policy.allows(address)))
+          return callback(new EgressRefused(), "", 0);
+        if (options.all) return callback(null, addresses);
+        const [first] = addresses as [LookupAddress];
+        callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, "", 0),
+    );
+  };
+
+  /** True for a host name (checked when resolved) and for an allowed IP literal. */
+  #literalAllowed(hostname: string): boolean {
+    const host = hostname.startsWith("[") ? hostname.slice(1, -1) : hostname;
+    return isIP(host) === 0 || this.#policy.allows(host);
+  }
+
+  /**
+   * fetch (undici's) through the guarded dispatcher, whatever `init` says: the one way step kinds
+   * make requests. Redirects a caller asks to follow are followed through it too.
+   */
+  fetch(input: string | URL, init: Omit<FetchInit, "dispatcher"> = {}) {
+    return undiciFetch(input, { ...init, dispatcher: this.dispatcher });
+  }
+
+  /**
+   * A TCP connection to host:port through the same checks, for a forward proxy's CONNECT (the way a
+   * browser step kind would route through this guard: docs/runs.md, "Egress").
+   */
+  connect(host: string, port: number): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      this.#connect({ hostname: host, protocol: "http:", port: String(port) }, (error, socket) =>
+        error ? reject(error) : resolve(socket as Socket),
+      );
+    });
+  }
+
+  /** Closes the pooled connections. */
+  close(): Promise<void> {
+    return this.dispatcher.close();
+  }
+}
+
+function notFound(hostname: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+}

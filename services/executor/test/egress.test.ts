@@ -1,0 +1,317 @@
+// The egress guard (docs/runs.md, "Egress"): which addresses are refused, and that a connection
+// made through the guard goes only to an address it checked, for every form a URL can name it in,
+// DNS answers that change between lookups and redirects included. Real sockets throughout.
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { stepsFromFile } from "@testrun/cli";
+import { expect } from "chai";
+import { EgressGuard, type Resolve } from "../src/egress/guard.js";
+import { defaultBlockedRanges, EgressPolicy, parseCidrList } from "../src/egress/policy.js";
+import { runSteps } from "../src/steps/runner.js";
+import { localEgress } from "./target.js";
+
+/** The guard as an executor has it by default: no EGRESS_ALLOW_CIDRS, no EGRESS_DENY_CIDRS. */
+const policy = (allow = "", deny = "") =>
+  new EgressPolicy({ allow: parseCidrList(allow), deny: parseCidrList(deny) });
+
+describe("egress policy", () => {
+  describe("the default blocks", () => {
+    const blocked = {
+      "unspecified 0.0.0.0/8": ["0.0.0.0", "0.1.2.3", "0.255.255.255"],
+      "loopback 127.0.0.0/8": ["127.0.0.1", "127.0.0.2", "127.255.255.254"],
+      "link-local 169.254.0.0/16 and the metadata addresses in it": [
+        "169.254.0.1",
+        "169.254.169.254",
+        "169.254.170.2",
+        "169.254.170.23",
+        "169.254.255.255",
+      ],
+      "Alibaba Cloud metadata": ["100.100.100.200"],
+      "Azure WireServer": ["168.63.129.16"],
+      "multicast 224.0.0.0/4": ["224.0.0.1", "239.255.255.250"],
+      "reserved 240.0.0.0/4 and broadcast": ["240.0.0.1", "255.255.255.255"],
+      "IPv6 unspecified and loopback": ["::", "::1", "0:0:0:0:0:0:0:1"],
+      // "::8.8.8.8" is how DNS answers print ::808:808 (ipaddr.js alone reads it as ::ffff:8.8.8.8).
+      "IPv4-compatible ::/96": ["::7f00:1", "::a00:1", "::808:808", "::8.8.8.8"],
+      "IPv6 link-local fe80::/10": ["fe80::1", "fe80::1%eth0", "febf:ffff::1"],
+      "IPv6 multicast ff00::/8": ["ff02::1", "ff05::2"],
+      "AWS metadata and EKS Pod Identity over IPv6": ["fd00:ec2::254", "fd00:ec2::23"],
+      "IPv4-mapped forms of blocked addresses": [
+        "::ffff:127.0.0.1",
+        "::ffff:7f00:1",
+        "0:0:0:0:0:ffff:7f00:0001",
+        "::ffff:169.254.169.254",
+        "::ffff:0.0.0.0",
+        "::ffff:224.0.0.1",
+      ],
+      "IPv4-translated (::ffff:0:0:0/96) forms": ["::ffff:0:127.0.0.1", "::ffff:0:a9fe:a9fe"],
+      "NAT64 (64:ff9b::/96) forms": ["64:ff9b::127.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b::100.100.100.200"],
+    };
+    for (const [what, addresses] of Object.entries(blocked)) {
+      it(`refuses ${what}`, () => {
+        for (const address of addresses) expect(policy().allows(address), address).to.equal(false);
+      });
+    }
+
+    it("allows private ranges, public addresses and the neighbours of every block", () => {
+      const allowed = [
+        "10.0.0.1",
+        "172.16.0.1",
+        "172.31.255.255",
+        "192.168.1.1",
+        "fc00::1",
+        "fd12:3456::1",
+        "8.8.8.8",
+        "2001:4860:4860::8888",
+        "100.64.0.1", // shared address space (CGNAT, Tailscale): only the metadata address in it is blocked
+        "100.100.100.199",
+        "100.100.100.201",
+        "1.0.0.0",
+        "126.255.255.255",
+        "128.0.0.0",
+        "169.253.255.255",
+        "169.255.0.0",
+        "168.63.129.17",
+        "223.255.255.255",
+        "fd00:ec2::253",
+        "fec0::1",
+        "::1:0:0:1",
+        "::ffff:8.8.8.8",
+        "::ffff:10.0.0.1",
+        "64:ff9b::8.8.8.8",
+        "192.0.2.2",
+      ];
+      for (const address of allowed) expect(policy().allows(address), address).to.equal(true);
+    });
+
+    it("refuses what is not an address in canonical form rather than guessing", () => {
+      for (const text of [
+        "",
+        "localhost",
+        "127.1",
+        "0x7f.0.0.1",
+        "2130706433",
+        "0177.0.0.1",
+        "[::1]",
+        "1.2.3.4.5",
+      ])
+        expect(policy().allows(text), text).to.equal(false);
+    });
+
+    it("lists every range it blocks, each parsable (the docs table)", () => {
+      expect(defaultBlockedRanges.map((r) => r.cidr)).to.include.members([
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "fd00:ec2::254/128",
+        "fe80::/10",
+      ]);
+      for (const { cidr } of defaultBlockedRanges) expect(parseCidrList(cidr), cidr).to.have.length(1);
+    });
+  });
+
+  describe("EGRESS_ALLOW_CIDRS and EGRESS_DENY_CIDRS", () => {
+    it("makes exceptions to the default blocks with EGRESS_ALLOW_CIDRS, exactly as wide as written", () => {
+      const loopback = policy("127.0.0.0/8");
+      expect(loopback.allows("127.0.0.1")).to.equal(true);
+      expect(loopback.allows("::ffff:127.0.0.1")).to.equal(true);
+      expect(loopback.allows("::1")).to.equal(false);
+      expect(loopback.allows("169.254.169.254")).to.equal(false);
+      const oneHost = policy("169.254.10.10");
+      expect(oneHost.allows("169.254.10.10")).to.equal(true);
+      expect(oneHost.allows("169.254.10.11")).to.equal(false);
+      expect(policy("::1/128").allows("::1")).to.equal(true);
+    });
+
+    it("refuses EGRESS_DENY_CIDRS on top of the defaults, in every form, whatever EGRESS_ALLOW_CIDRS says", () => {
+      const deny = policy("", "10.0.0.0/8, fd00:abcd::/32");
+      for (const address of ["10.1.2.3", "::ffff:10.1.2.3", "64:ff9b::10.1.2.3", "fd00:abcd::1"])
+        expect(deny.allows(address), address).to.equal(false);
+      expect(deny.allows("11.0.0.1")).to.equal(true);
+      expect(policy("10.0.0.0/8", "10.0.0.0/8").allows("10.0.0.1")).to.equal(false);
+      expect(policy("127.0.0.0/8", "127.0.0.5/32").allows("127.0.0.5")).to.equal(false);
+      const everything = policy("0.0.0.0/0, ::/0", "169.254.169.254/32");
+      expect(everything.allows("127.0.0.1")).to.equal(true);
+      expect(everything.allows("169.254.169.254")).to.equal(false);
+    });
+
+    it("reads lists with blanks and empty entries, single addresses, and IPv4 ranges written as IPv6", () => {
+      expect(parseCidrList("")).to.deep.equal([]);
+      expect(parseCidrList(" 10.0.0.0/8 , fd00::/8 ,, 192.168.1.5 ")).to.have.length(3);
+      expect(policy("", "::ffff:10.0.0.0/104").allows("10.9.9.9")).to.equal(false);
+    });
+
+    it("rejects an entry that is not a range, naming it", () => {
+      for (const entry of ["10.0.0.0/33", "10.1/8", "0x7f.1/32", "example.com", "10.0.0.0/8;", "::/129"])
+        expect(() => parseCidrList(`192.168.0.0/16,${entry}`), entry).to.throw(
+          `"${entry}" is not an address range`,
+        );
+    });
+  });
+});
+
+/** A server that records every request; it answers 200, or 302 to `redirectTo` on /redirect. */
+async function recordingServer(host: string, redirectTo?: () => string) {
+  const received: IncomingMessage[] = [];
+  const server: Server = createServer((req, res) => {
+    received.push(req);
+    if (req.url === "/redirect" && redirectTo) res.writeHead(302, { location: redirectTo() }).end();
+    else res.writeHead(200).end("reached");
+  });
+  server.listen(0, host);
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    received,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+describe("egress guard, with real connections", () => {
+  let loopback: Awaited<ReturnType<typeof recordingServer>>;
+  const strict = new EgressGuard(policy());
+  before(async () => {
+    // On every loopback address, IPv4 and IPv6: whatever form a URL names it in reaches it, unless refused.
+    loopback = await recordingServer("::");
+  });
+  after(async () => {
+    loopback.close();
+    await strict.close();
+  });
+  beforeEach(() => {
+    loopback.received.length = 0;
+  });
+
+  const loopbackUrls = () => {
+    const p = loopback.port;
+    return [
+      `http://127.0.0.1:${p}/`,
+      `http://localhost:${p}/`,
+      `http://[::1]:${p}/`,
+      `http://[::ffff:127.0.0.1]:${p}/`,
+      `http://[::ffff:7f00:1]:${p}/`,
+      `http://2130706433:${p}/`,
+      `http://0x7f.1:${p}/`,
+      `http://0177.0.0.1:${p}/`,
+      `http://127.1:${p}/`,
+      `http://0.0.0.0:${p}/`,
+      `http://127.0.0.2:${p}/`,
+    ];
+  };
+  const step = (path: string) => stepsFromFile([{ name: "s", http: { method: "GET", path } }], "steps");
+
+  it("reaches the loopback server under every one of these names when everything is allowed (the control)", async () => {
+    const open = new EgressGuard(policy("0.0.0.0/0, ::/0"));
+    try {
+      for (const url of loopbackUrls()) {
+        const outcome = await runSteps(step("/"), { baseUrl: url.slice(0, -1), variables: {}, egress: open });
+        expect(outcome.passed, `${url}: ${outcome.summary}`).to.equal(true);
+      }
+    } finally {
+      await open.close();
+    }
+    expect(loopback.received).to.have.length(loopbackUrls().length);
+  });
+
+  it("fails a step against each of them by default with the one message, and sends nothing", async () => {
+    for (const url of loopbackUrls()) {
+      const outcome = await runSteps(step("/"), { baseUrl: url.slice(0, -1), variables: {}, egress: strict });
+      expect(outcome.summary, url).to.equal('step 1 "s": request failed: could not connect to the host');
+    }
+    expect(loopback.received).to.have.length(0);
+  });
+
+  it("gives an unknown host and a refused connection the same message as a refused address", async () => {
+    const closed = await recordingServer("127.0.0.2");
+    closed.close();
+    for (const base of ["http://no-such-host.invalid", `http://127.0.0.2:${closed.port}`]) {
+      const outcome = await runSteps(step("/"), { baseUrl: base, variables: {}, egress: localEgress });
+      expect(outcome.summary, base).to.equal('step 1 "s": request failed: could not connect to the host');
+    }
+  });
+
+  it("connects to the address it checked: a DNS answer that changes afterwards is never used", async () => {
+    // The first answer is allowed (127.0.0.2 only), every later one is loopback's 127.0.0.1.
+    const lookups: string[] = [];
+    const rebinding: Resolve = async (hostname) => {
+      lookups.push(hostname);
+      return [{ address: lookups.length === 1 ? "127.0.0.2" : "127.0.0.1", family: 4 }];
+    };
+    const first = new EgressGuard(policy("127.0.0.2/32"), { resolve: rebinding });
+    const url = `http://rebinding.test:${loopback.port}/`;
+    try {
+      expect((await first.fetch(url)).status).to.equal(200);
+    } finally {
+      await first.close();
+    }
+    expect(lookups).to.deep.equal(["rebinding.test"]);
+    expect(loopback.received.map((req) => req.socket.localAddress)).to.deep.equal(["::ffff:127.0.0.2"]);
+    expect(loopback.received[0]?.headers.host).to.equal(`rebinding.test:${loopback.port}`);
+    // A new connection looks the name up again, and is refused on what it gets now.
+    const second = new EgressGuard(policy("127.0.0.2/32"), { resolve: rebinding });
+    try {
+      const refused = await second.fetch(url).catch((error: Error) => error);
+      expect((refused as Error).cause).to.have.property("code", "EGRESS_REFUSED");
+    } finally {
+      await second.close();
+    }
+    expect(loopback.received).to.have.length(1);
+  });
+
+  it("refuses a host one of whose addresses is refused, though another is allowed", async () => {
+    const mixed: Resolve = async () => [
+      { address: "127.0.0.2", family: 4 },
+      { address: "127.0.0.1", family: 4 },
+    ];
+    const guard = new EgressGuard(policy("127.0.0.2/32"), { resolve: mixed });
+    try {
+      const refused = await guard.fetch(`http://mixed.test:${loopback.port}/`).catch((error: Error) => error);
+      expect((refused as Error).cause).to.have.property("code", "EGRESS_REFUSED");
+      expect(loopback.received).to.have.length(0);
+    } finally {
+      await guard.close();
+    }
+  });
+
+  it("refuses a redirect from an allowed target to a refused address, on every hop", async () => {
+    // The allowed target: 127.0.0.2 only, carved out of the loopback block.
+    let location = "";
+    const allowed = await recordingServer("127.0.0.2", () => location);
+    const guard = new EgressGuard(policy("127.0.0.2/32"));
+    try {
+      for (const to of [
+        `http://127.0.0.1:${loopback.port}/secret`,
+        `http://localhost:${loopback.port}/secret`,
+      ]) {
+        location = to;
+        const followed = await guard
+          .fetch(`http://127.0.0.2:${allowed.port}/redirect`, { redirect: "follow" })
+          .catch((error: Error) => error);
+        expect((followed as Error).cause, to).to.have.property("code", "EGRESS_REFUSED");
+      }
+      expect(allowed.received.map((req) => req.url)).to.deep.equal(["/redirect", "/redirect"]);
+      expect(loopback.received).to.have.length(0);
+      // And a hop to an allowed address is followed: the guard is on the hops, not against redirects.
+      location = `http://127.0.0.2:${allowed.port}/landed`;
+      const landed = await guard.fetch(`http://127.0.0.2:${allowed.port}/redirect`, { redirect: "follow" });
+      expect(await landed.text()).to.equal("reached");
+    } finally {
+      allowed.close();
+      await guard.close();
+    }
+  });
+
+  it("opens raw TCP connections (a forward proxy's CONNECT) through the same checks", async () => {
+    for (const host of ["127.0.0.1", "localhost", "::1"]) {
+      const refused = await strict.connect(host, loopback.port).catch((error: Error) => error);
+      expect(refused, host).to.have.property("code", "EGRESS_REFUSED");
+    }
+    const socket = await localEgress.connect("127.0.0.1", loopback.port);
+    expect(socket.remotePort).to.equal(loopback.port);
+    socket.destroy();
+  });
+});
