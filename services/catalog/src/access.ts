@@ -94,10 +94,12 @@ function refuseKey(
       { role: roleFromDb(creator.role), active: !creator.removed_at, rightsLostAt: creator.rights_lost_at },
       createdAt,
     );
+  // Worded as the gateway words it once the keys service knows (docs/rest-api.md,
+  // "Authentication"): the client cannot tell which of the two refused the key.
   if (!backed)
     return permission === Permission.START_RUN
       ? "the key's creator can no longer start runs"
-      : "the key's creator no longer has the rights the key acts with";
+      : "the key's creator is no longer an Editor or above, so the key no longer works; create a new key";
   if (!apiKeyMay(permission)) return "an API key may only read the project's content and start runs";
   return undefined;
 }

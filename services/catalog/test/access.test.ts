@@ -379,7 +379,9 @@ describe("catalog: members, roles and rights", () => {
       expect(lost?.getTime()).to.be.within(before, Date.now());
 
       const refused = await rejects(read(oldKey), Code.PermissionDenied);
-      expect(refused.rawMessage).to.equal("the key's creator no longer has the rights the key acts with");
+      expect(refused.rawMessage).to.equal(
+        "the key's creator is no longer an Editor or above, so the key no longer works; create a new key",
+      );
       const run = await rejects(
         catalog.resolveRunSelection({
           actor: oldKey,

@@ -77,19 +77,21 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
   const { store, reads, events, watches, catalog, credits, dispatcher, links, logger } = deps;
 
   /**
-   * API keys were verified by the gateway: only their project is checked. Members and operators
-   * are authorized by the catalog, which also tells an unknown project (NOT_FOUND).
+   * Every actor is authorized by the catalog (one CheckAccess per call), which also tells an
+   * unknown project (NOT_FOUND). For an API key that is its creator's rights, checked on every
+   * call, reads included: the gateway verified the key, but a key whose creator lost the rights
+   * it acts with must stop at once, even while the keys service (and so the gateway's key cache)
+   * has not yet been told (docs/rest-api.md, "Authentication").
    */
   const authorize = async (actor: Actor | undefined, projectId: string, permission: Permission) => {
     const kind = requireActor(actor);
     if (!projectId) throw invalid("project_id is required");
     if (kind === "apiKey" && actor?.kind.case === "apiKey") {
+      // Settled here without a call: another project's runs do not exist for a key, and no key
+      // changes runs.
       if (actor.kind.value.projectId !== projectId) throw notFound();
       if (permission === Permission.EDIT)
         throw new ConnectError("API keys cannot change runs", Code.PermissionDenied);
-      // Reading needs nothing more; starting (and cancelling) needs a creator who kept the rights
-      // the key acts with, which only the catalog knows.
-      if (permission === Permission.READ) return;
     }
     await catalog.checkAccess({ actor, projectId, permission }).catch((error: unknown) => {
       throw passOn(error);
@@ -180,7 +182,10 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     },
 
     async rerunRun(req, context) {
-      await authorize(req.actor, req.projectId, Permission.READ);
+      // A key reruns what it may start, and is told so when its creator can no longer start runs
+      // (the start below checks it again, as for any start); members need to read the run first.
+      const keyActor = req.actor?.kind.case === "apiKey";
+      await authorize(req.actor, req.projectId, keyActor ? Permission.START_RUN : Permission.READ);
       const found = await store.getRun(req.projectId, req.runId);
       if (!found) throw notFound();
       const tests = req.failedOnly ? found.tests.filter((test) => test.status === "failed") : found.tests;

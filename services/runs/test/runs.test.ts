@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { AmbiguousNameSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { RunStartedSchema, RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { newId, VariablesGrants } from "@testrun/kit";
@@ -448,6 +449,45 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       stack.runs.cancelRun({ actor: other.key, projectId: project.projectId, runId: run?.id ?? "" }),
       Code.NotFound,
     );
+  });
+
+  it("refuses every read of a key at once when its creator loses the rights the key acts with, the keys service not told", async () => {
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const ids = { actor: project.key, projectId: project.projectId, runId: run?.id ?? "" };
+    const testResultId = run?.tests[0]?.id ?? "";
+    /** WatchRun's first message (or its refusal); the stream is closed then. */
+    const firstWatched = async () => {
+      const closed = new AbortController();
+      try {
+        return await stack.runs.watchRun(ids, { signal: closed.signal })[Symbol.asyncIterator]().next();
+      } finally {
+        closed.abort();
+      }
+    };
+    // The key reads while its creator is an Editor.
+    expect((await stack.runs.getRun(ids)).run?.id).to.equal(ids.runId);
+    expect((await stack.runs.listRuns(ids)).runs).to.have.length(1);
+    expect((await stack.runs.getTestResult({ ...ids, testResultId })).test?.id).to.equal(testResultId);
+    expect((await firstWatched()).value?.run?.id).to.equal(ids.runId);
+
+    // The catalog's KEYS_URL leads nowhere: only the catalog knows of the loss.
+    await stack.catalog.catalog.changeMemberRole({
+      actor: operator(),
+      memberId: project.members.editor,
+      role: Role.VIEWER,
+    });
+    const lostRights =
+      "the key's creator is no longer an Editor or above, so the key no longer works; create a new key";
+    for (const read of [
+      () => stack.runs.getRun(ids),
+      () => stack.runs.listRuns(ids),
+      () => stack.runs.getTestResult({ ...ids, testResultId }),
+      firstWatched,
+    ]) {
+      expect((await rejects(read(), Code.PermissionDenied)).rawMessage).to.equal(lostRights);
+    }
+    const rerun = await rejects(stack.runs.rerunRun(ids), Code.PermissionDenied);
+    expect(rerun.rawMessage).to.equal("the key's creator can no longer start runs");
   });
 
   it("reruns a run on its environment: every test case, or those that failed; nothing to rerun is INVALID_ARGUMENT", async () => {
