@@ -46,6 +46,7 @@ export async function serveHttp(
         server.closeIdleConnections();
         options.logger.info("http closed to new connections; finishing requests in flight");
       }),
+    "closing the HTTP server",
   );
   return server;
 }

@@ -13,5 +13,6 @@ export * from "./rpc/errors.js";
 export * from "./rpc/health.js";
 export * from "./rpc/server.js";
 export * from "./service.js";
+export * from "./shutdown.js";
 export { serverTracingInterceptor } from "./telemetry/interceptors.js";
 export * from "./variables-grant.js";

@@ -8,6 +8,7 @@ import { createLogger } from "./logger.js";
 import { connectRedis } from "./redis.js";
 import { ServingStatus } from "./rpc/health.js";
 import { type ServiceBinding, startRpcServer } from "./rpc/server.js";
+import { ShutdownBudget, shutdownCleanupMs } from "./shutdown.js";
 
 /** What a service's code is handed once configuration, database and Redis are ready. */
 export interface ServiceContext<C> {
@@ -17,8 +18,12 @@ export interface ServiceContext<C> {
   readonly orm: Orm;
   /** The Redis connection; throws when the service did not declare it uses Redis. */
   readonly redis: Redis;
-  /** Registers a clean-up step run at shutdown, after calls in flight ended; last registered runs first. */
-  onShutdown(step: () => Promise<void> | void): void;
+  /**
+   * Registers a clean-up step run at shutdown, after calls in flight ended; last registered runs
+   * first. Steps share what is left of the shutdown budget: one still running when it is spent is
+   * abandoned (`name` says which in the log).
+   */
+  onShutdown(step: () => Promise<void> | void, name?: string): void;
   /**
    * Registers what stops background work the moment SIGTERM arrives (an executor stops taking
    * tests), running alongside the drain: work that is not a call would otherwise go on being taken
@@ -56,7 +61,10 @@ export interface ServiceDefinition<S extends z.ZodType<ServiceConfig>> {
  *
  * Shutdown: at once not ready (gRPC health NOT_SERVING, `isReady()` false) and background work
  * told to stop (`onStopping`), while calls are still served for SHUTDOWN_DRAIN_MS, so endpoints drop this replica before it goes; then no new calls (GOAWAY),
- * calls in flight get SHUTDOWN_TIMEOUT_MS, clean-up steps run, and the process exits 0.
+ * calls in flight get SHUTDOWN_TIMEOUT_MS, clean-up steps run, and the process exits 0. Everything
+ * after SIGTERM fits SHUTDOWN_DRAIN_MS + SHUTDOWN_TIMEOUT_MS + shutdownCleanupMs: a step still
+ * waiting then (on a database or Redis that stopped answering, say) is abandoned, and the process
+ * exits 1, saying which steps it abandoned.
  */
 export async function runService<S extends z.ZodType<ServiceConfig>>(
   definition: ServiceDefinition<S>,
@@ -101,11 +109,11 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     process.exit(2);
   }
 
-  const shutdownSteps: (() => Promise<void> | void)[] = [];
+  const shutdownSteps: { name: string; run: () => Promise<void> | void }[] = [];
   const stoppingSteps: (() => Promise<void> | void)[] = [];
-  if (orm) shutdownSteps.push(() => orm.close());
+  if (orm) shutdownSteps.push({ name: "closing the database", run: () => orm.close() });
   const redis = definition.redis ? await connectRedis(String(env.REDIS_URL)) : undefined;
-  if (redis) shutdownSteps.push(async () => void (await redis.quit()));
+  if (redis) shutdownSteps.push({ name: "closing Redis", run: async () => void (await redis.quit()) });
 
   let ready = false;
   const undeclared = (what: string): never => {
@@ -120,7 +128,8 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     get redis() {
       return redis ?? undeclared("redis");
     },
-    onShutdown: (step) => shutdownSteps.push(step),
+    onShutdown: (step, name = `clean-up step ${shutdownSteps.length + 1}`) =>
+      shutdownSteps.push({ name, run: step }),
     onStopping: (step) => stoppingSteps.push(step),
     isReady: () => ready,
   });
@@ -142,6 +151,8 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     ready = false;
     server.health.setAll(ServingStatus.NOT_SERVING);
     logger.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, "shutting down");
+    const budgetMs = config.SHUTDOWN_DRAIN_MS + config.SHUTDOWN_TIMEOUT_MS + shutdownCleanupMs;
+    const budget = new ShutdownBudget(budgetMs, logger);
     const stopped = Promise.all(
       stoppingSteps.map((step) =>
         Promise.resolve()
@@ -151,13 +162,19 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     );
     // Still serving, new connections included: until endpoints drop this replica, traffic still comes.
     if (config.SHUTDOWN_DRAIN_MS > 0) await delay(config.SHUTDOWN_DRAIN_MS);
-    await stopped;
+    await budget.run("stopping background work", () => stopped);
     logger.info({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing");
-    await server.shutdown(config.SHUTDOWN_TIMEOUT_MS);
-    for (const step of shutdownSteps.reverse()) {
-      await Promise.resolve(step()).catch((err: unknown) => logger.error({ err }, "shutdown step failed"));
+    await budget.run("finishing calls in flight", () =>
+      server.shutdown(Math.min(config.SHUTDOWN_TIMEOUT_MS, budget.remainingMs())),
+    );
+    for (const step of shutdownSteps.reverse()) await budget.run(step.name, step.run);
+    if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT)
+      await budget.run("flushing traces", async () => (await import("./telemetry/sdk.js")).stopTelemetry());
+    if (budget.unfinished.length > 0) {
+      // Left running, not finished: the exit closes their connections.
+      logger.error({ unfinished: budget.unfinished, budgetMs }, "shutdown budget ran out");
+      process.exit(1);
     }
-    if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT) await (await import("./telemetry/sdk.js")).stopTelemetry();
     logger.info("stopped");
     process.exit(0);
   };

@@ -39,7 +39,7 @@ await runService({
       await delay(config.SHUTDOWN_DRAIN_MS);
       watches.close();
     });
-    onShutdown(() => events.close());
+    onShutdown(() => events.close(), "closing the run events subscriber");
     const reconciler = new Reconciler(
       store,
       credits,
@@ -55,7 +55,7 @@ await runService({
     );
     reconciler.start();
     // Registered last, so it stops first: before Redis and the database close.
-    onShutdown(() => reconciler.stop());
+    onShutdown(() => reconciler.stop(), "stopping the reconciler");
     const impl = runsService({
       store,
       reads: new RunReads(orm),

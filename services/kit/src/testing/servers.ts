@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { chown, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chown, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,12 @@ const REDIS_SERVER = process.env.TESTRUN_REDIS_SERVER ?? "/usr/bin/redis-server"
 export interface ThrowawayServer {
   url: string;
   stop(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP to its processes): connections stay open but nothing is answered,
+   * as when a server or the network path to it hangs. resume() (and stop()) thaw it.
+   */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
 }
 
 /** A TCP port that was free on 127.0.0.1 a moment ago (bind port 0, read it, close). */
@@ -75,6 +81,37 @@ async function isRunning(pid: number): Promise<boolean> {
   // Field 3, after the parenthesised command name, is the state.
   const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
   return state !== "Z" && state !== "X";
+}
+
+/** A process and all its descendants (a postmaster and its backends), the process first. */
+async function processTree(pid: number): Promise<number[]> {
+  const children = new Map<number, number[]>();
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    // Field 4, after the parenthesised command name and the state, is the parent's pid.
+    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const tree: number[] = [];
+  for (let next = [pid]; next.length > 0; next = next.flatMap((p) => children.get(p) ?? []))
+    tree.push(...next);
+  return tree;
+}
+
+/**
+ * Sends SIGSTOP or SIGCONT to a process and then to its descendants: a postmaster stopped first
+ * forks no backend the walk would miss. A process gone meanwhile is skipped.
+ */
+async function signalTree(pid: number | undefined, signal: "SIGSTOP" | "SIGCONT"): Promise<void> {
+  if (!pid) throw new Error("the server has no pid: it is not running");
+  const send = (target: number) => {
+    try {
+      process.kill(target, signal);
+    } catch {}
+  };
+  send(pid);
+  for (const descendant of (await processTree(pid)).slice(1)) send(descendant);
 }
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -136,12 +173,15 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
     run("runuser", ["-u", "postgres", "--", join(PG_BIN, tool), ...args], dir);
 
   let started = false;
+  const postmaster = () => readPid(join(data, "postmaster.pid"));
+  const resume = async () => signalTree(await postmaster(), "SIGCONT");
   const stop = async () => {
     running.delete(dir);
     try {
       if (!started) return;
       started = false;
-      const pid = await readPid(join(data, "postmaster.pid"));
+      const pid = await postmaster();
+      if (pid) await signalTree(pid, "SIGCONT");
       await asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]).catch(async (error) => {
         if (!pid) throw error;
         await killAndWait(pid, "SIGQUIT");
@@ -187,7 +227,8 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
     const pid = await readPid(join(data, "postmaster.pid"));
     if (pid) track(dir, pid);
     const url = await createTestDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`, "testrun");
-    return { url, stop };
+    const pause = async () => signalTree(await postmaster(), "SIGSTOP");
+    return { url, stop, pause, resume };
   } catch (error) {
     await stop().catch(() => {});
     throw error;
@@ -247,6 +288,7 @@ export async function startThrowawayRedis(): Promise<ThrowawayServer> {
     running.delete(dir);
     try {
       pid ??= await readPid(pidfile);
+      if (pid) await signalTree(pid, "SIGCONT");
       if (pid) await killAndWait(pid, "SIGTERM");
       pid = undefined;
     } finally {
@@ -289,7 +331,12 @@ export async function startThrowawayRedis(): Promise<ThrowawayServer> {
     pid = await readPid(pidfile);
     if (!pid) throw await withLog(new Error(`redis-server wrote no pid to ${pidfile}`), log);
     track(dir, pid);
-    return { url: `redis://127.0.0.1:${port}`, stop };
+    return {
+      url: `redis://127.0.0.1:${port}`,
+      stop,
+      pause: () => signalTree(pid, "SIGSTOP"),
+      resume: () => signalTree(pid, "SIGCONT"),
+    };
   } catch (error) {
     await stop().catch(() => {});
     throw error;
