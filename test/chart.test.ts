@@ -9,6 +9,7 @@ import { repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import type { IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
 import type { IIngress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import type { INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import type { IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import type { IRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import type { IContainer } from "kubernetes-models/v1/Container";
@@ -791,6 +792,103 @@ describe("helm chart helm/testrun", () => {
       expect(componentContainer(chart, "console").env.values.APP_URL).to.equal("https://testrun.example.com");
       expect(componentContainer(chart, "runs").env.values.APP_URL).to.equal("https://testrun.example.com");
     });
+  });
+
+  describe("the HTTP ports when the gateway trusts X-Forwarded-For", () => {
+    const ingressNginx = { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } };
+    const render = async (set: string[]) =>
+      new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+    /** Who may reach a component's HTTP port: its sources (the helm test pod left out), and the trusted hops. */
+    const httpAccess = (chart: RenderedChart, name: string) => {
+      const { workload, env } = componentContainer(chart, name);
+      const httpPort = setting(schemaOf(name), env.values, "HTTP_PORT") as number;
+      const helmTest = chart.workloads().filter((w) => hookEvents(w.object).includes("test"));
+      return [...chart.ingressSources(workload, httpPort)]
+        .filter((source) => !helmTest.some((w) => w.identity === source))
+        .sort();
+    };
+    const gatewayHops = (chart: RenderedChart) =>
+      componentContainer(chart, "gateway").env.values.TRUST_PROXY_HOPS;
+    const onlyFrom = (selector: unknown) => [`outside: namespaceSelector ${JSON.stringify(selector)}`];
+
+    for (const { on, set } of [
+      { on: "the ingress", set: ["ingress.enabled=true"] },
+      {
+        on: "the HTTPRoute",
+        set: [
+          "httpRoute.enabled=true",
+          "httpRoute.parentRefs[0].name=public",
+          "httpRoute.hostnames[0]=a.example",
+        ],
+      },
+      { on: "config.trustProxyHops=2", set: ["config.trustProxyHops=2"] },
+    ]) {
+      it(`admits only the ingress controller (ingress-nginx by default) with ${on}`, async () => {
+        const chart = await render(set);
+        expect(Number(gatewayHops(chart)), "TRUST_PROXY_HOPS").to.be.above(0);
+        for (const name of ["gateway", "console"]) {
+          expect(httpAccess(chart, name), `${name} HTTP port`).to.deep.equal(onlyFrom(ingressNginx));
+        }
+        for (const policy of chart.ofKind("NetworkPolicy")) await validateObject(policy);
+      });
+    }
+
+    it("admits anyone when nothing is trusted: no ingress, or config.trustProxyHops=0", async () => {
+      for (const set of [[], ["ingress.enabled=true", "config.trustProxyHops=0"]]) {
+        const chart = await render(set);
+        expect(gatewayHops(chart), String(set)).to.equal("0");
+        expect(httpAccess(chart, "gateway"), String(set)).to.deep.equal(["anywhere"]);
+      }
+    });
+
+    it("takes the controller's namespace and pod labels, or networkPolicy.gatewayFrom instead", async () => {
+      const labelled = await render([
+        "ingress.enabled=true",
+        "networkPolicy.ingressController.namespace=traefik",
+        "networkPolicy.ingressController.podLabels.app\\.kubernetes\\.io/name=traefik",
+      ]);
+      expect(gatewayControllerPeer(labelled), "the gateway's HTTP rule").to.deep.include({
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "traefik" } },
+        podSelector: { matchLabels: { "app.kubernetes.io/name": "traefik" } },
+      });
+      const anyNamespace = await render([
+        "ingress.enabled=true",
+        "networkPolicy.ingressController.namespace=",
+        "networkPolicy.ingressController.podLabels.app=edge",
+      ]);
+      expect(gatewayControllerPeer(anyNamespace)).to.deep.include({
+        namespaceSelector: {},
+        podSelector: { matchLabels: { app: "edge" } },
+      });
+      const given = await render([
+        "ingress.enabled=true",
+        "networkPolicy.gatewayFrom[0].ipBlock.cidr=10.0.0.0/8",
+      ]);
+      expect(httpAccess(given, "gateway")).to.deep.equal(["outside: ipBlock 10.0.0.0/8"]);
+    });
+
+    it("refuses to render with an ingress controller of neither namespace nor labels, saying what to set", async () => {
+      const result = await tryRenderChart(chartPath, {
+        release,
+        namespace,
+        set: ["ingress.enabled=true", "networkPolicy.ingressController.namespace="],
+      });
+      expect(result.code, "helm template exit code").to.not.equal(0);
+      expect(result.stderr).to.contain("networkPolicy.ingressController").and.to.contain("gatewayFrom");
+    });
+
+    /** The peers of the gateway's HTTP rule that are not the helm test pod. */
+    function gatewayControllerPeer(chart: RenderedChart) {
+      const port = setting(schemaOf("gateway"), componentContainer(chart, "gateway").env.values, "HTTP_PORT");
+      const policy = chart
+        .ofKind<INetworkPolicy>("NetworkPolicy")
+        .find(
+          (candidate) =>
+            candidate.metadata?.name === chart.component("gateway").workload.object.metadata.name,
+        );
+      const rule = policy?.spec?.ingress?.find((r) => r.ports?.some((p) => p.port === port));
+      return rule?.from?.find((peer) => peer.namespaceSelector !== undefined);
+    }
   });
 
   describe("the registry (services.yaml) and the values", () => {

@@ -247,7 +247,37 @@ podSelector:
 {{- end -}}
 
 {{/*
-Who may connect to a component: the gateway's HTTP port from outside (or from networkPolicy.gatewayFrom),
+Who may reach the HTTP ports (the gateway's and the console's): networkPolicy.gatewayFrom; else,
+when the gateway believes X-Forwarded-For (TRUST_PROXY_HOPS above 0), only the ingress controller,
+since anyone else could name any client address (another's, to spend its failed authentications);
+else anyone. A YAML list of NetworkPolicy peers, empty for anyone.
+*/}}
+{{- define "testrun.httpPeers" -}}
+{{- $policy := .Values.networkPolicy -}}
+{{- if $policy.gatewayFrom -}}
+{{- toYaml $policy.gatewayFrom -}}
+{{- else if gt (int (include "testrun.trustProxyHops" .)) 0 -}}
+{{- $controller := $policy.ingressController -}}
+{{- if not (or $controller.namespace $controller.podLabels) -}}
+{{- fail "networkPolicy.ingressController needs a namespace or podLabels: the gateway trusts X-Forwarded-For (config.trustProxyHops above 0, or the ingress or HTTPRoute on), so only the ingress controller may reach it; or list the peers in networkPolicy.gatewayFrom (see docs/deploy.md, Network policies)" -}}
+{{- end -}}
+- namespaceSelector:
+    {{- if $controller.namespace }}
+    matchLabels:
+      kubernetes.io/metadata.name: {{ $controller.namespace | quote }}
+    {{- else }} {}
+    {{- end }}
+  podSelector:
+    {{- with $controller.podLabels }}
+    matchLabels:
+      {{- toYaml . | nindent 6 }}
+    {{- else }} {}
+    {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Who may connect to a component: the HTTP ports as testrun.httpPeers says,
 every gRPC port only from the components whose config names it (their <NAME>_URL). The kubelet's
 probes come from the pod's node, which Kubernetes says a NetworkPolicy cannot block (up to the CNI:
 docs/deploy.md, Network policies).
@@ -273,9 +303,9 @@ spec:
     - ports:
         - port: {{ $facts.httpPort }}
           protocol: TCP
-      {{- with $root.Values.networkPolicy.gatewayFrom }}
+      {{- with include "testrun.httpPeers" $root }}
       from:
-        {{- toYaml . | nindent 8 }}
+        {{- . | nindent 8 }}
         {{- if $root.Values.tests.enabled }}
         # The helm test pod.
         - {{ include "testrun.peerSelector" (dict "root" $root "components" (list "test")) | indent 10 | trim }}

@@ -111,9 +111,11 @@ export interface AuthenticatorDeps {
  * Authenticates requests by their project API key and applies the per-key rate limit and the
  * per-address limit on failed authentications (docs/rest-api.md, "Authentication", "Limits").
  *
- * Cost per request: one Redis round trip (limits.checkKey), plus a VerifyKey call only when the
- * cache has no entry for the key (the keys service then writes one). Failures cost one more Redis
- * round trip to count them. The secret itself is only ever fingerprinted or sent to VerifyKey.
+ * Cost per request: one Redis round trip (limits.checkKey), plus, only when the cache has no
+ * entry for the key, a VerifyKey call (the keys service then writes one) and one round trip to
+ * settle the failure counted in advance (limits.ts says how failures are counted, and why a key
+ * known to be real is never held up by its address's failures). Refusals cost one more round
+ * trip to count them. The secret itself is only ever fingerprinted or sent to VerifyKey.
  */
 export class Authenticator {
   constructor(private readonly deps: AuthenticatorDeps) {}
@@ -133,13 +135,27 @@ export class Authenticator {
     if (typeof presented !== "string") return this.refuse(address, "malformed_header");
     if (!keyShape.test(presented)) return this.refuse(address, "unknown");
 
-    const check = await this.deps.limits.checkKey(fingerprintOf(presented), address);
+    const fingerprint = fingerprintOf(presented);
+    const check = await this.deps.limits.checkKey(fingerprint, address);
     if (check.blocked) throw tooManyFailures(check.retryAfterSeconds);
 
     const cached = check.entry && verdictFromCache(check.entry, Date.now());
-    const verdict = cached ?? (await this.verify(ctx, presented));
+    let verdict: Verdict;
+    if (cached) verdict = cached;
+    else {
+      try {
+        verdict = await this.verify(ctx, presented);
+      } catch (error) {
+        // Verifying failed on our side: not the client's failure.
+        if (check.reserved) await this.deps.limits.notVerified(address, fingerprint);
+        throw error;
+      }
+      await this.settle(address, fingerprint, check.reserved, verdict);
+    }
     if (!verdict.ok) {
       if (verdict.refusal === "creator_lost_rights") throw creatorLostRights(purpose);
+      // Counted before verifying: once is enough.
+      if (check.reserved) throw unauthorized(verdict.refusal);
       return this.refuse(address, verdict.refusal);
     }
 
@@ -190,13 +206,33 @@ export class Authenticator {
     }
   }
 
+  /**
+   * After the keys service's answer: a key that exists takes back the failure counted in advance
+   * and is marked known; a marked key that no longer works loses its mark (and is counted as it
+   * is refused); a refused secret that was counted in advance stays counted.
+   */
+  private async settle(
+    address: string,
+    fingerprint: string,
+    reserved: boolean,
+    verdict: Verdict,
+  ): Promise<void> {
+    if (verdict.ok || verdict.refusal === "creator_lost_rights")
+      await this.deps.limits.keyExists(address, fingerprint, reserved);
+    else if (!reserved) await this.deps.limits.forgetKey(fingerprint);
+  }
+
   /** Counts a failed authentication of the address and answers 401, or 429 once it is over its limit. */
   private async refuse(address: string, refusal: Exclude<Refusal, "creator_lost_rights">): Promise<never> {
     const failures = await this.deps.limits.recordAuthFailure(address);
     if (failures.blocked) throw tooManyFailures(failures.retryAfterSeconds);
-    const { code, message } = refusals[refusal];
-    throw new HttpError(401, code, message);
+    throw unauthorized(refusal);
   }
+}
+
+function unauthorized(refusal: Exclude<Refusal, "creator_lost_rights">): HttpError {
+  const { code, message } = refusals[refusal];
+  return new HttpError(401, code, message);
 }
 
 function tooManyFailures(retryAfterSeconds: number): HttpError {

@@ -10,31 +10,68 @@ import type { Redis } from "ioredis";
  * expires 60 s after it was created. "61 requests within a minute of the first" is refused
  * deterministically, without the edge effects of windows aligned to the clock.
  *
- * The hot path costs one Redis round trip: one script reads the address's failure count, reads
- * the key-cache entry (written by the keys service, see @testrun/kit key-cache.ts) and counts the
- * request against the key's limit. Redis runs a script atomically, so replicas never lose counts.
- * (The three keys are not in one hash slot: a Redis Cluster would need hash tags. One Redis
- * server, or a primary with replicas, is what the system runs on.)
+ * The failed-authentication limit bounds how fast an address can have secrets verified by the keys
+ * service (guessing), without ever standing in the way of a key known to be real:
+ * - a key the verified-key cache holds (written by the keys service, see @testrun/kit
+ *   key-cache.ts), or one the gateway has seen verified in the last `knownKeyTtlSeconds` (its
+ *   cache entry lives only minutes), is never refused for its address's failures: it cannot be a
+ *   guess, since only the secret's holder can present its fingerprint;
+ * - any other secret is counted as a failure of its address before it is verified, in the same
+ *   atomic step that checks the limit, so a parallel burst cannot send more than the limit to the
+ *   keys service; the count is taken back when the key turns out to exist.
+ *
+ * The hot path costs one Redis round trip: one script reads the cache entry and the known-key
+ * mark, counts the request against the key's limit and, for a secret neither knows, counts the
+ * failure in advance. Redis runs a script atomically, so replicas never lose counts. (The keys
+ * are not in one hash slot: a Redis Cluster would need hash tags. One Redis server, or a primary
+ * with replicas, is what the system runs on.)
  */
 
 const windowMs = 60_000;
+/** How long a key verified valid stays known (refreshed on every verification, so at least every few minutes while in use). */
+export const knownKeyTtlSeconds = 30 * 24 * 3600;
 
-// KEYS: failed-auth counter of the address, key-cache entry, rate counter of the key.
+// KEYS: failed-auth counter of the address, key-cache entry, rate counter of the key, known-key mark.
 // ARGV: failed-auth limit, window in ms.
-// Returns {0, ttl} when the address is blocked (nothing counted), else {1, entry|false, count, ttl}.
+// Returns {0, ttl} when the address is blocked for this secret (nothing counted), else
+// {1, entry|false, count, ttl, reserved (1 when a failure was counted in advance)}.
 const checkKeyScript = `
-local failures = tonumber(redis.call('GET', KEYS[1]) or '0')
-if failures >= tonumber(ARGV[1]) then
-  return {0, redis.call('PTTL', KEYS[1])}
-end
 local entry = redis.call('GET', KEYS[2])
+local reserved = 0
+if not entry and redis.call('EXISTS', KEYS[4]) == 0 then
+  local failures = redis.call('INCR', KEYS[1])
+  local fttl = redis.call('PTTL', KEYS[1])
+  if failures == 1 or fttl < 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    fttl = tonumber(ARGV[2])
+  end
+  if failures > tonumber(ARGV[1]) then
+    redis.call('DECR', KEYS[1])
+    return {0, fttl}
+  end
+  reserved = 1
+end
 local count = redis.call('INCR', KEYS[3])
 local ttl = redis.call('PTTL', KEYS[3])
 if count == 1 or ttl < 0 then
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
   ttl = tonumber(ARGV[2])
 end
-return {1, entry, count, ttl}
+return {1, entry, count, ttl, reserved}
+`;
+
+// KEYS: failed-auth counter of the address, known-key mark. ARGV: 1 to take back a failure
+// counted in advance, the mark's TTL in seconds (0: leave the mark alone).
+// (Should the window have ended in between, this takes one failure off the next window: at most
+// one per verification, which no guess gets back.)
+const settleScript = `
+if ARGV[1] == '1' and tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
+  redis.call('DECR', KEYS[1])
+end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[2], '1', 'EX', ARGV[2])
+end
+return 1
 `;
 
 // KEYS: failed-auth counter of the address. ARGV: window in ms. Returns {count, ttl}.
@@ -59,7 +96,16 @@ export interface RateState {
 
 export type KeyCheck =
   | { blocked: true; retryAfterSeconds: number }
-  | { blocked: false; entry: KeyCacheEntry | undefined; rate: RateState };
+  | {
+      blocked: false;
+      entry: KeyCacheEntry | undefined;
+      rate: RateState;
+      /**
+       * A failure of the address was counted before verifying (neither the cache nor the known
+       * marks know the secret): the verification's outcome settles it (keyExists, or it stays).
+       */
+      reserved: boolean;
+    };
 
 export interface FailureCount {
   /** Whether this failure took the address over its limit. */
@@ -79,25 +125,33 @@ const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 export class RequestLimits {
   private readonly checkKeyCommand: ScriptCommand;
   private readonly authFailedCommand: ScriptCommand;
+  private readonly settleCommand: ScriptCommand;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     private readonly options: LimitOptions,
   ) {
     // defineCommand sends EVALSHA and falls back to EVAL once when Redis lost the script.
-    redis.defineCommand("gatewayCheckKey", { numberOfKeys: 3, lua: checkKeyScript });
+    redis.defineCommand("gatewayCheckKey", { numberOfKeys: 4, lua: checkKeyScript });
     redis.defineCommand("gatewayAuthFailed", { numberOfKeys: 1, lua: authFailedScript });
+    redis.defineCommand("gatewayAuthSettle", { numberOfKeys: 2, lua: settleScript });
     const commands = redis as unknown as Record<string, ScriptCommand>;
     this.checkKeyCommand = (...args) => (commands.gatewayCheckKey as ScriptCommand).apply(redis, args);
     this.authFailedCommand = (...args) => (commands.gatewayAuthFailed as ScriptCommand).apply(redis, args);
+    this.settleCommand = (...args) => (commands.gatewayAuthSettle as ScriptCommand).apply(redis, args);
   }
 
-  /** One round trip: is the address blocked, what does the cache say about the key, and count it. */
+  /**
+   * One round trip: what the cache says about the key, and the request counted against the key's
+   * limit; for a secret neither the cache nor the known marks know, a failure of the address
+   * counted in advance (blocked, and nothing counted, when that would take it over its limit).
+   */
   async checkKey(fingerprint: string, address: string): Promise<KeyCheck> {
     const reply = await this.checkKeyCommand(
       failureCounterKey(address),
       keyCacheKey(fingerprint),
       rateCounterKey(fingerprint),
+      knownKeyMark(fingerprint),
       this.options.authFailuresPerMinute,
       windowMs,
     );
@@ -111,7 +165,32 @@ export class RequestLimits {
         count: Number(reply[2]),
         resetSeconds: wholeSeconds(Number(reply[3])),
       },
+      reserved: Number(reply[4]) === 1,
     };
+  }
+
+  /**
+   * The keys service knows this secret (valid, or its creator lost rights): takes back the failure
+   * counted in advance, if one was, and marks the key known, so that its address's failures never
+   * hold it up.
+   */
+  async keyExists(address: string, fingerprint: string, reserved: boolean): Promise<void> {
+    await this.settleCommand(
+      failureCounterKey(address),
+      knownKeyMark(fingerprint),
+      reserved ? 1 : 0,
+      knownKeyTtlSeconds,
+    );
+  }
+
+  /** The secret could not be verified (the keys service failed us): the failure counted in advance was none. */
+  async notVerified(address: string, fingerprint: string): Promise<void> {
+    await this.settleCommand(failureCounterKey(address), knownKeyMark(fingerprint), 1, 0);
+  }
+
+  /** The keys service refused a secret that was marked known (revoked, expired, gone): forget it. */
+  async forgetKey(fingerprint: string): Promise<void> {
+    await this.redis.del(knownKeyMark(fingerprint));
   }
 
   /** Counts a failed authentication of an address; says whether it is now over its limit. */
@@ -128,6 +207,8 @@ export class RequestLimits {
 // and it can be done before the key's id is known (on a cache miss).
 const rateCounterKey = (fingerprint: string) => `testrun:gateway:rate:${fingerprint}`;
 const failureCounterKey = (address: string) => `testrun:gateway:authfail:${address}`;
+/** Set when the keys service has said the secret exists; never set for a guess. */
+const knownKeyMark = (fingerprint: string) => `testrun:gateway:known:${fingerprint}`;
 
 /**
  * The unit failed authentications are counted by: an IPv4 address, or the /64 network of an IPv6

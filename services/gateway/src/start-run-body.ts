@@ -22,8 +22,8 @@ export function toStartRun(body: z.output<typeof startRunBodySchema>): StartRun 
   const selection: StartRun["selection"] = body.testPlan
     ? { case: "testPlan", value: body.testPlan }
     : body.testCaseIds
-      ? { case: "testCaseIds", value: { ids: body.testCaseIds } }
-      : { case: "tags", value: { tags: body.tags ?? [] } };
+      ? { case: "testCaseIds", value: { ids: [...new Set(body.testCaseIds)] } }
+      : { case: "tags", value: { tags: [...new Set(body.tags ?? [])] } };
   return {
     selection,
     ...(body.environment && { environment: body.environment }),

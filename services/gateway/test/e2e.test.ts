@@ -22,6 +22,7 @@ import {
   type Answer,
   call,
   expectError,
+  freshAddress,
   type GatewayProcess,
   keyShapedSecret,
   startGateway,
@@ -529,6 +530,78 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       expect(
         (await get("/v1/environments", (await newKey(a.projectId)).secret, secondGateway)).status,
       ).to.equal(200);
+    });
+  });
+
+  describe("failed authentications per address, and keys that are real", () => {
+    const failuresPerMinute = 20; // the default of AUTH_FAILURES_PER_MINUTE
+    const knownMark = (secret: string) => `testrun:gateway:known:${fingerprintOf(secret)}`;
+    const fromAddress = (address: string, secret: string, via: GatewayProcess = gateway) =>
+      call(via.http, "/v1/environments", { address, ...bearer(secret) });
+    /** Others behind the same address use up its failures: requests without a key. */
+    const block = async (address: string) => {
+      for (let i = 0; i < failuresPerMinute; i++)
+        expectError(await call(gateway.http, "/v1/environments", { address }), 401, "unauthorized");
+      expectError(await call(gateway.http, "/v1/environments", { address }), 429, "rate_limited");
+    };
+
+    it("counts a secret it verifies before verifying it, and takes the count back when the key is valid", async () => {
+      const address = freshAddress();
+      const fresh = await newKey(a.projectId);
+      expect((await fromAddress(address, fresh.secret)).status).to.equal(200);
+      // Unknown secrets, verified by the keys service: the valid key's verification cost nothing.
+      for (let i = 0; i < failuresPerMinute; i++)
+        expectError(await fromAddress(address, keyShapedSecret()), 401, "unauthorized");
+      expectError(await fromAddress(address, keyShapedSecret()), 429, "rate_limited");
+    });
+
+    it("never refuses a key in the cache for its address's failures, on any gateway", async () => {
+      const address = freshAddress();
+      const { secret } = await newKey(a.projectId);
+      expect((await get("/v1/environments", secret)).status).to.equal(200);
+      await block(address);
+      for (const via of [gateway, secondGateway]) {
+        const answer = await fromAddress(address, secret, via);
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      }
+    });
+
+    it("lets a key verified before through from a blocked address after its cache entry is gone", async () => {
+      const address = freshAddress();
+      const { secret } = await newKey(a.projectId);
+      expect((await get("/v1/environments", secret)).status).to.equal(200);
+      // A cache entry lives minutes (validEntryTtlSeconds); the gateway remembers the key far longer.
+      await redis.del(keyCacheKey(fingerprintOf(secret)));
+      await block(address);
+      const answer = await fromAddress(address, secret);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(await redis.exists(keyCacheKey(fingerprintOf(secret))), "cached again").to.equal(1);
+    });
+
+    it("holds a key never seen before at a blocked address like any unknown secret, until it is seen", async () => {
+      const address = freshAddress();
+      const { secret } = await newKey(a.projectId);
+      await block(address);
+      // Nothing tells it from a guess without asking the keys service, which the limit protects.
+      expectError(await fromAddress(address, secret), 429, "rate_limited");
+      expect((await get("/v1/environments", secret)).status).to.equal(200);
+      await redis.del(keyCacheKey(fingerprintOf(secret)));
+      expect((await fromAddress(address, secret)).status).to.equal(200);
+    });
+
+    it("forgets a known key once the keys service refuses it: a blocked address then cannot have it verified", async () => {
+      const address = freshAddress();
+      const key = await newKey(a.projectId);
+      expect((await get("/v1/environments", key.secret)).status).to.equal(200);
+      expect(await redis.exists(knownMark(key.secret))).to.equal(1);
+      await keys.revokeKey({ actor: operator, projectId: a.projectId, keyId: key.id });
+      // Its tombstone gone too: only the keys service can say what the key is.
+      await redis.del(keyCacheKey(fingerprintOf(key.secret)));
+      expectError(await fromAddress(freshAddress(), key.secret), 401, "unauthorized");
+      expect(await redis.exists(knownMark(key.secret)), "still marked known").to.equal(0);
+      await redis.del(keyCacheKey(fingerprintOf(key.secret)));
+      await block(address);
+      expectError(await fromAddress(address, key.secret), 429, "rate_limited");
     });
   });
 

@@ -30,6 +30,8 @@ describe("gateway HTTP surface without a working key", () => {
   let env: Record<string, string>;
   let gateway: GatewayProcess;
   let secondGateway: GatewayProcess;
+  /** Waits long for the keys service: what it sends there is still waiting while the rest is answered. */
+  let patientGateway: GatewayProcess;
 
   before(async () => {
     blackhole = createServer((socket) => {
@@ -49,10 +51,18 @@ describe("gateway HTTP surface without a working key", () => {
       // Each test sends its own X-Forwarded-For address (support.ts), as a proxy in front would.
       TRUST_PROXY_HOPS: "1",
     };
-    [gateway, secondGateway] = await Promise.all([startGateway(env), startGateway(env)]);
+    [gateway, secondGateway, patientGateway] = await Promise.all([
+      startGateway(env),
+      startGateway(env),
+      startGateway({ ...env, RPC_TIMEOUT_MS: "10000" }),
+    ]);
   });
   after(async () => {
-    await Promise.all([gateway?.stop("SIGKILL"), secondGateway?.stop("SIGKILL")]);
+    await Promise.all([
+      gateway?.stop("SIGKILL"),
+      secondGateway?.stop("SIGKILL"),
+      patientGateway?.stop("SIGKILL"),
+    ]);
     for (const socket of sockets) socket.destroy();
     blackhole?.close();
   });
@@ -129,6 +139,35 @@ describe("gateway HTTP surface without a working key", () => {
       expectError(keyShaped, 429, "rate_limited");
       expect(Number(keyShaped.headers.get("retry-after"))).to.be.at.least(1);
       expectError(await call(gateway.http, "/v1/project", { address }), 429, "rate_limited");
+    });
+
+    it("counts a secret before it is verified, so a parallel burst gets no more than the limit verified", async () => {
+      const address = freshAddress();
+      const abort = new AbortController();
+      const refusedAtOnce = failuresPerMinute * 2;
+      const answered: number[] = [];
+      const { promise: enoughAnswered, resolve } = Promise.withResolvers<void>();
+      const burst = Array.from({ length: failuresPerMinute + refusedAtOnce }, () =>
+        call(patientGateway.http, "/v1/project", {
+          address,
+          headers: { "X-Api-Key": keyShapedSecret() },
+          signal: abort.signal,
+        }).then(
+          (answer) => {
+            answered.push(answer.status);
+            if (answered.length === refusedAtOnce) resolve();
+          },
+          () => {},
+        ),
+      );
+      try {
+        await enoughAnswered;
+        // Without counting in advance, all of them would have gone to the keys service (500s).
+        expect(answered).to.deep.equal(Array(refusedAtOnce).fill(429));
+      } finally {
+        abort.abort();
+        await Promise.all(burst);
+      }
     });
 
     it("counts per address: another address is not affected", async () => {

@@ -71,12 +71,27 @@ describe("the start-run body", () => {
     expect(refusal(() => parseStartRunBody({ tags: ids(501) })).message).to.contain("500");
   });
 
-  it("counts duplicates once against the 500 bound, and takes null as not given", () => {
-    const twice = [...Array(300).keys(), ...Array(300).keys()].map((i) => `tc_${i}`);
-    expect(parseStartRunBody({ testCaseIds: twice }).selection.value).to.deep.equal({ ids: twice });
+  it("counts duplicates once against the 500 bound, passes each entry on once, and takes null as not given", () => {
+    const once = [...Array(300).keys()].map((i) => `tc_${i}`);
+    const twice = [...once, ...once];
+    expect(parseStartRunBody({ testCaseIds: twice }).selection.value).to.deep.equal({ ids: once });
+    expect(parseStartRunBody({ tags: ["a", "b", "a", "a"] }).selection.value).to.deep.equal({
+      tags: ["a", "b"],
+    });
     expect(parseStartRunBody({ testPlan: "a", environment: null, name: null })).to.deep.equal({
       selection: { case: "testPlan", value: "a" },
     });
+  });
+
+  it("refuses more than 1000 entries, duplicates included, before anything else sees them", () => {
+    for (const field of ["testCaseIds", "tags"]) {
+      const atBound = refusal(() => parseStartRunBody({ [field]: Array(1001).fill("a") }));
+      expect(atBound.status).to.equal(400);
+      expect(atBound.message).to.equal(`${field} may hold at most 1000 entries, duplicates included`);
+      expect(parseStartRunBody({ [field]: Array(1000).fill("a") }).selection.value).to.deep.equal(
+        field === "tags" ? { tags: ["a"] } : { ids: ["a"] },
+      );
+    }
   });
 });
 

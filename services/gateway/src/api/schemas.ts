@@ -350,12 +350,15 @@ const withoutNul = <S extends z.ZodString>(schema: S) => schema.regex(noNul, nul
 
 const maxNameLength = 200;
 export const maxListLength = 500;
+/** Entries as sent, duplicates included: bounds the work a body can cost before it is deduplicated. */
+export const maxRawListLength = 1000;
 
 const nonEmptyStrings = (field: string) => {
   const message = `${field} must be an array of non-empty strings`;
   return z
     .array(withoutNul(z.string({ error: message }).min(1, message)), { error: message })
     .min(1, `${field} is empty: nothing to run`)
+    .max(maxRawListLength, `${field} may hold at most ${maxRawListLength} entries, duplicates included`)
     .refine(
       (list) => new Set(list).size <= maxListLength,
       `${field} may hold at most ${maxListLength} distinct entries`,
@@ -395,14 +398,14 @@ const startRunShape = {
     .nullish()
     .meta({
       description:
-        "Test case ids: runs exactly these, enabled or not; duplicates count once; at most 500 distinct ids; an unknown id gives 404.",
+        "Test case ids: runs exactly these, enabled or not; duplicates count once; at most 500 distinct ids and 1000 entries in all; an unknown id gives 404.",
       examples: [[examples.testCaseId]],
     }),
   tags: nonEmptyStrings("tags")
     .nullish()
     .meta({
       description:
-        "Runs every enabled test case having any of these tags (ignoring case); at most 500 distinct tags; more than 500 matching test cases gives 400.",
+        "Runs every enabled test case having any of these tags (ignoring case); at most 500 distinct tags and 1000 entries in all; more than 500 matching test cases gives 400.",
       examples: [["smoke"]],
     }),
 };
