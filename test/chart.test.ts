@@ -976,6 +976,103 @@ describe("helm chart helm/testrun", () => {
     }
   });
 
+  describe("the executors' egress", () => {
+    const dualStack = [
+      "egress.podCidrs={10.244.0.0/16,fd00:10:244::/56}",
+      "egress.serviceCidrs={10.96.0.0/12}",
+      "egress.denyCidrs={192.168.0.0/16}",
+      "egress.allowCidrs={127.0.0.0/8,::1/128}",
+    ];
+    const render = async (set: string[]) =>
+      new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+    const egressPolicy = (chart: RenderedChart) =>
+      chart.find<INetworkPolicy>("NetworkPolicy", `${release}-testrun-executor-egress`);
+    const workloadOf = (chart: RenderedChart, component: string) => {
+      const found = chart.workloads().find((w) => w.labels["app.kubernetes.io/component"] === component);
+      if (!found) throw new Error(`no ${component} workload`);
+      return found;
+    };
+
+    it("gives executors EGRESS_DENY_CIDRS of the cluster's ranges and denyCidrs, EGRESS_ALLOW_CIDRS, both parsed by their config", async () => {
+      const { env } = componentContainer(await render(dualStack), "executor");
+      expect(env.values.EGRESS_DENY_CIDRS).to.equal(
+        "10.244.0.0/16,fd00:10:244::/56,10.96.0.0/12,192.168.0.0/16",
+      );
+      expect(env.values.EGRESS_ALLOW_CIDRS).to.equal("127.0.0.0/8,::1/128");
+      expect(setting(schemaOf("executor"), env.values, "EGRESS_DENY_CIDRS")).to.have.length(4);
+      const byDefault = componentContainer(await render([]), "executor").env.values;
+      expect([byDefault.EGRESS_DENY_CIDRS, byDefault.EGRESS_ALLOW_CIDRS]).to.deep.equal(["", ""]);
+    });
+
+    it("renders an egress NetworkPolicy that validates: DNS, the services executors call, Redis, the world but the cluster's ranges", async () => {
+      const chart = await render([...dualStack, "egress.extraRules[0].to[0].ipBlock.cidr=10.244.7.0/24"]);
+      const policy = egressPolicy(chart);
+      expect(policy, "the executors' egress NetworkPolicy").to.not.equal(undefined);
+      if (!policy) return;
+      await validateObject(policy);
+      expect(policy.spec?.policyTypes).to.deep.equal(["Egress"]);
+      const selected = chart
+        .workloads()
+        .filter((w) => selectorMatches(policy.spec?.podSelector ?? {}, w.labels));
+      expect(selected.map((w) => w.identity)).to.deep.equal([chart.component("executor").workload.identity]);
+      const rules = policy.spec?.egress ?? [];
+      expect(rules[0]).to.deep.equal({
+        to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } } }],
+        ports: [
+          { port: 53, protocol: "UDP" },
+          { port: 53, protocol: "TCP" },
+        ],
+      });
+      const executor = chart.component("executor").workload;
+      const portOf = (name: string) => registry.find((service) => service.name === name)?.port ?? 0;
+      for (const name of ["runs", "catalog"])
+        expect(chart.egressAllowed(executor, workloadOf(chart, name), portOf(name)), name).to.equal(true);
+      expect(chart.egressAllowed(executor, workloadOf(chart, "redis"), 6379), "redis").to.equal(true);
+      for (const name of ["keys", "billing", "gateway", "console"])
+        expect(chart.egressAllowed(executor, workloadOf(chart, name), portOf(name)), name).to.equal(false);
+      const world = rules.find((rule) => rule.to?.some((peer) => peer.ipBlock?.cidr === "0.0.0.0/0"));
+      expect(world?.ports, "the world, on any port").to.equal(undefined);
+      expect(world?.to).to.deep.equal([
+        {
+          ipBlock: {
+            cidr: "0.0.0.0/0",
+            except: [
+              "169.254.0.0/16",
+              "100.100.100.200/32",
+              "168.63.129.16/32",
+              "10.244.0.0/16",
+              "10.96.0.0/12",
+              "192.168.0.0/16",
+            ],
+          },
+        },
+        {
+          ipBlock: {
+            cidr: "::/0",
+            except: ["fe80::/10", "fd00:ec2::254/128", "fd00:ec2::23/128", "fd00:10:244::/56"],
+          },
+        },
+      ]);
+      expect(rules.at(-1)).to.deep.equal({ to: [{ ipBlock: { cidr: "10.244.7.0/24" } }] });
+    });
+
+    it("takes other DNS servers, and renders no egress policy without networkPolicy.enabled", async () => {
+      const nodeLocal = await render(["egress.dnsTo[0].ipBlock.cidr=169.254.20.10/32"]);
+      expect(egressPolicy(nodeLocal)?.spec?.egress?.[0]?.to).to.deep.equal([
+        { ipBlock: { cidr: "169.254.20.10/32" } },
+      ]);
+      expect(egressPolicy(await render(["networkPolicy.enabled=false"]))).to.equal(undefined);
+    });
+
+    it("refuses a range that is not in CIDR form, naming the value", async () => {
+      for (const set of ["egress.podCidrs={10.0.0.1}", "egress.denyCidrs={example.com/8}"]) {
+        const result = await tryRenderChart(chartPath, { release, namespace, set: [set] });
+        expect(result.code, set).to.not.equal(0);
+        expect(result.stderr).to.contain(set.slice("egress.".length, set.indexOf("=")));
+      }
+    });
+  });
+
   describe("values.schema.json", () => {
     for (const expression of ["bogus=1", "components.keys.bogus=1"]) {
       it(`rejects an unknown key (--set ${expression})`, async () => {
@@ -990,6 +1087,7 @@ describe("helm chart helm/testrun", () => {
       { expression: "config.env.KEYS_URL=http://elsewhere:7101", name: "KEYS_URL" },
       { expression: "components.executor.env.EXECUTOR_NAME=x", name: "EXECUTOR_NAME" },
       { expression: "components.runs.env.DATABASE_URL=postgres://x", name: "DATABASE_URL" },
+      { expression: "components.executor.env.EGRESS_DENY_CIDRS=", name: "EGRESS_DENY_CIDRS" },
       {
         expression: "components.keys.podLabels.app\\.kubernetes\\.io/component=other",
         name: "app.kubernetes.io/component",

@@ -284,7 +284,8 @@ export class RenderedChart {
             rule.to.length === 0 ||
             rule.to.some(
               (peer) =>
-                peer.ipBlock?.cidr === "0.0.0.0/0" ||
+                // The whole world, pods included; with exceptions (the pod ranges, say), not surely them.
+                (peer.ipBlock?.cidr === "0.0.0.0/0" && !peer.ipBlock.except?.length) ||
                 (!peer.ipBlock &&
                   (!peer.namespaceSelector || this.selectsOwnNamespace(peer.namespaceSelector, false)) &&
                   selectorMatches(peer.podSelector ?? {}, target.labels)),

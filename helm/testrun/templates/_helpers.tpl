@@ -193,6 +193,9 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- if eq .name "executor" -}}
 {{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
 {{- $_ := set $env "CONCURRENCY" (toString (int $values.concurrency)) -}}
+{{- $egress := $root.Values.egress -}}
+{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (concat $egress.podCidrs $egress.serviceCidrs $egress.denyCidrs)) -}}
+{{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
 {{- end -}}
 {{- range $key, $value := $root.Values.config.env -}}
 {{- $_ := set $env $key (toString $value) -}}
