@@ -83,6 +83,8 @@ describe("executors' egress guard, end to end", () => {
       expect(run.tests.map((t) => t.summary)).to.deep.equal([unreachable]);
     }
     expect(refused.received).to.deep.equal([]);
+    // Only the operator's log says why.
+    expect(system.processes.get("executor")?.output().join("\n")).to.contain('"cause":"EGRESS_REFUSED"');
   });
 
   it("says the same of an unknown host and of a port nothing listens on: no port scanner", async () => {

@@ -259,7 +259,8 @@ export class Executor {
           // An error's message can be any length or span lines: a summary is one line of 300 at most.
           summary: oneLine(`environment unreachable: ${reachability.reason}`, new Variables({})),
         });
-        log.info({ reason: reachability.reason }, "run skipped: environment unreachable");
+        // The cause (EGRESS_REFUSED, ECONNREFUSED, …) is for operators; the summary never says it.
+        log.info({ cause: reachability.cause }, "run skipped: environment unreachable");
         return "skipped" as const;
       } catch (error) {
         // A test of the run already passed or failed: the run is executing, so this test runs too.

@@ -1,6 +1,9 @@
 import type { EgressGuard } from "../egress/guard.js";
 
-export type Reachability = { reachable: true } | { reachable: false; reason: string };
+export type Reachability =
+  | { reachable: true }
+  /** `reason` for the run's summary; `cause` (an error code, no address) for the operator's log only. */
+  | { reachable: false; reason: string; cause: string };
 
 /**
  * Why a run is skipped when its base URL does not answer: one reason for an unknown host, a refused
@@ -25,7 +28,16 @@ export async function checkReachable(
     });
     await response.body?.cancel().catch(() => {});
     return { reachable: true };
-  } catch {
-    return { reachable: false, reason: noAnswer };
+  } catch (error) {
+    return { reachable: false, reason: noAnswer, cause: causeOf(error) };
   }
+}
+
+/** EGRESS_REFUSED, ECONNREFUSED, ENOTFOUND, TimeoutError…: what went wrong, without the host. */
+function causeOf(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const first = cause instanceof AggregateError ? cause.errors[0] : cause;
+  const code = (first as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string") return code;
+  return error instanceof Error ? error.name : "unknown";
 }
