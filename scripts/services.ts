@@ -3,6 +3,7 @@
 // because a chart can only read files inside its own folder.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { redisUserOf } from "@testrun/kit/testing";
 import { parse } from "yaml";
 
 export interface ServiceEntry {
@@ -24,6 +25,15 @@ export interface ServiceEntry {
   migrates: boolean;
   headless: boolean;
   podNameVariable?: string;
+  /** The ACL rules of its own Redis user (after the registry's redisCommon), when it uses Redis. */
+  redis?: string;
+}
+
+/** A service's Redis user: its name and every rule it gets (redisCommon, then its own). */
+export interface RedisUserEntry {
+  component: string;
+  user: string;
+  rules: string[];
 }
 
 export const registryPath = fileURLToPath(new URL("../helm/testrun/services.yaml", import.meta.url));
@@ -39,11 +49,39 @@ const known = new Set([
   "migrates",
   "headless",
   "podNameVariable",
+  "redis",
 ]);
+
+/** ACL rules: keys (~, %R~, %W~), channels (&) and commands (+, -); nothing that sets a password. */
+const aclRule = /^(?:%[RW]{1,2}~|~|&|[+-])[^\s>#<!]+$/;
+/** Rules that would give a component everything a key, channel or command class holds. */
+const tooWide = /^(?:\+@(?:all|admin|dangerous)|(?:%[RW]{1,2})?~\*|&\*)$/;
+
+const rulesOf = (text: string): string[] => text.trim().split(/\s+/).filter(Boolean);
 
 /** Parses the registry, refusing anything malformed with a message naming the entry. */
 export function parseRegistry(text: string): ServiceEntry[] {
-  const document = parse(text) as { services?: unknown };
+  return parseRegistryDocument(text).services;
+}
+
+function checkRules(where: string, text: unknown): string {
+  if (typeof text !== "string" || rulesOf(text).length === 0)
+    throw new Error(`${where}: a string of Redis ACL rules`);
+  const bad = rulesOf(text).filter((rule) => !aclRule.test(rule) || tooWide.test(rule));
+  if (bad.length > 0)
+    throw new Error(
+      `${where}: not a rule a service may have: ${bad.join(" ")} (keys ~, channels &, commands +/-)`,
+    );
+  return text;
+}
+
+/** The whole registry: the services, and the Redis rules every service's user starts from. */
+export function parseRegistryDocument(text: string): { services: ServiceEntry[]; redisCommon: string[] } {
+  const document = parse(text) as { services?: unknown; redisCommon?: unknown };
+  const redisCommon =
+    document?.redisCommon === undefined
+      ? []
+      : rulesOf(checkRules(`${registryPath}: redisCommon`, document.redisCommon));
   if (!Array.isArray(document?.services)) throw new Error(`${registryPath}: no "services" list`);
   const entries = document.services.map((raw: Record<string, unknown>, index: number): ServiceEntry => {
     const where = `${registryPath}: services[${index}]${typeof raw?.name === "string" ? ` (${raw.name})` : ""}`;
@@ -75,6 +113,7 @@ export function parseRegistry(text: string): ServiceEntry[] {
       migrates: raw.migrates as boolean,
       headless: raw.headless === true,
       ...(typeof raw.podNameVariable === "string" && { podNameVariable: raw.podNameVariable }),
+      ...(raw.redis !== undefined && { redis: checkRules(`${where}: redis`, raw.redis) }),
     };
   });
   const names = entries.map((entry) => entry.name);
@@ -89,12 +128,34 @@ export function parseRegistry(text: string): ServiceEntry[] {
     const unknown = entry.calls.filter((callee) => !names.includes(callee));
     if (unknown.length > 0)
       throw new Error(`${registryPath}: ${entry.name} calls unknown ${unknown.join(", ")}`);
+    if ((entry.redis !== undefined) !== entry.secrets.includes("REDIS_URL"))
+      throw new Error(
+        `${registryPath}: ${entry.name} needs redis rules exactly when its secrets hold REDIS_URL`,
+      );
   }
-  return entries;
+  return { services: entries, redisCommon };
 }
 
+const registry = parseRegistryDocument(readFileSync(registryPath, "utf8"));
+
 /** Every service, in start order. */
-export const services: readonly ServiceEntry[] = parseRegistry(readFileSync(registryPath, "utf8"));
+export const services: readonly ServiceEntry[] = registry.services;
+
+/**
+ * The Redis user of every service that uses Redis, as the chart's Redis defines them and as
+ * `make run` and the tests create them (ACL SETUSER): the one list of who may do what in Redis.
+ */
+export const redisUsers: readonly RedisUserEntry[] = services.flatMap((service) =>
+  service.redis === undefined
+    ? []
+    : [
+        {
+          component: service.name,
+          user: redisUserOf(service.name),
+          rules: [...registry.redisCommon, ...rulesOf(service.redis)],
+        },
+      ],
+);
 
 export const serviceNames = services.map((service) => service.name);
 

@@ -3,13 +3,15 @@
 // (helm/testrun/services.yaml, scripts/services.ts); this file knows how they are wired locally.
 import { randomBytes } from "node:crypto";
 import {
+  componentRedisUrl,
+  createRedisUsers,
   findFreePort,
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { demoCredentials } from "./demo/seed.js";
-import { services } from "./services.js";
+import { redisUsers, services } from "./services.js";
 
 /** The services, in start order (helm/testrun/services.yaml), and whether they own a database schema. */
 export const systemServices = services.map((service) => ({
@@ -17,12 +19,18 @@ export const systemServices = services.map((service) => ({
   port: service.port,
   httpPort: service.httpPort,
   database: service.migrates,
+  redis: service.redis !== undefined,
+  secrets: service.secrets,
 }));
 
 export type SystemServiceName = string;
 
 export interface SystemOptions {
   databaseUrl: string;
+  /**
+   * An administrator's URL (allowed ACL SETUSER): each service connects with a Redis user of its
+   * own made through it, with the rights the chart gives it (kit testing/redis-users.ts).
+   */
   redisUrl: string;
   /** Fixed ports (`make run`) or free ones (tests). */
   ports: "fixed" | "free";
@@ -39,9 +47,12 @@ export interface SystemOptions {
 }
 
 export interface System {
-  /** What every service but the executor gets (the CLI's environment too). */
+  /** What every service but the executor gets, but for REDIS_URL (the CLI's environment too). */
   env: Record<string, string>;
-  /** What the executor gets: no SERVICE_TOKEN, as in the chart (it holds only EXECUTOR_TOKEN). */
+  /**
+   * What the executor gets: no SERVICE_TOKEN, as in the chart (it holds only EXECUTOR_TOKEN), and
+   * REDIS_URL with its own Redis user.
+   */
   executorEnv: Record<string, string>;
   gatewayUrl: string;
   /** Where browsers open the console: its APP_URL, which run urls start with. */
@@ -84,7 +95,6 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   // Tokens live as long as this system: every process gets them, nothing stores them.
   const env: Record<string, string> = {
     DATABASE_URL: options.databaseUrl,
-    REDIS_URL: options.redisUrl,
     SERVICE_TOKEN: process.env.SERVICE_TOKEN ?? randomToken(),
     EXECUTOR_TOKEN: process.env.EXECUTOR_TOKEN ?? randomToken(),
     // A fresh key suits throwaway databases; with your own DATABASE_URL set VARIABLES_KEY too, or
@@ -99,16 +109,27 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     ),
     ...options.extraEnv,
   };
+  // As in the chart, the key-cache secret is for the services that declare it (keys, gateway) only,
+  // and each service that uses Redis connects as its own user, with the chart's rules.
+  const keyCacheSecret = process.env.KEY_CACHE_SECRET ?? randomToken();
+  await createRedisUsers(options.redisUrl, redisUsers);
+  const ownEnv = (name: string): Record<string, string> => {
+    const service = systemServices.find((candidate) => candidate.name === name);
+    return {
+      ...(service?.secrets.includes("KEY_CACHE_SECRET") && { KEY_CACHE_SECRET: keyCacheSecret }),
+      ...(service?.redis && { REDIS_URL: componentRedisUrl(options.redisUrl, name) }),
+    };
+  };
   // Executors hold only their own token, as in the chart: the system is tested as deployed.
   const { SERVICE_TOKEN: _notForExecutors, ...executorBase } = env;
-  const executorEnv = { ...localTargetsEgress, ...executorBase };
+  const executorEnv = { ...localTargetsEgress, ...executorBase, ...ownEnv("executor") };
   const output = {
     keepOutput: options.keepOutput ?? true,
     ...(options.onLine && { onLine: options.onLine }),
   };
 
   for (const service of systemServices.filter((s) => s.database)) {
-    await runServiceCommand(service.name, ["migrate"], env);
+    await runServiceCommand(service.name, ["migrate"], { ...env, ...ownEnv(service.name) });
   }
   const processes = new Map<string, ServiceProcess>();
   const stop = async () => {
@@ -135,6 +156,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
       const base = service.name === "executor" ? executorEnv : env;
       const ownHttpPort = httpPorts.get(service.name);
       const own = {
+        ...ownEnv(service.name),
         ...(ownHttpPort !== undefined && { HTTP_PORT: String(ownHttpPort) }),
         ...options.serviceEnv?.[service.name],
       };

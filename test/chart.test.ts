@@ -279,7 +279,9 @@ describe("helm chart helm/testrun", () => {
           const declared = Object.keys(schemaOf(service).shape);
           for (const ref of env.secretRefs) {
             expect(declared, `${label} gets secret variable ${ref.variable}`).to.include(ref.variable);
-            expect(ref.key, `${label}: Secret keys are named like their variables`).to.equal(ref.variable);
+            // But REDIS_URL: each component connects to Redis as its own user (REDIS_URL_<NAME>).
+            const key = ref.variable === "REDIS_URL" ? `REDIS_URL_${service.toUpperCase()}` : ref.variable;
+            expect(ref.key, `${label}: Secret keys are named like their variables`).to.equal(key);
           }
           expect(env.secretEnvFrom, `${label}: envFrom hands over a whole Secret`).to.deep.equal([]);
           const secretVolumes = (workload.spec.volumes ?? []).filter(

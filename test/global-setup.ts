@@ -1,7 +1,20 @@
 /**
  * Mocha global fixtures: when DATABASE_URL / REDIS_URL are unset, start throwaway servers for the
  * whole run and stop them afterwards. Servers given through the environment are used as they are.
+ *
+ * Either way REDIS_URL stays the administrator's URL (tests read and flush through it), and the
+ * components' own Redis users of the registry (helm/testrun/services.yaml) are created through
+ * it, so that every service a test starts connects as it does when deployed: with
+ * componentRedisUrl(REDIS_URL, <name>) and only its own rights. A REDIS_URL given from outside
+ * must therefore be allowed ACL SETUSER (the default user of a server of your own).
+ *
+ * On a server started here, the run fails at the end when Redis refused a component anything
+ * (ACL LOG): a service whose code path needs a command or key its rules lack is found even when
+ * that code swallows the error (a best-effort cache write, say).
  */
+import { Redis } from "ioredis";
+import { redisUsers } from "../scripts/services.js";
+import { createRedisUsers } from "../services/kit/src/testing/redis-users.js";
 import {
   startThrowawayPostgres,
   startThrowawayRedis,
@@ -9,6 +22,7 @@ import {
 } from "../services/kit/src/testing/servers.js";
 
 const started: ThrowawayServer[] = [];
+let ownRedisUrl: string | undefined;
 
 export async function mochaGlobalSetup(): Promise<void> {
   const [postgres, redis] = await Promise.all([
@@ -22,9 +36,45 @@ export async function mochaGlobalSetup(): Promise<void> {
   if (redis) {
     started.push(redis);
     process.env.REDIS_URL = redis.url;
+    ownRedisUrl = redis.url;
   }
+  await createRedisUsers(String(process.env.REDIS_URL), redisUsers);
 }
 
 export async function mochaGlobalTeardown(): Promise<void> {
-  await Promise.all(started.splice(0).map((server) => server.stop()));
+  try {
+    if (ownRedisUrl) await failOnRefusals(ownRedisUrl);
+  } finally {
+    await Promise.all(started.splice(0).map((server) => server.stop()));
+  }
+}
+
+/** Throws when Redis refused one of the components' users a command, key or channel. */
+async function failOnRefusals(adminUrl: string): Promise<void> {
+  const admin = new Redis(adminUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let log: unknown[];
+  try {
+    await admin.connect();
+    log = (await admin.call("ACL", "LOG")) as unknown[];
+  } finally {
+    admin.disconnect();
+  }
+  const refusals = log.map(fieldsOf).filter((entry) => String(entry.username).startsWith("testrun-"));
+  if (refusals.length === 0) return;
+  const lines = refusals.map(
+    (entry) =>
+      `  ${entry.username}: ${entry.reason} ${entry.object} refused (${entry.context}, ${entry.count}×)`,
+  );
+  throw new Error(
+    `Redis refused the components (ACL LOG): give the rule in helm/testrun/services.yaml, or stop the call:\n${lines.join("\n")}`,
+  );
+}
+
+/** An ACL LOG entry, as a flat list (RESP2) or a map (RESP3). */
+function fieldsOf(entry: unknown): Record<string, unknown> {
+  if (entry instanceof Map) return Object.fromEntries(entry);
+  if (!Array.isArray(entry)) return {};
+  const fields: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < entry.length; i += 2) fields[String(entry[i])] = entry[i + 1];
+  return fields;
 }

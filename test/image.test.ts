@@ -12,6 +12,8 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
 import {
+  componentRedisUrl,
+  createRedisUsers,
   createTestDatabase,
   findFreePort,
   type LaunchCommand,
@@ -22,7 +24,7 @@ import {
   type ThrowawayServer,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { services } from "../scripts/services.js";
+import { redisUsers, services } from "../scripts/services.js";
 import { systemServices } from "../scripts/system.js";
 import { type ImageReplay, parseDockerfile, replayDockerfile } from "./dockerfile-replay.js";
 
@@ -253,6 +255,7 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
     before(async () => {
       // A Redis of its own: this executor must not take other suites' tests off a shared stream.
       redis = await startThrowawayRedis();
+      await createRedisUsers(redis.url, redisUsers);
       for (const service of systemServices) {
         ports.set(service.name, await findFreePort());
         if (service.httpPort) httpPorts.set(service.name, await findFreePort());
@@ -262,6 +265,7 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
         REDIS_URL: redis.url,
         SERVICE_TOKEN: randomBytes(32).toString("base64url"),
         EXECUTOR_TOKEN: randomBytes(32).toString("base64url"),
+        KEY_CACHE_SECRET: randomBytes(32).toString("base64url"),
         VARIABLES_KEY: randomBytes(32).toString("base64"),
         ...Object.fromEntries(
           [...ports].map(([name, port]) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
@@ -297,6 +301,8 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
               HOST: "127.0.0.1",
               PORT: String(ports.get(service.name)),
               ...(httpPorts.has(service.name) && { HTTP_PORT: String(httpPorts.get(service.name)) }),
+              // Its own Redis user, as deployed.
+              ...(service.redis && { REDIS_URL: componentRedisUrl(redis.url, service.name) }),
             }),
             { launch: launch([service.name]) },
           );

@@ -91,6 +91,18 @@ describe("the registry of services (helm/testrun/services.yaml)", () => {
     ).to.throw(/a calls unknown z/);
   });
 
+  it("gives a Redis user (its rules) to exactly the services whose secrets hold REDIS_URL, never a wide rule", () => {
+    const entry = (fields: string) => `services:\n  - { name: a, port: 1, migrates: false, ${fields} }\n`;
+    expect(() => parseRegistry(entry("secrets: [REDIS_URL]"))).to.throw(/a needs redis rules exactly when/);
+    expect(() => parseRegistry(entry('redis: "~k +get"'))).to.throw(/a needs redis rules exactly when/);
+    expect(parseRegistry(entry('secrets: [REDIS_URL], redis: "~k:* +get"'))[0]?.redis).to.equal("~k:* +get");
+    for (const wide of ["~*", "+@all", "&*", "%R~*", "allkeys", "nopass", ">password", "on", "+@dangerous"]) {
+      expect(() => parseRegistry(entry(`secrets: [REDIS_URL], redis: "~k ${wide}"`)), wide).to.throw(
+        /not a rule a service may have/,
+      );
+    }
+  });
+
   it("is what `npm run build` builds: tsconfig.build.json references every workspace package", () => {
     const references = (
       parse(read("tsconfig.build.json").replace(/^\s*\/\/.*$/gm, "")) as { references: { path: string }[] }
@@ -140,6 +152,25 @@ describe("the registry of services (helm/testrun/services.yaml)", () => {
       expect(missing, `${file}: rows "| <service> | …port… |" missing from ${what}`).to.deep.equal([]);
     });
   }
+
+  it("documents every Redis user's rules in docs/deploy.md (Redis users), as the registry gives them", () => {
+    const deploy = read("docs/deploy.md");
+    const registry = parse(read("helm/testrun/services.yaml")) as { redisCommon: string };
+    expect(deploy, "docs/deploy.md: the rules every user starts from").to.contain(
+      `Every user starts from \`${registry.redisCommon}\``,
+    );
+    for (const service of services.filter((entry) => entry.redis !== undefined)) {
+      const row = tableRows(deploy, `\`testrun-${service.name}\``)[0];
+      const documented = row
+        ?.split(/(?<!\\)\|/)[3]
+        ?.trim()
+        .replaceAll("\\|", "|")
+        .replaceAll("`", "");
+      expect(documented, `docs/deploy.md: the row of testrun-${service.name} in "Redis users"`).to.equal(
+        service.redis,
+      );
+    }
+  });
 
   it("names every service's ports in helm/testrun/README.md", () => {
     const readme = read("helm/testrun/README.md");

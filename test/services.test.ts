@@ -1,7 +1,12 @@
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
-import { createTestDatabase, runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
+import {
+  componentRedisUrl,
+  createTestDatabase,
+  runServiceCommand,
+  startServiceProcess,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import pg from "pg";
 import { services } from "../scripts/services.js";
@@ -44,14 +49,16 @@ describe("every service", () => {
     }
   });
 
-  for (const service of services.map((entry) => entry.name)) {
+  for (const { name: service, redis } of services) {
     it(`${service} starts as its own process and reports SERVING`, async () => {
-      const process = await startServiceProcess(service, env);
+      // With its own Redis user (test/global-setup.ts made them), as deployed.
+      const redisUrl = redis && componentRedisUrl(String(process.env.REDIS_URL), service);
+      const child = await startServiceProcess(service, { ...env, ...(redisUrl && { REDIS_URL: redisUrl }) });
       try {
-        const health = createClient(Health, createGrpcTransport({ baseUrl: process.url }));
+        const health = createClient(Health, createGrpcTransport({ baseUrl: child.url }));
         expect((await health.check({ service: "" })).status).to.equal(Status.SERVING);
       } finally {
-        expect(await process.stop("SIGTERM")).to.equal(0);
+        expect(await child.stop("SIGTERM")).to.equal(0);
       }
     });
   }

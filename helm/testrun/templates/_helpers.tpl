@@ -14,6 +14,37 @@ Its order is the migration order and the order objects are rendered in.
 {{- toYaml $registry.services -}}
 {{- end -}}
 
+{{/*
+Each component's own Redis user (the registry's `redis` rules after its redisCommon), as a list
+of {name, user, rules}: the in-chart Redis defines them (redis.yaml) and the generated Secret
+holds their passwords and URLs (secret.yaml). scripts/services.ts reads the same rules for
+`make run` and the tests.
+*/}}
+{{- define "testrun.redisUsers" -}}
+{{- $registry := fromYaml (.Files.Get "services.yaml") -}}
+{{- $common := splitList " " ($registry.redisCommon | default "") | compact -}}
+{{- $users := list -}}
+{{- range $service := $registry.services -}}
+{{- if $service.redis -}}
+{{- $rules := concat $common (splitList " " $service.redis | compact) -}}
+{{- $users = append $users (dict "name" $service.name "user" (printf "testrun-%s" $service.name) "rules" $rules) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $users -}}
+{{- end -}}
+
+{{/*
+The Secret key a component's secret variable comes from: the variable's name, but REDIS_URL,
+which names the component's own Redis user: REDIS_URL_<NAME>. (dict "name" "keys" "variable" "REDIS_URL")
+*/}}
+{{- define "testrun.secretKey" -}}
+{{- if eq .variable "REDIS_URL" -}}
+{{- printf "REDIS_URL_%s" (upper .name) -}}
+{{- else -}}
+{{- .variable -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The registry as a map: name → facts. */}}
 {{- define "testrun.catalogue" -}}
 {{- $catalogue := dict -}}
@@ -217,7 +248,7 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
   valueFrom:
     secretKeyRef:
       name: {{ include "testrun.secretName" $.root }}
-      key: {{ $key }}
+      key: {{ include "testrun.secretKey" (dict "name" $.name "variable" $key) }}
 {{- end }}
 {{- range $key := $facts.optionalSecrets | default list }}
 {{- with include "testrun.optionalSecretName" (dict "root" $.root "key" $key) }}
@@ -271,11 +302,18 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
 {{- $secret := lookup "v1" "Secret" $.Release.Namespace . -}}
 {{- if $secret -}}
 {{- $needed := list -}}
-{{- range $facts := fromYaml (include "testrun.catalogue" $) -}}
-{{- $needed = concat $needed $facts.secrets -}}
+{{- range $name, $facts := fromYaml (include "testrun.catalogue" $) -}}
+{{- range $variable := $facts.secrets -}}
+{{- $needed = append $needed (include "testrun.secretKey" (dict "name" $name "variable" $variable)) -}}
+{{- end -}}
 {{- end -}}
 {{- if $.Values.postgresql.enabled -}}{{- $needed = append $needed "POSTGRES_PASSWORD" -}}{{- end -}}
-{{- if $.Values.redis.enabled -}}{{- $needed = append $needed "REDIS_PASSWORD" -}}{{- end -}}
+{{- if $.Values.redis.enabled -}}
+{{- $needed = append $needed "REDIS_PASSWORD" -}}
+{{- range $user := fromYamlArray (include "testrun.redisUsers" $) -}}
+{{- $needed = append $needed (printf "REDIS_PASSWORD_%s" (upper $user.name)) -}}
+{{- end -}}
+{{- end -}}
 {{- $missing := list -}}
 {{- range $key := $needed | uniq | sortAlpha -}}
 {{- if not (hasKey ($secret.data | default dict) $key) -}}

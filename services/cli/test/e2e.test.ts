@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  componentRedisUrl,
   createTestDatabase,
   findFreePort,
   repoRoot,
@@ -50,7 +51,8 @@ describe("testrunctl against the real services", function () {
       ...tokens,
       ...urls,
       DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
-      REDIS_URL: String(process.env.REDIS_URL),
+      // The keys service's own Redis user (test/global-setup.ts made it).
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "keys"),
       VARIABLES_KEY: randomBytes(32).toString("base64"),
     };
     for (const name of ["catalog", "keys", "billing"]) await runServiceCommand(name, ["migrate"], env);

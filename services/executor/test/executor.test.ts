@@ -18,7 +18,7 @@ describe("executor process with the runs service", () => {
     stack = await startStack({}, 6);
     target = await startTestTarget();
     executor = await startServiceProcess("executor", {
-      REDIS_URL: String(stack.env.REDIS_URL),
+      REDIS_URL: stack.redisUrlOf("executor"),
       RUNS_URL: stack.runsProcess.url,
       CATALOG_URL: stack.catalog.process.url,
       EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),

@@ -6,6 +6,8 @@ import { create } from "@bufbuild/protobuf";
 import { TestDispatchSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { connectRedis, executorGroup, newId, publishTests, testStream } from "@testrun/kit";
 import {
+  componentRedisUrl,
+  createRedisUsers,
   findFreePort,
   type ServiceProcess,
   startServiceProcess,
@@ -14,6 +16,7 @@ import {
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
+import { redisUsers } from "../../../scripts/services.js";
 import { testTokens } from "../../kit/test/helpers.js";
 
 describe("executor process and the test queue", () => {
@@ -37,7 +40,14 @@ describe("executor process and the test queue", () => {
     const down = `http://127.0.0.1:${await findFreePort()}`;
     executor = await startServiceProcess(
       "executor",
-      { ...testTokens(), REDIS_URL: server.url, RUNS_URL: down, CATALOG_URL: down, LEASE_MS: "600", ...env },
+      {
+        ...testTokens(),
+        REDIS_URL: componentRedisUrl(server.url, "executor"),
+        RUNS_URL: down,
+        CATALOG_URL: down,
+        LEASE_MS: "600",
+        ...env,
+      },
       {
         onLine: (line) => {
           for (const waiter of waiting) {
@@ -64,6 +74,8 @@ describe("executor process and the test queue", () => {
 
   before(async () => {
     server = await startThrowawayRedis();
+    // The executor connects as it does when deployed: its own user, the test stream only.
+    await createRedisUsers(server.url, redisUsers);
     redis = await connectRedis(server.url);
   });
   beforeEach(() => redis.flushall());

@@ -1,4 +1,4 @@
-import { baseConfigSchema, portVar, redisUrl, serviceUrl } from "@testrun/kit";
+import { baseConfigSchema, keyCacheSecret, portVar, redisUrl, serviceUrl } from "@testrun/kit";
 import { z } from "zod";
 
 const positiveInt = (defaultValue: number) => z.coerce.number().int().positive().default(defaultValue);
@@ -14,6 +14,8 @@ export const configSchema = baseConfigSchema.extend({
   /** The runs service, which starts and reports runs. */
   RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
   REDIS_URL: redisUrl,
+  /** Opens the verified-key cache entries the keys service sealed; others read as absent (kit key-cache.ts). */
+  KEY_CACHE_SECRET: keyCacheSecret,
   /** Requests a key may make per minute, shared by every gateway replica. */
   RATE_LIMIT_PER_MINUTE: positiveInt(60),
   /** Long-polls (GET /v1/runs/{id}?wait) a key may hold at once, across every gateway replica. */

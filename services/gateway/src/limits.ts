@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from "node:net";
-import { type KeyCacheEntry, keyCacheKey, parseKeyCacheEntry } from "@testrun/kit";
+import { type KeyCacheEntry, keyCacheKey, openKeyCacheEntry } from "@testrun/kit";
 import type { Redis } from "ioredis";
 
 /**
@@ -22,7 +22,12 @@ import type { Redis } from "ioredis";
  *
  * The hot path costs one Redis round trip: one script reads the cache entry and the known-key
  * mark, counts the request against the key's limit and, for a secret neither knows, counts the
- * failure in advance. Redis runs a script atomically, so replicas never lose counts. (The keys
+ * failure in advance. The entry is trusted only once it opens under KEY_CACHE_SECRET (sealed by
+ * the keys service, for this fingerprint, not past its end: @testrun/kit key-cache.ts); one that
+ * does not is no entry, and its secret is verified with the keys service. (The script cannot check
+ * the seal, so such an entry spares its secret the failure counted in advance; a refusal is then
+ * counted after the keys service's answer instead. Only the keys service and the gateway may
+ * write the cache: docs/deploy.md, "Redis users".) Redis runs a script atomically, so replicas never lose counts. (The keys
  * are not in one hash slot: a Redis Cluster would need hash tags. One Redis server, or a primary
  * with replicas, is what the system runs on.)
  */
@@ -116,6 +121,8 @@ export interface FailureCount {
 export interface LimitOptions {
   requestsPerMinute: number;
   authFailuresPerMinute: number;
+  /** KEY_CACHE_SECRET: opens the cache entries the keys service sealed. */
+  keyCacheSecret: string;
 }
 
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown[]>;
@@ -159,7 +166,11 @@ export class RequestLimits {
     const raw = reply[1];
     return {
       blocked: false,
-      entry: parseKeyCacheEntry(typeof raw === "string" ? raw : null),
+      entry: openKeyCacheEntry(
+        this.options.keyCacheSecret,
+        fingerprint,
+        typeof raw === "string" ? raw : null,
+      ),
       rate: {
         limit: this.options.requestsPerMinute,
         count: Number(reply[2]),

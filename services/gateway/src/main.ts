@@ -28,6 +28,7 @@ await runService({
     const limits = new RequestLimits(redis, {
       requestsPerMinute: config.RATE_LIMIT_PER_MINUTE,
       authFailuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
+      keyCacheSecret: config.KEY_CACHE_SECRET,
     });
     // Shutting down ends every long-poll at once (with the run as it is), before the HTTP server
     // waits for the requests in flight: registered after serveHttp's close below, it runs first.

@@ -4,7 +4,7 @@ import { CatalogService, ListTestPlansResponseSchema } from "@testrun/gen/testru
 import { KeysService, VerifyKeyResult } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunSchema, RunStatus, RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { bind, createLogger, type RpcServer, startRpcServer } from "@testrun/kit";
-import { eventually } from "@testrun/kit/testing";
+import { componentRedisUrl, eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { testTokens } from "../../kit/test/helpers.js";
 import { call, type GatewayProcess, keyShapedSecret, startGateway } from "./support.js";
@@ -59,7 +59,7 @@ describe("gateway graceful shutdown", () => {
     downstream = await startSlowDownstream(tokens.SERVICE_TOKEN);
     gateway = await startGateway({
       ...tokens,
-      REDIS_URL: String(process.env.REDIS_URL),
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "gateway"),
       KEYS_URL: downstream.url,
       CATALOG_URL: downstream.url,
       RUNS_URL: downstream.url,
@@ -168,7 +168,7 @@ describe("gateway shutdown with a long-poll in flight", function () {
     const url = `http://127.0.0.1:${server.port}`;
     gateway = await startGateway({
       ...tokens,
-      REDIS_URL: String(process.env.REDIS_URL),
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "gateway"),
       KEYS_URL: url,
       CATALOG_URL: url,
       RUNS_URL: url,

@@ -6,8 +6,16 @@ import type { Client } from "@connectrpc/connect";
 import { CatalogService, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { KeyExpiry, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { fingerprintOf, keyCacheKey, parseKeyCacheEntry, serviceClient } from "@testrun/kit";
 import {
+  type CachedKey,
+  fingerprintOf,
+  keyCacheKey,
+  openKeyCacheEntry,
+  sealKeyCacheEntry,
+  serviceClient,
+} from "@testrun/kit";
+import {
+  componentRedisUrl,
   createTestDatabase,
   findFreePort,
   runServiceCommand,
@@ -112,7 +120,13 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
     const catalogUrl = `http://127.0.0.1:${catalogPort}`;
     const variablesKey = randomBytes(32).toString("base64");
     secrets.push(variablesKey);
-    const common = { ...tokens, DATABASE_URL: databaseUrl, REDIS_URL: String(process.env.REDIS_URL) };
+    // Each connects to Redis as its own user, as deployed (test/global-setup.ts made them).
+    const adminRedisUrl = String(process.env.REDIS_URL);
+    const common = {
+      ...tokens,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: componentRedisUrl(adminRedisUrl, "keys"),
+    };
     await runServiceCommand("catalog", ["migrate"], common);
     await runServiceCommand("keys", ["migrate"], common);
     [catalogProcess, keysProcess] = await Promise.all([
@@ -126,7 +140,7 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
     ]);
     gatewayEnv = {
       ...tokens,
-      REDIS_URL: String(process.env.REDIS_URL),
+      REDIS_URL: componentRedisUrl(adminRedisUrl, "gateway"),
       KEYS_URL: keysUrl,
       CATALOG_URL: catalogUrl,
       // Every request carries an X-Forwarded-For address of its own (support.ts).
@@ -135,7 +149,7 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
     [gateway, secondGateway] = await Promise.all([startGateway(gatewayEnv), startGateway(gatewayEnv)]);
     catalog = client(CatalogService, catalogUrl);
     keys = client(KeysService, keysUrl);
-    redis = new Redis(String(process.env.REDIS_URL));
+    redis = new Redis(adminRedisUrl);
 
     const { organization } = await catalog.createOrganization({
       actor: operator,
@@ -423,12 +437,15 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       const key = await newKey(a.projectId, editorId, KeyExpiry.DAYS_30);
       expect((await get("/v1/environments", key.secret)).status).to.equal(200);
       // The keys service cached the key; let its expiry time come while the entry still lives.
-      const cacheKey = keyCacheKey(fingerprintOf(key.secret));
-      const entry = parseKeyCacheEntry(await redis.get(cacheKey));
+      const fingerprint = fingerprintOf(key.secret);
+      const cacheKey = keyCacheKey(fingerprint);
+      const entry = openKeyCacheEntry(tokens.KEY_CACHE_SECRET, fingerprint, await redis.get(cacheKey));
       expect(entry).to.include({ state: "valid", keyId: key.id, projectId: a.projectId });
+      // Sealed as the keys service would have, had the key's expiry been a second ago.
+      const expired = { ...entry, expiresAt: new Date(Date.now() - 1000).toISOString() } as CachedKey;
       await redis.set(
         cacheKey,
-        JSON.stringify({ ...entry, expiresAt: new Date(Date.now() - 1000).toISOString() }),
+        sealKeyCacheEntry(tokens.KEY_CACHE_SECRET, fingerprint, expired, Date.now() + 60_000),
         "KEEPTTL",
       );
       expectError(await get("/v1/environments", key.secret), 401, "key_expired");

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
+import { componentRedisUrl } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { testTokens } from "../../kit/test/helpers.js";
 import { buildOpenApiDocument } from "../src/api/openapi.js";
@@ -43,7 +44,7 @@ describe("gateway HTTP surface without a working key", () => {
     const port = (blackhole.address() as { port: number }).port;
     env = {
       ...tokens,
-      REDIS_URL: String(process.env.REDIS_URL),
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "gateway"),
       KEYS_URL: `http://127.0.0.1:${port}`,
       CATALOG_URL: `http://127.0.0.1:${port}`,
       RPC_TIMEOUT_MS: "300",
@@ -363,11 +364,9 @@ describe("gateway without a trusted proxy in front", () => {
   before(async () => {
     // Counts per connection address (127.0.0.1 here) live in a Redis database of their own, so
     // they cannot block any other suite's requests from 127.0.0.1.
-    const redis = new URL(String(process.env.REDIS_URL));
-    redis.pathname = "/11";
     gateway = await startGateway({
       ...testTokens(),
-      REDIS_URL: redis.toString(),
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "gateway", 11),
       KEYS_URL: "http://127.0.0.1:1",
       CATALOG_URL: "http://127.0.0.1:1",
       AUTH_FAILURES_PER_MINUTE: "3",

@@ -14,7 +14,13 @@ await runService({
   redis: true,
   setup: ({ config, orm, redis, logger }) => {
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, { token: config.SERVICE_TOKEN });
-    const service = keysService({ store: new KeyStore(orm), access: new Access(catalog), redis, logger });
+    const service = keysService({
+      store: new KeyStore(orm),
+      access: new Access(catalog),
+      redis,
+      keyCacheSecret: config.KEY_CACHE_SECRET,
+      logger,
+    });
     return [bind(KeysService, service)];
   },
 });

@@ -30,6 +30,8 @@ export interface KeysDeps {
   store: KeyStore;
   access: Access;
   redis: Redis;
+  /** KEY_CACHE_SECRET: seals the cache entries, so that the gateway trusts only what we wrote. */
+  keyCacheSecret: string;
   logger: Logger;
 }
 
@@ -95,7 +97,13 @@ function keyName(raw: string): string {
  * KeysService. Secrets exist only inside CreateKey (generated, returned once) and VerifyKey
  * (presented, hashed at once): neither ever passes one to a log line or an error.
  */
-export function keysService({ store, access, redis, logger }: KeysDeps): ServiceImpl<typeof KeysService> {
+export function keysService({
+  store,
+  access,
+  redis,
+  keyCacheSecret,
+  logger,
+}: KeysDeps): ServiceImpl<typeof KeysService> {
   /**
    * Overwrites the gateway's cache entries of keys that just stopped working. Runs after the
    * database commit and before the RPC answers, so the request after the answer is refused. When
@@ -106,6 +114,7 @@ export function keysService({ store, access, redis, logger }: KeysDeps): Service
     try {
       await tombstoneKeys(
         redis,
+        keyCacheSecret,
         keys.map((k) => ({
           fingerprint: k.fingerprint,
           tombstone: { state: k.revoked ? "revoked" : "creator_lost_rights", keyId: k.id },
@@ -265,7 +274,7 @@ export function keysService({ store, access, redis, logger }: KeysDeps): Service
    */
   async function refuseFromCache(key: StoredKey, fingerprint: string, state: KeyTombstone["state"]) {
     try {
-      await tombstoneKeys(redis, [{ fingerprint, tombstone: { state, keyId: key.id } }]);
+      await tombstoneKeys(redis, keyCacheSecret, [{ fingerprint, tombstone: { state, keyId: key.id } }]);
     } catch (err) {
       logger.warn({ err, keyId: key.id }, "could not cache a refused key");
     }
@@ -278,7 +287,7 @@ export function keysService({ store, access, redis, logger }: KeysDeps): Service
    */
   async function recordVerifiedUse(key: StoredKey, fingerprint: string, now: Date): Promise<void> {
     try {
-      await cacheValidKey(redis, fingerprint, {
+      await cacheValidKey(redis, keyCacheSecret, fingerprint, {
         keyId: key.id,
         projectId: key.projectId,
         creatorMemberId: key.creatorMemberId,

@@ -18,12 +18,14 @@ import {
   fingerprintOf,
   keyCacheKey,
   newId,
-  parseKeyCacheEntry,
+  openKeyCacheEntry,
+  sealKeyCacheEntry,
   serviceClient,
   tombstoneTtlSeconds,
   validEntryTtlSeconds,
 } from "@testrun/kit";
 import {
+  componentRedisUrl,
   createTestDatabase,
   findFreePort,
   runServiceCommand,
@@ -142,8 +144,13 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
     return { key: response.key, secret: response.secret };
   }
 
+  /** The entry the gateway would trust: sealed with the keys service's KEY_CACHE_SECRET. */
   const cacheEntry = async (secret: string) =>
-    parseKeyCacheEntry(await redis.get(keyCacheKey(fingerprintOf(secret))));
+    openKeyCacheEntry(
+      tokens.KEY_CACHE_SECRET,
+      fingerprintOf(secret),
+      await redis.get(keyCacheKey(fingerprintOf(secret))),
+    );
 
   async function storedRow(keyId: string): Promise<Record<string, unknown>> {
     const { rows } = await db.query("select *, xmin::text as version from keys.api_keys where id = $1", [
@@ -158,7 +165,8 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
     const env: Record<string, string> = {
       ...tokens,
       DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
-      REDIS_URL: String(process.env.REDIS_URL),
+      // As deployed: the keys service's own Redis user (test/global-setup.ts made it).
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "keys"),
     };
     await runServiceCommand("keys", ["migrate"], env);
     await runServiceCommand("catalog", ["migrate"], env);
@@ -371,6 +379,34 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
       });
       const ttl = await redis.ttl(keyCacheKey(fingerprintOf(secret)));
       expect(ttl).to.be.within(1, validEntryTtlSeconds);
+    });
+
+    it("replaces an entry it cannot open (forged, or sealed under another secret) with its own", async () => {
+      const { key, secret } = await createKey();
+      const cacheKey = keyCacheKey(fingerprintOf(secret));
+      const entry = {
+        state: "valid" as const,
+        keyId: key.id,
+        projectId: foreignProjectId,
+        creatorMemberId: editorId,
+        keyCreatedAt: new Date().toISOString(),
+        expiresAt: null,
+      };
+      const unopenable = [
+        JSON.stringify(entry),
+        sealKeyCacheEntry(
+          "another secret, of before a rotation",
+          fingerprintOf(secret),
+          entry,
+          Date.now() + 60_000,
+        ),
+      ];
+      for (const value of unopenable) {
+        await redis.set(cacheKey, value, "EX", 60);
+        expect(await cacheEntry(secret)).to.equal(undefined);
+        expect((await keys.verifyKey({ secret })).result).to.equal(VerifyKeyResult.VALID);
+        expect(await cacheEntry(secret)).to.deep.include({ state: "valid", keyId: key.id, projectId });
+      }
     });
 
     it("answers UNKNOWN, never an error, for anything that is not an issued secret", async () => {

@@ -40,6 +40,12 @@ export const postgresUrl = z
 /** A redis:// or rediss:// URL. */
 export const redisUrl = z.string().regex(/^rediss?:\/\//, "must be a redis:// URL");
 
+/**
+ * KEY_CACHE_SECRET: the key of the MACs that seal the verified-key cache (key-cache.ts). Only the
+ * keys service (which writes the cache) and the gateway (which reads it) hold it.
+ */
+export const keyCacheSecret = z.string().min(32, "must be at least 32 characters");
+
 /** A host:port or http(s) URL of another service. */
 export const serviceUrl = z.string().regex(/^https?:\/\/[^/]+$/, "must be like http://host:port");
 

@@ -17,6 +17,9 @@ export async function connectRedis(url: string): Promise<Redis> {
     maxRetriesPerRequest: 2,
     enableOfflineQueue: false,
     commandTimeout: redisCommandTimeoutMs,
+    // No CLIENT SETINFO (Redis 7.2+): the services' Redis users are not granted it, as the ACL
+    // rules must also load on Redis 7.0, which does not know the command.
+    disableClientInfo: true,
   });
   await redis.connect();
   return redis;

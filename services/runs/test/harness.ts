@@ -4,6 +4,7 @@ import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { decodeDispatch, newId, serviceClient, testStream } from "@testrun/kit";
 import {
+  componentRedisUrl,
   createTestDatabase,
   runServiceCommand,
   type ServiceProcess,
@@ -39,8 +40,13 @@ export interface Stack {
   /** Runs client with the executor token. */
   executor: Runs;
   billing: Billing;
-  /** The Redis database the runs service publishes to (its own database number, so FLUSHDB is ours alone). */
+  /**
+   * The Redis database the runs service publishes to (its own database number, so FLUSHDB is ours
+   * alone), as an administrator: the runs service itself connects as its own Redis user.
+   */
   redis: Redis;
+  /** The URL a component connects to that database with, as its own Redis user. */
+  redisUrlOf(component: string): string;
   /** The runs service's database. */
   db: pg.Client;
   stop(): Promise<void>;
@@ -54,12 +60,14 @@ export async function startStack(runsEnv: Record<string, string> = {}, redisDb =
     ...catalog.env,
     CATALOG_URL: catalog.process.url,
   });
-  const redisUrl = new URL(String(process.env.REDIS_URL));
-  redisUrl.pathname = `/${redisDb}`;
+  const adminRedisUrl = new URL(String(process.env.REDIS_URL));
+  adminRedisUrl.pathname = `/${redisDb}`;
+  const redisUrlOf = (component: string) => componentRedisUrl(adminRedisUrl.toString(), component);
   const env: Record<string, string> = {
     ...catalog.env,
     DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
-    REDIS_URL: redisUrl.toString(),
+    // The administrator's URL of the database; the runs process connects as its own user.
+    REDIS_URL: adminRedisUrl.toString(),
     CATALOG_URL: catalog.process.url,
     BILLING_URL: billingProcess.url,
     APP_URL: "https://app.testrun.example",
@@ -68,7 +76,7 @@ export async function startStack(runsEnv: Record<string, string> = {}, redisDb =
   await runServiceCommand("runs", ["migrate"], env);
   const redis = new Redis(env.REDIS_URL as string);
   await redis.flushdb();
-  const runsProcess = await startServiceProcess("runs", env);
+  const runsProcess = await startServiceProcess("runs", { ...env, REDIS_URL: redisUrlOf("runs") });
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   return {
@@ -80,6 +88,7 @@ export async function startStack(runsEnv: Record<string, string> = {}, redisDb =
     executor: client(RunsService, runsProcess.url, catalog.env.EXECUTOR_TOKEN as string),
     billing: client(BillingService, billingProcess.url, catalog.env.SERVICE_TOKEN as string),
     redis,
+    redisUrlOf,
     db,
     async stop() {
       if (process.env.DEBUG_RUNS)

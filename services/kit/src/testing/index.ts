@@ -1,3 +1,4 @@
 export * from "./process.js";
+export * from "./redis-users.js";
 export * from "./servers.js";
 export * from "./wait.js";
