@@ -5,7 +5,7 @@ import { VariableCipher } from "./cipher.js";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
 import { KeysOutbox } from "./keys-outbox.js";
-import { catalogService, executorMethods } from "./service.js";
+import { catalogService, executorMethods, nulAllowed } from "./service.js";
 import { Database } from "./sql.js";
 
 await runService({
@@ -35,6 +35,7 @@ await runService({
           variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
         }),
         executorMethods,
+        nulAllowed,
       ),
     ];
   },

@@ -11,6 +11,7 @@ import { type CallerIdentity, serviceTokenInterceptor } from "./auth.js";
 import { callLoggingInterceptor } from "./errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { HealthRegistry, ServingStatus } from "./health.js";
+import { nulTextInterceptor } from "./nul-text.js";
 import { reflectionImpl } from "./reflection.js";
 
 /** A service implementation to serve, paired with its descriptor. */
@@ -20,6 +21,8 @@ export interface ServiceBinding {
   impl: Partial<ServiceImpl<any>>;
   /** Methods (proto names, e.g. "ClaimTest") the executor identity may call; none by default. */
   executorMethods?: readonly string[];
+  /** Fields (`<message type name>.<field local name>`, e.g. `….CreateVariableRequest.value`) whose text may hold NUL: never stored as text. */
+  nulAllowed?: readonly string[];
 }
 
 /** Typed helper so `impl` is checked against its descriptor. */
@@ -27,7 +30,8 @@ export const bind = <S extends DescService>(
   desc: S,
   impl: Partial<ServiceImpl<S>>,
   executorMethods: readonly string[] = [],
-): ServiceBinding => ({ desc, impl, executorMethods });
+  nulAllowed: readonly string[] = [],
+): ServiceBinding => ({ desc, impl, executorMethods, nulAllowed });
 
 export interface RpcServerOptions {
   services: readonly ServiceBinding[];
@@ -63,6 +67,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         options.services.flatMap((s) => (s.executorMethods ?? []).map((m) => `${s.desc.typeName}/${m}`)),
       ),
     ),
+    nulTextInterceptor(new Set(options.services.flatMap((s) => s.nulAllowed ?? []))),
   ];
   const exposed = [...options.services.map((s) => s.desc), Health, ServerReflection];
   const routes = (router: ConnectRouter) => {
