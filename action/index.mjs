@@ -59,6 +59,7 @@ var optionsOf = {
   wait: waitOptions,
   status: { json: { type: "string" } },
   cancel: {},
+  mcp: {},
   list: {
     json: { type: "string" },
     tag: { type: "string", multiple: true },
@@ -166,6 +167,9 @@ function parseCommand(argv) {
       const [runId = ""] = positionals(1, "RUN_ID");
       return { name: "cancel", runId };
     }
+    case "mcp":
+      positionals(0, "");
+      return { name: "mcp" };
     default: {
       const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
       const what = listable[whatText];
@@ -515,6 +519,7 @@ Usage:
   testrun status RUN_ID [--json FILE|-]            print a run once
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
+  testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
 
 Wait options (run, rerun, wait):
   --no-wait              start the run, print its id and url, exit 0 (run, rerun)
@@ -542,6 +547,10 @@ Exit codes:
 While waiting it prints the run's url, then one line per change (a live line on a terminal).
 It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
 retries reads through network errors and 5xx, and never starts a run twice.
+
+testrun mcp is for AI agents whose MCP client launches local servers: it speaks MCP on stdin and
+stdout until the client closes stdin, with the tools of the gateway's /v1/mcp endpoint; each tool
+call is one request of the API. Configuring clients: docs/agents.md
 More: docs/pipelines.md
 `;
 
@@ -834,6 +843,14 @@ Run "testrun --help" for usage.
     apiKey: apiKey ?? "",
     userAgent: `testrun-cli/${version}`
   });
+  if (command.name === "mcp") {
+    if (!io.serveMcp) {
+      io.stderr.write("testrun: mcp is served by the testrun command only\n");
+      return { code: ExitCode.usage };
+    }
+    await io.serveMcp(client, { ...io.stop && { stop: io.stop } });
+    return { code: ExitCode.passed };
+  }
   const human = "json" in command && command.json === "-" ? io.stderr : io.stdout;
   const session = new Session(client, { ...io, stdout: human, json: io.stdout });
   try {

@@ -3,6 +3,7 @@ import { type Logger, probeRoutes } from "@testrun/kit";
 import Koa from "koa";
 import type { GatewayState } from "./context.js";
 import { llmsTxt } from "./llms-txt.js";
+import { mcpRoute } from "./mcp/route.js";
 import { requestContext } from "./request-context.js";
 import { type V1Deps, v1Routes } from "./routes/v1.js";
 
@@ -31,7 +32,9 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
     ctx.type = "text/plain; charset=utf-8";
     ctx.body = llmsTxt;
   });
-  v1Routes(router, options);
+  const handlers = v1Routes(router, options);
+  // MCP for AI agents: the same operations as tools, with the same keys and limits.
+  mcpRoute(router, { auth: options.auth, handlers });
 
   app.use(async (ctx, next) => {
     await next();

@@ -27,6 +27,7 @@ export type Command =
   | ({ name: "wait"; runId: string } & WaitFlags)
   | { name: "status"; runId: string; json?: string }
   | { name: "cancel"; runId: string }
+  | { name: "mcp" }
   | {
       name: "list";
       what: "plans" | "envs" | "cases" | "runs";
@@ -63,6 +64,7 @@ const optionsOf: Record<string, Options> = {
   wait: waitOptions,
   status: { json: { type: "string" } },
   cancel: {},
+  mcp: {},
   list: {
     json: { type: "string" },
     tag: { type: "string", multiple: true },
@@ -184,6 +186,9 @@ export function parseCommand(argv: string[]): Command {
       const [runId = ""] = positionals(1, "RUN_ID");
       return { name: "cancel", runId };
     }
+    case "mcp":
+      positionals(0, "");
+      return { name: "mcp" };
     default: {
       const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
       const what = listable[whatText as keyof typeof listable];

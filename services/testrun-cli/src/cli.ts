@@ -7,6 +7,7 @@ import { ApiError, NetworkError, TestrunClient } from "./client.js";
 import { formatDuration } from "./duration.js";
 import { explain } from "./errors.js";
 import { usage } from "./help.js";
+import type { TestrunApi } from "./mcp/tools.js";
 import { ExitCode, exitCodeOf, signalExitCode } from "./outcome.js";
 import { type Output, Progress, statusLine, testLine } from "./progress.js";
 import { writeReports } from "./reports.js";
@@ -22,6 +23,12 @@ export interface Io {
   stderr: Output;
   /** Aborted, with the signal's name (SIGINT, SIGTERM) as its reason, when the process must stop. */
   stop?: AbortSignal;
+  /**
+   * Serves the MCP tools on this process's stdin and stdout until the client closes stdin
+   * (`testrun mcp`, mcp/stdio.ts). Only the `testrun` process has it (bin.ts): the GitHub Action's
+   * bundle leaves the MCP SDK out.
+   */
+  serveMcp?: (api: TestrunApi, options: { stop?: AbortSignal }) => Promise<void>;
 }
 
 export interface Result {
@@ -66,6 +73,15 @@ export async function main(argv: string[], io: Io): Promise<Result> {
     apiKey: apiKey ?? "",
     userAgent: `testrun-cli/${version}`,
   });
+  if (command.name === "mcp") {
+    if (!io.serveMcp) {
+      io.stderr.write("testrun: mcp is served by the testrun command only\n");
+      return { code: ExitCode.usage };
+    }
+    // stdout is the protocol's: nothing else may be written to it.
+    await io.serveMcp(client, { ...(io.stop && { stop: io.stop }) });
+    return { code: ExitCode.passed };
+  }
   // With `--json -` the run's JSON owns stdout: the human lines go to stderr.
   const human = "json" in command && command.json === "-" ? io.stderr : io.stdout;
   const session = new Session(client, { ...io, stdout: human, json: io.stdout });
@@ -103,7 +119,7 @@ class Session {
     });
   }
 
-  async execute(command: Exclude<Command, { name: "help" | "version" }>): Promise<Result> {
+  async execute(command: Exclude<Command, { name: "help" | "version" | "mcp" }>): Promise<Result> {
     switch (command.name) {
       case "run":
       case "rerun":

@@ -9,6 +9,7 @@ Usage:
   testrun status RUN_ID [--json FILE|-]            print a run once
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
+  testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
 
 Wait options (run, rerun, wait):
   --no-wait              start the run, print its id and url, exit 0 (run, rerun)
@@ -36,5 +37,9 @@ Exit codes:
 While waiting it prints the run's url, then one line per change (a live line on a terminal).
 It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
 retries reads through network errors and 5xx, and never starts a run twice.
+
+testrun mcp is for AI agents whose MCP client launches local servers: it speaks MCP on stdin and
+stdout until the client closes stdin, with the tools of the gateway's /v1/mcp endpoint; each tool
+call is one request of the API. Configuring clients: docs/agents.md
 More: docs/pipelines.md
 `;

@@ -6,7 +6,7 @@ import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { RunStatus, type RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type Koa from "koa";
 import { servedOpenApiDocument } from "../api/openapi.js";
-import { type Operation, operations } from "../api/operations.js";
+import { type Operation, type OperationName, operations } from "../api/operations.js";
 import { checkQueryNames, type Input, validateInput } from "../api/validate.js";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
@@ -42,10 +42,23 @@ export interface V1Deps {
 /** Largest request body accepted (docs/rest-api.md: over 1 MiB gives 413). */
 const maxBodyBytes = 1024 * 1024;
 
-/** The /v1 routes, registered from the operation table (api/operations.ts), which also validates them. */
-export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
+/**
+ * An operation's handler behind its authentication: validates the request's input (query values,
+ * headers, body, path parameters) as the operation's schemas say, then answers it. The MCP tools
+ * (mcp/) call these for requests whose key was already verified.
+ */
+export type ValidatedHandler = (ctx: GatewayContext) => Promise<void>;
+
+export type V1Handlers = Record<OperationName, ValidatedHandler>;
+
+/**
+ * The /v1 routes, registered from the operation table (api/operations.ts), which also validates
+ * them. Returns each operation's handler behind its authentication.
+ */
+export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers {
   const { catalog, runs, startRunTimeoutMs } = deps;
-  const route = routeOn(router, deps.auth);
+  const handlers: Partial<V1Handlers> = {};
+  const route = routeOn(router, deps.auth, handlers);
 
   route(operations.getProject, async (ctx) => {
     const response = await rpc(ctx, () =>
@@ -153,6 +166,7 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
     ctx.type = "application/json";
     ctx.body = document.json;
   });
+  return handlers as V1Handlers;
 }
 
 /**
@@ -160,16 +174,19 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): void {
  * body read (before the key, so an oversized body is refused unread), the key it needs, then its
  * query values, headers and body validated, and the handler called with them.
  */
-function routeOn(router: Router<GatewayState>, auth: Authenticator) {
+function routeOn(router: Router<GatewayState>, auth: Authenticator, handlers: Partial<V1Handlers>) {
   return <O extends Operation>(
     operation: O,
     handler: (ctx: GatewayContext, input: Input<O>) => Promise<void>,
   ): void => {
     const path = operation.path.replace(/\{(\w+)\}/g, ":$1");
+    const validated: ValidatedHandler = (ctx) => handler(ctx, validateInput(operation, ctx));
+    // Every operation's id is its name in the table (api/operations.ts).
+    handlers[operation.operationId as OperationName] = validated;
     const stack: Koa.Middleware<GatewayState>[] = [checkQueryNames(operation)];
     if (operation.body) stack.push(jsonBody(operation.body.required));
     if (operation.access !== "none") stack.push(auth.require(operation.access));
-    stack.push((ctx) => handler(ctx, validateInput(operation, ctx)));
+    stack.push(validated);
     router[operation.method](operation.operationId, path, ...stack);
   };
 }
@@ -197,7 +214,7 @@ export async function rpc<T>(ctx: GatewayContext, call: () => Promise<T>): Promi
  * an oversized body is refused from its Content-Length without being read. Where the body is
  * optional (cancel, rerun) an empty request counts as `{}`.
  */
-function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
+export function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
   const parse = bodyParser({
     enableTypes: ["json"],
     jsonLimit: maxBodyBytes,

@@ -1,0 +1,283 @@
+// The Testrun MCP tools (docs/agents.md, "MCP: the API as tools"): one definition for both ways of serving them, the
+// gateway's POST /v1/mcp (services/gateway/src/mcp/) and `testrun mcp` over stdio (stdio.ts). Each
+// tool is one request of the /v1 REST API with its semantics (docs/rest-api.md), made through a
+// TestrunApi: the typed REST client over HTTP (stdio), or the gateway's own route handlers (remote).
+// Results are compact JSON text; a refusal of the API is a tool result with isError, carrying the
+// API's message, code and extras, never a protocol error.
+import { randomUUID } from "node:crypto";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { ApiError, NetworkError, type TestrunClient } from "../client.js";
+import { startedRunOf } from "../start.js";
+import type { Run } from "../types.js";
+import { version } from "../version.js";
+
+/** What the tools need of the REST API: the typed client has exactly these methods. */
+export type TestrunApi = Pick<
+  TestrunClient,
+  "listEnvironments" | "listTestPlans" | "listTestCases" | "startRun" | "getRun" | "cancelRun" | "rerunRun"
+>;
+
+/** What the server tells a model once, at initialization: how the tools fit together. */
+export const serverInstructions = `Testrun runs HTTP test cases against a project's environments and reports the verdict.
+To test something: list_test_plans (or list_test_cases), then start_run, then get_run with waitSeconds 30 until finished is true.
+Give people the run's url. Each test of a run spends one of the project's credits.
+Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
+On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
+
+const text = (value: unknown): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }],
+});
+
+const failure = (value: Record<string, unknown>): CallToolResult => ({ ...text(value), isError: true });
+
+/**
+ * A failed call as a tool error: the API's status, message, code and extras (402 required and
+ * available, 409 candidates, 429 retryAfterSeconds, a 500's run id and url), or, without an answer,
+ * what is known. `idempotencyKey` is the key a start was sent with: repeating the call with it is safe.
+ */
+function errorResult(error: unknown, idempotencyKey?: string): CallToolResult {
+  if (error instanceof ApiError) {
+    const started = startedRunOf(error);
+    return failure({
+      status: error.status,
+      ...error.body,
+      ...(error.retryAfterSeconds !== undefined && { retryAfterSeconds: error.retryAfterSeconds }),
+      ...(started && {
+        hint: `the run ${started.id} was started: follow it with get_run, do not start again`,
+      }),
+    });
+  }
+  if (error instanceof NetworkError) {
+    return failure({
+      error: `no answer from the Testrun API: ${error.message}`,
+      code: "no_answer",
+      ...(idempotencyKey &&
+        error.maybeSent && {
+          hint: `the run may have started: call again with idempotencyKey "${idempotencyKey}" to get that run instead of starting another`,
+        }),
+    });
+  }
+  throw error;
+}
+
+/** Runs one call of the API, turning its refusals into tool errors. */
+async function call(run: () => Promise<unknown>, idempotencyKey?: string): Promise<CallToolResult> {
+  try {
+    return text(await run());
+  } catch (error) {
+    return errorResult(error, idempotencyKey);
+  }
+}
+
+const reading: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+/** Starting a run spends credits and runs tests against the environment, a system outside Testrun. */
+const starting: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+const runId = z
+  .string()
+  .min(1)
+  .describe("The run's id, run_… (as start_run, rerun_run and get_run answer it).");
+
+const idempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, "1 to 255 visible ASCII characters")
+  .optional()
+  .describe(
+    "Leave out normally. To repeat a call that got no answer, pass the idempotencyKey its error named: the repeat then returns the run the first call started instead of starting (and paying for) another.",
+  );
+
+const nonEmptyList = (what: string) => z.array(z.string().min(1)).min(1).max(500).optional().describe(what);
+
+const startRunInput = z.strictObject({
+  testPlan: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("A test plan's name or id (list_test_plans): runs its enabled test cases, in plan order."),
+  tags: nonEmptyList(
+    "Tags: runs every enabled test case having any of them (ignoring case); more than 500 such test cases is refused.",
+  ),
+  testCaseIds: nonEmptyList("Test case ids (tc_…, list_test_cases): runs exactly these, enabled or not."),
+  environment: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The environment's name or id (list_environments). Leave out for the project's default environment.",
+    ),
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("A name for the run. Leave out to name it after what it runs."),
+  idempotencyKey,
+});
+
+const noInput = z.strictObject({});
+
+const listTestCasesInput = z.strictObject({
+  tags: z
+    .array(z.string().min(1))
+    .max(500)
+    .optional()
+    .describe("Only test cases having any of these tags (ignoring case)."),
+  search: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Only test cases whose name contains this text (ignoring case). Combines with tags."),
+});
+
+const runInput = z.strictObject({ runId });
+
+const getRunInput = z.strictObject({
+  runId,
+  waitSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30)
+    .optional()
+    .describe(
+      "Wait up to this many seconds (1 to 30) for the run to finish before answering; one request however long it waits. Leave out to read it at once.",
+    ),
+});
+
+const rerunRunInput = z.strictObject({
+  runId,
+  failedOnly: z
+    .boolean()
+    .optional()
+    .describe("true: only the tests that FAILED (fails when none did); false or left out: every test."),
+  idempotencyKey,
+});
+
+/** The result of a start: the run, marked when it is the run of an earlier call with the key. */
+const startedJson = (run: Run, replayed: boolean) => (replayed ? { ...run, replayed: true } : run);
+
+/**
+ * Registers every tool on `server`, each calling `api`. `signal` of a call (the client cancelled
+ * it, or went away) reaches the request it makes.
+ */
+export function registerTools(server: McpServer, api: TestrunApi): void {
+  server.registerTool(
+    "list_environments",
+    {
+      title: "List environments",
+      description:
+        "List the project's environments, the deployed systems tests run against: id, name, baseUrl, isDefault. start_run takes one by name or id; without one a run uses the default environment.",
+      inputSchema: noInput,
+      annotations: reading,
+    },
+    async (_args, { signal }) => call(async () => ({ environments: await api.listEnvironments({ signal }) })),
+  );
+
+  server.registerTool(
+    "list_test_plans",
+    {
+      title: "List test plans",
+      description:
+        "List the project's test plans (named sets of test cases): id, name, description, testCaseCount. Run one with start_run and testPlan set to its name or id.",
+      inputSchema: noInput,
+      annotations: reading,
+    },
+    async (_args, { signal }) => call(async () => ({ testPlans: await api.listTestPlans({ signal }) })),
+  );
+
+  server.registerTool(
+    "list_test_cases",
+    {
+      title: "List test cases",
+      description:
+        "List the project's test cases: id, name, tags, enabled. Oldest first, at most 500; truncated is true when more matched (narrow the filters). Disabled test cases are listed too: a plan or tags never run them, testCaseIds does.",
+      inputSchema: listTestCasesInput,
+      annotations: reading,
+    },
+    async ({ tags, search }, { signal }) =>
+      call(() => api.listTestCases({ ...(tags && { tags }), ...(search && { search }) }, { signal })),
+  );
+
+  server.registerTool(
+    "start_run",
+    {
+      title: "Start a test run",
+      description:
+        "Start a test run; it is returned at once, RUNNING with finished false, with its id and url. Give exactly one of testPlan, tags and testCaseIds. Spends one of the project's credits per test, taken at once (insufficient_credits, with required and available, when short: nothing starts). Then call get_run with waitSeconds 30 until finished is true. A name matching several items fails with ambiguous_name and candidates: retry with one of those ids.",
+      inputSchema: startRunInput,
+      annotations: starting,
+    },
+    async ({ idempotencyKey: given, ...body }, { signal }) => {
+      const key = given ?? randomUUID();
+      return call(async () => {
+        const { run, replayed } = await api.startRun(body, { idempotencyKey: key, signal });
+        return startedJson(run, replayed);
+      }, key);
+    },
+  );
+
+  server.registerTool(
+    "get_run",
+    {
+      title: "Read a run",
+      description:
+        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes.",
+      inputSchema: getRunInput,
+      annotations: reading,
+    },
+    async ({ runId: id, waitSeconds }, { signal }) => call(() => api.getRun(id, waitSeconds, { signal })),
+  );
+
+  server.registerTool(
+    "cancel_run",
+    {
+      title: "Cancel a run",
+      description:
+        "Stop a run in progress: its tests not yet executed do not run and their credits are given back; a test being executed is discarded. Returns the run, then finished (SKIPPED with skipReason cancelled unless some test had already passed or failed). Fails with run_finished when the run had already finished.",
+      inputSchema: runInput,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ runId: id }, { signal }) => call(() => api.cancelRun(id, { signal })),
+  );
+
+  server.registerTool(
+    "rerun_run",
+    {
+      title: "Rerun a run's tests",
+      description:
+        "Start a new run, on the same environment, of a run's test cases as they are now: only those whose test FAILED (failedOnly true) or all of them. Spends one credit per test, as start_run does, and returns the new run at once; follow it with get_run.",
+      inputSchema: rerunRunInput,
+      annotations: starting,
+    },
+    async ({ runId: id, failedOnly, idempotencyKey: given }, { signal }) => {
+      const key = given ?? randomUUID();
+      return call(async () => {
+        const { run, replayed } = await api.rerunRun(id, failedOnly ?? false, {
+          idempotencyKey: key,
+          signal,
+        });
+        return startedJson(run, replayed);
+      }, key);
+    },
+  );
+}
+
+/** A server with every tool, calling `api`; its version is this package's. */
+export function testrunMcpServer(api: TestrunApi): McpServer {
+  const server = new McpServer(
+    { name: "testrun", title: "Testrun", version },
+    { instructions: serverInstructions },
+  );
+  registerTools(server, api);
+  return server;
+}
+
+export type * from "../types.js";
+export { ApiError, NetworkError };

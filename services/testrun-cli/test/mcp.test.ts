@@ -1,0 +1,124 @@
+// The MCP tools (src/mcp/tools.ts) as `testrun mcp` serves them, driven by the official SDK's client
+// over an in-memory transport, against a scripted gateway: what each tool sends, and how failures
+// the real system rarely shows (no answer, a start not read back, 429) come back as tool errors.
+// The real gateway and both transports are in test/mcp.e2e.test.ts.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { expect } from "chai";
+import { testrunMcpServer } from "../src/mcp/tools.js";
+import { FakeGateway, fakeRun } from "./fake-gateway.js";
+
+describe("the MCP tools over the REST client", () => {
+  let gateway: FakeGateway;
+  let client: Client;
+
+  beforeEach(async () => {
+    gateway = await FakeGateway.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await testrunMcpServer(gateway.client()).connect(serverSide);
+    client = new Client({ name: "unit", version: "1" });
+    await client.connect(clientSide);
+  });
+  afterEach(async () => {
+    await client.close();
+    await gateway.stop();
+  });
+
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+    const [content] = result.content;
+    return {
+      isError: result.isError === true,
+      json: JSON.parse(content?.type === "text" ? content.text : ""),
+    };
+  };
+
+  it("sends each tool's REST request: filters as query parameters, a wait as ?wait, a rerun's failedOnly", async () => {
+    gateway.answer = (request) =>
+      request.url.startsWith("/v1/test-cases")
+        ? { status: 200, body: { testCases: [], truncated: false } }
+        : {
+            status: request.method === "POST" && request.url.endsWith("/rerun") ? 201 : 200,
+            body: fakeRun(),
+          };
+    await call("list_test_cases", { tags: ["smoke", "auth"], search: "log in" });
+    await call("get_run", { runId: "run_1", waitSeconds: 30 });
+    await call("get_run", { runId: "run_1" });
+    await call("cancel_run", { runId: "run_1" });
+    const rerun = await call("rerun_run", { runId: "run_1", failedOnly: true });
+    expect(rerun).to.deep.equal({ isError: false, json: fakeRun() });
+    expect(gateway.requests.map((r) => `${r.method} ${r.url} ${r.body}`)).to.deep.equal([
+      "GET /v1/test-cases?tag=smoke&tag=auth&search=log+in ",
+      "GET /v1/runs/run_1?wait=30 ",
+      "GET /v1/runs/run_1 ",
+      "POST /v1/runs/run_1/cancel {}",
+      'POST /v1/runs/run_1/rerun {"failedOnly":true}',
+    ]);
+    expect(gateway.requests[4]?.headers["idempotency-key"]).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it("starts with a new Idempotency-Key per call, or the one given, and marks a replayed answer", async () => {
+    gateway.answer = (_request, index) => ({
+      status: 201,
+      body: fakeRun(),
+      headers: index === 2 ? { "idempotency-replayed": "true" } : ({} as Record<string, string>),
+    });
+    await call("start_run", { testPlan: "Smoke" });
+    await call("start_run", { testPlan: "Smoke" });
+    const replayed = await call("start_run", { testPlan: "Smoke", idempotencyKey: "my-key-1" });
+    expect(replayed.json).to.deep.equal({ ...fakeRun(), replayed: true });
+    const keys = gateway.requests.map((r) => r.headers["idempotency-key"]);
+    expect(keys[0]).to.not.equal(keys[1]);
+    expect(keys[2]).to.equal("my-key-1");
+    expect(JSON.parse(gateway.requests[0]?.body ?? "")).to.deep.equal({ testPlan: "Smoke" });
+  });
+
+  it("says a start that got no answer may have started, naming the key that repeats it safely", async () => {
+    gateway.answer = () => "drop";
+    const dropped = await call("start_run", { tags: ["smoke"] });
+    const key = gateway.requests[0]?.headers["idempotency-key"];
+    expect(dropped.isError).to.equal(true);
+    expect(dropped.json.code).to.equal("no_answer");
+    expect(dropped.json.hint).to.equal(
+      `the run may have started: call again with idempotencyKey "${key}" to get that run instead of starting another`,
+    );
+    // A read without an answer has nothing to repeat safely.
+    const read = await call("get_run", { runId: "run_1" });
+    expect(read.json).to.not.have.property("hint");
+  });
+
+  it("gives a start that was not read back (500 with its id) as the run to follow, and a 429's Retry-After", async () => {
+    const url = "http://console.example/projects/prj_1/runs/run_9";
+    gateway.answer = (request) =>
+      request.method === "POST"
+        ? {
+            status: 500,
+            body: {
+              error: "the run was started but could not be read back; follow it by its id",
+              code: "internal",
+              id: "run_9",
+              url,
+            },
+          }
+        : {
+            status: 429,
+            body: { error: "rate limit exceeded", code: "rate_limited" },
+            headers: { "retry-after": "17" },
+          };
+    expect((await call("start_run", { testPlan: "Smoke" })).json).to.deep.equal({
+      status: 500,
+      error: "the run was started but could not be read back; follow it by its id",
+      code: "internal",
+      id: "run_9",
+      url,
+      hint: "the run run_9 was started: follow it with get_run, do not start again",
+    });
+    expect((await call("list_test_plans")).json).to.deep.equal({
+      status: 429,
+      error: "rate limit exceeded",
+      code: "rate_limited",
+      retryAfterSeconds: 17,
+    });
+  });
+});
