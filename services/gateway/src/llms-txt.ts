@@ -28,6 +28,9 @@ Rules:
   means the run started: follow it, do not post again.
 - Never put the key in a prompt, a log, a commit or an answer to a person.
 
+An MCP client can use the same operations as tools: \`POST /v1/mcp\` (Streamable HTTP) with the same
+key and the same limits (each tool call counts as one request); \`testrun mcp\` serves them over stdio.
+
 ## Docs
 - [OpenAPI document](/v1/openapi.json): every endpoint, field, error code and header, with examples
 `;
