@@ -4,6 +4,8 @@
  * variables (step.proto).
  */
 
+import { Redactor, redactedActual } from "./redaction.js";
+
 /** A step failed; its message is the "what went wrong" half of the summary, before redaction. */
 export class StepFailure extends Error {
   override name = "StepFailure";
@@ -21,14 +23,22 @@ const minRedactedSavedLength = 4;
 export class Variables {
   readonly #saved = new Map<string, string>();
   readonly #project: ReadonlyMap<string, string>;
+  /** Computed once per test, then as steps save values, not at each summary. */
+  readonly #redactor = new Redactor();
 
   constructor(projectValues: Readonly<Record<string, string>>) {
     this.#project = new Map(Object.entries(projectValues));
+    for (const [name, value] of this.#project) this.#redactor.add(value, `{{${name}}}`);
   }
 
-  /** Remembers a value saved by a step, for the following steps of the same test. */
+  /**
+   * Remembers a value saved by a step, for the following steps of the same test. It is redacted
+   * from then on (from `minRedactedSavedLength` characters), and so is a value it replaces: that
+   * one was a secret too (an earlier session token).
+   */
   save(name: string, value: string): void {
     this.#saved.set(name, value);
+    if ([...value].length >= minRedactedSavedLength) this.#redactor.add(value, `{{${name}}}`);
   }
 
   /** Replaces every `{{NAME}}`; an unknown NAME fails the step. */
@@ -44,25 +54,13 @@ export class Variables {
    * Replaces every occurrence of a variable's value by `{{NAME}}`, wherever it came from (a
    * request, a response, a saved value that echoes it): the project's variables, and the values
    * earlier steps saved (a token from a login) of at least `minRedactedSavedLength` characters. The
-   * forms a value takes when quoted in a summary (JSON-escaped, URL-encoded) are replaced too.
-   * Longest values first, so a value that contains a shorter one is not left half-replaced; on a
-   * tie the project's variable names it.
+   * forms a value takes when a target sends it back or a summary quotes it are replaced too
+   * (JSON-escaped, percent- and form-encoded, HTML-escaped, base64, redaction.ts). Longest forms
+   * first, so a value that contains a shorter one is not left half-replaced; on a tie the
+   * project's variable names it.
    */
   redact(text: string): string {
-    const secrets: [string, string][] = [];
-    const add = (name: string, value: string) => {
-      for (const form of new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])) {
-        secrets.push([form, name]);
-      }
-    };
-    for (const [name, value] of this.#project) if (value !== "") add(name, value);
-    for (const [name, value] of this.#saved)
-      if ([...value].length >= minRedactedSavedLength) add(name, value);
-    // Stable: among forms of one length, the project's come first.
-    secrets.sort((a, b) => b[0].length - a[0].length);
-    let result = text;
-    for (const [form, name] of secrets) result = result.split(form).join(`{{${name}}}`);
-    return result;
+    return this.#redactor.redact(text);
   }
 
   /** Redacts every string inside a parsed JSON value (keys included), before it is quoted as JSON. */
@@ -75,5 +73,16 @@ export class Variables {
       );
     }
     return value;
+  }
+
+  /**
+   * The last check on an actual value a failed expectation quotes ("got ..."), once redacted and
+   * clipped: if it still holds `fragmentLength` characters in a row of a variable's value, the
+   * target sent the value back in a form `redact` does not know (cut, changed in part), and the
+   * whole actual value is replaced by `redactedActual`. A summary without the actual value is less
+   * helpful; one with part of a secret is a leak.
+   */
+  guardActual(shown: string): string {
+    return this.#redactor.holdsFragment(shown) ? redactedActual : shown;
   }
 }
