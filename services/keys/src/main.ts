@@ -21,6 +21,8 @@ await runService({
       keyCacheSecret: config.KEY_CACHE_SECRET,
       logger,
     });
-    return [bind(KeysService, service)];
+    // A presented secret is only ever fingerprinted, never stored or compared as text: any text
+    // is an answer of UNKNOWN there, NUL included (keys.proto, VerifyKey).
+    return [bind(KeysService, service, [], ["testrun.keys.v1.VerifyKeyRequest.secret"])];
   },
 });
