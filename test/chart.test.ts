@@ -1089,6 +1089,7 @@ describe("helm chart helm/testrun", () => {
       { expression: "config.env.KEYS_URL=http://elsewhere:7101", name: "KEYS_URL" },
       { expression: "components.executor.env.EXECUTOR_NAME=x", name: "EXECUTOR_NAME" },
       { expression: "components.runs.env.DATABASE_URL=postgres://x", name: "DATABASE_URL" },
+      { expression: "components.runs.env.MAX_RUNNING_PER_PROJECT=2", name: "MAX_RUNNING_PER_PROJECT" },
       { expression: "components.executor.env.EGRESS_DENY_CIDRS=", name: "EGRESS_DENY_CIDRS" },
       {
         expression: "components.keys.podLabels.app\\.kubernetes\\.io/component=other",
@@ -1113,6 +1114,21 @@ describe("helm chart helm/testrun", () => {
       expect(componentContainer(chart, "gateway").env.values.RATE_LIMIT_PER_MINUTE).to.equal("100");
       expect(componentContainer(chart, "runs").env.values.LOG_LEVEL).to.equal("debug");
       expect(chart.component("keys").workload.labels.team).to.equal("platform");
+    });
+
+    it("sets the runs service's MAX_RUNNING_PER_PROJECT from components.runs.maxRunningPerProject (8 by default)", async () => {
+      const byDefault = new RenderedChart(await renderChart(chartPath, { release, namespace }), namespace);
+      expect(componentContainer(byDefault, "runs").env.values.MAX_RUNNING_PER_PROJECT).to.equal("8");
+      const set = ["components.runs.maxRunningPerProject=3"];
+      const chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+      expect(componentContainer(chart, "runs").env.values.MAX_RUNNING_PER_PROJECT).to.equal("3");
+      const negative = await tryRenderChart(chartPath, {
+        release,
+        namespace,
+        set: ["components.runs.maxRunningPerProject=-1"],
+      });
+      expect(negative.code, "helm template exit code").to.not.equal(0);
+      expect(negative.stderr).to.contain("maxRunningPerProject");
     });
 
     it("refuses in env overrides only variables the chart sets, and in podLabels only its own labels", async () => {

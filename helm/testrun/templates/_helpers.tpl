@@ -204,6 +204,7 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- end -}}
 {{- if eq .name "runs" -}}
 {{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
+{{- $_ := set $env "MAX_RUNNING_PER_PROJECT" (toString (int $values.maxRunningPerProject)) -}}
 {{- with include "testrun.appUrl" $root -}}
 {{- $_ := set $env "APP_URL" . -}}
 {{- end -}}

@@ -200,6 +200,13 @@ export class Executor {
       // Someone else holds it, or it is final: nothing to do. Anything else (runs unavailable):
       // leave the entry unacknowledged; it is taken over again once idle for a lease.
       if (notOurs(error)) return ack();
+      // The project holds its share of the executors while others wait (fair claiming): the test
+      // stays QUEUED in the runs service, which publishes it again later; this entry is done with,
+      // and the slot goes to the next entry, maybe another project's.
+      if (codeOf(error) === Code.ResourceExhausted) {
+        logger.debug({ testResultId }, "claim deferred: the project holds its share of the executors");
+        return ack();
+      }
       throw error;
     }
     if (!assignment) throw new Error("ClaimTest answered without an assignment");

@@ -23,6 +23,13 @@ export const configSchema = baseConfigSchema.extend({
   REPUBLISH_AFTER_MS: ms(60_000),
   /** A test QUEUED this long (or a lapsed lease untaken this long) is given up. */
   DISPATCH_DEADLINE_MS: ms(15 * 60_000),
+  /**
+   * A project's share of the executors' slots: ClaimTest refuses (RESOURCE_EXHAUSTED) a project's
+   * queued test while the project holds this many live leases and another project's tests wait with
+   * fewer. Work-conserving: alone, a project uses every slot. 0 turns the limit off. Set it to a
+   * share of the executors' replicas × CONCURRENCY (the runs service does not count them).
+   */
+  MAX_RUNNING_PER_PROJECT: z.coerce.number().int().min(0).default(8),
   /** A watched run is read again this often even without a change notice (one may be lost). */
   WATCH_REFRESH_MS: ms(5_000),
   /** WatchRun streams one replica serves at once; beyond, RESOURCE_EXHAUSTED. */

@@ -24,7 +24,11 @@ await runService({
     const client = { token: config.SERVICE_TOKEN };
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, client);
     const billing = serviceClient(BillingService, config.BILLING_URL, client);
-    const store = new RunStore(orm, { leaseMs: config.LEASE_MS, maxAttempts: config.MAX_ATTEMPTS });
+    const store = new RunStore(orm, {
+      leaseMs: config.LEASE_MS,
+      maxAttempts: config.MAX_ATTEMPTS,
+      maxRunningPerProject: config.MAX_RUNNING_PER_PROJECT,
+    });
     const credits = new Credits(store, billing, logger);
     const dispatcher = new Dispatcher(redis, store, logger);
     const events = new RunEvents(redis, logger);

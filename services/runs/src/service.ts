@@ -220,6 +220,11 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
           Code.FailedPrecondition,
         );
       }
+      if (outcome.kind === "over_share")
+        throw new ConnectError(
+          "the project holds its share of the executors while other projects wait: the test stays queued and is published again later; take the next one",
+          Code.ResourceExhausted,
+        );
       const { run, test } = outcome;
       await events.changed(run.id);
       return {

@@ -3,12 +3,15 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Orm } from "@testrun/kit";
 import type { RunStatus, SkipReason, TestStepSnapshot } from "./db/entities.js";
+import { overShare } from "./fair-share.js";
 import { isFinal, type RunRow, runColumns, type TestRow, testColumns } from "./rows.js";
 
 /** Timing rules of leases and dispatch, from configuration. */
 export interface Timing {
   leaseMs: number;
   maxAttempts: number;
+  /** MAX_RUNNING_PER_PROJECT: a project's share of the executors' slots (0: no limit). */
+  maxRunningPerProject?: number;
 }
 
 export interface NewRun {
@@ -38,7 +41,9 @@ export interface Effects {
 export type ClaimOutcome =
   | { kind: "claimed"; run: RunRow; test: TestRow }
   /** The lease lapsed for the last allowed time: the test is now FAILED (committed). */
-  | { kind: "gave_up"; runId: string; effects: Effects };
+  | { kind: "gave_up"; runId: string; effects: Effects }
+  /** The project holds its share of the slots while others wait: the test stays QUEUED. */
+  | { kind: "over_share" };
 
 const fail = (code: Code, message: string): never => {
   throw new ConnectError(message, code);
@@ -254,6 +259,22 @@ export class RunStore {
         if (test.lapsed_leases + 1 >= this.timing.maxAttempts) {
           return { kind: "gave_up", runId: test.run_id, effects: await this.giveUp(em, test) };
         }
+      }
+      // A new claim (not taking a lapsed lease over, which replaces a slot the project held).
+      if (
+        test.status === "queued" &&
+        (await overShare(em, run.project_id, this.timing.maxRunningPerProject ?? 0))
+      ) {
+        // The executor drops this message, so the reconciler publishes the test again
+        // REPUBLISH_AFTER_MS from now, without back-off: the test is deferred, not ignored (a count
+        // of 0 stays at one interval even when the start's own bookkeeping of its first publication
+        // lands after this). The dispatch deadline cannot skip it meanwhile: it applies only while no
+        // executor is at work, and a project over its share holds live leases.
+        await em.execute(
+          "update runs.test_results set published_at = now(), publish_count = 0 where id = ?",
+          [test.id],
+        );
+        return { kind: "over_share" };
       }
       const lapsed = test.status === "running" ? 1 : 0;
       const rows = await em.execute<TestRow[]>(

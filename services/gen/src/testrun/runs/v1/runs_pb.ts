@@ -1588,7 +1588,14 @@ export const RunsService: GenService<{
    * Errors: NOT_FOUND (no such test result); ABORTED (another claim holds a lease that has not
    * lapsed: leave the test alone, the lease holder or the reconciler will deal with it);
    * FAILED_PRECONDITION (the test is final, e.g. completed, cancelled, or just FAILED because its
-   * leases lapsed max_attempts times: drop it); INVALID_ARGUMENT (executor_id empty).
+   * leases lapsed max_attempts times: drop it); INVALID_ARGUMENT (executor_id empty);
+   * RESOURCE_EXHAUSTED (fair claiming: the project already holds its share of the executors' slots,
+   * MAX_RUNNING_PER_PROJECT live leases of the runs service's configuration, while another project
+   * with fewer has QUEUED tests: acknowledge the message and take the next one; the test stays
+   * QUEUED and the reconciler publishes it again after REPUBLISH_AFTER_MS). The share is configured,
+   * not derived from the executors (the runs service does not know how many slots exist), and only
+   * applies while another project waits: a lone project uses every slot. Taking over a lapsed lease
+   * is never refused for it.
    *
    * @generated from rpc testrun.runs.v1.RunsService.ClaimTest
    */
