@@ -147,15 +147,15 @@ export class Authenticator {
         verdict = await this.verify(ctx, presented);
       } catch (error) {
         // Verifying failed on our side: not the client's failure.
-        if (check.reserved) await this.deps.limits.notVerified(address, fingerprint);
+        if (check.advance === "counted") await this.deps.limits.notVerified(address, fingerprint);
         throw error;
       }
-      await this.settle(address, fingerprint, check.reserved, verdict);
+      await this.settle(address, fingerprint, check.advance, verdict);
     }
     if (!verdict.ok) {
       if (verdict.refusal === "creator_lost_rights") throw creatorLostRights(purpose);
-      // Counted before verifying: once is enough.
-      if (check.reserved) throw unauthorized(verdict.refusal);
+      // Counted before verifying (by this request or one with the same secret): once is enough.
+      if (check.advance !== "none") throw unauthorized(verdict.refusal);
       return this.refuse(address, verdict.refusal);
     }
 
@@ -214,12 +214,13 @@ export class Authenticator {
   private async settle(
     address: string,
     fingerprint: string,
-    reserved: boolean,
+    advance: "none" | "counted" | "shared",
     verdict: Verdict,
   ): Promise<void> {
     if (verdict.ok || verdict.refusal === "creator_lost_rights")
-      await this.deps.limits.keyExists(address, fingerprint, reserved);
-    else if (!reserved) await this.deps.limits.forgetKey(fingerprint);
+      await this.deps.limits.keyExists(address, fingerprint, advance === "counted");
+    else if (advance === "none") await this.deps.limits.forgetKey(fingerprint);
+    else if (advance === "counted") await this.deps.limits.refusedCounted(address, fingerprint);
   }
 
   /** Counts a failed authentication of the address and answers 401, or 429 once it is over its limit. */

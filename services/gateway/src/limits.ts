@@ -18,7 +18,9 @@ import type { Redis } from "ioredis";
  *   guess, since only the secret's holder can present its fingerprint;
  * - any other secret is counted as a failure of its address before it is verified, in the same
  *   atomic step that checks the limit, so a parallel burst cannot send more than the limit to the
- *   keys service; the count is taken back when the key turns out to exist.
+ *   keys service; the count is taken back when the key turns out to exist. Requests bearing the
+ *   same secret from the same address while it is being verified share that one count (a pipeline
+ *   firing 30 parallel requests with a key it has just created is one secret, not 30 guesses).
  *
  * The hot path costs one Redis round trip: one script reads the cache entry and the known-key
  * mark, counts the request against the key's limit and, for a secret neither knows, counts the
@@ -36,25 +38,33 @@ const windowMs = 60_000;
 /** How long a key verified valid stays known (refreshed on every verification, so at least every few minutes while in use). */
 export const knownKeyTtlSeconds = 30 * 24 * 3600;
 
-// KEYS: failed-auth counter of the address, key-cache entry, rate counter of the key, known-key mark.
+// KEYS: failed-auth counter of the address, key-cache entry, rate counter of the key, known-key
+// mark, the mark of this secret's verification pending for this address.
 // ARGV: failed-auth limit, window in ms.
 // Returns {0, ttl} when the address is blocked for this secret (nothing counted), else
-// {1, entry|false, count, ttl, reserved (1 when a failure was counted in advance)}.
+// {1, entry|false, count, ttl, advance}: advance is 1 when a failure was counted in advance by
+// this request, 2 when a request with the same secret from the same address counted it and its
+// verification is pending, 0 when nothing was counted (the cache or the known mark knows it).
 const checkKeyScript = `
 local entry = redis.call('GET', KEYS[2])
-local reserved = 0
+local advance = 0
 if not entry and redis.call('EXISTS', KEYS[4]) == 0 then
-  local failures = redis.call('INCR', KEYS[1])
-  local fttl = redis.call('PTTL', KEYS[1])
-  if failures == 1 or fttl < 0 then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    fttl = tonumber(ARGV[2])
+  if redis.call('EXISTS', KEYS[5]) == 1 then
+    advance = 2
+  else
+    local failures = redis.call('INCR', KEYS[1])
+    local fttl = redis.call('PTTL', KEYS[1])
+    if failures == 1 or fttl < 0 then
+      redis.call('PEXPIRE', KEYS[1], ARGV[2])
+      fttl = tonumber(ARGV[2])
+    end
+    if failures > tonumber(ARGV[1]) then
+      redis.call('DECR', KEYS[1])
+      return {0, fttl}
+    end
+    redis.call('SET', KEYS[5], '1', 'PX', ARGV[2])
+    advance = 1
   end
-  if failures > tonumber(ARGV[1]) then
-    redis.call('DECR', KEYS[1])
-    return {0, fttl}
-  end
-  reserved = 1
 end
 local count = redis.call('INCR', KEYS[3])
 local ttl = redis.call('PTTL', KEYS[3])
@@ -62,11 +72,12 @@ if count == 1 or ttl < 0 then
   redis.call('PEXPIRE', KEYS[3], ARGV[2])
   ttl = tonumber(ARGV[2])
 end
-return {1, entry, count, ttl, reserved}
+return {1, entry, count, ttl, advance}
 `;
 
-// KEYS: failed-auth counter of the address, known-key mark. ARGV: 1 to take back a failure
-// counted in advance, the mark's TTL in seconds (0: leave the mark alone).
+// KEYS: failed-auth counter of the address, known-key mark, pending-verification mark. ARGV: 1 to
+// take back a failure counted in advance, the known mark's TTL in seconds (0: leave the mark
+// alone), 1 to end the pending verification (later requests with the secret count again).
 // (Should the window have ended in between, this takes one failure off the next window: at most
 // one per verification, which no guess gets back.)
 const settleScript = `
@@ -75,6 +86,9 @@ if ARGV[1] == '1' and tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
 end
 if tonumber(ARGV[2]) > 0 then
   redis.call('SET', KEYS[2], '1', 'EX', ARGV[2])
+end
+if ARGV[3] == '1' then
+  redis.call('DEL', KEYS[3])
 end
 return 1
 `;
@@ -106,10 +120,12 @@ export type KeyCheck =
       entry: KeyCacheEntry | undefined;
       rate: RateState;
       /**
-       * A failure of the address was counted before verifying (neither the cache nor the known
-       * marks know the secret): the verification's outcome settles it (keyExists, or it stays).
+       * Whether a failure of the address was counted before verifying (neither the cache nor the
+       * known marks know the secret): "counted" by this request, whose verification's outcome
+       * settles it (keyExists, notVerified or refusedCounted); "shared" with a request bearing the
+       * same secret whose verification is pending; "none".
        */
-      reserved: boolean;
+      advance: "none" | "counted" | "shared";
     };
 
 export interface FailureCount {
@@ -128,6 +144,7 @@ export interface LimitOptions {
 type ScriptCommand = (...args: (string | number)[]) => Promise<unknown[]>;
 
 const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+const advances = ["none", "counted", "shared"] as const;
 
 export class RequestLimits {
   private readonly checkKeyCommand: ScriptCommand;
@@ -139,9 +156,9 @@ export class RequestLimits {
     private readonly options: LimitOptions,
   ) {
     // defineCommand sends EVALSHA and falls back to EVAL once when Redis lost the script.
-    redis.defineCommand("gatewayCheckKey", { numberOfKeys: 4, lua: checkKeyScript });
+    redis.defineCommand("gatewayCheckKey", { numberOfKeys: 5, lua: checkKeyScript });
     redis.defineCommand("gatewayAuthFailed", { numberOfKeys: 1, lua: authFailedScript });
-    redis.defineCommand("gatewayAuthSettle", { numberOfKeys: 2, lua: settleScript });
+    redis.defineCommand("gatewayAuthSettle", { numberOfKeys: 3, lua: settleScript });
     const commands = redis as unknown as Record<string, ScriptCommand>;
     this.checkKeyCommand = (...args) => (commands.gatewayCheckKey as ScriptCommand).apply(redis, args);
     this.authFailedCommand = (...args) => (commands.gatewayAuthFailed as ScriptCommand).apply(redis, args);
@@ -159,6 +176,7 @@ export class RequestLimits {
       keyCacheKey(fingerprint),
       rateCounterKey(fingerprint),
       knownKeyMark(fingerprint),
+      pendingMark(address, fingerprint),
       this.options.authFailuresPerMinute,
       windowMs,
     );
@@ -176,7 +194,7 @@ export class RequestLimits {
         count: Number(reply[2]),
         resetSeconds: wholeSeconds(Number(reply[3])),
       },
-      reserved: Number(reply[4]) === 1,
+      advance: advances[Number(reply[4])] ?? "none",
     };
   }
 
@@ -185,18 +203,42 @@ export class RequestLimits {
    * counted in advance, if one was, and marks the key known, so that its address's failures never
    * hold it up.
    */
-  async keyExists(address: string, fingerprint: string, reserved: boolean): Promise<void> {
+  async keyExists(address: string, fingerprint: string, counted: boolean): Promise<void> {
     await this.settleCommand(
       failureCounterKey(address),
       knownKeyMark(fingerprint),
-      reserved ? 1 : 0,
+      pendingMark(address, fingerprint),
+      counted ? 1 : 0,
       knownKeyTtlSeconds,
+      counted ? 1 : 0,
     );
   }
 
   /** The secret could not be verified (the keys service failed us): the failure counted in advance was none. */
   async notVerified(address: string, fingerprint: string): Promise<void> {
-    await this.settleCommand(failureCounterKey(address), knownKeyMark(fingerprint), 1, 0);
+    await this.settleCommand(
+      failureCounterKey(address),
+      knownKeyMark(fingerprint),
+      pendingMark(address, fingerprint),
+      1,
+      0,
+      1,
+    );
+  }
+
+  /**
+   * The keys service refused a secret counted in advance: the failure stays counted, and the
+   * verification is no longer pending, so the next requests with that secret count again.
+   */
+  async refusedCounted(address: string, fingerprint: string): Promise<void> {
+    await this.settleCommand(
+      failureCounterKey(address),
+      knownKeyMark(fingerprint),
+      pendingMark(address, fingerprint),
+      0,
+      0,
+      1,
+    );
   }
 
   /** The keys service refused a secret that was marked known (revoked, expired, gone): forget it. */
@@ -220,6 +262,9 @@ const rateCounterKey = (fingerprint: string) => `testrun:gateway:rate:${fingerpr
 const failureCounterKey = (address: string) => `testrun:gateway:authfail:${address}`;
 /** Set when the keys service has said the secret exists; never set for a guess. */
 const knownKeyMark = (fingerprint: string) => `testrun:gateway:known:${fingerprint}`;
+/** Set while a secret presented from an address, counted in advance, is being verified. */
+const pendingMark = (address: string, fingerprint: string) =>
+  `testrun:gateway:pending:${address}:${fingerprint}`;
 
 /**
  * The unit failed authentications are counted by: an IPv4 address, or the /64 network of an IPv6

@@ -572,6 +572,23 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       expectError(await fromAddress(address, keyShapedSecret()), 429, "rate_limited");
     });
 
+    it("lets a burst of parallel requests with a key never seen before through: one secret, counted once", async () => {
+      const address = freshAddress();
+      const { secret } = await newKey(a.projectId);
+      // More parallel first uses than the address may fail, as a pipeline's parallel jobs make.
+      const burst = await Promise.all(
+        Array.from({ length: failuresPerMinute + 10 }, () => fromAddress(address, secret)),
+      );
+      expect(
+        burst.map((answer) => answer.status),
+        JSON.stringify(burst.find((answer) => answer.status !== 200)?.body),
+      ).to.deep.equal(burst.map(() => 200));
+      // And it cost the address nothing: its failures are all still there for guesses.
+      for (let i = 0; i < failuresPerMinute; i++)
+        expectError(await fromAddress(address, keyShapedSecret()), 401, "unauthorized");
+      expectError(await fromAddress(address, keyShapedSecret()), 429, "rate_limited");
+    });
+
     it("never refuses a key in the cache for its address's failures, on any gateway", async () => {
       const address = freshAddress();
       const { secret } = await newKey(a.projectId);
