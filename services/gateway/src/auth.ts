@@ -140,6 +140,14 @@ export class Authenticator {
     if (check.blocked) throw tooManyFailures(check.retryAfterSeconds);
 
     const cached = check.entry && verdictFromCache(check.entry, Date.now());
+    if (!cached && check.rate.count > check.rate.limit) {
+      // The per-key limit applies to a secret before it is verified too: however parallel the
+      // burst (requests sharing one failure count, see limits.ts), one secret is verified by the
+      // keys service at most `limit` times a minute. A valid key over its limit gets this 429 anyway.
+      if (check.advance === "counted") await this.deps.limits.notVerified(address, fingerprint);
+      setRateHeaders(ctx, check.rate);
+      throw rateLimited(check.rate);
+    }
     let verdict: Verdict;
     if (cached) verdict = cached;
     else {
@@ -160,15 +168,7 @@ export class Authenticator {
     }
 
     setRateHeaders(ctx, check.rate);
-    if (check.rate.count > check.rate.limit) {
-      throw new HttpError(
-        429,
-        "rate_limited",
-        `rate limit exceeded: this key may make ${check.rate.limit} requests a minute; retry in ${check.rate.resetSeconds} s`,
-        {},
-        { "Retry-After": String(check.rate.resetSeconds) },
-      );
-    }
+    if (check.rate.count > check.rate.limit) throw rateLimited(check.rate);
     if (verdict.fromCache) this.deps.uses.note(verdict.key.keyId);
     return verdict.key;
   }
@@ -229,6 +229,16 @@ export class Authenticator {
     if (failures.blocked) throw tooManyFailures(failures.retryAfterSeconds);
     throw unauthorized(refusal);
   }
+}
+
+function rateLimited(rate: RateState): HttpError {
+  return new HttpError(
+    429,
+    "rate_limited",
+    `rate limit exceeded: this key may make ${rate.limit} requests a minute; retry in ${rate.resetSeconds} s`,
+    {},
+    { "Retry-After": String(rate.resetSeconds) },
+  );
 }
 
 function unauthorized(refusal: Exclude<Refusal, "creator_lost_rights">): HttpError {

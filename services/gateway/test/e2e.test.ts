@@ -589,6 +589,18 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       expectError(await fromAddress(address, keyShapedSecret()), 429, "rate_limited");
     });
 
+    it("has one secret verified at most RATE_LIMIT_PER_MINUTE times a minute, however parallel the burst", async () => {
+      const address = freshAddress();
+      const secret = keyShapedSecret();
+      const burst = await Promise.all(Array.from({ length: 100 }, () => fromAddress(address, secret)));
+      const statuses = burst.map((answer) => answer.status);
+      // The default per-key limit is 60: beyond it, refused before the keys service is asked.
+      expect(statuses.filter((status) => status === 401).length, String(statuses)).to.be.at.most(60);
+      expect(statuses.filter((status) => status === 429).length, String(statuses)).to.be.at.least(40);
+      for (const answer of burst.filter((answer) => answer.status === 429))
+        expectError(answer, 429, "rate_limited");
+    });
+
     it("never refuses a key in the cache for its address's failures, on any gateway", async () => {
       const address = freshAddress();
       const { secret } = await newKey(a.projectId);
