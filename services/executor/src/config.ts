@@ -1,20 +1,21 @@
 import { hostname } from "node:os";
 import { baseConfigSchema, portVar, redisUrl, serviceUrl } from "@testrun/kit";
 import { z } from "zod";
-import { parseCidrList } from "./egress/policy.js";
+import { type Cidr, parseAllowList, parseCidrList } from "./egress/policy.js";
 
 /** A comma-separated list of address ranges (EGRESS_ALLOW_CIDRS, EGRESS_DENY_CIDRS); empty: none. */
-const cidrList = z
-  .string()
-  .default("")
-  .transform((text, ctx) => {
-    try {
-      return parseCidrList(text);
-    } catch (error) {
-      ctx.addIssue({ code: "custom", message: (error as Error).message });
-      return z.NEVER;
-    }
-  });
+const cidrList = (parse: (text: string) => Cidr[]) =>
+  z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      try {
+        return parse(text);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+    });
 
 /**
  * The executor's environment. The Helm chart sets every variable without a default (test/chart.test.ts
@@ -58,11 +59,12 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
     .default(10 * 60_000),
   /**
    * Exceptions to the built-in egress blocks (loopback, link-local, cloud metadata, ...), e.g.
-   * 127.0.0.0/8 where tests run against local servers. Never an exception to EGRESS_DENY_CIDRS.
+   * 127.0.0.0/8 where tests run against local servers. Never an exception to EGRESS_DENY_CIDRS;
+   * no IPv6 form of IPv4 addresses, nothing wider than /8 (IPv4) or /16 (IPv6).
    */
-  EGRESS_ALLOW_CIDRS: cidrList,
+  EGRESS_ALLOW_CIDRS: cidrList(parseAllowList),
   /** Ranges refused on top of the built-in blocks: the chart puts the cluster's pods and services here. */
-  EGRESS_DENY_CIDRS: cidrList,
+  EGRESS_DENY_CIDRS: cidrList(parseCidrList),
   /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
   EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
 });

@@ -7,13 +7,13 @@ import type { AddressInfo } from "node:net";
 import { stepsFromFile } from "@testrun/cli";
 import { expect } from "chai";
 import { EgressGuard, type Resolve } from "../src/egress/guard.js";
-import { defaultBlockedRanges, EgressPolicy, parseCidrList } from "../src/egress/policy.js";
+import { defaultBlockedRanges, EgressPolicy, parseAllowList, parseCidrList } from "../src/egress/policy.js";
 import { runSteps } from "../src/steps/runner.js";
 import { localEgress } from "./target.js";
 
 /** The guard as an executor has it by default: no EGRESS_ALLOW_CIDRS, no EGRESS_DENY_CIDRS. */
 const policy = (allow = "", deny = "") =>
-  new EgressPolicy({ allow: parseCidrList(allow), deny: parseCidrList(deny) });
+  new EgressPolicy({ allow: parseAllowList(allow), deny: parseCidrList(deny) });
 
 describe("egress policy", () => {
   describe("the default blocks", () => {
@@ -47,6 +47,18 @@ describe("egress policy", () => {
       ],
       "IPv4-translated (::ffff:0:0:0/96) forms": ["::ffff:0:127.0.0.1", "::ffff:0:a9fe:a9fe"],
       "NAT64 (64:ff9b::/96) forms": ["64:ff9b::127.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b::100.100.100.200"],
+      // Local-use NAT64 puts the IPv4 address where the network chose: all of it is refused.
+      "local-use NAT64 64:ff9b:1::/48": [
+        "64:ff9b:1::a9fe:a9fe",
+        "64:ff9b:1:a9fe:a9fe::",
+        "64:ff9b:1::808:808",
+      ],
+      "6to4 (2002::/16) forms, the IPv4 address in groups 1-2": [
+        "2002:a9fe:a9fe::1",
+        "2002:7f00:1::",
+        "2002:6464:64c8:1:2:3:4:5",
+      ],
+      "Teredo 2001::/32": ["2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
     };
     for (const [what, addresses] of Object.entries(blocked)) {
       it(`refuses ${what}`, () => {
@@ -80,6 +92,10 @@ describe("egress policy", () => {
         "::ffff:8.8.8.8",
         "::ffff:10.0.0.1",
         "64:ff9b::8.8.8.8",
+        "2002:808:808::1",
+        "2002:a00:1::",
+        "64:ff9b:2::1",
+        "2001:1::1",
         "192.0.2.2",
       ];
       for (const address of allowed) expect(policy().allows(address), address).to.equal(true);
@@ -130,9 +146,11 @@ describe("egress policy", () => {
       expect(deny.allows("11.0.0.1")).to.equal(true);
       expect(policy("10.0.0.0/8", "10.0.0.0/8").allows("10.0.0.1")).to.equal(false);
       expect(policy("127.0.0.0/8", "127.0.0.5/32").allows("127.0.0.5")).to.equal(false);
-      const everything = policy("0.0.0.0/0, ::/0", "169.254.169.254/32");
-      expect(everything.allows("127.0.0.1")).to.equal(true);
-      expect(everything.allows("169.254.169.254")).to.equal(false);
+      const linkLocal = policy("169.254.0.0/16", "169.254.169.254/32");
+      expect(linkLocal.allows("169.254.1.1")).to.equal(true);
+      expect(linkLocal.allows("169.254.169.254")).to.equal(false);
+      const sixToFour = policy("", "10.0.0.0/8");
+      expect(sixToFour.allows("2002:a00:1::")).to.equal(false);
     });
 
     it("reads lists with blanks and empty entries, single addresses, and IPv4 ranges written as IPv6", () => {
@@ -143,9 +161,57 @@ describe("egress policy", () => {
 
     it("rejects an entry that is not a range, naming it", () => {
       for (const entry of ["10.0.0.0/33", "10.1/8", "0x7f.1/32", "example.com", "10.0.0.0/8;", "::/129"])
-        expect(() => parseCidrList(`192.168.0.0/16,${entry}`), entry).to.throw(
-          `"${entry}" is not an address range`,
+        for (const parse of [parseCidrList, parseAllowList])
+          expect(() => parse(`192.168.0.0/16,${entry}`), entry).to.throw(
+            `"${entry}" is not an address range`,
+          );
+    });
+
+    it("refuses in EGRESS_ALLOW_CIDRS an IPv6 form of IPv4 addresses: 64:ff9b::/96 would allow every IPv4 address", () => {
+      for (const entry of [
+        "64:ff9b::/96",
+        "::ffff:0:0/96",
+        "::ffff:0:0:0/96",
+        "::ffff:127.0.0.0/104",
+        "::ffff:169.254.169.254",
+        "64:ff9b::/64",
+        "64:ff9b:1::/48",
+        "2002::/16",
+        "2002:a9fe:a9fe::/48",
+        "2001::/32",
+        "::/16",
+      ])
+        expect(() => parseAllowList(`127.0.0.0/8, ${entry}, 10.9.9.9`), entry).to.throw(
+          `"${entry}" holds IPv6 forms of IPv4 addresses: write the IPv4 range itself`,
         );
+      // Without the refusal, 64:ff9b::/96 read as an IPv4 range of /0 allowed all of these.
+      expect(() => policy("64:ff9b::/96")).to.throw();
+      expect(policy("127.0.0.0/8, ::1/128, fe80::/16").allows("::1")).to.equal(true);
+    });
+
+    it("refuses in EGRESS_ALLOW_CIDRS a range wider than /8 (IPv4) or /16 (IPv6): allowing everything defeats the guard", () => {
+      for (const [entry, widest] of [
+        ["0.0.0.0/0", 8],
+        ["0.0.0.0/1", 8],
+        ["96.0.0.0/3", 8],
+        ["::/0", 16],
+        ["fe80::/10", 16],
+        ["8000::/1", 16],
+      ] as const) {
+        const error = (() => {
+          try {
+            parseAllowList(`10.0.0.0/8,${entry},192.168.7.7`);
+          } catch (thrown) {
+            return (thrown as Error).message;
+          }
+        })();
+        expect(error, entry).to.equal(
+          `"${entry}" is wider than /${widest}: allowing everything defeats the guard; list the ranges you need`,
+        );
+      }
+      expect(parseAllowList("127.0.0.0/8, 224.0.0.0/8, ff02::/16")).to.have.length(3);
+      // EGRESS_DENY_CIDRS takes them all: refusing too much is safe.
+      expect(policy("", "0.0.0.0/0, ::/0, 64:ff9b::/96").allows("8.8.8.8")).to.equal(false);
     });
   });
 });
@@ -204,8 +270,8 @@ describe("egress guard, with real connections", () => {
   };
   const step = (path: string) => stepsFromFile([{ name: "s", http: { method: "GET", path } }], "steps");
 
-  it("reaches the loopback server under every one of these names when everything is allowed (the control)", async () => {
-    const open = new EgressGuard(policy("0.0.0.0/0, ::/0"));
+  it("reaches the loopback server under every one of these names when loopback is allowed (the control)", async () => {
+    const open = new EgressGuard(policy("0.0.0.0/8, 127.0.0.0/8, ::1/128"));
     try {
       for (const url of loopbackUrls()) {
         const outcome = await runSteps(step("/"), { baseUrl: url.slice(0, -1), variables: {}, egress: open });

@@ -4,14 +4,14 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { localTargetsEgress } from "../../../scripts/system.js";
 import { EgressGuard } from "../src/egress/guard.js";
-import { EgressPolicy, parseCidrList } from "../src/egress/policy.js";
+import { EgressPolicy, parseAllowList } from "../src/egress/policy.js";
 
 /**
  * What steps against these targets (on 127.0.0.1) go through: the egress guard with loopback
  * allowed, as every executor started locally has it (scripts/system.ts).
  */
 export const localEgress = new EgressGuard(
-  new EgressPolicy({ allow: parseCidrList(localTargetsEgress.EGRESS_ALLOW_CIDRS) }),
+  new EgressPolicy({ allow: parseAllowList(localTargetsEgress.EGRESS_ALLOW_CIDRS) }),
 );
 
 export interface TestTarget {

@@ -31,22 +31,32 @@ export const defaultBlockedRanges: readonly { cidr: string; what: string }[] = [
   { cidr: "ff00::/8", what: "multicast" },
   { cidr: "fd00:ec2::254/128", what: "AWS metadata over IPv6" },
   { cidr: "fd00:ec2::23/128", what: "EKS Pod Identity agent over IPv6" },
+  {
+    cidr: "64:ff9b:1::/48",
+    what: "local-use NAT64 (RFC 8215): the IPv4 address it carries sits where the network chose, so it cannot be judged",
+  },
+  { cidr: "2001::/32", what: "Teredo: carries an IPv4 address, obfuscated" },
 ];
 
 /**
  * IPv6 forms that carry an IPv4 address a connection ends up at, classified as that IPv4 address:
- * ::ffff:127.0.0.1 is loopback, 64:ff9b::a9fe:a9fe (NAT64) is 169.254.169.254.
+ * ::ffff:127.0.0.1 is loopback, 64:ff9b::a9fe:a9fe (NAT64) and 2002:a9fe:a9fe:: (6to4, the IPv4
+ * address in groups 1-2) are 169.254.169.254. `at`: the bit where the IPv4 address starts.
  */
-const ipv4Carriers = ["::ffff:0:0/96", "::ffff:0:0:0/96", "64:ff9b::/96"].map((cidr) =>
-  ipaddr.IPv6.parseCIDR(cidr),
-);
+const ipv4Carriers = [
+  { cidr: "::ffff:0:0/96", at: 96 },
+  { cidr: "::ffff:0:0:0/96", at: 96 },
+  { cidr: "64:ff9b::/96", at: 96 },
+  { cidr: "2002::/16", at: 16 },
+].map(({ cidr, at }) => ({ range: ipaddr.IPv6.parseCIDR(cidr), at }));
 
 /** The address a connection to `address` really reaches: an IPv4 address carried in IPv6 unwrapped. */
 function effective(address: Address): Address {
   if (address.kind() === "ipv4") return address;
   const v6 = address as ipaddr.IPv6;
-  if (!ipv4Carriers.some((carrier) => v6.match(carrier))) return v6;
-  const [high = 0, low = 0] = v6.parts.slice(6);
+  const carrier = ipv4Carriers.find(({ range }) => v6.match(range));
+  if (!carrier) return v6;
+  const [high = 0, low = 0] = v6.parts.slice(carrier.at / 16, carrier.at / 16 + 2);
   return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
@@ -68,21 +78,27 @@ const parseAddress = (text: string): Address =>
 const inRange = (address: Address, [network, bits]: Cidr) =>
   address.kind() === network.kind() && address.match(network, bits);
 
-/** Parses "10.0.0.0/8", "fd00::/8" or a single address (a /32 or /128); undefined when invalid. */
-function parseCidr(text: string): Cidr | undefined {
+/** Parses "10.0.0.0/8", "fd00::/8" or a single address (a /32 or /128) as written; undefined when invalid. */
+function parseWritten(text: string): Cidr | undefined {
   const entry = text.includes("/") ? text : `${text}/${text.includes(":") ? 128 : 32}`;
   // Strict forms only: "10.1/8" or "0x7f.1/32" are not what an operator means to write.
   if (!ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) && !ipaddr.IPv6.isValidCIDR(entry)) return undefined;
   const [address = "", prefix] = entry.split("/");
-  const [network, bits] = [parseAddress(address), Number(prefix)];
-  // An IPv4 range written in IPv6 form (::ffff:10.0.0.0/104) applies to the IPv4 addresses.
-  const unwrapped = effective(network);
-  if (unwrapped.kind() === "ipv4" && network.kind() === "ipv6") {
-    if (bits < 96) return [network, bits];
-    return [unwrapped, bits - 96];
-  }
-  return [network, bits];
+  return [parseAddress(address), Number(prefix)];
 }
+
+/** parseWritten, with an IPv4 range written in IPv6 form (::ffff:10.0.0.0/104) as the IPv4 range. */
+function parseCidr(text: string): Cidr | undefined {
+  const written = parseWritten(text);
+  if (!written) return undefined;
+  const [network, bits] = written;
+  // Only EGRESS_DENY_CIDRS takes these (parseAllowList refuses them), where wider is safe.
+  const carrier = network.kind() === "ipv6" && carrierOf(network as ipaddr.IPv6);
+  if (carrier && bits >= carrier.at) return [effective(network), Math.min(32, bits - carrier.at)];
+  return written;
+}
+
+const carrierOf = (network: ipaddr.IPv6) => ipv4Carriers.find(({ range }) => network.match(range));
 
 /**
  * A comma-separated list of ranges (EGRESS_ALLOW_CIDRS, EGRESS_DENY_CIDRS); blanks around entries
@@ -95,6 +111,43 @@ export function parseCidrList(text: string): Cidr[] {
     const cidr = parseCidr(entry);
     if (!cidr) throw new Error(`"${entry}" is not an address range like 10.0.0.0/8 or fd00::/8`);
     ranges.push(cidr);
+  }
+  return ranges;
+}
+
+/** IPv6 ranges whose addresses carry IPv4 ones, or are blocked as if they did: never allowed. */
+const ipv4Forms: Cidr[] = [
+  ...ipv4Carriers.map(({ range }) => range),
+  ...["64:ff9b:1::/48", "2001::/32"].map((cidr) => ipaddr.IPv6.parseCIDR(cidr)),
+];
+
+/** Whether two ranges share an address: one holds the other's network at the shorter prefix. */
+const overlaps = ([a, aBits]: Cidr, [b, bBits]: Cidr) =>
+  a.kind() === b.kind() && a.match(b, Math.min(aBits, bBits));
+
+/** The widest EGRESS_ALLOW_CIDRS entry taken: /8 of IPv4 (127.0.0.0/8), /16 of IPv6 (fe80::/16). */
+const widestAllowed = { ipv4: 8, ipv6: 16 };
+
+/**
+ * EGRESS_ALLOW_CIDRS: a list as parseCidrList reads it, less two kinds of entries that would open
+ * more than the operator means to. An IPv6 form of IPv4 addresses (64:ff9b::/96 is every IPv4
+ * address through NAT64): the IPv4 range itself says what is meant. A range wider than /8 or /16
+ * (0.0.0.0/0, ::/0): it allows every block at once. Throws naming the entry, and only it.
+ */
+export function parseAllowList(text: string): Cidr[] {
+  const ranges: Cidr[] = [];
+  for (const entry of text.split(",").map((e) => e.trim())) {
+    if (entry === "") continue;
+    const range = parseWritten(entry);
+    if (!range) throw new Error(`"${entry}" is not an address range like 10.0.0.0/8 or fd00::/8`);
+    const [network, bits] = range;
+    if (bits < widestAllowed[network.kind()])
+      throw new Error(
+        `"${entry}" is wider than /${widestAllowed[network.kind()]}: allowing everything defeats the guard; list the ranges you need`,
+      );
+    if (ipv4Forms.some((form) => overlaps(range, form)))
+      throw new Error(`"${entry}" holds IPv6 forms of IPv4 addresses: write the IPv4 range itself`);
+    ranges.push(range);
   }
   return ranges;
 }
