@@ -8,6 +8,7 @@ import { stepsFromFile } from "@testrun/cli";
 import { expect } from "chai";
 import { EgressGuard, type Resolve } from "../src/egress/guard.js";
 import { defaultBlockedRanges, EgressPolicy, parseAllowList, parseCidrList } from "../src/egress/policy.js";
+import { describeFetchError } from "../src/steps/http.js";
 import { runSteps } from "../src/steps/runner.js";
 import { localEgress } from "./target.js";
 
@@ -379,5 +380,65 @@ describe("egress guard, with real connections", () => {
     const socket = await localEgress.connect("127.0.0.1", loopback.port);
     expect(socket.remotePort).to.equal(loopback.port);
     socket.destroy();
+  });
+});
+
+describe("what a failed connection says", () => {
+  /** A system error as net and dns raise it, wrapped as fetch wraps it. */
+  const fetchFailed = (message: string, fields: Record<string, unknown>) =>
+    new TypeError("fetch failed", { cause: Object.assign(new Error(message), fields) });
+
+  it("says only 'could not connect to the host' for any failure to resolve or connect, never the address", () => {
+    const failures = [
+      fetchFailed("connect EHOSTDOWN 10.1.2.3:80", {
+        code: "EHOSTDOWN",
+        syscall: "connect",
+        address: "10.1.2.3",
+      }),
+      fetchFailed("connect EADDRNOTAVAIL 10.1.2.3:80 - Local (0.0.0.0:0)", {
+        code: "EADDRNOTAVAIL",
+        syscall: "connect",
+      }),
+      fetchFailed("connect ENETDOWN fd12::7:80", { code: "ENETDOWN", syscall: "connect" }),
+      fetchFailed("connect EPERM 10.1.2.3:443", { code: "EPERM", syscall: "connect" }),
+      fetchFailed("getaddrinfo EAI_FAIL internal.corp.example", { code: "EAI_FAIL", syscall: "getaddrinfo" }),
+      fetchFailed("write EPIPE 10.1.2.3:80", { code: "EPIPE", syscall: "write" }),
+      fetchFailed("read EIO fd12::7", { code: "EIO", syscall: "read" }),
+      new TypeError("fetch failed", {
+        cause: new AggregateError([
+          Object.assign(new Error("connect EHOSTDOWN 10.1.2.3:80"), {
+            code: "EHOSTDOWN",
+            syscall: "connect",
+          }),
+          Object.assign(new Error("connect ENETUNREACH fd12::7:80"), {
+            code: "ENETUNREACH",
+            syscall: "connect",
+          }),
+        ]),
+      }),
+    ];
+    for (const error of failures)
+      expect(describeFetchError(error), String((error.cause as Error).message)).to.equal(
+        "could not connect to the host",
+      );
+  });
+
+  it("still tells apart what happened after the connection was made", () => {
+    expect(
+      describeFetchError(fetchFailed("read ECONNRESET", { code: "ECONNRESET", syscall: "read" })),
+    ).to.equal("connection closed by the server");
+    expect(
+      describeFetchError(
+        fetchFailed(
+          "Hostname/IP does not match certificate's altnames: IP: 10.1.2.3 is not in the cert's list",
+          {
+            code: "ERR_TLS_CERT_ALTNAME_INVALID",
+          },
+        ),
+      ),
+    ).to.equal("TLS error");
+    expect(describeFetchError(fetchFailed("Body timeout error", { code: "UND_ERR_BODY_TIMEOUT" }))).to.equal(
+      "Body timeout error",
+    );
   });
 });

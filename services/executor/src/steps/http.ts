@@ -171,16 +171,27 @@ export function describeFetchError(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   // Several addresses tried in turn (IPv4 and IPv6) fail together as one AggregateError.
   const first = cause instanceof AggregateError ? cause.errors[0] : cause;
-  const code = (first as { code?: unknown } | undefined)?.code;
+  const { code, syscall } = (first ?? {}) as { code?: unknown; syscall?: unknown };
   if (typeof code === "string" && connectFailures.has(code)) return cannotConnect;
+  // Any other failure to resolve or connect (EHOSTDOWN, EADDRNOTAVAIL, ENETDOWN, EAI_FAIL, …): its
+  // message ("connect EHOSTDOWN 10.1.2.3:80") names the address the host resolved to.
+  if (syscall === "connect" || syscall === "getaddrinfo") return cannotConnect;
   switch (code) {
     case "ECONNRESET":
     case "UND_ERR_SOCKET":
       return "connection closed by the server";
   }
   if (typeof code === "string" && (code.startsWith("ERR_TLS") || code.includes("CERT"))) return "TLS error";
-  return cause instanceof Error ? cause.message : "unknown error";
+  if (!(cause instanceof Error)) return "unknown error";
+  // A system error (errno code) whatever its stage, should its message name an address.
+  const said = first instanceof Error ? first.message : cause.message;
+  if (typeof code === "string" && /^E[A-Z_]+$/.test(code) && namesAnAddress(said)) return cannotConnect;
+  return cause.message;
 }
+
+/** Whether a message holds something like an IPv4 address or an IPv6 one (two colons at least). */
+const namesAnAddress = (message: string) =>
+  /\b\d{1,3}(\.\d{1,3}){3}\b/.test(message) || /[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,}/i.test(message);
 
 function check(
   expect: HttpExpectation | undefined,
