@@ -124,9 +124,11 @@ migration: install
 run: prerequisites-run install web
 	node --conditions=source --import tsx scripts/run.ts
 
-# Figures for the run path (start latency, execution throughput, read latency, memory); asserts nothing.
-bench: install
-	node --conditions=source --import tsx scripts/bench.ts
+# Figures for the run path (reads and starts beside their floors, executor throughput, memory); asserts nothing.
+# The services run built, as the image runs them; PROFILE=1 adds CPU profiles of the gateway and
+# runs under the read load (bench-profiles/, ignored). See docs/development.md, "Benchmarks".
+bench: build
+	PROFILE=$(PROFILE) node --conditions=source --import tsx scripts/bench.ts
 
 clean:
 	rm -rf node_modules services/*/node_modules services/*/dist .tools

@@ -1,109 +1,258 @@
-// `make bench`: figures for the run path, measured on this machine against the whole system (every
-// service its own process, throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set).
+// `make bench`: figures for the run path, measured on this machine against the whole system as the
+// image runs it (every service its own process, the built code started by services/kit/dist/
+// launch.js with NODE_ENV=production; throwaway PostgreSQL and Redis unless DATABASE_URL /
+// REDIS_URL are set), side by side with the floors of scripts/bench/floor.ts in the same run.
 // It prints figures and asserts none: timings on shared machines vary too much to fail a build on.
-import { readFileSync } from "node:fs";
+//
+// Phases, in this order:
+// 1. reads: GET /v1/runs/:id of a finished run with 2 tests on the read floor and through the
+//    gateway, and GET /v1/environments through the gateway, each at 50 connections;
+// 2. the executor: a 200-test run (one GET /health step each, on the demo target) from start to
+//    finished, with the one executor process at its default CONCURRENCY;
+// 3. starts: POST /v1/runs (the same 2 tests) through the gateway and on the start floor, at 50
+//    connections. The executor is stopped first: started tests then wait in the stream, and the
+//    figure is the starts' alone, not shared with executing tests on the same cores.
+// Then every process's resident memory. Each load is preceded by a short warm-up at the same
+// concurrency, outside the figures.
+//
+// PROFILE=1 (`make bench PROFILE=1`) runs the gateway and the runs service under --cpu-prof, stops
+// after the reads (so the profiles are of the read load, plus start-up and seeding) and prints the
+// 10 functions of each with the most self time; the .cpuprofile files stay in bench-profiles/.
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { availableParallelism, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
 import { createCliContext, createTestCases, grantCredits, parseTestCaseFile } from "@testrun/cli";
 import {
   createTestDatabase,
+  repoRoot,
+  type ServiceProcess,
+  startServiceProcess,
   startThrowawayPostgres,
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
+import { cpuMs, type LoadResult, load, rssMiB, topSelfTime } from "./bench/measure.js";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";
 
-const sequentialStarts = 100;
-const concurrentStarts = 50;
-const bigRunTests = 200;
-const reads = 100;
+const connections = 50;
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const warmupSeconds = 2;
+const executorTests = 200;
+const profile = process.env.PROFILE === "1";
+const profiled = ["gateway", "runs"];
+const profileDir = join(repoRoot, "bench-profiles");
+const launcher = join(repoRoot, "services/kit/dist/launch.js");
 
 const owned: ThrowawayServer[] = [];
 let system: System | undefined;
+let floor: ServiceProcess | undefined;
 
-/** Milliseconds at the given quantile of sorted samples. */
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-const summary = (samples: number[]) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return `p50 ${quantile(sorted, 0.5).toFixed(1)} ms, p95 ${quantile(sorted, 0.95).toFixed(1)} ms, p99 ${quantile(sorted, 0.99).toFixed(1)} ms`;
-};
-
-/** Resident memory of a process, from /proc (Linux). */
-const rssMiB = (pid: number | undefined) => {
-  const status = pid ? readFileSync(`/proc/${pid}/status`, "utf8") : "";
-  const kib = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN);
-  return (kib / 1024).toFixed(0);
-};
+const yamlOf = (tag: string, count: number) =>
+  Array.from(
+    { length: count },
+    (_, i) =>
+      `- name: ${tag} ${i}\n  tags: [${tag}]\n  steps:\n    - name: get health\n      http: { method: GET, path: /health }\n      expect: { status: 200 }\n`,
+  ).join("");
 
 try {
+  if (!existsSync(launcher))
+    throw new Error(`${launcher} is missing: run \`npm run build\` (make bench does)`);
+  if (profile) rmSync(profileDir, { recursive: true, force: true });
   const postgres = process.env.DATABASE_URL ? undefined : await startThrowawayPostgres();
   const redis = process.env.REDIS_URL ? undefined : await startThrowawayRedis();
   owned.push(...[postgres, redis].filter((s): s is ThrowawayServer => s !== undefined));
+  const databaseUrl = await createTestDatabase(process.env.DATABASE_URL ?? postgres?.url ?? "");
+  const redisUrl = process.env.REDIS_URL ?? redis?.url ?? "";
+  // Known to this process too: the read floor opens the gateway's verified-key cache entries.
+  process.env.KEY_CACHE_SECRET ??= randomBytes(32).toString("base64url");
   system = await startSystem({
-    databaseUrl: await createTestDatabase(process.env.DATABASE_URL ?? postgres?.url ?? ""),
-    redisUrl: process.env.REDIS_URL ?? redis?.url ?? "",
+    databaseUrl,
+    redisUrl,
     ports: "free",
+    keepOutput: false,
     // The figures are the system's, not the per-key rate limit's.
-    extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000" },
+    extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", NODE_ENV: "production" },
+    launch: (service) => ({
+      file: process.execPath,
+      args: [
+        ...(profile && profiled.includes(service)
+          ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, service)}`]
+          : []),
+        launcher,
+        service,
+      ],
+      cwd: repoRoot,
+    }),
   });
+  floor = await startServiceProcess(
+    "floor",
+    { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, KEY_CACHE_SECRET: process.env.KEY_CACHE_SECRET },
+    { keepOutput: false, entry: "scripts/bench/floor.ts" },
+  );
+  const processes = new Map([...system.processes, ["floor", floor]]);
+  processes.delete("demo-target");
+  // This process reads the services' log lines from their pipes: its CPU time is shown too.
+  const pids = new Map([
+    ...[...processes].map(([n, child]) => [n, child.process.pid] as const),
+    ["bench", process.pid],
+  ]);
+  const idle = new Map([...processes].map(([name, child]) => [name, rssMiB(child.process.pid)]));
+
   const gateway = system.gatewayUrl;
   const { projectId, secret } = await seedDemo(system.env, system.demoTargetUrl);
   const ctx = createCliContext(system.env);
-  await grantCredits(ctx, { projectId, amount: 100_000, reason: "benchmark" });
-  const yaml = Array.from(
-    { length: bigRunTests },
-    (_, i) =>
-      `- name: bench ${i}\n  tags: [bench]\n  steps:\n    - name: get health\n      http: { method: GET, path: /health }\n      expect: { status: 200 }\n`,
-  ).join("");
-  const [one] = await createTestCases(ctx, { projectId, testCases: parseTestCaseFile(yaml, "bench.yaml") });
+  await grantCredits(ctx, { projectId, amount: 10_000_000, reason: "benchmark" });
+  const parse = (tag: string, count: number) => parseTestCaseFile(yamlOf(tag, count), `${tag}.yaml`);
+  const pair = await createTestCases(ctx, { projectId, testCases: parse("pair", 2) });
+  await createTestCases(ctx, { projectId, testCases: parse("many", executorTests) });
   const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
+  const pairBody = JSON.stringify({ testCaseIds: pair.map((testCase) => testCase.id) });
 
-  const timed = async (work: () => Promise<Response>) => {
-    const began = performance.now();
-    const res = await work();
+  const call = async (url: string, init: RequestInit = {}) => {
+    const res = await fetch(url, { headers, ...init });
     const body = (await res.json()) as { id?: string; finished?: boolean };
-    if (res.status >= 300) throw new Error(`HTTP ${res.status}: ${JSON.stringify(body)}`);
-    return { ms: performance.now() - began, body };
+    if (res.status >= 300)
+      throw new Error(`${init.method ?? "GET"} ${url}: HTTP ${res.status}: ${JSON.stringify(body)}`);
+    return body;
   };
-  const start = (selection: object) =>
-    timed(() => fetch(`${gateway}/v1/runs`, { method: "POST", headers, body: JSON.stringify(selection) }));
-  const read = (id: string) => timed(() => fetch(`${gateway}/v1/runs/${id}`, { headers }));
+  const startRun = (body: string) => call(`${gateway}/v1/runs`, { method: "POST", body });
+  const finish = async (id: string) => {
+    let finished = false;
+    while (!finished) finished = (await call(`${gateway}/v1/runs/${id}?wait=30`)).finished === true;
+  };
 
-  console.log(`Testrun benchmark (${new Date().toISOString()}, Node ${process.versions.node})\n`);
-
-  const startSamples: number[] = [];
-  for (let i = 0; i < sequentialStarts; i++) startSamples.push((await start({ testCaseIds: [one?.id] })).ms);
-  console.log(`POST /v1/runs, 1 test, ${sequentialStarts} one after another: ${summary(startSamples)}`);
-
-  const burstBegan = performance.now();
-  await Promise.all(Array.from({ length: concurrentStarts }, () => start({ testCaseIds: [one?.id] })));
-  const burstMs = performance.now() - burstBegan;
+  const loadAverage = () =>
+    loadavg()
+      .map((value) => value.toFixed(1))
+      .join(" ");
   console.log(
-    `POST /v1/runs, ${concurrentStarts} at once: ${burstMs.toFixed(0)} ms in all, ${((concurrentStarts / burstMs) * 1000).toFixed(0)} starts/s`,
+    `Testrun benchmark (${new Date().toISOString()}, Node ${process.versions.node}, built services, ` +
+      `${connections} connections, ${seconds} s a load; ${availableParallelism()} CPUs, ` +
+      `${(totalmem() / 2 ** 30).toFixed(0)} GiB, load average ${loadAverage()} before)\n`,
   );
 
-  const big = await start({ tags: ["bench"] });
-  const bigStartMs = big.ms;
-  const id = String(big.body.id);
-  const runBegan = performance.now();
-  for (;;) {
-    const { body } = await read(id);
-    if (body.finished) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  // Figures of one load: its result and the CPU time each process spent on it, per request.
+  interface Figure {
+    name: string;
+    result: LoadResult;
+    cpuPerRequest: Map<string, number>;
+    floor?: string;
   }
-  const runMs = performance.now() - runBegan;
+  const figures: Figure[] = [];
+  const measure = async (name: string, url: string, options: { body?: string; floor?: string } = {}) => {
+    const method = options.body === undefined ? "GET" : "POST";
+    const request = {
+      url,
+      method,
+      headers,
+      connections,
+      ...(options.body && { body: options.body }),
+    } as const;
+    await load({ ...request, seconds: warmupSeconds });
+    const before = new Map([...pids].map(([n, pid]) => [n, cpuMs(pid)]));
+    const result = await load({ ...request, seconds });
+    const requests = result.requestsPerSecond * seconds;
+    const cpuPerRequest = new Map(
+      [...pids].map(([n, pid]) => [n, (cpuMs(pid) - (before.get(n) ?? 0)) / requests]),
+    );
+    figures.push({ name, result, cpuPerRequest, ...(options.floor && { floor: options.floor }) });
+  };
+
+  // 1. Reads.
+  const readRun = await startRun(pairBody);
+  await finish(String(readRun.id));
+  const runPath = `/v1/runs/${readRun.id}`;
+  await call(`${floor.url}${runPath}`);
+  await measure("read floor: GET /v1/runs/:id", `${floor.url}${runPath}`);
+  await measure("gateway GET /v1/runs/:id (finished, 2 tests)", `${gateway}${runPath}`, {
+    floor: "read floor: GET /v1/runs/:id",
+  });
+  await measure("gateway GET /v1/environments", `${gateway}/v1/environments`, {
+    floor: "read floor: GET /v1/runs/:id",
+  });
+
+  // 2. The executor.
+  let executorLine = "";
+  if (!profile) {
+    const big = await startRun(JSON.stringify({ tags: ["many"] }));
+    const began = performance.now();
+    const before = new Map([...pids].map(([n, pid]) => [n, cpuMs(pid)]));
+    await finish(String(big.id));
+    const ms = performance.now() - began;
+    const perTest = ["executor", "runs"]
+      .map((n) => `${n} ${((cpuMs(pids.get(n)) - (before.get(n) ?? 0)) / executorTests).toFixed(2)} ms`)
+      .join(", ");
+    executorLine =
+      `executor: ${executorTests} one-step tests in ${(ms / 1000).toFixed(1)} s, ` +
+      `${((executorTests / ms) * 1000).toFixed(0)} tests/s per executor process (CONCURRENCY 4); ` +
+      `CPU time per test: ${perTest}`;
+  }
+
+  // 3. Starts, with the executor stopped.
+  const after = new Map<string, number>();
+  if (!profile) {
+    const executor = processes.get("executor");
+    after.set("executor", rssMiB(executor?.process.pid));
+    await executor?.stop();
+    await measure("start floor: POST /v1/runs (2 tests)", `${floor.url}/v1/runs`, { body: pairBody });
+    await measure("gateway POST /v1/runs (2 tests)", `${gateway}/v1/runs`, {
+      body: pairBody,
+      floor: "start floor: POST /v1/runs (2 tests)",
+    });
+  }
+  for (const [name, child] of processes) if (!after.has(name)) after.set(name, rssMiB(child.process.pid));
+
+  const ms = (value: number) => `${value.toFixed(0)} ms`;
+  console.log("| load | req/s | p50 | p99 | of the floor's req/s | p99 / floor's | failed |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- |");
+  for (const { name, result, floor: floorName } of figures) {
+    const base = figures.find((f) => f.name === floorName)?.result;
+    const ratio = base ? `${((result.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(0)}%` : "";
+    const p99Ratio = base ? `${(result.p99 / base.p99).toFixed(1)}×` : "";
+    console.log(
+      `| ${name} | ${result.requestsPerSecond.toFixed(0)} | ${ms(result.p50)} | ${ms(result.p99)} | ${ratio} | ${p99Ratio} | ${result.failed} |`,
+    );
+  }
+  const names = [...processes.keys()];
+  const cpuNames = [...pids.keys()];
+  console.log(`\nCPU time per request (ms), by process:\n\n| load | ${cpuNames.join(" | ")} |`);
+  console.log(`| --- |${" --- |".repeat(cpuNames.length)}`);
+  for (const { name, cpuPerRequest } of figures) {
+    const cells = cpuNames.map((n) => {
+      const value = cpuPerRequest.get(n) ?? Number.NaN;
+      return Number.isNaN(value) ? "" : value.toFixed(2);
+    });
+    console.log(`| ${name} | ${cells.join(" | ")} |`);
+  }
+  if (executorLine) console.log(`\n${executorLine}`);
   console.log(
-    `POST /v1/runs, ${bigRunTests} tests: ${bigStartMs.toFixed(1)} ms; executed in ${runMs.toFixed(0)} ms (${((bigRunTests / runMs) * 1000).toFixed(0)} tests/s, one executor, CONCURRENCY 4)`,
+    `\nLoad average after the loads: ${loadAverage()} (other work on the machine skews every figure).`,
   );
-
-  const readSamples: number[] = [];
-  for (let i = 0; i < reads; i++) readSamples.push((await read(id)).ms);
-  console.log(`GET /v1/runs/:id, ${bigRunTests} tests, ${reads} one after another: ${summary(readSamples)}`);
-
-  console.log("\nResident memory after the load (MiB; services run from source through tsx):");
-  for (const [name, child] of system.processes)
-    console.log(`  ${name.padEnd(12)} ${rssMiB(child.process.pid)}`);
+  console.log(`\nResident memory (MiB; the executor's before it was stopped for the starts):\n`);
+  console.log(`| | ${names.join(" | ")} |\n| --- |${" --- |".repeat(names.length)}`);
+  console.log(
+    `| idle, after start-up | ${names.map((n) => (idle.get(n) ?? Number.NaN).toFixed(0)).join(" | ")} |`,
+  );
+  console.log(
+    `| after the load | ${names.map((n) => (after.get(n) ?? Number.NaN).toFixed(0)).join(" | ")} |`,
+  );
 } finally {
+  await floor?.stop();
   await system?.stop();
   await Promise.all(owned.map((server) => server.stop()));
+}
+
+if (profile) {
+  for (const service of profiled) {
+    const dir = join(profileDir, service);
+    const files = existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith(".cpuprofile")) : [];
+    for (const file of files) {
+      console.log(`\n${service}: the 10 functions with the most self time (${join(dir, file)})\n`);
+      console.log("| function | self ms | of the busy time |\n| --- | --- | --- |");
+      for (const { name, ms, share } of topSelfTime(join(dir, file), 10, repoRoot))
+        console.log(`| ${name} | ${ms.toFixed(0)} | ${(share * 100).toFixed(1)}% |`);
+    }
+  }
 }

@@ -6,6 +6,7 @@ import {
   componentRedisUrl,
   createRedisUsers,
   findFreePort,
+  type LaunchCommand,
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
@@ -44,6 +45,11 @@ export interface SystemOptions {
   serviceEnv?: Partial<Record<SystemServiceName, Record<string, string>>>;
   onLine?: (line: string) => void;
   keepOutput?: boolean;
+  /**
+   * How to run a service other than from source through tsx: `make bench` runs the built copy as
+   * the image does (services/kit/dist/launch.js). The process then gets only its environment.
+   */
+  launch?: (service: SystemServiceName) => LaunchCommand;
 }
 
 export interface System {
@@ -160,9 +166,14 @@ export async function startSystem(options: SystemOptions): Promise<System> {
         ...(ownHttpPort !== undefined && { HTTP_PORT: String(ownHttpPort) }),
         ...options.serviceEnv?.[service.name],
       };
+      const launch = options.launch?.(service.name);
       processes.set(
         service.name,
-        await startServiceProcess(service.name, { ...base, ...own, PORT: port }, output),
+        await startServiceProcess(
+          service.name,
+          { ...base, ...own, PORT: port },
+          { ...output, ...(launch && { launch }) },
+        ),
       );
     }
   } catch (error) {
