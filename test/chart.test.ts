@@ -1006,6 +1006,19 @@ describe("helm chart helm/testrun", () => {
       expect([byDefault.EGRESS_DENY_CIDRS, byDefault.EGRESS_ALLOW_CIDRS]).to.deep.equal(["", ""]);
     });
 
+    it("gives executors EGRESS_CLUSTER_DOMAIN and EGRESS_ALLOW_CLUSTER_NAMES, parsed by their config", async () => {
+      const executor = schemaOf("executor");
+      const byDefault = componentContainer(await render([]), "executor").env.values;
+      expect(setting(executor, byDefault, "EGRESS_CLUSTER_DOMAIN")).to.equal("cluster.local");
+      expect(setting(executor, byDefault, "EGRESS_ALLOW_CLUSTER_NAMES")).to.equal(false);
+      const set = componentContainer(
+        await render(["egress.clusterDomain=corp.internal", "egress.allowClusterNames=true"]),
+        "executor",
+      ).env.values;
+      expect(setting(executor, set, "EGRESS_CLUSTER_DOMAIN")).to.equal("corp.internal");
+      expect(setting(executor, set, "EGRESS_ALLOW_CLUSTER_NAMES")).to.equal(true);
+    });
+
     it("renders an egress NetworkPolicy that validates: DNS, the services executors call, Redis, the world but the cluster's ranges", async () => {
       const chart = await render([...dualStack, "egress.extraRules[0].to[0].ipBlock.cidr=10.244.7.0/24"]);
       const policy = egressPolicy(chart);

@@ -228,6 +228,8 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- $egress := $root.Values.egress -}}
 {{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (concat $egress.podCidrs $egress.serviceCidrs $egress.denyCidrs)) -}}
 {{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
+{{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
+{{- $_ := set $env "EGRESS_ALLOW_CLUSTER_NAMES" (toString $egress.allowClusterNames) -}}
 {{- end -}}
 {{- range $key, $value := $root.Values.config.env -}}
 {{- $_ := set $env $key (toString $value) -}}

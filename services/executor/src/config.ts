@@ -65,6 +65,19 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
   EGRESS_ALLOW_CIDRS: cidrList(parseAllowList),
   /** Ranges refused on top of the built-in blocks: the chart puts the cluster's pods and services here. */
   EGRESS_DENY_CIDRS: cidrList(parseCidrList),
+  /** The cluster's DNS domain: host names under it (and `.svc`, single labels) are refused. */
+  EGRESS_CLUSTER_DOMAIN: z
+    .string()
+    .regex(
+      /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i,
+      "must be a DNS domain like cluster.local",
+    )
+    .default("cluster.local"),
+  /** "true": steps may name cluster services (`redis`, `<svc>.<ns>.svc`); their addresses are still checked. */
+  EGRESS_ALLOW_CLUSTER_NAMES: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((value) => value === "true"),
   /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
   EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
 });

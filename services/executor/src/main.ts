@@ -24,6 +24,7 @@ await runService({
     // Every connection to an environment (reachability check, steps) goes through this guard.
     const egress = new EgressGuard(
       new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
+      { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN, allow: config.EGRESS_ALLOW_CLUSTER_NAMES } },
     );
     const executor = new Executor({
       queue,

@@ -6,9 +6,11 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { stepsFromFile } from "@testrun/cli";
 import { expect } from "chai";
+import { configSchema } from "../src/config.js";
 import { EgressGuard, type Resolve } from "../src/egress/guard.js";
 import { defaultBlockedRanges, EgressPolicy, parseAllowList, parseCidrList } from "../src/egress/policy.js";
 import { describeFetchError } from "../src/steps/http.js";
+import { checkReachable } from "../src/steps/reachability.js";
 import { runSteps } from "../src/steps/runner.js";
 import { localEgress } from "./target.js";
 
@@ -370,6 +372,124 @@ describe("egress guard, with real connections", () => {
       allowed.close();
       await guard.close();
     }
+  });
+
+  describe("cluster names", () => {
+    // Every name resolves to 127.0.0.2, which these guards allow: what refuses a name is its form.
+    const lookups: string[] = [];
+    const toAllowed: Resolve = async (hostname) => {
+      lookups.push(hostname);
+      return [{ address: "127.0.0.2", family: 4 }];
+    };
+    const guard = (clusterNames = {}) =>
+      new EgressGuard(policy("127.0.0.2/32"), { resolve: toAllowed, clusterNames });
+    const clusterNames = [
+      "redis",
+      "runs",
+      "Redis.",
+      "svc",
+      "api.testrun.svc",
+      "api.testrun.svc.cluster.local",
+      "API.TESTRUN.SVC.CLUSTER.LOCAL.",
+      "10-1-2-3.testrun.pod.cluster.local",
+      "cluster.local",
+    ];
+    const outsideNames = ["localhost", "staging.example.com", "svc.example.com", "cluster.local.example.com"];
+    beforeEach(() => {
+      lookups.length = 0;
+    });
+
+    it("refuses host names cluster DNS answers, before resolving them, with the one message", async () => {
+      const strictNames = guard();
+      try {
+        for (const name of clusterNames) {
+          const base = `http://${name}:${loopback.port}`;
+          const outcome = await runSteps(step("/"), { baseUrl: base, variables: {}, egress: strictNames });
+          expect(outcome.summary, name).to.equal('step 1 "s": request failed: could not connect to the host');
+          expect(await checkReachable(base, strictNames), name).to.deep.equal({
+            reachable: false,
+            reason: "no HTTP answer from the base URL",
+            cause: "EGRESS_REFUSED",
+          });
+          const refused = await strictNames.connect(name, loopback.port).catch((error: Error) => error);
+          expect(refused, name).to.have.property("code", "EGRESS_REFUSED");
+        }
+      } finally {
+        await strictNames.close();
+      }
+      expect(lookups).to.deep.equal([]);
+      expect(loopback.received).to.have.length(0);
+    });
+
+    it("connects to other names, localhost left to the address rules", async () => {
+      const strictNames = guard();
+      try {
+        for (const name of outsideNames) {
+          const response = await strictNames.fetch(`http://${name}:${loopback.port}/`);
+          expect(response.status, name).to.equal(200);
+        }
+      } finally {
+        await strictNames.close();
+      }
+      expect(loopback.received).to.have.length(outsideNames.length);
+    });
+
+    it("refuses names under EGRESS_CLUSTER_DOMAIN, whatever EGRESS_ALLOW_CIDRS allows", async () => {
+      const corp = guard({ domain: "corp.internal" });
+      try {
+        for (const name of ["api.testrun.svc.corp.internal", "x.cluster.local", "redis"]) {
+          const refused = await corp.fetch(`http://${name}:${loopback.port}/`).catch((error: Error) => error);
+          expect((refused as Error).cause, name).to.have.property("code", "EGRESS_REFUSED");
+        }
+      } finally {
+        await corp.close();
+      }
+      expect(loopback.received).to.have.length(0);
+    });
+
+    it("connects to cluster names with EGRESS_ALLOW_CLUSTER_NAMES, their addresses still checked", async () => {
+      const open = guard({ allow: true });
+      const toLoopback = new EgressGuard(policy("127.0.0.2/32"), {
+        resolve: async () => [{ address: "127.0.0.1", family: 4 }],
+        clusterNames: { allow: true },
+      });
+      try {
+        for (const name of ["redis", "api.testrun.svc.cluster.local"])
+          expect((await open.fetch(`http://${name}:${loopback.port}/`)).status, name).to.equal(200);
+        const refused = await toLoopback
+          .fetch(`http://redis:${loopback.port}/`)
+          .catch((error: Error) => error);
+        expect((refused as Error).cause).to.have.property("code", "EGRESS_REFUSED");
+      } finally {
+        await open.close();
+        await toLoopback.close();
+      }
+      expect(loopback.received).to.have.length(2);
+    });
+
+    it("reads EGRESS_CLUSTER_DOMAIN and EGRESS_ALLOW_CLUSTER_NAMES from the environment", () => {
+      const env = { EXECUTOR_TOKEN: "t".repeat(32), REDIS_URL: "redis://127.0.0.1:6379" };
+      const byDefault = configSchema.parse(env);
+      expect([byDefault.EGRESS_CLUSTER_DOMAIN, byDefault.EGRESS_ALLOW_CLUSTER_NAMES]).to.deep.equal([
+        "cluster.local",
+        false,
+      ]);
+      const set = configSchema.parse({
+        ...env,
+        EGRESS_CLUSTER_DOMAIN: "corp.internal",
+        EGRESS_ALLOW_CLUSTER_NAMES: "true",
+      });
+      expect([set.EGRESS_CLUSTER_DOMAIN, set.EGRESS_ALLOW_CLUSTER_NAMES]).to.deep.equal([
+        "corp.internal",
+        true,
+      ]);
+      for (const wrong of [{ EGRESS_CLUSTER_DOMAIN: "http://x" }, { EGRESS_ALLOW_CLUSTER_NAMES: "yes" }])
+        expect(configSchema.safeParse({ ...env, ...wrong }).success, JSON.stringify(wrong)).to.equal(false);
+      const allow = configSchema.safeParse({ ...env, EGRESS_ALLOW_CIDRS: "127.0.0.0/8,64:ff9b::/96" });
+      expect(allow.error?.issues.map((issue) => issue.message)).to.deep.equal([
+        '"64:ff9b::/96" holds IPv6 forms of IPv4 addresses: write the IPv4 range itself',
+      ]);
+    });
   });
 
   it("opens raw TCP connections (a forward proxy's CONNECT) through the same checks", async () => {

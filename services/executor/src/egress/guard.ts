@@ -27,9 +27,33 @@ const systemResolve: Resolve = (hostname, family) =>
 
 type FetchInit = NonNullable<Parameters<typeof undiciFetch>[1]>;
 
+export interface ClusterNames {
+  /** EGRESS_CLUSTER_DOMAIN: the cluster's DNS domain, whose names are refused like `.svc` ones. */
+  domain?: string;
+  /** EGRESS_ALLOW_CLUSTER_NAMES: connect to cluster names too (their addresses are still checked). */
+  allow?: boolean;
+}
+
+/**
+ * Whether a host name is one cluster DNS answers with an address inside the cluster: `<svc>.<ns>.svc`,
+ * anything under `.cluster.local` or the cluster's domain, and a single label (`redis`, `runs`),
+ * which the pod's search domains complete to `<name>.<namespace>.svc.<domain>`. A backstop for a
+ * chart whose pod and Service ranges are not set: the addresses these resolve to are private,
+ * which the policy allows. `localhost` is left to the address rules (loopback is refused there).
+ */
+export function isClusterName(hostname: string, domain = "cluster.local"): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, "");
+  if (name === "localhost" || isIP(name) !== 0) return false;
+  if (!name.includes(".")) return true;
+  return [".svc", ".cluster.local", `.${domain.toLowerCase().replace(/\.$/, "")}`].some(
+    (suffix) => name.endsWith(suffix) || name === suffix.slice(1),
+  );
+}
+
 export class EgressGuard {
   readonly #policy: EgressPolicy;
   readonly #resolve: Resolve;
+  readonly #refusesName: (hostname: string) => boolean;
   readonly #connector = buildConnector({ lookup: (...args) => this.lookup(...args) });
   /**
    * The undici dispatcher whose connections are all checked: every request of a fetch made with it,
@@ -37,9 +61,13 @@ export class EgressGuard {
    */
   readonly dispatcher = new Agent({ connect: (options, callback) => this.#connect(options, callback) });
 
-  constructor(policy: EgressPolicy, { resolve = systemResolve }: { resolve?: Resolve } = {}) {
+  constructor(
+    policy: EgressPolicy,
+    { resolve = systemResolve, clusterNames = {} }: { resolve?: Resolve; clusterNames?: ClusterNames } = {},
+  ) {
     this.#policy = policy;
     this.#resolve = resolve;
+    this.#refusesName = clusterNames.allow ? () => false : (name) => isClusterName(name, clusterNames.domain);
   }
 
   /** undici's connector, with IP literals checked: net and tls connect to those without `lookup`. */
@@ -52,11 +80,15 @@ export class EgressGuard {
   }
 
   /**
-   * A `lookup` for net.connect / tls.connect: resolves the host once and answers only if every
-   * address is allowed (one refused address refuses the host: which of several addresses a
-   * connection would use is not the host's choice to make).
+   * A `lookup` for net.connect / tls.connect: refuses a cluster name (isClusterName) unresolved,
+   * else resolves the host once and answers only if every address is allowed (one refused address
+   * refuses the host: which of several addresses a connection would use is not the host's choice).
    */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
+    if (this.#refusesName(hostname)) {
+      queueMicrotask(() => callback(new EgressRefused(), "", 0));
+      return;
+    }
     this.#resolve(hostname, options.family === 4 || options.family === 6 ? options.family : 0).then(
       (addresses) => {
         if (addresses.length === 0) return callback(notFound(hostname), "", 0);
