@@ -11,7 +11,8 @@ export type Cidr = [Address, number];
 /**
  * Refused unless EGRESS_ALLOW_CIDRS makes an exception: nothing under test lives here, but the
  * node's, the cloud's and the executor's own secrets do. Private ranges (10/8, 172.16/12,
- * 192.168/16, fc00::/7) are not here: self-hosted teams test their internal staging.
+ * 192.168/16, fc00::/7) are not here: self-hosted teams test their internal staging. The last two
+ * carry IPv4 addresses, so no exception reaches them (parseAllowList refuses an entry inside them).
  */
 export const defaultBlockedRanges: readonly { cidr: string; what: string }[] = [
   { cidr: "0.0.0.0/8", what: "unspecified: 0.0.0.0 connects to the host itself" },
