@@ -49,13 +49,17 @@ describe("a service process whose PostgreSQL and Redis hang when it is told to s
   });
 
   it("exits 1 within SHUTDOWN_TIMEOUT_MS and the clean-up allowance, saying what it left unfinished", async () => {
-    await Promise.all([postgres.pause(), redis.pause()]);
+    // PostgreSQL first: a reconciler pass that met a frozen Redis first would wait out its command
+    // timeout before it sent the query this test waits for (too slow on a busy machine).
+    await postgres.pause();
     // A reconciler pass is stuck: its query sits unread on a connection to the frozen PostgreSQL.
     // Stopping the reconciler waits for that pass, closing the pool for that connection.
     await eventually(
       async () => ((await unreadBytes(new URL(postgres.url).port)) > 0 ? true : undefined),
       "a query to wait on the frozen PostgreSQL",
+      60_000,
     );
+    await redis.pause();
     const exited = service.stop("SIGTERM");
     // The bound under test, with a generous margin for a busy machine.
     const bound = timeoutMs + shutdownCleanupMs + 5_000;
