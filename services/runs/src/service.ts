@@ -12,13 +12,13 @@ import {
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { callerIdentity, requireActor } from "@testrun/kit";
+import { callerIdentity, requireAccess, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
 import { decodePageToken, type RunReads } from "./reads.js";
 import { renderRun, renderTest, toRunStatus } from "./render.js";
 import { toDate } from "./rows.js";
 import type { RunEvents } from "./run-events.js";
-import { passOn, type StartDeps, startRun } from "./start.js";
+import { type StartDeps, startRun } from "./start.js";
 import type { Effects } from "./store.js";
 import type { RunWatches } from "./watch.js";
 
@@ -93,9 +93,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       if (permission === Permission.EDIT)
         throw new ConnectError("API keys cannot change runs", Code.PermissionDenied);
     }
-    await catalog.checkAccess({ actor, projectId, permission }).catch((error: unknown) => {
-      throw passOn(error);
-    });
+    await requireAccess(catalog, actor, projectId, permission);
   };
 
   const readRun = async (projectId: string, runId: string) => {
