@@ -12,11 +12,10 @@ import {
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { callerIdentity, requireAccess, requireActor } from "@testrun/kit";
+import { callerIdentity, dbDate, requireAccess, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
 import { decodePageToken, type RunReads } from "./reads.js";
 import { renderRun, renderTest, toRunStatus } from "./render.js";
-import { toDate } from "./rows.js";
 import type { RunEvents } from "./run-events.js";
 import { type StartDeps, startRun } from "./start.js";
 import type { Effects } from "./store.js";
@@ -238,7 +237,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
           attempt: test.attempt,
           maxAttempts: deps.maxAttempts,
           leaseToken: test.lease_token ?? "",
-          leaseExpiresAt: timestampFromDate(toDate(test.lease_expires_at ?? new Date())),
+          leaseExpiresAt: timestampFromDate(dbDate(test.lease_expires_at ?? new Date())),
           variablesGrant: deps.variablesGrants.issue(
             { projectId: run.project_id, testResultId: test.id },
             variablesGrantMs,
