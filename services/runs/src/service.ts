@@ -14,17 +14,16 @@ import {
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, dbDate, requireAccess, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
-import { decodePageToken, type RunReads } from "./reads.js";
+import type { ServiceDeps } from "./deps.js";
+import { invalid } from "./errors.js";
+import { decodePageToken } from "./reads.js";
 import { renderRun, renderTest, toRunStatus } from "./render.js";
-import type { RunEvents } from "./run-events.js";
-import { type StartDeps, startRun } from "./start.js";
+import { startRun } from "./start.js";
 import type { Effects } from "./store.js";
-import type { RunWatches } from "./watch.js";
 
 /** The RunsService methods the executor identity may call (and only it). */
 export const executorMethods = ["ClaimTest", "HeartbeatTest", "ReleaseTest", "CompleteTest", "SkipRun"];
 
-const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
 const notFound = () => new ConnectError("no such run in this project", Code.NotFound);
 
 /** ListRuns' status filter; UNSPECIFIED (and any unknown number) is not in it. */
@@ -64,12 +63,6 @@ function requireExecutor(ctx: HandlerContext): void {
 export function rerunName(original: string, failedOnly: boolean): string {
   const suffix = failedOnly ? " (rerun of failed)" : " (rerun)";
   return [...original].slice(0, 200 - suffix.length).join("") + suffix;
-}
-
-export interface ServiceDeps extends StartDeps {
-  reads: RunReads;
-  events: RunEvents;
-  watches: RunWatches;
 }
 
 export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> {
