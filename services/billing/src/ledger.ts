@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { newId, type Orm } from "@testrun/kit";
+import { type DbTimestamp, dbDate, newId, type Orm } from "@testrun/kit";
 
 export type EntryKind = "grant" | "charge" | "refund";
 
@@ -35,8 +35,7 @@ interface Row {
   run_id: string | null;
   reason: string;
   idempotency_key: string | null;
-  // Raw queries return timestamptz as text ("2026-11-22 06:17:26.233+00"), not as a Date.
-  created_at: string | Date;
+  created_at: DbTimestamp;
   balance_after: string;
 }
 
@@ -48,7 +47,7 @@ const toEntry = (row: Row): Entry => ({
   runId: row.run_id,
   reason: row.reason,
   idempotencyKey: row.idempotency_key,
-  createdAt: new Date(row.created_at),
+  createdAt: dbDate(row.created_at),
   balanceAfter: Number(row.balance_after),
 });
 
@@ -65,7 +64,7 @@ export class Ledger {
   constructor(private readonly orm: Orm) {}
 
   private transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(em as unknown as EntityManager));
+    return this.orm.em.fork().transactional(work);
   }
 
   async balance(projectId: string): Promise<number> {

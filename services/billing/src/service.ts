@@ -10,7 +10,7 @@ import {
 import { type CatalogService, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { requireActor, requireOperator } from "@testrun/kit";
+import { requireAccess, requireActor, requireOperator } from "@testrun/kit";
 import type { Entry, Ledger, Written } from "./ledger.js";
 
 const kinds = {
@@ -98,7 +98,7 @@ export function billingService(
     if (!projectId) throw invalid("project_id is required");
     if (actor?.kind.case === "apiKey")
       throw new ConnectError("API keys cannot read credits", Code.PermissionDenied);
-    await catalog.checkAccess({ actor, projectId, permission });
+    await requireAccess(catalog, actor, projectId, permission);
   };
 
   return {

@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from "@mikro-orm/core";
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Orm } from "@testrun/kit";
+import { dbDate, type Orm } from "@testrun/kit";
 
 /**
  * Raw SQL on the catalog schema (tables are always qualified: `catalog.x`). Parameters are `?`;
@@ -11,11 +11,6 @@ export interface Sql {
   one<T>(query: string, params?: readonly unknown[]): Promise<T | undefined>;
 }
 
-/** `2026-11-22 06:13:34.016347+00` (how timestamptz comes back) as a Date. */
-function parseTimestamp(text: string): Date {
-  return new Date(text.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00"));
-}
-
 /**
  * MikroORM hands timestamptz columns back as text. Every timestamp column of the catalog is named
  * `…_at`, so those become Dates here and the rest of the code deals in Dates only.
@@ -23,7 +18,7 @@ function parseTimestamp(text: string): Date {
 function withDates<T>(rows: Record<string, unknown>[]): T[] {
   for (const row of rows) {
     for (const [column, value] of Object.entries(row)) {
-      if (column.endsWith("_at") && typeof value === "string") row[column] = parseTimestamp(value);
+      if (column.endsWith("_at") && typeof value === "string") row[column] = dbDate(value);
     }
   }
   return rows as T[];
@@ -43,12 +38,12 @@ export class Database {
   constructor(private readonly orm: Orm) {}
 
   read<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    return work(over(this.orm.em.fork() as unknown as EntityManager));
+    return work(over(this.orm.em.fork()));
   }
 
   /** Runs `work` in a transaction: everything it wrote is committed together, or nothing is. */
   write<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(over(em as unknown as EntityManager)));
+    return this.orm.em.fork().transactional((em) => work(over(em)));
   }
 }
 

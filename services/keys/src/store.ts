@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import { newId, type Orm, tombstoneTtlSeconds } from "@testrun/kit";
+import { type DbTimestamp, dbDate, dbDateOrNull, newId, type Orm, tombstoneTtlSeconds } from "@testrun/kit";
 import type { KeyExpiryChoice } from "./db/entities.js";
 import type { StoredKey } from "./key-state.js";
 
@@ -9,14 +9,6 @@ export const maxActiveKeysPerProject = 100;
 /** last_used_at is written at most once a minute per key (docs/keys.md). */
 export const lastUseResolutionMs = 60_000;
 
-/**
- * A timestamptz as raw queries return it: MikroORM's `execute` hands back PostgreSQL's text form
- * (`2026-11-22 06:17:26.233+00`), which Date parses.
- */
-type Stamp = Date | string;
-const date = (value: Stamp): Date => (value instanceof Date ? value : new Date(value));
-const maybeDate = (value: Stamp | null): Date | null => (value === null ? null : date(value));
-
 interface Row {
   id: string;
   project_id: string;
@@ -25,13 +17,13 @@ interface Row {
   display_prefix: string;
   fingerprint: string;
   creator_member_id: string;
-  created_at: Stamp;
+  created_at: DbTimestamp;
   expiry: KeyExpiryChoice;
-  expires_at: Stamp | null;
-  last_used_at: Stamp | null;
-  revoked_at: Stamp | null;
-  disabled_at: Stamp | null;
-  creator_lost_at: Stamp | null;
+  expires_at: DbTimestamp | null;
+  last_used_at: DbTimestamp | null;
+  revoked_at: DbTimestamp | null;
+  disabled_at: DbTimestamp | null;
+  creator_lost_at: DbTimestamp | null;
 }
 
 const toKey = (row: Row): StoredKey => ({
@@ -42,13 +34,13 @@ const toKey = (row: Row): StoredKey => ({
   displayPrefix: row.display_prefix,
   fingerprint: row.fingerprint,
   creatorMemberId: row.creator_member_id,
-  createdAt: date(row.created_at),
+  createdAt: dbDate(row.created_at),
   expiry: row.expiry,
-  expiresAt: maybeDate(row.expires_at),
-  lastUsedAt: maybeDate(row.last_used_at),
-  revokedAt: maybeDate(row.revoked_at),
-  disabledAt: maybeDate(row.disabled_at),
-  creatorLostAt: maybeDate(row.creator_lost_at),
+  expiresAt: dbDateOrNull(row.expires_at),
+  lastUsedAt: dbDateOrNull(row.last_used_at),
+  revokedAt: dbDateOrNull(row.revoked_at),
+  disabledAt: dbDateOrNull(row.disabled_at),
+  creatorLostAt: dbDateOrNull(row.creator_lost_at),
 });
 
 /** Every key column plus the creator's remembered loss of rights, which decides its state too. */
@@ -91,11 +83,11 @@ export class KeyStore {
   constructor(private readonly orm: Orm) {}
 
   private em(): EntityManager {
-    return this.orm.em.fork() as unknown as EntityManager;
+    return this.orm.em.fork();
   }
 
   private transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(em as unknown as EntityManager));
+    return this.orm.em.fork().transactional(work);
   }
 
   create(key: NewKey): Promise<Created> {
@@ -112,11 +104,11 @@ export class KeyStore {
       if (Number(counted?.active ?? 0) >= maxActiveKeysPerProject) return { kind: "too_many" };
       // The catalog approved the creator, but a loss of rights reported since then wins: such a
       // key would be dead at birth, so it is refused rather than stored.
-      const [loss] = await em.execute<{ lost_at: Stamp }[]>(
+      const [loss] = await em.execute<{ lost_at: DbTimestamp }[]>(
         "select lost_at from keys.member_rights_losses where member_id = ?",
         [key.creatorMemberId],
       );
-      if (loss && key.createdAt <= date(loss.lost_at)) return { kind: "creator_lost_rights" };
+      if (loss && key.createdAt <= dbDate(loss.lost_at)) return { kind: "creator_lost_rights" };
       const id = newId("key");
       await em.execute(
         `insert into keys.api_keys (id, project_id, organization_id, name, display_prefix, fingerprint,
@@ -205,7 +197,7 @@ export class KeyStore {
   ): Promise<{ disabled: number; kill: KilledKey[] }> {
     const em = this.em();
     // lost_at only ever moves forward: a repeated or older report changes nothing.
-    const [loss] = await em.execute<{ lost_at: Stamp }[]>(
+    const [loss] = await em.execute<{ lost_at: DbTimestamp }[]>(
       `insert into keys.member_rights_losses as l (member_id, lost_at, updated_at) values (?, ?, ?)
        on conflict (member_id) do update set lost_at = excluded.lost_at, updated_at = excluded.updated_at
          where l.lost_at < excluded.lost_at
@@ -215,12 +207,12 @@ export class KeyStore {
     const stored =
       loss ??
       (
-        await em.execute<{ lost_at: Stamp }[]>(
+        await em.execute<{ lost_at: DbTimestamp }[]>(
           "select lost_at from keys.member_rights_losses where member_id = ?",
           [memberId],
         )
       )[0];
-    const latest = stored ? date(stored.lost_at) : lostAt;
+    const latest = stored ? dbDate(stored.lost_at) : lostAt;
     // disabled_at is the loss itself: the catalog refuses these keys from that moment on.
     const disabled = await em.execute<{ id: string }[]>(
       `update keys.api_keys set disabled_at = ?
@@ -228,7 +220,7 @@ export class KeyStore {
        returning id`,
       [latest, memberId, latest],
     );
-    const kill = await em.execute<{ id: string; fingerprint: string; revoked_at: Stamp | null }[]>(
+    const kill = await em.execute<{ id: string; fingerprint: string; revoked_at: DbTimestamp | null }[]>(
       `select id, fingerprint, revoked_at from keys.api_keys
        where creator_member_id = ? and created_at <= ? and (expires_at is null or expires_at > ?)`,
       [memberId, latest, now],

@@ -48,3 +48,23 @@ export async function migrateDatabase(orm: Orm, spec: DatabaseSpec): Promise<str
   const applied = await orm.migrator.up();
   return applied.map((m) => m.name);
 }
+
+/**
+ * A timestamptz column as a raw query (`em.execute`) returns it: MikroORM keeps PostgreSQL's text
+ * form (`2026-11-22 06:13:34.016347+00`, microseconds included, which a Date cannot hold); entities
+ * hold Dates. Code that needs the microseconds (the runs list's page ends) keeps the text.
+ */
+export type DbTimestamp = Date | string;
+
+/**
+ * A timestamptz as a Date (to the millisecond). The text is made ISO 8601 first (`T`, `+00:00`):
+ * Date's fallback parser for other forms is the engine's own and reads years below 100 as 19xx/20xx.
+ */
+export function dbDate(value: DbTimestamp): Date {
+  if (value instanceof Date) return value;
+  return new Date(value.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00"));
+}
+
+/** dbDate for a column that may be null. */
+export const dbDateOrNull = (value: DbTimestamp | null): Date | null =>
+  value === null ? null : dbDate(value);

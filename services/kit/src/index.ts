@@ -1,3 +1,4 @@
+export * from "./access.js";
 export * from "./actor.js";
 export * from "./config.js";
 export * from "./db.js";

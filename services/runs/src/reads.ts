@@ -50,7 +50,7 @@ export class RunReads {
   constructor(private readonly orm: Orm) {}
 
   private em(): EntityManager {
-    return this.orm.em.fork() as unknown as EntityManager;
+    return this.orm.em.fork();
   }
 
   /**

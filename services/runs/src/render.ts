@@ -9,8 +9,9 @@ import {
   TestResultSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { dbDate, dbDateOrNull } from "@testrun/kit";
 import type { SkipReason as StoredSkipReason, RunStatus as StoredStatus } from "./db/entities.js";
-import { type RunRow, type TestRow, toDate, toDateOrNull } from "./rows.js";
+import type { RunRow, TestRow } from "./rows.js";
 
 const runStatuses: Record<StoredStatus, RunStatus> = {
   queued: RunStatus.QUEUED,
@@ -63,8 +64,8 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
     url: links.test(projectId, row.run_id, row.id),
     attempt: row.attempt,
     // A QUEUED test (never claimed, or handed back) has no current attempt executing.
-    startedAt: row.status === "queued" ? undefined : stamp(toDateOrNull(row.started_at)),
-    finishedAt: stamp(toDateOrNull(row.finished_at)),
+    startedAt: row.status === "queued" ? undefined : stamp(dbDateOrNull(row.started_at)),
+    finishedAt: stamp(dbDateOrNull(row.finished_at)),
     runId: row.run_id,
     // Stored only for a FAILED test that failed at a step (0 is never stored).
     failedStep: row.failed_step ?? undefined,
@@ -73,8 +74,8 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
 
 /** The API shape of a run; `tests` undefined leaves them out (ListRuns). */
 export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Links): Run {
-  const startedAt = toDateOrNull(row.started_at);
-  const finishedAt = toDateOrNull(row.finished_at);
+  const startedAt = dbDateOrNull(row.started_at);
+  const finishedAt = dbDateOrNull(row.finished_at);
   return create(RunSchema, {
     id: row.id,
     projectId: row.project_id,
@@ -93,7 +94,7 @@ export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Link
     url: links.run(row.project_id, row.id),
     environmentId: row.environment_id,
     testPlanId: row.test_plan_id ?? undefined,
-    createdAt: timestampFromDate(toDate(row.created_at)),
+    createdAt: timestampFromDate(dbDate(row.created_at)),
     tests: (tests ?? []).map((test) => renderTest(test, row.project_id, links)),
     startedByKeyId: row.started_by_key_id ?? undefined,
     startedByMemberId: row.started_by_member_id ?? undefined,

@@ -1,8 +1,8 @@
+import type { DbTimestamp } from "@testrun/kit";
 import type { ChargeState, RunStatus, SkipReason, TestStepSnapshot } from "./db/entities.js";
 
-// Raw queries return timestamptz as text ("2026-11-22 06:17:26.233+00") and bigint-ish counts as
-// text; these types describe rows as selected by store.ts (counts are cast to int there).
-type Time = string | Date;
+// Raw queries return timestamptz as text (DbTimestamp) and bigint-ish counts as text; these types
+// describe rows as selected by store.ts (counts are cast to int there).
 
 export interface RunRow {
   id: string;
@@ -21,10 +21,10 @@ export interface RunRow {
   charge_state: ChargeState;
   refund_due: number;
   refund_reason: string | null;
-  refunded_at: Time | null;
-  started_at: Time | null;
-  finished_at: Time | null;
-  created_at: Time;
+  refunded_at: DbTimestamp | null;
+  started_at: DbTimestamp | null;
+  finished_at: DbTimestamp | null;
+  created_at: DbTimestamp;
   started_by_key_id: string | null;
   started_by_member_id: string | null;
 }
@@ -44,11 +44,11 @@ export interface TestRow {
   lapsed_leases: number;
   lease_owner: string | null;
   lease_token: string | null;
-  lease_expires_at: Time | null;
-  started_at: Time | null;
-  finished_at: Time | null;
-  queued_at: Time;
-  published_at: Time | null;
+  lease_expires_at: DbTimestamp | null;
+  started_at: DbTimestamp | null;
+  finished_at: DbTimestamp | null;
+  queued_at: DbTimestamp;
+  published_at: DbTimestamp | null;
   publish_count: number;
   refundable: boolean;
   skip_reason: SkipReason | null;
@@ -59,9 +59,6 @@ export const runColumns =
 
 export const testColumns =
   "t.id, t.run_id, t.test_case_id, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason";
-
-export const toDate = (value: Time): Date => (value instanceof Date ? value : new Date(value));
-export const toDateOrNull = (value: Time | null): Date | null => (value === null ? null : toDate(value));
 
 export const isFinal = (status: RunStatus): boolean =>
   status === "passed" || status === "failed" || status === "skipped";

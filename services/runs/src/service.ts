@@ -12,20 +12,18 @@ import {
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { callerIdentity, requireActor } from "@testrun/kit";
+import { callerIdentity, dbDate, requireAccess, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
-import { decodePageToken, type RunReads } from "./reads.js";
+import type { ServiceDeps } from "./deps.js";
+import { invalid } from "./errors.js";
+import { decodePageToken } from "./reads.js";
 import { renderRun, renderTest, toRunStatus } from "./render.js";
-import { toDate } from "./rows.js";
-import type { RunEvents } from "./run-events.js";
-import { passOn, type StartDeps, startRun } from "./start.js";
+import { startRun } from "./start.js";
 import type { Effects } from "./store.js";
-import type { RunWatches } from "./watch.js";
 
 /** The RunsService methods the executor identity may call (and only it). */
 export const executorMethods = ["ClaimTest", "HeartbeatTest", "ReleaseTest", "CompleteTest", "SkipRun"];
 
-const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
 const notFound = () => new ConnectError("no such run in this project", Code.NotFound);
 
 /** ListRuns' status filter; UNSPECIFIED (and any unknown number) is not in it. */
@@ -67,12 +65,6 @@ export function rerunName(original: string, failedOnly: boolean): string {
   return [...original].slice(0, 200 - suffix.length).join("") + suffix;
 }
 
-export interface ServiceDeps extends StartDeps {
-  reads: RunReads;
-  events: RunEvents;
-  watches: RunWatches;
-}
-
 export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> {
   const { store, reads, events, watches, catalog, credits, dispatcher, links, logger } = deps;
 
@@ -93,9 +85,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       if (permission === Permission.EDIT)
         throw new ConnectError("API keys cannot change runs", Code.PermissionDenied);
     }
-    await catalog.checkAccess({ actor, projectId, permission }).catch((error: unknown) => {
-      throw passOn(error);
-    });
+    await requireAccess(catalog, actor, projectId, permission);
   };
 
   const readRun = async (projectId: string, runId: string) => {
@@ -240,7 +230,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
           attempt: test.attempt,
           maxAttempts: deps.maxAttempts,
           leaseToken: test.lease_token ?? "",
-          leaseExpiresAt: timestampFromDate(toDate(test.lease_expires_at ?? new Date())),
+          leaseExpiresAt: timestampFromDate(dbDate(test.lease_expires_at ?? new Date())),
           variablesGrant: deps.variablesGrants.issue(
             { projectId: run.project_id, testResultId: test.id },
             variablesGrantMs,

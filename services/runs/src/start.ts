@@ -1,31 +1,16 @@
 import { toJson } from "@bufbuild/protobuf";
-import { type Client, Code, ConnectError } from "@connectrpc/connect";
-import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
-import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId, requireActor, type VariablesGrants } from "@testrun/kit";
-import type { Logger } from "pino";
-import type { Credits } from "./credits.js";
+import { newId, requireActor } from "@testrun/kit";
 import type { TestStepSnapshot } from "./db/entities.js";
-import type { Dispatcher } from "./dispatcher.js";
-import { type Links, renderRun } from "./render.js";
+import type { StartDeps } from "./deps.js";
+import { invalid, passOn } from "./errors.js";
+import { renderRun } from "./render.js";
 import type { NewRun, RunStore } from "./store.js";
 
 const maxNameLength = 200;
-
-/**
- * An error of another service, passed on as it came (code, message, details), without the
- * transport metadata of the original call.
- */
-export const passOn = (error: unknown): ConnectError => {
-  const e = ConnectError.from(error);
-  const out = new ConnectError(e.rawMessage, e.code);
-  // Received details are kept as they came (type and bytes); the server re-encodes them as they are.
-  out.details.push(...e.details);
-  return out;
-};
 
 const startedBy = (actor: Actor) => {
   switch (actor.kind.case) {
@@ -37,20 +22,6 @@ const startedBy = (actor: Actor) => {
       return { startedByKeyId: null, startedByMemberId: null };
   }
 };
-
-export interface StartDeps {
-  store: RunStore;
-  catalog: Client<typeof CatalogService>;
-  billing: Client<typeof BillingService>;
-  credits: Credits;
-  dispatcher: Dispatcher;
-  links: Links;
-  logger: Logger;
-  /** Lapsed leases after which a test is FAILED (reported to executors in assignments). */
-  maxAttempts: number;
-  /** Issues each claim's grant to read the project's variable values. */
-  variablesGrants: VariablesGrants;
-}
 
 /**
  * StartRun. The order makes every crash recoverable: the run and its tests are stored first,
@@ -67,7 +38,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   const actor = req.actor as Actor;
   const requestedName = req.name ?? "";
   if ([...requestedName].length > maxNameLength)
-    throw new ConnectError(`name must be at most ${maxNameLength} characters`, Code.InvalidArgument);
+    throw invalid(`name must be at most ${maxNameLength} characters`);
 
   const resolved = await deps.catalog
     .resolveRunSelection(

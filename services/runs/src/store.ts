@@ -76,11 +76,11 @@ export class RunStore {
   ) {}
 
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
-    return this.orm.em.fork().transactional((em) => work(em as unknown as EntityManager));
+    return this.orm.em.fork().transactional(work);
   }
 
   private em(): EntityManager {
-    return this.orm.em.fork() as unknown as EntityManager;
+    return this.orm.em.fork();
   }
 
   // --- start ------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Logger, Orm } from "@testrun/kit";
+import { dbDate, type Logger, type Orm } from "@testrun/kit";
 import * as oidc from "openid-client";
-import { asDate, digestOf } from "./credentials.js";
+import { digestOf } from "./credentials.js";
 
 /** How long a person has at their identity provider before the sign-in must start over. */
 const attemptLifetimeMs = 10 * 60_000;
@@ -61,7 +61,7 @@ export class OidcSignIn {
   }
 
   private em(): EntityManager {
-    return this.orm.em.fork() as unknown as EntityManager;
+    return this.orm.em.fork();
   }
 
   /** Starts a sign-in: the provider URL to send the browser to, and the state the browser must keep. */
@@ -100,7 +100,7 @@ export class OidcSignIn {
       "delete from console.oidc_attempts where state_digest = ? returning code_verifier, nonce, return_to, expires_at",
       [digestOf(state)],
     );
-    if (!attempt || asDate(attempt.expires_at) <= new Date())
+    if (!attempt || dbDate(attempt.expires_at) <= new Date())
       throw new OidcFailure("no such sign-in under way");
     if (params.has("error")) throw new OidcFailure(`the provider refused: ${params.get("error")}`);
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Orm } from "@testrun/kit";
-import { asDate, digestOf, newCredential } from "./credentials.js";
+import { dbDate, type Orm } from "@testrun/kit";
+import { digestOf, newCredential } from "./credentials.js";
 
 /** last_seen_at moves at most once a minute: a read per call, not a write per call. */
 const touchResolutionMs = 60_000;
@@ -38,7 +38,7 @@ export class SessionStore {
   ) {}
 
   private em(): EntityManager {
-    return this.orm.em.fork() as unknown as EntityManager;
+    return this.orm.em.fork();
   }
 
   /** Starts a session for an email; returns the cookie value (never stored as such). */
@@ -69,8 +69,8 @@ export class SessionStore {
       [digest],
     );
     if (!row) return undefined;
-    const lastSeen = asDate(row.last_seen_at);
-    const expiresAt = asDate(row.expires_at);
+    const lastSeen = dbDate(row.last_seen_at);
+    const expiresAt = dbDate(row.expires_at);
     if (now >= expiresAt || now.getTime() - lastSeen.getTime() >= this.limits.idleMs) {
       await this.end(id);
       return undefined;

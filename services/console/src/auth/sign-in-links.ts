@@ -14,7 +14,7 @@ export class SignInLinks {
   constructor(private readonly orm: Orm) {}
 
   private em(): EntityManager {
-    return this.orm.em.fork() as unknown as EntityManager;
+    return this.orm.em.fork();
   }
 
   /** A new link's token for a member; valid 15 minutes, usable once. */

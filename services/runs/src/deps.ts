@@ -1,0 +1,37 @@
+import type { Client } from "@connectrpc/connect";
+import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
+import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { VariablesGrants } from "@testrun/kit";
+import type { Logger } from "pino";
+import type { Credits } from "./credits.js";
+import type { Dispatcher } from "./dispatcher.js";
+import type { RunReads } from "./reads.js";
+import type { Links } from "./render.js";
+import type { RunEvents } from "./run-events.js";
+import type { RunStore } from "./store.js";
+import type { RunWatches } from "./watch.js";
+
+// What the runs service's handlers work with, built once by main.ts. Its own module so that the
+// service and the start path (start.ts) both depend on it rather than on each other.
+
+/** What StartRun needs. */
+export interface StartDeps {
+  store: RunStore;
+  catalog: Client<typeof CatalogService>;
+  billing: Client<typeof BillingService>;
+  credits: Credits;
+  dispatcher: Dispatcher;
+  links: Links;
+  logger: Logger;
+  /** Lapsed leases after which a test is FAILED (reported to executors in assignments). */
+  maxAttempts: number;
+  /** Issues each claim's grant to read the project's variable values. */
+  variablesGrants: VariablesGrants;
+}
+
+/** What every RunsService method needs: StartRun's, and the reads, events and watches. */
+export interface ServiceDeps extends StartDeps {
+  reads: RunReads;
+  events: RunEvents;
+  watches: RunWatches;
+}
