@@ -26,17 +26,27 @@ export interface ThrowawayServer {
   resume(): Promise<void>;
 }
 
-/** A TCP port that was free on 127.0.0.1 a moment ago (bind port 0, read it, close). */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A TCP port that was free on 127.0.0.1 a moment ago, for a server started next that other
+ * processes must be told about before it listens. Chosen at random below Linux's ephemeral range
+ * (32768–60999), not with port 0: port 0 hands out ephemeral ports, the ones every outgoing
+ * connection of the tests and services takes its local port from, so a port found that way could
+ * be taken by a PostgreSQL or Redis connection before the server it was meant for bound it.
+ */
+export async function findFreePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await isFree(port)) return port;
+  }
+  throw new Error("could not find a free port in 20000-31999");
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolve(port) : reject(new Error("could not read a free port"))));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
