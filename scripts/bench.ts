@@ -41,7 +41,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const warmupSeconds = 2;
 const executorTests = 200;
 const profile = process.env.PROFILE === "1";
-const profiled = ["gateway", "runs"];
+const profiled = ["gateway", "runs", "catalog"];
 const profileDir = join(repoRoot, "bench-profiles");
 const launcher = join(repoRoot, "services/kit/dist/launch.js");
 

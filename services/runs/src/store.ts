@@ -158,16 +158,22 @@ export class RunStore {
 
   // --- reads ------------------------------------------------------------------------------------
 
+  /**
+   * A run and its tests in one statement: one round trip and one snapshot, so the counts agree with
+   * the tests without a transaction. The tests come back as a JSON array (timestamps in ISO form,
+   * which dbDate reads like the text form).
+   */
   async getRun(projectId: string, runId: string): Promise<RunWithTests | undefined> {
-    return this.transaction(async (em) => {
-      const runs = await em.execute<RunRow[]>(
-        `select ${runColumns} from runs.runs r where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
-        [runId, projectId],
-      );
-      const run = runs[0];
-      if (!run) return undefined;
-      return { run, tests: await this.testsOf(em, runId) };
-    });
+    const rows = await this.em().execute<(RunRow & { tests: TestRow[] })[]>(
+      `select ${runColumns},
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
+       from runs.runs r where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
+      [runId, projectId],
+    );
+    const found = rows[0];
+    if (!found) return undefined;
+    const { tests, ...run } = found;
+    return { run, tests };
   }
 
   private testsOf(em: EntityManager, runId: string): Promise<TestRow[]> {
