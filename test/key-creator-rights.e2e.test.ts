@@ -4,8 +4,11 @@
 // gateway's key cache still take the key for valid, and only the services that ask the catalog on
 // every call can refuse it. Through the real gateway, every service a real process.
 
+import { Code, ConnectError } from "@connectrpc/connect";
 import { addMember, changeMemberRole, createCliContext, createKey, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { serviceClient } from "@testrun/kit";
 import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
@@ -87,5 +90,28 @@ describe("a key whose creator lost rights, the keys service not yet told, throug
     const { memberId, pipeline } = await editorKey("demoted");
     await changeMemberRole(ctx(), { memberId, role: Role.VIEWER });
     await expectStopped(memberId, pipeline);
+  });
+
+  // The runs service keeps the catalog's grants (kit AccessCache); a removal must still count at
+  // once, for members too, whose loss of rights kills no key: the catalog announces every change.
+  it("refuses a removed Viewer's next read of a run at once, though the same read was just granted", async () => {
+    const viewer = await addMember(ctx(), {
+      organizationId,
+      email: "viewer@lost-rights.example",
+      displayName: "viewer",
+      role: Role.VIEWER,
+    });
+    const runs = serviceClient(RunsService, system.env.RUNS_URL ?? "", {
+      token: system.env.SERVICE_TOKEN ?? "",
+    });
+    const read = () =>
+      runs.getRun({ actor: { kind: { case: "memberId", value: viewer.id } }, projectId, runId });
+    for (let i = 0; i < 3; i++) expect((await read()).run?.id).to.equal(runId);
+    await removeMember(ctx(), { memberId: viewer.id });
+    const refused = await read().then(
+      () => undefined,
+      (error: unknown) => ConnectError.from(error),
+    );
+    expect(refused?.code, refused?.message).to.equal(Code.PermissionDenied);
   });
 });

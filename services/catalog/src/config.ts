@@ -1,4 +1,4 @@
-import { baseConfigSchema, portVar, postgresUrl, serviceUrl } from "@testrun/kit";
+import { baseConfigSchema, portVar, postgresUrl, redisUrl, serviceUrl } from "@testrun/kit";
 import { z } from "zod";
 import { isBase64Key } from "./cipher.js";
 
@@ -6,6 +6,8 @@ import { isBase64Key } from "./cipher.js";
 export const configSchema = baseConfigSchema.extend({
   PORT: portVar(7102),
   DATABASE_URL: postgresUrl,
+  /** Where it announces changes that take access away (docs/security.md, "Cached grants"). */
+  REDIS_URL: redisUrl,
   /** The keys service, told when a member loses rights or a project is deleted (default: its local port). */
   KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
   /** First wait before retrying a notification the keys service did not acknowledge; doubles each time. */

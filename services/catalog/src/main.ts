@@ -1,6 +1,6 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
+import { announceAccessChange, bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
 import { VariableCipher } from "./cipher.js";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
@@ -12,7 +12,8 @@ await runService({
   name: "catalog",
   config: configSchema,
   database,
-  setup: ({ config, orm, logger, onShutdown }) => {
+  redis: true,
+  setup: ({ config, orm, redis, logger, onShutdown }) => {
     const db = new Database(orm);
     const keys = serviceClient(KeysService, config.KEYS_URL, {
       token: config.SERVICE_TOKEN,
@@ -30,6 +31,7 @@ await runService({
         catalogService({
           db,
           outbox,
+          announceAccessChange: () => announceAccessChange(redis, logger),
           cipher,
           logger,
           variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),

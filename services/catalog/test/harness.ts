@@ -10,6 +10,7 @@ import {
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { newId, serviceClient } from "@testrun/kit";
 import {
+  componentRedisUrl,
   createTestDatabase,
   runServiceCommand,
   type ServiceProcess,
@@ -53,6 +54,8 @@ export async function startCatalog(extraEnv: Record<string, string> = {}): Promi
     ...tokens,
     DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
     KEYS_URL: "http://127.0.0.1:1",
+    // As deployed: the catalog's own Redis user (test/global-setup.ts made it).
+    REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
     VARIABLES_KEY: randomBytes(32).toString("base64"),
     ...extraEnv,
   };

@@ -58,7 +58,11 @@ describe("testrunctl against the real services", function () {
     for (const name of ["catalog", "keys", "billing"]) await runServiceCommand(name, ["migrate"], env);
     services.push(
       ...(await Promise.all([
-        startServiceProcess("catalog", { ...env, PORT: String(catalogPort) }),
+        startServiceProcess("catalog", {
+          ...env,
+          PORT: String(catalogPort),
+          REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
+        }),
         startServiceProcess("keys", { ...env, PORT: String(keysPort) }),
         startServiceProcess("billing", { ...env, PORT: String(billingPort) }),
       ])),

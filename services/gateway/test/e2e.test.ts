@@ -134,6 +134,7 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
         ...common,
         PORT: String(catalogPort),
         KEYS_URL: keysUrl,
+        REDIS_URL: componentRedisUrl(adminRedisUrl, "catalog"),
         VARIABLES_KEY: variablesKey,
       }),
       startServiceProcess("keys", { ...common, PORT: String(keysPort), CATALOG_URL: catalogUrl }),

@@ -75,6 +75,7 @@ describe("gateway and forged key-cache entries (catalog, keys and gateway as pro
         DATABASE_URL: databaseUrl,
         PORT: String(catalogPort),
         KEYS_URL: keysUrl,
+        REDIS_URL: componentRedisUrl(adminRedisUrl, "catalog"),
         VARIABLES_KEY: randomBytes(32).toString("base64"),
       }),
       await startServiceProcess("keys", { ...keysEnv, PORT: String(keysPort), CATALOG_URL: catalogUrl }),

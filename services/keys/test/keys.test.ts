@@ -176,6 +176,7 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
     catalogProcess = await startServiceProcess("catalog", {
       ...env,
       KEYS_URL: `http://127.0.0.1:${keysPort}`,
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
       VARIABLES_KEY: randomBytes(32).toString("base64"),
     });
     // The most verbose level, so that the log check at the end sees everything the service can say.

@@ -1,4 +1,5 @@
 export * from "./access.js";
+export * from "./access-cache.js";
 export * from "./actor.js";
 export * from "./config.js";
 export * from "./db.js";

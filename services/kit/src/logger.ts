@@ -11,19 +11,26 @@ const redactPaths = secretFields.flatMap((field) => [`["${field}"]`, `*["${field
 /**
  * Structured JSON logs on stdout, one object a line, each carrying the service name and, inside a
  * traced call, the trace and span ids so a log line leads to its trace.
+ *
+ * Written asynchronously: a synchronous write (a system call) per line cost each service several
+ * per cent of its CPU under load (docs/development.md, "Benchmarks"). Lines logged while a write is
+ * in flight go out together with the next one; pino flushes what is left when the process exits.
  */
 export function createLogger(service: string, level = "info"): Logger {
-  return pino({
-    level,
-    base: { service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: { paths: redactPaths, censor: "[redacted]" },
-    mixin() {
-      const span = trace.getActiveSpan();
-      if (!span) return {};
-      const { traceId, spanId } = span.spanContext();
-      return { trace_id: traceId, span_id: spanId };
+  return pino(
+    {
+      level,
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: redactPaths, censor: "[redacted]" },
+      mixin() {
+        const span = trace.getActiveSpan();
+        if (!span) return {};
+        const { traceId, spanId } = span.spanContext();
+        return { trace_id: traceId, span_id: spanId };
+      },
     },
-  });
+    pino.destination({ dest: 1, sync: false }),
+  );
 }

@@ -5,7 +5,12 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { newId } from "@testrun/kit";
-import { createTestDatabase, runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
+import {
+  componentRedisUrl,
+  createTestDatabase,
+  runServiceCommand,
+  startServiceProcess,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import { testTokens } from "./helpers.js";
 
@@ -65,6 +70,7 @@ describe("tracing across services", () => {
       OTEL_SERVICE_NAME: "catalog",
       DATABASE_URL: database,
       KEYS_URL: "http://127.0.0.1:1",
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
       VARIABLES_KEY: Buffer.alloc(32, 7).toString("base64"),
     });
     const billing = await startServiceProcess("billing", {

@@ -30,6 +30,12 @@ export const configSchema = baseConfigSchema.extend({
    * share of the executors' replicas × CONCURRENCY (the runs service does not count them).
    */
   MAX_RUNNING_PER_PROJECT: z.coerce.number().int().min(0).default(8),
+  /**
+   * How long a grant of the catalog (CheckAccess) is reused without asking again, should a notice of
+   * its loss be missed; the catalog announces every loss, which drops cached grants at once. 0 asks
+   * the catalog on every call.
+   */
+  ACCESS_CACHE_MS: z.coerce.number().int().min(0).default(30_000),
   /** A watched run is read again this often even without a change notice (one may be lost). */
   WATCH_REFRESH_MS: ms(5_000),
   /** WatchRun streams one replica serves at once; beyond, RESOURCE_EXHAUSTED. */

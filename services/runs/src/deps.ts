@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import type { VariablesGrants } from "@testrun/kit";
+import type { AccessCache, VariablesGrants } from "@testrun/kit";
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatcher } from "./dispatcher.js";
@@ -31,6 +31,8 @@ export interface StartDeps {
 
 /** What every RunsService method needs: StartRun's, and the reads, events and watches. */
 export interface ServiceDeps extends StartDeps {
+  /** The catalog's access checks of the reads, cancels and reruns, with its grants cached. */
+  access: AccessCache;
   reads: RunReads;
   events: RunEvents;
   watches: RunWatches;

@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
+import { AccessCache, bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
@@ -32,6 +32,9 @@ await runService({
     const credits = new Credits(store, billing, logger);
     const dispatcher = new Dispatcher(redis, store, logger);
     const events = new RunEvents(redis, logger);
+    const access = new AccessCache(catalog, redis, logger, { ttlMs: config.ACCESS_CACHE_MS });
+    access.start();
+    onShutdown(() => access.close(), "closing the access change subscriber");
     const watches = new RunWatches(
       events,
       { refreshMs: config.WATCH_REFRESH_MS, maxStreams: config.WATCH_MAX_STREAMS },
@@ -66,6 +69,7 @@ await runService({
       events,
       watches,
       catalog,
+      access,
       billing,
       credits,
       dispatcher,

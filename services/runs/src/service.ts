@@ -12,7 +12,7 @@ import {
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { callerIdentity, dbDate, requireAccess, requireActor } from "@testrun/kit";
+import { callerIdentity, dbDate, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
 import type { ServiceDeps } from "./deps.js";
 import { invalid } from "./errors.js";
@@ -66,11 +66,11 @@ export function rerunName(original: string, failedOnly: boolean): string {
 }
 
 export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> {
-  const { store, reads, events, watches, catalog, credits, dispatcher, links, logger } = deps;
+  const { store, reads, events, watches, access, credits, dispatcher, links, logger } = deps;
 
   /**
-   * Every actor is authorized by the catalog (one CheckAccess per call), which also tells an
-   * unknown project (NOT_FOUND). For an API key that is its creator's rights, checked on every
+   * Every actor is authorized by the catalog (CheckAccess, its grants cached until a loss is
+   * announced: kit AccessCache), which also tells an unknown project (NOT_FOUND). For an API key that is its creator's rights, checked on every
    * call, reads included: the gateway verified the key, but a key whose creator lost the rights
    * it acts with must stop at once, even while the keys service (and so the gateway's key cache)
    * has not yet been told (docs/rest-api.md, "Authentication").
@@ -85,7 +85,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       if (permission === Permission.EDIT)
         throw new ConnectError("API keys cannot change runs", Code.PermissionDenied);
     }
-    await requireAccess(catalog, actor, projectId, permission);
+    await access.require(actor, projectId, permission);
   };
 
   const readRun = async (projectId: string, runId: string) => {

@@ -9,6 +9,12 @@ import type { Database } from "../sql.js";
 export interface Deps {
   db: Database;
   outbox: KeysOutbox;
+  /**
+   * Announces, after the commit and before the RPC answers, a change that may take access away
+   * (a member's role changed or removed, a project deleted), so that other services' cached grants
+   * (kit AccessCache) are dropped at once.
+   */
+  announceAccessChange: () => Promise<void>;
   /** Unset when VARIABLES_KEY is not configured: variable values can then be neither written nor read. */
   cipher: VariableCipher | undefined;
   logger: Logger;

@@ -56,8 +56,11 @@ async function requireAnotherOwner(sql: Sql, member: MemberRow): Promise<void> {
 }
 
 /** AddMember, GetMember, ListMembers, ChangeMemberRole, RemoveMember. */
-export function memberHandlers({ db, outbox }: Deps): Handlers {
-  /** Commits a loss of rights with its keys notification, then delivers the notification. */
+export function memberHandlers({ db, outbox, announceAccessChange }: Deps): Handlers {
+  /**
+   * Commits a change of a member's rights with its keys notification (when it kills keys), then
+   * delivers the notification and announces the change to cached grants elsewhere.
+   */
   const withLoss = async (
     work: (sql: Sql, queue: (memberId: string, at: Date) => Promise<void>) => Promise<MemberRow>,
   ) => {
@@ -68,6 +71,7 @@ export function memberHandlers({ db, outbox }: Deps): Handlers {
       }),
     );
     await outbox.deliver(queued);
+    await announceAccessChange();
     return { member: memberToProto(member) };
   };
 

@@ -36,7 +36,7 @@ export const testPlansOf = (sql: Sql, projectId: string) =>
   );
 
 /** CreateProject, GetProject, ListProjects, UpdateProject, DeleteProject. */
-export function projectHandlers({ db, outbox }: Deps): Handlers {
+export function projectHandlers({ db, outbox, announceAccessChange }: Deps): Handlers {
   return {
     async createProject(req) {
       const violations = new Violations();
@@ -125,6 +125,7 @@ export function projectHandlers({ db, outbox }: Deps): Handlers {
         return outbox.enqueueProjectDeletion(sql, project.id);
       });
       await outbox.deliver([queued]);
+      await announceAccessChange();
       return {};
     },
   };
