@@ -125,8 +125,9 @@ run: prerequisites-run install web
 	node --conditions=source --import tsx scripts/run.ts
 
 # Figures for the run path (reads and starts beside their floors, executor throughput, memory); asserts nothing.
-# The services run built, as the image runs them; PROFILE=1 adds CPU profiles of the gateway and
-# runs under the read load (bench-profiles/, ignored). See docs/development.md, "Benchmarks".
+# The services run built, as the image runs them; PROFILE=1 adds CPU profiles of the gateway, runs,
+# catalog and billing under the read load, PROFILE=starts under the start load (bench-profiles/,
+# ignored). See docs/development.md, "Benchmarks".
 bench: build
 	PROFILE=$(PROFILE) node --conditions=source --import tsx scripts/bench.ts
 

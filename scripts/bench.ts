@@ -15,9 +15,10 @@
 // Then every process's resident memory. Each load is preceded by a short warm-up at the same
 // concurrency, outside the figures.
 //
-// PROFILE=1 (`make bench PROFILE=1`) runs the gateway and the runs service under --cpu-prof, stops
-// after the reads (so the profiles are of the read load, plus start-up and seeding) and prints the
-// 10 functions of each with the most self time; the .cpuprofile files stay in bench-profiles/.
+// PROFILE=1 (`make bench PROFILE=1`) runs the gateway, runs, catalog and billing services under
+// --cpu-prof, stops after the reads (so the profiles are of the read load, plus start-up and
+// seeding) and prints the 10 functions of each with the most self time; PROFILE=starts does the
+// same for the start load alone. The .cpuprofile files stay in bench-profiles/.
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, totalmem } from "node:os";
@@ -40,8 +41,9 @@ const connections = 50;
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const warmupSeconds = 2;
 const executorTests = 200;
-const profile = process.env.PROFILE === "1";
-const profiled = ["gateway", "runs", "catalog"];
+/** PROFILE=1 (or reads) profiles the read loads, PROFILE=starts the start load. */
+const profile = process.env.PROFILE === "1" ? "reads" : process.env.PROFILE || undefined;
+const profiled = ["gateway", "runs", "catalog", "billing"];
 const profileDir = join(repoRoot, "bench-profiles");
 const launcher = join(repoRoot, "services/kit/dist/launch.js");
 
@@ -80,6 +82,7 @@ try {
         ...(profile && profiled.includes(service)
           ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, service)}`]
           : []),
+        ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
         launcher,
         service,
       ],
@@ -161,17 +164,19 @@ try {
   };
 
   // 1. Reads.
-  const readRun = await startRun(pairBody);
-  await finish(String(readRun.id));
-  const runPath = `/v1/runs/${readRun.id}`;
-  await call(`${floor.url}${runPath}`);
-  await measure("read floor: GET /v1/runs/:id", `${floor.url}${runPath}`);
-  await measure("gateway GET /v1/runs/:id (finished, 2 tests)", `${gateway}${runPath}`, {
-    floor: "read floor: GET /v1/runs/:id",
-  });
-  await measure("gateway GET /v1/environments", `${gateway}/v1/environments`, {
-    floor: "read floor: GET /v1/runs/:id",
-  });
+  if (profile !== "starts") {
+    const readRun = await startRun(pairBody);
+    await finish(String(readRun.id));
+    const runPath = `/v1/runs/${readRun.id}`;
+    await call(`${floor.url}${runPath}`);
+    await measure("read floor: GET /v1/runs/:id", `${floor.url}${runPath}`);
+    await measure("gateway GET /v1/runs/:id (finished, 2 tests)", `${gateway}${runPath}`, {
+      floor: "read floor: GET /v1/runs/:id",
+    });
+    await measure("gateway GET /v1/environments", `${gateway}/v1/environments`, {
+      floor: "read floor: GET /v1/runs/:id",
+    });
+  }
 
   // 2. The executor.
   let executorLine = "";
@@ -192,7 +197,7 @@ try {
 
   // 3. Starts, with the executor stopped.
   const after = new Map<string, number>();
-  if (!profile) {
+  if (profile !== "reads") {
     const executor = processes.get("executor");
     after.set("executor", rssMiB(executor?.process.pid));
     await executor?.stop();

@@ -22,7 +22,15 @@ export function requestContext(logger: Logger, router: Router<GatewayState>): Ko
     const incoming = ctx.get("X-Request-Id");
     const requestId = saneRequestId.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ requestId });
+    // Made when first used (most requests log only their closing line, below): a pino child costs.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, "log", {
+      get: () => {
+        log ??= logger.child({ requestId });
+        return log;
+      },
+      configurable: true,
+    });
     ctx.set("X-Request-Id", requestId);
     // Answers are per key and may change any moment: no cache may keep them.
     ctx.set("Cache-Control", "no-store");
@@ -46,8 +54,9 @@ export function requestContext(logger: Logger, router: Router<GatewayState>): Ko
     }
 
     const key = ctx.state.key;
-    ctx.state.log.info(
+    (log ?? logger).info(
       {
+        ...(!log && { requestId }),
         method: ctx.method,
         path: ctx.path,
         status: ctx.status,

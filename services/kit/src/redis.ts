@@ -17,6 +17,10 @@ export async function connectRedis(url: string): Promise<Redis> {
     maxRetriesPerRequest: 2,
     enableOfflineQueue: false,
     commandTimeout: redisCommandTimeoutMs,
+    // Commands issued in the same tick (concurrent requests' rate-limit scripts, say) go out in one
+    // write: on a busy gateway, a system call per command was a tenth of its CPU. Redis still runs
+    // them in order, as it would one by one.
+    enableAutoPipelining: true,
     // No CLIENT SETINFO (Redis 7.2+): the services' Redis users are not granted it, as the ACL
     // rules must also load on Redis 7.0, which does not know the command.
     disableClientInfo: true,
