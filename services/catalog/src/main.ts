@@ -1,6 +1,13 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { announceAccessChange, bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
+import {
+  announceAccessChange,
+  bind,
+  keepAccessEpoch,
+  runService,
+  serviceClient,
+  VariablesGrants,
+} from "@testrun/kit";
 import { VariableCipher } from "./cipher.js";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
@@ -22,6 +29,7 @@ await runService({
     const outbox = new KeysOutbox(db, keys, logger, config.KEYS_RETRY_MS);
     outbox.start();
     onShutdown(() => outbox.stop());
+    onShutdown(keepAccessEpoch(redis, logger));
     if (!config.VARIABLES_KEY)
       logger.warn("VARIABLES_KEY is not set: variable values can be neither stored nor read");
     const cipher = config.VARIABLES_KEY ? new VariableCipher(config.VARIABLES_KEY) : undefined;

@@ -13,7 +13,7 @@ import { WaitSlots } from "./waits.js";
 await runService({
   name: "gateway",
   config: configSchema,
-  redis: true,
+  redis: "auto-pipelined",
   async setup({ config, logger, redis, onShutdown, isReady }) {
     const clientOptions = { token: config.SERVICE_TOKEN, timeoutMs: config.RPC_TIMEOUT_MS };
     const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);

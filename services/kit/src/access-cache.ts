@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type {
   CatalogService,
@@ -10,45 +11,64 @@ import type { Logger } from "pino";
 import { requireAccess } from "./access.js";
 
 /**
- * The Redis pub/sub channel on which the catalog announces, after the commit and before it answers,
- * a change that takes access away: a member removed or below EDITOR (their keys with them), a
- * project deleted. Grants need no notice: refusals are never cached.
+ * The Redis key holding the access epoch: a random value the catalog replaces, after the commit and
+ * before it answers, on every change that can take access away (a member's role changed or removed,
+ * a project deleted). Cached grants are kept with the epoch they were granted in, and used only
+ * while it is still the current one. Random rather than a counter, so that no value ever comes
+ * back: a Redis that lost the key (restarted without persistence) cannot revive an old grant.
  */
-export const accessChangesChannel = "testrun:access:changed";
+export const accessEpochKey = "testrun:access:epoch";
 
-/** Announces a committed loss of access. Never fails the caller: caches forget within their TTL. */
+/** Starts a new access epoch. Never fails the caller: cached grants then lapse within their TTL. */
 export async function announceAccessChange(redis: Redis, logger: Logger): Promise<void> {
   try {
-    await redis.publish(accessChangesChannel, "");
+    await redis.set(accessEpochKey, randomUUID());
   } catch (err) {
-    logger.warn({ err }, "could not announce an access change; cached grants lapse within their TTL");
+    logger.error({ err }, "could not start a new access epoch; cached grants lapse within their TTL");
   }
 }
 
+/**
+ * Keeps an access epoch in Redis (the catalog's job): one is started now and every `intervalMs`
+ * when Redis has none (a Redis restarted without persistence), since without one no grant is
+ * cached. NX: an epoch that exists is never replaced here. Returns the function that stops it.
+ */
+export function keepAccessEpoch(redis: Redis, logger: Logger, intervalMs = 30_000): () => void {
+  const ensure = () =>
+    redis.set(accessEpochKey, randomUUID(), "NX").catch((err: unknown) => {
+      logger.warn({ err }, "could not check the access epoch; grants are not cached until there is one");
+    });
+  void ensure();
+  const timer = setInterval(ensure, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 export interface AccessCacheOptions {
-  /** How long a grant is used without asking again, should a notice be lost. */
+  /** How long a grant is used at most, whatever the epoch says (0: never cached). */
   ttlMs: number;
   /** Grants kept at most; the oldest go first. */
   maxEntries?: number;
+  /** How long to wait for the epoch before asking the catalog instead (a Redis that hangs). */
+  epochTimeoutMs?: number;
 }
 
 /**
- * `requireAccess` with the catalog's grants kept in memory, for services on a hot read path (the
- * runs service's GetRun: a pipeline polling its run asks the same question every few seconds).
+ * `requireAccess` with the catalog's grants kept in memory, for a hot read path (the runs service's
+ * GetRun: a pipeline polling its run asks the same question every few seconds).
  *
- * Losing access stays immediate: the catalog announces every loss on `accessChangesChannel` before
- * its RPC answers, and a notice empties the cache. Should notices be missed, nothing cached is used:
- * the cache serves only while its subscription stands (from SUBSCRIBE's answer until the connection
- * drops), a lookup that started before a notice is not stored after it, and every grant lapses
- * after `ttlMs` regardless. Refusals and errors are never cached, so a grant shows at once too.
+ * Losing access stays immediate: every check reads the access epoch from Redis (one GET, sent in
+ * the same write as other requests' commands by auto-pipelining), and a grant counts only if it was
+ * given in the current epoch. The catalog starts a new epoch before its RPC that took access away
+ * answers, so any check that begins after that answer misses the cache and asks the catalog.
+ * Without an epoch (Redis unreachable or slow, the key missing: the catalog starts one, see
+ * `keepAccessEpoch`) nothing cached is used. Refusals
+ * and errors are never cached, so a new grant shows at once too; and a grant lapses after `ttlMs`.
  */
 export class AccessCache {
-  private readonly grants = new Map<string, { answer: CheckAccessResponse; until: number }>();
+  private readonly grants = new Map<string, { answer: CheckAccessResponse; epoch: string; until: number }>();
   private readonly maxEntries: number;
-  private subscriber: Redis | undefined;
-  private listening = false;
-  /** Bumped by every notice and every lost subscription: lookups begun before it are not stored. */
-  private generation = 0;
+  private readonly epochTimeoutMs: number;
 
   constructor(
     private readonly catalog: Client<typeof CatalogService>,
@@ -57,44 +77,7 @@ export class AccessCache {
     private readonly options: AccessCacheOptions,
   ) {
     this.maxEntries = options.maxEntries ?? 10_000;
-  }
-
-  /** Subscribes to the catalog's notices; until SUBSCRIBE is answered, every check asks the catalog. */
-  start(): void {
-    if (this.subscriber || this.options.ttlMs <= 0) return;
-    const subscriber = this.redis.duplicate({
-      lazyConnect: false,
-      enableOfflineQueue: true,
-      maxRetriesPerRequest: null,
-      commandTimeout: undefined,
-    });
-    this.subscriber = subscriber;
-    subscriber.on("message", () => this.forget());
-    subscriber.on("error", (err: Error) => this.logger.warn({ err }, "access change notices: Redis failed"));
-    // Notices sent while no subscription stood are lost: stop using the cache until it stands again.
-    subscriber.on("close", () => {
-      this.listening = false;
-      this.forget();
-    });
-    // ioredis subscribes again after a reconnect (autoResubscribe) before it says "ready".
-    subscriber.on("ready", () => {
-      this.forget();
-      this.listening = true;
-    });
-    subscriber.subscribe(accessChangesChannel).then(
-      () => {
-        this.forget();
-        this.listening = true;
-      },
-      (err: unknown) => this.logger.warn({ err }, "could not subscribe to access change notices"),
-    );
-  }
-
-  /** Closes the subscriber connection (shutdown). */
-  close(): void {
-    this.listening = false;
-    // Not QUIT: with Redis away, a queued QUIT would wait for it, and holds nothing worth flushing.
-    this.subscriber?.disconnect();
+    this.epochTimeoutMs = options.epochTimeoutMs ?? 250;
   }
 
   /** As `requireAccess`: the catalog's answer, or its refusal as a ConnectError. */
@@ -103,24 +86,42 @@ export class AccessCache {
     projectId: string,
     permission: Permission,
   ): Promise<CheckAccessResponse> {
-    const key = this.listening ? cacheKey(actor, projectId, permission) : undefined;
-    if (key === undefined) return requireAccess(this.catalog, actor, projectId, permission);
-    const cached = this.grants.get(key);
+    const key = this.options.ttlMs > 0 ? cacheKey(actor, projectId, permission) : undefined;
+    const epoch = key === undefined ? undefined : await this.currentEpoch();
+    if (key === undefined || epoch === undefined)
+      return requireAccess(this.catalog, actor, projectId, permission);
     const now = performance.now();
-    if (cached && cached.until > now) return cached.answer;
-    const generation = this.generation;
+    const cached = this.grants.get(key);
+    if (cached && cached.epoch === epoch && cached.until > now) return cached.answer;
     const answer = await requireAccess(this.catalog, actor, projectId, permission);
-    if (generation === this.generation && this.listening) {
-      this.grants.delete(key);
-      if (this.grants.size >= this.maxEntries) this.grants.delete(this.grants.keys().next().value as string);
-      this.grants.set(key, { answer, until: now + this.options.ttlMs });
-    }
+    // Kept with the epoch read before asking: a loss announced meanwhile leaves it unused.
+    this.grants.delete(key);
+    if (this.grants.size >= this.maxEntries) this.grants.delete(this.grants.keys().next().value as string);
+    this.grants.set(key, { answer, epoch, until: now + this.options.ttlMs });
     return answer;
   }
 
-  private forget(): void {
-    this.generation++;
-    this.grants.clear();
+  /** The current epoch; undefined when there is none, or Redis cannot tell in time. */
+  private async currentEpoch(): Promise<string | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.epochTimeoutMs);
+    });
+    const reading = this.readEpoch();
+    // Should Redis answer (or fail) after the wait was given up, nobody is left to hear it.
+    reading.catch(() => undefined);
+    try {
+      return await Promise.race([reading, late]);
+    } catch (err) {
+      this.logger.debug({ err }, "no access epoch: asking the catalog");
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async readEpoch(): Promise<string | undefined> {
+    return (await this.redis.get(accessEpochKey)) ?? undefined;
   }
 }
 

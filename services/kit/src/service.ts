@@ -49,8 +49,11 @@ export interface ServiceDefinition<S extends z.ZodType<ServiceConfig>> {
   config: S;
   /** The service's own schema, entities and migrations; needs DATABASE_URL in the config. */
   database?: DatabaseSpec;
-  /** Whether the service talks to Redis; needs REDIS_URL in the config. */
-  redis?: boolean;
+  /**
+   * Whether the service talks to Redis; needs REDIS_URL in the config. "auto-pipelined": commands
+   * of one tick share a write (connectRedis), for services that send one per request.
+   */
+  redis?: boolean | "auto-pipelined";
   /** Builds the gRPC services to serve (and starts any background work, registering its stop). */
   setup(ctx: ServiceContext<z.infer<S>>): Promise<ServiceBinding[]> | ServiceBinding[];
 }
@@ -112,7 +115,9 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
   const shutdownSteps: { name: string; run: () => Promise<void> | void }[] = [];
   const stoppingSteps: (() => Promise<void> | void)[] = [];
   if (orm) shutdownSteps.push({ name: "closing the database", run: () => orm.close() });
-  const redis = definition.redis ? await connectRedis(String(env.REDIS_URL)) : undefined;
+  const redis = definition.redis
+    ? await connectRedis(String(env.REDIS_URL), { autoPipelining: definition.redis === "auto-pipelined" })
+    : undefined;
   if (redis) shutdownSteps.push({ name: "closing Redis", run: async () => void (await redis.quit()) });
 
   let ready = false;

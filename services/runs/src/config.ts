@@ -31,9 +31,8 @@ export const configSchema = baseConfigSchema.extend({
    */
   MAX_RUNNING_PER_PROJECT: z.coerce.number().int().min(0).default(8),
   /**
-   * How long a grant of the catalog (CheckAccess) is reused without asking again, should a notice of
-   * its loss be missed; the catalog announces every loss, which drops cached grants at once. 0 asks
-   * the catalog on every call.
+   * How long a grant of the catalog (CheckAccess) is reused at most; a loss of access ends it at
+   * once anyway (kit access-cache.ts, the access epoch). 0 asks the catalog on every call.
    */
   ACCESS_CACHE_MS: z.coerce.number().int().min(0).default(30_000),
   /** A watched run is read again this often even without a change notice (one may be lost). */

@@ -19,7 +19,7 @@ await runService({
   name: "runs",
   config: configSchema,
   database,
-  redis: true,
+  redis: "auto-pipelined",
   setup: ({ config, orm, redis, logger, onShutdown, onStopping }) => {
     const client = { token: config.SERVICE_TOKEN };
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, client);
@@ -33,8 +33,6 @@ await runService({
     const dispatcher = new Dispatcher(redis, store, logger);
     const events = new RunEvents(redis, logger);
     const access = new AccessCache(catalog, redis, logger, { ttlMs: config.ACCESS_CACHE_MS });
-    access.start();
-    onShutdown(() => access.close(), "closing the access change subscriber");
     const watches = new RunWatches(
       events,
       { refreshMs: config.WATCH_REFRESH_MS, maxStreams: config.WATCH_MAX_STREAMS },

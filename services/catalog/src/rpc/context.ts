@@ -10,9 +10,9 @@ export interface Deps {
   db: Database;
   outbox: KeysOutbox;
   /**
-   * Announces, after the commit and before the RPC answers, a change that may take access away
-   * (a member's role changed or removed, a project deleted), so that other services' cached grants
-   * (kit AccessCache) are dropped at once.
+   * Starts a new access epoch, after the commit and before the RPC answers, on a change that may
+   * take access away (a member's role changed or removed, a project deleted), so that grants other
+   * services cached (kit AccessCache) are not used again.
    */
   announceAccessChange: () => Promise<void>;
   /** Unset when VARIABLES_KEY is not configured: variable values can then be neither written nor read. */
