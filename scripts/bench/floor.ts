@@ -4,7 +4,7 @@
 //
 //   GET  /v1/runs/:id   the read floor: one Redis round trip for the key and its rate limit (the
 //                       gateway's verified-key cache entry, opened as the gateway opens it), the two
-//                       SELECTs of GetRun (services/runs/src/store.ts, same columns), JSON out.
+//                       SELECTs of GetRun (services/runs/src/store/reads.ts, same columns), JSON out.
 //   POST /v1/runs       the start floor: the same key round trip, then in one transaction the writes
 //                       a start makes (the run, its tests, billing's balance and ledger row), then
 //                       the publication of the tests to the executors' stream. {"testCaseIds": [...]}

@@ -1,7 +1,8 @@
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import type { Logger } from "pino";
-import type { RunStore } from "./store.js";
+import type { RefundStore } from "./store/refunds.js";
+import type { StartStore } from "./store/starts.js";
 
 /**
  * Gives credits back through billing. Every refund is idempotent per run (billing keys it by run
@@ -10,7 +11,8 @@ import type { RunStore } from "./store.js";
  */
 export class Credits {
   constructor(
-    private readonly store: RunStore,
+    private readonly starts: StartStore,
+    private readonly refunds: RefundStore,
     private readonly billing: Client<typeof BillingService>,
     private readonly logger: Logger,
   ) {}
@@ -18,7 +20,7 @@ export class Credits {
   /** Settles the refund a finished run is due; on failure it stays due, for the reconciler. */
   async settle(runId: string): Promise<void> {
     try {
-      const due = await this.store.refundDue(runId);
+      const due = await this.refunds.refundDue(runId);
       if (!due) return;
       try {
         await this.billing.refundRun({
@@ -34,7 +36,7 @@ export class Credits {
         if (code !== Code.NotFound && code !== Code.AlreadyExists) throw error;
         this.logger.error({ runId, code: Code[code] }, "refund refused by billing; not retried");
       }
-      await this.store.markRefunded(runId);
+      await this.refunds.markRefunded(runId);
     } catch (err) {
       this.logger.warn({ err, runId }, "refund not settled yet; the reconciler retries it");
     }
@@ -48,7 +50,7 @@ export class Credits {
    */
   async undoStart(runId: string, projectId: string, amount: number): Promise<"started" | "undone" | "left"> {
     try {
-      const state = await this.store.abandon(runId);
+      const state = await this.starts.abandon(runId);
       if (state === "charged") return "started";
       if (state === "abandoned") {
         try {
@@ -59,7 +61,7 @@ export class Credits {
           if (ConnectError.from(error).code !== Code.NotFound) throw error;
         }
       }
-      await this.store.deleteUnstarted(runId);
+      await this.starts.deleteUnstarted(runId);
       return "undone";
     } catch (err) {
       this.logger.warn({ err, runId }, "could not undo a failed start yet; the reconciler finishes it");

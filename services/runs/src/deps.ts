@@ -5,10 +5,12 @@ import type { AccessCache, VariablesGrants } from "@testrun/kit";
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatcher } from "./dispatcher.js";
-import type { RunReads } from "./reads.js";
 import type { Links } from "./render.js";
 import type { RunEvents } from "./run-events.js";
-import type { RunStore } from "./store.js";
+import type { CancelStore } from "./store/cancel.js";
+import type { LeaseStore } from "./store/leases.js";
+import type { RunReads } from "./store/reads.js";
+import type { StartStore } from "./store/starts.js";
 import type { RunWatches } from "./watch.js";
 
 // What the runs service's handlers work with, built once by main.ts. Its own module so that the
@@ -16,7 +18,9 @@ import type { RunWatches } from "./watch.js";
 
 /** What StartRun needs. */
 export interface StartDeps {
-  store: RunStore;
+  starts: StartStore;
+  /** Also the start's read-back of the run it started. */
+  reads: RunReads;
   catalog: Client<typeof CatalogService>;
   billing: Client<typeof BillingService>;
   credits: Credits;
@@ -29,11 +33,12 @@ export interface StartDeps {
   variablesGrants: VariablesGrants;
 }
 
-/** What every RunsService method needs: StartRun's, and the reads, events and watches. */
+/** What every RunsService method needs: StartRun's, the access checks, the executors' leases, cancels, events and watches. */
 export interface ServiceDeps extends StartDeps {
   /** The catalog's access checks of the reads, cancels and reruns, with its grants cached. */
   access: AccessCache;
-  reads: RunReads;
+  leases: LeaseStore;
+  cancels: CancelStore;
   events: RunEvents;
   watches: RunWatches;
 }

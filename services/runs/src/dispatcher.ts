@@ -3,7 +3,7 @@ import { TestDispatchSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { publishTests } from "@testrun/kit";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { RunStore } from "./store.js";
+import type { PublicationStore } from "./store/publications.js";
 
 export interface Dispatch {
   testResultId: string;
@@ -19,7 +19,7 @@ export interface Dispatch {
 export class Dispatcher {
   constructor(
     private readonly redis: Redis,
-    private readonly store: RunStore,
+    private readonly publications: PublicationStore,
     private readonly logger: Logger,
   ) {}
 
@@ -30,7 +30,7 @@ export class Dispatcher {
         this.redis,
         dispatches.map((d) => create(TestDispatchSchema, d)),
       );
-      await this.store.markPublished(dispatches.map((d) => d.testResultId));
+      await this.publications.markPublished(dispatches.map((d) => d.testResultId));
     } catch (err) {
       this.logger.warn({ err, tests: dispatches.length }, "could not publish tests; the reconciler retries");
     }

@@ -1,6 +1,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type {
+  ClaimOutcome,
+  CompleteOutcome,
+  HeartbeatOutcome,
+  ReleaseOutcome,
+  SkipRunOutcome,
+} from "./store/leases.js";
 
-// The errors the runs service's handlers answer with, beyond those the store returns.
+// The errors the runs service's handlers answer with. The store answers outcomes; what each
+// refusal tells a caller (code and message, which executors act on) is decided here.
 
 export const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
 
@@ -14,4 +22,61 @@ export const passOn = (error: unknown): ConnectError => {
   // Received details are kept as they came (type and bytes); the server re-encodes them as they are.
   out.details.push(...e.details);
   return out;
+};
+
+/** For every refusal of one call (by kind), the error its caller gets. */
+type Refusals<Outcome extends { kind: string }> = {
+  [Kind in Outcome["kind"]]: (outcome: Extract<Outcome, { kind: Kind }>) => ConnectError;
+};
+
+/** The error `refusals` gives for `outcome`. */
+export const refusal = <Outcome extends { kind: string }>(
+  refusals: Refusals<Outcome>,
+  outcome: Outcome,
+): ConnectError => (refusals[outcome.kind as Outcome["kind"]] as (outcome: Outcome) => ConnectError)(outcome);
+
+const error = (code: Code, message: string) => () => new ConnectError(message, code);
+const noSuchTest = error(Code.NotFound, "no such test result");
+
+export const claimRefusals: Refusals<Exclude<ClaimOutcome, { kind: "claimed" }>> = {
+  not_found: noSuchTest,
+  final: error(Code.FailedPrecondition, "the test is final: drop it"),
+  lease_held: error(Code.Aborted, "another executor holds the lease on this test"),
+  gave_up: error(
+    Code.FailedPrecondition,
+    "the test failed: its executors stopped responding too often; drop it",
+  ),
+  over_share: error(
+    Code.ResourceExhausted,
+    "the project holds its share of the executors while other projects wait: the test stays queued and is published again later; take the next one",
+  ),
+};
+
+export const heartbeatRefusals: Refusals<Exclude<HeartbeatOutcome, { kind: "extended" }>> = {
+  not_found: noSuchTest,
+  final: error(Code.FailedPrecondition, "the test is final: stop working on it"),
+  not_current: error(Code.Aborted, "this claim is not the current one: stop working on the test"),
+};
+
+export const releaseRefusals: Refusals<Exclude<ReleaseOutcome, { kind: "released" }>> = {
+  not_found: noSuchTest,
+  final: error(Code.FailedPrecondition, "the test is final"),
+  not_current: error(Code.Aborted, "this claim is not the current one"),
+};
+
+export const completeRefusals: Refusals<Exclude<CompleteOutcome, { kind: "completed" }>> = {
+  not_found: noSuchTest,
+  no_such_step: ({ steps }) => invalid(`failed_step must be at most ${steps}, the number of steps`),
+  final: error(Code.FailedPrecondition, "the test is already final: result discarded"),
+  not_current: error(Code.Aborted, "this claim is not the current one: result discarded"),
+};
+
+export const skipRunRefusals: Refusals<Exclude<SkipRunOutcome, { kind: "skipped" }>> = {
+  run_not_found: error(Code.NotFound, "no such run"),
+  // The claim was settled with the finished run, so it is no longer the executor's to work on
+  // (ABORTED), unlike a run whose tests ran (FAILED_PRECONDITION).
+  run_finished: error(Code.Aborted, "the run already finished"),
+  test_not_found: error(Code.NotFound, "no such test result in this run"),
+  tests_ran: error(Code.FailedPrecondition, "a test of the run already passed or failed"),
+  not_current: error(Code.Aborted, "this claim is not the current one"),
 };

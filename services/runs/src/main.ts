@@ -7,12 +7,17 @@ import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
 import { Dispatcher } from "./dispatcher.js";
-import { RunReads } from "./reads.js";
 import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
 import { RunEvents } from "./run-events.js";
 import { executorMethods, runsService } from "./service.js";
-import { RunStore } from "./store.js";
+import { CancelStore } from "./store/cancel.js";
+import { LeaseStore } from "./store/leases.js";
+import { PublicationStore } from "./store/publications.js";
+import { RunReads } from "./store/reads.js";
+import { ReconcileStore } from "./store/reconcile.js";
+import { RefundStore } from "./store/refunds.js";
+import { StartStore } from "./store/starts.js";
 import { RunWatches } from "./watch.js";
 
 await runService({
@@ -24,13 +29,9 @@ await runService({
     const client = { token: config.SERVICE_TOKEN };
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, client);
     const billing = serviceClient(BillingService, config.BILLING_URL, client);
-    const store = new RunStore(orm, {
-      leaseMs: config.LEASE_MS,
-      maxAttempts: config.MAX_ATTEMPTS,
-      maxRunningPerProject: config.MAX_RUNNING_PER_PROJECT,
-    });
-    const credits = new Credits(store, billing, logger);
-    const dispatcher = new Dispatcher(redis, store, logger);
+    const starts = new StartStore(orm);
+    const credits = new Credits(starts, new RefundStore(orm), billing, logger);
+    const dispatcher = new Dispatcher(redis, new PublicationStore(orm), logger);
     const events = new RunEvents(redis, logger);
     const access = new AccessCache(catalog, redis, logger, { ttlMs: config.ACCESS_CACHE_MS });
     const watches = new RunWatches(
@@ -46,7 +47,7 @@ await runService({
     });
     onShutdown(() => events.close(), "closing the run events subscriber");
     const reconciler = new Reconciler(
-      store,
+      new ReconcileStore(orm, config.MAX_ATTEMPTS),
       credits,
       dispatcher,
       events,
@@ -62,8 +63,14 @@ await runService({
     // Registered last, so it stops first: before Redis and the database close.
     onShutdown(() => reconciler.stop(), "stopping the reconciler");
     const impl = runsService({
-      store,
+      starts,
       reads: new RunReads(orm),
+      leases: new LeaseStore(orm, {
+        leaseMs: config.LEASE_MS,
+        maxAttempts: config.MAX_ATTEMPTS,
+        maxRunningPerProject: config.MAX_RUNNING_PER_PROJECT,
+      }),
+      cancels: new CancelStore(orm),
       events,
       watches,
       catalog,

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
 import type { RunEvents } from "./run-events.js";
-import type { RunStore } from "./store.js";
+import type { ReconcileStore } from "./store/reconcile.js";
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -31,7 +31,7 @@ export class Reconciler {
   private stopped = false;
 
   constructor(
-    private readonly store: RunStore,
+    private readonly store: ReconcileStore,
     private readonly credits: Credits,
     private readonly dispatcher: Dispatcher,
     private readonly events: RunEvents,

@@ -2,7 +2,7 @@ import type { DbTimestamp } from "@testrun/kit";
 import type { ChargeState, RunStatus, SkipReason, TestStepSnapshot } from "./db/entities.js";
 
 // Raw queries return timestamptz as text (DbTimestamp) and bigint-ish counts as text; these types
-// describe rows as selected by store.ts (counts are cast to int there).
+// describe rows as selected by the modules of store/ (counts are cast to int there).
 
 export interface RunRow {
   id: string;
@@ -52,6 +52,12 @@ export interface TestRow {
   publish_count: number;
   refundable: boolean;
   skip_reason: SkipReason | null;
+}
+
+/** A run with its tests, as read in one statement or one transaction. */
+export interface RunWithTests {
+  run: RunRow;
+  tests: TestRow[];
 }
 
 export const runColumns =

@@ -15,11 +15,19 @@ import {
 import { callerIdentity, dbDate, requireActor } from "@testrun/kit";
 import type { RunStatus } from "./db/entities.js";
 import type { ServiceDeps } from "./deps.js";
-import { invalid } from "./errors.js";
-import { decodePageToken } from "./reads.js";
+import {
+  claimRefusals,
+  completeRefusals,
+  heartbeatRefusals,
+  invalid,
+  refusal,
+  releaseRefusals,
+  skipRunRefusals,
+} from "./errors.js";
 import { renderRun, renderTest, toRunStatus } from "./render.js";
 import { startRun } from "./start.js";
-import type { Effects } from "./store.js";
+import { decodePageToken } from "./store/reads.js";
+import type { Effects } from "./store/settle.js";
 
 /** The RunsService methods the executor identity may call (and only it). */
 export const executorMethods = ["ClaimTest", "HeartbeatTest", "ReleaseTest", "CompleteTest", "SkipRun"];
@@ -66,7 +74,7 @@ export function rerunName(original: string, failedOnly: boolean): string {
 }
 
 export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> {
-  const { store, reads, events, watches, access, credits, dispatcher, links, logger } = deps;
+  const { reads, leases, cancels, events, watches, access, credits, dispatcher, links, logger } = deps;
 
   /**
    * Every actor is authorized by the catalog (CheckAccess, its grants cached until a loss is
@@ -89,7 +97,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
   };
 
   const readRun = async (projectId: string, runId: string) => {
-    const found = await store.getRun(projectId, runId);
+    const found = await reads.getRun(projectId, runId);
     if (!found) throw notFound();
     return renderRun(found.run, found.tests, links);
   };
@@ -161,7 +169,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       // Members need EDIT; an API key may cancel what it may start (a pipeline stops its own runs).
       const keyActor = req.actor?.kind.case === "apiKey";
       await authorize(req.actor, req.projectId, keyActor ? Permission.START_RUN : Permission.EDIT);
-      const cancelled = await store.cancel(req.projectId, req.runId);
+      const cancelled = await cancels.cancel(req.projectId, req.runId);
       if (!cancelled) throw notFound();
       if (!cancelled.alreadyFinished) await events.changed(req.runId);
       await follow(cancelled.effects);
@@ -176,7 +184,7 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       // (the start below checks it again, as for any start); members need to read the run first.
       const keyActor = req.actor?.kind.case === "apiKey";
       await authorize(req.actor, req.projectId, keyActor ? Permission.START_RUN : Permission.READ);
-      const found = await store.getRun(req.projectId, req.runId);
+      const found = await reads.getRun(req.projectId, req.runId);
       if (!found) throw notFound();
       const tests = req.failedOnly ? found.tests.filter((test) => test.status === "failed") : found.tests;
       const testCaseIds = [...new Set(tests.map((test) => test.test_case_id))];
@@ -201,20 +209,12 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       const executorId = [...req.executorId];
       if (executorId.length < 1 || executorId.length > 200)
         throw invalid("executor_id must be 1 to 200 characters");
-      const outcome = await store.claim(req.testResultId, req.executorId);
+      const outcome = await leases.claim(req.testResultId, req.executorId);
       if (outcome.kind === "gave_up") {
         await events.changed(outcome.runId);
         await follow(outcome.effects);
-        throw new ConnectError(
-          "the test failed: its executors stopped responding too often; drop it",
-          Code.FailedPrecondition,
-        );
       }
-      if (outcome.kind === "over_share")
-        throw new ConnectError(
-          "the project holds its share of the executors while other projects wait: the test stays queued and is published again later; take the next one",
-          Code.ResourceExhausted,
-        );
+      if (outcome.kind !== "claimed") throw refusal(claimRefusals, outcome);
       const { run, test } = outcome;
       await events.changed(run.id);
       return {
@@ -241,14 +241,17 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
 
     async heartbeatTest(req, ctx) {
       requireExecutor(ctx);
-      const expiresAt = await store.heartbeat(req.testResultId, req.leaseToken);
-      return { leaseExpiresAt: timestampFromDate(expiresAt) };
+      const outcome = await leases.heartbeat(req.testResultId, req.leaseToken);
+      if (outcome.kind !== "extended") throw refusal(heartbeatRefusals, outcome);
+      return { leaseExpiresAt: timestampFromDate(outcome.leaseExpiresAt) };
     },
 
     async releaseTest(req, ctx) {
       requireExecutor(ctx);
       requireSummary(req.reason, "reason");
-      const effects = await store.release(req.testResultId, req.leaseToken);
+      const outcome = await leases.release(req.testResultId, req.leaseToken);
+      if (outcome.kind !== "released") throw refusal(releaseRefusals, outcome);
+      const { effects } = outcome;
       // Nothing to publish: the claim was handed back before, and the run did not change now.
       const runId = effects.publish?.[0]?.runId;
       if (runId) await events.changed(runId);
@@ -264,15 +267,16 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       if (req.durationMs < 0n) throw invalid("duration_ms must not be negative");
       if (req.durationMs > BigInt(maxDurationMs))
         throw invalid(`duration_ms must be at most ${maxDurationMs}`);
-      // The upper bound (the number of steps) is checked by the store, which reads them.
+      // The upper bound (the number of steps) is checked by the store, which reads them (no_such_step).
       if (req.failedStep < 0 || (req.failedStep > 0 && status !== "failed"))
         throw invalid("failed_step must be 0 unless the test FAILED, and never negative");
-      const done = await store.complete(req.testResultId, req.leaseToken, {
+      const done = await leases.complete(req.testResultId, req.leaseToken, {
         status,
         summary: req.summary,
         durationMs: Number(req.durationMs),
         failedStep: req.failedStep,
       });
+      if (done.kind !== "completed") throw refusal(completeRefusals, done);
       await events.changed(done.run.id);
       await follow(done.effects);
       return {
@@ -287,7 +291,8 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       if (req.reason !== SkipReason.ENVIRONMENT_UNREACHABLE)
         throw invalid("reason must be ENVIRONMENT_UNREACHABLE");
       requireSummary(req.summary);
-      const skipped = await store.skipRun(req.runId, req.testResultId, req.leaseToken, req.summary);
+      const skipped = await leases.skipRun(req.runId, req.testResultId, req.leaseToken, req.summary);
+      if (skipped.kind !== "skipped") throw refusal(skipRunRefusals, skipped);
       await events.changed(req.runId);
       await follow(skipped.effects);
       return { run: renderRun(skipped.result.run, skipped.result.tests, links) };

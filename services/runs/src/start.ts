@@ -8,7 +8,8 @@ import type { TestStepSnapshot } from "./db/entities.js";
 import type { StartDeps } from "./deps.js";
 import { invalid, passOn } from "./errors.js";
 import { renderRun } from "./render.js";
-import type { NewRun, RunStore } from "./store.js";
+import type { RunWithTests } from "./rows.js";
+import type { NewRun } from "./store/starts.js";
 
 const maxNameLength = 200;
 
@@ -73,7 +74,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     })),
   };
   const amount = run.tests.length;
-  await deps.store.insertPending(run);
+  await deps.starts.insertPending(run);
 
   try {
     await deps.billing.chargeRun(
@@ -89,7 +90,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     if (e.code === Code.FailedPrecondition) {
       // Not enough credits: nothing was charged, so nothing of the run may remain. Should the
       // delete fail, the reconciler removes the pending row; the caller still learns why.
-      await deps.store
+      await deps.starts
         .deleteUnstarted(run.id)
         .catch((err: unknown) =>
           deps.logger.warn({ err, runId: run.id }, "could not remove a refused start"),
@@ -107,7 +108,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
 
   let charged = false;
   try {
-    charged = await deps.store.markCharged(run.id);
+    charged = await deps.starts.markCharged(run.id);
   } catch (err) {
     deps.logger.warn({ err, runId: run.id }, "could not mark the run charged");
   }
@@ -117,10 +118,10 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
 
   // Read back before publishing: the answer shows the run as it starts (every test QUEUED), not
   // as executors may already have moved it a moment later.
-  let readBack: Awaited<ReturnType<RunStore["getRun"]>>;
+  let readBack: RunWithTests | undefined;
   let readError: unknown = new Error("started run not found on read-back");
   try {
-    readBack = await deps.store.getRun(run.projectId, run.id);
+    readBack = await deps.reads.getRun(run.projectId, run.id);
   } catch (err) {
     readError = err;
   }

@@ -67,7 +67,9 @@ describe("fair claiming between projects", () => {
 
     const [b1, b2, b3] = await startPlan(b);
     const error = await refused(a3);
-    expect(error.rawMessage).to.match(/share of the executors/);
+    expect(error.rawMessage).to.equal(
+      "the project holds its share of the executors while other projects wait: the test stays queued and is published again later; take the next one",
+    );
     expect(await statusOf(a, a3)).to.include({ status: TestStatus.QUEUED, attempt: 0 });
 
     // B is at its share too, but the only project waiting (A) holds more than its own: B goes on.

@@ -316,6 +316,113 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     await rejects(claim(run?.tests[0]?.id ?? "", ""), Code.InvalidArgument);
   });
 
+  it("tells an executor why each of its calls was refused: code and message, nothing written", async () => {
+    const refused = async (call: Promise<unknown>, code: Code, message: string) =>
+      expect((await rejects(call, code)).rawMessage).to.equal(message);
+    const passed = { status: TestStatus.PASSED, summary: "", durationMs: 1n };
+    const unreachable = { reason: SkipReason.ENVIRONMENT_UNREACHABLE, summary: "environment unreachable" };
+    const unknown = { testResultId: newId("tr"), leaseToken: "none" };
+    await refused(claim(unknown.testResultId), Code.NotFound, "no such test result");
+    await refused(stack.executor.heartbeatTest(unknown), Code.NotFound, "no such test result");
+    await refused(
+      stack.executor.releaseTest({ ...unknown, reason: "x" }),
+      Code.NotFound,
+      "no such test result",
+    );
+    await refused(
+      stack.executor.completeTest({ ...unknown, ...passed }),
+      Code.NotFound,
+      "no such test result",
+    );
+    await refused(
+      stack.executor.skipRun({ runId: newId("run"), ...unknown, ...unreachable }),
+      Code.NotFound,
+      "no such run",
+    );
+
+    const { run } = await start({ case: "testPlan", value: project.planId });
+    const runId = run?.id ?? "";
+    const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
+    const steps = a?.steps.length ?? 0;
+    await refused(
+      claim(a?.testResultId ?? "", "pod-b/0"),
+      Code.Aborted,
+      "another executor holds the lease on this test",
+    );
+    const stale = { ...lease(a), leaseToken: "not-mine" };
+    await refused(
+      stack.executor.heartbeatTest(stale),
+      Code.Aborted,
+      "this claim is not the current one: stop working on the test",
+    );
+    await refused(
+      stack.executor.releaseTest({ ...stale, reason: "x" }),
+      Code.Aborted,
+      "this claim is not the current one",
+    );
+    await refused(
+      stack.executor.completeTest({ ...stale, ...passed }),
+      Code.Aborted,
+      "this claim is not the current one: result discarded",
+    );
+    await refused(
+      stack.executor.completeTest({
+        ...lease(a),
+        status: TestStatus.FAILED,
+        summary: "",
+        durationMs: 1n,
+        failedStep: steps + 1,
+      }),
+      Code.InvalidArgument,
+      `failed_step must be at most ${steps}, the number of steps`,
+    );
+    await refused(
+      stack.executor.skipRun({ runId, ...stale, ...unreachable }),
+      Code.Aborted,
+      "this claim is not the current one",
+    );
+    await refused(
+      stack.executor.skipRun({ runId, ...lease(a), testResultId: newId("tr"), ...unreachable }),
+      Code.NotFound,
+      "no such test result in this run",
+    );
+    // None of the refusals changed the claim: it completes as the one current claim.
+    await stack.executor.completeTest({ ...lease(a), ...passed });
+
+    await refused(claim(a?.testResultId ?? ""), Code.FailedPrecondition, "the test is final: drop it");
+    await refused(
+      stack.executor.heartbeatTest(lease(a)),
+      Code.FailedPrecondition,
+      "the test is final: stop working on it",
+    );
+    await refused(
+      stack.executor.releaseTest({ ...lease(a), reason: "x" }),
+      Code.FailedPrecondition,
+      "the test is final",
+    );
+    await refused(
+      stack.executor.completeTest({ ...lease(a), ...passed, summary: "another report" }),
+      Code.FailedPrecondition,
+      "the test is already final: result discarded",
+    );
+    const b = (await claim(run?.tests[1]?.id ?? "")).assignment;
+    await refused(
+      stack.executor.skipRun({ runId, ...lease(b), ...unreachable }),
+      Code.FailedPrecondition,
+      "a test of the run already passed or failed",
+    );
+    await stack.runs.cancelRun({
+      actor: member(project.members.editor),
+      projectId: project.projectId,
+      runId,
+    });
+    await refused(
+      stack.executor.skipRun({ runId, ...lease(b), ...unreachable }),
+      Code.Aborted,
+      "the run already finished",
+    );
+  });
+
   it("hands a test back without counting an attempt, and publishes it again", async () => {
     const { run } = await start({ case: "testCaseIds", value: { ids: [project.cases[0] ?? ""] } });
     const testId = run?.tests[0]?.id ?? "";

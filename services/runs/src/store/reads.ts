@@ -1,7 +1,6 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Orm } from "@testrun/kit";
-import type { RunStatus } from "./db/entities.js";
-import { type RunRow, runColumns, type TestRow, testColumns } from "./rows.js";
+import type { RunStatus } from "../db/entities.js";
+import { type RunRow, type RunWithTests, runColumns, type TestRow, testColumns } from "../rows.js";
 
 /** Which runs ListRuns returns; empty or unset fields do not filter. */
 export interface RunFilter {
@@ -43,14 +42,28 @@ export function decodePageToken(token: string): PageEnd | undefined {
 }
 
 /**
- * Reads that change nothing and take no locks, beyond GetRun's (in RunStore): pages of runs and one
- * test result. Only charged runs are visible, as everywhere.
+ * Reads that change nothing and take no locks: a run with its tests, pages of runs and one test
+ * result. Only charged runs are visible, as everywhere.
  */
 export class RunReads {
   constructor(private readonly orm: Orm) {}
 
-  private em(): EntityManager {
-    return this.orm.em.fork();
+  /**
+   * A run and its tests in one statement: one round trip and one snapshot, so the counts agree with
+   * the tests without a transaction. The tests come back as a JSON array (timestamps in ISO form,
+   * which dbDate reads like the text form).
+   */
+  async getRun(projectId: string, runId: string): Promise<RunWithTests | undefined> {
+    const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[] })[]>(
+      `select ${runColumns},
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
+       from runs.runs r where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
+      [runId, projectId],
+    );
+    const found = rows[0];
+    if (!found) return undefined;
+    const { tests, ...run } = found;
+    return { run, tests };
   }
 
   /**
@@ -82,7 +95,7 @@ export class RunReads {
       where.push("(r.created_at, r.id) < (?::timestamptz, ?)");
       params.push(after.createdAt, after.id);
     }
-    const rows = await this.em().execute<(RunRow & { page_created_at: string })[]>(
+    const rows = await this.orm.em.fork().execute<(RunRow & { page_created_at: string })[]>(
       `select ${runColumns},
          to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as page_created_at
        from runs.runs r where ${where.join(" and ")}
@@ -102,7 +115,7 @@ export class RunReads {
     runId: string,
     testResultId: string,
   ): Promise<{ run: boolean; test?: TestRow }> {
-    const rows = await this.em().execute<(TestRow & { found_run: string })[]>(
+    const rows = await this.orm.em.fork().execute<(TestRow & { found_run: string })[]>(
       `select r.id as found_run, ${testColumns}
        from runs.runs r left join runs.test_results t on t.run_id = r.id and t.id = ?
        where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,

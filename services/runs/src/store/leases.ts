@@ -1,0 +1,222 @@
+import { randomBytes } from "node:crypto";
+import type { Orm } from "@testrun/kit";
+import type { RunStatus } from "../db/entities.js";
+import { overShare } from "../fair-share.js";
+import { isFinal, type RunRow, type RunWithTests, type TestRow, testColumns } from "../rows.js";
+import { lockRun, lockTest, reread, testsOf, transaction } from "./locking.js";
+import { type Effects, giveUp, settle } from "./settle.js";
+
+/** Timing rules of leases and dispatch, from configuration. */
+export interface Timing {
+  leaseMs: number;
+  maxAttempts: number;
+  /** MAX_RUNNING_PER_PROJECT: a project's share of the executors' slots (0: no limit). */
+  maxRunningPerProject?: number;
+}
+
+// What a lease call can find instead of doing its work. Nothing it did is kept (the transaction
+// rolls back); the service tells the executor which it was (service.ts, errors.ts).
+
+/** The test (or its run) is unknown, or its run was never started. */
+type NotFound = { kind: "not_found" };
+/** The test is PASSED, FAILED or SKIPPED: nobody works on it any more. */
+type Final = { kind: "final" };
+/** Another claim (a newer lease token) is the current one. */
+type NotCurrent = { kind: "not_current" };
+
+export type ClaimOutcome =
+  | { kind: "claimed"; run: RunRow; test: TestRow }
+  /** The lease lapsed for the last allowed time: the test is now FAILED (committed). */
+  | { kind: "gave_up"; runId: string; effects: Effects }
+  /** The project holds its share of the slots while others wait: the test stays QUEUED (committed). */
+  | { kind: "over_share" }
+  | NotFound
+  | Final
+  /** Another executor holds a lease that has not lapsed. */
+  | { kind: "lease_held" };
+
+export type HeartbeatOutcome = { kind: "extended"; leaseExpiresAt: Date } | NotFound | Final | NotCurrent;
+
+export type ReleaseOutcome = { kind: "released"; effects: Effects } | NotFound | Final | NotCurrent;
+
+export type CompleteOutcome =
+  | { kind: "completed"; run: RunRow; test: TestRow; effects: Effects }
+  | NotFound
+  /** The report names a failed step beyond the test's `steps`. */
+  | { kind: "no_such_step"; steps: number }
+  /** Final already, and this is not a repetition of the report that made it so. */
+  | Final
+  | NotCurrent;
+
+export type SkipRunOutcome =
+  | { kind: "skipped"; result: RunWithTests; effects: Effects }
+  | { kind: "run_not_found" }
+  /** The run finished meanwhile (cancelled, say): the claim was settled with it. */
+  | { kind: "run_finished" }
+  | { kind: "test_not_found" }
+  /** A test of the run already PASSED or FAILED: the environment did answer. */
+  | { kind: "tests_ran" }
+  | NotCurrent;
+
+/**
+ * The executors' calls: claim a test (take its lease), heartbeat, release, complete, and skip a
+ * whole run whose environment does not answer. Each locks the run, then the test (locking.ts).
+ */
+export class LeaseStore {
+  constructor(
+    private readonly orm: Orm,
+    private readonly timing: Timing,
+  ) {}
+
+  claim(testResultId: string, executorId: string): Promise<ClaimOutcome> {
+    return transaction<ClaimOutcome>(this.orm, async (em, refuse) => {
+      const { run, test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
+      if (isFinal(test.status)) return refuse({ kind: "final" });
+      if (test.status === "running") {
+        const [lease] = await em.execute<{ lapsed: boolean }[]>(
+          "select lease_expires_at < now() as lapsed from runs.test_results where id = ?",
+          [test.id],
+        );
+        if (!lease?.lapsed) return refuse({ kind: "lease_held" });
+        // Taking over a lapsed lease counts that lapse; the last allowed one fails the test.
+        if (test.lapsed_leases + 1 >= this.timing.maxAttempts) {
+          return { kind: "gave_up", runId: test.run_id, effects: await giveUp(em, test) };
+        }
+      }
+      // A new claim (not taking a lapsed lease over, which replaces a slot the project held).
+      if (
+        test.status === "queued" &&
+        (await overShare(em, run.project_id, this.timing.maxRunningPerProject ?? 0))
+      ) {
+        // The executor drops this message, so the reconciler publishes the test again
+        // REPUBLISH_AFTER_MS from now, without back-off: the test is deferred, not ignored (a count
+        // of 0 stays at one interval even when the start's own bookkeeping of its first publication
+        // lands after this). The dispatch deadline cannot skip it meanwhile: it applies only while no
+        // executor is at work, and a project over its share holds live leases.
+        await em.execute(
+          "update runs.test_results set published_at = now(), publish_count = 0 where id = ?",
+          [test.id],
+        );
+        return { kind: "over_share" };
+      }
+      const lapsed = test.status === "running" ? 1 : 0;
+      const rows = await em.execute<TestRow[]>(
+        `update runs.test_results t set status = 'running', attempt = attempt + 1, lapsed_leases = lapsed_leases + ?,
+           lease_owner = ?, lease_token = ?, lease_expires_at = now() + ? * interval '1 millisecond', started_at = now()
+         where t.id = ? returning ${testColumns}`,
+        [lapsed, executorId, randomBytes(18).toString("base64url"), this.timing.leaseMs, test.id],
+      );
+      return { kind: "claimed", run, test: rows[0] as TestRow };
+    });
+  }
+
+  heartbeat(testResultId: string, leaseToken: string): Promise<HeartbeatOutcome> {
+    return transaction<HeartbeatOutcome>(this.orm, async (em, refuse) => {
+      const rows = await em.execute<TestRow[]>(
+        `select ${testColumns} from runs.test_results t join runs.runs r on r.id = t.run_id
+         where t.id = ? and r.charge_state = 'charged' for update of t`,
+        [testResultId],
+      );
+      const test = rows[0] ?? refuse({ kind: "not_found" });
+      if (isFinal(test.status)) return refuse({ kind: "final" });
+      if (test.status !== "running" || test.lease_token !== leaseToken)
+        return refuse({ kind: "not_current" });
+      // Also after the lease lapsed, as long as nobody took the test over (the token still matches).
+      const [updated] = await em.execute<{ lease_expires_at: string | Date }[]>(
+        `update runs.test_results set lease_expires_at = now() + ? * interval '1 millisecond' where id = ?
+         returning lease_expires_at`,
+        [this.timing.leaseMs, test.id],
+      );
+      return { kind: "extended", leaseExpiresAt: new Date(updated?.lease_expires_at ?? Date.now()) };
+    });
+  }
+
+  release(testResultId: string, leaseToken: string): Promise<ReleaseOutcome> {
+    return transaction<ReleaseOutcome>(this.orm, async (em, refuse) => {
+      const { run, test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
+      if (isFinal(test.status)) return refuse({ kind: "final" });
+      if (test.lease_token !== leaseToken) return refuse({ kind: "not_current" });
+      if (test.status === "queued") return { kind: "released", effects: {} }; // Already handed back by this claim.
+      await em.execute(
+        `update runs.test_results set status = 'queued', lease_expires_at = null, started_at = null, queued_at = now()
+         where id = ?`,
+        [test.id],
+      );
+      return {
+        kind: "released",
+        effects: { publish: [{ testResultId: test.id, runId: run.id, projectId: run.project_id }] },
+      };
+    });
+  }
+
+  complete(
+    testResultId: string,
+    leaseToken: string,
+    report: { status: RunStatus; summary: string; durationMs: number; failedStep: number },
+  ): Promise<CompleteOutcome> {
+    return transaction<CompleteOutcome>(this.orm, async (em, refuse) => {
+      const { test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
+      // Only here is the number of steps known (the caller checked the rest of the report).
+      if (report.failedStep > test.steps.length)
+        return refuse({ kind: "no_such_step", steps: test.steps.length });
+      if (isFinal(test.status)) {
+        const repeated =
+          test.lease_token === leaseToken &&
+          test.status === report.status &&
+          (test.summary ?? "") === report.summary &&
+          test.duration_ms === report.durationMs &&
+          (test.failed_step ?? 0) === report.failedStep;
+        if (!repeated) return refuse({ kind: "final" });
+        return { kind: "completed", ...(await reread(em, test.run_id, test.id)), effects: {} };
+      }
+      if (test.status !== "running" || test.lease_token !== leaseToken)
+        return refuse({ kind: "not_current" });
+      await em.execute(
+        `update runs.test_results set status = ?, summary = ?, duration_ms = ?, failed_step = ?, finished_at = now(),
+           lease_expires_at = null
+         where id = ?`,
+        [report.status, report.summary, report.durationMs, report.failedStep || null, test.id],
+      );
+      const effects = await settle(em, test.run_id);
+      return { kind: "completed", ...(await reread(em, test.run_id, test.id)), effects };
+    });
+  }
+
+  /** The environment did not answer: every open test SKIPPED, the run SKIPPED, all its credits due back. */
+  skipRun(runId: string, testResultId: string, leaseToken: string, summary: string): Promise<SkipRunOutcome> {
+    return transaction<SkipRunOutcome>(this.orm, async (em, refuse) => {
+      const run = (await lockRun(em, "r.id = ?", [runId])) ?? refuse({ kind: "run_not_found" });
+      const done = async (effects: Effects): Promise<SkipRunOutcome> => ({
+        kind: "skipped",
+        result: {
+          run: (await reread(em, runId, testResultId)).run,
+          tests: await testsOf(em, runId),
+        },
+        effects,
+      });
+      if (run.status === "skipped" && run.skip_reason === "environment_unreachable") return done({});
+      // Finished meanwhile (cancelled, say): the claim was settled with it, so it is no longer the
+      // executor's to work on, unlike a run whose tests ran (tests_ran).
+      if (isFinal(run.status)) return refuse({ kind: "run_finished" });
+      const tests = await em.execute<TestRow[]>(
+        `select ${testColumns} from runs.test_results t where t.run_id = ? order by t.position for update`,
+        [runId],
+      );
+      const claimed = tests.find((t) => t.id === testResultId) ?? refuse({ kind: "test_not_found" });
+      if (tests.some((t) => t.status === "passed" || t.status === "failed"))
+        return refuse({ kind: "tests_ran" });
+      if (claimed.status !== "running" || claimed.lease_token !== leaseToken)
+        return refuse({ kind: "not_current" });
+      await em.execute(
+        `update runs.test_results set refundable = true,
+           status = case when status in ('queued', 'running') then 'skipped' else status end,
+           summary = case when status in ('queued', 'running') then ? else summary end,
+           skip_reason = case when status in ('queued', 'running') then 'environment_unreachable' else skip_reason end,
+           finished_at = coalesce(finished_at, now()), lease_expires_at = null
+         where run_id = ?`,
+        [summary, runId],
+      );
+      return done(await settle(em, runId, "environment_unreachable"));
+    });
+  }
+}

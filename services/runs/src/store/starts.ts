@@ -1,0 +1,99 @@
+import type { Orm } from "@testrun/kit";
+import type { TestStepSnapshot } from "../db/entities.js";
+import { transaction } from "./locking.js";
+
+export interface NewRun {
+  id: string;
+  projectId: string;
+  environmentId: string;
+  environmentBaseUrl: string;
+  testPlanId: string | null;
+  name: string;
+  startedByKeyId: string | null;
+  startedByMemberId: string | null;
+  tests: { id: string; testCaseId: string; name: string; steps: TestStepSnapshot[] }[];
+}
+
+/**
+ * The writes of StartRun (start.ts) and of undoing a start (credits.ts): a run is stored hidden
+ * (`pending`) until billing took its credits, then made visible (`charged`), or given up
+ * (`abandoned`) and removed.
+ */
+export class StartStore {
+  constructor(private readonly orm: Orm) {}
+
+  /** Stores a run RUNNING with every test QUEUED, hidden (`pending`) until its charge is confirmed. */
+  insertPending(run: NewRun): Promise<void> {
+    return transaction(this.orm, async (em) => {
+      await em.execute(
+        `insert into runs.runs (id, project_id, environment_id, environment_base_url, test_plan_id, name, status,
+           total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id)
+         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?)`,
+        [
+          run.id,
+          run.projectId,
+          run.environmentId,
+          run.environmentBaseUrl,
+          run.testPlanId,
+          run.name,
+          run.tests.length,
+          run.tests.length,
+          run.startedByKeyId,
+          run.startedByMemberId,
+        ],
+      );
+      // One statement for all tests (at most 500), passed as one JSON array: the driver would
+      // expand a JS array into a parameter list.
+      await em.execute(
+        `insert into runs.test_results (id, run_id, test_case_id, name, position, status, steps, queued_at)
+         select u.id, ?, u.test_case_id, u.name, u.position, 'queued', u.steps, now()
+         from jsonb_to_recordset(?::jsonb) as u(id text, test_case_id text, name text, steps jsonb, position int)`,
+        [
+          run.id,
+          JSON.stringify(
+            run.tests.map((t, position) => ({
+              id: t.id,
+              test_case_id: t.testCaseId,
+              name: t.name,
+              steps: t.steps,
+              position,
+            })),
+          ),
+        ],
+      );
+    });
+  }
+
+  /** Makes a pending run visible once billing took its credits; false when it was abandoned meanwhile. */
+  async markCharged(runId: string): Promise<boolean> {
+    const rows = await this.orm.em
+      .fork()
+      .execute<{ id: string }[]>(
+        "update runs.runs set charge_state = 'charged' where id = ? and charge_state = 'pending' returning id",
+        [runId],
+      );
+    return rows.length === 1;
+  }
+
+  /**
+   * Gives up a start that did not complete: pending becomes abandoned (so a late charge confirmation
+   * cannot make it visible). Answers what the run is now: abandoned (its charge, if any, is to be
+   * refunded), charged (it did start after all), or gone.
+   */
+  async abandon(runId: string): Promise<"abandoned" | "charged" | "gone"> {
+    const rows = await this.orm.em.fork().execute<{ charge_state: string }[]>(
+      `with changed as (update runs.runs set charge_state = 'abandoned' where id = ? and charge_state = 'pending' returning charge_state)
+       select charge_state from changed union all select charge_state from runs.runs where id = ? and charge_state <> 'pending'`,
+      [runId, runId],
+    );
+    const state = rows[0]?.charge_state;
+    return state === "charged" ? "charged" : state === "abandoned" ? "abandoned" : "gone";
+  }
+
+  /** Removes a run that never started (and was never, or no longer, charged). */
+  async deleteUnstarted(runId: string): Promise<void> {
+    await this.orm.em
+      .fork()
+      .execute("delete from runs.runs where id = ? and charge_state <> 'charged'", [runId]);
+  }
+}
