@@ -138,6 +138,10 @@ describe("console runs in a browser", function () {
     expect(loads).to.equal(0);
     expect(await page.getByText(/Live: this page updates/).count()).to.equal(0);
     expect(await page.getByRole("button", { name: "Cancel run" }).count()).to.equal(0);
+    // One test, said in the singular, in the legend and in the bar's text alternative.
+    const legend = page.getByRole("list", { name: "Tests by status" });
+    expect((await legend.getByRole("listitem").first().textContent())?.trim()).to.equal("1 test");
+    await page.getByRole("img", { name: "1 test: 1 passed" }).waitFor();
     await screenshot(page, "run-passed-1280");
   });
 

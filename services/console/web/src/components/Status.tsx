@@ -1,7 +1,15 @@
 // Run and test statuses as badges, and a run's tests at a glance: a stacked bar with its counts.
 import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { count, runStatusName, runStatusTone, type Tone, testStatusName, testStatusTone } from "../format";
+import {
+  count,
+  plural,
+  runStatusName,
+  runStatusTone,
+  type Tone,
+  testStatusName,
+  testStatusTone,
+} from "../format";
 
 export function Badge({ tone, children }: { tone: Tone; children: string }) {
   return <span className={`badge badge-${tone}`}>{children}</span>;
@@ -49,7 +57,7 @@ export function RunBar({ run }: { run: Run }) {
     .map((p) => `${count(p.n)} ${p.label}`)
     .join(", ");
   return (
-    <span className="runbar" role="img" aria-label={`${count(run.totalTests)} tests: ${words || "none"}`}>
+    <span className="runbar" role="img" aria-label={`${plural(run.totalTests, "test")}: ${words || "none"}`}>
       {parts.map((p) =>
         p.n > 0 ? (
           <span key={p.key} className={`runbar-part runbar-${p.key}`} style={{ flexGrow: p.n }} />
@@ -66,7 +74,7 @@ export function RunCounts({ run }: { run: Run }) {
       <RunBar run={run} />
       <ul className="runcounts-legend" aria-label="Tests by status">
         <li>
-          <strong>{count(run.totalTests)}</strong> tests
+          <strong>{count(run.totalTests)}</strong> {run.totalTests === 1 ? "test" : "tests"}
         </li>
         {partsOf(run).map((p) => (
           <li key={p.key}>
