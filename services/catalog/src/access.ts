@@ -12,7 +12,7 @@ import {
   type ProjectRow,
   projectColumns,
 } from "./rows.js";
-import type { Sql } from "./sql.js";
+import { type Sql, withDates } from "./sql.js";
 
 // Who may do what: every RPC that takes an actor goes through one of these before touching data.
 // Each answers with one query: the item and the acting membership are read together.
@@ -128,6 +128,38 @@ export async function authorizeProject(
   projectId: string,
   permission: Permission,
 ): Promise<ProjectGrant> {
+  return (await checkProject(sql, actor, projectId, permission)).grant;
+}
+
+/**
+ * `authorizeProject`, and in the same statement the project's rows that `listing.select` selects (a
+ * query over the project's id, `p.id`), in the order `listing.orderBy` gives (columns of those rows):
+ * a list read in one round trip. The rows are read whatever the check says, and returned only when
+ * it passes.
+ */
+export async function authorizeProjectListing<T>(
+  sql: Sql,
+  actor: Actor | undefined,
+  projectId: string,
+  permission: Permission,
+  listing: { select: string; orderBy: string },
+): Promise<{ grant: ProjectGrant; rows: T[] }> {
+  const order = listing.orderBy
+    .split(",")
+    .map((column) => `listed.${column.trim()}`)
+    .join(", ");
+  const column = `(select coalesce(json_agg(listed order by ${order}), '[]') from (${listing.select}) as listed) as listed_rows`;
+  const { grant, row } = await checkProject(sql, actor, projectId, permission, column);
+  return { grant, rows: withDates<T>((row?.listed_rows as Record<string, unknown>[] | undefined) ?? []) };
+}
+
+async function checkProject(
+  sql: Sql,
+  actor: Actor | undefined,
+  projectId: string,
+  permission: Permission,
+  extraColumn?: string,
+): Promise<{ grant: ProjectGrant; row: Record<string, unknown> | undefined }> {
   const kind = checkActor(actor);
   if (permission === Permission.UNSPECIFIED) throw invalid("permission is required");
   const missing = () => notFound(`project ${projectId || "(empty id)"} not found`);
@@ -137,7 +169,7 @@ export async function authorizeProject(
   const memberId = actor?.kind.case === "memberId" ? actor.kind.value : key ? key.creatorMemberId : "";
 
   const row = await sql.one<Record<string, unknown>>(
-    `select ${prefixed(projectColumns, "p_")}, ${prefixed(memberColumns, "m_")}
+    `select ${prefixed(projectColumns, "p_")}, ${prefixed(memberColumns, "m_")}${extraColumn ? `, ${extraColumn}` : ""}
      from (select 1) as one
      left join catalog.projects p on p.id = ?
      left join catalog.members m on m.id = ?`,
@@ -151,15 +183,18 @@ export async function authorizeProject(
     if (!project || acting.organization_id !== project.organization_id) throw missing();
     const role = roleFromDb(acting.role);
     if (!memberMay(role, permission)) throw denied(needs[permission]);
-    return { kind, role, member: acting, project };
+    return { grant: { kind, role, member: acting, project }, row };
   }
   if (!project) throw missing();
   if (key) {
     const refusal = refuseKey(key, member, project, permission);
     if (refusal) throw denied(refusal);
-    return { kind, role: member ? roleFromDb(member.role) : Role.UNSPECIFIED, member, project };
+    return {
+      grant: { kind, role: member ? roleFromDb(member.role) : Role.UNSPECIFIED, member, project },
+      row,
+    };
   }
-  return { kind, role: Role.UNSPECIFIED, project };
+  return { grant: { kind, role: Role.UNSPECIFIED, project }, row };
 }
 
 /**

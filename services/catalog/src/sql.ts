@@ -15,7 +15,7 @@ export interface Sql {
  * MikroORM hands timestamptz columns back as text. Every timestamp column of the catalog is named
  * `…_at`, so those become Dates here and the rest of the code deals in Dates only.
  */
-function withDates<T>(rows: Record<string, unknown>[]): T[] {
+export function withDates<T>(rows: Record<string, unknown>[]): T[] {
   for (const row of rows) {
     for (const [column, value] of Object.entries(row)) {
       if (column.endsWith("_at") && typeof value === "string") row[column] = dbDate(value);

@@ -1,6 +1,6 @@
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { EnvironmentSchema, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
@@ -251,6 +251,36 @@ describe("catalog: project content", () => {
       (await catalog.listEnvironments({ actor: editor, projectId })).environments
         .filter((e) => e.isDefault)
         .map((e) => e.name);
+
+    it("are listed oldest first, each exactly as GetEnvironment answers it", async () => {
+      const projectId = await newProject();
+      const created = [];
+      for (const name of ["zeta", "alpha", "mid"])
+        created.push(
+          (
+            await catalog.createEnvironment({
+              actor: editor,
+              projectId,
+              name,
+              baseUrl: `https://${name}.example.com/base`,
+              isDefault: name === "alpha",
+            })
+          ).environment,
+        );
+      const listed = (await catalog.listEnvironments({ actor: editor, projectId })).environments;
+      expect(listed.map((e) => e.name)).to.deep.equal(["zeta", "alpha", "mid"]);
+      for (const [i, environment] of listed.entries()) {
+        const read = await catalog.getEnvironment({
+          actor: editor,
+          projectId,
+          environmentId: environment.id,
+        });
+        expect(toJson(EnvironmentSchema, environment)).to.deep.equal(
+          read.environment && toJson(EnvironmentSchema, read.environment),
+        );
+        expect(environment.id).to.equal(created[i]?.id);
+      }
+    });
 
     it("have at most one default per project", async () => {
       const projectId = await newProject();
