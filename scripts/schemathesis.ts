@@ -64,11 +64,12 @@ async function main(): Promise<number> {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, TESTRUN_API_KEY: demo.secret },
   });
+  // Listened for before reading: Node does not order "exit" and the end of stdout.
+  const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
   const lines = createInterface({ input: child.stdout });
   for await (const line of lines) console.log(withoutPytestBanner(line));
-  const [code] =
-    child.exitCode === null ? ((await once(child, "exit")) as [number | null]) : [child.exitCode];
-  console.log(`schemathesis: exit code ${code}`);
+  const [code, signal] = await exited;
+  console.log(`schemathesis: ${signal ? `killed by ${signal}` : `exit code ${code}`}`);
   return code ?? 1;
 }
 

@@ -6,7 +6,7 @@
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { addMember, changeMemberRole, createCliContext, createKey, removeMember } from "@testrun/cli";
-import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { CatalogService, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import { expect } from "chai";
@@ -113,5 +113,30 @@ describe("a key whose creator lost rights, the keys service not yet told, throug
       (error: unknown) => ConnectError.from(error),
     );
     expect(refused?.code, refused?.message).to.equal(Code.PermissionDenied);
+  });
+
+  // Last: it deletes the project the tests above share.
+  it("refuses a member's next read of a run at once once the project is deleted", async () => {
+    const viewer = await addMember(ctx(), {
+      organizationId,
+      email: "reader@lost-rights.example",
+      displayName: "reader",
+      role: Role.VIEWER,
+    });
+    const token = { token: system.env.SERVICE_TOKEN ?? "" };
+    const runs = serviceClient(RunsService, system.env.RUNS_URL ?? "", token);
+    const read = () =>
+      runs.getRun({ actor: { kind: { case: "memberId", value: viewer.id } }, projectId, runId });
+    for (let i = 0; i < 3; i++) expect((await read()).run?.id).to.equal(runId);
+    const catalog = serviceClient(CatalogService, system.env.CATALOG_URL ?? "", token);
+    await catalog.deleteProject({
+      actor: { kind: { case: "operator", value: { name: "test" } } },
+      projectId,
+    });
+    const refused = await read().then(
+      () => undefined,
+      (error: unknown) => ConnectError.from(error),
+    );
+    expect(refused?.code, refused?.message).to.equal(Code.NotFound);
   });
 });

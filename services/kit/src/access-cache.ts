@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Client } from "@connectrpc/connect";
 import type {
   CatalogService,
@@ -14,17 +15,29 @@ import { requireAccess } from "./access.js";
  * The Redis key holding the access epoch: a random value the catalog replaces, after the commit and
  * before it answers, on every change that can take access away (a member's role changed or removed,
  * a project deleted). Cached grants are kept with the epoch they were granted in, and used only
- * while it is still the current one. Random rather than a counter, so that no value ever comes
- * back: a Redis that lost the key (restarted without persistence) cannot revive an old grant.
+ * while it is still the current one. Random rather than a counter, so that a value is never issued
+ * twice. A Redis restored from an older snapshot could bring an old epoch back: so every cached
+ * grant is dropped whenever the connection to Redis drops (any restart or failover does that).
  */
 export const accessEpochKey = "testrun:access:epoch";
 
-/** Starts a new access epoch. Never fails the caller: cached grants then lapse within their TTL. */
+/**
+ * Starts a new access epoch, trying a few times over about a second (a reconnecting Redis refuses
+ * commands at once). Never fails the caller, whose change is committed: should every try fail,
+ * grants cached before it lapse within their TTL, and the error says so.
+ */
 export async function announceAccessChange(redis: Redis, logger: Logger): Promise<void> {
-  try {
-    await redis.set(accessEpochKey, randomUUID());
-  } catch (err) {
-    logger.error({ err }, "could not start a new access epoch; cached grants lapse within their TTL");
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await redis.set(accessEpochKey, randomUUID());
+      return;
+    } catch (err) {
+      if (attempt === 4) {
+        logger.error({ err }, "could not start a new access epoch; cached grants lapse within their TTL");
+        return;
+      }
+      await delay(attempt * 150);
+    }
   }
 }
 
@@ -78,6 +91,9 @@ export class AccessCache {
   ) {
     this.maxEntries = options.maxEntries ?? 10_000;
     this.epochTimeoutMs = options.epochTimeoutMs ?? 250;
+    // Whatever Redis says after a reconnect may be an older state (a restored snapshot, a promoted
+    // replica): nothing cached before is trusted again.
+    redis.on("close", () => this.grants.clear());
   }
 
   /** As `requireAccess`: the catalog's answer, or its refusal as a ConnectError. */

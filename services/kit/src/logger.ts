@@ -14,7 +14,8 @@ const redactPaths = secretFields.flatMap((field) => [`["${field}"]`, `*["${field
  *
  * Written asynchronously: a synchronous write (a system call) per line cost each service several
  * per cent of its CPU under load (docs/development.md, "Benchmarks"). Lines logged while a write is
- * in flight go out together with the next one; pino flushes what is left when the process exits.
+ * in flight go out together with the next one; pino flushes what is left when the process exits
+ * (not on SIGKILL, a V8 out-of-memory abort or a native crash: then the lines of one batch are lost).
  */
 export function createLogger(service: string, level = "info"): Logger {
   return pino(

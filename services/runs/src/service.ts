@@ -77,8 +77,8 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
   const { reads, leases, cancels, events, watches, access, credits, dispatcher, links, logger } = deps;
 
   /**
-   * Every actor is authorized by the catalog (CheckAccess, its grants cached until a loss is
-   * announced: kit AccessCache), which also tells an unknown project (NOT_FOUND). For an API key that is its creator's rights, checked on every
+   * Every actor is authorized by the catalog (CheckAccess; a cached grant is used only under the
+   * current access epoch: kit AccessCache), which also tells an unknown project (NOT_FOUND). For an API key that is its creator's rights, checked on every
    * call, reads included: the gateway verified the key, but a key whose creator lost the rights
    * it acts with must stop at once, even while the keys service (and so the gateway's key cache)
    * has not yet been told (docs/rest-api.md, "Authentication").

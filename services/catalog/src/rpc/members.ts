@@ -70,8 +70,9 @@ export function memberHandlers({ db, outbox, announceAccessChange }: Deps): Hand
         queued.push(await outbox.enqueueMemberLoss(sql, memberId, at));
       }),
     );
-    await outbox.deliver(queued);
+    // The epoch first: the keys service's delivery may wait for its timeout.
     await announceAccessChange();
+    await outbox.deliver(queued);
     return { member: memberToProto(member) };
   };
 

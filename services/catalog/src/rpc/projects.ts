@@ -124,8 +124,8 @@ export function projectHandlers({ db, outbox, announceAccessChange }: Deps): Han
         await sql.all("delete from catalog.projects where id = ?", [project.id]);
         return outbox.enqueueProjectDeletion(sql, project.id);
       });
-      await outbox.deliver([queued]);
       await announceAccessChange();
+      await outbox.deliver([queued]);
       return {};
     },
   };
