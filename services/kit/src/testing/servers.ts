@@ -5,7 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { chown, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -29,16 +29,30 @@ export interface ThrowawayServer {
 /**
  * A TCP port that was free on 127.0.0.1 a moment ago, for a server started next that other
  * processes must be told about before it listens. Chosen at random below Linux's ephemeral range
- * (32768–60999), not with port 0: port 0 hands out ephemeral ports, the ones every outgoing
- * connection of the tests and services takes its local port from, so a port found that way could
- * be taken by a PostgreSQL or Redis connection before the server it was meant for bound it.
+ * (ip_local_port_range, 32768–60999 by default), not with port 0: port 0 hands out ephemeral ports,
+ * the ones every outgoing connection of the tests and services takes its local port from, so a port
+ * found that way could be taken by a PostgreSQL or Redis connection before its server bound it.
  */
 export async function findFreePort(): Promise<number> {
+  const below = Math.min(ephemeralPortsStart(), 32_768);
+  const from = Math.max(1_024, below - 12_000);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = from + Math.floor(Math.random() * (below - from));
     if (await isFree(port)) return port;
   }
-  throw new Error("could not find a free port in 20000-31999");
+  throw new Error(`could not find a free port in ${from}-${below - 1}`);
+}
+
+/** The first ephemeral port of this machine (Linux), or 32768 where it cannot be read. */
+function ephemeralPortsStart(): number {
+  try {
+    const first = Number(
+      readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(first) && first > 2_048 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
 }
 
 function isFree(port: number): Promise<boolean> {
