@@ -98,25 +98,33 @@ export class Ledger {
     return this.transaction(async (em) => {
       // Taken first, so a concurrent retry of the same run waits here and then sees this charge.
       await em.execute("select pg_advisory_xact_lock(hashtext(?))", [`charge:${runId}`]);
-      const previous = await this.findOne(em, "run_id = ? and kind = 'charge'", [runId]);
-      if (previous) {
+      // After the lock (its own statement, so that what follows sees a retry's committed charge):
+      // the run's charge if it has one and whether it was voided, in one round trip.
+      const [state] = await em.execute<(Partial<Row> & { voided: boolean })[]>(
+        `select e.*, exists (select 1 from billing.voided_runs where run_id = ?) as voided
+         from (select 1) as one
+         left join (select ${entryColumns} from billing.ledger_entries where run_id = ? and kind = 'charge') e on true`,
+        [runId, runId],
+      );
+      if (state?.id) {
+        const previous = toEntry(state as Row);
         if (previous.projectId !== projectId) return { kind: "conflict", entry: previous };
         return this.repeatOrConflict(em, previous, -amount);
       }
-      const voided = await em.execute("select 1 from billing.voided_runs where run_id = ?", [runId]);
-      if (voided.length > 0) return { kind: "voided" };
-      const spent = await em.execute<{ balance: string }[]>(
-        "update billing.balances set balance = balance - ?, updated_at = now() where project_id = ? and balance >= ? returning balance",
-        [amount, projectId, amount],
+      if (state?.voided) return { kind: "voided" };
+      // The conditional spend and its ledger row in one statement: no row when the balance is short.
+      const written = await em.execute<Row[]>(
+        `with spent as (
+           update billing.balances set balance = balance - ?, updated_at = now()
+           where project_id = ? and balance >= ? returning balance)
+         insert into billing.ledger_entries (id, project_id, kind, amount, run_id, reason, idempotency_key, balance_after, created_at)
+         select ?, ?, 'charge', ?, ?, ?, null, spent.balance, now() from spent
+         returning ${entryColumns}`,
+        [amount, projectId, amount, newId("led"), projectId, -amount, runId, reason],
       );
-      if (!spent[0]) return { kind: "insufficient", available: await this.balanceIn(em, projectId) };
-      const balance = Number(spent[0].balance);
-      const entry = await this.insert(
-        em,
-        { projectId, kind: "charge", amount: -amount, runId, reason, idempotencyKey: null },
-        balance,
-      );
-      return { kind: "written", entry, balance };
+      if (!written[0]) return { kind: "insufficient", available: await this.balanceIn(em, projectId) };
+      const entry = toEntry(written[0]);
+      return { kind: "written", entry, balance: entry.balanceAfter };
     });
   }
 
