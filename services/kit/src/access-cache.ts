@@ -75,8 +75,8 @@ export interface AccessCacheOptions {
  * given in the current epoch. The catalog starts a new epoch before its RPC that took access away
  * answers, so any check that begins after that answer misses the cache and asks the catalog.
  * Without an epoch (Redis unreachable or slow, the key missing: the catalog starts one, see
- * `keepAccessEpoch`) nothing cached is used. Refusals
- * and errors are never cached, so a new grant shows at once too; and a grant lapses after `ttlMs`.
+ * `keepAccessEpoch`) nothing cached is used. Refusals and errors are never cached, so a new grant
+ * shows at once too; and a grant lapses `ttlMs` after it was cached.
  */
 export class AccessCache {
   private readonly grants = new Map<string, { answer: CheckAccessResponse; epoch: string; until: number }>();
@@ -123,21 +123,17 @@ export class AccessCache {
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), this.epochTimeoutMs);
     });
-    const reading = this.readEpoch();
+    const reading = this.redis.get(accessEpochKey);
     // Should Redis answer (or fail) after the wait was given up, nobody is left to hear it.
     reading.catch(() => undefined);
     try {
-      return await Promise.race([reading, late]);
+      return (await Promise.race([reading, late])) ?? undefined;
     } catch (err) {
       this.logger.debug({ err }, "no access epoch: asking the catalog");
       return undefined;
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  private async readEpoch(): Promise<string | undefined> {
-    return (await this.redis.get(accessEpochKey)) ?? undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Orm } from "@testrun/kit";
-import { isFinal, type RunRow, type RunWithTests, runColumns } from "../rows.js";
-import { lockRun, testsOf, transaction } from "./locking.js";
+import { isFinal, type RunWithTests } from "../rows.js";
+import { lockRun, runWithTests, transaction } from "./locking.js";
 import { type Effects, settle } from "./settle.js";
 
 /** CancelRun's write: a member (or a key that may start runs) stops a run. */
@@ -30,11 +30,8 @@ export class CancelStore {
         );
         effects = await settle(em, runId, "cancelled");
       }
-      const runs = await em.execute<RunRow[]>(`select ${runColumns} from runs.runs r where r.id = ?`, [
-        runId,
-      ]);
       return {
-        result: { run: runs[0] as RunRow, tests: await testsOf(em, runId) },
+        result: await runWithTests(em, runId),
         effects,
         alreadyFinished: isFinal(run.status),
       };

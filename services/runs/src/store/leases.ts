@@ -3,7 +3,7 @@ import type { Orm } from "@testrun/kit";
 import type { RunStatus } from "../db/entities.js";
 import { overShare } from "../fair-share.js";
 import { isFinal, type RunRow, type RunWithTests, type TestRow, testColumns } from "../rows.js";
-import { lockRun, lockTest, reread, testsOf, transaction } from "./locking.js";
+import { lockRun, lockTest, reread, runWithTests, transaction } from "./locking.js";
 import { type Effects, giveUp, settle } from "./settle.js";
 
 /** Timing rules of leases and dispatch, from configuration. */
@@ -188,10 +188,7 @@ export class LeaseStore {
       const run = (await lockRun(em, "r.id = ?", [runId])) ?? refuse({ kind: "run_not_found" });
       const done = async (effects: Effects): Promise<SkipRunOutcome> => ({
         kind: "skipped",
-        result: {
-          run: (await reread(em, runId, testResultId)).run,
-          tests: await testsOf(em, runId),
-        },
+        result: await runWithTests(em, runId),
         effects,
       });
       if (run.status === "skipped" && run.skip_reason === "environment_unreachable") return done({});

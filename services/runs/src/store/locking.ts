@@ -1,6 +1,6 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Orm } from "@testrun/kit";
-import { type RunRow, runColumns, type TestRow, testColumns } from "../rows.js";
+import { type RunRow, type RunWithTests, runColumns, type TestRow, testColumns } from "../rows.js";
 
 // The rules every write to the runs schema follows. A change to a test happens in a transaction
 // that first locks its run's row (`for update`), then the test's: concurrent completions of one run
@@ -67,6 +67,12 @@ export function testsOf(em: EntityManager, runId: string): Promise<TestRow[]> {
     `select ${testColumns} from runs.test_results t where t.run_id = ? order by t.position`,
     [runId],
   );
+}
+
+/** A run and its tests as the transaction left them. */
+export async function runWithTests(em: EntityManager, runId: string): Promise<RunWithTests> {
+  const runs = await em.execute<RunRow[]>(`select ${runColumns} from runs.runs r where r.id = ?`, [runId]);
+  return { run: runs[0] as RunRow, tests: await testsOf(em, runId) };
 }
 
 /** A run and one of its tests as the transaction left them. */
