@@ -92,13 +92,16 @@ describe("a key whose creator lost rights, the keys service not yet told, throug
     await expectStopped(memberId, pipeline);
   });
 
-  // The runs service keeps the catalog's grants (kit AccessCache); a removal must still count at
-  // once, for members too, whose loss of rights kills no key: the catalog announces every change.
-  it("refuses a removed Viewer's next read of a run at once, though the same read was just granted", async () => {
+  /**
+   * A new Viewer's GetRun of the shared run, straight to the runs service, granted three times (so
+   * the runs service keeps the grant, kit AccessCache); then `change`, and the code of the next
+   * read's refusal. The cached grant must not outlive the change.
+   */
+  const viewerReadAfter = async (name: string, change: (viewerId: string) => Promise<unknown>) => {
     const viewer = await addMember(ctx(), {
       organizationId,
-      email: "viewer@lost-rights.example",
-      displayName: "viewer",
+      email: `${name}@lost-rights.example`,
+      displayName: name,
       role: Role.VIEWER,
     });
     const runs = serviceClient(RunsService, system.env.RUNS_URL ?? "", {
@@ -107,36 +110,29 @@ describe("a key whose creator lost rights, the keys service not yet told, throug
     const read = () =>
       runs.getRun({ actor: { kind: { case: "memberId", value: viewer.id } }, projectId, runId });
     for (let i = 0; i < 3; i++) expect((await read()).run?.id).to.equal(runId);
-    await removeMember(ctx(), { memberId: viewer.id });
+    await change(viewer.id);
     const refused = await read().then(
       () => undefined,
       (error: unknown) => ConnectError.from(error),
     );
-    expect(refused?.code, refused?.message).to.equal(Code.PermissionDenied);
+    return refused?.code;
+  };
+
+  // A member's loss of rights kills no key: the catalog's new access epoch alone ends the grant.
+  it("refuses a removed Viewer's next read of a run at once, though the same read was just granted", async () => {
+    expect(await viewerReadAfter("viewer", (memberId) => removeMember(ctx(), { memberId }))).to.equal(
+      Code.PermissionDenied,
+    );
   });
 
   // Last: it deletes the project the tests above share.
   it("refuses a member's next read of a run at once once the project is deleted", async () => {
-    const viewer = await addMember(ctx(), {
-      organizationId,
-      email: "reader@lost-rights.example",
-      displayName: "reader",
-      role: Role.VIEWER,
+    const catalog = serviceClient(CatalogService, system.env.CATALOG_URL ?? "", {
+      token: system.env.SERVICE_TOKEN ?? "",
     });
-    const token = { token: system.env.SERVICE_TOKEN ?? "" };
-    const runs = serviceClient(RunsService, system.env.RUNS_URL ?? "", token);
-    const read = () =>
-      runs.getRun({ actor: { kind: { case: "memberId", value: viewer.id } }, projectId, runId });
-    for (let i = 0; i < 3; i++) expect((await read()).run?.id).to.equal(runId);
-    const catalog = serviceClient(CatalogService, system.env.CATALOG_URL ?? "", token);
-    await catalog.deleteProject({
-      actor: { kind: { case: "operator", value: { name: "test" } } },
-      projectId,
-    });
-    const refused = await read().then(
-      () => undefined,
-      (error: unknown) => ConnectError.from(error),
-    );
-    expect(refused?.code, refused?.message).to.equal(Code.NotFound);
+    const operator = { kind: { case: "operator" as const, value: { name: "test" } } };
+    expect(
+      await viewerReadAfter("reader", () => catalog.deleteProject({ actor: operator, projectId })),
+    ).to.equal(Code.NotFound);
   });
 });

@@ -64,6 +64,14 @@ describe("AccessCache", () => {
     serviceClient(CatalogService, `http://127.0.0.1:${server.port}`, { token: tokens.SERVICE_TOKEN });
   const member = (id: string) => create(ActorSchema, { kind: { case: "memberId", value: id } });
   const newCache = () => new AccessCache(catalog(), redis, logger, { ttlMs: 60_000 });
+  const readGrant = (cache: AccessCache) => cache.require(member("mem_1"), "prj_1", Permission.READ);
+  /** A cache holding mem_1's READ grant of prj_1, given under a fresh epoch (one catalog call). */
+  const withGrant = async () => {
+    await announceAccessChange(redis, logger);
+    const cache = newCache();
+    await readGrant(cache);
+    return cache;
+  };
 
   it("asks the catalog once per actor, project and permission within an epoch", async () => {
     await announceAccessChange(redis, logger);
@@ -77,13 +85,11 @@ describe("AccessCache", () => {
   });
 
   it("asks again once a new epoch starts, and never keeps a refusal", async () => {
-    await announceAccessChange(redis, logger);
-    const cache = newCache();
-    await cache.require(member("mem_1"), "prj_1", Permission.READ);
+    const cache = await withGrant();
     await announceAccessChange(redis, logger);
     grant = false;
     for (let i = 0; i < 2; i++) {
-      const refused = await cache.require(member("mem_1"), "prj_1", Permission.READ).then(
+      const refused = await readGrant(cache).then(
         () => undefined,
         (error: unknown) => ConnectError.from(error),
       );
@@ -99,26 +105,20 @@ describe("AccessCache", () => {
   });
 
   it("trusts nothing it cached before the connection to Redis dropped, whatever the epoch after", async () => {
-    await announceAccessChange(redis, logger);
-    const cache = newCache();
-    await cache.require(member("mem_1"), "prj_1", Permission.READ);
+    const cache = await withGrant();
     const reconnected = new Promise((resolve) => redis.once("ready", resolve));
     // As a Redis restart does; the epoch read after it is the same (a restored snapshot, say).
     await admin.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
     await reconnected;
-    await cache.require(member("mem_1"), "prj_1", Permission.READ);
+    await readGrant(cache);
     expect(calls).to.equal(2);
   });
 
   it("asks the catalog when Redis does not answer in time", async () => {
-    await announceAccessChange(redis, logger);
-    const cache = newCache();
-    await cache.require(member("mem_1"), "prj_1", Permission.READ);
+    const cache = await withGrant();
     await redisServer.pause();
     try {
-      expect((await cache.require(member("mem_1"), "prj_1", Permission.READ)).organizationId).to.equal(
-        "org_1",
-      );
+      expect((await readGrant(cache)).organizationId).to.equal("org_1");
     } finally {
       await redisServer.resume();
     }
