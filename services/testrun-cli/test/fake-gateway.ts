@@ -21,6 +21,9 @@ export type Answer =
 
 export class FakeGateway {
   readonly requests: Recorded[] = [];
+  /** When the client sent each request (ms since the epoch): the pacing rules are about these, and
+   * the server's arrival times also carry connection set-up and scheduling on a busy machine. */
+  readonly sentAt: number[] = [];
   answer: (request: Recorded, index: number) => Answer | Promise<Answer> = () => ({ status: 404 });
   private readonly server: Server;
 
@@ -60,7 +63,16 @@ export class FakeGateway {
   }
 
   client(): TestrunClient {
-    return new TestrunClient({ baseUrl: this.url, apiKey: `trk_${"a".repeat(46)}`, requestTimeoutMs: 5_000 });
+    const recordingFetch: typeof fetch = (input, init) => {
+      this.sentAt.push(Date.now());
+      return fetch(input, init);
+    };
+    return new TestrunClient({
+      baseUrl: this.url,
+      apiKey: `trk_${"a".repeat(46)}`,
+      requestTimeoutMs: 5_000,
+      fetch: recordingFetch,
+    });
   }
 
   async stop(): Promise<void> {

@@ -15,7 +15,8 @@ describe("waiting for a run", () => {
     await gateway.stop();
   });
 
-  const gaps = () => gateway.requests.slice(1).map((r, i) => r.at - (gateway.requests[i]?.at ?? 0));
+  /** Time between the starts of consecutive reads, as the client sent them. */
+  const gaps = () => gateway.sentAt.slice(1).map((at, i) => at - (gateway.sentAt[i] ?? 0));
 
   it("long-polls with ?wait= and follows each answer at once", async () => {
     gateway.answer = (_, i) => ({ status: 200, body: fakeRun(i < 2 ? "RUNNING" : "PASSED"), delayMs: 300 });
