@@ -133,22 +133,25 @@ export async function authorizeProject(
 
 /**
  * `authorizeProject`, and in the same statement the project's rows that `listing.select` selects (a
- * query over the project's id, `p.id`), in the order `listing.orderBy` gives (columns of those rows):
- * a list read in one round trip. The rows are read whatever the check says, and returned only when
- * it passes.
+ * query over the project's id, `p.id`, with `listing.params` for its `?`), in the order
+ * `listing.orderBy` gives (columns of those rows): a check and a read in one round trip. The rows
+ * are read whatever the check says, and returned only when it passes.
  */
 export async function authorizeProjectListing<T>(
   sql: Sql,
   actor: Actor | undefined,
   projectId: string,
   permission: Permission,
-  listing: { select: string; orderBy: string },
+  listing: { select: string; orderBy: string; params?: readonly unknown[] },
 ): Promise<{ grant: ProjectGrant; rows: T[] }> {
   const order = listing.orderBy
     .split(",")
     .map((column) => `listed.${column.trim()}`)
     .join(", ");
-  const column = `(select coalesce(json_agg(listed order by ${order}), '[]') from (${listing.select}) as listed) as listed_rows`;
+  const column = {
+    select: `(select coalesce(json_agg(listed order by ${order}), '[]') from (${listing.select}) as listed) as listed_rows`,
+    params: listing.params ?? [],
+  };
   const { grant, row } = await checkProject(sql, actor, projectId, permission, column);
   return { grant, rows: withDates<T>((row?.listed_rows as Record<string, unknown>[] | undefined) ?? []) };
 }
@@ -158,7 +161,7 @@ async function checkProject(
   actor: Actor | undefined,
   projectId: string,
   permission: Permission,
-  extraColumn?: string,
+  extraColumn?: { select: string; params: readonly unknown[] },
 ): Promise<{ grant: ProjectGrant; row: Record<string, unknown> | undefined }> {
   const kind = checkActor(actor);
   if (permission === Permission.UNSPECIFIED) throw invalid("permission is required");
@@ -169,11 +172,11 @@ async function checkProject(
   const memberId = actor?.kind.case === "memberId" ? actor.kind.value : key ? key.creatorMemberId : "";
 
   const row = await sql.one<Record<string, unknown>>(
-    `select ${prefixed(projectColumns, "p_")}, ${prefixed(memberColumns, "m_")}${extraColumn ? `, ${extraColumn}` : ""}
+    `select ${prefixed(projectColumns, "p_")}, ${prefixed(memberColumns, "m_")}${extraColumn ? `, ${extraColumn.select}` : ""}
      from (select 1) as one
      left join catalog.projects p on p.id = ?
      left join catalog.members m on m.id = ?`,
-    [projectId, memberId],
+    [...(extraColumn?.params ?? []), projectId, memberId],
   );
   const project = row && unprefixed<ProjectRow>(row, "p_");
   const member = row && unprefixed<MemberRow>(row, "m_");

@@ -23,14 +23,18 @@ export class Dispatcher {
     private readonly logger: Logger,
   ) {}
 
-  async publish(dispatches: readonly Dispatch[]): Promise<void> {
+  /**
+   * Publishes `dispatches` and records when (for the reconciler's republishing), unless the
+   * caller's own write already did (`marked`: a start marks its tests as it makes the run visible).
+   */
+  async publish(dispatches: readonly Dispatch[], options: { marked?: boolean } = {}): Promise<void> {
     if (dispatches.length === 0) return;
     try {
       await publishTests(
         this.redis,
         dispatches.map((d) => create(TestDispatchSchema, d)),
       );
-      await this.publications.markPublished(dispatches.map((d) => d.testResultId));
+      if (!options.marked) await this.publications.markPublished(dispatches.map((d) => d.testResultId));
     } catch (err) {
       this.logger.warn({ err, tests: dispatches.length }, "could not publish tests; the reconciler retries");
     }

@@ -117,7 +117,8 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   }
 
   // Read back before publishing: the answer shows the run as it starts (every test QUEUED), not
-  // as executors may already have moved it a moment later.
+  // as executors may already have moved it a moment later. (Its own statement, not part of the
+  // one above: a run charged but unreadable is answered as such, with its id.)
   let readBack: RunWithTests | undefined;
   let readError: unknown = new Error("started run not found on read-back");
   try {
@@ -125,8 +126,10 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   } catch (err) {
     readError = err;
   }
+  // Marked published already when this start's own statement made the run visible.
   await deps.dispatcher.publish(
     run.tests.map((t) => ({ testResultId: t.id, runId: run.id, projectId: run.projectId })),
+    { marked: charged },
   );
   if (readBack) return renderRun(readBack.run, readBack.tests, deps.links);
   // Started and charged: the caller must follow this run, not start another.

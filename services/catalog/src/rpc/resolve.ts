@@ -5,7 +5,7 @@ import {
   type SelectedTestCase,
   SelectedTestCaseSchema,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { authorizeProject } from "../access.js";
+import { authorizeProjectListing } from "../access.js";
 import { ambiguous, invalid, notFound } from "../errors.js";
 import { type EnvironmentRow, environmentColumns, environmentToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
@@ -57,9 +57,26 @@ function checkSelectionGiven(selection: ResolveRunSelectionRequest["selection"])
 }
 
 /**
- * The item of `table` whose id is `value`, else the one whose name equals it ignoring case: one
- * query that returns the id match first. Several name matches (and no id match) are ambiguous.
+ * The item of `rows` (ordered with an id match first) whose id is `value`, else the one whose name
+ * equals it ignoring case. Several name matches (and no id match) are ambiguous.
  */
+function pickByIdOrName<T extends { id: string }>(
+  rows: readonly T[],
+  value: string,
+  field: string,
+  what: string,
+): T {
+  const [first] = rows;
+  if (!first) throw notFound(`no ${what} with the id or name "${value}" in this project`);
+  if (first.id === value || rows.length === 1) return first;
+  throw ambiguous(
+    field,
+    value,
+    rows.map((row) => row.id),
+  );
+}
+
+/** `pickByIdOrName` over the items of `table` that match, read in one query. */
 async function byIdOrName<T extends { id: string }>(
   sql: Sql,
   query: { columns: string; table: string; alias: string; field: string; what: string },
@@ -73,41 +90,32 @@ async function byIdOrName<T extends { id: string }>(
      order by (${alias}.id = ?) desc, ${alias}.created_at, ${alias}.id`,
     [projectId, value, value, value],
   );
-  const [first] = rows;
-  if (!first) throw notFound(`no ${what} with the id or name "${value}" in this project`);
-  if (first.id === value || rows.length === 1) return first;
-  throw ambiguous(
-    field,
-    value,
-    rows.map((row) => row.id),
-  );
+  return pickByIdOrName(rows, value, field, what);
+}
+
+/**
+ * Step 3's candidates, read with the access check (`authorizeProjectListing`): the environments
+ * named `value` by id or name (an id match first), or without a name the default, else the oldest.
+ */
+function environmentCandidates(value: string | undefined) {
+  return value
+    ? {
+        select: `select ${environmentColumns}, (e.id = ?) as exact from catalog.environments e
+                 where e.project_id = p.id and (e.id = ? or lower(e.name) = lower(?))`,
+        orderBy: "exact desc, created_at, id",
+        params: [value, value, value],
+      }
+    : {
+        select: `select ${environmentColumns} from catalog.environments e where e.project_id = p.id
+                 order by e.is_default desc, e.created_at, e.id limit 1`,
+        orderBy: "created_at, id",
+      };
 }
 
 /** Step 3: the named environment, else the default, else the oldest. */
-async function resolveEnvironment(
-  sql: Sql,
-  projectId: string,
-  value: string | undefined,
-): Promise<EnvironmentRow> {
-  if (value) {
-    return byIdOrName<EnvironmentRow>(
-      sql,
-      {
-        columns: environmentColumns,
-        table: "catalog.environments",
-        alias: "e",
-        field: "environment",
-        what: "environment",
-      },
-      projectId,
-      value,
-    );
-  }
-  const row = await sql.one<EnvironmentRow>(
-    `select ${environmentColumns} from catalog.environments e where e.project_id = ?
-     order by e.is_default desc, e.created_at, e.id limit 1`,
-    [projectId],
-  );
+function resolveEnvironment(candidates: readonly EnvironmentRow[], value: string | undefined): EnvironmentRow {
+  if (value) return pickByIdOrName(candidates, value, "environment", "environment");
+  const [row] = candidates;
   if (!row) throw notFound("the project has no environment");
   return row;
 }
@@ -173,10 +181,19 @@ export function resolveHandlers({ db }: Deps): Handlers {
   return {
     async resolveRunSelection(req) {
       return db.read(async (sql) => {
-        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.START_RUN);
+        const {
+          grant: { project },
+          rows: environments,
+        } = await authorizeProjectListing<EnvironmentRow>(
+          sql,
+          req.actor,
+          req.projectId,
+          Permission.START_RUN,
+          environmentCandidates(req.environment),
+        );
         const selection = req.selection;
         checkSelectionGiven(selection);
-        const environment = await resolveEnvironment(sql, project.id, req.environment);
+        const environment = resolveEnvironment(environments, req.environment);
         let chosen: Selection;
         if (selection.case === "testPlan") chosen = await selectPlan(sql, project.id, selection.value);
         else if (selection.case === "testCaseIds")

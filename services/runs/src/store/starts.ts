@@ -1,6 +1,5 @@
 import type { Orm } from "@testrun/kit";
 import type { TestStepSnapshot } from "../db/entities.js";
-import { transaction } from "./locking.js";
 
 export interface NewRun {
   id: string;
@@ -22,56 +21,62 @@ export interface NewRun {
 export class StartStore {
   constructor(private readonly orm: Orm) {}
 
-  /** Stores a run RUNNING with every test QUEUED, hidden (`pending`) until its charge is confirmed. */
-  insertPending(run: NewRun): Promise<void> {
-    return transaction(this.orm, async (em) => {
-      await em.execute(
-        `insert into runs.runs (id, project_id, environment_id, environment_base_url, test_plan_id, name, status,
+  /**
+   * Stores a run RUNNING with every test QUEUED, hidden (`pending`) until its charge is confirmed:
+   * one statement (the run, then its tests through the run's CTE), so all of it is stored or none.
+   */
+  async insertPending(run: NewRun): Promise<void> {
+    // The tests (at most 500) travel as one JSON array: the driver would expand a JS array into a
+    // parameter list.
+    const tests = JSON.stringify(
+      run.tests.map((t, position) => ({
+        id: t.id,
+        test_case_id: t.testCaseId,
+        name: t.name,
+        steps: t.steps,
+        position,
+      })),
+    );
+    await this.orm.em.fork().execute(
+      `with run as (
+         insert into runs.runs (id, project_id, environment_id, environment_base_url, test_plan_id, name, status,
            total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id)
-         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?)`,
-        [
-          run.id,
-          run.projectId,
-          run.environmentId,
-          run.environmentBaseUrl,
-          run.testPlanId,
-          run.name,
-          run.tests.length,
-          run.tests.length,
-          run.startedByKeyId,
-          run.startedByMemberId,
-        ],
-      );
-      // One statement for all tests (at most 500), passed as one JSON array: the driver would
-      // expand a JS array into a parameter list.
-      await em.execute(
-        `insert into runs.test_results (id, run_id, test_case_id, name, position, status, steps, queued_at)
-         select u.id, ?, u.test_case_id, u.name, u.position, 'queued', u.steps, now()
-         from jsonb_to_recordset(?::jsonb) as u(id text, test_case_id text, name text, steps jsonb, position int)`,
-        [
-          run.id,
-          JSON.stringify(
-            run.tests.map((t, position) => ({
-              id: t.id,
-              test_case_id: t.testCaseId,
-              name: t.name,
-              steps: t.steps,
-              position,
-            })),
-          ),
-        ],
-      );
-    });
+         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?)
+         returning id)
+       insert into runs.test_results (id, run_id, test_case_id, name, position, status, steps, queued_at)
+       select u.id, run.id, u.test_case_id, u.name, u.position, 'queued', u.steps, now()
+       from run, jsonb_to_recordset(?::jsonb) as u(id text, test_case_id text, name text, steps jsonb, position int)`,
+      [
+        run.id,
+        run.projectId,
+        run.environmentId,
+        run.environmentBaseUrl,
+        run.testPlanId,
+        run.name,
+        run.tests.length,
+        run.tests.length,
+        run.startedByKeyId,
+        run.startedByMemberId,
+        tests,
+      ],
+    );
   }
 
-  /** Makes a pending run visible once billing took its credits; false when it was abandoned meanwhile. */
+  /**
+   * Makes a pending run visible once billing took its credits; false when it was abandoned
+   * meanwhile. Its tests are marked published in the same statement, since the caller publishes
+   * them next (a publication lost anyway is one the reconciler repeats, as when Redis loses it).
+   */
   async markCharged(runId: string): Promise<boolean> {
-    const rows = await this.orm.em
-      .fork()
-      .execute<{ id: string }[]>(
-        "update runs.runs set charge_state = 'charged' where id = ? and charge_state = 'pending' returning id",
-        [runId],
-      );
+    const rows = await this.orm.em.fork().execute<{ id: string }[]>(
+      `with charged as (
+         update runs.runs set charge_state = 'charged' where id = ? and charge_state = 'pending' returning id),
+       published as (
+         update runs.test_results set published_at = now(), publish_count = publish_count + 1
+         where run_id in (select id from charged))
+       select id from charged`,
+      [runId],
+    );
     return rows.length === 1;
   }
 
