@@ -33,7 +33,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
-import { cpuMs, type LoadResult, load, rssMiB, topSelfTime } from "./bench/measure.js";
+import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";
 
@@ -141,6 +141,7 @@ try {
     name: string;
     result: LoadResult;
     cpuPerRequest: Map<string, number>;
+    writesPerRequest: Map<string, number>;
     floor?: string;
   }
   const figures: Figure[] = [];
@@ -155,12 +156,18 @@ try {
     } as const;
     await load({ ...request, seconds: warmupSeconds });
     const before = new Map([...pids].map(([n, pid]) => [n, cpuMs(pid)]));
+    const writesBefore = new Map([...pids].map(([n, pid]) => [n, writeCalls(pid)]));
     const result = await load({ ...request, seconds });
     const requests = result.requestsPerSecond * seconds;
-    const cpuPerRequest = new Map(
-      [...pids].map(([n, pid]) => [n, (cpuMs(pid) - (before.get(n) ?? 0)) / requests]),
-    );
-    figures.push({ name, result, cpuPerRequest, ...(options.floor && { floor: options.floor }) });
+    const perRequest = (counter: (pid: number | undefined) => number, start: Map<string, number>) =>
+      new Map([...pids].map(([n, pid]) => [n, (counter(pid) - (start.get(n) ?? 0)) / requests]));
+    figures.push({
+      name,
+      result,
+      cpuPerRequest: perRequest(cpuMs, before),
+      writesPerRequest: perRequest(writeCalls, writesBefore),
+      ...(options.floor && { floor: options.floor }),
+    });
   };
 
   // The floor finds the key in the cache the gateway fills: one request through the gateway first.
@@ -225,15 +232,19 @@ try {
   }
   const names = [...processes.keys()];
   const cpuNames = [...pids.keys()];
-  console.log(`\nCPU time per request (ms), by process:\n\n| load | ${cpuNames.join(" | ")} |`);
-  console.log(`| --- |${" --- |".repeat(cpuNames.length)}`);
-  for (const { name, cpuPerRequest } of figures) {
-    const cells = cpuNames.map((n) => {
-      const value = cpuPerRequest.get(n) ?? Number.NaN;
-      return Number.isNaN(value) ? "" : value.toFixed(2);
-    });
-    console.log(`| ${name} | ${cells.join(" | ")} |`);
-  }
+  const perProcess = (title: string, pick: (figure: Figure) => Map<string, number>, digits: number) => {
+    console.log(`\n${title}:\n\n| load | ${cpuNames.join(" | ")} |`);
+    console.log(`| --- |${" --- |".repeat(cpuNames.length)}`);
+    for (const figure of figures) {
+      const cells = cpuNames.map((n) => {
+        const value = pick(figure).get(n) ?? Number.NaN;
+        return Number.isNaN(value) ? "" : value.toFixed(digits);
+      });
+      console.log(`| ${figure.name} | ${cells.join(" | ")} |`);
+    }
+  };
+  perProcess("CPU time per request (ms), by process", (f) => f.cpuPerRequest, 2);
+  perProcess("Write system calls per request, by process", (f) => f.writesPerRequest, 1);
   if (executorLine) console.log(`\n${executorLine}`);
   console.log(
     `\nLoad average after the loads: ${loadAverage()} (other work on the machine skews every figure).`,

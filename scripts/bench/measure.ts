@@ -78,6 +78,19 @@ export function cpuMs(pid: number | undefined): number {
   }
 }
 
+/**
+ * The write-like system calls (write, writev, sendto...) a process has made so far; NaN once it is
+ * gone. On loopback each one also runs the receiver's side of the network stack, so on this
+ * machine their count decides much of a request's CPU time (docs/development.md, "Benchmarks").
+ */
+export function writeCalls(pid: number | undefined): number {
+  try {
+    return Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Resident memory of a process in MiB; NaN once it is gone. */
 export function rssMiB(pid: number | undefined): number {
   try {
