@@ -1,6 +1,6 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { clientTracingInterceptor } from "../telemetry/interceptors.js";
 import { bearerTokenInterceptor } from "./auth.js";
 import { retryRepeatableInterceptor } from "./retry.js";
@@ -21,8 +21,10 @@ export function serviceClient<S extends DescService>(
   baseUrl: string,
   options: ServiceClientOptions,
 ): Client<S> {
-  const transport = createGrpcTransport({
+  const transport = createConnectTransport({
     baseUrl,
+    httpVersion: "2",
+    useBinaryFormat: true,
     defaultTimeoutMs: options.timeoutMs ?? 5_000,
     interceptors: [
       retryRepeatableInterceptor,
