@@ -94,38 +94,40 @@ export class Ledger {
     });
   }
 
-  charge(projectId: string, runId: string, amount: number, reason: string): Promise<Written> {
-    return this.transaction(async (em) => {
-      // Taken first, so a concurrent retry of the same run waits here and then sees this charge.
-      await em.execute("select pg_advisory_xact_lock(hashtext(?))", [`charge:${runId}`]);
-      // After the lock (its own statement, so that what follows sees a retry's committed charge):
-      // the run's charge if it has one and whether it was voided, in one round trip.
-      const [state] = await em.execute<(Partial<Row> & { voided: boolean })[]>(
-        `select e.*, exists (select 1 from billing.voided_runs where run_id = ?) as voided
-         from (select 1) as one
-         left join (select ${entryColumns} from billing.ledger_entries where run_id = ? and kind = 'charge') e on true`,
-        [runId, runId],
-      );
-      if (state?.id) {
-        const previous = toEntry(state as Row);
-        if (previous.projectId !== projectId) return { kind: "conflict", entry: previous };
-        return this.repeatOrConflict(em, previous, -amount);
+  /**
+   * Takes a run's credits once: under the run's lock (shared with `refund`), its earlier charge is
+   * repeated or a conflict, a voided run is refused, and otherwise the balance is spent if it
+   * holds enough. One statement, the function `billing.charge_run` (its migration has the steps).
+   */
+  async charge(projectId: string, runId: string, amount: number, reason: string): Promise<Written> {
+    const rows = await this.orm.em
+      .fork()
+      .execute<
+        ({ outcome: "previous" | "voided" | "insufficient" | "written"; balance_now: string | null } & Row)[]
+      >(`select c.outcome, c.balance_now, (c.entry).* from billing.charge_run(?, ?, ?, ?, ?) c`, [
+        projectId,
+        runId,
+        amount,
+        reason,
+        newId("led"),
+      ]);
+    const [row] = rows;
+    if (!row) throw new Error("billing.charge_run answered no row");
+    const balance = Number(row.balance_now ?? 0);
+    switch (row.outcome) {
+      case "voided":
+        return { kind: "voided" };
+      case "insufficient":
+        return { kind: "insufficient", available: balance };
+      case "written":
+        return { kind: "written", entry: toEntry(row), balance };
+      case "previous": {
+        const previous = toEntry(row);
+        if (previous.projectId !== projectId || previous.amount !== -amount)
+          return { kind: "conflict", entry: previous };
+        return { kind: "repeated", entry: previous, balance };
       }
-      if (state?.voided) return { kind: "voided" };
-      // The conditional spend and its ledger row in one statement: no row when the balance is short.
-      const written = await em.execute<Row[]>(
-        `with spent as (
-           update billing.balances set balance = balance - ?, updated_at = now()
-           where project_id = ? and balance >= ? returning balance)
-         insert into billing.ledger_entries (id, project_id, kind, amount, run_id, reason, idempotency_key, balance_after, created_at)
-         select ?, ?, 'charge', ?, ?, ?, null, spent.balance, now() from spent
-         returning ${entryColumns}`,
-        [amount, projectId, amount, newId("led"), projectId, -amount, runId, reason],
-      );
-      if (!written[0]) return { kind: "insufficient", available: await this.balanceIn(em, projectId) };
-      const entry = toEntry(written[0]);
-      return { kind: "written", entry, balance: entry.balanceAfter };
-    });
+    }
   }
 
   /**

@@ -117,6 +117,19 @@ describe("billing credits with a real catalog", () => {
     ).to.equal("NotFound");
   });
 
+  it("charges a run once when its retries arrive together, and refuses a retry with another amount", async () => {
+    await grant(10n, "invoice-retries");
+    const runId = newId("run");
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => client().chargeRun({ projectId, runId, amount: 3n })),
+    );
+    expect(new Set(answers.map((a) => a.entry?.id)).size).to.equal(1);
+    expect(answers.map((a) => a.balance)).to.deep.equal(Array(8).fill(7n));
+    expect(await balance()).to.equal(7n);
+    expect(await codeOf(client().chargeRun({ projectId, runId, amount: 2n }))).to.equal("AlreadyExists");
+    expect(await balance()).to.equal(7n);
+  });
+
   it("voids a run refunded before any charge: its late charge is refused and takes nothing", async () => {
     await grant(20n, "invoice-void");
     const runId = newId("run");

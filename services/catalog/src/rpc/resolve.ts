@@ -113,7 +113,10 @@ function environmentCandidates(value: string | undefined) {
 }
 
 /** Step 3: the named environment, else the default, else the oldest. */
-function resolveEnvironment(candidates: readonly EnvironmentRow[], value: string | undefined): EnvironmentRow {
+function resolveEnvironment(
+  candidates: readonly EnvironmentRow[],
+  value: string | undefined,
+): EnvironmentRow {
   if (value) return pickByIdOrName(candidates, value, "environment", "environment");
   const [row] = candidates;
   if (!row) throw notFound("the project has no environment");

@@ -13,8 +13,10 @@ export interface ServiceClientOptions {
 }
 
 /**
- * A gRPC client of another Testrun service, presenting our token and carrying the trace; calls
- * safe to repeat are repeated once when the server was unavailable (each attempt its own span).
+ * A client of another Testrun service, presenting our token and carrying the trace; calls safe to
+ * repeat are repeated once when the server was unavailable (each attempt its own span). It speaks
+ * the Connect protocol, binary over HTTP/2: same codes and details as gRPC, less work per call
+ * (docs/architecture.md, "Clients").
  */
 export function serviceClient<S extends DescService>(
   service: S,
