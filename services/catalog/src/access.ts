@@ -131,29 +131,48 @@ export async function authorizeProject(
   return (await checkProject(sql, actor, projectId, permission)).grant;
 }
 
+/** Rows of a project read with its access check: `select` reads them over the project's id (`p.id`). */
+export interface Listing {
+  select: string;
+  /** Columns of the selected rows that order them. */
+  orderBy: string;
+  /** Values of the `?` in `select`, in order. */
+  params?: readonly unknown[];
+}
+
 /**
- * `authorizeProject`, and in the same statement the project's rows that `listing.select` selects (a
- * query over the project's id, `p.id`, with `listing.params` for its `?`), in the order
- * `listing.orderBy` gives (columns of those rows): a check and a read in one round trip. The rows
- * are read whatever the check says, and returned only when it passes.
+ * `authorizeProject`, and in the same statement the rows of each listing (by name): a check and
+ * its reads in one round trip. The rows are read whatever the check says, and returned only when
+ * it passes.
  */
-export async function authorizeProjectListing<T>(
+export async function authorizeProjectListings<R extends Record<string, object | undefined>>(
   sql: Sql,
   actor: Actor | undefined,
   projectId: string,
   permission: Permission,
-  listing: { select: string; orderBy: string; params?: readonly unknown[] },
-): Promise<{ grant: ProjectGrant; rows: T[] }> {
-  const order = listing.orderBy
-    .split(",")
-    .map((column) => `listed.${column.trim()}`)
-    .join(", ");
-  const column = {
-    select: `(select coalesce(json_agg(listed order by ${order}), '[]') from (${listing.select}) as listed) as listed_rows`,
-    params: listing.params ?? [],
-  };
-  const { grant, row } = await checkProject(sql, actor, projectId, permission, column);
-  return { grant, rows: withDates<T>((row?.listed_rows as Record<string, unknown>[] | undefined) ?? []) };
+  listings: { [N in keyof R]: Listing },
+): Promise<{ grant: ProjectGrant; rows: { [N in keyof R]: NonNullable<R[N]>[] } }> {
+  // A listing left out (an optional one) is neither read nor answered.
+  const names = (Object.keys(listings) as (keyof R & string)[]).filter((name) => listings[name]);
+  const columns = names.map((name, index) => {
+    const { select, orderBy } = listings[name] as Listing;
+    const order = orderBy
+      .split(",")
+      .map((column) => `listed.${column.trim()}`)
+      .join(", ");
+    return `(select coalesce(json_agg(listed order by ${order}), '[]') from (${select}) as listed) as listed_${index}`;
+  });
+  const { grant, row } = await checkProject(sql, actor, projectId, permission, {
+    select: columns.join(", "),
+    params: names.flatMap((name) => (listings[name] as Listing).params ?? []),
+  });
+  const rows = Object.fromEntries(
+    names.map((name, index) => [
+      name,
+      withDates((row?.[`listed_${index}`] as Record<string, unknown>[] | undefined) ?? []),
+    ]),
+  ) as { [N in keyof R]: NonNullable<R[N]>[] };
+  return { grant, rows };
 }
 
 async function checkProject(

@@ -1,6 +1,6 @@
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { newId } from "@testrun/kit";
-import { authorizeProject, authorizeProjectListing } from "../access.js";
+import { authorizeProject, authorizeProjectListings } from "../access.js";
 import { notFound, Violations } from "../errors.js";
 import { type EnvironmentRow, environmentColumns, environmentToProto } from "../rows.js";
 import type { Sql } from "../sql.js";
@@ -64,12 +64,20 @@ export function environmentHandlers({ db }: Deps): Handlers {
     async listEnvironments(req) {
       // One statement: the most frequent list read of pipelines (docs/development.md, "Benchmarks").
       const { rows } = await db.read((sql) =>
-        authorizeProjectListing<EnvironmentRow>(sql, req.actor, req.projectId, Permission.READ, {
-          select: `select ${environmentColumns} from catalog.environments e where e.project_id = p.id`,
-          orderBy: "created_at, id",
-        }),
+        authorizeProjectListings<{ environments: EnvironmentRow }>(
+          sql,
+          req.actor,
+          req.projectId,
+          Permission.READ,
+          {
+            environments: {
+              select: `select ${environmentColumns} from catalog.environments e where e.project_id = p.id`,
+              orderBy: "created_at, id",
+            },
+          },
+        ),
       );
-      return { environments: rows.map(environmentToProto) };
+      return { environments: rows.environments.map(environmentToProto) };
     },
 
     async updateEnvironment(req) {

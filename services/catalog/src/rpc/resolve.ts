@@ -5,7 +5,7 @@ import {
   type SelectedTestCase,
   SelectedTestCaseSchema,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { authorizeProjectListing } from "../access.js";
+import { authorizeProjectListings, type Listing } from "../access.js";
 import { ambiguous, invalid, notFound } from "../errors.js";
 import { type EnvironmentRow, environmentColumns, environmentToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
@@ -76,41 +76,23 @@ function pickByIdOrName<T extends { id: string }>(
   );
 }
 
-/** `pickByIdOrName` over the items of `table` that match, read in one query. */
-async function byIdOrName<T extends { id: string }>(
-  sql: Sql,
-  query: { columns: string; table: string; alias: string; field: string; what: string },
-  projectId: string,
-  value: string,
-): Promise<T> {
-  const { columns, table, alias, field, what } = query;
-  const rows = await sql.all<T>(
-    `select ${columns} from ${table} ${alias}
-     where ${alias}.project_id = ? and (${alias}.id = ? or lower(${alias}.name) = lower(?))
-     order by (${alias}.id = ?) desc, ${alias}.created_at, ${alias}.id`,
-    [projectId, value, value, value],
-  );
-  return pickByIdOrName(rows, value, field, what);
-}
+/** The rows of `table` (as `alias`) in the project whose id is `value` or whose name equals it ignoring case. */
+const byIdOrName = (columns: string, table: string, alias: string, value: string): Listing => ({
+  select: `select ${columns}, (${alias}.id = ?) as exact from ${table} ${alias}
+           where ${alias}.project_id = p.id and (${alias}.id = ? or lower(${alias}.name) = lower(?))`,
+  orderBy: "exact desc, created_at, id",
+  params: [value, value, value],
+});
 
-/**
- * Step 3's candidates, read with the access check (`authorizeProjectListing`): the environments
- * named `value` by id or name (an id match first), or without a name the default, else the oldest.
- */
-function environmentCandidates(value: string | undefined) {
-  return value
-    ? {
-        select: `select ${environmentColumns}, (e.id = ?) as exact from catalog.environments e
-                 where e.project_id = p.id and (e.id = ? or lower(e.name) = lower(?))`,
-        orderBy: "exact desc, created_at, id",
-        params: [value, value, value],
-      }
+/** Step 3's candidates: the environments named `value`, or without a name the default, else the oldest. */
+const environmentCandidates = (value: string | undefined): Listing =>
+  value
+    ? byIdOrName(environmentColumns, "catalog.environments", "e", value)
     : {
         select: `select ${environmentColumns} from catalog.environments e where e.project_id = p.id
                  order by e.is_default desc, e.created_at, e.id limit 1`,
         orderBy: "created_at, id",
       };
-}
 
 /** Step 3: the named environment, else the default, else the oldest. */
 function resolveEnvironment(
@@ -123,60 +105,92 @@ function resolveEnvironment(
   return row;
 }
 
-async function selectPlan(sql: Sql, projectId: string, value: string): Promise<Selection> {
-  const plan = await byIdOrName<{ id: string; name: string }>(
-    sql,
-    {
-      columns: "tp.id, tp.name",
-      table: "catalog.test_plans",
-      alias: "tp",
-      field: "test_plan",
-      what: "test plan",
-    },
-    projectId,
-    value,
-  );
-  const rows = await sql.all<SelectedRow>(
-    `select t.id, t.name, t.steps from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
-     where pc.plan_id = ? and t.enabled order by pc.position`,
-    [plan.id],
-  );
-  return { testPlanId: plan.id, rows, defaultName: plan.name };
+/**
+ * Step 4, one kind of selection: what to read with the access check (nothing when the selection
+ * is refused without reading), then the selection from those rows (a plan's cases are read then).
+ */
+interface SelectionReader {
+  listing?: Listing;
+  choose(rows: SelectedRow[], sql: Sql): Promise<Selection>;
 }
 
-async function selectIds(sql: Sql, projectId: string, given: readonly string[]): Promise<Selection> {
-  const ids = [...new Set(given)];
-  if (ids.length > listLimit)
-    throw invalid(`test_case_ids names ${ids.length} distinct test cases; at most ${listLimit}`);
-  const found = await sql.all<SelectedRow>(
-    "select t.id, t.name, t.steps from catalog.test_cases t where t.project_id = ? and t.id = any(?::text[])",
-    [projectId, textArray(ids)],
-  );
-  const byId = new Map(found.map((row) => [row.id, row]));
-  const unknown = ids.find((id) => !byId.has(id));
-  if (unknown !== undefined) throw notFound(`test case ${unknown || "(empty id)"} not found in this project`);
+function planReader(value: string): SelectionReader {
   return {
-    rows: ids.map((id) => byId.get(id) as SelectedRow),
-    defaultName: ids.length === 1 ? "1 test case" : `${ids.length} test cases`,
+    listing: byIdOrName("tp.id, tp.name, tp.created_at", "catalog.test_plans", "tp", value),
+    async choose(candidates, sql) {
+      const plan = pickByIdOrName(candidates, value, "test_plan", "test plan");
+      const rows = await sql.all<SelectedRow>(
+        `select t.id, t.name, t.steps from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
+         where pc.plan_id = ? and t.enabled order by pc.position`,
+        [plan.id],
+      );
+      return { testPlanId: plan.id, rows, defaultName: plan.name };
+    },
   };
 }
 
-async function selectTags(sql: Sql, projectId: string, given: readonly string[]): Promise<Selection> {
+function idsReader(given: readonly string[]): SelectionReader {
+  const ids = [...new Set(given)];
+  const tooMany = ids.length > listLimit;
+  return {
+    ...(!tooMany && {
+      listing: {
+        select:
+          "select t.id, t.name, t.steps from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
+        orderBy: "id",
+        params: [textArray(ids)],
+      },
+    }),
+    async choose(found) {
+      if (tooMany)
+        throw invalid(`test_case_ids names ${ids.length} distinct test cases; at most ${listLimit}`);
+      const byId = new Map(found.map((row) => [row.id, row]));
+      const unknown = ids.find((id) => !byId.has(id));
+      if (unknown !== undefined)
+        throw notFound(`test case ${unknown || "(empty id)"} not found in this project`);
+      return {
+        rows: ids.map((id) => byId.get(id) as SelectedRow),
+        defaultName: ids.length === 1 ? "1 test case" : `${ids.length} test cases`,
+      };
+    },
+  };
+}
+
+function tagsReader(given: readonly string[]): SelectionReader {
   const tags = filterTags(given);
-  const rows = await sql.all<SelectedRow & { total: string }>(
-    `select t.id, t.name, t.steps, count(*) over () as total from catalog.test_cases t
-     where t.project_id = ? and t.enabled and ${anyTagCondition}
-     order by t.created_at, t.id limit ?`,
-    [projectId, textArray(tags), listLimit + 1],
-  );
-  const total = Number(rows[0]?.total ?? 0);
-  // Never a silent cut: the caller narrows the tags or splits the run.
-  if (total > listLimit) throw invalid(`the tags select ${total} test cases; at most ${listLimit}`);
-  // Duplicates ignoring case named once, as first written.
-  const distinct = tags.filter(
-    (tag, index) => tags.findIndex((other) => other.toLowerCase() === tag.toLowerCase()) === index,
-  );
-  return { rows, defaultName: `tags: ${distinct.join(", ")}` };
+  return {
+    listing: {
+      select: `select t.id, t.name, t.steps, t.created_at, count(*) over () as total from catalog.test_cases t
+               where t.project_id = p.id and t.enabled and ${anyTagCondition}
+               order by t.created_at, t.id limit ?`,
+      orderBy: "created_at, id",
+      params: [textArray(tags), listLimit + 1],
+    },
+    async choose(rows) {
+      const total = Number((rows[0] as { total?: number } | undefined)?.total ?? 0);
+      // Never a silent cut: the caller narrows the tags or splits the run.
+      if (total > listLimit) throw invalid(`the tags select ${total} test cases; at most ${listLimit}`);
+      // Duplicates ignoring case named once, as first written.
+      const distinct = tags.filter(
+        (tag, index) => tags.findIndex((other) => other.toLowerCase() === tag.toLowerCase()) === index,
+      );
+      return { rows, defaultName: `tags: ${distinct.join(", ")}` };
+    },
+  };
+}
+
+/** The reader of a selection given (checkSelectionGiven refuses an empty one after the access check). */
+function selectionReader(selection: ResolveRunSelectionRequest["selection"]): SelectionReader | undefined {
+  switch (selection.case) {
+    case "testPlan":
+      return selection.value === "" ? undefined : planReader(selection.value);
+    case "testCaseIds":
+      return selection.value.ids.length === 0 ? undefined : idsReader(selection.value.ids);
+    case "tags":
+      return filterTags(selection.value.tags).length === 0 ? undefined : tagsReader(selection.value.tags);
+    default:
+      return undefined;
+  }
 }
 
 /** ResolveRunSelection. */
@@ -184,25 +198,20 @@ export function resolveHandlers({ db }: Deps): Handlers {
   return {
     async resolveRunSelection(req) {
       return db.read(async (sql) => {
-        const {
-          grant: { project },
-          rows: environments,
-        } = await authorizeProjectListing<EnvironmentRow>(
-          sql,
-          req.actor,
-          req.projectId,
-          Permission.START_RUN,
-          environmentCandidates(req.environment),
-        );
-        const selection = req.selection;
-        checkSelectionGiven(selection);
-        const environment = resolveEnvironment(environments, req.environment);
-        let chosen: Selection;
-        if (selection.case === "testPlan") chosen = await selectPlan(sql, project.id, selection.value);
-        else if (selection.case === "testCaseIds")
-          chosen = await selectIds(sql, project.id, selection.value.ids);
-        else if (selection.case === "tags") chosen = await selectTags(sql, project.id, selection.value.tags);
-        else throw invalid("one of test_plan, test_case_ids, tags is required");
+        // One statement reads the access, step 3's candidates and step 4's rows (a plan's cases
+        // follow in a second); every rule is then applied in its order.
+        const reader = selectionReader(req.selection);
+        const { rows } = await authorizeProjectListings<{
+          environments: EnvironmentRow;
+          selected?: SelectedRow;
+        }>(sql, req.actor, req.projectId, Permission.START_RUN, {
+          environments: environmentCandidates(req.environment),
+          selected: reader?.listing,
+        });
+        checkSelectionGiven(req.selection);
+        const environment = resolveEnvironment(rows.environments, req.environment);
+        if (!reader) throw invalid("one of test_plan, test_case_ids, tags is required");
+        const chosen = await reader.choose(rows.selected ?? [], sql);
         if (chosen.rows.length === 0)
           throw invalid("nothing to run: the selection holds no enabled test case");
         return {
