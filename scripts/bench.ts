@@ -34,6 +34,7 @@ import {
   type ThrowawayServer,
 } from "@testrun/kit/testing";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
+import { MemoryLimits } from "./bench/memory-limit.js";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";
 
@@ -46,6 +47,10 @@ const profile = process.env.PROFILE === "1" ? "reads" : process.env.PROFILE || u
 const profiled = ["gateway", "runs", "catalog", "billing"];
 const profileDir = join(repoRoot, "bench-profiles");
 const launcher = join(repoRoot, "services/kit/dist/launch.js");
+/** BENCH_MEMORY_LIMIT_MIB: every service under that memory limit, as in a pod (bench/memory-limit.ts). */
+const memoryLimits = process.env.BENCH_MEMORY_LIMIT_MIB
+  ? new MemoryLimits(Number(process.env.BENCH_MEMORY_LIMIT_MIB))
+  : undefined;
 
 const owned: ThrowawayServer[] = [];
 let system: System | undefined;
@@ -76,18 +81,20 @@ try {
     keepOutput: false,
     // The figures are the system's, not the per-key rate limit's.
     extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", NODE_ENV: "production" },
-    launch: (service) => ({
-      file: process.execPath,
-      args: [
+    launch: (service) => {
+      const args = [
         ...(profile && profiled.includes(service)
           ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, service)}`]
           : []),
         ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
         launcher,
         service,
-      ],
-      cwd: repoRoot,
-    }),
+      ];
+      return {
+        ...(memoryLimits?.wrap(service, process.execPath, args) ?? { file: process.execPath, args }),
+        cwd: repoRoot,
+      };
+    },
   });
   floor = await startServiceProcess(
     "floor",
@@ -260,6 +267,7 @@ try {
 } finally {
   await floor?.stop();
   await system?.stop();
+  memoryLimits?.close();
   await Promise.all(owned.map((server) => server.stop()));
 }
 

@@ -89,9 +89,9 @@ export class LeaseStore {
         (await overShare(em, run.project_id, this.timing.maxRunningPerProject ?? 0))
       ) {
         // The executor drops this message, so the reconciler publishes the test again
-        // REPUBLISH_AFTER_MS from now, without back-off: the test is deferred, not ignored (a count
-        // of 0 stays at one interval even when the start's own bookkeeping of its first publication
-        // lands after this). The dispatch deadline cannot skip it meanwhile: it applies only while no
+        // REPUBLISH_AFTER_MS from now, without back-off: the test is deferred, not ignored. (A start
+        // marks its tests published before it publishes them; only when its confirmation failed does
+        // the dispatcher's mark land after this, making the count 1: still one interval.) The dispatch deadline cannot skip it meanwhile: it applies only while no
         // executor is at work, and a project over its share holds live leases.
         await em.execute(
           "update runs.test_results set published_at = now(), publish_count = 0 where id = ?",

@@ -5,6 +5,8 @@ import { Migration } from "@mikro-orm/migrations";
  * a transaction of five (docs/development.md, "Benchmarks"). Same steps as before, in the same
  * order and under the same lock as a refund of the run (ledger.ts): each statement of a plpgsql
  * function sees what committed before it, so after the lock it sees a retry's committed charge.
+ * Its `entry` is a row of billing.ledger_entries: a later change of that table's columns must
+ * replace the function too (drop it first; the table then drops only with `cascade`).
  */
 export class Migration20261123180000_charge_function extends Migration {
   override name = "Migration20261123180000_charge_function";
