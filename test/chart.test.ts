@@ -201,8 +201,9 @@ interface ValuesSchema {
 const valuesSchema = JSON.parse(readFileSync(`${chartPath}/values.schema.json`, "utf8")) as ValuesSchema;
 /** Names values.schema.json refuses in a `$defs` map (env, podLabels). */
 const refusedNames = (definition: string) => valuesSchema.$defs[definition]?.propertyNames?.not?.enum ?? [];
-/** What the chart sets that an `env` override may still change: the log level and telemetry. */
-const overridable = (variable: string) => variable === "LOG_LEVEL" || variable.startsWith("OTEL_");
+/** What the chart sets that an `env` override may still change: the log level, V8's heap and telemetry. */
+const overridable = (variable: string) =>
+  variable === "LOG_LEVEL" || variable === "NODE_OPTIONS" || variable.startsWith("OTEL_");
 
 /** Every variable a container gets, secrets included. */
 const variablesOf = (env: ContainerEnv) => [
@@ -1127,6 +1128,18 @@ describe("helm chart helm/testrun", () => {
       expect(componentContainer(chart, "gateway").env.values.RATE_LIMIT_PER_MINUTE).to.equal("100");
       expect(componentContainer(chart, "runs").env.values.LOG_LEVEL).to.equal("debug");
       expect(chart.component("keys").workload.labels.team).to.equal("platform");
+    });
+
+    it("gives every component config.nodeOptions as NODE_OPTIONS, none when empty, and a component's env may override it", async () => {
+      const byDefault = new RenderedChart(await renderChart(chartPath, { release, namespace }), namespace);
+      for (const name of components)
+        expect(componentContainer(byDefault, name).env.values.NODE_OPTIONS, name).to.equal(
+          "--max-semi-space-size=16 --max-old-space-size=192",
+        );
+      const set = ["config.nodeOptions=", "components.runs.env.NODE_OPTIONS=--max-old-space-size=256"];
+      const chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+      expect(componentContainer(chart, "gateway").env.values).to.not.have.property("NODE_OPTIONS");
+      expect(componentContainer(chart, "runs").env.values.NODE_OPTIONS).to.equal("--max-old-space-size=256");
     });
 
     it("sets the runs service's MAX_RUNNING_PER_PROJECT from components.runs.maxRunningPerProject (8 by default)", async () => {

@@ -193,6 +193,9 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- range $callee := $facts.calls -}}
 {{- $_ := set $env (printf "%s_URL" (upper $callee)) (include "testrun.serviceUrl" (dict "root" $root "name" $callee)) -}}
 {{- end -}}
+{{- with $root.Values.config.nodeOptions -}}
+{{- $_ := set $env "NODE_OPTIONS" . -}}
+{{- end -}}
 {{- with $root.Values.config.otel.endpoint -}}
 {{- $_ := set $env "OTEL_EXPORTER_OTLP_ENDPOINT" . -}}
 {{- end -}}
