@@ -84,7 +84,15 @@ describe("executors' egress guard, end to end", () => {
     }
     expect(refused.received).to.deep.equal([]);
     // Only the operator's log says why.
-    expect(system.processes.get("executor")?.output().join("\n")).to.contain('"cause":"EGRESS_REFUSED"');
+    // Logs are written asynchronously: the line may follow the run's end by a moment.
+    await eventually(
+      async () =>
+        system.processes
+          .get("executor")
+          ?.output()
+          .some((l) => l.includes('"cause":"EGRESS_REFUSED"')) || undefined,
+      "the executor's log line of the refused connection",
+    );
   });
 
   it("says the same of an unknown host and of a port nothing listens on: no port scanner", async () => {
@@ -142,7 +150,11 @@ describe("executors' egress guard, end to end", () => {
       expect(run.status).to.equal("FAILED");
       expect(run.tests.find((t) => t.name === "held second")?.summary).to.equal(cannotConnect);
       expect(refused.received).to.have.length(before);
-      expect(strict.output().join("\n")).to.contain("test completed");
+      const completed = strict;
+      await eventually(
+        async () => completed.output().some((l) => l.includes("test completed")) || undefined,
+        "the strict executor's log line of the completed test",
+      );
     } finally {
       release();
       await permissive.stop("SIGTERM");

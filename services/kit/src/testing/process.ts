@@ -123,7 +123,9 @@ export async function startServiceProcess(
     });
   });
 
-  const exited = once(child, "exit").then(([code]) => code as number | null);
+  // "close", not "exit": the process's last lines (its logs are written asynchronously) may still
+  // be in the pipes when it exits, and output() after stop() must hold them all.
+  const exited = once(child, "close").then(([code]) => code as number | null);
   return {
     name,
     port,
