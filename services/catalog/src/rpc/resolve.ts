@@ -1,4 +1,5 @@
 import { create, type JsonValue } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
 import {
   Permission,
   type ResolveRunSelectionRequest,
@@ -33,27 +34,6 @@ const maxRunName = 200;
 function runName(name: string): string {
   const characters = [...name];
   return characters.length <= maxRunName ? name : `${characters.slice(0, maxRunName - 1).join("")}…`;
-}
-
-/**
- * Step 2: exactly one selection, not empty. (The oneof carries at most one; the gateway refuses a
- * body naming several.)
- */
-function checkSelectionGiven(selection: ResolveRunSelectionRequest["selection"]): void {
-  switch (selection.case) {
-    case undefined:
-      throw invalid("one of test_plan, test_case_ids, tags is required");
-    case "testPlan":
-      if (selection.value === "") throw invalid("test_plan must not be empty");
-      return;
-    case "testCaseIds":
-      if (selection.value.ids.length === 0) throw invalid("test_case_ids must not be empty");
-      return;
-    case "tags":
-      if (filterTags(selection.value.tags).length === 0)
-        throw invalid("tags must hold at least one non-empty tag");
-      return;
-  }
 }
 
 /**
@@ -179,17 +159,24 @@ function tagsReader(given: readonly string[]): SelectionReader {
   };
 }
 
-/** The reader of a selection given (checkSelectionGiven refuses an empty one after the access check). */
-function selectionReader(selection: ResolveRunSelectionRequest["selection"]): SelectionReader | undefined {
+/**
+ * Step 2: exactly one selection, not empty (the oneof carries at most one; the gateway refuses a
+ * body naming several). Answers its reader, or the refusal, which is thrown after the access check.
+ */
+function selectionReader(selection: ResolveRunSelectionRequest["selection"]): SelectionReader | ConnectError {
   switch (selection.case) {
     case "testPlan":
-      return selection.value === "" ? undefined : planReader(selection.value);
+      return selection.value === "" ? invalid("test_plan must not be empty") : planReader(selection.value);
     case "testCaseIds":
-      return selection.value.ids.length === 0 ? undefined : idsReader(selection.value.ids);
+      return selection.value.ids.length === 0
+        ? invalid("test_case_ids must not be empty")
+        : idsReader(selection.value.ids);
     case "tags":
-      return filterTags(selection.value.tags).length === 0 ? undefined : tagsReader(selection.value.tags);
+      return filterTags(selection.value.tags).length === 0
+        ? invalid("tags must hold at least one non-empty tag")
+        : tagsReader(selection.value.tags);
     default:
-      return undefined;
+      return invalid("one of test_plan, test_case_ids, tags is required");
   }
 }
 
@@ -206,11 +193,10 @@ export function resolveHandlers({ db }: Deps): Handlers {
           selected?: SelectedRow;
         }>(sql, req.actor, req.projectId, Permission.START_RUN, {
           environments: environmentCandidates(req.environment),
-          selected: reader?.listing,
+          selected: reader instanceof ConnectError ? undefined : reader.listing,
         });
-        checkSelectionGiven(req.selection);
+        if (reader instanceof ConnectError) throw reader;
         const environment = resolveEnvironment(rows.environments, req.environment);
-        if (!reader) throw invalid("one of test_plan, test_case_ids, tags is required");
         const chosen = await reader.choose(rows.selected ?? [], sql);
         if (chosen.rows.length === 0)
           throw invalid("nothing to run: the selection holds no enabled test case");
