@@ -127,9 +127,9 @@ export class SessionStore {
     if (memberIds.length === 0) return [];
     const rows = await this.em().execute<{ digest: string }[]>(
       `delete from console.sessions where digest in
-         (select session_digest from console.session_members where member_id = any(?::text[]))
+         (select session_digest from console.session_members where member_id in (${memberIds.map(() => "?").join(", ")}))
        returning digest`,
-      [memberIds],
+      [...memberIds],
     );
     return rows.map((row) => row.digest);
   }
