@@ -52,6 +52,8 @@ describe("console runs in a browser", function () {
     contexts.push(context);
     const page = await context.newPage();
     await page.goto((await signInLinkOf(system, memberId)).url);
+    // The link page asks before it signs anyone in.
+    await page.getByRole("button", { name: /^Sign in as / }).click();
     await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
     return page;
   };

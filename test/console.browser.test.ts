@@ -44,7 +44,25 @@ describe("console in a browser", function () {
     const link = await signInLinkOf(system, memberId);
     secrets.push(link.token);
     await page.goto(link.url);
+    await page.getByRole("button", { name: /^Sign in as / }).click();
     await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+  };
+  /** Emails the provider gives other than the login (an email changed at the provider). */
+  const providerEmails: Record<string, string> = {};
+  const oidcSignIn = async (page: Page, login: string) => {
+    await page.goto(`${system.consoleUrl}/sign-in`);
+    await page.getByRole("link", { name: /sign in with/i }).click();
+    await page.locator("input[name=login]").fill(login);
+    await page.locator("input[name=password]").fill("any");
+    await page.locator("button[type=submit]").click();
+    await page.locator("button[type=submit]").click();
+    await page.waitForURL(
+      (url) => url.pathname !== "/auth/oidc/callback" && url.port === new URL(system.consoleUrl).port,
+    );
+  };
+  const sessionOf = async (page: Page) => {
+    const cookie = (await page.context().cookies()).find((c) => c.name === "testrun_session");
+    return consoleClient(system, `testrun_session=${cookie?.value}`).getSession({});
   };
   const apiSettings = () => `${system.consoleUrl}/projects/${acme.projectId}/settings/api`;
   const v1Project = (secret: string) =>
@@ -55,6 +73,7 @@ describe("console in a browser", function () {
     provider = await startOidcProvider({
       redirectUri: `http://localhost:${consolePort}/auth/oidc/callback`,
       unverified: ["unverified@acme.example"],
+      emails: providerEmails,
     });
     system = await startE2eSystem({
       consoleHttpPort: consolePort,
@@ -89,6 +108,13 @@ describe("console in a browser", function () {
     const { url } = await signInLinkOf(system, acme.ownerId);
     const page = await newPage();
     await page.goto(url);
+    // Nothing is used on load: the page says whom the link signs in, and where, and waits.
+    await page.getByRole("heading", { name: "Sign in as Owner?" }).waitFor();
+    await page.getByText("in the organization Acme web").waitFor();
+    expect(page.url()).to.equal(`${system.consoleUrl}/sign-in/link`);
+    expect((await page.context().cookies()).map((c) => c.name)).not.to.include("testrun_session");
+    await screenshot(page, "sign-in-link-confirm-1280");
+    await page.getByRole("button", { name: "Sign in as Owner" }).click();
     await page.getByRole("heading", { name: "Acme web" }).waitFor();
     expect(page.url()).to.equal(`${system.consoleUrl}/projects/${acme.projectId}`);
     await screenshot(page, "project-overview-1280");
@@ -97,6 +123,22 @@ describe("console in a browser", function () {
     await again.goto(url);
     await again.getByText("This sign-in link is not valid").waitFor();
     await screenshot(again, "sign-in-link-used-1280");
+  });
+
+  it("a sign-in link for someone else warns a browser already signed in, and asks first (390 px)", async () => {
+    const page = await newPage("narrow");
+    await openLink(page, acme.ownerId);
+    const other = await member("someone.else@acme.example", Role.VIEWER);
+    const link = await signInLinkOf(system, other.id);
+    secrets.push(link.token);
+    await page.goto(link.url);
+    await page.getByText("This browser is signed in as owner@acme-web.example").waitFor();
+    expect(await horizontalOverflow(page)).to.equal(0);
+    await screenshot(page, "sign-in-link-other-person-390");
+    // Cancel keeps the session as it was, and the link unused.
+    await page.getByRole("link", { name: "Cancel" }).click();
+    await page.getByRole("heading", { name: "Acme web" }).first().waitFor();
+    expect((await sessionOf(page)).email).to.equal("owner@acme-web.example");
   });
 
   it("an expired sign-in link is refused", async () => {
@@ -227,7 +269,9 @@ describe("console in a browser", function () {
     const page = await newPage("narrow");
     await openLink(page, acme.ownerId);
     const [session] = (await page.context().cookies()).filter((c) => c.name === "testrun_session");
-    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByText("owner@acme-web.example").click();
+    await screenshot(page, "account-menu-390");
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.waitForURL(/\/sign-in/);
     await page.getByText("You are signed out.").waitFor();
     await screenshot(page, "signed-out-390");
@@ -241,6 +285,77 @@ describe("console in a browser", function () {
         () => "refused",
       ),
     ).to.equal("refused");
+  });
+
+  it("Sign out everywhere, from the account menu, ends the other browser's session too", async () => {
+    const laptop = await newPage();
+    await openLink(laptop, acme.ownerId);
+    const phone = await newPage("narrow");
+    await openLink(phone, acme.ownerId);
+    await laptop.getByText("owner@acme-web.example").click();
+    await screenshot(laptop, "account-menu-1280");
+    await laptop.getByRole("button", { name: "Sign out everywhere" }).click();
+    await laptop.getByText("You are signed out in every browser").waitFor();
+    await screenshot(laptop, "signed-out-everywhere-1280");
+    await phone.reload();
+    await phone.waitForURL(/\/sign-in\?next=/);
+  });
+
+  it("OpenID Connect: starting a sign-in stores nothing on the server, and a long return path returns to /", async () => {
+    const rows = async () => {
+      const { rows: tables } = await db.query(
+        "select table_name from information_schema.tables where table_schema = 'console' and table_type = 'BASE TABLE'",
+      );
+      let total = 0;
+      for (const { table_name } of tables)
+        total += (await db.query(`select count(*)::int as n from console."${table_name}"`)).rows[0].n;
+      return total;
+    };
+    const before = await rows();
+    const starts = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        fetch(`${system.consoleUrl}/auth/oidc/start?next=/${"x".repeat(1900)}`, { redirect: "manual" }),
+      ),
+    );
+    for (const start of starts) {
+      expect(start.status).to.equal(302);
+      const [cookie] = start.headers.getSetCookie();
+      expect(cookie).to.match(
+        /^testrun_oidc_state=[A-Za-z0-9_-]+; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+      );
+      expect(cookie?.length).to.be.below(1200);
+    }
+    expect(await rows()).to.equal(before);
+    // An attempt cookie from elsewhere (not sealed by this console) finishes nothing.
+    const forged = await fetch(`${system.consoleUrl}/auth/oidc/callback?state=abc&code=x`, {
+      headers: { cookie: "testrun_oidc_state=abc" },
+      redirect: "manual",
+    });
+    expect(forged.headers.get("location")).to.equal("/sign-in?error=oidc_failed");
+  });
+
+  it("OpenID Connect: a member is bound to the first subject; another subject with its email takes nothing, and a changed email keeps the person's member", async () => {
+    const kate = await member("kate.oidc@acme.example", Role.EDITOR);
+    const bob = await member("bob.oidc@acme.example", Role.EDITOR);
+    // Bob and Kate sign in once each: each member is bound to its own subject.
+    const first = await newPage();
+    await oidcSignIn(first, "bob.oidc@acme.example");
+    expect((await sessionOf(first)).memberships.map((m) => m.member?.id)).to.deep.equal([bob.id]);
+    const second = await newPage();
+    await oidcSignIn(second, "kate.oidc@acme.example");
+    expect((await sessionOf(second)).memberships.map((m) => m.member?.id)).to.deep.equal([kate.id]);
+
+    // Another account at the provider showing Kate's (verified) email is not Kate.
+    providerEmails["impostor"] = "kate.oidc@acme.example";
+    const impostor = await newPage();
+    await oidcSignIn(impostor, "impostor");
+    expect(impostor.url()).to.match(/error=not_a_member/);
+
+    // Kate's email changes to Bob's at the provider: she is still Kate, and never Bob.
+    providerEmails["kate.oidc@acme.example"] = "bob.oidc@acme.example";
+    const changed = await newPage();
+    await oidcSignIn(changed, "kate.oidc@acme.example");
+    expect((await sessionOf(changed)).memberships.map((m) => m.member?.id)).to.deep.equal([kate.id]);
   });
 
   it("an unknown page, and another organization's project, show not found", async () => {

@@ -70,7 +70,8 @@ describe("console (end to end)", function () {
       expect(cookie).not.to.match(/; Secure/);
       secrets.push(sessionCookieOf(first));
       const session = await consoleClient(system, sessionCookieOf(first)).getSession({});
-      expect(session.email).to.equal("owner@Acme-console.example");
+      // Stored, and signed in, in its normal form (lower case).
+      expect(session.email).to.equal("owner@acme-console.example");
 
       const again = await redeemLink(system, token);
       expect(again.status).to.equal(400);
@@ -151,10 +152,115 @@ describe("console (end to end)", function () {
         Code.Unauthenticated,
       );
       const { rows } = await db.query(
-        "select count(*)::int as n from console.sessions where lower(email) = $1",
-        ["leaving@acme.example"],
+        "select count(*)::int as n from console.session_members where member_id = $1",
+        [leaving.id],
       );
       expect(rows[0].n).to.equal(0);
+    });
+
+    it("removing a member in the console ends their sessions before their next call", async () => {
+      const organizationId = await organizationOf(acme);
+      const leaving = await memberOf("leaving.now@acme.example", Role.EDITOR, organizationId);
+      const cookie = await signIn(system, leaving.id);
+      const owner = consoleClient(system, await signIn(system, acme.ownerId));
+      await owner.removeMember({ organizationId, memberId: leaving.id });
+      const sessionsOf = async () =>
+        (
+          await db.query("select count(*)::int as n from console.session_members where member_id = $1", [
+            leaving.id,
+          ])
+        ).rows[0].n;
+      expect(await sessionsOf()).to.equal(0);
+      // Added back at once (the same member id): the old session stays ended.
+      await memberOf("leaving.now@acme.example", Role.EDITOR, organizationId);
+      expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
+        Code.Unauthenticated,
+      );
+    });
+
+    it("a sign-in link signs in its member, in its organization only, even with a KELVIN SIGN email", async () => {
+      // Kate is an Owner in org B. An Admin of org A adds "\u212Aate@…" (KELVIN SIGN) and gets its link.
+      const orgB = await newProject(system, "Kates own", { credits: 0 });
+      const orgBId = await organizationOf(orgB);
+      const kateInB = await memberOf("kate@corp.example", Role.OWNER, orgBId);
+      const orgAId = await organizationOf(acme);
+      const admin = await memberOf("admin.a@acme.example", Role.ADMIN, orgAId);
+      const asAdmin = consoleClient(system, await signIn(system, admin.id));
+      const { member } = await asAdmin.addMember({
+        organizationId: orgAId,
+        email: "\u212Aate@corp.example",
+        displayName: "Kate?",
+        role: Role.VIEWER,
+      });
+      expect(member?.email).to.equal("kate@corp.example");
+      const session = consoleClient(system, await signIn(system, member?.id ?? ""));
+      const { memberships } = await session.getSession({});
+      expect(memberships.map((m) => [m.organization?.id, m.member?.id])).to.deep.equal([
+        [orgAId, member?.id],
+      ]);
+      for (const call of [
+        session.listProjects({ organizationId: orgBId }),
+        session.listApiKeys({ projectId: orgB.projectId }),
+        session.listMembers({ organizationId: orgBId }),
+      ])
+        expect((await refusal(call)).code).to.equal(Code.NotFound);
+      // Kate's own link still gives her org B (and only B: her member there).
+      const kate = await consoleClient(system, await signIn(system, kateInB.id)).getSession({});
+      expect(kate.memberships.map((m) => m.organization?.id)).to.deep.equal([orgBId]);
+    });
+
+    it("signing in ends the browser's previous session", async () => {
+      const first = await signIn(system, acme.ownerId);
+      const organizationId = await organizationOf(acme);
+      const other = await memberOf("second.person@acme.example", Role.VIEWER, organizationId);
+      const { token } = await signInLinkOf(system, other.id);
+      secrets.push(token);
+      const second = await redeemLink(system, token, { cookie: first });
+      expect(second.status).to.equal(204);
+      expect((await refusal(consoleClient(system, first).getSession({}))).code).to.equal(
+        Code.Unauthenticated,
+      );
+      expect((await consoleClient(system, sessionCookieOf(second)).getSession({})).email).to.equal(
+        "second.person@acme.example",
+      );
+    });
+
+    it("Sign out everywhere ends every session of the member, and no one else's", async () => {
+      const organizationId = await organizationOf(acme);
+      const person = await memberOf("everywhere@acme.example", Role.EDITOR, organizationId);
+      const laptop = await signIn(system, person.id);
+      const phone = await signIn(system, person.id);
+      const someoneElse = await signIn(system, acme.ownerId);
+      const { endedSessions } = await consoleClient(system, phone).signOutEverywhere({});
+      expect(endedSessions).to.equal(2);
+      for (const cookie of [laptop, phone])
+        expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
+          Code.Unauthenticated,
+        );
+      expect((await consoleClient(system, someoneElse).getSession({})).memberships.length).to.equal(1);
+    });
+
+    it("a link can be looked at without being used: who it signs in, and where", async () => {
+      const { token } = await signInLinkOf(system, acme.ownerId);
+      secrets.push(token);
+      const preview = (candidate: string) =>
+        fetch(`${system.consoleUrl}/auth/link/preview`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ token: candidate }),
+        });
+      const answer = await preview(token);
+      expect(answer.status).to.equal(200);
+      expect(answer.headers.getSetCookie()).to.deep.equal([]);
+      expect(await answer.json()).to.deep.equal({
+        email: "owner@acme-console.example",
+        displayName: "Owner",
+        organizationName: "Acme console",
+      });
+      expect((await preview("x".repeat(43))).status).to.equal(400);
+      // Still unused: it signs in once now.
+      expect((await redeemLink(system, token)).status).to.equal(204);
+      expect((await preview(token)).status).to.equal(400);
     });
   });
 

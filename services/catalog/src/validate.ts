@@ -34,12 +34,25 @@ export function checkDescription(value: string, field: string, violations: Viola
   return value;
 }
 
-/** An email address: trimmed, contains "@", at most 320 characters. */
+/**
+ * An email address in its one stored form (docs/security.md, "Sign-in"): trimmed, NFKC-normalised,
+ * then lower-cased, so that lookalikes (U+212A KELVIN SIGN for "k", fullwidth letters) and letter
+ * case never make two addresses of one person. Every comparison of emails is an exact comparison
+ * of this form, never PostgreSQL's lower(), whose folding depends on the database's locale. What
+ * does not normalise to a plausible address (one "@", something on each side, no spaces, control
+ * or invisible format characters) is refused; at most 320 characters.
+ */
+export function normalizeEmail(value: string): string {
+  return value.trim().normalize("NFKC").toLowerCase();
+}
+
+const implausibleInEmail = /[\p{Cc}\p{Cf}\p{Z}\s]/u;
+
 export function checkEmail(value: string, field: string, violations: Violations): string {
-  const email = value.trim();
+  const email = normalizeEmail(value);
   if (email.length === 0) violations.add(field, "is required");
   else if (codePoints(email) > 320) violations.add(field, "must be at most 320 characters");
-  else if (!/^[^@\s]+@[^@\s]+$/.test(email))
+  else if (!/^[^@]+@[^@]+$/.test(email) || implausibleInEmail.test(email))
     violations.add(field, "must be an email address like ann@example.com");
   return email;
 }

@@ -304,7 +304,8 @@ describe("catalog: members, roles and rights", () => {
         Code.NotFound,
       );
       expect(first.member).to.include({
-        email,
+        // Stored in its normal form (lower case): services/catalog/test/emails.test.ts.
+        email: email.toLowerCase(),
         displayName: "Ann",
         role: Role.EDITOR,
         state: MemberState.ACTIVE,

@@ -31,6 +31,17 @@ export class Directory {
     });
   }
 
+  /**
+   * The memberships of exactly these members that are still active (looked up by their stored
+   * emails, one call per distinct email, and kept only when the id is one of them).
+   */
+  async activeMemberships(members: readonly { id: string; email: string }[]): Promise<Membership[]> {
+    const ids = new Set(members.map((m) => m.id));
+    const emails = [...new Set(members.map((m) => m.email))];
+    const found = await Promise.all(emails.map((email) => this.membershipsOf(email)));
+    return found.flat().filter((membership) => ids.has(membership.member.id));
+  }
+
   /** A member, active or removed; undefined if unknown. */
   async member(memberId: string): Promise<Member | undefined> {
     try {

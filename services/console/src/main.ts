@@ -6,6 +6,7 @@ import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { bind, runService, serveHttp, serviceClient } from "@testrun/kit";
 import { OidcSignIn } from "./auth/oidc.js";
+import { OidcBindings } from "./auth/oidc-bindings.js";
 import { SessionStore } from "./auth/sessions.js";
 import { SignInLinks } from "./auth/sign-in-links.js";
 import { configSchema } from "./config.js";
@@ -42,7 +43,7 @@ await runService({
     const { OIDC_ISSUER_URL: issuerUrl, OIDC_CLIENT_ID: clientId, OIDC_CLIENT_SECRET: clientSecret } = config;
     const oidc =
       issuerUrl && clientId && clientSecret
-        ? new OidcSignIn({ issuerUrl, clientId, clientSecret, appUrl: config.APP_URL }, orm, logger)
+        ? new OidcSignIn({ issuerUrl, clientId, clientSecret, appUrl: config.APP_URL }, logger)
         : undefined;
 
     const sweeper = setInterval(() => {
@@ -61,10 +62,11 @@ await runService({
       links,
       directory,
       cookies: new ConsoleCookies(config.APP_URL),
-      ...(oidc && { oidc }),
+      ...(oidc && { oidc, bindings: new OidcBindings(orm, directory) }),
       webRoot,
       consoleService: consoleService({
         viewers: new Viewers(sessions, directory),
+        sessions,
         catalog,
         keys,
         runs,

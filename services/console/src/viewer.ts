@@ -19,9 +19,10 @@ const signedOut = () => new ConnectError("not signed in, or the session ended", 
 export const notFound = (what: string) => new ConnectError(`${what} not found`, Code.NotFound);
 
 /**
- * Resolves the person behind a console call, and the member they act as in an organization.
- * Memberships are read from the catalog on every call, so a removed member loses access with their
- * next click; when the last one is gone, every session of that email ends.
+ * Resolves the person behind a console call, and the member they act as in an organization. A
+ * session acts only as the members it covers (sessions.ts), read from the catalog on every call:
+ * when any of them is no longer active, the session ends (a removed member's sessions also end as
+ * soon as the catalog announces the removal: access-losses.ts).
  */
 export class Viewers {
   constructor(
@@ -33,9 +34,9 @@ export class Viewers {
     const id = ctx.values.get(sessionCookieKey);
     const session = id ? await this.sessions.resume(id) : undefined;
     if (!session) throw signedOut();
-    const memberships = await this.directory.membershipsOf(session.email);
-    if (memberships.length === 0) {
-      await this.sessions.endAllOf(session.email);
+    const memberships = await this.directory.activeMemberships(session.members);
+    if (memberships.length < session.members.length) {
+      await this.sessions.end(id as string);
       throw signedOut();
     }
     return { email: session.email, expiresAt: session.expiresAt, memberships };

@@ -19,6 +19,8 @@ export async function startOidcProvider(options: {
   redirectUri: string;
   /** Emails the provider does not vouch for (email_verified false). */
   unverified?: string[];
+  /** Emails of logins other than the login itself (changed at the provider); read at each sign-in. */
+  emails?: Record<string, string>;
 }): Promise<TestOidcProvider> {
   const clientId = "testrun-console";
   const clientSecret = "a-test-client-secret-of-enough-length";
@@ -44,7 +46,7 @@ export async function startOidcProvider(options: {
       accountId: id,
       claims: () => ({
         sub: id,
-        email: id,
+        email: options.emails?.[id] ?? id,
         email_verified: !(options.unverified ?? []).includes(id),
         name: id.split("@")[0],
       }),

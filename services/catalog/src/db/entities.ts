@@ -59,11 +59,11 @@ export const Member = defineEntity({
   },
   uniques: [
     {
-      // One member per address and organization, ignoring case ("Ann@x.io" = "ann@x.io"), removed
-      // ones included: AddMember finds a removed member by it to reactivate the same row.
+      // One member per address and organization, removed ones included: AddMember finds a removed
+      // member by it to reactivate the same row. Emails are stored normalised (validate.ts,
+      // normalizeEmail), so "Ann@x.io" and "ann@x.io" are one address without lower().
       name: "members_organization_email_unique",
-      expression: (c, t, n) =>
-        `create unique index "${n}" on ${t} ("${c.organizationId}", lower("${c.email}"))`,
+      properties: ["organizationId", "email"],
     },
   ],
   indexes: [
@@ -72,8 +72,7 @@ export const Member = defineEntity({
     // FindMembersByEmail: who a person signing in to the console is, on every console call.
     {
       name: "members_active_email_index",
-      expression: (c, t, n) =>
-        `create index "${n}" on ${t} (lower("${c.email}")) where "${c.removedAt}" is null`,
+      expression: (c, t, n) => `create index "${n}" on ${t} ("${c.email}") where "${c.removedAt}" is null`,
     },
   ],
   checks: [

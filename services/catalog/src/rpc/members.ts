@@ -1,7 +1,7 @@
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { newId, requireOperator } from "@testrun/kit";
 import { authorizeMemberTarget, authorizeOrganization, checkActor, type Granted } from "../access.js";
-import { alreadyExists, denied, failedPrecondition, invalid, Violations } from "../errors.js";
+import { alreadyExists, denied, failedPrecondition, Violations } from "../errors.js";
 import { pageOf, readPage } from "../paging.js";
 import {
   hasKeyRights,
@@ -92,7 +92,7 @@ export function memberHandlers({ db, outbox, announceAccessChange }: Deps): Hand
           if (refusal) throw denied(refusal);
 
           const existing = await sql.one<MemberRow>(
-            `select ${memberColumns} from catalog.members m where m.organization_id = ? and lower(m.email) = lower(?)`,
+            `select ${memberColumns} from catalog.members m where m.organization_id = ? and m.email = ?`,
             [req.organizationId, email],
           );
           if (existing && !existing.removed_at)
@@ -129,14 +129,17 @@ export function memberHandlers({ db, outbox, announceAccessChange }: Deps): Hand
     async findMembersByEmail(req) {
       requireOperator(req.actor);
       checkActor(req.actor);
-      if (!req.email.trim()) throw invalid("email is required");
+      // The stored form, compared exactly: what does not normalise to an address matches nobody.
+      const violations = new Violations();
+      const email = checkEmail(req.email, "email", violations);
+      violations.check();
       const rows = await db.read((sql) =>
         sql.all<MemberRow & { org_name: string; org_created_at: Date }>(
           `select ${memberColumns}, o.name as org_name, o.created_at as org_created_at
            from catalog.members m join catalog.organizations o on o.id = m.organization_id
-           where lower(m.email) = lower(?) and m.removed_at is null
+           where m.email = ? and m.removed_at is null
            order by lower(o.name), o.id`,
-          [req.email.trim()],
+          [email],
         ),
       );
       return {

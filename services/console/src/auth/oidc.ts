@@ -1,10 +1,22 @@
-import type { EntityManager } from "@mikro-orm/postgresql";
-import { dbDate, type Logger, type Orm } from "@testrun/kit";
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import type { Logger } from "@testrun/kit";
 import * as oidc from "openid-client";
-import { digestOf } from "./credentials.js";
+import type { OidcIdentity } from "./oidc-bindings.js";
 
 /** How long a person has at their identity provider before the sign-in must start over. */
-const attemptLifetimeMs = 10 * 60_000;
+export const attemptLifetimeMs = 10 * 60_000;
+/** Longest return path an attempt carries (longer ones return to "/"): the cookie stays small. */
+export const maxReturnPathLength = 1024;
+
+/** What the callback needs to finish a sign-in, kept in the browser (sealed) until it returns. */
+interface Attempt {
+  state: string;
+  codeVerifier: string;
+  nonce: string;
+  returnTo: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+}
 
 export interface OidcSettings {
   issuerUrl: string;
@@ -21,19 +33,48 @@ export class OidcFailure extends Error {
 
 /**
  * OpenID Connect sign-in (authorization code flow with PKCE, openid-client) against the issuer an
- * operator configured. The person is identified by the ID token's `email` claim, and only when the
- * provider says it verified it (`email_verified: true`).
+ * operator configured. The person is the ID token's issuer and subject, with the `email` the
+ * provider says it verified (`email_verified: true`); which members that covers is oidc-bindings.ts.
+ *
+ * Starting a sign-in writes nothing on the server: the attempt (state, PKCE verifier, nonce, return
+ * path, end) travels in an HttpOnly cookie sealed with AES-256-GCM under a key derived from the
+ * client secret, which every replica has; anyone may start as many as they like at no cost to us.
  */
 export class OidcSignIn {
   private configuration: Promise<oidc.Configuration> | undefined;
   readonly redirectUri: string;
+  private readonly sealingKey: Buffer;
 
   constructor(
     private readonly settings: OidcSettings,
-    private readonly orm: Orm,
     private readonly logger: Logger,
   ) {
     this.redirectUri = `${settings.appUrl}/auth/oidc/callback`;
+    this.sealingKey = Buffer.from(
+      hkdfSync("sha256", settings.clientSecret, "testrun-console", "oidc sign-in attempt cookie", 32),
+    );
+  }
+
+  /** The attempt, sealed for its cookie: base64url of IV (12 bytes), ciphertext and tag (16). */
+  private seal(attempt: Attempt): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.sealingKey, iv);
+    const sealed = Buffer.concat([cipher.update(JSON.stringify(attempt), "utf8"), cipher.final()]);
+    return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString("base64url");
+  }
+
+  /** The attempt a cookie holds, or undefined when it was not sealed here, was altered, or is malformed. */
+  private open(cookie: string | undefined): Attempt | undefined {
+    if (!cookie || cookie.length > 4096) return undefined;
+    try {
+      const bytes = Buffer.from(cookie, "base64url");
+      const decipher = createDecipheriv("aes-256-gcm", this.sealingKey, bytes.subarray(0, 12));
+      decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+      const text = Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]);
+      return JSON.parse(text.toString("utf8")) as Attempt;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The provider's host, to name it on the sign-in button. */
@@ -60,21 +101,19 @@ export class OidcSignIn {
     return this.configuration;
   }
 
-  private em(): EntityManager {
-    return this.orm.em.fork();
-  }
-
-  /** Starts a sign-in: the provider URL to send the browser to, and the state the browser must keep. */
-  async start(returnTo: string): Promise<{ url: URL; state: string }> {
+  /** Starts a sign-in: the provider URL to send the browser to, and the sealed attempt for its cookie. */
+  async start(returnTo: string): Promise<{ url: URL; cookie: string }> {
     const config = await this.config();
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    await this.em().execute(
-      `insert into console.oidc_attempts (state_digest, code_verifier, nonce, return_to, expires_at)
-       values (?, ?, ?, ?, ?)`,
-      [digestOf(state), codeVerifier, nonce, returnTo, new Date(Date.now() + attemptLifetimeMs)],
-    );
+    const cookie = this.seal({
+      state,
+      codeVerifier,
+      nonce,
+      returnTo: returnTo.length <= maxReturnPathLength ? returnTo : "/",
+      expiresAt: Date.now() + attemptLifetimeMs,
+    });
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.redirectUri,
       scope: "openid email profile",
@@ -83,40 +122,44 @@ export class OidcSignIn {
       state,
       nonce,
     });
-    return { url, state };
+    return { url, cookie };
   }
 
   /**
    * Finishes a sign-in from the provider's redirect (`query` is the callback's query string) in the
-   * browser holding `stateCookie`. Returns the verified email and where to go; an attempt is usable once.
+   * browser holding the attempt's cookie. Returns who signed in and where to go. The cookie is
+   * cleared by the callback, and the provider takes an authorization code once.
    */
-  async finish(query: string, stateCookie: string | undefined): Promise<{ email: string; returnTo: string }> {
+  async finish(
+    query: string,
+    attemptCookie: string | undefined,
+  ): Promise<{ identity: OidcIdentity; returnTo: string }> {
     const params = new URLSearchParams(query);
     const state = params.get("state");
-    if (!state || state !== stateCookie) throw new OidcFailure("state missing or not this browser's");
-    const [attempt] = await this.em().execute<
-      { code_verifier: string; nonce: string; return_to: string; expires_at: Date | string }[]
-    >(
-      "delete from console.oidc_attempts where state_digest = ? returning code_verifier, nonce, return_to, expires_at",
-      [digestOf(state)],
-    );
-    if (!attempt || dbDate(attempt.expires_at) <= new Date())
-      throw new OidcFailure("no such sign-in under way");
+    const attempt = this.open(attemptCookie);
+    if (!state || !attempt || attempt.state !== state)
+      throw new OidcFailure("state missing or not this browser's");
+    if (attempt.expiresAt <= Date.now()) throw new OidcFailure("the sign-in took too long");
     if (params.has("error")) throw new OidcFailure(`the provider refused: ${params.get("error")}`);
 
     let identity: Record<string, unknown>;
+    let issuer: string;
+    let subject: string;
     try {
       const config = await this.config();
       const tokens = await oidc.authorizationCodeGrant(config, new URL(`${this.redirectUri}?${query}`), {
-        pkceCodeVerifier: attempt.code_verifier,
+        pkceCodeVerifier: attempt.codeVerifier,
         expectedState: state,
         expectedNonce: attempt.nonce,
         idTokenExpected: true,
       });
       const claims = tokens.claims();
+      if (!claims) throw new OidcFailure("no ID token");
+      issuer = claims.iss;
+      subject = claims.sub;
       identity = { ...claims };
       // Providers that keep the ID token minimal give the email at the UserInfo endpoint instead.
-      if (claims && typeof claims.email !== "string")
+      if (typeof claims.email !== "string")
         identity = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
     } catch (error) {
       // The provider's answer, never the code or tokens (they are not in these errors' messages).
@@ -127,6 +170,6 @@ export class OidcSignIn {
     const { email, email_verified: verified } = identity;
     if (typeof email !== "string" || !email.includes("@") || verified !== true)
       throw new OidcFailure("the provider vouches for no verified email");
-    return { email, returnTo: attempt.return_to };
+    return { identity: { issuer, subject, email }, returnTo: attempt.returnTo };
   }
 }

@@ -12,11 +12,19 @@ export interface SessionLimits {
   maxMs: number;
 }
 
+/** A member a session acts as: its id, and its email as the catalog stores it (to look it up). */
+export interface CoveredMember {
+  id: string;
+  email: string;
+}
+
 /** A live session, as a request sees it. */
 export interface LiveSession {
   digest: string;
   email: string;
   expiresAt: Date;
+  /** The members (one per organization) it acts as; fixed at sign-in. */
+  members: CoveredMember[];
 }
 
 interface Row {
@@ -29,7 +37,9 @@ interface Row {
 /**
  * Server-side sessions (schema `console`, table `sessions`). The browser holds only the session
  * id in an HttpOnly cookie; the table holds its digest. Ending a session deletes its row, so it
- * ends for every console replica at once.
+ * ends for every console replica at once. A session covers the members named at sign-in
+ * (`session_members`): a link's one member, or the members bound to an OpenID subject; never every
+ * member that happens to share an email (docs/security.md, "Sign-in").
  */
 export class SessionStore {
   constructor(
@@ -41,19 +51,29 @@ export class SessionStore {
     return this.orm.em.fork();
   }
 
-  /** Starts a session for an email; returns the cookie value (never stored as such). */
+  /** Starts a session acting as `members`; returns the cookie value (never stored as such). */
   async start(
     email: string,
     method: "link" | "oidc",
+    members: CoveredMember[],
     now = new Date(),
   ): Promise<{ id: string; expiresAt: Date }> {
+    if (members.length === 0) throw new Error("a session must cover at least one member");
     const id = newCredential();
+    const digest = digestOf(id);
     const expiresAt = new Date(now.getTime() + this.limits.maxMs);
-    await this.em().execute(
-      `insert into console.sessions (digest, email, method, created_at, last_seen_at, expires_at)
-       values (?, ?, ?, ?, ?, ?)`,
-      [digestOf(id), email, method, now, now, expiresAt],
-    );
+    await this.em().transactional(async (em) => {
+      await em.execute(
+        `insert into console.sessions (digest, email, method, created_at, last_seen_at, expires_at)
+         values (?, ?, ?, ?, ?, ?)`,
+        [digest, email, method, now, now, expiresAt],
+      );
+      for (const member of members)
+        await em.execute(
+          "insert into console.session_members (session_digest, member_id, email) values (?, ?, ?)",
+          [digest, member.id, member.email],
+        );
+    });
     return { id, expiresAt };
   }
 
@@ -82,7 +102,16 @@ export class SessionStore {
         now,
       ]);
     }
-    return { digest, email: row.email, expiresAt };
+    const members = await em.execute<{ member_id: string; email: string }[]>(
+      "select member_id, email from console.session_members where session_digest = ? order by member_id",
+      [digest],
+    );
+    return {
+      digest,
+      email: row.email,
+      expiresAt,
+      members: members.map((m) => ({ id: m.member_id, email: m.email })),
+    };
   }
 
   /** Ends one session (sign-out). Ending an unknown or ended session changes nothing. */
@@ -90,17 +119,22 @@ export class SessionStore {
     await this.em().execute("delete from console.sessions where digest = ?", [digestOf(id)]);
   }
 
-  /** Ends every session of a person (their last membership is gone). */
-  async endAllOf(email: string): Promise<number> {
-    const result = await this.em().execute(
-      "delete from console.sessions where lower(email) = lower(?)",
-      [email],
-      "run",
+  /**
+   * Ends every session covering any of these members (one was removed; "Sign out everywhere").
+   * Returns the digests of the sessions ended, so live streams of them can be closed too.
+   */
+  async endCovering(memberIds: readonly string[]): Promise<string[]> {
+    if (memberIds.length === 0) return [];
+    const rows = await this.em().execute<{ digest: string }[]>(
+      `delete from console.sessions where digest in
+         (select session_digest from console.session_members where member_id in (${memberIds.map(() => "?").join(", ")}))
+       returning digest`,
+      [...memberIds],
     );
-    return Number((result as { affectedRows?: number }).affectedRows ?? 0);
+    return rows.map((row) => row.digest);
   }
 
-  /** Deletes sessions, links and sign-in attempts past their end (rows nobody can use any more). */
+  /** Deletes sessions and links past their end (rows nobody can use any more). */
   async sweep(now = new Date()): Promise<void> {
     const em = this.em();
     const idleBefore = new Date(now.getTime() - this.limits.idleMs);
@@ -109,6 +143,5 @@ export class SessionStore {
       idleBefore,
     ]);
     await em.execute("delete from console.sign_in_links where expires_at <= ?", [now]);
-    await em.execute("delete from console.oidc_attempts where expires_at <= ?", [now]);
   }
 }

@@ -28,6 +28,16 @@ export class SignInLinks {
     return { token, expiresAt };
   }
 
+  /** The member a link would sign in, without using it; undefined if unknown, used, or expired. */
+  async peek(token: string, now = new Date()): Promise<string | undefined> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+    const [row] = await this.em().execute<{ member_id: string }[]>(
+      "select member_id from console.sign_in_links where digest = ? and used_at is null and expires_at > ?",
+      [digestOf(token), now],
+    );
+    return row?.member_id;
+  }
+
   /** Uses a link: the member it signs in, or undefined (unknown, used, or expired). */
   async redeem(token: string, now = new Date()): Promise<string | undefined> {
     if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;

@@ -4,8 +4,8 @@ import { defineEntity, p } from "@mikro-orm/core";
 // schemas. Credentials (session ids, link tokens) are stored only as their SHA-256 hex digest.
 
 /**
- * A console session: a person signed in with an email. Which organizations and roles that gives is
- * read from the catalog on every call, so removing a member takes effect at once.
+ * A console session: a person signed in as the members listed in `session_members` (fixed at
+ * sign-in). Whether they are still active, and their roles, are read from the catalog on every call.
  */
 export const Session = defineEntity({
   name: "Session",
@@ -23,15 +23,42 @@ export const Session = defineEntity({
     expiresAt: p.datetime(),
   },
   indexes: [
-    // Ending every session of a person whose last membership went.
-    {
-      name: "sessions_email_index",
-      expression: (c, t, n) => `create index "${n}" on ${t} (lower("${c.email}"))`,
-    },
     // Sweeping ended sessions.
     { name: "sessions_expires_index", properties: ["expiresAt"] },
   ],
   checks: [{ name: "sessions_digest_sha256_hex", expression: "digest ~ '^[0-9a-f]{64}$'" }],
+});
+
+/** A member a session acts as; deleted with its session. */
+export const SessionMember = defineEntity({
+  name: "SessionMember",
+  tableName: "session_members",
+  properties: {
+    session: p.manyToOne(Session).primary().fieldName("session_digest").deleteRule("cascade"),
+    memberId: p.text().primary(),
+    /** The member's email as the catalog stores it: how it is looked up (FindMembersByEmail). */
+    email: p.text(),
+  },
+  // Ending the sessions of a removed member.
+  indexes: [{ name: "session_members_member_index", properties: ["memberId"] }],
+});
+
+/**
+ * A member bound to an OpenID identity: the issuer and subject of the first verified sign-in with
+ * its email. Only that subject signs in as it afterwards (auth/oidc-bindings.ts).
+ */
+export const OidcBinding = defineEntity({
+  name: "OidcBinding",
+  tableName: "oidc_bindings",
+  properties: {
+    memberId: p.text().primary(),
+    issuer: p.text(),
+    subject: p.text(),
+    /** The member's email as the catalog stores it. */
+    email: p.text(),
+    boundAt: p.datetime(),
+  },
+  indexes: [{ name: "oidc_bindings_subject_index", properties: ["issuer", "subject"] }],
 });
 
 /** A one-time sign-in link for a member (testrunctl member sign-in-link). */
@@ -51,23 +78,4 @@ export const SignInLink = defineEntity({
   checks: [{ name: "sign_in_links_digest_sha256_hex", expression: "digest ~ '^[0-9a-f]{64}$'" }],
 });
 
-/**
- * An OpenID Connect sign-in under way: what the callback needs to finish it (the PKCE verifier,
- * the nonce, where to return). Keyed by the digest of the `state` parameter, which the browser
- * also holds in a cookie, so a callback only completes in the browser that started it.
- */
-export const OidcAttempt = defineEntity({
-  name: "OidcAttempt",
-  tableName: "oidc_attempts",
-  properties: {
-    stateDigest: p.text().primary(),
-    codeVerifier: p.text(),
-    nonce: p.text(),
-    /** A path of the console (never another origin) to return to after sign-in. */
-    returnTo: p.text(),
-    expiresAt: p.datetime(),
-  },
-  indexes: [{ name: "oidc_attempts_expires_index", properties: ["expiresAt"] }],
-});
-
-export const entities = [Session, SignInLink, OidcAttempt];
+export const entities = [Session, SessionMember, SignInLink, OidcBinding];

@@ -2,8 +2,9 @@ import { bodyParser } from "@koa/bodyparser";
 import type Router from "@koa/router";
 import { MemberState } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Logger } from "@testrun/kit";
-import { OidcFailure, type OidcSignIn } from "../auth/oidc.js";
-import type { SessionStore } from "../auth/sessions.js";
+import { attemptLifetimeMs, OidcFailure, type OidcSignIn } from "../auth/oidc.js";
+import type { OidcBindings } from "../auth/oidc-bindings.js";
+import type { CoveredMember, SessionStore } from "../auth/sessions.js";
 import type { SignInLinks } from "../auth/sign-in-links.js";
 import type { Directory } from "../directory.js";
 import type { ConsoleCookies } from "./cookies.js";
@@ -15,6 +16,7 @@ export interface AuthDeps {
   directory: Directory;
   cookies: ConsoleCookies;
   oidc?: OidcSignIn;
+  bindings?: OidcBindings;
   logger: Logger;
 }
 
@@ -23,6 +25,8 @@ const signInPage = (error: "not_a_member" | "oidc_failed" | "link_invalid") => `
 
 /**
  * Sign-in and sign-out (plain HTTP: they are redirects and cookies, not RPCs):
+ * - POST /auth/link/preview {token}: who a sign-in link is for (the page asks "Sign in as X?"),
+ *   without using it; 200 {email, displayName, organizationName}, or 400.
  * - POST /auth/link {token}: uses a one-time sign-in link; 204 with the session cookie, or 400.
  * - GET /auth/oidc/start?next=/path: off to the identity provider.
  * - GET /auth/oidc/callback: back from it; signed in and sent to `next`, or to the sign-in page.
@@ -31,27 +35,64 @@ const signInPage = (error: "not_a_member" | "oidc_failed" | "link_invalid") => `
 export function authRoutes(router: Router, deps: AuthDeps): void {
   const { sessions, links, directory, cookies, logger } = deps;
 
-  const signIn = async (email: string, method: "link" | "oidc") => {
-    const session = await sessions.start(email, method);
+  /** Starts a session; the browser's previous session (if any) ends, so one browser holds one. */
+  const signIn = async (
+    cookieHeader: string | undefined,
+    email: string,
+    method: "link" | "oidc",
+    members: CoveredMember[],
+  ) => {
+    const previous = cookies.read(cookieHeader, cookies.sessionName);
+    if (previous) await sessions.end(previous);
+    const session = await sessions.start(email, method, members);
     const maxAge = Math.floor((session.expiresAt.getTime() - Date.now()) / 1000);
     return cookies.set(cookies.sessionName, session.id, maxAge);
   };
 
-  router.post("/auth/link", bodyParser({ enableTypes: ["json"], jsonLimit: "2kb" }), async (ctx) => {
+  const linkInvalid = {
+    error: "link_invalid",
+    message: "this sign-in link was already used, expired, or is not valid",
+  };
+  const tokenOf = (ctx: { request: { body?: unknown }; is(type: string): string | false | null }) => {
     const token = (ctx.request.body as { token?: unknown } | undefined)?.token;
-    const memberId =
-      typeof token === "string" && ctx.is("application/json") ? await links.redeem(token) : undefined;
+    return typeof token === "string" && ctx.is("application/json") ? token : undefined;
+  };
+  const linkBody = bodyParser({ enableTypes: ["json"], jsonLimit: "2kb" });
+
+  router.post("/auth/link/preview", linkBody, async (ctx) => {
+    const token = tokenOf(ctx);
+    const memberId = token ? await links.peek(token) : undefined;
+    const member = memberId ? await directory.member(memberId) : undefined;
+    const [membership] =
+      member?.state === MemberState.ACTIVE
+        ? await directory.activeMemberships([{ id: member.id, email: member.email }])
+        : [];
+    if (!membership) {
+      ctx.status = 400;
+      ctx.body = linkInvalid;
+      return;
+    }
+    ctx.set("Cache-Control", "no-store");
+    ctx.body = {
+      email: membership.member.email,
+      displayName: membership.member.displayName,
+      organizationName: membership.organization.name,
+    };
+  });
+
+  router.post("/auth/link", linkBody, async (ctx) => {
+    const token = tokenOf(ctx);
+    const memberId = token ? await links.redeem(token) : undefined;
     const member = memberId ? await directory.member(memberId) : undefined;
     if (!member || member.state !== MemberState.ACTIVE) {
       logger.info({ outcome: "link_invalid" }, "sign-in refused");
       ctx.status = 400;
-      ctx.body = {
-        error: "link_invalid",
-        message: "this sign-in link was already used, expired, or is not valid",
-      };
+      ctx.body = linkInvalid;
       return;
     }
-    ctx.append("Set-Cookie", await signIn(member.email, "link"));
+    // The link's member only: not every organization where the same email is a member.
+    const covered = [{ id: member.id, email: member.email }];
+    ctx.append("Set-Cookie", await signIn(ctx.get("Cookie"), member.email, "link", covered));
     logger.info({ method: "link", memberId: member.id }, "signed in");
     ctx.status = 204;
   });
@@ -63,12 +104,12 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
     ctx.status = 204;
   });
 
-  const oidc = deps.oidc;
-  if (!oidc) return;
+  const { oidc, bindings } = deps;
+  if (!oidc || !bindings) return;
   router.get("/auth/oidc/start", async (ctx) => {
     try {
-      const { url, state } = await oidc.start(safeReturnPath(ctx.query.next as string | undefined));
-      ctx.append("Set-Cookie", cookies.set(cookies.oidcStateName, state, 600));
+      const { url, cookie } = await oidc.start(safeReturnPath(ctx.query.next as string | undefined));
+      ctx.append("Set-Cookie", cookies.set(cookies.oidcStateName, cookie, attemptLifetimeMs / 1000));
       ctx.redirect(url.href);
     } catch (error) {
       logger.error({ err: error }, "oidc sign-in could not start (provider unreachable?)");
@@ -78,7 +119,7 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
 
   router.get("/auth/oidc/callback", async (ctx) => {
     ctx.append("Set-Cookie", cookies.clear(cookies.oidcStateName));
-    let outcome: { email: string; returnTo: string };
+    let outcome: Awaited<ReturnType<OidcSignIn["finish"]>>;
     try {
       outcome = await oidc.finish(ctx.querystring, cookies.read(ctx.get("Cookie"), cookies.oidcStateName));
     } catch (error) {
@@ -87,13 +128,16 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
       ctx.redirect(signInPage("oidc_failed"));
       return;
     }
-    // Matched by email, never created: a person nobody added is told so.
-    if ((await directory.membershipsOf(outcome.email)).length === 0) {
+    // Members bound to this subject (bound at its first sign-in by email), never created: a person
+    // nobody added is told so.
+    const memberships = await bindings.membershipsOf(outcome.identity);
+    if (memberships.length === 0) {
       logger.info({ outcome: "not_a_member" }, "sign-in refused");
       ctx.redirect(signInPage("not_a_member"));
       return;
     }
-    ctx.append("Set-Cookie", await signIn(outcome.email, "oidc"));
+    const covered = memberships.map(({ member }) => ({ id: member.id, email: member.email }));
+    ctx.append("Set-Cookie", await signIn(ctx.get("Cookie"), outcome.identity.email, "oidc", covered));
     logger.info({ method: "oidc" }, "signed in");
     ctx.redirect(outcome.returnTo);
   });

@@ -3,6 +3,7 @@ import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService, Member } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import type { SessionStore } from "../auth/sessions.js";
 import { actorOf, type Viewers } from "../viewer.js";
 import { contentHandlers } from "./content-handlers.js";
 import { relay } from "./relay.js";
@@ -10,6 +11,7 @@ import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
 
 export interface ConsoleDeps extends RunHandlerDeps {
   viewers: Viewers;
+  sessions: SessionStore;
   catalog: Client<typeof CatalogService>;
   keys: Client<typeof KeysService>;
   /** What the console's curl examples call (API_URL). */
@@ -68,6 +70,12 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
         expiresAt: timestampFromDate(viewer.expiresAt),
         apiUrl: deps.apiUrl,
       };
+    },
+
+    async signOutEverywhere(_req, ctx) {
+      const viewer = await viewers.of(ctx);
+      const ended = await deps.sessions.endCovering(viewer.memberships.map((m) => m.member.id));
+      return { endedSessions: ended.length };
     },
 
     async listProjects(req, ctx) {
@@ -172,6 +180,9 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
       const { member } = await relay(
         catalog.removeMember({ actor: actorOf(membership), memberId: req.memberId }),
       );
+      // Their sessions end now, not at their next call (which would also refuse them): a member
+      // added back soon after must sign in again.
+      await deps.sessions.endCovering([req.memberId]);
       return { member };
     },
   };

@@ -5,7 +5,7 @@ import { useQueries } from "@tanstack/react-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { NavLink, Outlet, useNavigate, useParams } from "react-router";
 import { isNotFound } from "./api";
-import { signOut, useSession } from "./session";
+import { signOut, signOutEverywhere, useSession } from "./session";
 
 /** The project's pages, in the navigation's order. */
 const projectSections = [
@@ -85,14 +85,21 @@ export function Shell() {
             ))}
           </select>
         </label>
-        <div className="account">
-          <span className="account-email" title={session.email}>
-            {session.email}
-          </span>
-          <button type="button" className="button button-quiet" onClick={() => void signOut()}>
-            Sign out
-          </button>
-        </div>
+        <details className="account">
+          <summary className="account-summary" aria-label={`Account: ${session.email}`}>
+            <span className="account-email" title={session.email}>
+              {session.email}
+            </span>
+          </summary>
+          <div className="account-menu">
+            <button type="button" className="button button-quiet" onClick={() => void signOut()}>
+              Sign out
+            </button>
+            <button type="button" className="button button-quiet" onClick={() => void signOutEverywhere()}>
+              Sign out everywhere
+            </button>
+          </div>
+        </details>
       </header>
       <div className="frame">
         <nav className="sidenav" aria-label="Sections">

@@ -1,9 +1,10 @@
 // Who is signed in, for every page inside the app's frame. Without a session the browser goes to
 // sign in and comes back (api.ts, goToSignIn).
+import { createClient } from "@connectrpc/connect";
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService, type GetSessionResponse } from "@testrun/gen/testrun/console/v1/console_pb";
 import { createContext, type ReactNode, useContext } from "react";
-import { isSignedOut, leaveTo } from "./api";
+import { isSignedOut, leaveTo, transport } from "./api";
 import { Failed, Loading, StandalonePage } from "./components/States";
 
 const SessionContext = createContext<GetSessionResponse | undefined>(undefined);
@@ -34,4 +35,11 @@ export function useSession(): GetSessionResponse {
 export async function signOut(): Promise<void> {
   await fetch("/auth/sign-out", { method: "POST", credentials: "same-origin" });
   leaveTo("/sign-in?error=signed_out");
+}
+
+/** Ends every session acting as this person's members (other browsers too), then this browser's cookie. */
+export async function signOutEverywhere(): Promise<void> {
+  await createClient(ConsoleService, transport).signOutEverywhere({});
+  await fetch("/auth/sign-out", { method: "POST", credentials: "same-origin" });
+  leaveTo("/sign-in?error=signed_out_everywhere");
 }

@@ -18,6 +18,10 @@ const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
     tone: "error",
   },
   signed_out: { text: "You are signed out.", tone: "info" },
+  signed_out_everywhere: {
+    text: "You are signed out in every browser that was signed in as you.",
+    tone: "info",
+  },
 };
 
 export function SignIn() {

@@ -1,6 +1,10 @@
 // The page a one-time sign-in link opens. The token is in the URL fragment (never sent to a server
-// or a Referer); it is posted once, then dropped from the address bar.
-import { useEffect, useRef, useState } from "react";
+// or a Referer) and is dropped from the address bar at once. Nothing is used on load: the page says
+// whom the link signs in, in which organization, and waits for a click, so a link opened by a mail
+// scanner, or sent by someone else to sign a victim in as them, signs nobody in unnoticed.
+import { useQuery } from "@connectrpc/connect-query";
+import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { useEffect, useState } from "react";
 import { Link } from "react-router";
 import { StandalonePage } from "../components/States";
 import { takeReturnPath } from "../return-path";
@@ -19,47 +23,99 @@ const failures: Record<Failure, { title: string; text: string }> = {
   },
 };
 
+interface LinkPreview {
+  email: string;
+  displayName: string;
+  organizationName: string;
+}
+
+const failureOf = (status: number): Failure => (status >= 500 || status === 429 ? "trouble" : "invalid");
+
+const post = (path: string, token: string) =>
+  fetch(path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token }),
+    credentials: "same-origin",
+  });
+
+/** The token, read once from the fragment, which is then cleared (history, screenshots, shoulders). */
+function useLinkToken(): string {
+  const [token] = useState(() => window.location.hash.slice(1));
+  useEffect(() => window.history.replaceState(null, "", window.location.pathname), []);
+  return token;
+}
+
 export function SignInLink() {
-  const [failure, setFailure] = useState<Failure>();
-  // The link works once: React's development double effects must not spend it twice.
-  const used = useRef(false);
+  const token = useLinkToken();
+  const [failure, setFailure] = useState<Failure | undefined>(token ? undefined : "invalid");
+  const [preview, setPreview] = useState<LinkPreview>();
+  const [signingIn, setSigningIn] = useState(false);
+  // Who this browser is signed in as now, if anyone (an error means nobody).
+  const current = useQuery(ConsoleService.method.getSession, {}, { retry: false });
+
   useEffect(() => {
-    if (used.current) return;
-    used.current = true;
-    const token = window.location.hash.slice(1);
-    window.history.replaceState(null, "", window.location.pathname);
-    if (!token) {
-      setFailure("invalid");
-      return;
-    }
-    fetch("/auth/link", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token }),
-      credentials: "same-origin",
-    })
-      .then((answer) => {
-        if (answer.status === 204) window.location.assign(takeReturnPath());
-        else setFailure(answer.status >= 500 || answer.status === 429 ? "trouble" : "invalid");
+    if (!token) return;
+    post("/auth/link/preview", token)
+      .then(async (answer) => {
+        if (answer.ok) setPreview((await answer.json()) as LinkPreview);
+        else setFailure(failureOf(answer.status));
       })
       .catch(() => setFailure("trouble"));
-  }, []);
-  return (
-    <StandalonePage title={failure && failures[failure].title}>
-      {failure ? (
-        <>
-          <p className="notice notice-error" role="alert">
-            {failures[failure].text}
-          </p>
-          <Link className="button" to="/sign-in">
-            Other ways to sign in
-          </Link>
-        </>
-      ) : (
+  }, [token]);
+
+  const signIn = () => {
+    setSigningIn(true);
+    post("/auth/link", token)
+      .then((answer) => {
+        if (answer.status === 204) window.location.assign(takeReturnPath());
+        else setFailure(failureOf(answer.status));
+      })
+      .catch(() => setFailure("trouble"))
+      .finally(() => setSigningIn(false));
+  };
+
+  if (failure)
+    return (
+      <StandalonePage title={failures[failure].title}>
+        <p className="notice notice-error" role="alert">
+          {failures[failure].text}
+        </p>
+        <Link className="button" to="/sign-in">
+          Other ways to sign in
+        </Link>
+      </StandalonePage>
+    );
+  if (!preview || current.isPending)
+    return (
+      <StandalonePage>
         <p role="status">
-          <span className="spinner" aria-hidden="true" /> Signing you in…
+          <span className="spinner" aria-hidden="true" /> Reading the sign-in link…
+        </p>
+      </StandalonePage>
+    );
+  const signedInAs = current.data?.email;
+  const someoneElse = signedInAs !== undefined && signedInAs !== preview.email;
+  return (
+    <StandalonePage title={`Sign in as ${preview.displayName}?`}>
+      <p>
+        This link signs you in as <strong>{preview.displayName}</strong> ({preview.email}) in the organization{" "}
+        <strong>{preview.organizationName}</strong>, and only there.
+      </p>
+      {someoneElse && (
+        <p className="notice notice-warning" role="alert">
+          This browser is signed in as <strong>{signedInAs}</strong>. Continuing signs that session out. If
+          you did not ask for this link, close this page.
         </p>
       )}
+      <div className="dialog-actions">
+        <button type="button" className="button button-primary" disabled={signingIn} onClick={signIn}>
+          Sign in as {preview.displayName}
+        </button>
+        <Link className="button button-quiet" to="/">
+          Cancel
+        </Link>
+      </div>
     </StandalonePage>
   );
 }

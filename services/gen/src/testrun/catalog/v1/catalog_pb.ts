@@ -79,8 +79,8 @@ export type Member = Message<"testrun.catalog.v1.Member"> & {
   organizationId: string;
 
   /**
-   * Email address, unique among the organization's active members ignoring case; at most 320
-   * characters.
+   * Email address in its normal form (trimmed, Unicode NFKC, then lower case), unique among the
+   * organization's members; at most 320 characters.
    *
    * @generated from field: string email = 3;
    */
@@ -719,7 +719,8 @@ export type AddMemberRequest = Message<"testrun.catalog.v1.AddMemberRequest"> & 
   organizationId: string;
 
   /**
-   * Email address: contains "@", at most 320 characters; compared ignoring case.
+   * Email address: one "@" with text on each side, no spaces or control characters, at most 320
+   * characters; stored in its normal form (trimmed, Unicode NFKC, then lower case).
    *
    * @generated from field: string email = 3;
    */
@@ -909,7 +910,7 @@ export type FindMembersByEmailRequest = Message<"testrun.catalog.v1.FindMembersB
   actor?: Actor | undefined;
 
   /**
-   * The email address, compared ignoring case.
+   * The email address, normalised as stored (trimmed, NFKC, lower case), then compared exactly.
    *
    * @generated from field: string email = 2;
    */
@@ -3035,7 +3036,7 @@ export const CatalogService: GenService<{
    * OWNER or an operator. Adding the email of a removed member reactivates that same member (same
    * id) with the new role; its rights_lost_at is kept, so keys it created before stay dead.
    * Errors: INVALID_ARGUMENT (bad email, display name or role); ALREADY_EXISTS (an active member
-   * already has that email, ignoring case); NOT_FOUND (organization); PERMISSION_DENIED.
+   * already has that email, in its normal form); NOT_FOUND (organization); PERMISSION_DENIED.
    *
    * @generated from rpc testrun.catalog.v1.CatalogService.AddMember
    */
@@ -3069,9 +3070,9 @@ export const CatalogService: GenService<{
   },
   /**
    * Lists one person's active memberships across organizations: the members whose email equals
-   * `email` (ignoring case), with their organizations, by organization name. Who someone signing
+   * `email` in its normal form (see Member.email), with their organizations, by organization name. Who someone signing
    * in to the web console is. Operators only.
-   * Errors: INVALID_ARGUMENT (email empty); PERMISSION_DENIED (not an operator).
+   * Errors: INVALID_ARGUMENT (email empty or not an address); PERMISSION_DENIED (not an operator).
    *
    * @generated from rpc testrun.catalog.v1.CatalogService.FindMembersByEmail
    */

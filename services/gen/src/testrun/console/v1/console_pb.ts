@@ -27,7 +27,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/console/v1/console.proto.
  */
 export const file_testrun_console_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("CiB0ZXN0cnVuL2NvbnNvbGUvdjEvY29uc29sZS5wcm90bxISdGVzdHJ1bi5jb25zb2xlLnYxInAKCk1lbWJlcnNoaXASNgoMb3JnYW5pemF0aW9uGAEgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhIqCgZtZW1iZXIYAiABKAsyGi50ZXN0cnVuLmNhdGFsb2cudjEuTWVtYmVyIhMKEUdldFNlc3Npb25SZXF1ZXN0IpkBChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZW1haWwYASABKAkSMwoLbWVtYmVyc2hpcHMYAiADKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuTWVtYmVyc2hpcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhcGlfdXJsGAQgASgJIhkKF0dldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0IkcKGEdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZRIUCgxvaWRjX2VuYWJsZWQYASABKAgSFQoNb2lkY19wcm92aWRlchgCIAEoCSIuChNMaXN0UHJvamVjdHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChRMaXN0UHJvamVjdHNSZXNwb25zZRItCghwcm9qZWN0cxgBIAMoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiogEKEkdldFByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QSNgoMb3JnYW5pemF0aW9uGAIgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiYAoLQXBpS2V5RW50cnkSJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleRIUCgxjcmVhdG9yX25hbWUYAiABKAkSFQoNY3JlYXRvcl9lbWFpbBgDIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKgoGZXhwaXJ5GAMgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeSJUChRDcmVhdGVBcGlLZXlSZXNwb25zZRIsCgNrZXkYASABKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkSDgoGc2VjcmV0GAIgASgJIjkKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiRAoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoDa2V5GAEgASgLMh8udGVzdHJ1bi5jb25zb2xlLnYxLkFwaUtleUVudHJ5Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiQgoTTGlzdE1lbWJlcnNSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhoudGVzdHJ1bi5jYXRhbG9nLnYxLk1lbWJlciJ4ChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnRlc3RydW4uY2F0YWxvZy52MS5Sb2xlIj8KEUFkZE1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIibQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiRgoYQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiQQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJIkIKFFJlbW92ZU1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiLAoXQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImYKGENyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZRILCgN1cmwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZW1haWwYAyABKAkingEKClJ1bkRldGFpbHMSIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBlbnZpcm9ubWVudF9uYW1lGAIgASgJEhYKDnRlc3RfcGxhbl9uYW1lGAMgASgJEh4KFnN0YXJ0ZWRfYnlfbWVtYmVyX25hbWUYBCABKAkSGwoTc3RhcnRlZF9ieV9rZXlfbmFtZRgFIAEoCSLWAQoPTGlzdFJ1bnNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSLAoIc3RhdHVzZXMYAiADKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhkKDHRlc3RfcGxhbl9pZBgDIAEoCUgAiAEBEhsKDmVudmlyb25tZW50X2lkGAQgASgJSAGIAQESEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMwoNR2V0UnVuUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSI9Cg5HZXRSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyI1Cg9XYXRjaFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiPwoQV2F0Y2hSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyJSChRHZXRUZXN0UmVzdWx0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgDIAEoCSKuAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEisKA3J1bhgBIAEoCzIeLnRlc3RydW4uY29uc29sZS52MS5SdW5EZXRhaWxzEikKBHRlc3QYAiABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgDIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgEIAEoBSKbAQoMUnVuU2VsZWN0aW9uEhYKDHRlc3RfcGxhbl9pZBgBIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYAiABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYAyABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SABCCwoJc2VsZWN0aW9uInQKEVByZXZpZXdSdW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSFgoOZW52aXJvbm1lbnRfaWQYAiABKAkSMwoJc2VsZWN0aW9uGAMgASgLMiAudGVzdHJ1bi5jb25zb2xlLnYxLlJ1blNlbGVjdGlvbiKJAQoSUHJldmlld1J1blJlc3BvbnNlEhIKCnRlc3RfY291bnQYASABKAUSDwoHYmFsYW5jZRgCIAEoAxI0CgtlbnZpcm9ubWVudBgDIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5FbnZpcm9ubWVudBIYChBkZWZhdWx0X3J1bl9uYW1lGAQgASgJIoABCg9TdGFydFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgCIAEoCRIzCglzZWxlY3Rpb24YAyABKAsyIC50ZXN0cnVuLmNvbnNvbGUudjEuUnVuU2VsZWN0aW9uEgwKBG5hbWUYBCABKAkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIjYKEENhbmNlbFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiNgoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biItChdMaXN0RW52aXJvbm1lbnRzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIlEKGExpc3RFbnZpcm9ubWVudHNSZXNwb25zZRI1CgxlbnZpcm9ubWVudHMYASADKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuRW52aXJvbm1lbnQiKgoUTGlzdFRlc3RQbGFuc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJJChVMaXN0VGVzdFBsYW5zUmVzcG9uc2USMAoKdGVzdF9wbGFucxgBIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiI+ChJHZXRUZXN0UGxhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X3BsYW5faWQYAiABKAkieAoTR2V0VGVzdFBsYW5SZXNwb25zZRIvCgl0ZXN0X3BsYW4YASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdFBsYW4SMAoKdGVzdF9jYXNlcxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0Q2FzZSJIChRMaXN0VGVzdENhc2VzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBHRhZ3MYAiADKAkSDgoGc2VhcmNoGAMgASgJIlwKFUxpc3RUZXN0Q2FzZXNSZXNwb25zZRIwCgp0ZXN0X2Nhc2VzGAEgAygLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLlRlc3RDYXNlEhEKCXRydW5jYXRlZBgCIAEoCCI+ChJHZXRUZXN0Q2FzZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkieAoTR2V0VGVzdENhc2VSZXNwb25zZRIvCgl0ZXN0X2Nhc2UYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdENhc2USMAoKdGVzdF9wbGFucxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiIqChRMaXN0VmFyaWFibGVzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIkgKFUxpc3RWYXJpYWJsZXNSZXNwb25zZRIvCgl2YXJpYWJsZXMYASADKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiUQoXU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRITCgt2YXJpYWJsZV9pZBgCIAEoCRINCgV2YWx1ZRgDIAEoCSJKChhTZXRWYXJpYWJsZVZhbHVlUmVzcG9uc2USLgoIdmFyaWFibGUYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiTgoRR2V0Q3JlZGl0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJwChJHZXRDcmVkaXRzUmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoAxIwCgdlbnRyaWVzGAIgAygLMh8udGVzdHJ1bi5iaWxsaW5nLnYxLkxlZGdlckVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCTLFFAoOQ29uc29sZVNlcnZpY2USYAoKR2V0U2Vzc2lvbhIlLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJyChBHZXRTaWduSW5PcHRpb25zEisudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0GiwudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZSIDkAIBEmYKDExpc3RQcm9qZWN0cxInLnRlc3RydW4uY29uc29sZS52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgOQAgESYAoKR2V0UHJvamVjdBIlLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVzcG9uc2UiA5ACARJjCgtMaXN0QXBpS2V5cxImLnRlc3RydW4uY29uc29sZS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEFwaUtleXNSZXNwb25zZSIDkAIBEmEKDENyZWF0ZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmEKDFJldm9rZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmMKC0xpc3RNZW1iZXJzEiYudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBonLnRlc3RydW4uY29uc29sZS52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIgOQAgESWAoJQWRkTWVtYmVyEiQudGVzdHJ1bi5jb25zb2xlLnYxLkFkZE1lbWJlclJlcXVlc3QaJS50ZXN0cnVuLmNvbnNvbGUudjEuQWRkTWVtYmVyUmVzcG9uc2USbQoQQ2hhbmdlTWVtYmVyUm9sZRIrLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USYQoMUmVtb3ZlTWVtYmVyEicudGVzdHJ1bi5jb25zb2xlLnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKC50ZXN0cnVuLmNvbnNvbGUudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWgoITGlzdFJ1bnMSIy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GiQudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJUCgZHZXRSdW4SIS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UnVuUmVxdWVzdBoiLnRlc3RydW4uY29uc29sZS52MS5HZXRSdW5SZXNwb25zZSIDkAIBElcKCFdhdGNoUnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLldhdGNoUnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5XYXRjaFJ1blJlc3BvbnNlMAESaQoNR2V0VGVzdFJlc3VsdBIoLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJgCgpQcmV2aWV3UnVuEiUudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXF1ZXN0GiYudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXNwb25zZSIDkAIBElUKCFN0YXJ0UnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLlN0YXJ0UnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5TdGFydFJ1blJlc3BvbnNlElgKCUNhbmNlbFJ1bhIkLnRlc3RydW4uY29uc29sZS52MS5DYW5jZWxSdW5SZXF1ZXN0GiUudGVzdHJ1bi5jb25zb2xlLnYxLkNhbmNlbFJ1blJlc3BvbnNlEnIKEExpc3RFbnZpcm9ubWVudHMSKy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1JlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1Jlc3BvbnNlIgOQAgESaQoNTGlzdFRlc3RQbGFucxIoLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVzcG9uc2UiA5ACARJjCgtHZXRUZXN0UGxhbhImLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UGxhblJlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdFBsYW5SZXNwb25zZSIDkAIBEmkKDUxpc3RUZXN0Q2FzZXMSKC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1JlcXVlc3QaKS50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1Jlc3BvbnNlIgOQAgESYwoLR2V0VGVzdENhc2USJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdENhc2VSZXF1ZXN0GicudGVzdHJ1bi5jb25zb2xlLnYxLkdldFRlc3RDYXNlUmVzcG9uc2UiA5ACARJpCg1MaXN0VmFyaWFibGVzEigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXF1ZXN0GikudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXNwb25zZSIDkAIBEm0KEFNldFZhcmlhYmxlVmFsdWUSKy50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlc3BvbnNlEmAKCkdldENyZWRpdHMSJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1Jlc3BvbnNlIgOQAgEyhAEKE0NvbnNvbGVBZG1pblNlcnZpY2USbQoQQ3JlYXRlU2lnbkluTGluaxIrLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_billing_v1_billing, file_testrun_catalog_v1_catalog, file_testrun_catalog_v1_step, file_testrun_common_v1_selection, file_testrun_keys_v1_keys, file_testrun_runs_v1_runs]);
+  fileDesc("CiB0ZXN0cnVuL2NvbnNvbGUvdjEvY29uc29sZS5wcm90bxISdGVzdHJ1bi5jb25zb2xlLnYxInAKCk1lbWJlcnNoaXASNgoMb3JnYW5pemF0aW9uGAEgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhIqCgZtZW1iZXIYAiABKAsyGi50ZXN0cnVuLmNhdGFsb2cudjEuTWVtYmVyIhMKEUdldFNlc3Npb25SZXF1ZXN0IpkBChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZW1haWwYASABKAkSMwoLbWVtYmVyc2hpcHMYAiADKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuTWVtYmVyc2hpcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhcGlfdXJsGAQgASgJIhoKGFNpZ25PdXRFdmVyeXdoZXJlUmVxdWVzdCIzChlTaWduT3V0RXZlcnl3aGVyZVJlc3BvbnNlEhYKDmVuZGVkX3Nlc3Npb25zGAEgASgFIhkKF0dldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0IkcKGEdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZRIUCgxvaWRjX2VuYWJsZWQYASABKAgSFQoNb2lkY19wcm92aWRlchgCIAEoCSIuChNMaXN0UHJvamVjdHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChRMaXN0UHJvamVjdHNSZXNwb25zZRItCghwcm9qZWN0cxgBIAMoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiogEKEkdldFByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QSNgoMb3JnYW5pemF0aW9uGAIgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiYAoLQXBpS2V5RW50cnkSJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleRIUCgxjcmVhdG9yX25hbWUYAiABKAkSFQoNY3JlYXRvcl9lbWFpbBgDIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKgoGZXhwaXJ5GAMgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeSJUChRDcmVhdGVBcGlLZXlSZXNwb25zZRIsCgNrZXkYASABKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkSDgoGc2VjcmV0GAIgASgJIjkKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiRAoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoDa2V5GAEgASgLMh8udGVzdHJ1bi5jb25zb2xlLnYxLkFwaUtleUVudHJ5Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiQgoTTGlzdE1lbWJlcnNSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhoudGVzdHJ1bi5jYXRhbG9nLnYxLk1lbWJlciJ4ChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnRlc3RydW4uY2F0YWxvZy52MS5Sb2xlIj8KEUFkZE1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIibQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiRgoYQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiQQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJIkIKFFJlbW92ZU1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiLAoXQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImYKGENyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZRILCgN1cmwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZW1haWwYAyABKAkingEKClJ1bkRldGFpbHMSIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBlbnZpcm9ubWVudF9uYW1lGAIgASgJEhYKDnRlc3RfcGxhbl9uYW1lGAMgASgJEh4KFnN0YXJ0ZWRfYnlfbWVtYmVyX25hbWUYBCABKAkSGwoTc3RhcnRlZF9ieV9rZXlfbmFtZRgFIAEoCSLWAQoPTGlzdFJ1bnNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSLAoIc3RhdHVzZXMYAiADKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhkKDHRlc3RfcGxhbl9pZBgDIAEoCUgAiAEBEhsKDmVudmlyb25tZW50X2lkGAQgASgJSAGIAQESEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMwoNR2V0UnVuUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSI9Cg5HZXRSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyI1Cg9XYXRjaFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiPwoQV2F0Y2hSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyJSChRHZXRUZXN0UmVzdWx0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgDIAEoCSKuAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEisKA3J1bhgBIAEoCzIeLnRlc3RydW4uY29uc29sZS52MS5SdW5EZXRhaWxzEikKBHRlc3QYAiABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgDIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgEIAEoBSKbAQoMUnVuU2VsZWN0aW9uEhYKDHRlc3RfcGxhbl9pZBgBIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYAiABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYAyABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SABCCwoJc2VsZWN0aW9uInQKEVByZXZpZXdSdW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSFgoOZW52aXJvbm1lbnRfaWQYAiABKAkSMwoJc2VsZWN0aW9uGAMgASgLMiAudGVzdHJ1bi5jb25zb2xlLnYxLlJ1blNlbGVjdGlvbiKJAQoSUHJldmlld1J1blJlc3BvbnNlEhIKCnRlc3RfY291bnQYASABKAUSDwoHYmFsYW5jZRgCIAEoAxI0CgtlbnZpcm9ubWVudBgDIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5FbnZpcm9ubWVudBIYChBkZWZhdWx0X3J1bl9uYW1lGAQgASgJIoABCg9TdGFydFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgCIAEoCRIzCglzZWxlY3Rpb24YAyABKAsyIC50ZXN0cnVuLmNvbnNvbGUudjEuUnVuU2VsZWN0aW9uEgwKBG5hbWUYBCABKAkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIjYKEENhbmNlbFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiNgoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biItChdMaXN0RW52aXJvbm1lbnRzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIlEKGExpc3RFbnZpcm9ubWVudHNSZXNwb25zZRI1CgxlbnZpcm9ubWVudHMYASADKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuRW52aXJvbm1lbnQiKgoUTGlzdFRlc3RQbGFuc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJJChVMaXN0VGVzdFBsYW5zUmVzcG9uc2USMAoKdGVzdF9wbGFucxgBIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiI+ChJHZXRUZXN0UGxhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X3BsYW5faWQYAiABKAkieAoTR2V0VGVzdFBsYW5SZXNwb25zZRIvCgl0ZXN0X3BsYW4YASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdFBsYW4SMAoKdGVzdF9jYXNlcxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0Q2FzZSJIChRMaXN0VGVzdENhc2VzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBHRhZ3MYAiADKAkSDgoGc2VhcmNoGAMgASgJIlwKFUxpc3RUZXN0Q2FzZXNSZXNwb25zZRIwCgp0ZXN0X2Nhc2VzGAEgAygLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLlRlc3RDYXNlEhEKCXRydW5jYXRlZBgCIAEoCCI+ChJHZXRUZXN0Q2FzZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkieAoTR2V0VGVzdENhc2VSZXNwb25zZRIvCgl0ZXN0X2Nhc2UYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdENhc2USMAoKdGVzdF9wbGFucxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiIqChRMaXN0VmFyaWFibGVzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIkgKFUxpc3RWYXJpYWJsZXNSZXNwb25zZRIvCgl2YXJpYWJsZXMYASADKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiUQoXU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRITCgt2YXJpYWJsZV9pZBgCIAEoCRINCgV2YWx1ZRgDIAEoCSJKChhTZXRWYXJpYWJsZVZhbHVlUmVzcG9uc2USLgoIdmFyaWFibGUYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiTgoRR2V0Q3JlZGl0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJwChJHZXRDcmVkaXRzUmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoAxIwCgdlbnRyaWVzGAIgAygLMh8udGVzdHJ1bi5iaWxsaW5nLnYxLkxlZGdlckVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCTK3FQoOQ29uc29sZVNlcnZpY2USYAoKR2V0U2Vzc2lvbhIlLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJwChFTaWduT3V0RXZlcnl3aGVyZRIsLnRlc3RydW4uY29uc29sZS52MS5TaWduT3V0RXZlcnl3aGVyZVJlcXVlc3QaLS50ZXN0cnVuLmNvbnNvbGUudjEuU2lnbk91dEV2ZXJ5d2hlcmVSZXNwb25zZRJyChBHZXRTaWduSW5PcHRpb25zEisudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0GiwudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZSIDkAIBEmYKDExpc3RQcm9qZWN0cxInLnRlc3RydW4uY29uc29sZS52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgOQAgESYAoKR2V0UHJvamVjdBIlLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVzcG9uc2UiA5ACARJjCgtMaXN0QXBpS2V5cxImLnRlc3RydW4uY29uc29sZS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEFwaUtleXNSZXNwb25zZSIDkAIBEmEKDENyZWF0ZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmEKDFJldm9rZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmMKC0xpc3RNZW1iZXJzEiYudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBonLnRlc3RydW4uY29uc29sZS52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIgOQAgESWAoJQWRkTWVtYmVyEiQudGVzdHJ1bi5jb25zb2xlLnYxLkFkZE1lbWJlclJlcXVlc3QaJS50ZXN0cnVuLmNvbnNvbGUudjEuQWRkTWVtYmVyUmVzcG9uc2USbQoQQ2hhbmdlTWVtYmVyUm9sZRIrLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USYQoMUmVtb3ZlTWVtYmVyEicudGVzdHJ1bi5jb25zb2xlLnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKC50ZXN0cnVuLmNvbnNvbGUudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWgoITGlzdFJ1bnMSIy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GiQudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJUCgZHZXRSdW4SIS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UnVuUmVxdWVzdBoiLnRlc3RydW4uY29uc29sZS52MS5HZXRSdW5SZXNwb25zZSIDkAIBElcKCFdhdGNoUnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLldhdGNoUnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5XYXRjaFJ1blJlc3BvbnNlMAESaQoNR2V0VGVzdFJlc3VsdBIoLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJgCgpQcmV2aWV3UnVuEiUudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXF1ZXN0GiYudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXNwb25zZSIDkAIBElUKCFN0YXJ0UnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLlN0YXJ0UnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5TdGFydFJ1blJlc3BvbnNlElgKCUNhbmNlbFJ1bhIkLnRlc3RydW4uY29uc29sZS52MS5DYW5jZWxSdW5SZXF1ZXN0GiUudGVzdHJ1bi5jb25zb2xlLnYxLkNhbmNlbFJ1blJlc3BvbnNlEnIKEExpc3RFbnZpcm9ubWVudHMSKy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1JlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1Jlc3BvbnNlIgOQAgESaQoNTGlzdFRlc3RQbGFucxIoLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVzcG9uc2UiA5ACARJjCgtHZXRUZXN0UGxhbhImLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UGxhblJlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdFBsYW5SZXNwb25zZSIDkAIBEmkKDUxpc3RUZXN0Q2FzZXMSKC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1JlcXVlc3QaKS50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1Jlc3BvbnNlIgOQAgESYwoLR2V0VGVzdENhc2USJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdENhc2VSZXF1ZXN0GicudGVzdHJ1bi5jb25zb2xlLnYxLkdldFRlc3RDYXNlUmVzcG9uc2UiA5ACARJpCg1MaXN0VmFyaWFibGVzEigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXF1ZXN0GikudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXNwb25zZSIDkAIBEm0KEFNldFZhcmlhYmxlVmFsdWUSKy50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlc3BvbnNlEmAKCkdldENyZWRpdHMSJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1Jlc3BvbnNlIgOQAgEyhAEKE0NvbnNvbGVBZG1pblNlcnZpY2USbQoQQ3JlYXRlU2lnbkluTGluaxIrLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_billing_v1_billing, file_testrun_catalog_v1_catalog, file_testrun_catalog_v1_step, file_testrun_common_v1_selection, file_testrun_keys_v1_keys, file_testrun_runs_v1_runs]);
 
 /**
  * One of the signed-in person's memberships.
@@ -86,7 +86,7 @@ export type GetSessionResponse = Message<"testrun.console.v1.GetSessionResponse"
   email: string;
 
   /**
-   * Active memberships, by organization name.
+   * The session's memberships (all active), by organization name.
    *
    * @generated from field: repeated testrun.console.v1.Membership memberships = 2;
    */
@@ -116,6 +116,42 @@ export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PUR
   messageDesc(file_testrun_console_v1_console, 2);
 
 /**
+ * Request of SignOutEverywhere.
+ *
+ * @generated from message testrun.console.v1.SignOutEverywhereRequest
+ */
+export type SignOutEverywhereRequest = Message<"testrun.console.v1.SignOutEverywhereRequest"> & {
+};
+
+/**
+ * Describes the message testrun.console.v1.SignOutEverywhereRequest.
+ * Use `create(SignOutEverywhereRequestSchema)` to create a new message.
+ */
+export const SignOutEverywhereRequestSchema: GenMessage<SignOutEverywhereRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 3);
+
+/**
+ * Response of SignOutEverywhere.
+ *
+ * @generated from message testrun.console.v1.SignOutEverywhereResponse
+ */
+export type SignOutEverywhereResponse = Message<"testrun.console.v1.SignOutEverywhereResponse"> & {
+  /**
+   * How many sessions ended, this one included.
+   *
+   * @generated from field: int32 ended_sessions = 1;
+   */
+  endedSessions: number;
+};
+
+/**
+ * Describes the message testrun.console.v1.SignOutEverywhereResponse.
+ * Use `create(SignOutEverywhereResponseSchema)` to create a new message.
+ */
+export const SignOutEverywhereResponseSchema: GenMessage<SignOutEverywhereResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 4);
+
+/**
  * Request of GetSignInOptions.
  *
  * @generated from message testrun.console.v1.GetSignInOptionsRequest
@@ -128,7 +164,7 @@ export type GetSignInOptionsRequest = Message<"testrun.console.v1.GetSignInOptio
  * Use `create(GetSignInOptionsRequestSchema)` to create a new message.
  */
 export const GetSignInOptionsRequestSchema: GenMessage<GetSignInOptionsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 3);
+  messageDesc(file_testrun_console_v1_console, 5);
 
 /**
  * Response of GetSignInOptions.
@@ -156,7 +192,7 @@ export type GetSignInOptionsResponse = Message<"testrun.console.v1.GetSignInOpti
  * Use `create(GetSignInOptionsResponseSchema)` to create a new message.
  */
 export const GetSignInOptionsResponseSchema: GenMessage<GetSignInOptionsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 4);
+  messageDesc(file_testrun_console_v1_console, 6);
 
 /**
  * Request of ListProjects.
@@ -177,7 +213,7 @@ export type ListProjectsRequest = Message<"testrun.console.v1.ListProjectsReques
  * Use `create(ListProjectsRequestSchema)` to create a new message.
  */
 export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 5);
+  messageDesc(file_testrun_console_v1_console, 7);
 
 /**
  * Response of ListProjects.
@@ -198,7 +234,7 @@ export type ListProjectsResponse = Message<"testrun.console.v1.ListProjectsRespo
  * Use `create(ListProjectsResponseSchema)` to create a new message.
  */
 export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 6);
+  messageDesc(file_testrun_console_v1_console, 8);
 
 /**
  * Request of GetProject.
@@ -219,7 +255,7 @@ export type GetProjectRequest = Message<"testrun.console.v1.GetProjectRequest"> 
  * Use `create(GetProjectRequestSchema)` to create a new message.
  */
 export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 7);
+  messageDesc(file_testrun_console_v1_console, 9);
 
 /**
  * Response of GetProject.
@@ -254,7 +290,7 @@ export type GetProjectResponse = Message<"testrun.console.v1.GetProjectResponse"
  * Use `create(GetProjectResponseSchema)` to create a new message.
  */
 export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 8);
+  messageDesc(file_testrun_console_v1_console, 10);
 
 /**
  * A key as the console lists it: the key and who created it.
@@ -289,7 +325,7 @@ export type ApiKeyEntry = Message<"testrun.console.v1.ApiKeyEntry"> & {
  * Use `create(ApiKeyEntrySchema)` to create a new message.
  */
 export const ApiKeyEntrySchema: GenMessage<ApiKeyEntry> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 9);
+  messageDesc(file_testrun_console_v1_console, 11);
 
 /**
  * Request of ListApiKeys.
@@ -310,7 +346,7 @@ export type ListApiKeysRequest = Message<"testrun.console.v1.ListApiKeysRequest"
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 10);
+  messageDesc(file_testrun_console_v1_console, 12);
 
 /**
  * Response of ListApiKeys.
@@ -331,7 +367,7 @@ export type ListApiKeysResponse = Message<"testrun.console.v1.ListApiKeysRespons
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 11);
+  messageDesc(file_testrun_console_v1_console, 13);
 
 /**
  * Request of CreateApiKey.
@@ -366,7 +402,7 @@ export type CreateApiKeyRequest = Message<"testrun.console.v1.CreateApiKeyReques
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 12);
+  messageDesc(file_testrun_console_v1_console, 14);
 
 /**
  * Response of CreateApiKey. Carries the secret: the console never logs it.
@@ -394,7 +430,7 @@ export type CreateApiKeyResponse = Message<"testrun.console.v1.CreateApiKeyRespo
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 13);
+  messageDesc(file_testrun_console_v1_console, 15);
 
 /**
  * Request of RevokeApiKey.
@@ -422,7 +458,7 @@ export type RevokeApiKeyRequest = Message<"testrun.console.v1.RevokeApiKeyReques
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 14);
+  messageDesc(file_testrun_console_v1_console, 16);
 
 /**
  * Response of RevokeApiKey.
@@ -443,7 +479,7 @@ export type RevokeApiKeyResponse = Message<"testrun.console.v1.RevokeApiKeyRespo
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 15);
+  messageDesc(file_testrun_console_v1_console, 17);
 
 /**
  * Request of ListMembers.
@@ -464,7 +500,7 @@ export type ListMembersRequest = Message<"testrun.console.v1.ListMembersRequest"
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 16);
+  messageDesc(file_testrun_console_v1_console, 18);
 
 /**
  * Response of ListMembers.
@@ -485,7 +521,7 @@ export type ListMembersResponse = Message<"testrun.console.v1.ListMembersRespons
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 17);
+  messageDesc(file_testrun_console_v1_console, 19);
 
 /**
  * Request of AddMember.
@@ -527,7 +563,7 @@ export type AddMemberRequest = Message<"testrun.console.v1.AddMemberRequest"> & 
  * Use `create(AddMemberRequestSchema)` to create a new message.
  */
 export const AddMemberRequestSchema: GenMessage<AddMemberRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 18);
+  messageDesc(file_testrun_console_v1_console, 20);
 
 /**
  * Response of AddMember.
@@ -548,7 +584,7 @@ export type AddMemberResponse = Message<"testrun.console.v1.AddMemberResponse"> 
  * Use `create(AddMemberResponseSchema)` to create a new message.
  */
 export const AddMemberResponseSchema: GenMessage<AddMemberResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 19);
+  messageDesc(file_testrun_console_v1_console, 21);
 
 /**
  * Request of ChangeMemberRole.
@@ -583,7 +619,7 @@ export type ChangeMemberRoleRequest = Message<"testrun.console.v1.ChangeMemberRo
  * Use `create(ChangeMemberRoleRequestSchema)` to create a new message.
  */
 export const ChangeMemberRoleRequestSchema: GenMessage<ChangeMemberRoleRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 20);
+  messageDesc(file_testrun_console_v1_console, 22);
 
 /**
  * Response of ChangeMemberRole.
@@ -604,7 +640,7 @@ export type ChangeMemberRoleResponse = Message<"testrun.console.v1.ChangeMemberR
  * Use `create(ChangeMemberRoleResponseSchema)` to create a new message.
  */
 export const ChangeMemberRoleResponseSchema: GenMessage<ChangeMemberRoleResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 21);
+  messageDesc(file_testrun_console_v1_console, 23);
 
 /**
  * Request of RemoveMember.
@@ -632,7 +668,7 @@ export type RemoveMemberRequest = Message<"testrun.console.v1.RemoveMemberReques
  * Use `create(RemoveMemberRequestSchema)` to create a new message.
  */
 export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 22);
+  messageDesc(file_testrun_console_v1_console, 24);
 
 /**
  * Response of RemoveMember.
@@ -653,7 +689,7 @@ export type RemoveMemberResponse = Message<"testrun.console.v1.RemoveMemberRespo
  * Use `create(RemoveMemberResponseSchema)` to create a new message.
  */
 export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 23);
+  messageDesc(file_testrun_console_v1_console, 25);
 
 /**
  * Request of CreateSignInLink.
@@ -674,7 +710,7 @@ export type CreateSignInLinkRequest = Message<"testrun.console.v1.CreateSignInLi
  * Use `create(CreateSignInLinkRequestSchema)` to create a new message.
  */
 export const CreateSignInLinkRequestSchema: GenMessage<CreateSignInLinkRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 24);
+  messageDesc(file_testrun_console_v1_console, 26);
 
 /**
  * Response of CreateSignInLink. Carries a credential: never log it.
@@ -710,7 +746,7 @@ export type CreateSignInLinkResponse = Message<"testrun.console.v1.CreateSignInL
  * Use `create(CreateSignInLinkResponseSchema)` to create a new message.
  */
 export const CreateSignInLinkResponseSchema: GenMessage<CreateSignInLinkResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 25);
+  messageDesc(file_testrun_console_v1_console, 27);
 
 /**
  * A run as the console shows it: the run and the names of what it refers to, each empty when the
@@ -760,7 +796,7 @@ export type RunDetails = Message<"testrun.console.v1.RunDetails"> & {
  * Use `create(RunDetailsSchema)` to create a new message.
  */
 export const RunDetailsSchema: GenMessage<RunDetails> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 26);
+  messageDesc(file_testrun_console_v1_console, 28);
 
 /**
  * Request of ListRuns.
@@ -816,7 +852,7 @@ export type ListRunsRequest = Message<"testrun.console.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 27);
+  messageDesc(file_testrun_console_v1_console, 29);
 
 /**
  * Response of ListRuns.
@@ -844,7 +880,7 @@ export type ListRunsResponse = Message<"testrun.console.v1.ListRunsResponse"> & 
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 28);
+  messageDesc(file_testrun_console_v1_console, 30);
 
 /**
  * Request of GetRun.
@@ -872,7 +908,7 @@ export type GetRunRequest = Message<"testrun.console.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 29);
+  messageDesc(file_testrun_console_v1_console, 31);
 
 /**
  * Response of GetRun.
@@ -893,7 +929,7 @@ export type GetRunResponse = Message<"testrun.console.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 30);
+  messageDesc(file_testrun_console_v1_console, 32);
 
 /**
  * Request of WatchRun.
@@ -921,7 +957,7 @@ export type WatchRunRequest = Message<"testrun.console.v1.WatchRunRequest"> & {
  * Use `create(WatchRunRequestSchema)` to create a new message.
  */
 export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 31);
+  messageDesc(file_testrun_console_v1_console, 33);
 
 /**
  * One message of WatchRun.
@@ -942,7 +978,7 @@ export type WatchRunResponse = Message<"testrun.console.v1.WatchRunResponse"> & 
  * Use `create(WatchRunResponseSchema)` to create a new message.
  */
 export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 32);
+  messageDesc(file_testrun_console_v1_console, 34);
 
 /**
  * Request of GetTestResult.
@@ -977,7 +1013,7 @@ export type GetTestResultRequest = Message<"testrun.console.v1.GetTestResultRequ
  * Use `create(GetTestResultRequestSchema)` to create a new message.
  */
 export const GetTestResultRequestSchema: GenMessage<GetTestResultRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 33);
+  messageDesc(file_testrun_console_v1_console, 35);
 
 /**
  * Response of GetTestResult.
@@ -1019,7 +1055,7 @@ export type GetTestResultResponse = Message<"testrun.console.v1.GetTestResultRes
  * Use `create(GetTestResultResponseSchema)` to create a new message.
  */
 export const GetTestResultResponseSchema: GenMessage<GetTestResultResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 34);
+  messageDesc(file_testrun_console_v1_console, 36);
 
 /**
  * What to run: the selection of a new run (exactly one).
@@ -1064,7 +1100,7 @@ export type RunSelection = Message<"testrun.console.v1.RunSelection"> & {
  * Use `create(RunSelectionSchema)` to create a new message.
  */
 export const RunSelectionSchema: GenMessage<RunSelection> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 35);
+  messageDesc(file_testrun_console_v1_console, 37);
 
 /**
  * Request of PreviewRun.
@@ -1099,7 +1135,7 @@ export type PreviewRunRequest = Message<"testrun.console.v1.PreviewRunRequest"> 
  * Use `create(PreviewRunRequestSchema)` to create a new message.
  */
 export const PreviewRunRequestSchema: GenMessage<PreviewRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 36);
+  messageDesc(file_testrun_console_v1_console, 38);
 
 /**
  * Response of PreviewRun.
@@ -1141,7 +1177,7 @@ export type PreviewRunResponse = Message<"testrun.console.v1.PreviewRunResponse"
  * Use `create(PreviewRunResponseSchema)` to create a new message.
  */
 export const PreviewRunResponseSchema: GenMessage<PreviewRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 37);
+  messageDesc(file_testrun_console_v1_console, 39);
 
 /**
  * Request of StartRun.
@@ -1183,7 +1219,7 @@ export type StartRunRequest = Message<"testrun.console.v1.StartRunRequest"> & {
  * Use `create(StartRunRequestSchema)` to create a new message.
  */
 export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 38);
+  messageDesc(file_testrun_console_v1_console, 40);
 
 /**
  * Response of StartRun.
@@ -1204,7 +1240,7 @@ export type StartRunResponse = Message<"testrun.console.v1.StartRunResponse"> & 
  * Use `create(StartRunResponseSchema)` to create a new message.
  */
 export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 39);
+  messageDesc(file_testrun_console_v1_console, 41);
 
 /**
  * Request of CancelRun.
@@ -1232,7 +1268,7 @@ export type CancelRunRequest = Message<"testrun.console.v1.CancelRunRequest"> & 
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 40);
+  messageDesc(file_testrun_console_v1_console, 42);
 
 /**
  * Response of CancelRun.
@@ -1253,7 +1289,7 @@ export type CancelRunResponse = Message<"testrun.console.v1.CancelRunResponse"> 
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 41);
+  messageDesc(file_testrun_console_v1_console, 43);
 
 /**
  * Request of ListEnvironments.
@@ -1274,7 +1310,7 @@ export type ListEnvironmentsRequest = Message<"testrun.console.v1.ListEnvironmen
  * Use `create(ListEnvironmentsRequestSchema)` to create a new message.
  */
 export const ListEnvironmentsRequestSchema: GenMessage<ListEnvironmentsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 42);
+  messageDesc(file_testrun_console_v1_console, 44);
 
 /**
  * Response of ListEnvironments.
@@ -1295,7 +1331,7 @@ export type ListEnvironmentsResponse = Message<"testrun.console.v1.ListEnvironme
  * Use `create(ListEnvironmentsResponseSchema)` to create a new message.
  */
 export const ListEnvironmentsResponseSchema: GenMessage<ListEnvironmentsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 43);
+  messageDesc(file_testrun_console_v1_console, 45);
 
 /**
  * Request of ListTestPlans.
@@ -1316,7 +1352,7 @@ export type ListTestPlansRequest = Message<"testrun.console.v1.ListTestPlansRequ
  * Use `create(ListTestPlansRequestSchema)` to create a new message.
  */
 export const ListTestPlansRequestSchema: GenMessage<ListTestPlansRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 44);
+  messageDesc(file_testrun_console_v1_console, 46);
 
 /**
  * Response of ListTestPlans.
@@ -1337,7 +1373,7 @@ export type ListTestPlansResponse = Message<"testrun.console.v1.ListTestPlansRes
  * Use `create(ListTestPlansResponseSchema)` to create a new message.
  */
 export const ListTestPlansResponseSchema: GenMessage<ListTestPlansResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 45);
+  messageDesc(file_testrun_console_v1_console, 47);
 
 /**
  * Request of GetTestPlan.
@@ -1365,7 +1401,7 @@ export type GetTestPlanRequest = Message<"testrun.console.v1.GetTestPlanRequest"
  * Use `create(GetTestPlanRequestSchema)` to create a new message.
  */
 export const GetTestPlanRequestSchema: GenMessage<GetTestPlanRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 46);
+  messageDesc(file_testrun_console_v1_console, 48);
 
 /**
  * Response of GetTestPlan.
@@ -1393,7 +1429,7 @@ export type GetTestPlanResponse = Message<"testrun.console.v1.GetTestPlanRespons
  * Use `create(GetTestPlanResponseSchema)` to create a new message.
  */
 export const GetTestPlanResponseSchema: GenMessage<GetTestPlanResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 47);
+  messageDesc(file_testrun_console_v1_console, 49);
 
 /**
  * Request of ListTestCases.
@@ -1428,7 +1464,7 @@ export type ListTestCasesRequest = Message<"testrun.console.v1.ListTestCasesRequ
  * Use `create(ListTestCasesRequestSchema)` to create a new message.
  */
 export const ListTestCasesRequestSchema: GenMessage<ListTestCasesRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 48);
+  messageDesc(file_testrun_console_v1_console, 50);
 
 /**
  * Response of ListTestCases.
@@ -1456,7 +1492,7 @@ export type ListTestCasesResponse = Message<"testrun.console.v1.ListTestCasesRes
  * Use `create(ListTestCasesResponseSchema)` to create a new message.
  */
 export const ListTestCasesResponseSchema: GenMessage<ListTestCasesResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 49);
+  messageDesc(file_testrun_console_v1_console, 51);
 
 /**
  * Request of GetTestCase.
@@ -1484,7 +1520,7 @@ export type GetTestCaseRequest = Message<"testrun.console.v1.GetTestCaseRequest"
  * Use `create(GetTestCaseRequestSchema)` to create a new message.
  */
 export const GetTestCaseRequestSchema: GenMessage<GetTestCaseRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 50);
+  messageDesc(file_testrun_console_v1_console, 52);
 
 /**
  * Response of GetTestCase.
@@ -1512,7 +1548,7 @@ export type GetTestCaseResponse = Message<"testrun.console.v1.GetTestCaseRespons
  * Use `create(GetTestCaseResponseSchema)` to create a new message.
  */
 export const GetTestCaseResponseSchema: GenMessage<GetTestCaseResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 51);
+  messageDesc(file_testrun_console_v1_console, 53);
 
 /**
  * Request of ListVariables.
@@ -1533,7 +1569,7 @@ export type ListVariablesRequest = Message<"testrun.console.v1.ListVariablesRequ
  * Use `create(ListVariablesRequestSchema)` to create a new message.
  */
 export const ListVariablesRequestSchema: GenMessage<ListVariablesRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 52);
+  messageDesc(file_testrun_console_v1_console, 54);
 
 /**
  * Response of ListVariables.
@@ -1554,7 +1590,7 @@ export type ListVariablesResponse = Message<"testrun.console.v1.ListVariablesRes
  * Use `create(ListVariablesResponseSchema)` to create a new message.
  */
 export const ListVariablesResponseSchema: GenMessage<ListVariablesResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 53);
+  messageDesc(file_testrun_console_v1_console, 55);
 
 /**
  * Request of SetVariableValue. Carries a secret: the console never logs it.
@@ -1589,7 +1625,7 @@ export type SetVariableValueRequest = Message<"testrun.console.v1.SetVariableVal
  * Use `create(SetVariableValueRequestSchema)` to create a new message.
  */
 export const SetVariableValueRequestSchema: GenMessage<SetVariableValueRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 54);
+  messageDesc(file_testrun_console_v1_console, 56);
 
 /**
  * Response of SetVariableValue.
@@ -1610,7 +1646,7 @@ export type SetVariableValueResponse = Message<"testrun.console.v1.SetVariableVa
  * Use `create(SetVariableValueResponseSchema)` to create a new message.
  */
 export const SetVariableValueResponseSchema: GenMessage<SetVariableValueResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 55);
+  messageDesc(file_testrun_console_v1_console, 57);
 
 /**
  * Request of GetCredits.
@@ -1645,7 +1681,7 @@ export type GetCreditsRequest = Message<"testrun.console.v1.GetCreditsRequest"> 
  * Use `create(GetCreditsRequestSchema)` to create a new message.
  */
 export const GetCreditsRequestSchema: GenMessage<GetCreditsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 56);
+  messageDesc(file_testrun_console_v1_console, 58);
 
 /**
  * Response of GetCredits.
@@ -1680,7 +1716,7 @@ export type GetCreditsResponse = Message<"testrun.console.v1.GetCreditsResponse"
  * Use `create(GetCreditsResponseSchema)` to create a new message.
  */
 export const GetCreditsResponseSchema: GenMessage<GetCreditsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_console_v1_console, 57);
+  messageDesc(file_testrun_console_v1_console, 59);
 
 /**
  * ConsoleService is the browser's API: Connect protocol (JSON or binary) over HTTP/1.1 on the
@@ -1700,8 +1736,9 @@ export const GetCreditsResponseSchema: GenMessage<GetCreditsResponse> = /*@__PUR
  */
 export const ConsoleService: GenService<{
   /**
-   * Who is signed in: the email and every active membership (organization and role). The browser
-   * calls it first; UNAUTHENTICATED means "show the sign-in page".
+   * Who is signed in: the email and the memberships (organization and role) the session covers:
+   * a sign-in link's one member, or the members bound to the OpenID subject (docs/console.md). The
+   * browser calls it first; UNAUTHENTICATED means "show the sign-in page".
    *
    * @generated from rpc testrun.console.v1.ConsoleService.GetSession
    */
@@ -1709,6 +1746,17 @@ export const ConsoleService: GenService<{
     methodKind: "unary";
     input: typeof GetSessionRequestSchema;
     output: typeof GetSessionResponseSchema;
+  },
+  /**
+   * Ends every session, in any browser, that acts as any of this session's members (this one
+   * included): for a lost laptop or a shared computer left signed in.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.SignOutEverywhere
+   */
+  signOutEverywhere: {
+    methodKind: "unary";
+    input: typeof SignOutEverywhereRequestSchema;
+    output: typeof SignOutEverywhereResponseSchema;
   },
   /**
    * How a person can sign in on this installation. The only method that needs no session.
