@@ -12,7 +12,7 @@ import { expect } from "chai";
 import { Redis } from "ioredis";
 import type { System } from "../scripts/system.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
-import { HeldTarget, heldCase } from "./held-target.js";
+import { HeldTarget } from "./held-target.js";
 import { addCases, newProject, Pipeline, startE2eSystem, type TestProject } from "./pipeline.js";
 
 const bounds = {
@@ -82,7 +82,13 @@ describe("fair streams and waits (end to end)", function () {
       const path = `/hold/${name.replace(" ", "-")}`;
       releases.push(target.hold(path));
       await createEnvironment(ctx, { projectId: project.projectId, name: "held", baseUrl: target.url });
-      await addCases(system, project.projectId, heldCase("Held", "held", path));
+      // The held step waits up to 120 s (the most a step may), longer than this suite runs: the runs
+      // stay unfinished, so their streams stay open.
+      await addCases(
+        system,
+        project.projectId,
+        `- name: Held\n  tags: [held]\n  steps:\n    - name: wait for it\n      http: { method: GET, path: "${path}", timeoutMs: 120000 }\n`,
+      );
       const run = await project.pipeline.start({ tags: ["held"], environment: "held" });
       const owner = consoleClient(system, await signIn(system, project.ownerId));
       const organizationId =
