@@ -41,6 +41,13 @@ export const configSchema = baseConfigSchema
      * 60 s idle timeout of common proxies, and the session is checked again each time.
      */
     WATCH_WINDOW_SECONDS: positiveInt(50),
+    /**
+     * Live run streams one session may hold at once on one replica; beyond, RESOURCE_EXHAUSTED and
+     * the run page reads the run every few seconds instead.
+     */
+    WATCH_STREAMS_PER_SESSION: positiveInt(20),
+    /** Live run streams the sessions of one project may hold at once on one replica, together. */
+    WATCH_STREAMS_PER_PROJECT: positiveInt(200),
   })
   .refine(
     (c) =>

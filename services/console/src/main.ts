@@ -16,6 +16,7 @@ import { createConsoleApp } from "./http/app.js";
 import { ConsoleCookies } from "./http/cookies.js";
 import { adminService } from "./rpc/admin-service.js";
 import { consoleService } from "./rpc/console-service.js";
+import { StreamSlots } from "./rpc/stream-slots.js";
 import { Viewers } from "./viewer.js";
 
 /** The built web app: services/console/web-build, beside src/ (from source) and dist/ (built). */
@@ -72,6 +73,10 @@ await runService({
         runs,
         billing,
         watchWindowMs: config.WATCH_WINDOW_SECONDS * 1000,
+        streams: new StreamSlots({
+          perSession: config.WATCH_STREAMS_PER_SESSION,
+          perProject: config.WATCH_STREAMS_PER_PROJECT,
+        }),
         apiUrl: config.API_URL,
         ...(oidc && { oidcProvider: oidc.providerName }),
       }),

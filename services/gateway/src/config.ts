@@ -20,6 +20,11 @@ export const configSchema = baseConfigSchema.extend({
   RATE_LIMIT_PER_MINUTE: positiveInt(60),
   /** Long-polls (GET /v1/runs/{id}?wait) a key may hold at once, across every gateway replica. */
   WAITS_PER_KEY: positiveInt(10),
+  /**
+   * Long-polls the keys of one project may hold at once together, across every gateway replica:
+   * one tenant with many keys cannot take every WatchRun stream of the runs service.
+   */
+  WAITS_PER_PROJECT: positiveInt(50),
   /** Failed authentications a client address may make per minute before it gets 429. */
   AUTH_FAILURES_PER_MINUTE: positiveInt(20),
   /**

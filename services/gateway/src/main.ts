@@ -41,7 +41,7 @@ await runService({
       catalog,
       runs,
       startRunTimeoutMs: config.START_RUN_TIMEOUT_MS,
-      waits: new WaitSlots(redis, config.WAITS_PER_KEY),
+      waits: new WaitSlots(redis, { perKey: config.WAITS_PER_KEY, perProject: config.WAITS_PER_PROJECT }),
       idempotency: new IdempotencyStore(redis, config.START_RUN_TIMEOUT_MS + 10_000),
       stopping: stopping.signal,
     });

@@ -11,6 +11,9 @@ const restFieldNames: Record<string, string> = {
   tags: "tags",
 };
 
+/** Seconds a client is told to wait when a service is at one of its capacity bounds. */
+export const capacityRetrySeconds = 5;
+
 /**
  * The HTTP answer to a failed gRPC call of another service (docs/rest-api.md, "Errors").
  *
@@ -30,6 +33,19 @@ export function httpErrorFromRpc(error: unknown): { http: HttpError; expected: b
       return { http: new HttpError(403, "forbidden", message), expected: true };
     case Code.InvalidArgument:
       return { http: new HttpError(400, "invalid_request", message), expected: true };
+    case Code.ResourceExhausted:
+      // A capacity bound of the service (the runs service's WatchRun streams per replica): the
+      // client is not at fault and nothing is broken, so it is told to come back, never a 500.
+      return {
+        http: new HttpError(
+          429,
+          "rate_limited",
+          `${message}; retry in ${capacityRetrySeconds} s`,
+          {},
+          { "Retry-After": String(capacityRetrySeconds) },
+        ),
+        expected: true,
+      };
     case Code.Aborted: {
       const [ambiguous] = error.findDetails(AmbiguousNameSchema);
       if (!ambiguous) break;

@@ -83,6 +83,24 @@ describe("gateway: gRPC errors of services -> HTTP errors of /v1", () => {
     expect(map(received).message).to.contain("environment");
   });
 
+  it("RESOURCE_EXHAUSTED (a service at capacity) -> 429 rate_limited with Retry-After, never 500", () => {
+    const { http, expected } = httpErrorFromRpc(
+      new ConnectError(
+        "this replica watches as many runs as it may; call again later",
+        Code.ResourceExhausted,
+      ),
+    );
+    expect({ status: http.status, code: http.code, expected }).to.deep.equal({
+      status: 429,
+      code: "rate_limited",
+      expected: true,
+    });
+    expect(http.message).to.equal(
+      "this replica watches as many runs as it may; call again later; retry in 5 s",
+    );
+    expect(http.headers).to.deep.equal({ "Retry-After": "5" });
+  });
+
   it("ABORTED or FAILED_PRECONDITION without their detail -> 500 internal", () => {
     expect(map(new ConnectError("conflict", Code.Aborted))).to.include({ status: 500, code: "internal" });
     expect(map(new ConnectError("run finished", Code.FailedPrecondition))).to.include({
@@ -97,7 +115,6 @@ describe("gateway: gRPC errors of services -> HTTP errors of /v1", () => {
     Code.DeadlineExceeded,
     Code.Unauthenticated,
     Code.Unimplemented,
-    Code.ResourceExhausted,
     Code.Unknown,
   ]) {
     it(`${Code[code]} -> 500 internal without the service's message`, () => {

@@ -147,6 +147,12 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
       } catch (error) {
         // A stream's errors pass the call-logging interceptor by (it returns when the stream
         // opens), so what it does for other calls is done here: no driver message reaches a caller.
+        // A caller that closed its stream or went away is normal (a run page left, a long-poll
+        // answered): writing to its closed stream fails, and that is no error of ours.
+        if (context.signal.aborted) {
+          logger.debug({ err: error, rpc: "WatchRun" }, "the caller left the stream");
+          return;
+        }
         if (error instanceof ConnectError) throw error;
         logger.error({ err: error, rpc: "WatchRun" }, "rpc crashed");
         throw new ConnectError("internal error", Code.Internal);

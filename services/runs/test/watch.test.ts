@@ -160,6 +160,45 @@ describe("runs service: WatchRun", () => {
     next.cancel();
   });
 
+  it("logs callers closing their streams quietly: no error line, however many close at once", async () => {
+    const run = await startOne();
+    const count = 300;
+    const quiet = await startServiceProcess("runs", {
+      ...stack.env,
+      REDIS_URL: stack.redisUrlOf("runs"),
+      WATCH_REFRESH_MS: "300",
+      WATCH_MAX_STREAMS: String(count),
+    });
+    const client = serviceClient(RunsService, quiet.url, { token: String(stack.env.SERVICE_TOKEN) });
+    const openAll = async () => {
+      const streams = Array.from({ length: count }, () => watch(client, ids(run?.id ?? "")));
+      await Promise.all(streams.map((stream) => stream.next()));
+      return streams;
+    };
+    try {
+      // Streams mid-flight: some are being written to as their callers close them, which is what
+      // made the replica log ERR_HTTP2_INVALID_STREAM as a crash.
+      const streams = await openAll();
+      const pending = streams.map((stream) => stream.next().catch(() => undefined));
+      await stack.db.query("update runs.test_results set summary = 'changed' where id = $1", [
+        run?.tests[0]?.id,
+      ]);
+      await Promise.race(pending);
+      for (const stream of streams) stream.cancel();
+      await Promise.all(pending);
+      // Every place is free again once the replica has ended each closed stream (and logged it).
+      const again = await eventually(
+        () => openAll().catch(() => undefined),
+        "every closed stream's place to be freed",
+      );
+      for (const stream of again) stream.cancel();
+    } finally {
+      await quiet.stop("SIGTERM");
+    }
+    const errors = quiet.output().filter((line) => /"level":"(error|fatal)"/.test(line));
+    expect(errors, errors[0]).to.deep.equal([]);
+  });
+
   it("refuses, before any message, a run of another project or an unknown run", async () => {
     const run = await startOne();
     const other = await seedProject(stack, 0n);

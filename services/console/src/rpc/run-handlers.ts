@@ -10,8 +10,9 @@ import {
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type Run, RunStartedSchema, type RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import type { Viewers } from "../viewer.js";
+import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { nameOrNothing, relay, relayed } from "./relay.js";
+import type { StreamSlots } from "./stream-slots.js";
 
 export interface RunHandlerDeps {
   viewers: Viewers;
@@ -25,6 +26,8 @@ export interface RunHandlerDeps {
    * membership are checked again on every call.
    */
   watchWindowMs: number;
+  /** The bounds on live streams per session and per project (this replica's). */
+  streams: StreamSlots;
 }
 
 type Actor = Awaited<ReturnType<Viewers["actorForProject"]>>["actor"];
@@ -116,6 +119,8 @@ export function runHandlers(
 
     async *watchRun(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      // A session was found for the cookie above, so it is there.
+      const release = deps.streams.acquire(ctx.values.get(sessionCookieKey) ?? "", req.projectId);
       const window = AbortSignal.any([ctx.signal, AbortSignal.timeout(deps.watchWindowMs)]);
       let names: Omit<RunDetails, "run"> | undefined;
       try {
@@ -133,6 +138,8 @@ export function runHandlers(
         // The window closed: end the stream cleanly, the browser calls again.
         if (window.aborted && !ctx.signal.aborted) return;
         throw relayed(error);
+      } finally {
+        release();
       }
     },
 

@@ -2,7 +2,11 @@
 // The console ends a stream after a window even while the run goes on: the page then calls again
 // at once. A stream that breaks is called again with backoff (1, 2, 4… up to 30 s), and the page
 // says it is reconnecting. It stops when the run is finished, or on an answer such as NOT_FOUND.
-import { Code, type ConnectError, createClient } from "@connectrpc/connect";
+// A stream refused for capacity (RESOURCE_EXHAUSTED: the session, the project or the runs service
+// follows as many runs live as it may, docs/security.md "Resource limits") is not retried at once:
+// the run is read every few seconds instead (GetRun), the page says so, and the stream is tried
+// again after a minute.
+import { type Client, Code, type ConnectError, createClient } from "@connectrpc/connect";
 import { useTransport } from "@connectrpc/connect-query";
 import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -16,6 +20,8 @@ export interface RunWatch {
   error?: ConnectError;
   /** The stream broke while the run is unfinished; it is being called again. */
   reconnecting: boolean;
+  /** Live streams are at capacity: the run is read every few seconds instead (see pollWhileBusy). */
+  polling?: boolean;
 }
 
 /** Answers that mean "stop": everything else (network, console restarting, a cut stream) is retried. */
@@ -26,6 +32,10 @@ const definitive = new Set([
   Code.InvalidArgument,
 ]);
 const longestPauseMs = 30_000;
+/** How often the run is read while live streams are at capacity… */
+const pollEveryMs = 5_000;
+/** …and for how long before the stream is tried again. */
+const pollForMs = 60_000;
 
 /** Waits `ms`, or less when the signal aborts. */
 const pause = (ms: number, signal: AbortSignal) =>
@@ -36,6 +46,31 @@ const pause = (ms: number, signal: AbortSignal) =>
       resolve();
     });
   });
+
+/**
+ * Reads the run every `pollEveryMs` for `pollForMs` (or until it is finished, or the page is
+ * left), showing each read; resolves with whether the run is finished. A failed read is tried at
+ * the next tick: the stream, called again afterwards, deals with lasting answers.
+ */
+async function pollWhileBusy(
+  client: Client<typeof ConsoleService>,
+  request: { projectId: string; runId: string },
+  signal: AbortSignal,
+  show: (details: RunDetails) => void,
+): Promise<boolean> {
+  const until = Date.now() + pollForMs;
+  while (!signal.aborted && Date.now() < until) {
+    try {
+      const { run } = await client.getRun(request, { signal });
+      if (run) show(run);
+      if (run?.run?.finished) return true;
+    } catch {
+      // Tried again at the next tick.
+    }
+    await pause(pollEveryMs, signal);
+  }
+  return false;
+}
 
 /** Follows the run while `enabled` (default: always, until it finishes). */
 export function useRunWatch(projectId: string, runId: string, enabled = true) {
@@ -70,6 +105,13 @@ export function useRunWatch(projectId: string, runId: string, enabled = true) {
           if (failure.code === Code.Unauthenticated) {
             goToSignIn();
             return;
+          }
+          if (failure.code === Code.ResourceExhausted) {
+            failures = 0;
+            finished = await pollWhileBusy(client, { projectId, runId }, abort.signal, (details) =>
+              setWatch({ details, reconnecting: false, polling: true }),
+            );
+            continue;
           }
           if (definitive.has(failure.code)) {
             setWatch((current) => ({ ...current, error: failure, reconnecting: false }));

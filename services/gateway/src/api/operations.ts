@@ -307,7 +307,7 @@ export const operations = {
     path: "/v1/runs/{id}",
     summary: "A run with its tests",
     description:
-      "Poll until finished is true; every 15 seconds is the recommended interval. With ?wait=S (1 to 30) the answer comes as soon as the run is finished, or after S seconds with the run as it is then: one request of the rate limit however long it waits. A key may hold a bounded number of waits at once (10 unless configured otherwise); beyond, 429 with Retry-After.",
+      "Poll until finished is true; every 15 seconds is the recommended interval. With ?wait=S (1 to 30) the answer comes as soon as the run is finished, or after S seconds with the run as it is then: one request of the rate limit however long it waits. A key may hold a bounded number of waits at once (10 unless configured otherwise), and a project's keys together a bounded number (50); beyond, or when the service follows as many runs as it can, 429 with Retry-After.",
     access: "read",
     pathParams: runPath,
     query: z.strictObject({ wait: waitParam }),
@@ -316,7 +316,7 @@ export const operations = {
       ...keyedFailures(),
       404: failure("No such run in this project.", errors.notFound),
       429: failure(
-        "Over the key's rate limit, over its concurrent waits (?wait), or too many failed authentications from this address.",
+        "Over the key's rate limit, over its or its project's concurrent waits (?wait), the service at its capacity of waits, or too many failed authentications from this address.",
         errors.rateLimited,
         errorHeaders.extend({ "Retry-After": retryAfter }),
       ),

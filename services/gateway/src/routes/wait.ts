@@ -11,13 +11,14 @@ export interface RunRef {
   runId: string;
 }
 
-/** Seconds a client is told to wait when its key holds every wait it may. */
+/** Seconds a client is told to wait when its key or its project holds every wait it may. */
 const busyRetrySeconds = 1;
 
 /**
  * GET /v1/runs/{id}?wait=S: follows the run with RunsService.WatchRun (no polling here) and answers
  * as soon as it is finished, or after S seconds with the run as it is then; also at once when the
- * gateway shuts down. The key holds one of its bounded wait slots meanwhile (waits.ts).
+ * gateway shuts down. The key, and its project, hold one of their bounded wait slots meanwhile
+ * (waits.ts).
  */
 export async function waitForRun(
   ctx: GatewayContext,
@@ -25,14 +26,18 @@ export async function waitForRun(
   request: RunRef,
   seconds: number,
 ): Promise<Run | undefined> {
-  const keyId = ctx.state.key?.keyId ?? "";
+  const owner = { keyId: ctx.state.key?.keyId ?? "", projectId: request.projectId };
   // A slot outlasts the wait by the deadline of the read that may follow it.
-  const release = await deps.waits.acquire(keyId, randomUUID(), seconds * 1000 + 10_000);
-  if (!release) {
+  const slot = await deps.waits.acquire(owner, randomUUID(), seconds * 1000 + 10_000);
+  if ("refused" in slot) {
+    const held =
+      slot.refused === "key"
+        ? `this key already holds ${deps.waits.bounds.perKey} waits at once`
+        : `this project's keys already hold ${deps.waits.bounds.perProject} waits at once`;
     throw new HttpError(
       429,
       "rate_limited",
-      `this key already holds ${deps.waits.perKey} waits at once; retry in ${busyRetrySeconds} s, or poll without wait`,
+      `${held}; retry in ${busyRetrySeconds} s, or poll without wait`,
       {},
       { "Retry-After": String(busyRetrySeconds) },
     );
@@ -40,7 +45,7 @@ export async function waitForRun(
   try {
     return await follow(ctx, deps, request, seconds);
   } finally {
-    await release().catch((err: unknown) => ctx.state.log.warn({ err }, "could not free a wait slot"));
+    await slot.release().catch((err: unknown) => ctx.state.log.warn({ err }, "could not free a wait slot"));
   }
 }
 

@@ -47,7 +47,7 @@ export function Run() {
           </button>
         )}
       </div>
-      <LiveState finished={run.finished} reconnecting={watch.reconnecting} />
+      <LiveState finished={run.finished} reconnecting={watch.reconnecting} polling={watch.polling ?? false} />
       {watch.error && <Failed error={watch.error} />}
       {run.status === RunStatus.SKIPPED && skipReasonText[run.skipReason] && (
         <p className="notice notice-info">{skipReasonText[run.skipReason]}</p>
@@ -73,12 +73,28 @@ export function Run() {
   );
 }
 
-/** Whether the page follows the run, discreetly: a live dot, or that the connection is being retried. */
-function LiveState({ finished, reconnecting }: { finished: boolean; reconnecting: boolean }) {
+/**
+ * Whether the page follows the run, discreetly: a live dot, that the connection is being retried,
+ * or that live updates are at capacity and the run is read every few seconds instead.
+ */
+function LiveState({
+  finished,
+  reconnecting,
+  polling,
+}: {
+  finished: boolean;
+  reconnecting: boolean;
+  polling: boolean;
+}) {
   return (
     <p className="live-state" role="status">
       {!finished &&
-        (reconnecting ? (
+        (polling ? (
+          <>
+            <span className="live-dot live-dot-lost" aria-hidden="true" /> Busy: live updates are at capacity,
+            so this page reads the run every few seconds
+          </>
+        ) : reconnecting ? (
           <>
             <span className="live-dot live-dot-lost" aria-hidden="true" /> Connection lost: reconnecting…
           </>
