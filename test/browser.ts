@@ -5,6 +5,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@testrun/kit/testing";
 import { type Browser, chromium, type Page } from "playwright-core";
+import type { System } from "../scripts/system.js";
+import { signInLinkOf } from "./console-client.js";
 
 export const screenshotDir = join(repoRoot, ".tmp", "screenshots");
 
@@ -31,4 +33,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 export async function horizontalOverflow(page: Page): Promise<number> {
   // A string, evaluated in the page: this file is compiled without the DOM's types.
   return page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
+}
+
+/**
+ * Signs the page in as a member with a fresh sign-in link, answering the link page's question
+ * ("Sign in as …?"), and waits until it has left the sign-in pages. Answers the link's token.
+ */
+export async function openSignInLink(page: Page, system: System, memberId: string): Promise<string> {
+  const link = await signInLinkOf(system, memberId);
+  await page.goto(link.url);
+  await page.getByRole("button", { name: /^Sign in as / }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+  return link.token;
 }

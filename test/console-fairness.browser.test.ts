@@ -6,8 +6,8 @@ import { createCliContext, createEnvironment } from "@testrun/cli";
 import { expect } from "chai";
 import type { Browser } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { launchBrowser, screenshot, viewports } from "./browser.js";
-import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
+import { launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
+import { consoleClient, signIn } from "./console-client.js";
 import { HeldTarget, heldCase } from "./held-target.js";
 import { addCases, newProject, startE2eSystem } from "./pipeline.js";
 
@@ -50,8 +50,7 @@ describe("console run page when live updates are at capacity", function () {
     const context = await browser.newContext({ viewport: viewports.wide });
     try {
       const page = await context.newPage();
-      await page.goto((await signInLinkOf(system, project.ownerId)).url);
-      await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+      await openSignInLink(page, system, project.ownerId);
       await page.goto(started.url);
       await page.getByRole("heading", { level: 1, name: /Running$/ }).waitFor();
       await page

@@ -10,8 +10,8 @@ import { expect } from "chai";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
-import { horizontalOverflow, launchBrowser, screenshot, viewports } from "./browser.js";
-import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
+import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
+import { consoleClient, signIn } from "./console-client.js";
 import { HeldTarget, heldCase } from "./held-target.js";
 import { addCases, newProject, Pipeline, startE2eSystem } from "./pipeline.js";
 
@@ -51,10 +51,7 @@ describe("console runs in a browser", function () {
     const context = await browser.newContext({ viewport: viewports[width] });
     contexts.push(context);
     const page = await context.newPage();
-    await page.goto((await signInLinkOf(system, memberId)).url);
-    // The link page asks before it signs anyone in.
-    await page.getByRole("button", { name: /^Sign in as / }).click();
-    await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+    await openSignInLink(page, system, memberId);
     return page;
   };
   const member = (email: string, role: Role) =>

@@ -11,7 +11,7 @@ import pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
 import { startOidcProvider, type TestOidcProvider } from "../services/console/test/oidc-provider.js";
-import { horizontalOverflow, launchBrowser, screenshot, viewports } from "./browser.js";
+import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
 import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
 import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
 
@@ -41,11 +41,7 @@ describe("console in a browser", function () {
       role,
     });
   const openLink = async (page: Page, memberId: string) => {
-    const link = await signInLinkOf(system, memberId);
-    secrets.push(link.token);
-    await page.goto(link.url);
-    await page.getByRole("button", { name: /^Sign in as / }).click();
-    await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"));
+    secrets.push(await openSignInLink(page, system, memberId));
   };
   /** Emails the provider gives other than the login (an email changed at the provider). */
   const providerEmails: Record<string, string> = {};
