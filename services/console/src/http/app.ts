@@ -3,7 +3,13 @@ import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Router from "@koa/router";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { callLoggingInterceptor, type Logger, probeRoutes, serverTracingInterceptor } from "@testrun/kit";
+import {
+  callLoggingInterceptor,
+  type Logger,
+  probeRoutes,
+  serverTracingInterceptor,
+  withoutKeys,
+} from "@testrun/kit";
 import Koa from "koa";
 import { sessionCookieKey } from "../viewer.js";
 import { webApp } from "./assets.js";
@@ -55,7 +61,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
       logger.debug(
         {
           method: ctx.method,
-          path: ctx.path,
+          path: withoutKeys(ctx.path),
           status: ctx.status,
           ms: Math.round(performance.now() - started),
         },
