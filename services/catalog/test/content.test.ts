@@ -223,6 +223,13 @@ describe("catalog: project content", () => {
           throw new Error(`${name}: ${e.message}`);
         });
       }
+      // A list by ids of the other project's test cases, in its own project: none of them.
+      const listed = await catalog.listTestCases({
+        actor: key,
+        projectId: here,
+        testCaseIds: [ids.testCase],
+      });
+      expect(listed.testCases).to.deep.equal([]);
       // Its own project answers.
       const own = await catalog.getProject({ actor: key, projectId: here, includeContents: true });
       expect(own.environments.map((e) => e.baseUrl)).to.deep.equal(["https://h.io"]);
@@ -577,6 +584,33 @@ describe("catalog: project content", () => {
       const blank = await list(["", "  "], "");
       expect(blank.testCases).to.have.length(500);
       expect(blank.truncated).to.equal(true);
+    });
+
+    it("reads test cases by id in one call, beyond the first 500 too, at most 500 ids", async () => {
+      const stored = await h.db.query(
+        "select id from catalog.test_cases where project_id = $1 order by created_at, id",
+        [projectId],
+      );
+      const storedIds = stored.rows.map((r) => String(r.id));
+      const last = storedIds.at(-1) ?? "";
+      expect((await list()).testCases.map((t) => t.id)).not.to.include(last);
+      const wanted = [last, storedIds[3] ?? "", "tc_01jd3k0000000000000000000"];
+      const byId = await catalog.listTestCases({ actor: editor, projectId, testCaseIds: wanted });
+      // Oldest first, like any list; an id that is no test case of the project is left out.
+      expect(byId.testCases.map((t) => t.id)).to.deep.equal([storedIds[3], last]);
+      expect(byId.truncated).to.equal(false);
+      // AND-ed with the other filters.
+      const untagged = await catalog.listTestCases({
+        actor: editor,
+        projectId,
+        tags: ["no-such-tag"],
+        testCaseIds: wanted,
+      });
+      expect(untagged.testCases).to.deep.equal([]);
+      const tooMany = await violatedFields(
+        catalog.listTestCases({ actor: editor, projectId, testCaseIds: storedIds.slice(0, 501) }),
+      );
+      expect(tooMany.fields).to.deep.equal(["test_case_ids"]);
     });
 
     it("matches any of the tags, ignoring case", async () => {

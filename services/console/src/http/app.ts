@@ -72,6 +72,9 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   app.use(async (ctx, next) => {
     if (!ctx.path.startsWith(`${apiPrefix}/`)) return next();
     ctx.respond = false;
+    // Every answer is the signed-in member's and may change any moment. Connect serves reads
+    // (methods without side effects) over GET too, which a browser or proxy would otherwise keep.
+    ctx.res.setHeader("Cache-Control", "no-store");
     // A live stream's messages must not wait in a proxy's buffer (nginx honours this header).
     if (ctx.path.endsWith("/WatchRun")) ctx.res.setHeader("X-Accel-Buffering", "no");
     await new Promise<void>((resolve) => {
