@@ -4,6 +4,8 @@ import { EnvironmentSchema, Permission } from "@testrun/gen/testrun/catalog/v1/c
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { newId } from "@testrun/kit";
+import { runServiceCommand } from "@testrun/kit/testing";
 import { expect } from "chai";
 import {
   apiKey,
@@ -377,19 +379,78 @@ describe("catalog: project content", () => {
         ["https://example.com/?a=1", "query"],
         ["https://example.com/#top", "fragment"],
         [`https://example.com/${"a".repeat(2040)}`, "2048"],
+        ["https://ci:s3cret-pw@example.com/api", "credentials in variables"],
+        ["https://:s3cret-pw@example.com", "credentials in variables"],
+        ["http://ci@example.com", "credentials in variables"],
+        ["https://@example.com", "credentials in variables"],
       ] as const) {
         const { fields, message } = await violatedFields(
           catalog.createEnvironment({ actor: editor, projectId, name: "x", baseUrl }),
         );
         expect(fields).to.deep.equal(["base_url"]);
         expect(message).to.contain(rule);
+        expect(message).not.to.contain("s3cret");
       }
+      // Nor by an update.
+      const updated = await violatedFields(
+        catalog.updateEnvironment({
+          actor: editor,
+          projectId,
+          environmentId: created.environment?.id ?? "",
+          baseUrl: "https://ci:s3cret-pw@api.example.com",
+        }),
+      );
+      expect(updated.fields).to.deep.equal(["base_url"]);
+      // A path may hold an @ (it is no user name there).
+      const at = await catalog.createEnvironment({
+        actor: editor,
+        projectId,
+        name: "at",
+        baseUrl: "https://example.com/@team",
+      });
+      expect(at.environment?.baseUrl).to.equal("https://example.com/@team");
       const both = await violatedFields(
         catalog.createEnvironment({ actor: editor, projectId, name: " ", baseUrl: "" }),
       );
       expect(both.fields).to.deep.equal(["name", "base_url"]);
       expect(both.message).to.equal("name: is required (and 1 more)");
-      expect((await catalog.listEnvironments({ actor: editor, projectId })).environments).to.have.length(1);
+      expect((await catalog.listEnvironments({ actor: editor, projectId })).environments).to.have.length(2);
+    });
+  });
+
+  describe("environments stored with a user name and password, before they were refused", () => {
+    it("lose them when the catalog migrates, and nobody reads them afterwards", async () => {
+      const projectId = await newProject();
+      const stored = async (baseUrl: string) => {
+        const id = newId("env");
+        await h.db.query(
+          `insert into catalog.environments (id, project_id, name, base_url, is_default, created_at, updated_at)
+           values ($1, $2, $3, $4, false, now(), now())`,
+          [id, projectId, unique("old"), baseUrl],
+        );
+        return id;
+      };
+      const ids = [
+        await stored("https://ci:s3cret-pw@shop.test/api"),
+        await stored("http://a@b:s3cret-pw@shop.test:8080"),
+        await stored("https://shop.test/@team"),
+      ];
+      // The migration again, as on an installation that has such rows.
+      const migration = "Migration20261124232000_base_url_without_userinfo";
+      await h.db.query("delete from catalog.mikro_orm_migrations where name = $1", [migration]);
+      await runServiceCommand("catalog", ["migrate"], h.env);
+      const { environments } = await catalog.listEnvironments({ actor: editor, projectId });
+      const byId = new Map(environments.map((e) => [e.id, e.baseUrl]));
+      expect(ids.map((id) => byId.get(id))).to.deep.equal([
+        "https://shop.test/api",
+        "http://shop.test:8080",
+        "https://shop.test/@team",
+      ]);
+      const left = await h.db.query(
+        "select count(*)::int as n from catalog.environments where base_url like $1",
+        ["%s3cret%"],
+      );
+      expect(left.rows[0].n).to.equal(0);
     });
   });
 
