@@ -1,11 +1,11 @@
 import { Migration } from "@mikro-orm/migrations";
 
 /**
- * Environments' base URLs lose any `user:pass@` (docs/catalog.md, "Environments"): the catalog
- * refuses it now, because every member and key of the project reads the base URL. A URL with one
- * never worked for a test (fetch refuses URLs carrying credentials), so nothing that ran changes;
- * the credential is not kept anywhere. The authority ends at the first "/" (queries and fragments
- * were always refused), and its last "@" ends the user part.
+ * Environments' base URLs lose any `user:pass@` (docs/security.md, "Environments hold no
+ * credentials"): the catalog refuses it now, because every member and key of the project reads the
+ * base URL. A URL with one never worked for a test (fetch refuses URLs carrying credentials), so
+ * nothing that ran changes; the credential is not kept anywhere. The authority ends at the first
+ * "/" (queries and fragments were always refused), and its last "@" ends the user part.
  */
 export class Migration20261124232000_base_url_without_userinfo extends Migration {
   override name = "Migration20261124232000_base_url_without_userinfo";
