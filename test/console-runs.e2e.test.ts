@@ -2,17 +2,25 @@
 // system: starting and cancelling for the member, the live run stream, role rules kept in the
 // services, write-only variables, and nothing secret in any log line.
 import { Code } from "@connectrpc/connect";
-import { addMember, createCliContext, createEnvironment, createTestPlan, setVariable } from "@testrun/cli";
+import {
+  addMember,
+  createCliContext,
+  createEnvironment,
+  createTestPlan,
+  parseTestCaseFile,
+  setVariable,
+} from "@testrun/cli";
 import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import type { RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
 import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { HeldTarget, heldCase } from "./held-target.js";
-import { addCases, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { addCases, getCase, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
 
 const cases = [
   heldCase("Held one", "one", "/hold/one"),
@@ -284,6 +292,48 @@ describe("console runs (end to end)", function () {
     expect(environments.filter((e) => e.isDefault).map((e) => e.name)).to.deep.equal(["held"]);
     const { testCases } = await owner.listTestCases({ projectId: projectId(), tags: ["three"] });
     expect(testCases.map((c) => c.name)).to.deep.equal(["Held a", "Held b", "Held c"]);
+  });
+
+  it("shows a plan whose cases lie beyond the list's first 500 whole, read from the catalog in one call", async () => {
+    const big = await newProject(system, "Big plan", { credits: 0 });
+    const ctx = createCliContext(system.env);
+    const [bulk] = parseTestCaseFile(getCase("bulk", "bulk", "/bulk"), "bulk.yaml");
+    // The first 500 (the list's page) in parallel batches, then three created after them.
+    for (let start = 0; start < 500; start += 50)
+      await Promise.all(
+        Array.from({ length: 50 }, (_, k) =>
+          ctx.catalog.createTestCase({
+            actor: ctx.actor,
+            projectId: big.projectId,
+            name: `bulk ${start + k}`,
+            steps: bulk?.steps ?? [],
+          }),
+        ),
+      );
+    await addCases(
+      system,
+      big.projectId,
+      ["late 0", "late 1", "late 2"].map((n) => getCase(n, "late", "/late")).join(""),
+    );
+    const plan = await createTestPlan(ctx, {
+      projectId: big.projectId,
+      name: "Beyond the page",
+      testCases: ["late 2", "bulk 7", "late 0"],
+    });
+    const catalog = system.processes.get("catalog");
+    const from = catalog?.output().length ?? 0;
+    const client = consoleClient(system, await signIn(system, big.ownerId));
+    const shown = await client.getTestPlan({ projectId: big.projectId, testPlanId: plan.id });
+    expect(shown.testCases.map((c) => c.name)).to.deep.equal(["late 2", "bulk 7", "late 0"]);
+    // A call made after the answer: its log line follows every line of the plan's reads.
+    await client.listEnvironments({ projectId: big.projectId });
+    const rpcs = await eventually(async () => {
+      const lines = (catalog?.output() ?? []).slice(from).map((l) => String(JSON.parse(l).rpc ?? ""));
+      const marker = lines.findIndex((rpc) => rpc.endsWith("/ListEnvironments"));
+      return marker < 0 ? undefined : lines.slice(0, marker);
+    }, "the catalog's log line of ListEnvironments");
+    const caseReads = rpcs.filter((rpc) => /\/(GetTestCase|ListTestCases)$/.test(rpc));
+    expect(caseReads).to.deep.equal(["testrun.catalog.v1.CatalogService/ListTestCases"]);
   });
 
   it("lets a Viewer look but not start, cancel, preview or set a value", async () => {

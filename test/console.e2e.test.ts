@@ -367,6 +367,27 @@ describe("console (end to end)", function () {
       secrets.push(((await own.json()) as { secret: string }).secret);
     });
 
+    it("answers a read made over GET (Connect's GET for reads) with Cache-Control: no-store", async () => {
+      const cookie = await signIn(system, acme.ownerId);
+      const read = (method: string, message: object, headers: Record<string, string> = {}) => {
+        const query = new URLSearchParams({
+          connect: "v1",
+          encoding: "json",
+          message: JSON.stringify(message),
+        });
+        return fetch(`${system.consoleUrl}/api/testrun.console.v1.ConsoleService/${method}?${query}`, {
+          headers,
+        });
+      };
+      const project = await read("GetProject", { projectId: acme.projectId }, { cookie });
+      expect(project.status).to.equal(200);
+      expect(await project.json()).to.have.nested.property("project.id", acme.projectId);
+      expect(project.headers.get("cache-control")).to.equal("no-store");
+      const options = await read("GetSignInOptions", {});
+      expect(options.status).to.equal(200);
+      expect(options.headers.get("cache-control")).to.equal("no-store");
+    });
+
     it("serves every page with a strict Content-Security-Policy and the app for deep links", async () => {
       for (const path of ["/", `/projects/${acme.projectId}/settings/api`, "/sign-in"]) {
         const page = await fetch(`${system.consoleUrl}${path}`);

@@ -58,8 +58,8 @@ export function checkEmail(value: string, field: string, violations: Violations)
 }
 
 /**
- * An environment's base URL: an absolute http:// or https:// URL without query or fragment, at most
- * 2048 characters; stored without trailing slashes (step paths start with "/").
+ * An environment's base URL: an absolute http:// or https:// URL without user name, password, query
+ * or fragment, at most 2048 characters; stored without trailing slashes (step paths start with "/").
  */
 export function checkBaseUrl(value: string, field: string, violations: Violations): string {
   const text = value.trim();
@@ -75,6 +75,12 @@ export function checkBaseUrl(value: string, field: string, violations: Violation
     violations.add(field, "must be an absolute http:// or https:// URL");
   else if (/\s/.test(text) || hasControlCharacters(text))
     violations.add(field, "must not contain spaces or control characters");
+  else if (url.username || url.password || /^[a-z]+:\/\/[^/]*@/i.test(text))
+    // Anyone who can read the project (Viewers, API keys) sees the base URL; a secret is a variable.
+    violations.add(
+      field,
+      "must not carry a user name or password (user:pass@host): keep credentials in variables and send them in a step's headers",
+    );
   else if (url.search || text.includes("?")) violations.add(field, "must not have a query string");
   else if (url.hash || text.includes("#")) violations.add(field, "must not have a fragment");
   return text.replace(/\/+$/, "");

@@ -4,6 +4,8 @@ import { EnvironmentSchema, Permission } from "@testrun/gen/testrun/catalog/v1/c
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { newId } from "@testrun/kit";
+import { runServiceCommand } from "@testrun/kit/testing";
 import { expect } from "chai";
 import {
   apiKey,
@@ -223,6 +225,13 @@ describe("catalog: project content", () => {
           throw new Error(`${name}: ${e.message}`);
         });
       }
+      // A list by ids of the other project's test cases, in its own project: none of them.
+      const listed = await catalog.listTestCases({
+        actor: key,
+        projectId: here,
+        testCaseIds: [ids.testCase],
+      });
+      expect(listed.testCases).to.deep.equal([]);
       // Its own project answers.
       const own = await catalog.getProject({ actor: key, projectId: here, includeContents: true });
       expect(own.environments.map((e) => e.baseUrl)).to.deep.equal(["https://h.io"]);
@@ -370,19 +379,78 @@ describe("catalog: project content", () => {
         ["https://example.com/?a=1", "query"],
         ["https://example.com/#top", "fragment"],
         [`https://example.com/${"a".repeat(2040)}`, "2048"],
+        ["https://ci:s3cret-pw@example.com/api", "credentials in variables"],
+        ["https://:s3cret-pw@example.com", "credentials in variables"],
+        ["http://ci@example.com", "credentials in variables"],
+        ["https://@example.com", "credentials in variables"],
       ] as const) {
         const { fields, message } = await violatedFields(
           catalog.createEnvironment({ actor: editor, projectId, name: "x", baseUrl }),
         );
         expect(fields).to.deep.equal(["base_url"]);
         expect(message).to.contain(rule);
+        expect(message).not.to.contain("s3cret");
       }
+      // Nor by an update.
+      const updated = await violatedFields(
+        catalog.updateEnvironment({
+          actor: editor,
+          projectId,
+          environmentId: created.environment?.id ?? "",
+          baseUrl: "https://ci:s3cret-pw@api.example.com",
+        }),
+      );
+      expect(updated.fields).to.deep.equal(["base_url"]);
+      // A path may hold an @ (it is no user name there).
+      const at = await catalog.createEnvironment({
+        actor: editor,
+        projectId,
+        name: "at",
+        baseUrl: "https://example.com/@team",
+      });
+      expect(at.environment?.baseUrl).to.equal("https://example.com/@team");
       const both = await violatedFields(
         catalog.createEnvironment({ actor: editor, projectId, name: " ", baseUrl: "" }),
       );
       expect(both.fields).to.deep.equal(["name", "base_url"]);
       expect(both.message).to.equal("name: is required (and 1 more)");
-      expect((await catalog.listEnvironments({ actor: editor, projectId })).environments).to.have.length(1);
+      expect((await catalog.listEnvironments({ actor: editor, projectId })).environments).to.have.length(2);
+    });
+  });
+
+  describe("environments stored with a user name and password, before they were refused", () => {
+    it("lose them when the catalog migrates, and nobody reads them afterwards", async () => {
+      const projectId = await newProject();
+      const stored = async (baseUrl: string) => {
+        const id = newId("env");
+        await h.db.query(
+          `insert into catalog.environments (id, project_id, name, base_url, is_default, created_at, updated_at)
+           values ($1, $2, $3, $4, false, now(), now())`,
+          [id, projectId, unique("old"), baseUrl],
+        );
+        return id;
+      };
+      const ids = [
+        await stored("https://ci:s3cret-pw@shop.test/api"),
+        await stored("http://a@b:s3cret-pw@shop.test:8080"),
+        await stored("https://shop.test/@team"),
+      ];
+      // The migration again, as on an installation that has such rows.
+      const migration = "Migration20261124232000_base_url_without_userinfo";
+      await h.db.query("delete from catalog.mikro_orm_migrations where name = $1", [migration]);
+      await runServiceCommand("catalog", ["migrate"], h.env);
+      const { environments } = await catalog.listEnvironments({ actor: editor, projectId });
+      const byId = new Map(environments.map((e) => [e.id, e.baseUrl]));
+      expect(ids.map((id) => byId.get(id))).to.deep.equal([
+        "https://shop.test/api",
+        "http://shop.test:8080",
+        "https://shop.test/@team",
+      ]);
+      const left = await h.db.query(
+        "select count(*)::int as n from catalog.environments where base_url like $1",
+        ["%s3cret%"],
+      );
+      expect(left.rows[0].n).to.equal(0);
     });
   });
 
@@ -577,6 +645,33 @@ describe("catalog: project content", () => {
       const blank = await list(["", "  "], "");
       expect(blank.testCases).to.have.length(500);
       expect(blank.truncated).to.equal(true);
+    });
+
+    it("reads test cases by id in one call, beyond the first 500 too, at most 500 ids", async () => {
+      const stored = await h.db.query(
+        "select id from catalog.test_cases where project_id = $1 order by created_at, id",
+        [projectId],
+      );
+      const storedIds = stored.rows.map((r) => String(r.id));
+      const last = storedIds.at(-1) ?? "";
+      expect((await list()).testCases.map((t) => t.id)).not.to.include(last);
+      const wanted = [last, storedIds[3] ?? "", "tc_01jd3k0000000000000000000"];
+      const byId = await catalog.listTestCases({ actor: editor, projectId, testCaseIds: wanted });
+      // Oldest first, like any list; an id that is no test case of the project is left out.
+      expect(byId.testCases.map((t) => t.id)).to.deep.equal([storedIds[3], last]);
+      expect(byId.truncated).to.equal(false);
+      // AND-ed with the other filters.
+      const untagged = await catalog.listTestCases({
+        actor: editor,
+        projectId,
+        tags: ["no-such-tag"],
+        testCaseIds: wanted,
+      });
+      expect(untagged.testCases).to.deep.equal([]);
+      const tooMany = await violatedFields(
+        catalog.listTestCases({ actor: editor, projectId, testCaseIds: storedIds.slice(0, 501) }),
+      );
+      expect(tooMany.fields).to.deep.equal(["test_case_ids"]);
     });
 
     it("matches any of the tags, ignoring case", async () => {

@@ -227,6 +227,17 @@ describe("testrunctl against the real services", function () {
     ]);
   });
 
+  it("refuses a base URL carrying a user name and password, naming the field and not the password", async () => {
+    const { project } = await orgAndProject();
+    const args = ["env", "create", "basic", "-p", project.id, "--base-url", "https://ci:pw-8d1f@shop.test"];
+    const run = await cli(args);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.match(/^error: invalid argument: base_url: .*credentials in variables/);
+    expect(run.stderr + run.stdout).not.to.contain("pw-8d1f");
+    const { environments } = await json<{ environments: Obj[] }>(["env", "list", "-p", project.id]);
+    expect(environments).to.deep.equal([]);
+  });
+
   it("creates test cases from a YAML file and a plan from their names and ids, and reads them back", async () => {
     const { project } = await orgAndProject();
     const file = join(dir, "cases.yaml");

@@ -5,7 +5,8 @@ import type { GatewayState } from "./context.js";
 import { llmsTxt } from "./llms-txt.js";
 import { mcpRoute } from "./mcp/route.js";
 import { requestContext } from "./request-context.js";
-import { type V1Deps, v1Routes } from "./routes/v1.js";
+import type { V1Deps } from "./routes/deps.js";
+import { v1Routes } from "./routes/v1.js";
 
 export interface AppOptions extends V1Deps {
   logger: Logger;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type Router from "@koa/router";
-import type { Logger } from "@testrun/kit";
+import { type Logger, withoutKeys } from "@testrun/kit";
 import type Koa from "koa";
 import type { GatewayState } from "./context.js";
 import { type ErrorBody, HttpError, internalError } from "./http-error.js";
@@ -14,7 +14,9 @@ const saneRequestId = /^[A-Za-z0-9._:-]{8,128}$/;
  * body; answers unknown paths with 404 and known paths with a wrong method (OPTIONS included)
  * with 405 and Allow; writes one log line per request.
  *
- * Nothing here ever logs a header or the query: the key travels in headers.
+ * Nothing here ever logs a header or the query: the key travels in headers. The path is logged and
+ * echoed in 404/405 errors with anything shaped like a key replaced, as a key pasted in place of a
+ * run id would otherwise be kept in the logs.
  */
 export function requestContext(logger: Logger, router: Router<GatewayState>): Koa.Middleware<GatewayState> {
   return async (ctx, next) => {
@@ -58,7 +60,7 @@ export function requestContext(logger: Logger, router: Router<GatewayState>): Ko
       {
         ...(!log && { requestId }),
         method: ctx.method,
-        path: ctx.path,
+        path: withoutKeys(ctx.path),
         status: ctx.status,
         ms: Math.round(performance.now() - started),
         ip: ctx.ip,
@@ -72,12 +74,13 @@ export function requestContext(logger: Logger, router: Router<GatewayState>): Ko
 /** 405 with Allow when some route serves the path with other methods, else 404. */
 function notRouted(router: Router<GatewayState>, path: string, method: string): HttpError {
   const allowed = new Set(router.match(path, method).path.flatMap((layer) => layer.methods));
-  if (allowed.size === 0) return new HttpError(404, "not_found", `no such path: ${path}`);
+  const shown = withoutKeys(path);
+  if (allowed.size === 0) return new HttpError(404, "not_found", `no such path: ${shown}`);
   const allow = [...allowed].join(", ");
   return new HttpError(
     405,
     "method_not_allowed",
-    `${method} is not allowed on ${path}; allowed: ${allow}`,
+    `${method} is not allowed on ${shown}; allowed: ${allow}`,
     {},
     { Allow: allow },
   );

@@ -33,6 +33,7 @@ import {
   freshAddress,
   type GatewayProcess,
   keyShapedSecret,
+  requestLogLine,
   startGateway,
 } from "./support.js";
 
@@ -678,6 +679,14 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
   });
 
   describe("secrets", () => {
+    it("answers a real key pasted in place of a run id 404 and logs the path with the key replaced", async () => {
+      const key = await newKey(a.projectId);
+      const answer = await get(`/v1/runs/${key.secret}`, key.secret);
+      expectError(answer, 404, "not_found");
+      expect(await requestLogLine(gateway, answer)).to.include({ path: "/v1/runs/trk_[redacted]" });
+      // The test below then finds the secret in no process's output.
+    });
+
     it("no key secret, variable value or variables key appears in any process's log lines", () => {
       const processes = [gateway, secondGateway, catalogProcess, keysProcess, ...stopped];
       expect(secrets.length).to.be.greaterThan(10);

@@ -347,6 +347,19 @@ describe("gateway HTTP surface without a working key", () => {
       for (const secret of secrets) expect(output).not.to.contain(secret);
       expect(output.toLowerCase()).not.to.contain("bearer");
     });
+
+    it("logs and echoes a path with a key pasted into it with the key replaced", async () => {
+      const secret = keyShapedSecret();
+      const asRunId = await call(gateway.http, `/v1/runs/${secret}`);
+      expectError(asRunId, 401, "unauthorized");
+      expect(await requestLogLine(gateway, asRunId)).to.include({ path: "/v1/runs/trk_[redacted]" });
+      // Cut short, or where no route is: the 404 error names the path without it too.
+      const unrouted = await call(gateway.http, `/v1/nothing/${secret.slice(0, 20)}/x`);
+      expectError(unrouted, 404, "not_found");
+      expect(unrouted.body.error).to.equal("no such path: /v1/nothing/trk_[redacted]/x");
+      expect(await requestLogLine(gateway, unrouted)).to.include({ path: "/v1/nothing/trk_[redacted]/x" });
+      expect(gateway.output().join("\n")).not.to.contain(secret.slice(4, 20));
+    });
   });
 });
 

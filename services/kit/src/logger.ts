@@ -9,6 +9,17 @@ const secretFields = ["secret", "token", "password", "authorization", "value", "
 const redactPaths = secretFields.flatMap((field) => [`["${field}"]`, `*["${field}"]`, `*.*["${field}"]`]);
 
 /**
+ * Anything shaped like an API key secret (docs/keys.md, "Format and storage": `trk_` and base62),
+ * whole or cut short. Keys travel in headers, but a person may paste one where a run id goes.
+ */
+const keyShaped = /trk_[0-9A-Za-z]*/gi;
+
+/** `text` (a request's path, say) with every key-shaped part replaced, fit for a log line or an error. */
+export function withoutKeys(text: string): string {
+  return text.replace(keyShaped, "trk_[redacted]");
+}
+
+/**
  * Structured JSON logs on stdout, one object a line, each carrying the service name and, inside a
  * traced call, the trace and span ids so a log line leads to its trace.
  *

@@ -12,6 +12,7 @@ import {
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { keyShapedSecret, startGateway } from "../../gateway/test/support.js";
 import { testTokens } from "./helpers.js";
 
 interface ExportedSpan {
@@ -119,5 +120,29 @@ describe("tracing across services", () => {
     expect(catalogServer?.parentSpanId).to.equal(billingClient?.spanId);
     // No attribute of any span carries the service token.
     expect(JSON.stringify(collector.spans)).not.to.contain(tokens.SERVICE_TOKEN);
+  });
+
+  it("records an incoming URL with a key pasted into its path or query replaced", async () => {
+    const collector = await startCollector();
+    const tokens = testTokens();
+    const gateway = await startGateway({
+      ...tokens,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_TRACES_EXPORTER: "otlp",
+      OTEL_SERVICE_NAME: "gateway",
+      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "gateway"),
+    });
+    const secret = keyShapedSecret();
+    // No key in a header: answered 401 without asking any other service.
+    const answer = await fetch(`${gateway.http}/v1/runs/${secret}?wait=${secret}`);
+    expect(answer.status).to.equal(401);
+    expect(await gateway.stop("SIGTERM")).to.equal(0);
+    collector.close();
+
+    const server = collector.spans.find((span) => span.kind === 2 && span.service === "gateway");
+    const attribute = (key: string) => server?.attributes.find((a) => a.key === key)?.value.stringValue;
+    expect(attribute("url.path")).to.equal("/v1/runs/trk_[redacted]");
+    expect(attribute("url.query")).to.equal("wait=trk_[redacted]");
+    expect(JSON.stringify(collector.spans)).not.to.contain(secret.slice(4));
   });
 });

@@ -1,4 +1,4 @@
-// What may be repeated, and when (docs/pipelines.md, "What the CLI retries"): reads through network
+// What may be repeated, and when (docs/pipelines.md, "How it waits"): reads through network
 // errors and 5xx with exponential backoff; anything answered 429 after its Retry-After; never a 4xx.
 import { ApiError, NetworkError } from "./client.js";
 

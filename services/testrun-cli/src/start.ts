@@ -1,4 +1,4 @@
-// Starting a run without ever starting two (docs/pipelines.md, "What the CLI retries").
+// Starting a run without ever starting two (docs/pipelines.md, "It never starts a run twice").
 //
 // - A 500 that carries an `id` means the run was started but not read back: it is followed, and
 //   nothing is posted again (the contract, rest-api.md "Runs").

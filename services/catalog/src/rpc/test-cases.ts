@@ -73,10 +73,21 @@ export function testCaseHandlers({ db }: Deps): Handlers {
     async listTestCases(req) {
       const tags = filterTags(req.tags);
       const search = req.search ?? "";
+      const violations = new Violations();
+      if (req.testCaseIds.length > listLimit)
+        violations.add(
+          "test_case_ids",
+          `must hold at most ${listLimit} test cases, as a plan does (got ${req.testCaseIds.length})`,
+        );
       const rows = await db.read(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.READ);
+        violations.check();
         const where = ["t.project_id = ?"];
         const params: unknown[] = [project.id];
+        if (req.testCaseIds.length > 0) {
+          where.push("t.id = any(?::text[])");
+          params.push(textArray(req.testCaseIds));
+        }
         if (tags.length > 0) {
           where.push(anyTagCondition);
           params.push(textArray(tags));

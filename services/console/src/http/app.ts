@@ -3,7 +3,13 @@ import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Router from "@koa/router";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { callLoggingInterceptor, type Logger, probeRoutes, serverTracingInterceptor } from "@testrun/kit";
+import {
+  callLoggingInterceptor,
+  type Logger,
+  probeRoutes,
+  serverTracingInterceptor,
+  withoutKeys,
+} from "@testrun/kit";
 import Koa from "koa";
 import { sessionCookieKey } from "../viewer.js";
 import { webApp } from "./assets.js";
@@ -55,7 +61,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
       logger.debug(
         {
           method: ctx.method,
-          path: ctx.path,
+          path: withoutKeys(ctx.path),
           status: ctx.status,
           ms: Math.round(performance.now() - started),
         },
@@ -66,6 +72,9 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   app.use(async (ctx, next) => {
     if (!ctx.path.startsWith(`${apiPrefix}/`)) return next();
     ctx.respond = false;
+    // Every answer is the signed-in member's and may change any moment. Connect serves reads
+    // (methods without side effects) over GET too, which a browser or proxy would otherwise keep.
+    ctx.res.setHeader("Cache-Control", "no-store");
     // A live stream's messages must not wait in a proxy's buffer (nginx honours this header).
     if (ctx.path.endsWith("/WatchRun")) ctx.res.setHeader("X-Accel-Buffering", "no");
     await new Promise<void>((resolve) => {

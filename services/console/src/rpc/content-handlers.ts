@@ -1,6 +1,6 @@
 import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
-import type { CatalogService, TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { Viewers } from "../viewer.js";
 import { relay } from "./relay.js";
@@ -43,20 +43,14 @@ export function contentHandlers(
     async getTestPlan(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
       const { projectId } = req;
-      const [{ testPlan }, listed] = await Promise.all([
-        relay(catalog.getTestPlan({ actor, projectId, testPlanId: req.testPlanId })),
-        relay(catalog.listTestCases({ actor, projectId })),
-      ]);
-      const known = new Map(listed.testCases.map((c) => [c.id, c]));
-      // The list stops at 500 cases; a plan's case beyond it is read on its own.
-      const testCases = await Promise.all(
-        (testPlan?.testCaseIds ?? []).map(
-          async (id): Promise<TestCase | undefined> =>
-            known.get(id) ??
-            (await relay(catalog.getTestCase({ actor, projectId, testCaseId: id }))).testCase,
-        ),
-      );
-      return { testPlan, testCases: testCases.filter((c) => c !== undefined) };
+      const { testPlan } = await relay(catalog.getTestPlan({ actor, projectId, testPlanId: req.testPlanId }));
+      const ids = testPlan?.testCaseIds ?? [];
+      if (ids.length === 0) return { testPlan, testCases: [] };
+      // One read by id: a plan holds at most 500 test cases, as many as the list returns.
+      const { testCases } = await relay(catalog.listTestCases({ actor, projectId, testCaseIds: ids }));
+      const byId = new Map(testCases.map((c) => [c.id, c]));
+      // In the plan's run order; a case deleted meanwhile is left out.
+      return { testPlan, testCases: ids.flatMap((id) => byId.get(id) ?? []) };
     },
 
     async listTestCases(req, ctx) {

@@ -3,7 +3,7 @@ import { callOptions, type GatewayContext } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { requestHash } from "../idempotency.js";
 import { runJson } from "../render.js";
-import { actorOf, keyOf, rpc, type V1Deps } from "./v1.js";
+import { actorOf, keyOf, rpc, type V1Deps } from "./deps.js";
 
 /**
  * Answers a POST that starts a run (POST /v1/runs, POST /v1/runs/{id}/rerun): 201 with the new

@@ -1,9 +1,6 @@
-import type { Client } from "@connectrpc/connect";
 import { bodyParser } from "@koa/bodyparser";
 import type Router from "@koa/router";
-import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
-import { RunStatus, type RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type Koa from "koa";
 import { servedOpenApiDocument } from "../api/openapi.js";
 import { type Operation, type OperationName, operations } from "../api/operations.js";
@@ -11,33 +8,11 @@ import { checkQueryNames, type Input, validateInput } from "../api/validate.js";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
-import type { IdempotencyStore } from "../idempotency.js";
 import { environmentJson, projectJson, runJson, runListJson, testCaseJson, testPlanJson } from "../render.js";
-import { httpErrorFromRpc } from "../rpc-errors.js";
 import { runsLimit, toStartRun } from "../start-run-body.js";
-import type { WaitSlots } from "../waits.js";
+import { actorOf, keyOf, rpc, type V1Deps } from "./deps.js";
 import { startOnce } from "./start-once.js";
 import { waitForRun } from "./wait.js";
-
-export interface V1Deps {
-  auth: Authenticator;
-  catalog: Pick<
-    Client<typeof CatalogService>,
-    "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases"
-  >;
-  runs: Pick<
-    Client<typeof RunsService>,
-    "startRun" | "getRun" | "listRuns" | "watchRun" | "cancelRun" | "rerunRun"
-  >;
-  /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
-  startRunTimeoutMs: number;
-  /** The bound on concurrent long-polls per key. */
-  waits: WaitSlots;
-  /** Idempotency-Key records. */
-  idempotency: IdempotencyStore;
-  /** Aborts when the gateway shuts down: long-polls then answer at once. */
-  stopping?: AbortSignal;
-}
 
 /** Largest request body accepted (docs/rest-api.md: over 1 MiB gives 413). */
 const maxBodyBytes = 1024 * 1024;
@@ -189,24 +164,6 @@ function routeOn(router: Router<GatewayState>, auth: Authenticator, handlers: Pa
     stack.push(validated);
     router[operation.method](operation.operationId, path, ...stack);
   };
-}
-
-export const keyOf = (ctx: GatewayContext): ApiKeyActor => {
-  if (!ctx.state.key) throw new Error("route reached without authentication");
-  return ctx.state.key;
-};
-
-export const actorOf = (ctx: GatewayContext) => ({ kind: { case: "apiKey" as const, value: keyOf(ctx) } });
-
-/** Runs a call of another service, turning its failure into the contract's HTTP error. */
-export async function rpc<T>(ctx: GatewayContext, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    const { http, expected } = httpErrorFromRpc(error);
-    if (!expected) ctx.state.log.error({ err: error }, "service call failed");
-    throw http;
-  }
 }
 
 /**

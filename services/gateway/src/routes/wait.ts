@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callOptions, type GatewayContext } from "../context.js";
 import { HttpError } from "../http-error.js";
-import { type actorOf, rpc, type V1Deps } from "./v1.js";
+import { type actorOf, rpc, type V1Deps } from "./deps.js";
 
 /** Which run, for whom: what GetRun and WatchRun both take. */
 export interface RunRef {

@@ -4,6 +4,7 @@ import { IORedisInstrumentation } from "@opentelemetry/instrumentation-ioredis";
 import { KoaInstrumentation } from "@opentelemetry/instrumentation-koa";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { NodeSDK } from "@opentelemetry/sdk-node";
+import { withoutKeys } from "../logger.js";
 
 let sdk: NodeSDK | undefined;
 
@@ -20,8 +21,12 @@ export function startTelemetry(serviceName: string): void {
     serviceName,
     traceExporter: new OTLPTraceExporter(),
     instrumentations: [
-      // Incoming HTTP is the gateway's; its URLs hold no secrets (keys travel in headers).
-      new HttpInstrumentation({ ignoreOutgoingRequestHook: () => true }),
+      // Incoming HTTP is the gateway's and the console's. Keys travel in headers, but one pasted
+      // in place of a run id would be in the URL: its key-shaped parts are replaced.
+      new HttpInstrumentation({
+        ignoreOutgoingRequestHook: () => true,
+        startIncomingSpanHook: (request) => urlAttributesWithoutKeys(request.url ?? "/"),
+      }),
       new KoaInstrumentation(),
       new PgInstrumentation({ enhancedDatabaseReporting: false }),
       new IORedisInstrumentation(),
@@ -37,4 +42,18 @@ export async function stopTelemetry(): Promise<void> {
   const running = sdk;
   sdk = undefined;
   await running?.shutdown().catch(() => undefined);
+}
+
+/**
+ * The span attributes of an incoming request's URL (`/path?query`, as the request line has it)
+ * that would carry a key-shaped part, with it replaced; they override the instrumentation's own.
+ */
+function urlAttributesWithoutKeys(url: string): Record<string, string> {
+  const queryAt = url.indexOf("?");
+  const path = queryAt < 0 ? url : url.slice(0, queryAt);
+  const query = queryAt < 0 ? "" : url.slice(queryAt + 1);
+  const attributes: Record<string, string> = {};
+  if (withoutKeys(path) !== path) attributes["url.path"] = withoutKeys(path);
+  if (withoutKeys(query) !== query) attributes["url.query"] = withoutKeys(query);
+  return attributes;
 }

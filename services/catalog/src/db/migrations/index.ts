@@ -3,10 +3,15 @@ import { Migration20261122055602_initial } from "./Migration20261122055602_initi
 import { Migration20261122060344_key_notifications } from "./Migration20261122060344_key_notifications.js";
 import { Migration20261123051413_members_by_email } from "./Migration20261123051413_members_by_email.js";
 import { Migration20261124230335_normalized_emails } from "./Migration20261124230335_normalized_emails.js";
+import { Migration20261124232000_base_url_without_userinfo } from "./Migration20261124232000_base_url_without_userinfo.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
   { name: "Migration20261122060344_key_notifications", class: Migration20261122060344_key_notifications },
   { name: "Migration20261123051413_members_by_email", class: Migration20261123051413_members_by_email },
   { name: "Migration20261124230335_normalized_emails", class: Migration20261124230335_normalized_emails },
+  {
+    name: "Migration20261124232000_base_url_without_userinfo",
+    class: Migration20261124232000_base_url_without_userinfo,
+  },
 ];
