@@ -3,7 +3,7 @@
 // a Viewer, the members page, deep links through sign-in, sign-out; at 1280 and 390 px wide.
 // Every page visited is saved under .tmp/screenshots.
 import { createHash } from "node:crypto";
-import { addMember, createCliContext } from "@testrun/cli";
+import { addMember, createCliContext, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { findFreePort } from "@testrun/kit/testing";
 import { expect } from "chai";
@@ -135,6 +135,32 @@ describe("console in a browser", function () {
     await page.getByRole("link", { name: "Cancel" }).click();
     await page.getByRole("heading", { name: "Acme web" }).first().waitFor();
     expect((await sessionOf(page)).email).to.equal("owner@acme-web.example");
+  });
+
+  it("a sign-in link for the same email in another organization warns too: the session is someone else's", async () => {
+    const page = await newPage();
+    await openLink(page, acme.ownerId);
+    const elsewhere = await newProject(system, "Acme elsewhere", { credits: 0 });
+    const elsewhereId =
+      (
+        await consoleClient(system, await signIn(system, elsewhere.ownerId)).getProject({
+          projectId: elsewhere.projectId,
+        })
+      ).organization?.id ?? "";
+    const sameEmail = await addMember(createCliContext(system.env), {
+      organizationId: elsewhereId,
+      email: "owner@acme-web.example",
+      displayName: "Owner elsewhere",
+      role: Role.VIEWER,
+    });
+    const link = await signInLinkOf(system, sameEmail.id);
+    secrets.push(link.token);
+    await page.goto(link.url);
+    await page.getByText("in the organization Acme elsewhere, and only there").waitFor();
+    await page
+      .getByText("This browser is signed in as owner@acme-web.example in the organization Acme web")
+      .waitFor();
+    await screenshot(page, "sign-in-link-other-organization-1280");
   });
 
   it("an expired sign-in link is refused", async () => {
@@ -352,6 +378,61 @@ describe("console in a browser", function () {
     const changed = await newPage();
     await oidcSignIn(changed, "kate.oidc@acme.example");
     expect((await sessionOf(changed)).memberships.map((m) => m.member?.id)).to.deep.equal([kate.id]);
+  });
+
+  it("OpenID Connect: a provider email that only normalises to a member's (KELVIN SIGN) binds nothing; one differing in ASCII case binds, and the session shows the stored email", async () => {
+    const kate = await member("kelvin.kate@acme.example", Role.OWNER);
+    providerEmails["kelvin-account"] = "\u212Aelvin.kate@acme.example";
+    const lookalike = await newPage();
+    await oidcSignIn(lookalike, "kelvin-account");
+    expect(lookalike.url()).to.match(/error=not_a_member/);
+    expect((await lookalike.context().cookies()).map((c) => c.name)).not.to.include("testrun_session");
+
+    providerEmails["kate-upper"] = "Kelvin.KATE@ACME.example";
+    const upper = await newPage();
+    await oidcSignIn(upper, "kate-upper");
+    const session = await sessionOf(upper);
+    expect(session.memberships.map((m) => m.member?.id)).to.deep.equal([kate.id]);
+    expect(session.email).to.equal("kelvin.kate@acme.example");
+  });
+
+  it("OpenID Connect: a repeated ?next= starts the sign-in (returning to /), logging no error", async () => {
+    const answer = await fetch(`${system.consoleUrl}/auth/oidc/start?next=/a&next=/b`, {
+      redirect: "manual",
+    });
+    expect(answer.status).to.equal(302);
+    expect(answer.headers.get("location")).to.match(new RegExp(`^${provider.issuerUrl}/`));
+    const errors = (system.processes.get("console")?.output() ?? []).filter((line) =>
+      line.includes("could not start"),
+    );
+    expect(errors).to.deep.equal([]);
+  });
+
+  it("OpenID Connect: a removed member's binding ends, so whoever is added back is not the old subject's", async () => {
+    const owner = consoleClient(system, await signIn(system, acme.ownerId));
+    // Removed in the console, then added again (the same member id) for someone else.
+    const first = await member("seat.one@acme.example", Role.EDITOR);
+    await oidcSignIn(await newPage(), "seat.one@acme.example");
+    providerEmails["seat.one@acme.example"] = "moved.on@elsewhere.example";
+    await owner.removeMember({ organizationId, memberId: first.id });
+    expect((await member("seat.one@acme.example", Role.EDITOR)).id).to.equal(first.id);
+    const formerByConsole = await newPage();
+    await oidcSignIn(formerByConsole, "seat.one@acme.example");
+    expect(formerByConsole.url()).to.match(/error=not_a_member/);
+
+    // Removed by testrunctl (which the console does not see): the next sign-in finds the member
+    // removed and drops the binding, so adding it back later gives the old subject nothing.
+    const second = await member("seat.two@acme.example", Role.EDITOR);
+    await oidcSignIn(await newPage(), "seat.two@acme.example");
+    providerEmails["seat.two@acme.example"] = "moved.too@elsewhere.example";
+    await removeMember(createCliContext(system.env), { memberId: second.id });
+    const whileRemoved = await newPage();
+    await oidcSignIn(whileRemoved, "seat.two@acme.example");
+    expect(whileRemoved.url()).to.match(/error=not_a_member/);
+    expect((await member("seat.two@acme.example", Role.EDITOR)).id).to.equal(second.id);
+    const formerByCli = await newPage();
+    await oidcSignIn(formerByCli, "seat.two@acme.example");
+    expect(formerByCli.url()).to.match(/error=not_a_member/);
   });
 
   it("an unknown page, and another organization's project, show not found", async () => {

@@ -253,8 +253,10 @@ describe("console (end to end)", function () {
       expect(answer.status).to.equal(200);
       expect(answer.headers.getSetCookie()).to.deep.equal([]);
       expect(await answer.json()).to.deep.equal({
+        memberId: acme.ownerId,
         email: "owner@acme-console.example",
         displayName: "Owner",
+        organizationId: await organizationOf(acme),
         organizationName: "Acme console",
       });
       expect((await preview("x".repeat(43))).status).to.equal(400);

@@ -16,6 +16,8 @@ import { HeldTarget } from "./held-target.js";
 import { addCases, newProject, Pipeline, startE2eSystem, type TestProject } from "./pipeline.js";
 
 const bounds = {
+  /** Anonymous sign-in requests per console replica and minute (this suite signs in ~15 times). */
+  authRequestsPerMinute: 30,
   streamsPerSession: 2,
   streamsPerProject: 3,
   waitsPerKey: 2,
@@ -26,13 +28,16 @@ const bounds = {
 
 type Console = Client<typeof ConsoleService>;
 
-/** A run page's live stream, opened until its first message (a refusal rejects); `close()` leaves. */
+/**
+ * A run page's live stream, opened until its first message (a refusal rejects); `close()` leaves,
+ * `next()` waits for what comes next (a message, the end, or how it failed).
+ */
 async function liveStream(client: Console, projectId: string, runId: string) {
   const abort = new AbortController();
   const messages = client.watchRun({ projectId, runId }, { signal: abort.signal })[Symbol.asyncIterator]();
   const first = await messages.next();
   expect(first.value?.run?.run?.id).to.equal(runId);
-  return { close: () => abort.abort() };
+  return { close: () => abort.abort(), next: () => messages.next() };
 }
 
 /**
@@ -67,6 +72,7 @@ describe("fair streams and waits (end to end)", function () {
         console: {
           WATCH_STREAMS_PER_SESSION: String(bounds.streamsPerSession),
           WATCH_STREAMS_PER_PROJECT: String(bounds.streamsPerProject),
+          AUTH_REQUESTS_PER_MINUTE: String(bounds.authRequestsPerMinute),
         },
         gateway: {
           WAITS_PER_KEY: String(bounds.waitsPerKey),
@@ -198,5 +204,61 @@ describe("fair streams and waits (end to end)", function () {
     } finally {
       for (const stream of open) stream.close();
     }
+  });
+  it("a session that ends closes its live run streams at once: its member removed in the console, Sign out everywhere", async () => {
+    const umbrella = projects[3] as (typeof projects)[0];
+    const leaving = await addMember(createCliContext(system.env), {
+      organizationId: umbrella.organizationId,
+      email: "leaving@fair-umbrella.example",
+      displayName: "Lee Leaving",
+      role: Role.VIEWER,
+    });
+    const asLeaving = consoleClient(system, await signIn(system, leaving.id));
+    const leavingStream = await liveStreamWhenFree(asLeaving, umbrella.projectId, umbrella.runId);
+    const ownerLaptop = consoleClient(system, await signIn(system, umbrella.ownerId));
+    const laptopStream = await liveStreamWhenFree(ownerLaptop, umbrella.projectId, umbrella.runId);
+    const ownerPhone = consoleClient(system, await signIn(system, umbrella.ownerId));
+    try {
+      // The run is held: without the session's end, each stream would stay open for its window (50 s).
+      await ownerPhone.removeMember({ organizationId: umbrella.organizationId, memberId: leaving.id });
+      expect((await refusal(leavingStream.next())).code).to.equal(Code.Unauthenticated);
+      await ownerPhone.signOutEverywhere({});
+      expect((await refusal(laptopStream.next())).code).to.equal(Code.Unauthenticated);
+    } finally {
+      leavingStream.close();
+      laptopStream.close();
+    }
+  });
+
+  // Last: it spends the console's sign-in bound, which comes back over a minute.
+  it("bounds anonymous sign-in requests per console replica: past it 429 with Retry-After, while signed-in calls and sign-out are answered", async () => {
+    const acme = projects[0] as (typeof projects)[0];
+    const signedIn = await signIn(system, acme.ownerId);
+    const post = (path: string, body: string) =>
+      fetch(`${system.consoleUrl}${path}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(path === "/auth/sign-out" && { cookie: signedIn }),
+        },
+        body,
+      });
+    const flood = await Promise.all(
+      Array.from({ length: bounds.authRequestsPerMinute * 2 }, () =>
+        post("/auth/link/preview", JSON.stringify({ token: "C".repeat(43) })),
+      ),
+    );
+    const refused = flood.filter((answer) => answer.status === 429);
+    // At most the bound (plus what came back during the flood) was looked up; the rest refused.
+    expect(refused.length).to.be.greaterThan(bounds.authRequestsPerMinute / 2);
+    for (const answer of flood) expect(answer.status).to.be.oneOf([400, 429]);
+    for (const answer of refused) {
+      expect(Number(answer.headers.get("retry-after"))).to.be.within(1, 60);
+      expect(await answer.json()).to.include({ error: "too_many_requests" });
+    }
+    // Using a link is refused too; the signed-in person's calls are not counted.
+    expect((await post("/auth/link", JSON.stringify({ token: "D".repeat(43) }))).status).to.equal(429);
+    expect((await consoleClient(system, signedIn).getSession({})).memberships).to.have.length(1);
+    expect((await post("/auth/sign-out", "")).status).to.equal(204);
   });
 });

@@ -1,3 +1,4 @@
+import { domainToASCII } from "node:url";
 import type { Violations } from "./errors.js";
 
 // Field rules shared by the catalog's writes (catalog.proto). Each checker adds what is wrong to
@@ -36,24 +37,43 @@ export function checkDescription(value: string, field: string, violations: Viola
 
 /**
  * An email address in its one stored form (docs/security.md, "Sign-in"): trimmed, NFKC-normalised,
- * then lower-cased, so that lookalikes (U+212A KELVIN SIGN for "k", fullwidth letters) and letter
- * case never make two addresses of one person. Every comparison of emails is an exact comparison
- * of this form, never PostgreSQL's lower(), whose folding depends on the database's locale. What
- * does not normalise to a plausible address (one "@", something on each side, no spaces, control
- * or invisible format characters) is refused; at most 320 characters.
+ * then lower-cased, and its domain (after the last "@") mapped to ASCII by IDNA (UTS #46, node's
+ * domainToASCII: "corp\u3002example" is "corp.example", "b\u00fccher.example" is
+ * "xn--bcher-kva.example"), so that lookalikes (U+212A KELVIN SIGN for "k", fullwidth letters,
+ * ideographic full stops) and letter case never make two addresses of one person. Every comparison
+ * of emails is an exact comparison of this form, never PostgreSQL's lower(), whose folding depends
+ * on the database's locale. A domain IDNA does not map is left as folded (checkEmail refuses it).
  */
 export function normalizeEmail(value: string): string {
-  return value.trim().normalize("NFKC").toLowerCase();
+  const folded = value.trim().normalize("NFKC").toLowerCase();
+  const at = folded.lastIndexOf("@");
+  const domain = at < 0 ? "" : asciiDomain(folded.slice(at + 1));
+  return domain ? `${folded.slice(0, at)}@${domain}` : folded;
+}
+
+/** URL syntax domainToASCII would act on ("a/b" is host "a", "%41" is "a"): no domain has it. */
+const urlSyntax = /[/\\?#%:@[\]\s]/u;
+
+/** A domain's ASCII form by IDNA, or "" when it has none. */
+function asciiDomain(domain: string): string {
+  return urlSyntax.test(domain) ? "" : domainToASCII(domain);
 }
 
 const implausibleInEmail = /[\p{Cc}\p{Cf}\p{Z}\s]/u;
 
+/**
+ * An email in its stored form (normalizeEmail). What does not normalise to a plausible address is
+ * refused: one "@", something on each side, no spaces, control or invisible format characters, a
+ * domain IDNA maps to ASCII; at most 320 characters.
+ */
 export function checkEmail(value: string, field: string, violations: Violations): string {
   const email = normalizeEmail(value);
   if (email.length === 0) violations.add(field, "is required");
   else if (codePoints(email) > 320) violations.add(field, "must be at most 320 characters");
   else if (!/^[^@]+@[^@]+$/.test(email) || implausibleInEmail.test(email))
     violations.add(field, "must be an email address like ann@example.com");
+  else if (!asciiDomain(email.slice(email.indexOf("@") + 1)))
+    violations.add(field, "must have a domain name (one that IDNA maps to ASCII)");
   return email;
 }
 

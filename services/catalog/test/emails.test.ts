@@ -86,12 +86,52 @@ describe("catalog: email addresses", () => {
     expect(found.members.map((m) => m.id).sort()).to.deep.equal([added?.id, kateInB?.id].sort());
   });
 
+  it("a domain's Unicode spellings are one address: stored in ASCII (IDNA), found by any of them", async () => {
+    const a = await organization();
+    const label = a.domain.split(".")[0];
+    const { member: kate } = await harness.catalog.addMember({
+      actor: operator(),
+      organizationId: a.id,
+      email: `kate@${label}\u3002example`, // IDEOGRAPHIC FULL STOP
+      displayName: "Kate",
+      role: Role.VIEWER,
+    });
+    expect(kate?.email).to.equal(`kate@${a.domain}`);
+    await rejects(
+      harness.catalog.addMember({
+        actor: operator(),
+        organizationId: a.id,
+        email: `kate@${a.domain}`,
+        displayName: "Kate",
+        role: Role.VIEWER,
+      }),
+      Code.AlreadyExists,
+    );
+    const { member: ulf } = await harness.catalog.addMember({
+      actor: operator(),
+      organizationId: a.id,
+      email: `ulf@${label}-B\u00dcCHER.example`,
+      displayName: "Ulf",
+      role: Role.VIEWER,
+    });
+    expect(ulf?.email).to.match(/^ulf@xn--[a-z0-9-]+\.example$/);
+    const found = await harness.catalog.findMembersByEmail({
+      actor: operator(),
+      email: `ULF@${label}-b\u00fccher\uFF0Eexample`, // FULLWIDTH FULL STOP
+    });
+    expect(found.members.map((m) => m.id)).to.deep.equal([ulf?.id]);
+  });
+
   it("refuses what does not normalise to an address, naming the field", async () => {
     const a = await organization();
     for (const email of [
       `kate\u200b@${a.domain}`, // an invisible format character
       `ka te@${a.domain}`,
       `kate\uFF20x@${a.domain}`, // FULLWIDTH COMMERCIAL AT becomes a second "@"
+      `kate@${a.domain}/x`, // URL syntax, which domainToASCII would cut at "/"
+      `kate@${a.domain}%41`,
+      "kate@a<b.example", // a domain IDNA does not map
+      "kate@a\u0378b.example", // an unassigned code point
       "@",
       "\u00a0",
     ]) {
@@ -144,12 +184,23 @@ describe("catalog: email addresses", () => {
       await insert("mem_new", "\uFF2Bate@corp.example", "editor", false);
       await insert("mem_twin", "\uFF4Bate@corp.example", "editor", false);
       await insert("mem_bob", "Bob@Corp.Example", "admin", false);
+      // A domain spelled with IDEOGRAPHIC FULL STOP, and one in Unicode, get their ASCII form.
+      await insert("mem_ann", "ann@corp\u3002example", "viewer", false);
+      await insert("mem_ann_twin", "Ann@corp.example", "viewer", true);
+      await insert("mem_ulf", "ulf@b\u00fccher.example", "viewer", false);
       await migrateDatabase(orm, database);
 
       const rows = await sql(
         "select id, email, removed_at is not null as removed, rights_lost_at is not null as lost from catalog.members order by id",
       );
       expect(rows).to.deep.equal([
+        { id: "mem_ann", email: "ann@corp.example", removed: false, lost: false },
+        {
+          id: "mem_ann_twin",
+          email: "Ann@corp.example (superseded by mem_ann)",
+          removed: true,
+          lost: false,
+        },
         { id: "mem_bob", email: "bob@corp.example", removed: false, lost: false },
         // Active and oldest: keeps the address; the others are removed under a name no address equals.
         { id: "mem_new", email: "kate@corp.example", removed: false, lost: false },
@@ -160,6 +211,7 @@ describe("catalog: email addresses", () => {
           removed: true,
           lost: true,
         },
+        { id: "mem_ulf", email: "ulf@xn--bcher-kva.example", removed: false, lost: false },
       ]);
       // The twin was an active Editor: its keys die, as when RemoveMember removes one.
       const queued = await sql("select kind, member_id from catalog.key_notifications");

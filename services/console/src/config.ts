@@ -48,6 +48,11 @@ export const configSchema = baseConfigSchema
     WATCH_STREAMS_PER_SESSION: positiveInt(20),
     /** Live run streams the sessions of one project may hold at once on one replica, together. */
     WATCH_STREAMS_PER_PROJECT: positiveInt(200),
+    /**
+     * Anonymous sign-in requests (link preview and use, OpenID start and callback) one replica
+     * answers per minute, all clients together; beyond, 429 with Retry-After (http/auth-limit.ts).
+     */
+    AUTH_REQUESTS_PER_MINUTE: positiveInt(600),
   })
   .refine(
     (c) =>

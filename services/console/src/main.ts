@@ -13,6 +13,7 @@ import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
 import { Directory } from "./directory.js";
 import { createConsoleApp } from "./http/app.js";
+import { AuthAttempts } from "./http/auth-limit.js";
 import { ConsoleCookies } from "./http/cookies.js";
 import { adminService } from "./rpc/admin-service.js";
 import { consoleService } from "./rpc/console-service.js";
@@ -47,6 +48,8 @@ await runService({
         ? new OidcSignIn({ issuerUrl, clientId, clientSecret, appUrl: config.APP_URL }, logger)
         : undefined;
 
+    const bindings = oidc && new OidcBindings(orm, directory);
+
     const sweeper = setInterval(() => {
       sessions.sweep().catch((err: unknown) => logger.warn({ err }, "session sweep failed"));
     }, sweepEveryMs);
@@ -63,7 +66,8 @@ await runService({
       links,
       directory,
       cookies: new ConsoleCookies(config.APP_URL),
-      ...(oidc && { oidc, bindings: new OidcBindings(orm, directory) }),
+      authAttempts: new AuthAttempts(config.AUTH_REQUESTS_PER_MINUTE),
+      ...(oidc && bindings && { oidc, bindings }),
       webRoot,
       consoleService: consoleService({
         viewers: new Viewers(sessions, directory),
@@ -78,7 +82,7 @@ await runService({
           perProject: config.WATCH_STREAMS_PER_PROJECT,
         }),
         apiUrl: config.API_URL,
-        ...(oidc && { oidcProvider: oidc.providerName }),
+        ...(oidc && bindings && { oidcProvider: oidc.providerName, bindings }),
       }),
     });
     await serveHttp(app, {

@@ -21,8 +21,9 @@ export const notFound = (what: string) => new ConnectError(`${what} not found`, 
 /**
  * Resolves the person behind a console call, and the member they act as in an organization. A
  * session acts only as the members it covers (sessions.ts), read from the catalog on every call:
- * when any of them is no longer active, the session ends (a removed member's sessions also end as
- * soon as the catalog announces the removal: access-losses.ts).
+ * when any of them is no longer active, the session ends. (Removal in the console ends the member's
+ * sessions, and this replica's live streams of them, at once: console-service.ts, removeMember. A
+ * removal by testrunctl is seen here, at the session's next call.)
  */
 export class Viewers {
   constructor(

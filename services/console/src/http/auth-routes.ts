@@ -3,10 +3,11 @@ import type Router from "@koa/router";
 import { MemberState } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Logger } from "@testrun/kit";
 import { attemptLifetimeMs, OidcFailure, type OidcSignIn } from "../auth/oidc.js";
-import type { OidcBindings } from "../auth/oidc-bindings.js";
+import { asciiLowerCase, type OidcBindings } from "../auth/oidc-bindings.js";
 import type { CoveredMember, SessionStore } from "../auth/sessions.js";
 import type { SignInLinks } from "../auth/sign-in-links.js";
 import type { Directory } from "../directory.js";
+import type { AuthAttempts } from "./auth-limit.js";
 import type { ConsoleCookies } from "./cookies.js";
 import { safeReturnPath } from "./returns.js";
 
@@ -17,6 +18,8 @@ export interface AuthDeps {
   cookies: ConsoleCookies;
   oidc?: OidcSignIn;
   bindings?: OidcBindings;
+  /** The bound on anonymous sign-in requests (sign-out is not counted). */
+  authAttempts: AuthAttempts;
   logger: Logger;
 }
 
@@ -26,14 +29,16 @@ const signInPage = (error: "not_a_member" | "oidc_failed" | "link_invalid") => `
 /**
  * Sign-in and sign-out (plain HTTP: they are redirects and cookies, not RPCs):
  * - POST /auth/link/preview {token}: who a sign-in link is for (the page asks "Sign in as X?"),
- *   without using it; 200 {email, displayName, organizationName}, or 400.
+ *   without using it; 200 {memberId, email, displayName, organizationId, organizationName}, or 400.
  * - POST /auth/link {token}: uses a one-time sign-in link; 204 with the session cookie, or 400.
  * - GET /auth/oidc/start?next=/path: off to the identity provider.
  * - GET /auth/oidc/callback: back from it; signed in and sent to `next`, or to the sign-in page.
  * - POST /auth/sign-out: ends the session (its row is deleted) and clears the cookie; 204.
+ * All but sign-out share one bound (auth-limit.ts): past it, 429 with Retry-After.
  */
 export function authRoutes(router: Router, deps: AuthDeps): void {
   const { sessions, links, directory, cookies, logger } = deps;
+  const limited = deps.authAttempts.middleware();
 
   /** Starts a session; the browser's previous session (if any) ends, so one browser holds one. */
   const signIn = async (
@@ -59,7 +64,7 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
   };
   const linkBody = bodyParser({ enableTypes: ["json"], jsonLimit: "2kb" });
 
-  router.post("/auth/link/preview", linkBody, async (ctx) => {
+  router.post("/auth/link/preview", limited, linkBody, async (ctx) => {
     const token = tokenOf(ctx);
     const memberId = token ? await links.peek(token) : undefined;
     const member = memberId ? await directory.member(memberId) : undefined;
@@ -73,14 +78,17 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
       return;
     }
     ctx.set("Cache-Control", "no-store");
+    // The ids let the page tell whether the browser's session is this member or someone else.
     ctx.body = {
+      memberId: membership.member.id,
       email: membership.member.email,
       displayName: membership.member.displayName,
+      organizationId: membership.organization.id,
       organizationName: membership.organization.name,
     };
   });
 
-  router.post("/auth/link", linkBody, async (ctx) => {
+  router.post("/auth/link", limited, linkBody, async (ctx) => {
     const token = tokenOf(ctx);
     const memberId = token ? await links.redeem(token) : undefined;
     const member = memberId ? await directory.member(memberId) : undefined;
@@ -106,9 +114,11 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
 
   const { oidc, bindings } = deps;
   if (!oidc || !bindings) return;
-  router.get("/auth/oidc/start", async (ctx) => {
+  router.get("/auth/oidc/start", limited, async (ctx) => {
     try {
-      const { url, cookie } = await oidc.start(safeReturnPath(ctx.query.next as string | undefined));
+      // A repeated ?next= (an array) is no return path.
+      const next = ctx.query.next;
+      const { url, cookie } = await oidc.start(safeReturnPath(typeof next === "string" ? next : undefined));
       ctx.append("Set-Cookie", cookies.set(cookies.oidcStateName, cookie, attemptLifetimeMs / 1000));
       ctx.redirect(url.href);
     } catch (error) {
@@ -117,7 +127,7 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
     }
   });
 
-  router.get("/auth/oidc/callback", async (ctx) => {
+  router.get("/auth/oidc/callback", limited, async (ctx) => {
     ctx.append("Set-Cookie", cookies.clear(cookies.oidcStateName));
     let outcome: Awaited<ReturnType<OidcSignIn["finish"]>>;
     try {
@@ -137,7 +147,11 @@ export function authRoutes(router: Router, deps: AuthDeps): void {
       return;
     }
     const covered = memberships.map(({ member }) => ({ id: member.id, email: member.email }));
-    ctx.append("Set-Cookie", await signIn(ctx.get("Cookie"), outcome.identity.email, "oidc", covered));
+    // The session shows a stored email (the one the provider gave, when a member has it), never
+    // the provider's spelling.
+    const providerEmail = asciiLowerCase(outcome.identity.email);
+    const email = (covered.find((m) => m.email === providerEmail) ?? covered[0])?.email ?? providerEmail;
+    ctx.append("Set-Cookie", await signIn(ctx.get("Cookie"), email, "oidc", covered));
     logger.info({ method: "oidc" }, "signed in");
     ctx.redirect(outcome.returnTo);
   });

@@ -3,6 +3,7 @@ import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService, Member } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import type { OidcBindings } from "../auth/oidc-bindings.js";
 import type { SessionStore } from "../auth/sessions.js";
 import { actorOf, type Viewers } from "../viewer.js";
 import { contentHandlers } from "./content-handlers.js";
@@ -18,6 +19,8 @@ export interface ConsoleDeps extends RunHandlerDeps {
   apiUrl: string;
   /** Host of the OIDC issuer, when OIDC sign-in is configured. */
   oidcProvider?: string;
+  /** Members bound to OpenID subjects, when OIDC sign-in is configured. */
+  bindings?: OidcBindings;
 }
 
 /** Most members read in one page (ListMembers caps pages at 1000). */
@@ -75,6 +78,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
     async signOutEverywhere(_req, ctx) {
       const viewer = await viewers.of(ctx);
       const ended = await deps.sessions.endCovering(viewer.memberships.map((m) => m.member.id));
+      deps.streams.closeSessions(ended);
       return { endedSessions: ended.length };
     },
 
@@ -180,9 +184,11 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
       const { member } = await relay(
         catalog.removeMember({ actor: actorOf(membership), memberId: req.memberId }),
       );
-      // Their sessions end now, not at their next call (which would also refuse them): a member
-      // added back soon after must sign in again.
-      await deps.sessions.endCovering([req.memberId]);
+      // Their sessions end now, not at their next call (which would also refuse them), with this
+      // replica's live streams of them: a member added back soon after must sign in again. The
+      // OpenID subject bound to them is forgotten: whoever is added back is bound afresh.
+      deps.streams.closeSessions(await deps.sessions.endCovering([req.memberId]));
+      await deps.bindings?.unbind([req.memberId]);
       return { member };
     },
   };

@@ -10,6 +10,7 @@ import {
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type Run, RunStartedSchema, type RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { digestOf } from "../auth/credentials.js";
 import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { nameOrNothing, relay, relayed } from "./relay.js";
 import type { StreamSlots } from "./stream-slots.js";
@@ -120,8 +121,8 @@ export function runHandlers(
     async *watchRun(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
       // A session was found for the cookie above, so it is there.
-      const release = deps.streams.acquire(ctx.values.get(sessionCookieKey) ?? "", req.projectId);
-      const window = AbortSignal.any([ctx.signal, AbortSignal.timeout(deps.watchWindowMs)]);
+      const slot = deps.streams.acquire(digestOf(ctx.values.get(sessionCookieKey) ?? ""), req.projectId);
+      const window = AbortSignal.any([ctx.signal, AbortSignal.timeout(deps.watchWindowMs), slot.signal]);
       let names: Omit<RunDetails, "run"> | undefined;
       try {
         const stream = runs.watchRun(
@@ -135,11 +136,13 @@ export function runHandlers(
           yield { run: { ...names, run } };
         }
       } catch (error) {
+        // The session ended (member removed, Sign out everywhere): the page goes to sign-in.
+        if (slot.signal.aborted) throw new ConnectError("the session ended", Code.Unauthenticated);
         // The window closed: end the stream cleanly, the browser calls again.
         if (window.aborted && !ctx.signal.aborted) return;
         throw relayed(error);
       } finally {
-        release();
+        slot.release();
       }
     },
 

@@ -12,7 +12,9 @@ interface Row {
 
 /**
  * Emails become one stored form, compared exactly (validate.ts, normalizeEmail: NFKC, then lower
- * case), in code rather than with PostgreSQL's lower(), whose folding depends on the locale.
+ * case, the domain in ASCII by IDNA), in code rather than with PostgreSQL's lower(), whose folding
+ * depends on the locale. (IDNA joined the form before this migration was released; a stored
+ * domain IDNA does not map keeps its folded spelling, and signs nobody in.)
  *
  * Two members of one organization can normalise to the same address (e.g. "kate@corp.com" and
  * "\u212Aate@corp.com", which a database in the C locale kept apart). One keeps the address: an

@@ -24,8 +24,10 @@ const failures: Record<Failure, { title: string; text: string }> = {
 };
 
 interface LinkPreview {
+  memberId: string;
   email: string;
   displayName: string;
+  organizationId: string;
   organizationName: string;
 }
 
@@ -95,7 +97,16 @@ export function SignInLink() {
       </StandalonePage>
     );
   const signedInAs = current.data?.email;
-  const someoneElse = signedInAs !== undefined && signedInAs !== preview.email;
+  // Anything but exactly the link's member (another member, another organization with the same
+  // email, more organizations than the link's) is someone else's session, which continuing ends.
+  const covered = current.data?.memberships ?? [];
+  const someoneElse =
+    current.data !== undefined &&
+    !(
+      covered.length === 1 &&
+      covered[0]?.member?.id === preview.memberId &&
+      covered[0]?.organization?.id === preview.organizationId
+    );
   return (
     <StandalonePage title={`Sign in as ${preview.displayName}?`}>
       <p>
@@ -104,8 +115,10 @@ export function SignInLink() {
       </p>
       {someoneElse && (
         <p className="notice notice-warning" role="alert">
-          This browser is signed in as <strong>{signedInAs}</strong>. Continuing signs that session out. If
-          you did not ask for this link, close this page.
+          This browser is signed in as <strong>{signedInAs}</strong> in{" "}
+          {covered.length === 1 ? "the organization" : "the organizations"}{" "}
+          <strong>{covered.map((m) => m.organization?.name).join(", ")}</strong>. Continuing signs that
+          session out. If you did not ask for this link, close this page.
         </p>
       )}
       <div className="dialog-actions">

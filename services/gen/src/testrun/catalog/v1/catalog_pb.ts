@@ -79,8 +79,8 @@ export type Member = Message<"testrun.catalog.v1.Member"> & {
   organizationId: string;
 
   /**
-   * Email address in its normal form (trimmed, Unicode NFKC, then lower case), unique among the
-   * organization's members; at most 320 characters.
+   * Email address in its normal form (trimmed, Unicode NFKC, then lower case, the domain in ASCII
+   * by IDNA), unique among the organization's members; at most 320 characters.
    *
    * @generated from field: string email = 3;
    */
@@ -719,8 +719,9 @@ export type AddMemberRequest = Message<"testrun.catalog.v1.AddMemberRequest"> & 
   organizationId: string;
 
   /**
-   * Email address: one "@" with text on each side, no spaces or control characters, at most 320
-   * characters; stored in its normal form (trimmed, Unicode NFKC, then lower case).
+   * Email address: one "@" with text on each side, no spaces or control characters, a domain IDNA
+   * maps to ASCII, at most 320 characters; stored in its normal form (trimmed, Unicode NFKC, then
+   * lower case, the domain in ASCII by IDNA).
    *
    * @generated from field: string email = 3;
    */
@@ -910,7 +911,8 @@ export type FindMembersByEmailRequest = Message<"testrun.catalog.v1.FindMembersB
   actor?: Actor | undefined;
 
   /**
-   * The email address, normalised as stored (trimmed, NFKC, lower case), then compared exactly.
+   * The email address, normalised as stored (trimmed, NFKC, lower case, IDNA domain), then compared
+   * exactly.
    *
    * @generated from field: string email = 2;
    */
