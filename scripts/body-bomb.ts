@@ -97,7 +97,14 @@ try {
   const runsUrl = system.env.RUNS_URL ?? "";
   const getSession = "testrun.console.v1.ConsoleService/GetSession";
   const getRun = "testrun.runs.v1.RunsService/GetRun";
-  const targets = [
+  const targets: {
+    name: string;
+    pid: number | undefined;
+    post: typeof postConsole;
+    url: string;
+    path: string;
+    headers: Record<string, string>;
+  }[] = [
     {
       name: "console, no cookie",
       pid: consolePid,
