@@ -7,15 +7,9 @@
 //
 //   node --conditions=source --import tsx scripts/body-bomb.ts
 import http2 from "node:http2";
-import { gzipSync } from "node:zlib";
-import { startThrowawayPostgres, startThrowawayRedis } from "@testrun/kit/testing";
+import { gzipBomb, startThrowawayPostgres, startThrowawayRedis } from "@testrun/kit/testing";
 import { rssMiB } from "./bench/measure.js";
 import { startSystem } from "./system.js";
-
-/** A gzip body that inflates to `inflatedMiB` MiB of zeros: about 1 KiB per MiB, gzip's best ratio. */
-export function gzipBomb(inflatedMiB: number): Buffer {
-  return gzipSync(Buffer.alloc(inflatedMiB * 1024 * 1024), { level: 9 });
-}
 
 interface Outcome {
   status: string;

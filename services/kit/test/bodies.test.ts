@@ -17,10 +17,8 @@ import { pino } from "pino";
 import { serviceReadMaxBytes } from "../src/rpc/bodies.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
+import { gzipBomb } from "../src/testing/bodies.js";
 import { testTokens } from "./helpers.js";
-
-/** A gzip body inflating to `inflatedMiB` MiB of zeros (about 1 KiB per MiB). */
-const gzipBomb = (inflatedMiB: number) => gzipSync(Buffer.alloc(inflatedMiB * 1024 * 1024), { level: 9 });
 
 /** A gRPC length-prefixed message: flag (1 = compressed), length, bytes. */
 function grpcFrame(message: Uint8Array, compressed = false): Buffer {
