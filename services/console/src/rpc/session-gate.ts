@@ -15,7 +15,7 @@ export const methodsWithoutSession: ReadonlySet<string> = new Set(["GetSignInOpt
  */
 export function consoleRequestGate(context: HandlerContext): void {
   unparsableBodyIsInvalidArgument(context);
+  if (!methodsWithoutSession.has(context.method.name) && !context.values.get(sessionCookieKey))
+    throw signedOut();
   refuseCompressedBodies(context);
-  if (methodsWithoutSession.has(context.method.name)) return;
-  if (!context.values.get(sessionCookieKey)) throw signedOut();
 }

@@ -33,7 +33,8 @@ const digest = (token: string) => createHash("sha256").update(token).digest();
  * PERMISSION_DENIED elsewhere, so an executor's token is worth little outside its own job.
  *
  * Health and reflection take no compressed request (INVALID_ARGUMENT): they need none, and a caller
- * without a token gets no small body inflated.
+ * without a token gets no small body inflated. Token holders may send gzip or brotli; another
+ * encoding is INVALID_ARGUMENT too.
  *
  * A request gate (connect's `requestGate`), not an interceptor: it decides from the headers alone,
  * before the request's body is read, decompressed or parsed, so a caller without the token cannot
@@ -61,6 +62,7 @@ export function serviceTokenGate(
     ) {
       throw new ConnectError("executors may not call this method", Code.PermissionDenied);
     }
+    refuseCompressedBodies(context, ["gzip", "br"]);
     context.values.set(callerIdentityKey, match.identity);
   };
 }

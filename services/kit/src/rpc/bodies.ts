@@ -14,18 +14,27 @@ export const serviceReadMaxBytes = 8 * 1024 * 1024;
 const encodingHeaders = ["content-encoding", "connect-content-encoding", "grpc-encoding"];
 
 /**
- * Refuses a compressed request, from its headers, before its body is read: INVALID_ARGUMENT. For
- * callers that have no reason to compress (browsers, probes), so a small body cannot inflate into
- * a large one. (connect itself answers an encoding it does not accept with UNIMPLEMENTED, HTTP
- * 501: a server fault to anyone reading the status, where the caller chose to compress.)
+ * Refuses, from its headers and before its body is read, a request compressed other than with one
+ * of `accepted`: INVALID_ARGUMENT. With none accepted, for callers that have no reason to compress
+ * (browsers, probes), a small body cannot inflate into a large one. (connect itself answers an
+ * encoding it does not know with UNIMPLEMENTED, HTTP 501: a server fault to anyone reading the
+ * status, where the caller chose the encoding.)
  */
-export function refuseCompressedBodies(context: HandlerContext): void {
+export function refuseCompressedBodies(context: HandlerContext, accepted: readonly string[] = []): void {
   const named = [
     ...encodingHeaders.map((name) => context.requestHeader.get(name)),
     context.requestMethod === "GET" ? new URL(context.url).searchParams.get("compression") : null,
   ];
-  if (named.some((encoding) => encoding && encoding.trim().toLowerCase() !== "identity"))
-    throw new ConnectError("compressed request bodies are not accepted here", Code.InvalidArgument);
+  for (const encoding of named) {
+    const name = encoding?.trim().toLowerCase();
+    if (!name || name === "identity" || accepted.includes(name)) continue;
+    throw new ConnectError(
+      accepted.length
+        ? `request bodies compressed with "${name}" are not accepted here (only ${accepted.join(", ")})`
+        : "compressed request bodies are not accepted here",
+      Code.InvalidArgument,
+    );
+  }
 }
 
 /** What connect-node 2.2 calls a request body that is not protobuf, or a compressed one that does not inflate. */
