@@ -14,7 +14,8 @@ export interface Viewer {
   memberships: Membership[];
 }
 
-const signedOut = () => new ConnectError("not signed in, or the session ended", Code.Unauthenticated);
+/** What a call needing a session gets without a live one. */
+export const signedOut = () => new ConnectError("not signed in, or the session ended", Code.Unauthenticated);
 /** What every lookup outside the person's organizations gives: the same as an unknown id. */
 export const notFound = (what: string) => new ConnectError(`${what} not found`, Code.NotFound);
 

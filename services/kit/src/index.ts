@@ -10,6 +10,7 @@ export * from "./key-cache.js";
 export * from "./logger.js";
 export * from "./redis.js";
 export * from "./rpc/auth.js";
+export * from "./rpc/bodies.js";
 export * from "./rpc/client.js";
 export * from "./rpc/errors.js";
 export * from "./rpc/health.js";

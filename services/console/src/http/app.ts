@@ -11,6 +11,7 @@ import {
   withoutKeys,
 } from "@testrun/kit";
 import Koa from "koa";
+import { consoleRequestGate } from "../rpc/session-gate.js";
 import { sessionCookieKey } from "../viewer.js";
 import { webApp } from "./assets.js";
 import { type AuthDeps, authRoutes } from "./auth-routes.js";
@@ -18,6 +19,13 @@ import { sameOriginWrites, securityHeaders } from "./security.js";
 
 /** The browser's Connect API lives under this prefix: /api/testrun.console.v1.ConsoleService/<Method>. */
 export const apiPrefix = "/api";
+
+/**
+ * The largest request message the browser API reads (connect's `readMaxBytes`, 4 GiB by default).
+ * The console's largest requests are a variable's value (at most 8 KiB) and a run's selection: far
+ * below (docs/security.md, "Resource limits").
+ */
+export const apiReadMaxBytes = 1024 * 1024;
 
 export interface ConsoleAppOptions extends AuthDeps {
   appUrl: string;
@@ -46,6 +54,11 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const api = connectNodeAdapter({
     routes: (r) => r.service(ConsoleService as DescService, options.consoleService),
     requestPathPrefix: apiPrefix,
+    readMaxBytes: apiReadMaxBytes,
+    // Browsers (connect-web) never compress what they send: nothing is inflated here (the gate
+    // refuses a compressed request before its body is read).
+    acceptCompression: [],
+    requestGate: consoleRequestGate,
     ...(options.shutdownSignal && { shutdownSignal: options.shutdownSignal }),
     interceptors: [serverTracingInterceptor, callLoggingInterceptor(logger)],
     contextValues: (req) =>

@@ -7,7 +7,8 @@ import { Health } from "@testrun/gen/grpc/health/v1/health_pb";
 import { ServerReflection } from "@testrun/gen/grpc/reflection/v1/reflection_pb";
 import type { Logger } from "pino";
 import { serverTracingInterceptor } from "../telemetry/interceptors.js";
-import { type CallerIdentity, serviceTokenInterceptor } from "./auth.js";
+import { type CallerIdentity, serviceTokenGate } from "./auth.js";
+import { serviceReadMaxBytes, unparsableBodyIsInvalidArgument } from "./bodies.js";
 import { callLoggingInterceptor } from "./errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { HealthRegistry, ServingStatus } from "./health.js";
@@ -61,14 +62,12 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   const interceptors: Interceptor[] = [
     serverTracingInterceptor,
     callLoggingInterceptor(options.logger),
-    serviceTokenInterceptor(
-      options.tokens,
-      new Set(
-        options.services.flatMap((s) => (s.executorMethods ?? []).map((m) => `${s.desc.typeName}/${m}`)),
-      ),
-    ),
     nulTextInterceptor(new Set(options.services.flatMap((s) => s.nulAllowed ?? []))),
   ];
+  const tokenGate = serviceTokenGate(
+    options.tokens,
+    new Set(options.services.flatMap((s) => (s.executorMethods ?? []).map((m) => `${s.desc.typeName}/${m}`))),
+  );
   const exposed = [...options.services.map((s) => s.desc), Health, ServerReflection];
   const routes = (router: ConnectRouter) => {
     for (const { desc, impl } of options.services) router.service(desc, impl);
@@ -76,7 +75,19 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     router.service(ServerReflection, reflectionImpl(exposed));
   };
 
-  const server = http2.createServer(withSpecGrpcMessage(connectNodeAdapter({ routes, interceptors })));
+  const adapter = connectNodeAdapter({
+    routes,
+    interceptors,
+    // Bodies are bounded (docs/security.md, "Resource limits"), and no body is read before the
+    // token is checked. Compressed requests stay accepted: only callers holding a token, and the
+    // public health and reflection, get them inflated, never beyond the bound.
+    readMaxBytes: serviceReadMaxBytes,
+    requestGate: (context) => {
+      unparsableBodyIsInvalidArgument(context);
+      tokenGate(context);
+    },
+  });
+  const server = http2.createServer(withSpecGrpcMessage(adapter));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

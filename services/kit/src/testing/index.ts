@@ -1,3 +1,4 @@
+export * from "./bodies.js";
 export * from "./process.js";
 export * from "./redis-users.js";
 export * from "./servers.js";
