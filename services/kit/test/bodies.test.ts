@@ -71,6 +71,8 @@ describe("request bodies on a service's port", function () {
   const tokens = testTokens();
   let server: RpcServer;
   const reached: string[] = [];
+  /** The server's log lines, parsed. */
+  const logged: Record<string, unknown>[] = [];
 
   before(async () => {
     server = await startRpcServer({
@@ -91,7 +93,7 @@ describe("request bodies on a service's port", function () {
       host: "127.0.0.1",
       port: 0,
       tokens: { service: tokens.SERVICE_TOKEN, executor: tokens.EXECUTOR_TOKEN },
-      logger: pino({ level: "silent" }),
+      logger: pino({ level: "info" }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
     });
   });
   after(() => server?.shutdown(1_000));
@@ -123,6 +125,11 @@ describe("request bodies on a service's port", function () {
     // 300 MiB inflated (and parsed) would be plain here; the margin only keeps the test steady.
     expect(rssMiB() - rssBefore).to.be.below(100);
     expect(reached).to.deep.equal([]);
+    // Refused before any interceptor runs, yet still in the log, as a failed call is.
+    const refusals = logged
+      .filter((line) => line.msg === "rpc refused")
+      .map(({ rpc, code }) => ({ rpc, code }));
+    expect(refusals).to.deep.include({ rpc: "testrun.runs.v1.RunsService/GetRun", code: "Unauthenticated" });
   });
 
   it("keeps the executor to its methods, and the token's caller gets through", async () => {

@@ -1,7 +1,13 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter, Interceptor, ServiceImpl } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type Interceptor,
+  type ServiceImpl,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "@testrun/gen/grpc/health/v1/health_pb";
 import { ServerReflection } from "@testrun/gen/grpc/reflection/v1/reflection_pb";
@@ -84,7 +90,18 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     readMaxBytes: serviceReadMaxBytes,
     requestGate: (context) => {
       unparsableBodyIsInvalidArgument(context);
-      tokenGate(context);
+      try {
+        tokenGate(context);
+      } catch (error) {
+        // The interceptors never see a call refused here: log it as they would a failed call,
+        // so that probing with a wrong token still shows in the service's log.
+        const code = error instanceof ConnectError ? Code[error.code] : undefined;
+        options.logger.info(
+          { rpc: `${context.service.typeName}/${context.method.name}`, code },
+          "rpc refused",
+        );
+        throw error;
+      }
     },
   });
   const server = http2.createServer(withSpecGrpcMessage(adapter));
