@@ -5,6 +5,7 @@ import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb"
 import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { SessionStore } from "../auth/sessions.js";
 import { actorOf, type Viewers } from "../viewer.js";
+import { authoringHandlers } from "./authoring-handlers.js";
 import { contentHandlers } from "./content-handlers.js";
 import { relay } from "./relay.js";
 import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
@@ -56,6 +57,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
   return {
     ...runHandlers(deps),
     ...contentHandlers(deps),
+    ...authoringHandlers(deps),
 
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,
