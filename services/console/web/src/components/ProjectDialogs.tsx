@@ -179,10 +179,14 @@ export function DeleteProjectDialog({
       {
         onSuccess: () => {
           close();
-          // Leave first: the project's own queries would now answer NOT_FOUND.
+          // Leave first: the project's own queries would now answer NOT_FOUND. Then forget them and
+          // every project list, so no list shows the deleted project, not even while it reloads.
           navigate(`/orgs/${organizationId}`, { state: { deleted: project.name } });
           queryClient.removeQueries({
-            predicate: (query) => JSON.stringify(query.queryKey).includes(project.id),
+            predicate: (query) => {
+              const key = JSON.stringify(query.queryKey);
+              return key.includes(project.id) || key.includes('"methodName":"ListProjects"');
+            },
           });
           void queryClient.invalidateQueries();
         },
@@ -243,8 +247,11 @@ function WhatGoes({ projectId }: { projectId: string }) {
         {counted(variables.data?.variables.length, "variable")}.
       </li>
       <li>
-        {activeKeys === undefined ? "Its API keys" : `Its ${plural(activeKeys, "active API key")}`} stop
-        working at once: pipelines and agents using {activeKeys === 1 ? "it" : "them"} get 401.
+        {activeKeys === undefined
+          ? "Its API keys stop working at once: pipelines and agents using them get 401."
+          : activeKeys === 1
+            ? "Its 1 active API key stops working at once: pipelines and agents using it get 401."
+            : `Its ${plural(activeKeys, "active API key")} stop working at once: pipelines and agents using them get 401.`}
       </li>
       <li>
         Its runs and credit ledger can no longer be opened by anyone, here or through the API. Tests of a run

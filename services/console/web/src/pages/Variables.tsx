@@ -21,6 +21,15 @@ const nameRule =
   "A letter or underscore, then letters, digits and underscores; at most 64. Names that differ only in letter case count as the same.";
 /** The same rule, to say as the name is typed what the catalog will answer. */
 const namePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** What is wrong with a name being typed, in a few words; undefined when it is fine (or empty). */
+function nameProblem(name: string): string | undefined {
+  if (name === "" || namePattern.test(name)) return undefined;
+  if (/^[0-9]/.test(name)) return "Must not start with a digit.";
+  const bad = [...name].find((c) => !/[A-Za-z0-9_]/.test(c));
+  if (bad) return `“${bad === " " ? "space" : bad}” is not allowed: only letters, digits and underscores.`;
+  return "At most 64 characters.";
+}
 const valueHint =
   "1 to 8192 bytes. Write-only: once saved, nobody can read it back, here or through the API.";
 
@@ -167,7 +176,7 @@ function CreateVariableDialog({
   const form = useRef<HTMLFormElement>(null);
   useFocusOnError(form, create.error);
   const errors = formErrors(create.error, ["name", "value"]);
-  const typedWrong = name !== "" && !namePattern.test(name) ? `Not a valid name. ${nameRule}` : undefined;
+  const typedWrong = nameProblem(name);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     create.mutate(
