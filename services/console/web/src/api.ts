@@ -62,7 +62,7 @@ export function formErrors(error: unknown, fields: readonly string[], nameField 
       if (fields.includes(violation.field) && !byField.has(violation.field))
         byField.set(violation.field, sentence(violation.description));
   if (failure.code === Code.AlreadyExists && fields.includes(nameField))
-    byField.set(nameField, messageOf(failure));
+    byField.set(nameField, sentence(failure.rawMessage));
   const unshown = failure
     .findDetails(FieldViolationsSchema)
     .some((detail) => detail.violations.some((violation) => !fields.includes(violation.field)));
