@@ -595,6 +595,44 @@ describe("catalog: project content", () => {
       expect(cleared.testCase?.tags).to.deep.equal([]);
       expect(cleared.testCase?.steps[0]?.kind.value?.request?.path).to.equal("/one");
     });
+    it("are found by the {{NAME}} their steps use, wherever they use it, and the exact name only", async () => {
+      const projectId = await newProject();
+      const step = (
+        request: Record<string, unknown>,
+        expect: Record<string, unknown> = { status: [200] },
+      ) => ({
+        name: "call",
+        kind: { case: "http" as const, value: { request: { method: "GET", path: "/", ...request }, expect } },
+      });
+      const cases = {
+        path: [step({ path: "/users/{{TOKEN}}" })],
+        header: [step({ headers: { authorization: "Bearer {{TOKEN}}" } })],
+        expectation: [httpStep("/a"), step({}, { status: [200], bodyContains: ["{{TOKEN}}"] })],
+        longerName: [step({ path: "/{{TOKEN_2}}" })],
+        otherCase: [step({ path: "/{{token}}" })],
+        none: [httpStep("/TOKEN")],
+      };
+      for (const [name, steps] of Object.entries(cases))
+        await catalog.createTestCase({ actor: editor, projectId, name, steps });
+      const using = await catalog.listTestCases({ actor: editor, projectId, usesVariable: "TOKEN" });
+      expect(using.testCases.map((t) => t.name)).to.deep.equal(["path", "header", "expectation"]);
+      expect(using.truncated).to.equal(false);
+      // AND-ed with the other filters; an empty name is no filter; a name no variable can have is refused.
+      const searched = await catalog.listTestCases({
+        actor: editor,
+        projectId,
+        usesVariable: "TOKEN",
+        search: "head",
+      });
+      expect(searched.testCases.map((t) => t.name)).to.deep.equal(["header"]);
+      expect(
+        (await catalog.listTestCases({ actor: editor, projectId, usesVariable: "" })).testCases,
+      ).to.have.length(6);
+      const bad = await violatedFields(
+        catalog.listTestCases({ actor: editor, projectId, usesVariable: "A}}" }),
+      );
+      expect(bad.fields).to.deep.equal(["uses_variable"]);
+    });
   });
 
   describe("listing test cases: tags, search and the 500 cap", () => {

@@ -5,7 +5,7 @@ import { notFound, Violations } from "../errors.js";
 import { type TestCaseRow, testCaseColumns, testCaseToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
 import { checkSteps } from "../steps.js";
-import { checkName, checkTags } from "../validate.js";
+import { checkName, checkTags, checkVariableName } from "../validate.js";
 import type { Deps, Handlers } from "./context.js";
 
 /** The most test cases a list returns (GET /v1/test-cases), and the most one run holds. */
@@ -74,6 +74,9 @@ export function testCaseHandlers({ db }: Deps): Handlers {
       const tags = filterTags(req.tags);
       const search = req.search ?? "";
       const violations = new Violations();
+      const usesVariable = req.usesVariable
+        ? checkVariableName(req.usesVariable, "uses_variable", violations)
+        : "";
       if (req.testCaseIds.length > listLimit)
         violations.add(
           "test_case_ids",
@@ -96,6 +99,12 @@ export function testCaseHandlers({ db }: Deps): Handlers {
           // strpos, not LIKE: the text is matched as it is, % and _ included.
           where.push("strpos(lower(t.name), lower(?)) > 0");
           params.push(search);
+        }
+        if (usesVariable !== "") {
+          // The stored JSON escapes neither braces nor name characters, so `{{NAME}}` appears in
+          // its text exactly where a step names it (step.proto).
+          where.push("strpos(t.steps::text, ?) > 0");
+          params.push(`{{${usesVariable}}}`);
         }
         // One more than the limit tells whether the list was cut.
         return sql.all<TestCaseRow>(

@@ -6,6 +6,7 @@ import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { OidcBindings } from "../auth/oidc-bindings.js";
 import type { SessionStore } from "../auth/sessions.js";
 import { actorOf, type Viewers } from "../viewer.js";
+import { authoringHandlers } from "./authoring-handlers.js";
 import { contentHandlers } from "./content-handlers.js";
 import { relay } from "./relay.js";
 import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
@@ -59,6 +60,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
   return {
     ...runHandlers(deps),
     ...contentHandlers(deps),
+    ...authoringHandlers(deps),
 
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,

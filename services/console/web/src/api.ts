@@ -1,7 +1,7 @@
 // How the web app reaches the console's Connect API, and how it words what went wrong.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { FieldViolationsSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { count, plural } from "./format";
 
 /** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
@@ -39,3 +39,41 @@ export function goToSignIn(): void {
   if (window.location.pathname.startsWith("/sign-in")) return;
   leaveTo(`/sign-in?next=${encodeURIComponent(`${window.location.pathname}${window.location.search}`)}`);
 }
+
+/** A failed save as a form shows it: each error at its field, and what belongs to no field above the buttons. */
+export interface FormErrors {
+  /** The catalog's description of what is wrong with a field (`name`, `base_url`…), if anything. */
+  at: (field: string) => string | undefined;
+  /** What no field of the form shows (an unknown field, a refusal, a failure); undefined if none. */
+  other: string | undefined;
+}
+
+/**
+ * Splits a failed save by field: the catalog's INVALID_ARGUMENT carries a FieldViolations detail
+ * naming each bad field, and an ALREADY_EXISTS is about the name (`nameField`). Only the fields the
+ * form has are taken; everything else is `other`, so nothing the service said goes unshown.
+ */
+export function formErrors(error: unknown, fields: readonly string[], nameField = "name"): FormErrors {
+  if (!error) return { at: () => undefined, other: undefined };
+  const failure = errorOf(error);
+  const byField = new Map<string, string>();
+  for (const detail of failure.findDetails(FieldViolationsSchema))
+    for (const violation of detail.violations)
+      if (fields.includes(violation.field) && !byField.has(violation.field))
+        byField.set(violation.field, sentence(violation.description));
+  if (failure.code === Code.AlreadyExists && fields.includes(nameField))
+    byField.set(nameField, sentence(failure.rawMessage));
+  const unshown = failure
+    .findDetails(FieldViolationsSchema)
+    .some((detail) => detail.violations.some((violation) => !fields.includes(violation.field)));
+  return {
+    at: (field) => byField.get(field),
+    other: byField.size === 0 || unshown ? messageOf(failure) : undefined,
+  };
+}
+
+/** "must be an absolute URL" → "Must be an absolute URL." */
+const sentence = (text: string) => {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?)]$/.test(capital) ? capital : `${capital}.`;
+};

@@ -1,10 +1,14 @@
-// An organization's projects.
+// An organization's projects; Owners and Admins create them here.
 import { useQuery } from "@connectrpc/connect-query";
+import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { Link, useParams } from "react-router";
+import { useState } from "react";
+import { Link, useLocation, useParams } from "react-router";
 import { isNotFound } from "../api";
+import { CreateProjectDialog } from "../components/ProjectDialogs";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
+import { canAdminister } from "../format";
 import { useSession } from "../session";
 
 export function OrgProjects() {
@@ -15,11 +19,27 @@ export function OrgProjects() {
     { organizationId: orgId },
     { enabled: !!membership },
   );
+  const [creating, setCreating] = useState(false);
+  // Set by the delete dialog of the project just deleted.
+  const deleted = (useLocation().state as { deleted?: string } | null)?.deleted;
   if (!membership || isNotFound(projects.error)) return <NotFound what="Organization" />;
+  const admin = canAdminister(membership.member?.role ?? Role.UNSPECIFIED);
   return (
     <>
-      <h1>{membership.organization?.name}</h1>
+      <div className="page-head">
+        <h1>{membership.organization?.name}</h1>
+        {admin && (
+          <button type="button" className="button button-primary" onClick={() => setCreating(true)}>
+            New project
+          </button>
+        )}
+      </div>
       <p className="lead">Projects of this organization.</p>
+      {deleted && (
+        <p className="notice notice-info" role="status">
+          Project {deleted} deleted.
+        </p>
+      )}
       <QueryView
         query={projects}
         what="projects"
@@ -27,7 +47,9 @@ export function OrgProjects() {
         empty={
           <Empty title="This organization has no projects yet.">
             <p>
-              An admin creates them with <code>testrunctl project create</code>.
+              {admin
+                ? "Create the first one: New project."
+                : "An Owner or Admin of the organization creates them."}
             </p>
           </Empty>
         }
@@ -48,6 +70,9 @@ export function OrgProjects() {
           </ul>
         )}
       </QueryView>
+      {admin && (
+        <CreateProjectDialog organizationId={orgId} open={creating} onClose={() => setCreating(false)} />
+      )}
     </>
   );
 }

@@ -4,9 +4,10 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link } from "react-router";
 import { isNotFound } from "../api";
+import { DeleteProjectDialog, EditProjectDialog } from "../components/ProjectDialogs";
 import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
-import { count, roleName } from "../format";
+import { canAdminister, count, roleName } from "../format";
 import { useProject } from "../project";
 import { RunTable, useRunNames } from "./Runs";
 
@@ -16,6 +17,7 @@ export function ProjectOverview() {
   const credits = useQuery(ConsoleService.method.getCredits, { projectId, pageSize: 1 });
   const names = useRunNames(projectId);
   const [starting, setStarting] = useState(false);
+  const [managing, setManaging] = useState<"rename" | "delete">();
   if (isNotFound(project.error)) return <NotFound what="Project" />;
   if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
   const { project: p, organization, role } = project.data;
@@ -68,6 +70,32 @@ export function ProjectOverview() {
           </p>
         </aside>
       </div>
+      {p && canAdminister(role) && (
+        <section className="manage-project panel" aria-labelledby="manage-heading">
+          <h2 id="manage-heading">Manage project</h2>
+          <div className="setting">
+            <p>Rename the project or change its description.</p>
+            <button type="button" className="button" onClick={() => setManaging("rename")}>
+              Rename project
+            </button>
+          </div>
+          <div className="setting">
+            <p>Delete the project with its content; its API keys stop working.</p>
+            <button type="button" className="button button-danger" onClick={() => setManaging("delete")}>
+              Delete project
+            </button>
+          </div>
+          {managing === "rename" && (
+            <EditProjectDialog project={p} open onClose={() => setManaging(undefined)} />
+          )}
+          <DeleteProjectDialog
+            project={p}
+            organizationId={organization?.id ?? ""}
+            open={managing === "delete"}
+            onClose={() => setManaging(undefined)}
+          />
+        </section>
+      )}
       {editor && <StartRunDialog projectId={projectId} open={starting} onClose={() => setStarting(false)} />}
     </>
   );

@@ -1,26 +1,64 @@
-// A project's variables, by name only: values are write-only. Editors and above set a new value.
+// A project's variables, by name only: values are write-only. Editors and above create them, set
+// a new value, and delete them after seeing which test cases name them (docs/console.md,
+// "Authoring").
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import type { Variable } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { type FormEvent, useState } from "react";
-import { isNotFound } from "../api";
+import { type FormEvent, useRef, useState } from "react";
+import { Link } from "react-router";
+import { formErrors, isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
+import { FormField, useFocusOnError } from "../components/FormField";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
+import { plural } from "../format";
 import { useProject } from "../project";
+
+/** The catalog's rule for names (CatalogService.CreateVariable), in words. */
+const nameRule =
+  "A letter or underscore, then letters, digits and underscores; at most 64. Names that differ only in letter case count as the same.";
+/** The same rule, to say as the name is typed what the catalog will answer. */
+const namePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** What is wrong with a name being typed, in a few words; undefined when it is fine (or empty). */
+function nameProblem(name: string): string | undefined {
+  if (name === "" || namePattern.test(name)) return undefined;
+  if (/^[0-9]/.test(name)) return "Must not start with a digit.";
+  const bad = [...name].find((c) => !/[A-Za-z0-9_]/.test(c));
+  if (bad) return `“${bad === " " ? "space" : bad}” is not allowed: only letters, digits and underscores.`;
+  return "At most 64 characters.";
+}
+const valueHint =
+  "1 to 8192 bytes. Write-only: once saved, nobody can read it back, here or through the API.";
 
 export function Variables() {
   const { projectId, project, editor, name } = useProject();
   const variables = useQuery(ConsoleService.method.listVariables, { projectId });
   const [setting, setSetting] = useState<Variable>();
+  const [deleting, setDeleting] = useState<Variable>();
+  const [creating, setCreating] = useState(false);
   const [saved, setSaved] = useState<string>();
   if (isNotFound(project.error) || isNotFound(variables.error)) return <NotFound what="Project" />;
   return (
     <>
       <p className="eyebrow">{name}</p>
-      <h1>Variables</h1>
+      <div className="page-head">
+        <h1>Variables</h1>
+        {editor && (
+          <button
+            type="button"
+            className="button button-primary"
+            onClick={() => {
+              setSaved(undefined);
+              setCreating(true);
+            }}
+          >
+            New variable
+          </button>
+        )}
+      </div>
       <p className="lead">
         Secrets the steps use as <code>{"{{NAME}}"}</code>. Values are write-only: nobody can read them back,
         here or through the API, and run summaries show the name instead.
@@ -30,7 +68,7 @@ export function Variables() {
       )}
       {saved && (
         <p className="notice notice-info" role="status">
-          New value of {saved} saved. Runs started from now on use it.
+          {saved}
         </p>
       )}
       <QueryView
@@ -40,7 +78,9 @@ export function Variables() {
         empty={
           <Empty title="No variables yet.">
             <p>
-              An operator creates them with <code>testrunctl var set</code>.
+              {editor
+                ? "Create one for each secret your steps send: a password, a token."
+                : "An Editor creates them."}
             </p>
           </Empty>
         }
@@ -59,17 +99,30 @@ export function Variables() {
             actions={
               editor
                 ? (variable) => (
-                    <button
-                      type="button"
-                      className="button button-small"
-                      aria-label={`Set new value of ${variable.name}`}
-                      onClick={() => {
-                        setSaved(undefined);
-                        setSetting(variable);
-                      }}
-                    >
-                      Set new value
-                    </button>
+                    <div className="row-actions">
+                      <button
+                        type="button"
+                        className="button button-small"
+                        aria-label={`Set new value of ${variable.name}`}
+                        onClick={() => {
+                          setSaved(undefined);
+                          setSetting(variable);
+                        }}
+                      >
+                        Set new value
+                      </button>
+                      <button
+                        type="button"
+                        className="button button-small button-danger"
+                        aria-label={`Delete ${variable.name}`}
+                        onClick={() => {
+                          setSaved(undefined);
+                          setDeleting(variable);
+                        }}
+                      >
+                        Delete
+                      </button>
+                    </div>
                   )
                 : undefined
             }
@@ -80,9 +133,183 @@ export function Variables() {
         projectId={projectId}
         variable={setting}
         onClose={() => setSetting(undefined)}
-        onSaved={(variableName) => setSaved(variableName)}
+        onSaved={(variableName) =>
+          setSaved(`New value of ${variableName} saved. Runs started from now on use it.`)
+        }
       />
+      {creating && (
+        <CreateVariableDialog
+          projectId={projectId}
+          onClose={() => setCreating(false)}
+          onCreated={(variableName) =>
+            setSaved(`${variableName} created. Steps use it as {{${variableName}}}.`)
+          }
+        />
+      )}
+      {deleting && (
+        <DeleteVariableDialog
+          projectId={projectId}
+          variable={deleting}
+          onClose={() => setDeleting(undefined)}
+          onDeleted={(variableName) => setSaved(`${variableName} deleted.`)}
+        />
+      )}
     </>
+  );
+}
+
+/** Name and value; the name's rule shown, and checked as it is typed; the catalog has the last word. */
+function CreateVariableDialog({
+  projectId,
+  onClose,
+  onCreated,
+}: {
+  projectId: string;
+  onClose: () => void;
+  onCreated: (name: string) => void;
+}) {
+  const queryClient = useQueryClient();
+  const create = useMutation(ConsoleService.method.createVariable);
+  const [name, setName] = useState("");
+  // The value lives only in this dialog's state: gone when it closes, never cached.
+  const [value, setValue] = useState("");
+  const form = useRef<HTMLFormElement>(null);
+  useFocusOnError(form, create.error);
+  const errors = formErrors(create.error, ["name", "value"]);
+  const typedWrong = nameProblem(name);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate(
+      { projectId, name, value },
+      {
+        onSuccess: async ({ variable }) => {
+          setValue("");
+          await queryClient.invalidateQueries();
+          onCreated(variable?.name ?? name);
+          onClose();
+        },
+      },
+    );
+  };
+  return (
+    <Dialog title="New variable" open onClose={onClose}>
+      <form ref={form} className="stack" onSubmit={submit} autoComplete="off" noValidate>
+        <FormField
+          label="Name"
+          hint={
+            <>
+              {nameRule} Steps write it as <code>{`{{${namePattern.test(name) ? name : "NAME"}}}`}</code>.
+            </>
+          }
+          error={errors.at("name") ?? typedWrong}
+          required
+        >
+          {(control) => (
+            <input
+              {...control}
+              className="input input-code"
+              autoFocus
+              autoCapitalize="off"
+              spellCheck={false}
+              maxLength={64}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
+        </FormField>
+        <FormField label="Value" hint={valueHint} error={errors.at("value")} required>
+          {(control) => (
+            <input
+              {...control}
+              className="input input-code"
+              type="password"
+              autoComplete="new-password"
+              spellCheck={false}
+              value={value}
+              onChange={(e) => setValue(e.target.value)}
+            />
+          )}
+        </FormField>
+        {errors.other && <ErrorNotice error={create.error} />}
+        <DialogActions
+          onCancel={onClose}
+          label="Create variable"
+          busyLabel="Creating…"
+          busy={create.isPending}
+        />
+      </form>
+    </Dialog>
+  );
+}
+
+/** Lists the test cases naming the variable before it goes (their steps then fail at run time). */
+function DeleteVariableDialog({
+  projectId,
+  variable,
+  onClose,
+  onDeleted,
+}: {
+  projectId: string;
+  variable: Variable;
+  onClose: () => void;
+  onDeleted: (name: string) => void;
+}) {
+  const queryClient = useQueryClient();
+  const uses = useQuery(ConsoleService.method.listVariableUses, { projectId, variableId: variable.id });
+  const remove = useMutation(ConsoleService.method.deleteVariable);
+  const reference = `{{${variable.name}}}`;
+  return (
+    <Dialog title={`Delete ${variable.name}?`} open onClose={onClose}>
+      <div className="stack">
+        <QueryView query={uses} what={`where ${variable.name} is used`}>
+          {(data) =>
+            data.testCases.length === 0 ? (
+              <p>
+                No test case names <code>{reference}</code>.
+              </p>
+            ) : (
+              <>
+                <p className="notice notice-warning">
+                  {data.truncated ? "More than " : ""}
+                  {plural(data.testCases.length, "test case")} name <code>{reference}</code>. Their steps fail
+                  at run time until they are changed or the variable is created again.
+                </p>
+                <ul className="uses" aria-label={`Test cases using ${variable.name}`}>
+                  {data.testCases.map((testCase) => (
+                    <li key={testCase.id}>
+                      <Link to={`/projects/${projectId}/test-cases/${testCase.id}`}>{testCase.name}</Link>
+                      {!testCase.enabled && <span className="muted"> (disabled)</span>}
+                    </li>
+                  ))}
+                </ul>
+              </>
+            )
+          }
+        </QueryView>
+        <p>Its value is deleted for good.</p>
+        <ErrorNotice error={remove.error} />
+        <DialogActions
+          onCancel={onClose}
+          label="Delete variable"
+          busyLabel="Deleting…"
+          busy={remove.isPending}
+          disabled={uses.isPending}
+          danger
+          onConfirm={() =>
+            remove.mutate(
+              { projectId, variableId: variable.id },
+              {
+                onSuccess: async () => {
+                  await queryClient.invalidateQueries();
+                  onDeleted(variable.name);
+                  onClose();
+                },
+              },
+            )
+          }
+        />
+      </div>
+    </Dialog>
   );
 }
 

@@ -27,7 +27,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/console/v1/console.proto.
  */
 export const file_testrun_console_v1_console: GenFile = /*@__PURE__*/
-  fileDesc("CiB0ZXN0cnVuL2NvbnNvbGUvdjEvY29uc29sZS5wcm90bxISdGVzdHJ1bi5jb25zb2xlLnYxInAKCk1lbWJlcnNoaXASNgoMb3JnYW5pemF0aW9uGAEgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhIqCgZtZW1iZXIYAiABKAsyGi50ZXN0cnVuLmNhdGFsb2cudjEuTWVtYmVyIhMKEUdldFNlc3Npb25SZXF1ZXN0IpkBChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZW1haWwYASABKAkSMwoLbWVtYmVyc2hpcHMYAiADKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuTWVtYmVyc2hpcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhcGlfdXJsGAQgASgJIhoKGFNpZ25PdXRFdmVyeXdoZXJlUmVxdWVzdCIzChlTaWduT3V0RXZlcnl3aGVyZVJlc3BvbnNlEhYKDmVuZGVkX3Nlc3Npb25zGAEgASgFIhkKF0dldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0IkcKGEdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZRIUCgxvaWRjX2VuYWJsZWQYASABKAgSFQoNb2lkY19wcm92aWRlchgCIAEoCSIuChNMaXN0UHJvamVjdHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChRMaXN0UHJvamVjdHNSZXNwb25zZRItCghwcm9qZWN0cxgBIAMoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiogEKEkdldFByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QSNgoMb3JnYW5pemF0aW9uGAIgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiYAoLQXBpS2V5RW50cnkSJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleRIUCgxjcmVhdG9yX25hbWUYAiABKAkSFQoNY3JlYXRvcl9lbWFpbBgDIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKgoGZXhwaXJ5GAMgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeSJUChRDcmVhdGVBcGlLZXlSZXNwb25zZRIsCgNrZXkYASABKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkSDgoGc2VjcmV0GAIgASgJIjkKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiRAoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoDa2V5GAEgASgLMh8udGVzdHJ1bi5jb25zb2xlLnYxLkFwaUtleUVudHJ5Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiQgoTTGlzdE1lbWJlcnNSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhoudGVzdHJ1bi5jYXRhbG9nLnYxLk1lbWJlciJ4ChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnRlc3RydW4uY2F0YWxvZy52MS5Sb2xlIj8KEUFkZE1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIibQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiRgoYQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiQQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJIkIKFFJlbW92ZU1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiLAoXQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImYKGENyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZRILCgN1cmwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZW1haWwYAyABKAkingEKClJ1bkRldGFpbHMSIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBlbnZpcm9ubWVudF9uYW1lGAIgASgJEhYKDnRlc3RfcGxhbl9uYW1lGAMgASgJEh4KFnN0YXJ0ZWRfYnlfbWVtYmVyX25hbWUYBCABKAkSGwoTc3RhcnRlZF9ieV9rZXlfbmFtZRgFIAEoCSLWAQoPTGlzdFJ1bnNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSLAoIc3RhdHVzZXMYAiADKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhkKDHRlc3RfcGxhbl9pZBgDIAEoCUgAiAEBEhsKDmVudmlyb25tZW50X2lkGAQgASgJSAGIAQESEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMwoNR2V0UnVuUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSI9Cg5HZXRSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyI1Cg9XYXRjaFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiPwoQV2F0Y2hSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyJSChRHZXRUZXN0UmVzdWx0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgDIAEoCSKuAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEisKA3J1bhgBIAEoCzIeLnRlc3RydW4uY29uc29sZS52MS5SdW5EZXRhaWxzEikKBHRlc3QYAiABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgDIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgEIAEoBSKbAQoMUnVuU2VsZWN0aW9uEhYKDHRlc3RfcGxhbl9pZBgBIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYAiABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYAyABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SABCCwoJc2VsZWN0aW9uInQKEVByZXZpZXdSdW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSFgoOZW52aXJvbm1lbnRfaWQYAiABKAkSMwoJc2VsZWN0aW9uGAMgASgLMiAudGVzdHJ1bi5jb25zb2xlLnYxLlJ1blNlbGVjdGlvbiKJAQoSUHJldmlld1J1blJlc3BvbnNlEhIKCnRlc3RfY291bnQYASABKAUSDwoHYmFsYW5jZRgCIAEoAxI0CgtlbnZpcm9ubWVudBgDIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5FbnZpcm9ubWVudBIYChBkZWZhdWx0X3J1bl9uYW1lGAQgASgJIoABCg9TdGFydFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgCIAEoCRIzCglzZWxlY3Rpb24YAyABKAsyIC50ZXN0cnVuLmNvbnNvbGUudjEuUnVuU2VsZWN0aW9uEgwKBG5hbWUYBCABKAkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIjYKEENhbmNlbFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiNgoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biItChdMaXN0RW52aXJvbm1lbnRzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIlEKGExpc3RFbnZpcm9ubWVudHNSZXNwb25zZRI1CgxlbnZpcm9ubWVudHMYASADKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuRW52aXJvbm1lbnQiKgoUTGlzdFRlc3RQbGFuc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJJChVMaXN0VGVzdFBsYW5zUmVzcG9uc2USMAoKdGVzdF9wbGFucxgBIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiI+ChJHZXRUZXN0UGxhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X3BsYW5faWQYAiABKAkieAoTR2V0VGVzdFBsYW5SZXNwb25zZRIvCgl0ZXN0X3BsYW4YASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdFBsYW4SMAoKdGVzdF9jYXNlcxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0Q2FzZSJIChRMaXN0VGVzdENhc2VzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBHRhZ3MYAiADKAkSDgoGc2VhcmNoGAMgASgJIlwKFUxpc3RUZXN0Q2FzZXNSZXNwb25zZRIwCgp0ZXN0X2Nhc2VzGAEgAygLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLlRlc3RDYXNlEhEKCXRydW5jYXRlZBgCIAEoCCI+ChJHZXRUZXN0Q2FzZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkieAoTR2V0VGVzdENhc2VSZXNwb25zZRIvCgl0ZXN0X2Nhc2UYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdENhc2USMAoKdGVzdF9wbGFucxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiIqChRMaXN0VmFyaWFibGVzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIkgKFUxpc3RWYXJpYWJsZXNSZXNwb25zZRIvCgl2YXJpYWJsZXMYASADKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiUQoXU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRITCgt2YXJpYWJsZV9pZBgCIAEoCRINCgV2YWx1ZRgDIAEoCSJKChhTZXRWYXJpYWJsZVZhbHVlUmVzcG9uc2USLgoIdmFyaWFibGUYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiTgoRR2V0Q3JlZGl0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJwChJHZXRDcmVkaXRzUmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoAxIwCgdlbnRyaWVzGAIgAygLMh8udGVzdHJ1bi5iaWxsaW5nLnYxLkxlZGdlckVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCTK3FQoOQ29uc29sZVNlcnZpY2USYAoKR2V0U2Vzc2lvbhIlLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJwChFTaWduT3V0RXZlcnl3aGVyZRIsLnRlc3RydW4uY29uc29sZS52MS5TaWduT3V0RXZlcnl3aGVyZVJlcXVlc3QaLS50ZXN0cnVuLmNvbnNvbGUudjEuU2lnbk91dEV2ZXJ5d2hlcmVSZXNwb25zZRJyChBHZXRTaWduSW5PcHRpb25zEisudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0GiwudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZSIDkAIBEmYKDExpc3RQcm9qZWN0cxInLnRlc3RydW4uY29uc29sZS52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgOQAgESYAoKR2V0UHJvamVjdBIlLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVzcG9uc2UiA5ACARJjCgtMaXN0QXBpS2V5cxImLnRlc3RydW4uY29uc29sZS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEFwaUtleXNSZXNwb25zZSIDkAIBEmEKDENyZWF0ZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmEKDFJldm9rZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmMKC0xpc3RNZW1iZXJzEiYudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBonLnRlc3RydW4uY29uc29sZS52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIgOQAgESWAoJQWRkTWVtYmVyEiQudGVzdHJ1bi5jb25zb2xlLnYxLkFkZE1lbWJlclJlcXVlc3QaJS50ZXN0cnVuLmNvbnNvbGUudjEuQWRkTWVtYmVyUmVzcG9uc2USbQoQQ2hhbmdlTWVtYmVyUm9sZRIrLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USYQoMUmVtb3ZlTWVtYmVyEicudGVzdHJ1bi5jb25zb2xlLnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKC50ZXN0cnVuLmNvbnNvbGUudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWgoITGlzdFJ1bnMSIy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GiQudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJUCgZHZXRSdW4SIS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UnVuUmVxdWVzdBoiLnRlc3RydW4uY29uc29sZS52MS5HZXRSdW5SZXNwb25zZSIDkAIBElcKCFdhdGNoUnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLldhdGNoUnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5XYXRjaFJ1blJlc3BvbnNlMAESaQoNR2V0VGVzdFJlc3VsdBIoLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJgCgpQcmV2aWV3UnVuEiUudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXF1ZXN0GiYudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXNwb25zZSIDkAIBElUKCFN0YXJ0UnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLlN0YXJ0UnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5TdGFydFJ1blJlc3BvbnNlElgKCUNhbmNlbFJ1bhIkLnRlc3RydW4uY29uc29sZS52MS5DYW5jZWxSdW5SZXF1ZXN0GiUudGVzdHJ1bi5jb25zb2xlLnYxLkNhbmNlbFJ1blJlc3BvbnNlEnIKEExpc3RFbnZpcm9ubWVudHMSKy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1JlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1Jlc3BvbnNlIgOQAgESaQoNTGlzdFRlc3RQbGFucxIoLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVzcG9uc2UiA5ACARJjCgtHZXRUZXN0UGxhbhImLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UGxhblJlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdFBsYW5SZXNwb25zZSIDkAIBEmkKDUxpc3RUZXN0Q2FzZXMSKC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1JlcXVlc3QaKS50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1Jlc3BvbnNlIgOQAgESYwoLR2V0VGVzdENhc2USJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdENhc2VSZXF1ZXN0GicudGVzdHJ1bi5jb25zb2xlLnYxLkdldFRlc3RDYXNlUmVzcG9uc2UiA5ACARJpCg1MaXN0VmFyaWFibGVzEigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXF1ZXN0GikudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXNwb25zZSIDkAIBEm0KEFNldFZhcmlhYmxlVmFsdWUSKy50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlc3BvbnNlEmAKCkdldENyZWRpdHMSJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1Jlc3BvbnNlIgOQAgEyhAEKE0NvbnNvbGVBZG1pblNlcnZpY2USbQoQQ3JlYXRlU2lnbkluTGluaxIrLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVTaWduSW5MaW5rUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_billing_v1_billing, file_testrun_catalog_v1_catalog, file_testrun_catalog_v1_step, file_testrun_common_v1_selection, file_testrun_keys_v1_keys, file_testrun_runs_v1_runs]);
+  fileDesc("CiB0ZXN0cnVuL2NvbnNvbGUvdjEvY29uc29sZS5wcm90bxISdGVzdHJ1bi5jb25zb2xlLnYxInAKCk1lbWJlcnNoaXASNgoMb3JnYW5pemF0aW9uGAEgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhIqCgZtZW1iZXIYAiABKAsyGi50ZXN0cnVuLmNhdGFsb2cudjEuTWVtYmVyIhMKEUdldFNlc3Npb25SZXF1ZXN0IpkBChJHZXRTZXNzaW9uUmVzcG9uc2USDQoFZW1haWwYASABKAkSMwoLbWVtYmVyc2hpcHMYAiADKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuTWVtYmVyc2hpcBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdhcGlfdXJsGAQgASgJIhoKGFNpZ25PdXRFdmVyeXdoZXJlUmVxdWVzdCIzChlTaWduT3V0RXZlcnl3aGVyZVJlc3BvbnNlEhYKDmVuZGVkX3Nlc3Npb25zGAEgASgFIhkKF0dldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0IkcKGEdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZRIUCgxvaWRjX2VuYWJsZWQYASABKAgSFQoNb2lkY19wcm92aWRlchgCIAEoCSIuChNMaXN0UHJvamVjdHNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCSJFChRMaXN0UHJvamVjdHNSZXNwb25zZRItCghwcm9qZWN0cxgBIAMoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiogEKEkdldFByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QSNgoMb3JnYW5pemF0aW9uGAIgASgLMiAudGVzdHJ1bi5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbhImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiYAoLQXBpS2V5RW50cnkSJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleRIUCgxjcmVhdG9yX25hbWUYAiABKAkSFQoNY3JlYXRvcl9lbWFpbBgDIAEoCSIoChJMaXN0QXBpS2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KBGtleXMYASADKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKgoGZXhwaXJ5GAMgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeSJUChRDcmVhdGVBcGlLZXlSZXNwb25zZRIsCgNrZXkYASABKAsyHy50ZXN0cnVuLmNvbnNvbGUudjEuQXBpS2V5RW50cnkSDgoGc2VjcmV0GAIgASgJIjkKE1Jldm9rZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkiRAoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoDa2V5GAEgASgLMh8udGVzdHJ1bi5jb25zb2xlLnYxLkFwaUtleUVudHJ5Ii0KEkxpc3RNZW1iZXJzUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkiQgoTTGlzdE1lbWJlcnNSZXNwb25zZRIrCgdtZW1iZXJzGAEgAygLMhoudGVzdHJ1bi5jYXRhbG9nLnYxLk1lbWJlciJ4ChBBZGRNZW1iZXJSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSJgoEcm9sZRgEIAEoDjIYLnRlc3RydW4uY2F0YWxvZy52MS5Sb2xlIj8KEUFkZE1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIibQoXQ2hhbmdlTWVtYmVyUm9sZVJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEhEKCW1lbWJlcl9pZBgCIAEoCRImCgRyb2xlGAMgASgOMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlJvbGUiRgoYQ2hhbmdlTWVtYmVyUm9sZVJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiQQoTUmVtb3ZlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSEQoJbWVtYmVyX2lkGAIgASgJIkIKFFJlbW92ZU1lbWJlclJlc3BvbnNlEioKBm1lbWJlchgBIAEoCzIaLnRlc3RydW4uY2F0YWxvZy52MS5NZW1iZXIiLAoXQ3JlYXRlU2lnbkluTGlua1JlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJImYKGENyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZRILCgN1cmwYASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFZW1haWwYAyABKAkingEKClJ1bkRldGFpbHMSIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBlbnZpcm9ubWVudF9uYW1lGAIgASgJEhYKDnRlc3RfcGxhbl9uYW1lGAMgASgJEh4KFnN0YXJ0ZWRfYnlfbWVtYmVyX25hbWUYBCABKAkSGwoTc3RhcnRlZF9ieV9rZXlfbmFtZRgFIAEoCSLWAQoPTGlzdFJ1bnNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSLAoIc3RhdHVzZXMYAiADKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhkKDHRlc3RfcGxhbl9pZBgDIAEoCUgAiAEBEhsKDmVudmlyb25tZW50X2lkGAQgASgJSAGIAQESEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMwoNR2V0UnVuUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSI9Cg5HZXRSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyI1Cg9XYXRjaFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiPwoQV2F0Y2hSdW5SZXNwb25zZRIrCgNydW4YASABKAsyHi50ZXN0cnVuLmNvbnNvbGUudjEuUnVuRGV0YWlscyJSChRHZXRUZXN0UmVzdWx0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgDIAEoCSKuAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEisKA3J1bhgBIAEoCzIeLnRlc3RydW4uY29uc29sZS52MS5SdW5EZXRhaWxzEikKBHRlc3QYAiABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgDIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgEIAEoBSKbAQoMUnVuU2VsZWN0aW9uEhYKDHRlc3RfcGxhbl9pZBgBIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYAiABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYAyABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SABCCwoJc2VsZWN0aW9uInQKEVByZXZpZXdSdW5SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSFgoOZW52aXJvbm1lbnRfaWQYAiABKAkSMwoJc2VsZWN0aW9uGAMgASgLMiAudGVzdHJ1bi5jb25zb2xlLnYxLlJ1blNlbGVjdGlvbiKJAQoSUHJldmlld1J1blJlc3BvbnNlEhIKCnRlc3RfY291bnQYASABKAUSDwoHYmFsYW5jZRgCIAEoAxI0CgtlbnZpcm9ubWVudBgDIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5FbnZpcm9ubWVudBIYChBkZWZhdWx0X3J1bl9uYW1lGAQgASgJIoABCg9TdGFydFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgCIAEoCRIzCglzZWxlY3Rpb24YAyABKAsyIC50ZXN0cnVuLmNvbnNvbGUudjEuUnVuU2VsZWN0aW9uEgwKBG5hbWUYBCABKAkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIjYKEENhbmNlbFJ1blJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiNgoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biItChdMaXN0RW52aXJvbm1lbnRzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIlEKGExpc3RFbnZpcm9ubWVudHNSZXNwb25zZRI1CgxlbnZpcm9ubWVudHMYASADKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuRW52aXJvbm1lbnQiKgoUTGlzdFRlc3RQbGFuc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJJChVMaXN0VGVzdFBsYW5zUmVzcG9uc2USMAoKdGVzdF9wbGFucxgBIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiI+ChJHZXRUZXN0UGxhblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X3BsYW5faWQYAiABKAkieAoTR2V0VGVzdFBsYW5SZXNwb25zZRIvCgl0ZXN0X3BsYW4YASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdFBsYW4SMAoKdGVzdF9jYXNlcxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0Q2FzZSJIChRMaXN0VGVzdENhc2VzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBHRhZ3MYAiADKAkSDgoGc2VhcmNoGAMgASgJIlwKFUxpc3RUZXN0Q2FzZXNSZXNwb25zZRIwCgp0ZXN0X2Nhc2VzGAEgAygLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLlRlc3RDYXNlEhEKCXRydW5jYXRlZBgCIAEoCCI+ChJHZXRUZXN0Q2FzZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkieAoTR2V0VGVzdENhc2VSZXNwb25zZRIvCgl0ZXN0X2Nhc2UYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVGVzdENhc2USMAoKdGVzdF9wbGFucxgCIAMoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5UZXN0UGxhbiIqChRMaXN0VmFyaWFibGVzUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIkgKFUxpc3RWYXJpYWJsZXNSZXNwb25zZRIvCgl2YXJpYWJsZXMYASADKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiUQoXU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRITCgt2YXJpYWJsZV9pZBgCIAEoCRINCgV2YWx1ZRgDIAEoCSJKChhTZXRWYXJpYWJsZVZhbHVlUmVzcG9uc2USLgoIdmFyaWFibGUYASABKAsyHC50ZXN0cnVuLmNhdGFsb2cudjEuVmFyaWFibGUiTgoRR2V0Q3JlZGl0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJwChJHZXRDcmVkaXRzUmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoAxIwCgdlbnRyaWVzGAIgAygLMh8udGVzdHJ1bi5iaWxsaW5nLnYxLkxlZGdlckVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSJSChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJFChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USLAoHcHJvamVjdBgBIAEoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Qcm9qZWN0InAKFFVwZGF0ZVByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEQoEbmFtZRgCIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAMgASgJSAGIAQFCBwoFX25hbWVCDgoMX2Rlc2NyaXB0aW9uIkUKFVVwZGF0ZVByb2plY3RSZXNwb25zZRIsCgdwcm9qZWN0GAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLlByb2plY3QiKgoURGVsZXRlUHJvamVjdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIXChVEZWxldGVQcm9qZWN0UmVzcG9uc2UiYgoYQ3JlYXRlRW52aXJvbm1lbnRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghiYXNlX3VybBgDIAEoCRISCgppc19kZWZhdWx0GAQgASgIIlEKGUNyZWF0ZUVudmlyb25tZW50UmVzcG9uc2USNAoLZW52aXJvbm1lbnQYASABKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuRW52aXJvbm1lbnQirgEKGFVwZGF0ZUVudmlyb25tZW50UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhYKDmVudmlyb25tZW50X2lkGAIgASgJEhEKBG5hbWUYAyABKAlIAIgBARIVCghiYXNlX3VybBgEIAEoCUgBiAEBEhcKCmlzX2RlZmF1bHQYBSABKAhIAogBAUIHCgVfbmFtZUILCglfYmFzZV91cmxCDQoLX2lzX2RlZmF1bHQiUQoZVXBkYXRlRW52aXJvbm1lbnRSZXNwb25zZRI0CgtlbnZpcm9ubWVudBgBIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5FbnZpcm9ubWVudCJGChhEZWxldGVFbnZpcm9ubWVudFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgCIAEoCSIbChlEZWxldGVFbnZpcm9ubWVudFJlc3BvbnNlIkgKFUNyZWF0ZVZhcmlhYmxlUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFdmFsdWUYAyABKAkiSAoWQ3JlYXRlVmFyaWFibGVSZXNwb25zZRIuCgh2YXJpYWJsZRgBIAEoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5WYXJpYWJsZSJAChVEZWxldGVWYXJpYWJsZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRITCgt2YXJpYWJsZV9pZBgCIAEoCSIYChZEZWxldGVWYXJpYWJsZVJlc3BvbnNlIkIKF0xpc3RWYXJpYWJsZVVzZXNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEwoLdmFyaWFibGVfaWQYAiABKAkijwEKGExpc3RWYXJpYWJsZVVzZXNSZXNwb25zZRIuCgh2YXJpYWJsZRgBIAEoCzIcLnRlc3RydW4uY2F0YWxvZy52MS5WYXJpYWJsZRIwCgp0ZXN0X2Nhc2VzGAIgAygLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLlRlc3RDYXNlEhEKCXRydW5jYXRlZBgDIAEoCDKFHQoOQ29uc29sZVNlcnZpY2USYAoKR2V0U2Vzc2lvbhIlLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJwChFTaWduT3V0RXZlcnl3aGVyZRIsLnRlc3RydW4uY29uc29sZS52MS5TaWduT3V0RXZlcnl3aGVyZVJlcXVlc3QaLS50ZXN0cnVuLmNvbnNvbGUudjEuU2lnbk91dEV2ZXJ5d2hlcmVSZXNwb25zZRJyChBHZXRTaWduSW5PcHRpb25zEisudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXF1ZXN0GiwudGVzdHJ1bi5jb25zb2xlLnYxLkdldFNpZ25Jbk9wdGlvbnNSZXNwb25zZSIDkAIBEmYKDExpc3RQcm9qZWN0cxInLnRlc3RydW4uY29uc29sZS52MS5MaXN0UHJvamVjdHNSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIgOQAgESYAoKR2V0UHJvamVjdBIlLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVxdWVzdBomLnRlc3RydW4uY29uc29sZS52MS5HZXRQcm9qZWN0UmVzcG9uc2UiA5ACARJjCgtMaXN0QXBpS2V5cxImLnRlc3RydW4uY29uc29sZS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEFwaUtleXNSZXNwb25zZSIDkAIBEmEKDENyZWF0ZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlEmEKDFJldm9rZUFwaUtleRInLnRlc3RydW4uY29uc29sZS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GigudGVzdHJ1bi5jb25zb2xlLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmMKC0xpc3RNZW1iZXJzEiYudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBonLnRlc3RydW4uY29uc29sZS52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlIgOQAgESWAoJQWRkTWVtYmVyEiQudGVzdHJ1bi5jb25zb2xlLnYxLkFkZE1lbWJlclJlcXVlc3QaJS50ZXN0cnVuLmNvbnNvbGUudjEuQWRkTWVtYmVyUmVzcG9uc2USbQoQQ2hhbmdlTWVtYmVyUm9sZRIrLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5DaGFuZ2VNZW1iZXJSb2xlUmVzcG9uc2USYQoMUmVtb3ZlTWVtYmVyEicudGVzdHJ1bi5jb25zb2xlLnYxLlJlbW92ZU1lbWJlclJlcXVlc3QaKC50ZXN0cnVuLmNvbnNvbGUudjEuUmVtb3ZlTWVtYmVyUmVzcG9uc2USWgoITGlzdFJ1bnMSIy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFJ1bnNSZXF1ZXN0GiQudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJUCgZHZXRSdW4SIS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0UnVuUmVxdWVzdBoiLnRlc3RydW4uY29uc29sZS52MS5HZXRSdW5SZXNwb25zZSIDkAIBElcKCFdhdGNoUnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLldhdGNoUnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5XYXRjaFJ1blJlc3BvbnNlMAESaQoNR2V0VGVzdFJlc3VsdBIoLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJgCgpQcmV2aWV3UnVuEiUudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXF1ZXN0GiYudGVzdHJ1bi5jb25zb2xlLnYxLlByZXZpZXdSdW5SZXNwb25zZSIDkAIBElUKCFN0YXJ0UnVuEiMudGVzdHJ1bi5jb25zb2xlLnYxLlN0YXJ0UnVuUmVxdWVzdBokLnRlc3RydW4uY29uc29sZS52MS5TdGFydFJ1blJlc3BvbnNlElgKCUNhbmNlbFJ1bhIkLnRlc3RydW4uY29uc29sZS52MS5DYW5jZWxSdW5SZXF1ZXN0GiUudGVzdHJ1bi5jb25zb2xlLnYxLkNhbmNlbFJ1blJlc3BvbnNlEnIKEExpc3RFbnZpcm9ubWVudHMSKy50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1JlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdEVudmlyb25tZW50c1Jlc3BvbnNlIgOQAgESaQoNTGlzdFRlc3RQbGFucxIoLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5MaXN0VGVzdFBsYW5zUmVzcG9uc2UiA5ACARJjCgtHZXRUZXN0UGxhbhImLnRlc3RydW4uY29uc29sZS52MS5HZXRUZXN0UGxhblJlcXVlc3QaJy50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdFBsYW5SZXNwb25zZSIDkAIBEmkKDUxpc3RUZXN0Q2FzZXMSKC50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1JlcXVlc3QaKS50ZXN0cnVuLmNvbnNvbGUudjEuTGlzdFRlc3RDYXNlc1Jlc3BvbnNlIgOQAgESYwoLR2V0VGVzdENhc2USJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0VGVzdENhc2VSZXF1ZXN0GicudGVzdHJ1bi5jb25zb2xlLnYxLkdldFRlc3RDYXNlUmVzcG9uc2UiA5ACARJpCg1MaXN0VmFyaWFibGVzEigudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXF1ZXN0GikudGVzdHJ1bi5jb25zb2xlLnYxLkxpc3RWYXJpYWJsZXNSZXNwb25zZSIDkAIBEm0KEFNldFZhcmlhYmxlVmFsdWUSKy50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlcXVlc3QaLC50ZXN0cnVuLmNvbnNvbGUudjEuU2V0VmFyaWFibGVWYWx1ZVJlc3BvbnNlEmAKCkdldENyZWRpdHMSJS50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1JlcXVlc3QaJi50ZXN0cnVuLmNvbnNvbGUudjEuR2V0Q3JlZGl0c1Jlc3BvbnNlIgOQAgESZAoNQ3JlYXRlUHJvamVjdBIoLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2USZAoNVXBkYXRlUHJvamVjdBIoLnRlc3RydW4uY29uc29sZS52MS5VcGRhdGVQcm9qZWN0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5VcGRhdGVQcm9qZWN0UmVzcG9uc2USZAoNRGVsZXRlUHJvamVjdBIoLnRlc3RydW4uY29uc29sZS52MS5EZWxldGVQcm9qZWN0UmVxdWVzdBopLnRlc3RydW4uY29uc29sZS52MS5EZWxldGVQcm9qZWN0UmVzcG9uc2UScAoRQ3JlYXRlRW52aXJvbm1lbnQSLC50ZXN0cnVuLmNvbnNvbGUudjEuQ3JlYXRlRW52aXJvbm1lbnRSZXF1ZXN0Gi0udGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZUVudmlyb25tZW50UmVzcG9uc2UScAoRVXBkYXRlRW52aXJvbm1lbnQSLC50ZXN0cnVuLmNvbnNvbGUudjEuVXBkYXRlRW52aXJvbm1lbnRSZXF1ZXN0Gi0udGVzdHJ1bi5jb25zb2xlLnYxLlVwZGF0ZUVudmlyb25tZW50UmVzcG9uc2UScAoRRGVsZXRlRW52aXJvbm1lbnQSLC50ZXN0cnVuLmNvbnNvbGUudjEuRGVsZXRlRW52aXJvbm1lbnRSZXF1ZXN0Gi0udGVzdHJ1bi5jb25zb2xlLnYxLkRlbGV0ZUVudmlyb25tZW50UmVzcG9uc2USZwoOQ3JlYXRlVmFyaWFibGUSKS50ZXN0cnVuLmNvbnNvbGUudjEuQ3JlYXRlVmFyaWFibGVSZXF1ZXN0GioudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZVZhcmlhYmxlUmVzcG9uc2USZwoORGVsZXRlVmFyaWFibGUSKS50ZXN0cnVuLmNvbnNvbGUudjEuRGVsZXRlVmFyaWFibGVSZXF1ZXN0GioudGVzdHJ1bi5jb25zb2xlLnYxLkRlbGV0ZVZhcmlhYmxlUmVzcG9uc2UScgoQTGlzdFZhcmlhYmxlVXNlcxIrLnRlc3RydW4uY29uc29sZS52MS5MaXN0VmFyaWFibGVVc2VzUmVxdWVzdBosLnRlc3RydW4uY29uc29sZS52MS5MaXN0VmFyaWFibGVVc2VzUmVzcG9uc2UiA5ACATKEAQoTQ29uc29sZUFkbWluU2VydmljZRJtChBDcmVhdGVTaWduSW5MaW5rEisudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZVNpZ25JbkxpbmtSZXF1ZXN0GiwudGVzdHJ1bi5jb25zb2xlLnYxLkNyZWF0ZVNpZ25JbkxpbmtSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_testrun_billing_v1_billing, file_testrun_catalog_v1_catalog, file_testrun_catalog_v1_step, file_testrun_common_v1_selection, file_testrun_keys_v1_keys, file_testrun_runs_v1_runs]);
 
 /**
  * One of the signed-in person's memberships.
@@ -1719,6 +1719,495 @@ export const GetCreditsResponseSchema: GenMessage<GetCreditsResponse> = /*@__PUR
   messageDesc(file_testrun_console_v1_console, 59);
 
 /**
+ * Request of CreateProject.
+ *
+ * @generated from message testrun.console.v1.CreateProjectRequest
+ */
+export type CreateProjectRequest = Message<"testrun.console.v1.CreateProjectRequest"> & {
+  /**
+   * One of the person's organizations (`org_…`).
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * 1 to 200 characters, unique in the organization ignoring case.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * At most 2000 characters; may be empty.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.CreateProjectRequest.
+ * Use `create(CreateProjectRequestSchema)` to create a new message.
+ */
+export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 60);
+
+/**
+ * Response of CreateProject.
+ *
+ * @generated from message testrun.console.v1.CreateProjectResponse
+ */
+export type CreateProjectResponse = Message<"testrun.console.v1.CreateProjectResponse"> & {
+  /**
+   * The new project.
+   *
+   * @generated from field: testrun.catalog.v1.Project project = 1;
+   */
+  project?: Project | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.CreateProjectResponse.
+ * Use `create(CreateProjectResponseSchema)` to create a new message.
+ */
+export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 61);
+
+/**
+ * Request of UpdateProject. Only the fields set are changed.
+ *
+ * @generated from message testrun.console.v1.UpdateProjectRequest
+ */
+export type UpdateProjectRequest = Message<"testrun.console.v1.UpdateProjectRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * New name (rules of CreateProject).
+   *
+   * @generated from field: optional string name = 2;
+   */
+  name?: string | undefined;
+
+  /**
+   * New description (rules of CreateProject).
+   *
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.UpdateProjectRequest.
+ * Use `create(UpdateProjectRequestSchema)` to create a new message.
+ */
+export const UpdateProjectRequestSchema: GenMessage<UpdateProjectRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 62);
+
+/**
+ * Response of UpdateProject.
+ *
+ * @generated from message testrun.console.v1.UpdateProjectResponse
+ */
+export type UpdateProjectResponse = Message<"testrun.console.v1.UpdateProjectResponse"> & {
+  /**
+   * The project after the change.
+   *
+   * @generated from field: testrun.catalog.v1.Project project = 1;
+   */
+  project?: Project | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.UpdateProjectResponse.
+ * Use `create(UpdateProjectResponseSchema)` to create a new message.
+ */
+export const UpdateProjectResponseSchema: GenMessage<UpdateProjectResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 63);
+
+/**
+ * Request of DeleteProject.
+ *
+ * @generated from message testrun.console.v1.DeleteProjectRequest
+ */
+export type DeleteProjectRequest = Message<"testrun.console.v1.DeleteProjectRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.DeleteProjectRequest.
+ * Use `create(DeleteProjectRequestSchema)` to create a new message.
+ */
+export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 64);
+
+/**
+ * Response of DeleteProject. Empty.
+ *
+ * @generated from message testrun.console.v1.DeleteProjectResponse
+ */
+export type DeleteProjectResponse = Message<"testrun.console.v1.DeleteProjectResponse"> & {
+};
+
+/**
+ * Describes the message testrun.console.v1.DeleteProjectResponse.
+ * Use `create(DeleteProjectResponseSchema)` to create a new message.
+ */
+export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 65);
+
+/**
+ * Request of CreateEnvironment.
+ *
+ * @generated from message testrun.console.v1.CreateEnvironmentRequest
+ */
+export type CreateEnvironmentRequest = Message<"testrun.console.v1.CreateEnvironmentRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * 1 to 200 characters.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Absolute http:// or https:// URL without user name, password, query or fragment, at most
+   * 2048 characters.
+   *
+   * @generated from field: string base_url = 3;
+   */
+  baseUrl: string;
+
+  /**
+   * Make it the project's default.
+   *
+   * @generated from field: bool is_default = 4;
+   */
+  isDefault: boolean;
+};
+
+/**
+ * Describes the message testrun.console.v1.CreateEnvironmentRequest.
+ * Use `create(CreateEnvironmentRequestSchema)` to create a new message.
+ */
+export const CreateEnvironmentRequestSchema: GenMessage<CreateEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 66);
+
+/**
+ * Response of CreateEnvironment.
+ *
+ * @generated from message testrun.console.v1.CreateEnvironmentResponse
+ */
+export type CreateEnvironmentResponse = Message<"testrun.console.v1.CreateEnvironmentResponse"> & {
+  /**
+   * The new environment.
+   *
+   * @generated from field: testrun.catalog.v1.Environment environment = 1;
+   */
+  environment?: Environment | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.CreateEnvironmentResponse.
+ * Use `create(CreateEnvironmentResponseSchema)` to create a new message.
+ */
+export const CreateEnvironmentResponseSchema: GenMessage<CreateEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 67);
+
+/**
+ * Request of UpdateEnvironment. Only the fields set are changed.
+ *
+ * @generated from message testrun.console.v1.UpdateEnvironmentRequest
+ */
+export type UpdateEnvironmentRequest = Message<"testrun.console.v1.UpdateEnvironmentRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The environment (`env_…`).
+   *
+   * @generated from field: string environment_id = 2;
+   */
+  environmentId: string;
+
+  /**
+   * New name.
+   *
+   * @generated from field: optional string name = 3;
+   */
+  name?: string | undefined;
+
+  /**
+   * New base URL (rules of CreateEnvironment).
+   *
+   * @generated from field: optional string base_url = 4;
+   */
+  baseUrl?: string | undefined;
+
+  /**
+   * True makes it the default (the previous one stops being it); false leaves the project
+   * without a default.
+   *
+   * @generated from field: optional bool is_default = 5;
+   */
+  isDefault?: boolean | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.UpdateEnvironmentRequest.
+ * Use `create(UpdateEnvironmentRequestSchema)` to create a new message.
+ */
+export const UpdateEnvironmentRequestSchema: GenMessage<UpdateEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 68);
+
+/**
+ * Response of UpdateEnvironment.
+ *
+ * @generated from message testrun.console.v1.UpdateEnvironmentResponse
+ */
+export type UpdateEnvironmentResponse = Message<"testrun.console.v1.UpdateEnvironmentResponse"> & {
+  /**
+   * The environment after the change.
+   *
+   * @generated from field: testrun.catalog.v1.Environment environment = 1;
+   */
+  environment?: Environment | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.UpdateEnvironmentResponse.
+ * Use `create(UpdateEnvironmentResponseSchema)` to create a new message.
+ */
+export const UpdateEnvironmentResponseSchema: GenMessage<UpdateEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 69);
+
+/**
+ * Request of DeleteEnvironment.
+ *
+ * @generated from message testrun.console.v1.DeleteEnvironmentRequest
+ */
+export type DeleteEnvironmentRequest = Message<"testrun.console.v1.DeleteEnvironmentRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The environment (`env_…`).
+   *
+   * @generated from field: string environment_id = 2;
+   */
+  environmentId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.DeleteEnvironmentRequest.
+ * Use `create(DeleteEnvironmentRequestSchema)` to create a new message.
+ */
+export const DeleteEnvironmentRequestSchema: GenMessage<DeleteEnvironmentRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 70);
+
+/**
+ * Response of DeleteEnvironment. Empty.
+ *
+ * @generated from message testrun.console.v1.DeleteEnvironmentResponse
+ */
+export type DeleteEnvironmentResponse = Message<"testrun.console.v1.DeleteEnvironmentResponse"> & {
+};
+
+/**
+ * Describes the message testrun.console.v1.DeleteEnvironmentResponse.
+ * Use `create(DeleteEnvironmentResponseSchema)` to create a new message.
+ */
+export const DeleteEnvironmentResponseSchema: GenMessage<DeleteEnvironmentResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 71);
+
+/**
+ * Request of CreateVariable. Carries a secret: the console never logs it.
+ *
+ * @generated from message testrun.console.v1.CreateVariableRequest
+ */
+export type CreateVariableRequest = Message<"testrun.console.v1.CreateVariableRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * As written in `{{NAME}}`: a letter or underscore, then letters, digits and underscores; at
+   * most 64.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * 1 to 8192 bytes of UTF-8; never returned.
+   *
+   * @generated from field: string value = 3;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.CreateVariableRequest.
+ * Use `create(CreateVariableRequestSchema)` to create a new message.
+ */
+export const CreateVariableRequestSchema: GenMessage<CreateVariableRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 72);
+
+/**
+ * Response of CreateVariable.
+ *
+ * @generated from message testrun.console.v1.CreateVariableResponse
+ */
+export type CreateVariableResponse = Message<"testrun.console.v1.CreateVariableResponse"> & {
+  /**
+   * The new variable, without its value.
+   *
+   * @generated from field: testrun.catalog.v1.Variable variable = 1;
+   */
+  variable?: Variable | undefined;
+};
+
+/**
+ * Describes the message testrun.console.v1.CreateVariableResponse.
+ * Use `create(CreateVariableResponseSchema)` to create a new message.
+ */
+export const CreateVariableResponseSchema: GenMessage<CreateVariableResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 73);
+
+/**
+ * Request of DeleteVariable.
+ *
+ * @generated from message testrun.console.v1.DeleteVariableRequest
+ */
+export type DeleteVariableRequest = Message<"testrun.console.v1.DeleteVariableRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The variable (`var_…`).
+   *
+   * @generated from field: string variable_id = 2;
+   */
+  variableId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.DeleteVariableRequest.
+ * Use `create(DeleteVariableRequestSchema)` to create a new message.
+ */
+export const DeleteVariableRequestSchema: GenMessage<DeleteVariableRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 74);
+
+/**
+ * Response of DeleteVariable. Empty.
+ *
+ * @generated from message testrun.console.v1.DeleteVariableResponse
+ */
+export type DeleteVariableResponse = Message<"testrun.console.v1.DeleteVariableResponse"> & {
+};
+
+/**
+ * Describes the message testrun.console.v1.DeleteVariableResponse.
+ * Use `create(DeleteVariableResponseSchema)` to create a new message.
+ */
+export const DeleteVariableResponseSchema: GenMessage<DeleteVariableResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 75);
+
+/**
+ * Request of ListVariableUses.
+ *
+ * @generated from message testrun.console.v1.ListVariableUsesRequest
+ */
+export type ListVariableUsesRequest = Message<"testrun.console.v1.ListVariableUsesRequest"> & {
+  /**
+   * The project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The variable (`var_…`).
+   *
+   * @generated from field: string variable_id = 2;
+   */
+  variableId: string;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListVariableUsesRequest.
+ * Use `create(ListVariableUsesRequestSchema)` to create a new message.
+ */
+export const ListVariableUsesRequestSchema: GenMessage<ListVariableUsesRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 76);
+
+/**
+ * Response of ListVariableUses.
+ *
+ * @generated from message testrun.console.v1.ListVariableUsesResponse
+ */
+export type ListVariableUsesResponse = Message<"testrun.console.v1.ListVariableUsesResponse"> & {
+  /**
+   * The variable.
+   *
+   * @generated from field: testrun.catalog.v1.Variable variable = 1;
+   */
+  variable?: Variable | undefined;
+
+  /**
+   * Test cases naming `{{NAME}}` in their steps, oldest first, without steps.
+   *
+   * @generated from field: repeated testrun.catalog.v1.TestCase test_cases = 2;
+   */
+  testCases: TestCase[];
+
+  /**
+   * More than 500 matched: only the first 500 are listed.
+   *
+   * @generated from field: bool truncated = 3;
+   */
+  truncated: boolean;
+};
+
+/**
+ * Describes the message testrun.console.v1.ListVariableUsesResponse.
+ * Use `create(ListVariableUsesResponseSchema)` to create a new message.
+ */
+export const ListVariableUsesResponseSchema: GenMessage<ListVariableUsesResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_console_v1_console, 77);
+
+/**
  * ConsoleService is the browser's API: Connect protocol (JSON or binary) over HTTP/1.1 on the
  * console's HTTP port, under the path prefix `/api`, called with @connectrpc/connect-web.
  *
@@ -2040,6 +2529,111 @@ export const ConsoleService: GenService<{
     methodKind: "unary";
     input: typeof GetCreditsRequestSchema;
     output: typeof GetCreditsResponseSchema;
+  },
+  /**
+   * Creates a project in one of the person's organizations. ADMIN or above.
+   * Errors: INVALID_ARGUMENT; NOT_FOUND; ALREADY_EXISTS (name taken, ignoring case);
+   * PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.CreateProject
+   */
+  createProject: {
+    methodKind: "unary";
+    input: typeof CreateProjectRequestSchema;
+    output: typeof CreateProjectResponseSchema;
+  },
+  /**
+   * Renames a project or changes its description. ADMIN or above.
+   * Errors: INVALID_ARGUMENT; NOT_FOUND; ALREADY_EXISTS; PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.UpdateProject
+   */
+  updateProject: {
+    methodKind: "unary";
+    input: typeof UpdateProjectRequestSchema;
+    output: typeof UpdateProjectResponseSchema;
+  },
+  /**
+   * Deletes a project with its environments, test plans, test cases and variables; its API keys
+   * are revoked, and its runs and credit ledger can no longer be read by anyone (CatalogService
+   * .DeleteProject). ADMIN or above.
+   * Errors: NOT_FOUND; PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.DeleteProject
+   */
+  deleteProject: {
+    methodKind: "unary";
+    input: typeof DeleteProjectRequestSchema;
+    output: typeof DeleteProjectResponseSchema;
+  },
+  /**
+   * Creates an environment; with is_default, the previous default stops being it. EDITOR or above.
+   * Errors: INVALID_ARGUMENT (name, base_url); NOT_FOUND; PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.CreateEnvironment
+   */
+  createEnvironment: {
+    methodKind: "unary";
+    input: typeof CreateEnvironmentRequestSchema;
+    output: typeof CreateEnvironmentResponseSchema;
+  },
+  /**
+   * Changes the fields set of an environment; is_default true makes it the default. EDITOR or
+   * above.
+   * Errors: INVALID_ARGUMENT (name, base_url); NOT_FOUND; PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.UpdateEnvironment
+   */
+  updateEnvironment: {
+    methodKind: "unary";
+    input: typeof UpdateEnvironmentRequestSchema;
+    output: typeof UpdateEnvironmentResponseSchema;
+  },
+  /**
+   * Deletes an environment. Runs that used it keep their results. EDITOR or above.
+   * Errors: NOT_FOUND; PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.DeleteEnvironment
+   */
+  deleteEnvironment: {
+    methodKind: "unary";
+    input: typeof DeleteEnvironmentRequestSchema;
+    output: typeof DeleteEnvironmentResponseSchema;
+  },
+  /**
+   * Creates a variable with its value (write-only). EDITOR or above.
+   * Errors: INVALID_ARGUMENT (name, value); NOT_FOUND; ALREADY_EXISTS (name taken, ignoring
+   * case); PERMISSION_DENIED; FAILED_PRECONDITION (the catalog cannot store values).
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.CreateVariable
+   */
+  createVariable: {
+    methodKind: "unary";
+    input: typeof CreateVariableRequestSchema;
+    output: typeof CreateVariableResponseSchema;
+  },
+  /**
+   * Deletes a variable; steps naming it then fail at run time. EDITOR or above.
+   * Errors: NOT_FOUND; PERMISSION_DENIED.
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.DeleteVariable
+   */
+  deleteVariable: {
+    methodKind: "unary";
+    input: typeof DeleteVariableRequestSchema;
+    output: typeof DeleteVariableResponseSchema;
+  },
+  /**
+   * The test cases whose steps name the variable as `{{NAME}}` (at most 500), without steps: what
+   * the console lists before the variable is deleted. Any member who may list variables.
+   * Errors: NOT_FOUND (project or variable).
+   *
+   * @generated from rpc testrun.console.v1.ConsoleService.ListVariableUses
+   */
+  listVariableUses: {
+    methodKind: "unary";
+    input: typeof ListVariableUsesRequestSchema;
+    output: typeof ListVariableUsesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_testrun_console_v1_console, 0);
