@@ -174,10 +174,13 @@ function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { projectId
           <label className="field">
             <span>Secret key</span>
             <div className="secret-row">
-              <input
-                className="input input-code"
+              {/* Wrapped, never scrolled: the whole key shows, its trk_ start included, at any width. */}
+              <textarea
+                className="input input-code secret-value"
                 readOnly
                 autoFocus
+                rows={2}
+                spellCheck={false}
                 value={secret}
                 onFocus={(e) => e.currentTarget.select()}
               />

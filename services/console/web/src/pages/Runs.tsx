@@ -3,7 +3,7 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData } from "@tanstack/react-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type Run, RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { isNotFound } from "../api";
@@ -13,7 +13,7 @@ import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { RunBar, RunStatusBadge } from "../components/Status";
 import { Time } from "../components/Time";
-import { count, duration, runStatusFilters } from "../format";
+import { count, duration, runStatusFilters, skipReasonShort, skipReasonText } from "../format";
 import { useProject } from "../project";
 
 const statuses = runStatusFilters.map((f) => ({
@@ -186,6 +186,11 @@ export function RunTable({ runs, names }: { runs: Run[]; names: ReturnType<typeo
               <span className="small">
                 {count(run.passedTests)}/{count(run.totalTests)} passed
               </span>
+              {run.status === RunStatus.SKIPPED && skipReasonShort[run.skipReason] && (
+                <span className="small muted" title={skipReasonText[run.skipReason]}>
+                  Skipped: {skipReasonShort[run.skipReason]}
+                </span>
+              )}
             </span>
           ),
         },
