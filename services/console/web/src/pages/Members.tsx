@@ -180,14 +180,14 @@ export function Members() {
         {pending?.member.id === me.id && (
           <p className="notice notice-warning">
             {pending.kind === "leave"
-              ? `You lose access to ${organizationName} and its projects at once, and this browser is signed out of it. Only an Admin or Owner can add you again.`
+              ? `You lose access to ${organizationName} and its projects at once, and this browser is signed out of it. API keys you created stop working for good. Only an Admin or Owner can add you again.`
               : `You become ${roleName[pending.kind === "role" ? pending.role : me.role]} at once. Only an Admin or Owner can change it back.`}
           </p>
         )}
-        {(pending?.kind !== "role" ||
-          (pending.role === Role.VIEWER && pending.member.role >= Role.EDITOR)) && (
-          <p className="notice notice-warning">{keysWarning}</p>
-        )}
+        {(pending?.kind === "remove" ||
+          (pending?.kind === "role" &&
+            pending.role === Role.VIEWER &&
+            pending.member.role >= Role.EDITOR)) && <p className="notice notice-warning">{keysWarning}</p>}
         <ErrorNotice error={failure} />
         <DialogActions
           onCancel={cancel}
