@@ -294,7 +294,8 @@ describe("console in a browser", function () {
     await laptop.getByText("You are signed out in every browser").waitFor();
     await screenshot(laptop, "signed-out-everywhere-1280");
     await phone.reload();
-    await phone.waitForURL(/\/sign-in\?next=/);
+    // The phone still holds its cookie: the sign-in page says its session ended.
+    await phone.waitForURL(/\/sign-in\?error=session_ended&next=/);
   });
 
   it("OpenID Connect: starting a sign-in stores nothing on the server, and a long return path returns to /", async () => {

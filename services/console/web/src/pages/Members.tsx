@@ -9,6 +9,7 @@ import { useParams } from "react-router";
 import { isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../components/Dialog";
+import { Field } from "../components/Field";
 import { NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { canAdminister, roleName } from "../format";
@@ -239,38 +240,45 @@ function AddMemberDialog({ organizationId, open, onClose }: DialogProps & { orga
   return (
     <Dialog title="Add member" open={open} onClose={close}>
       <form className="stack" onSubmit={submit}>
-        <label className="field">
-          <span>Email</span>
-          <input
-            className="input"
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-            autoFocus
-          />
-        </label>
-        <label className="field">
-          <span>Name</span>
-          <input
-            className="input"
-            required
-            maxLength={200}
-            value={displayName}
-            onChange={(e) => setDisplayName(e.target.value)}
-          />
-        </label>
-        <label className="field">
-          <span>Role</span>
-          <select className="input" value={role} onChange={(e) => setRole(Number(e.target.value) as Role)}>
-            {roles.map((r) => (
-              <option key={r} value={r}>
-                {roleName[r]}
-              </option>
-            ))}
-          </select>
-          <small>Editors and above start runs and manage API keys; Admins manage members.</small>
-        </label>
+        <Field label="Email" required>
+          {(control) => (
+            <input
+              {...control}
+              className="input"
+              type="email"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+              autoFocus
+            />
+          )}
+        </Field>
+        <Field label="Name" required>
+          {(control) => (
+            <input
+              {...control}
+              className="input"
+              maxLength={200}
+              value={displayName}
+              onChange={(e) => setDisplayName(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Role" hint="Editors and above start runs and manage API keys; Admins manage members.">
+          {(control) => (
+            <select
+              {...control}
+              className="input"
+              value={role}
+              onChange={(e) => setRole(Number(e.target.value) as Role)}
+            >
+              {roles.map((r) => (
+                <option key={r} value={r}>
+                  {roleName[r]}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
         <p className="notice notice-info">{keysWarning}</p>
         <ErrorNotice error={add.error} />
         <DialogActions onCancel={close} label="Add member" busyLabel="Adding…" busy={add.isPending} />

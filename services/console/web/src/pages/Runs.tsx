@@ -8,6 +8,7 @@ import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
+import { Field } from "../components/Field";
 import { Pager, usePageToken } from "../components/Pager";
 import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
@@ -133,18 +134,19 @@ function FilterSelect({
   onChange: (value: string) => void;
 }) {
   return (
-    <label className="field">
-      <span>{label}</span>
-      <select className="input" value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">{any}</option>
-        {choices.map((choice) => (
-          <option key={choice.id} value={choice.id}>
-            {choice.name}
-          </option>
-        ))}
-        {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
-      </select>
-    </label>
+    <Field label={label}>
+      {(control) => (
+        <select {...control} className="input" value={value} onChange={(e) => onChange(e.target.value)}>
+          <option value="">{any}</option>
+          {choices.map((choice) => (
+            <option key={choice.id} value={choice.id}>
+              {choice.name}
+            </option>
+          ))}
+          {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
+        </select>
+      )}
+    </Field>
   );
 }
 
