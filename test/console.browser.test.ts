@@ -291,7 +291,7 @@ describe("console in a browser", function () {
     const page = await newPage("narrow");
     await openLink(page, acme.ownerId);
     const [session] = (await page.context().cookies()).filter((c) => c.name === "testrun_session");
-    await page.getByText("owner@acme-web.example").click();
+    await page.getByLabel("Account: owner@acme-web.example").click();
     await screenshot(page, "account-menu-390");
     await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.waitForURL(/\/sign-in/);
@@ -314,13 +314,14 @@ describe("console in a browser", function () {
     await openLink(laptop, acme.ownerId);
     const phone = await newPage("narrow");
     await openLink(phone, acme.ownerId);
-    await laptop.getByText("owner@acme-web.example").click();
+    await laptop.getByLabel("Account: owner@acme-web.example").click();
     await screenshot(laptop, "account-menu-1280");
     await laptop.getByRole("button", { name: "Sign out everywhere" }).click();
     await laptop.getByText("You are signed out in every browser").waitFor();
     await screenshot(laptop, "signed-out-everywhere-1280");
     await phone.reload();
-    await phone.waitForURL(/\/sign-in\?next=/);
+    // The phone still holds its cookie: the sign-in page says its session ended.
+    await phone.waitForURL(/\/sign-in\?error=session_ended&next=/);
   });
 
   it("OpenID Connect: starting a sign-in stores nothing on the server, and a long return path returns to /", async () => {

@@ -14,8 +14,18 @@ export interface Viewer {
   memberships: Membership[];
 }
 
-/** What a call needing a session gets without a live one. */
-export const signedOut = () => new ConnectError("not signed in, or the session ended", Code.Unauthenticated);
+/**
+ * What a call needing a session gets without a live one: UNAUTHENTICATED, with this header when the browser's cookie named a session that no longer lives
+ * (signed out elsewhere, expired, or a member it covered was removed), so the sign-in page can say
+ * the session ended rather than greet a first visit (docs/console.md, "Signing in").
+ */
+export const sessionEndedHeader = "testrun-session";
+export const signedOut = (hadSession = false) =>
+  new ConnectError(
+    hadSession ? "the session ended" : "not signed in",
+    Code.Unauthenticated,
+    hadSession ? { [sessionEndedHeader]: "ended" } : undefined,
+  );
 /** What every lookup outside the person's organizations gives: the same as an unknown id. */
 export const notFound = (what: string) => new ConnectError(`${what} not found`, Code.NotFound);
 
@@ -35,11 +45,11 @@ export class Viewers {
   async of(ctx: HandlerContext): Promise<Viewer> {
     const id = ctx.values.get(sessionCookieKey);
     const session = id ? await this.sessions.resume(id) : undefined;
-    if (!session) throw signedOut();
+    if (!session) throw signedOut(Boolean(id));
     const memberships = await this.directory.activeMemberships(session.members);
     if (memberships.length < session.members.length) {
       await this.sessions.end(id as string);
-      throw signedOut();
+      throw signedOut(true);
     }
     return { email: session.email, expiresAt: session.expiresAt, memberships };
   }

@@ -1,9 +1,16 @@
 // Test cases and test plans (CatalogService).
+
 import type { TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Command } from "commander";
+import { parseText } from "../arguments.js";
+import { type CommandKit, collect, readInput } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { CommandError, ServiceCallError } from "../errors.js";
+import { jsonText } from "../output.js";
 import { fileFieldPath } from "../steps.js";
 import type { TestCaseInput } from "../test-case-file.js";
+import { parseTestCaseFile } from "../test-case-file.js";
+import { testCaseView, testPlanView } from "../views.js";
 import { required } from "./organizations.js";
 
 /**
@@ -132,4 +139,76 @@ export async function resolveTestCases(
     ids.push((matches[0] as TestCase).id);
   }
   return ids;
+}
+
+/** testrunctl's `case and plan` commands. */
+export function registerContentCommands(
+  program: Command,
+  { io, ctx, leaf, print, printOne, projectOption }: CommandKit,
+): void {
+  // --- test cases ----------------------------------------------------------------------------
+  const testCase = program.command("case").description("test cases of a project");
+  leaf(testCase, "create", "create test cases from a JSON or YAML file holding one test case or a list")
+    .addOption(projectOption().makeOptionMandatory())
+    .requiredOption("-f, --file <path>", 'the file ("-" reads standard input as YAML or JSON)')
+    .action(async (options: { json?: boolean; project: string; file: string }) => {
+      const text = options.file === "-" ? await io.readStdin() : await readInput(options.file);
+      const testCases = parseTestCaseFile(text, options.file === "-" ? "stdin" : options.file);
+      const created = await createTestCases(ctx(), { projectId: options.project, testCases });
+      if (options.json) return io.stdout(jsonText(testCaseView.listJson(created)));
+      io.stdout(testCaseView.table(created));
+    });
+  leaf(testCase, "list", "list a project's test cases, oldest first (at most 500)")
+    .addOption(projectOption().makeOptionMandatory())
+    .option("--tag <tag>", "only test cases having this tag (repeat for any of several)", collect)
+    .option("--search <text>", "only test cases whose name contains this text, ignoring case")
+    .option("--steps", "include each test case's steps (JSON output)")
+    .action(
+      async (options: {
+        json?: boolean;
+        project: string;
+        tag?: string[];
+        search?: string;
+        steps?: boolean;
+      }) => {
+        const { testCases, truncated } = await listTestCases(ctx(), {
+          projectId: options.project,
+          tags: options.tag,
+          search: options.search,
+          includeSteps: options.steps ?? false,
+        });
+        if (options.json) {
+          return io.stdout(jsonText({ ...testCaseView.listJson(testCases), truncated }));
+        }
+        print(options, testCaseView, testCases, undefined);
+        if (truncated) io.stderr("more than 500 test cases matched: only the first 500 are listed\n");
+      },
+    );
+
+  // --- test plans ----------------------------------------------------------------------------
+  const plan = program.command("plan").description("test plans of a project (ordered lists of test cases)");
+  leaf(plan, "create <name>", "create a test plan")
+    .addOption(projectOption().makeOptionMandatory())
+    .option("-c, --case <id-or-name>", "a test case, by id or exact name (repeat, in run order)", collect)
+    .option("--description <text>", "free text, at most 2000 characters")
+    .action(
+      async (
+        name: string,
+        options: { json?: boolean; project: string; case?: string[]; description?: string },
+      ) => {
+        const created = await createTestPlan(ctx(), {
+          projectId: options.project,
+          name: parseText(name, "the name"),
+          description: options.description,
+          testCases: options.case ?? [],
+        });
+        printOne(options, testPlanView, created, "testPlan");
+      },
+    );
+  leaf(plan, "list", "list a project's test plans, oldest first")
+    .addOption(projectOption().makeOptionMandatory())
+    .action(async (options: { json?: boolean; project: string }) => {
+      const testPlans = await listTestPlans(ctx(), { projectId: options.project });
+      print(options, testPlanView, testPlans, testPlanView.listJson(testPlans));
+    });
 }

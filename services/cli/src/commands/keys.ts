@@ -1,6 +1,12 @@
 // Project API keys (KeysService).
+
 import type { ApiKey, CreateKeyResponse, KeyExpiry } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { type Command, Option } from "commander";
+import { parseExpiry, parseId, parseText } from "../arguments.js";
+import { type CommandKit, parser } from "../command-kit.js";
 import type { CliContext } from "../context.js";
+import { jsonText } from "../output.js";
+import { keyView } from "../views.js";
 import { required } from "./organizations.js";
 
 export interface CreateKeyInput {
@@ -44,4 +50,61 @@ export async function revokeKey(
 ): Promise<ApiKey> {
   const { key } = await ctx.keys.revokeKey({ actor: ctx.actor, ...input });
   return required(key, "key");
+}
+
+/** testrunctl's `key` commands. */
+export function registerKeyCommands(
+  program: Command,
+  { io, ctx, secrets, leaf, print, printOne, projectOption }: CommandKit,
+): void {
+  // --- API keys ------------------------------------------------------------------------------
+  const key = program.command("key").description("project API keys (what pipelines and agents use with /v1)");
+  leaf(key, "create <name>", "create a key; its secret is printed this once and can never be shown again")
+    .addOption(projectOption().makeOptionMandatory())
+    .addOption(
+      new Option("--creator <member-id>", "the member the key acts for: an active editor or above (mem_…)")
+        .argParser(parser((v) => parseId(v, "mem", "the creator")))
+        .makeOptionMandatory(),
+    )
+    .addOption(
+      new Option("--expiry <expiry>", "lifetime").choices(["30d", "90d", "1y", "never"]).default("90d"),
+    )
+    .action(
+      async (name: string, options: { json?: boolean; project: string; creator: string; expiry: string }) => {
+        const response = await createKey(ctx(), {
+          projectId: options.project,
+          name: parseText(name, "the name"),
+          creatorMemberId: options.creator,
+          expiry: parseExpiry(options.expiry),
+        });
+        secrets.add(response.secret);
+        io.stderr(
+          "The secret below is shown this once and cannot be retrieved again: store it in a secret store now " +
+            "(e.g. your CI's secrets), never in a repository.\n",
+        );
+        if (options.json) return io.stdout(jsonText(keyView.createdJson(response)));
+        io.stdout(keyView.table(response.key ? [response.key] : []));
+        io.stdout(`\nsecret: ${response.secret}\n`);
+      },
+    );
+  leaf(key, "list", "list a project's keys, oldest first (never their secrets)")
+    .addOption(projectOption().makeOptionMandatory())
+    .option("--include-revoked", "also list revoked keys")
+    .action(async (options: { json?: boolean; project: string; includeRevoked?: boolean }) => {
+      const keys = await listKeys(ctx(), {
+        projectId: options.project,
+        includeRevoked: options.includeRevoked,
+      });
+      print(options, keyView, keys, keyView.listJson(keys));
+    });
+  leaf(key, "revoke <key-id>", "revoke a key at once and for good")
+    .addOption(projectOption().makeOptionMandatory())
+    .action(async (keyId: string, options: { json?: boolean; project: string }) => {
+      const revoked = await revokeKey(ctx(), {
+        projectId: options.project,
+        keyId: parseId(keyId, "key", "the key"),
+      });
+      if (!options.json) io.stderr(`revoked key ${revoked.id}\n`);
+      printOne(options, keyView, revoked, "key");
+    });
 }

@@ -7,8 +7,14 @@ import type {
   Organization,
   Role,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { MemberState } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { type Command, Option } from "commander";
+import { parseId, parseRole, parseText } from "../arguments.js";
+import { type CommandKit, parser } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { UsageError } from "../errors.js";
+import { jsonText } from "../output.js";
+import { memberView, organizationView } from "../views.js";
 
 /** Follows next_page_token until the last page; lists are small enough to hold whole. */
 export async function allPages<T>(
@@ -108,4 +114,95 @@ export async function createSignInLink(
 ): Promise<{ url: string; email: string; expiresAt: Date | undefined }> {
   const link = await ctx.console.createSignInLink(input);
   return { url: link.url, email: link.email, expiresAt: link.expiresAt && timestampDate(link.expiresAt) };
+}
+
+/** testrunctl's `org and member` commands. */
+export function registerOrganizationCommands(
+  program: Command,
+  { io, ctx, leaf, print, printOne, orgOption }: CommandKit,
+): void {
+  // --- organizations -------------------------------------------------------------------------
+  const org = program.command("org").description("organizations");
+  leaf(org, "create <name>", "create an organization, optionally with its first owner")
+    .option("--owner-email <email>", "email of the first member, made owner")
+    .option("--owner-name <name>", "display name of that member (required with --owner-email)")
+    .action(async (name: string, options: { json?: boolean; ownerEmail?: string; ownerName?: string }) => {
+      const response = await createOrganization(ctx(), {
+        name: parseText(name, "the name"),
+        ownerEmail: options.ownerEmail,
+        ownerName: options.ownerName,
+      });
+      const organization = response.organization;
+      if (options.json) return io.stdout(jsonText(organizationView.responseJson(response)));
+      if (organization) io.stdout(organizationView.table([organization]));
+      if (response.owner) io.stdout(`\nowner:\n${memberView.table([response.owner])}`);
+    });
+  leaf(org, "list", "list every organization, oldest first").action(async (options: { json?: boolean }) => {
+    const organizations = await listOrganizations(ctx());
+    print(options, organizationView, organizations, organizationView.listJson(organizations));
+  });
+
+  // --- members -------------------------------------------------------------------------------
+  const member = program.command("member").description("members of an organization and their roles");
+  leaf(member, "add", "add a member (re-adding a removed member's email reactivates it)")
+    .addOption(orgOption().makeOptionMandatory())
+    .requiredOption("--email <email>", "the member's email address")
+    .requiredOption("--name <name>", "the name shown in the console")
+    .addOption(
+      new Option("--role <role>", "owner, admin, editor or viewer")
+        .argParser(parser(parseRole))
+        .makeOptionMandatory(),
+    )
+    .action(async (options: { json?: boolean; org: string; email: string; name: string; role: number }) => {
+      const added = await addMember(ctx(), {
+        organizationId: options.org,
+        email: options.email,
+        displayName: options.name,
+        role: options.role,
+      });
+      printOne(options, memberView, added, "member");
+    });
+  leaf(member, "list", "list an organization's members, oldest first")
+    .addOption(orgOption().makeOptionMandatory())
+    .option("--include-removed", "also list removed members")
+    .action(async (options: { json?: boolean; org: string; includeRemoved?: boolean }) => {
+      const members = await listMembers(ctx(), {
+        organizationId: options.org,
+        includeRemoved: options.includeRemoved ?? false,
+      });
+      print(options, memberView, members, memberView.listJson(members));
+    });
+  leaf(
+    member,
+    "set-role <member-id> <role>",
+    "change a member's role (owner, admin, editor, viewer); a change to viewer kills the member's API keys for good",
+  ).action(async (memberId: string, role: string, options: { json?: boolean }) => {
+    const changed = await changeMemberRole(ctx(), {
+      memberId: parseId(memberId, "mem", "the member"),
+      role: parseRole(role),
+    });
+    printOne(options, memberView, changed, "member");
+  });
+  leaf(member, "remove <member-id>", "remove a member; the member's API keys stop working for good").action(
+    async (memberId: string, options: { json?: boolean }) => {
+      const removed = await removeMember(ctx(), { memberId: parseId(memberId, "mem", "the member") });
+      if (!options.json && removed.state === MemberState.REMOVED) io.stderr(`removed ${removed.email}\n`);
+      printOne(options, memberView, removed, "member");
+    },
+  );
+
+  leaf(
+    member,
+    "sign-in-link <member-id>",
+    "print a one-time link that signs the member in to the web console (valid 15 minutes, usable once)",
+  ).action(async (memberId: string, options: { json?: boolean }) => {
+    const link = await createSignInLink(ctx(), { memberId: parseId(memberId, "mem", "the member") });
+    if (options.json)
+      return io.stdout(
+        jsonText({ url: link.url, email: link.email, expiresAt: link.expiresAt?.toISOString() }),
+      );
+    // The link alone on stdout, so `$(testrunctl member sign-in-link …)` is the link.
+    io.stdout(`${link.url}\n`);
+    io.stderr(`signs in ${link.email}; usable once, until ${link.expiresAt?.toISOString()}\n`);
+  });
 }

@@ -3,7 +3,8 @@
 import { createQueryOptions, useQuery, useTransport } from "@connectrpc/connect-query";
 import { useQueries } from "@tanstack/react-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { NavLink, Outlet, useNavigate, useParams } from "react-router";
+import { useEffect, useRef } from "react";
+import { NavLink, Outlet, useLocation, useNavigate, useParams } from "react-router";
 import { isNotFound } from "./api";
 import { signOut, signOutEverywhere, useSession } from "./session";
 
@@ -22,6 +23,13 @@ const projectSections = [
 export function Shell() {
   const session = useSession();
   const navigate = useNavigate();
+  const location = useLocation();
+  const sidenav = useRef<HTMLElement>(null);
+  // On a phone the sections are one row that scrolls sideways: keep the current one in view.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs again on each navigation
+  useEffect(() => {
+    sidenav.current?.querySelector("a.active")?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }, [location.pathname]);
   const { projectId, orgId } = useParams();
   const project = useQuery(
     ConsoleService.method.getProject,
@@ -57,7 +65,7 @@ export function Shell() {
       <header className="topbar">
         <NavLink to="/" className="brand" aria-label="Testrun home">
           <img src="/favicon.svg" alt="" width="24" height="24" />
-          Testrun
+          <span className="brand-name">Testrun</span>
         </NavLink>
         <label className="switcher">
           <span className="visually-hidden">Organization and project</span>
@@ -87,11 +95,18 @@ export function Shell() {
         </label>
         <details className="account">
           <summary className="account-summary" aria-label={`Account: ${session.email}`}>
+            {/* Narrow screens show the initial alone; the menu says the whole address. */}
+            <span className="account-initial" aria-hidden="true">
+              {session.email.charAt(0).toUpperCase()}
+            </span>
             <span className="account-email" title={session.email}>
               {session.email}
             </span>
           </summary>
           <div className="account-menu">
+            <p className="account-who">
+              Signed in as <strong>{session.email}</strong>
+            </p>
             <button type="button" className="button button-quiet" onClick={() => void signOut()}>
               Sign out
             </button>
@@ -102,7 +117,7 @@ export function Shell() {
         </details>
       </header>
       <div className="frame">
-        <nav className="sidenav" aria-label="Sections">
+        <nav className="sidenav" aria-label="Sections" ref={sidenav}>
           {/* No sections of a project the person cannot see: its pages are "not found". */}
           {projectId && !isNotFound(project.error) && (
             <div className="sidenav-group">

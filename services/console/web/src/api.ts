@@ -34,10 +34,18 @@ export function leaveTo(path: string): void {
   window.location.assign(path);
 }
 
-/** Sends the browser to sign in, coming back to where it is now. */
-export function goToSignIn(): void {
+/**
+ * Whether the console refused a call because this browser's session ended (it had one: signed out
+ * elsewhere, expired, or a member it acted as was removed), rather than because it never had one.
+ */
+export const sessionEnded = (error: unknown) =>
+  isSignedOut(error) && errorOf(error).metadata.get("testrun-session") === "ended";
+
+/** Sends the browser to sign in, coming back to where it is now; says why when the session ended. */
+export function goToSignIn(error?: unknown): void {
   if (window.location.pathname.startsWith("/sign-in")) return;
-  leaveTo(`/sign-in?next=${encodeURIComponent(`${window.location.pathname}${window.location.search}`)}`);
+  const next = encodeURIComponent(`${window.location.pathname}${window.location.search}`);
+  leaveTo(`/sign-in?${sessionEnded(error) ? "error=session_ended&" : ""}next=${next}`);
 }
 
 /** A failed save as a form shows it: each error at its field, and what belongs to no field above the buttons. */

@@ -122,6 +122,14 @@ export const skipReasonText: Record<SkipReason, string> = {
     "Skipped: no executor took the tests in time. The credits of the tests that never started were refunded.",
 };
 
+/** Why a run was skipped, in a few words for a list (skipReasonText says it in full). */
+export const skipReasonShort: Record<SkipReason, string> = {
+  [SkipReason.UNSPECIFIED]: "",
+  [SkipReason.ENVIRONMENT_UNREACHABLE]: "environment unreachable",
+  [SkipReason.CANCELLED]: "cancelled",
+  [SkipReason.NO_EXECUTOR]: "no executor took it",
+};
+
 export const ledgerKindName: Record<LedgerEntryKind, string> = {
   [LedgerEntryKind.UNSPECIFIED]: "Unknown",
   [LedgerEntryKind.GRANT]: "Grant",

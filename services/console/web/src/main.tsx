@@ -29,7 +29,7 @@ import "./styles.css";
 
 // A session that ended (signed out elsewhere, expired, member removed) sends any page to sign-in.
 const onError = (error: unknown) => {
-  if (isSignedOut(error)) goToSignIn();
+  if (isSignedOut(error)) goToSignIn(error);
 };
 // Only failures that may pass retry (the console or a service behind it was briefly away); an answer
 // such as NOT_FOUND or PERMISSION_DENIED shows at once.

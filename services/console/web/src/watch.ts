@@ -103,7 +103,7 @@ export function useRunWatch(projectId: string, runId: string, enabled = true) {
           if (abort.signal.aborted) return;
           const failure = errorOf(error);
           if (failure.code === Code.Unauthenticated) {
-            goToSignIn();
+            goToSignIn(failure);
             return;
           }
           if (failure.code === Code.ResourceExhausted) {

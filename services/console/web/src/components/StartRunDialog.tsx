@@ -9,6 +9,7 @@ import { type FormEvent, useDeferredValue, useId, useState } from "react";
 import { useNavigate } from "react-router";
 import { count, plural } from "../format";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
+import { Field, FieldSet } from "./Field";
 
 type Mode = "plan" | "tags" | "cases";
 const modes: { value: Mode; label: string }[] = [
@@ -116,29 +117,33 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
   return (
     <Dialog title="Start run" open={open} onClose={close}>
       <form className="stack" onSubmit={submit}>
-        <label className="field">
-          <span>Environment</span>
-          <select
-            className="input"
-            value={environmentChosen}
-            onChange={(e) => setEnvironmentId(e.target.value)}
-            disabled={!environments.data}
-          >
-            {environments.data?.environments.map((env) => (
-              <option key={env.id} value={env.id}>
-                {env.name}
-                {env.isDefault ? " (default)" : ""}
-              </option>
-            ))}
-          </select>
-          {environments.data?.environments.length === 0 && (
-            <small>This project has no environment: an admin adds one with testrunctl.</small>
+        <Field
+          label="Environment"
+          hint={
+            environments.data?.environments.length === 0 &&
+            "This project has no environment: an admin adds one with testrunctl."
+          }
+        >
+          {(control) => (
+            <select
+              {...control}
+              className="input"
+              value={environmentChosen}
+              onChange={(e) => setEnvironmentId(e.target.value)}
+              disabled={!environments.data}
+            >
+              {environments.data?.environments.map((env) => (
+                <option key={env.id} value={env.id}>
+                  {env.name}
+                  {env.isDefault ? " (default)" : ""}
+                </option>
+              ))}
+            </select>
           )}
-        </label>
+        </Field>
         <ErrorNotice error={environments.error} />
 
-        <fieldset className="field">
-          <legend>What to run</legend>
+        <FieldSet legend="What to run">
           <div className="choices">
             {modes.map((choice) => (
               <label key={choice.value} className="choice">
@@ -152,31 +157,33 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
               </label>
             ))}
           </div>
-        </fieldset>
+        </FieldSet>
 
         {mode === "plan" && (
-          <label className="field">
-            <span>Test plan</span>
-            <select
-              className="input"
-              value={planChosen}
-              onChange={(e) => setPlanId(e.target.value)}
-              disabled={!plans.data || plans.data.testPlans.length === 0}
-            >
-              {plans.data?.testPlans.map((plan) => (
-                <option key={plan.id} value={plan.id}>
-                  {plan.name} ({plural(plan.testCaseCount, "test case")})
-                </option>
-              ))}
-            </select>
-            <small>Runs the plan's enabled test cases, in plan order.</small>
-            <ErrorNotice error={plans.error} />
-          </label>
+          <Field label="Test plan" hint="Runs the plan's enabled test cases, in plan order.">
+            {(control) => (
+              <>
+                <select
+                  {...control}
+                  className="input"
+                  value={planChosen}
+                  onChange={(e) => setPlanId(e.target.value)}
+                  disabled={!plans.data || plans.data.testPlans.length === 0}
+                >
+                  {plans.data?.testPlans.map((plan) => (
+                    <option key={plan.id} value={plan.id}>
+                      {plan.name} ({plural(plan.testCaseCount, "test case")})
+                    </option>
+                  ))}
+                </select>
+                <ErrorNotice error={plans.error} />
+              </>
+            )}
+          </Field>
         )}
 
         {mode === "tags" && (
-          <fieldset className="field">
-            <legend>Tags</legend>
+          <FieldSet legend="Tags" hint="Runs every enabled test case having any of them.">
             {allCases.isPending && <small>Loading tags…</small>}
             <ErrorNotice error={allCases.error} />
             {allCases.data && knownTags.length === 0 && <small>No test case has a tag yet.</small>}
@@ -192,13 +199,11 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
                 </label>
               ))}
             </div>
-            <small>Runs every enabled test case having any of them.</small>
-          </fieldset>
+          </FieldSet>
         )}
 
         {mode === "cases" && (
-          <fieldset className="field">
-            <legend>Test cases</legend>
+          <FieldSet legend="Test cases">
             <input
               className="input"
               type="search"
@@ -241,21 +246,21 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
                 </>
               )}
             </small>
-          </fieldset>
+          </FieldSet>
         )}
 
-        <label className="field">
-          <span>
-            Name <span className="muted">(optional)</span>
-          </span>
-          <input
-            className="input"
-            maxLength={200}
-            value={name}
-            placeholder={shown?.defaultRunName}
-            onChange={(e) => setName(e.target.value)}
-          />
-        </label>
+        <Field label="Name" optional>
+          {(control) => (
+            <input
+              {...control}
+              className="input"
+              maxLength={200}
+              value={name}
+              placeholder={shown?.defaultRunName}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
+        </Field>
 
         <div className="preview" role="status" aria-live="polite">
           {!selection ? (

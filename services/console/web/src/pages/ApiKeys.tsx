@@ -9,6 +9,7 @@ import { isNotFound } from "../api";
 import { CodeBlock, CopyButton } from "../components/CopyButton";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../components/Dialog";
+import { Field, FieldSet } from "../components/Field";
 import { Empty, Failed, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { keyStateName } from "../format";
@@ -171,19 +172,24 @@ function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { projectId
           <p className="notice notice-warning" role="alert">
             Copy this key now. It cannot be shown again.
           </p>
-          <label className="field">
-            <span>Secret key</span>
-            <div className="secret-row">
-              <input
-                className="input input-code"
-                readOnly
-                autoFocus
-                value={secret}
-                onFocus={(e) => e.currentTarget.select()}
-              />
-              <CopyButton text={secret} />
-            </div>
-          </label>
+          <Field label="Secret key">
+            {(control) => (
+              <div className="secret-row">
+                {/* Wrapped, never scrolled: the whole key shows, its trk_ start included, at any width. */}
+                <textarea
+                  {...control}
+                  className="input input-code secret-value"
+                  readOnly
+                  autoFocus
+                  rows={2}
+                  spellCheck={false}
+                  value={secret}
+                  onFocus={(e) => e.currentTarget.select()}
+                />
+                <CopyButton text={secret} />
+              </div>
+            )}
+          </Field>
           <p className="muted">
             It acts for you, with your rights in this project. Store it in your pipeline's secrets.
           </p>
@@ -195,21 +201,19 @@ function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { projectId
         </div>
       ) : (
         <form className="stack" onSubmit={submit}>
-          <label className="field">
-            <span>Name</span>
-            <input
-              className="input"
-              required
-              maxLength={100}
-              value={name}
-              onChange={(e) => setName(e.target.value)}
-              aria-describedby="key-name-help"
-              autoFocus
-            />
-            <small id="key-name-help">Say where the key is used, e.g. “GitHub Actions – deploy.yml”.</small>
-          </label>
-          <fieldset className="field">
-            <legend>Expires after</legend>
+          <Field label="Name" required hint="Say where the key is used, e.g. “GitHub Actions – deploy.yml”.">
+            {(control) => (
+              <input
+                {...control}
+                className="input"
+                maxLength={100}
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                autoFocus
+              />
+            )}
+          </Field>
+          <FieldSet legend="Expires after">
             <div className="choices">
               {expiries.map((choice) => (
                 <label key={choice.value} className="choice">
@@ -224,7 +228,7 @@ function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { projectId
                 </label>
               ))}
             </div>
-          </fieldset>
+          </FieldSet>
           <ErrorNotice error={create.error} />
           <DialogActions onCancel={close} label="Create key" busyLabel="Creating…" busy={create.isPending} />
         </form>

@@ -3,17 +3,18 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData } from "@tanstack/react-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type Run, RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
+import { Field } from "../components/Field";
 import { Pager, usePageToken } from "../components/Pager";
 import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { RunBar, RunStatusBadge } from "../components/Status";
 import { Time } from "../components/Time";
-import { count, duration, runStatusFilters } from "../format";
+import { count, duration, runStatusFilters, skipReasonShort, skipReasonText } from "../format";
 import { useProject } from "../project";
 
 const statuses = runStatusFilters.map((f) => ({
@@ -133,18 +134,19 @@ function FilterSelect({
   onChange: (value: string) => void;
 }) {
   return (
-    <label className="field">
-      <span>{label}</span>
-      <select className="input" value={value} onChange={(e) => onChange(e.target.value)}>
-        <option value="">{any}</option>
-        {choices.map((choice) => (
-          <option key={choice.id} value={choice.id}>
-            {choice.name}
-          </option>
-        ))}
-        {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
-      </select>
-    </label>
+    <Field label={label}>
+      {(control) => (
+        <select {...control} className="input" value={value} onChange={(e) => onChange(e.target.value)}>
+          <option value="">{any}</option>
+          {choices.map((choice) => (
+            <option key={choice.id} value={choice.id}>
+              {choice.name}
+            </option>
+          ))}
+          {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
+        </select>
+      )}
+    </Field>
   );
 }
 
@@ -186,6 +188,11 @@ export function RunTable({ runs, names }: { runs: Run[]; names: ReturnType<typeo
               <span className="small">
                 {count(run.passedTests)}/{count(run.totalTests)} passed
               </span>
+              {run.status === RunStatus.SKIPPED && skipReasonShort[run.skipReason] && (
+                <span className="small muted" title={skipReasonText[run.skipReason]}>
+                  Skipped: {skipReasonShort[run.skipReason]}
+                </span>
+              )}
             </span>
           ),
         },

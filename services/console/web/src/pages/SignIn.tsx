@@ -17,6 +17,11 @@ const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
     text: "This sign-in link is not valid: it was already used, it expired (links last 15 minutes), or it was mistyped. Ask for a new one.",
     tone: "error",
   },
+  // The console knows only that this browser's session no longer lives (api.ts, sessionEnded).
+  session_ended: {
+    text: "Your session ended: you signed out (perhaps in another browser), it expired, or an admin removed you or changed your membership. Sign in again to continue where you were.",
+    tone: "info",
+  },
   signed_out: { text: "You are signed out.", tone: "info" },
   signed_out_everywhere: {
     text: "You are signed out in every browser that was signed in as you.",
@@ -54,8 +59,9 @@ export function SignIn() {
       <div className="auth-help">
         <h2>{options.data?.oidcEnabled ? "No account at the provider?" : "Signing in"}</h2>
         <p>
-          Ask an admin of your Testrun installation for a one-time sign-in link. They make one with{" "}
-          <code>testrunctl member sign-in-link mem_…</code>; it works once, for 15 minutes.
+          Ask an admin of your organization for a <strong>one-time sign-in link</strong> for the email address
+          you were added with (whoever runs your Testrun installation makes it). It works once, within 15
+          minutes.
         </p>
       </div>
     </StandalonePage>

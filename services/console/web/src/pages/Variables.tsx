@@ -10,6 +10,7 @@ import { Link } from "react-router";
 import { formErrors, isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
+import { Field } from "../components/Field";
 import { FormField, useFocusOnError } from "../components/FormField";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
@@ -354,23 +355,24 @@ function SetValueDialog({
       onClose={close}
     >
       <form className="stack" onSubmit={submit} autoComplete="off">
-        <label className="field">
-          <span>New value</span>
-          <input
-            className="input input-code"
-            type="password"
-            required
-            autoFocus
-            autoComplete="new-password"
-            spellCheck={false}
-            value={value}
-            onChange={(e) => setValue(e.target.value)}
-            aria-describedby="value-help"
-          />
-          <small id="value-help">
-            Replaces the current value, which is not shown. Once saved, this value cannot be read back either.
-          </small>
-        </label>
+        <Field
+          label="New value"
+          required
+          hint="Replaces the current value, which is not shown. Once saved, this value cannot be read back either."
+        >
+          {(control) => (
+            <input
+              {...control}
+              className="input input-code"
+              type="password"
+              autoFocus
+              autoComplete="new-password"
+              spellCheck={false}
+              value={value}
+              onChange={(e) => setValue(e.target.value)}
+            />
+          )}
+        </Field>
         <ErrorNotice error={set.error} />
         <DialogActions onCancel={close} label="Save value" busyLabel="Saving…" busy={set.isPending} />
       </form>
