@@ -175,7 +175,7 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
       const run = await pipeline.start({ testCaseIds: [cases.disabled, cases.one, cases.disabled] });
       expect(run.tests.map((t) => t.testCaseId)).to.deep.equal([cases.disabled, cases.one]);
       expect(run.totalTests).to.equal(2);
-      expect(run.name).to.equal("health disabled + 1 more");
+      expect(run.name).to.equal("2 test cases");
     });
 
     it("a given name is kept; every new run is RUNNING, unfinished, its tests QUEUED", async () => {

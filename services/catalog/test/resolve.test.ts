@@ -123,19 +123,8 @@ describe("catalog: ResolveRunSelection", () => {
     const p = await project();
     const resolved = await p.resolve(ids(p.cases.b, p.cases.a, p.cases.b, p.cases.c, p.cases.a));
     expect(resolved.testCases.map((t) => t.testCaseId)).to.deep.equal([p.cases.b, p.cases.a, p.cases.c]);
-  });
-
-  it("names a run of chosen test cases after the first: its name, or its name + N more", async () => {
-    const p = await project();
-    expect((await p.resolve(ids(p.cases.b, p.cases.a, p.cases.b, p.cases.c))).defaultRunName).to.equal(
-      "b + 2 more",
-    );
-    expect((await p.resolve(ids(p.cases.b, p.cases.b))).defaultRunName).to.equal("b");
-    // A long first name is cut like any default name, to 200 characters ending with "…".
-    const long = await p.testCase(`Checkout-${"x".repeat(190)}`, [], true);
-    const name = (await p.resolve(ids(long, p.cases.a))).defaultRunName;
-    expect([...name]).to.have.length(200);
-    expect(name.endsWith("…")).to.equal(true);
+    expect(resolved.defaultRunName).to.equal("3 test cases");
+    expect((await p.resolve(ids(p.cases.b, p.cases.b))).defaultRunName).to.equal("1 test case");
   });
 
   it("picks the environment by id or name (ignoring case, not trimmed), else the default, else the oldest", async () => {

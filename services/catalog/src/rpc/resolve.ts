@@ -109,13 +109,6 @@ function planReader(value: string): SelectionReader {
   };
 }
 
-/** A run of chosen test cases is named after the first: "Login", or "Login + 2 more". */
-function idsRunName(rows: readonly SelectedRow[]): string {
-  const [first] = rows;
-  const more = rows.length - 1;
-  return more === 0 ? (first?.name ?? "") : `${first?.name} + ${more} more`;
-}
-
 function idsReader(given: readonly string[]): SelectionReader {
   const ids = [...new Set(given)];
   const tooMany = ids.length > listLimit;
@@ -135,8 +128,10 @@ function idsReader(given: readonly string[]): SelectionReader {
       const unknown = ids.find((id) => !byId.has(id));
       if (unknown !== undefined)
         throw notFound(`test case ${unknown || "(empty id)"} not found in this project`);
-      const rows = ids.map((id) => byId.get(id) as SelectedRow);
-      return { rows, defaultName: idsRunName(rows) };
+      return {
+        rows: ids.map((id) => byId.get(id) as SelectedRow),
+        defaultName: ids.length === 1 ? "1 test case" : `${ids.length} test cases`,
+      };
     },
   };
 }

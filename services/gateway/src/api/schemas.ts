@@ -377,7 +377,7 @@ const startRunShape = {
     .meta({
       maxLength: maxNameLength,
       description:
-        "Run name, at most 200 characters. Omitted, null or empty: named after the selection (the plan's name, `tags: a, b`, or the first test case's name followed by ` + N more` when others follow).",
+        "Run name, at most 200 characters. Omitted, null or empty: named after the selection (the plan's name, `tags: a, b`, or `N test cases`).",
       examples: ["nightly"],
     }),
   environment: z

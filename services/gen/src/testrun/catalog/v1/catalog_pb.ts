@@ -2786,9 +2786,8 @@ export type ResolveRunSelectionResponse = Message<"testrun.catalog.v1.ResolveRun
 
   /**
    * The run name to use when the caller gave none: the plan's name; for tags "tags: " followed by
-   * the given tags (duplicates ignoring case dropped) joined by ", "; for ids the first test case's
-   * name, followed by " + N more" when N others follow it. Cut to 200 characters, ending with "…"
-   * when cut.
+   * the given tags (duplicates ignoring case dropped) joined by ", "; for ids "N test cases"
+   * ("1 test case" for one). Cut to 200 characters, ending with "…" when cut.
    *
    * @generated from field: string default_run_name = 4;
    */
