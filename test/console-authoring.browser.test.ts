@@ -95,6 +95,17 @@ describe("console authoring in a browser", function () {
       expect(projectId).to.match(/^prj_/);
       await shot(page, "project-overview-admin", width);
 
+      // No environment yet: Start run says where to add one, and its link goes there.
+      await page.getByRole("button", { name: "Start run" }).click();
+      const start = page.getByRole("dialog", { name: "Start run" });
+      await start.getByText(/This project has no environment yet/).waitFor();
+      await shot(page, "start-run-no-environment", width);
+      await start.getByRole("link", { name: "Environments page" }).click();
+      await page.getByRole("button", { name: "New environment" }).waitFor();
+      expect(new URL(page.url()).pathname).to.equal(`/projects/${projectId}/environments`);
+      await page.goBack();
+      await page.getByRole("heading", { name: projectName, level: 1 }).waitFor();
+
       // A second project of the same name (ignoring case) is refused at the Name field.
       await page.getByRole("button", { name: "Rename project" }).click();
       const rename = page.getByRole("dialog", { name: "Rename project" });

@@ -150,6 +150,31 @@ describe("console runs (end to end)", function () {
     expect((await client.getCredits({ projectId: poor.projectId })).balance).to.equal(2n);
   });
 
+  it("names a run of chosen test cases after the first chosen; the REST API keeps 'N test cases'", async () => {
+    const { testCases } = await owner.listTestCases({ projectId: projectId() });
+    const idOf = (name: string) => testCases.find((c) => c.name === name)?.id ?? "";
+    // The newer case first: the name follows the choice, not the cases' age.
+    const ids = [idOf("Second step fails"), idOf("Token check")];
+    const selection = { selection: { case: "testCaseIds" as const, value: { ids } } };
+
+    const preview = await owner.previewRun({ projectId: projectId(), selection });
+    expect(preview.defaultRunName).to.equal("Second step fails + 1 more");
+    const { run } = await owner.startRun({ projectId: projectId(), selection });
+    expect(run?.name).to.equal("Second step fails + 1 more");
+    const one = await owner.startRun({
+      projectId: projectId(),
+      selection: { selection: { case: "testCaseIds", value: { ids: [idOf("Token check")] } } },
+    });
+    expect(one.run?.name).to.equal("Token check");
+    const named = await owner.startRun({ projectId: projectId(), selection, name: "checkout smoke" });
+    expect(named.run?.name).to.equal("checkout smoke");
+
+    const viaRest = await acme.pipeline.start({ testCaseIds: ids });
+    expect(viaRest.name).to.equal("2 test cases");
+    for (const id of [run?.id, one.run?.id, named.run?.id, viaRest.id])
+      await acme.pipeline.finished(id ?? "");
+  });
+
   it("streams a run live: at once, on every change, ending with the finished run", async () => {
     const release = target.hold("/hold/one");
     // Started by the pipeline's key: the page names the key and its creator.

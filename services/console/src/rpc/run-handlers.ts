@@ -47,6 +47,24 @@ function selectionOf(selection: RunSelection | undefined) {
   }
 }
 
+const maxRunName = 200;
+/** A selection of test cases holds at most 500 (docs/rest-api.md), as ListTestCases reads at once. */
+const maxSelectedCases = 500;
+
+/**
+ * What the console names a run of chosen test cases when the member gives no name: after the first
+ * case, "Login" or "Login + 2 more", the first name cut (ending with "…") so the whole fits the run
+ * name's 200 characters. The REST API keeps "N test cases" (docs/rest-api.md); see docs/console.md.
+ */
+export function chosenCasesRunName(names: readonly string[]): string {
+  const [first = "", ...rest] = names;
+  const more = rest.length > 0 ? ` + ${rest.length} more` : "";
+  const room = maxRunName - more.length;
+  const characters = [...first];
+  const cut = characters.length <= room ? first : `${characters.slice(0, room - 1).join("")}…`;
+  return cut + more;
+}
+
 /** ConsoleService's runs methods: RunsService decides, with the signed-in member as actor. */
 export function runHandlers(
   deps: RunHandlerDeps,
@@ -93,6 +111,20 @@ export function runHandlers(
       startedByMemberName,
       startedByKeyName,
     });
+  };
+
+  /**
+   * The console's name for a run of these test cases, their names read in one call; empty when the
+   * selection is empty, past the 500 bound or names a case not found: RunsService.StartRun then
+   * refuses it, saying why, as for a named run.
+   */
+  const chosenCasesName = async (actor: Actor, projectId: string, ids: readonly string[]) => {
+    const distinct = [...new Set(ids)];
+    if (distinct.length === 0 || distinct.length > maxSelectedCases) return "";
+    const { testCases } = await relay(catalog.listTestCases({ actor, projectId, testCaseIds: distinct }));
+    const byId = new Map(testCases.map((c) => [c.id, c.name]));
+    const names = distinct.map((id) => byId.get(id));
+    return names.every((n) => n !== undefined) ? chosenCasesRunName(names) : "";
   };
 
   return {
@@ -179,18 +211,27 @@ export function runHandlers(
         testCount: resolved.testCases.length,
         balance,
         environment: resolved.environment,
-        defaultRunName: resolved.defaultRunName,
+        defaultRunName:
+          selection.case === "testCaseIds"
+            ? chosenCasesRunName(resolved.testCases.map((c) => c.name))
+            : resolved.defaultRunName,
       };
     },
 
     async startRun(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      const selection = selectionOf(req.selection);
+      const name =
+        req.name ||
+        (selection.case === "testCaseIds"
+          ? await chosenCasesName(actor, req.projectId, selection.value.ids)
+          : "");
       const request = {
         actor,
         projectId: req.projectId,
         ...(req.environmentId && { environment: req.environmentId }),
-        selection: selectionOf(req.selection),
-        ...(req.name && { name: req.name }),
+        selection,
+        ...(name && { name }),
       };
       try {
         return { run: (await runs.startRun(request)).run };

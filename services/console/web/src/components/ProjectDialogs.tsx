@@ -10,7 +10,7 @@ import { useNavigate } from "react-router";
 import { formErrors } from "../api";
 import { plural } from "../format";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
-import { FormField, useFocusOnError } from "./FormField";
+import { Field, useFocusOnError } from "./Field";
 
 const nameHint = "Unique in the organization (ignoring case), at most 200 characters.";
 const descriptionHint = "What it tests, for the people who open it. At most 2000 characters.";
@@ -32,7 +32,7 @@ function ProjectFields({
   const errors = formErrors(error, ["name", "description"]);
   return (
     <>
-      <FormField label="Name" hint={nameHint} error={errors.at("name")} required>
+      <Field label="Name" hint={nameHint} error={errors.at("name")} required>
         {(control) => (
           <input
             {...control}
@@ -43,8 +43,8 @@ function ProjectFields({
             onChange={(e) => setName(e.target.value)}
           />
         )}
-      </FormField>
-      <FormField label="Description" hint={descriptionHint} error={errors.at("description")}>
+      </Field>
+      <Field label="Description" hint={descriptionHint} error={errors.at("description")} optional>
         {(control) => (
           <textarea
             {...control}
@@ -54,7 +54,7 @@ function ProjectFields({
             onChange={(e) => setDescription(e.target.value)}
           />
         )}
-      </FormField>
+      </Field>
       {errors.other && <ErrorNotice error={error} />}
     </>
   );
@@ -197,7 +197,7 @@ export function DeleteProjectDialog({
     <Dialog title={`Delete ${project.name}?`} open={open} onClose={close}>
       <form className="stack" onSubmit={submit}>
         {open && <WhatGoes projectId={project.id} />}
-        <FormField
+        <Field
           label={`Type the project's name, ${project.name}, to confirm`}
           hint="This cannot be undone."
           required
@@ -213,7 +213,7 @@ export function DeleteProjectDialog({
               onChange={(e) => setTyped(e.target.value)}
             />
           )}
-        </FormField>
+        </Field>
         <ErrorNotice error={remove.error} />
         <DialogActions
           onCancel={close}

@@ -6,7 +6,7 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { ConsoleService, type RunSelectionSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useDeferredValue, useId, useState } from "react";
-import { useNavigate } from "react-router";
+import { Link, useNavigate } from "react-router";
 import { count, plural } from "../format";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
 import { Field, FieldSet } from "./Field";
@@ -120,8 +120,16 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
         <Field
           label="Environment"
           hint={
-            environments.data?.environments.length === 0 &&
-            "This project has no environment: an admin adds one with testrunctl."
+            // Only Editors and above see this dialog, and they may add environments.
+            environments.data?.environments.length === 0 && (
+              <>
+                This project has no environment yet: add one on the{" "}
+                <Link to={`/projects/${projectId}/environments`} onClick={close}>
+                  Environments page
+                </Link>
+                .
+              </>
+            )
           }
         >
           {(control) => (

@@ -9,7 +9,7 @@ import { type FormEvent, useRef, useState } from "react";
 import { formErrors, isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
-import { FormField, useFocusOnError } from "../components/FormField";
+import { Field, useFocusOnError } from "../components/Field";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { Time } from "../components/Time";
@@ -204,12 +204,7 @@ function EnvironmentDialog({
   return (
     <Dialog title={environment ? `Edit ${environment.name}` : "New environment"} open onClose={onClose}>
       <form ref={form} className="stack" onSubmit={submit} noValidate>
-        <FormField
-          label="Name"
-          hint="E.g. staging. At most 200 characters."
-          error={errors.at("name")}
-          required
-        >
+        <Field label="Name" hint="E.g. staging. At most 200 characters." error={errors.at("name")} required>
           {(control) => (
             <input
               {...control}
@@ -219,8 +214,8 @@ function EnvironmentDialog({
               onChange={(e) => setName(e.target.value)}
             />
           )}
-        </FormField>
-        <FormField
+        </Field>
+        <Field
           label="Base URL"
           hint={
             <>
@@ -243,7 +238,7 @@ function EnvironmentDialog({
               onChange={(e) => setBaseUrl(e.target.value)}
             />
           )}
-        </FormField>
+        </Field>
         <label className="checkbox-field">
           <input type="checkbox" checked={isDefault} onChange={(e) => setIsDefault(e.target.checked)} />
           <span>

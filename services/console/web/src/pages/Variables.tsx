@@ -10,8 +10,7 @@ import { Link } from "react-router";
 import { formErrors, isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
-import { Field } from "../components/Field";
-import { FormField, useFocusOnError } from "../components/FormField";
+import { Field, useFocusOnError } from "../components/Field";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
 import { plural } from "../format";
@@ -195,7 +194,7 @@ function CreateVariableDialog({
   return (
     <Dialog title="New variable" open onClose={onClose}>
       <form ref={form} className="stack" onSubmit={submit} autoComplete="off" noValidate>
-        <FormField
+        <Field
           label="Name"
           hint={
             <>
@@ -217,8 +216,8 @@ function CreateVariableDialog({
               onChange={(e) => setName(e.target.value)}
             />
           )}
-        </FormField>
-        <FormField label="Value" hint={valueHint} error={errors.at("value")} required>
+        </Field>
+        <Field label="Value" hint={valueHint} error={errors.at("value")} required>
           {(control) => (
             <input
               {...control}
@@ -230,7 +229,7 @@ function CreateVariableDialog({
               onChange={(e) => setValue(e.target.value)}
             />
           )}
-        </FormField>
+        </Field>
         {errors.other && <ErrorNotice error={create.error} />}
         <DialogActions
           onCancel={onClose}
