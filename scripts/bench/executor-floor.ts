@@ -85,6 +85,15 @@ async function execute(entryId: string, fields: Buffer[]): Promise<void> {
   await commands.call("XACK", testStream, executorGroup, entryId);
 }
 
+type Entries = [Buffer, Buffer[]][];
+
+/** The entries of the one stream read, whichever protocol version the connection speaks (as the executor's queue.ts). */
+function entriesOf(reply: [Buffer, Entries][] | [Buffer, Entries] | null): Entries {
+  if (!reply || reply.length === 0) return [];
+  if (Buffer.isBuffer(reply[0])) return (reply[1] as Entries | undefined) ?? [];
+  return (reply as [Buffer, Entries][])[0]?.[1] ?? [];
+}
+
 /** One of CONCURRENCY workers: reads one entry at a time on a connection of its own (a blocking read holds it). */
 async function worker(index: number): Promise<void> {
   const reader = new Redis(required("REDIS_URL"));
@@ -102,9 +111,8 @@ async function worker(index: number): Promise<void> {
         "STREAMS",
         testStream,
         ">",
-      )) as [Buffer, [Buffer, Buffer[]][]][] | null;
-      for (const [, entries] of reply ?? [])
-        for (const [id, fields] of entries) await execute(id.toString(), fields);
+      )) as [Buffer, Entries][] | [Buffer, Entries] | null;
+      for (const [id, fields] of entriesOf(reply)) await execute(id.toString(), fields);
     }
   } finally {
     reader.disconnect();
