@@ -101,9 +101,10 @@ export async function growthTable(options: GrowthOptions): Promise<void> {
     let bytes = 0;
     let done = false;
     while (!done) {
-      for await (const message of console_.watchRun({ projectId, runId })) {
+      // As the run page asks: the whole run first, then only what changed.
+      for await (const message of console_.watchRun({ projectId, runId, changes: true })) {
         bytes += toBinary(WatchRunResponseSchema, message).length;
-        if (message.run?.run?.finished) done = true;
+        if (message.run?.run?.finished || message.change?.finished) done = true;
       }
     }
     return bytes;
