@@ -40,7 +40,11 @@ await runService({
       events,
       reads,
       links,
-      { refreshMs: config.WATCH_REFRESH_MS, maxStreams: config.WATCH_MAX_STREAMS },
+      {
+        refreshMs: config.WATCH_REFRESH_MS,
+        readSpacingMs: config.WATCH_READ_SPACING_MS,
+        maxStreams: config.WATCH_MAX_STREAMS,
+      },
       logger,
     );
     // Open streams end once the drain is over (callers call again, elsewhere), rather than holding

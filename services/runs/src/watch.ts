@@ -14,6 +14,11 @@ import type { RunEvents } from "./run-events.js";
 export interface WatchOptions {
   /** How often a watched run is read again when no notice came. */
   refreshMs: number;
+  /**
+   * The shortest time between two reads of a run's changes: the changes that come meanwhile share
+   * the next read (and message), so a run that changes faster costs no more reads than this allows.
+   */
+  readSpacingMs: number;
   /** Streams this replica serves at once. */
   maxStreams: number;
 }
@@ -32,6 +37,8 @@ interface Change {
   since: number;
   run: RunRow;
   tests: TestRow[];
+  /** The change rendered, made by the first stream that sends it as is and shared by the others. */
+  rendered?: Run;
 }
 
 /**
@@ -45,6 +52,9 @@ class RunFeed {
   private loading: Promise<void> | undefined;
   private reading = false;
   private readAgain = false;
+  private lastReadAt = Number.NEGATIVE_INFINITY;
+  /** The next read, when a notice came sooner than `readSpacingMs` after the last one. */
+  private scheduled: NodeJS.Timeout | undefined;
   /** The whole run rendered, for the streams that send it; made once per version. */
   private rendered: { version: number; run: Run } | undefined;
   readonly listeners = new Set<(change: Change) => void>();
@@ -56,11 +66,11 @@ class RunFeed {
     private readonly reads: WatchReads,
     private readonly links: Links,
     events: RunEvents,
-    refreshMs: number,
+    private readonly options: WatchOptions,
     private readonly logger: Logger,
   ) {
     this.stopListening = events.listen(runId, () => void this.refresh());
-    this.timer = setInterval(() => void this.refresh(), refreshMs);
+    this.timer = setInterval(() => void this.refresh(), options.refreshMs);
   }
 
   /**
@@ -93,6 +103,7 @@ class RunFeed {
   close(): void {
     this.stopListening();
     clearInterval(this.timer);
+    clearTimeout(this.scheduled);
   }
 
   private async load(projectId: string): Promise<void> {
@@ -105,36 +116,44 @@ class RunFeed {
     };
   }
 
-  /** Reads what changed after the version held; notices during a read cause one more read after it. */
+  /**
+   * Reads what changed after the version held, at most once every `readSpacingMs`: notices during a
+   * read, or sooner after it, cause one more read when that time is up, not one each.
+   */
   private async refresh(): Promise<void> {
-    if (!this.state) return;
+    if (!this.state || this.scheduled) return;
     if (this.reading) {
       this.readAgain = true;
       return;
     }
+    const wait = this.lastReadAt + this.options.readSpacingMs - performance.now();
+    if (wait > 0) {
+      this.scheduled = setTimeout(() => {
+        this.scheduled = undefined;
+        void this.refresh();
+      }, wait);
+      return;
+    }
     this.reading = true;
+    this.readAgain = false;
+    this.lastReadAt = performance.now();
+    const since = versionOf(this.state.run);
     try {
-      do {
-        this.readAgain = false;
-        const since = versionOf(this.state.run);
-        let found: RunWithTests | undefined;
-        try {
-          found = await this.reads.getRunChanges(this.runId, since);
-        } catch (err) {
-          this.logger.warn(
-            { err, runId: this.runId },
-            "could not read a watched run; trying again at the next refresh",
-          );
-          return;
-        }
-        if (!found || versionOf(found.run) <= since) continue;
+      const found = await this.reads.getRunChanges(this.runId, since);
+      if (found && versionOf(found.run) > since) {
         this.apply(found);
-        const change = { since, run: found.run, tests: found.tests };
+        const change: Change = { since, run: found.run, tests: found.tests };
         for (const listener of this.listeners) listener(change);
-      } while (this.readAgain);
+      }
+    } catch (err) {
+      this.logger.warn(
+        { err, runId: this.runId },
+        "could not read a watched run; trying again at the next refresh",
+      );
     } finally {
       this.reading = false;
     }
+    if (this.readAgain) void this.refresh();
   }
 
   private apply(found: RunWithTests): void {
@@ -163,7 +182,8 @@ function merge(changes: Change[]): Change {
  * The WatchRun streams of this replica. The streams of one run share its feed (RunFeed): it reads
  * the whole run once, then, when a change notice names the run or `refreshMs` passed without one,
  * only what changed after the version it holds (store/reads.ts getRunChanges), once for all of
- * them; notices arriving while a read is in flight cause one more read after it, not one each.
+ * them; notices arriving while a read is in flight, or within `readSpacingMs` of the last read,
+ * cause one more read when that time is up, not one each.
  * A stream sends the whole run first, then what its mode asks for (runs.proto, WatchMode), never
  * twice for one version. It ends after the finished run, when its caller goes away, or at shutdown
  * (`close`), so that a rollout does not wait on open streams.
@@ -201,7 +221,7 @@ export class RunWatches {
 
     let feed = this.feeds.get(runId);
     if (!feed) {
-      feed = new RunFeed(runId, this.reads, this.links, this.events, this.options.refreshMs, this.logger);
+      feed = new RunFeed(runId, this.reads, this.links, this.events, this.options, this.logger);
       this.feeds.set(runId, feed);
     }
     const pending: Change[] = [];
@@ -230,15 +250,20 @@ export class RunWatches {
         if (signal.aborted || this.closed) return;
         const news = pending.splice(0).filter((change) => versionOf(change.run) > version);
         if (news.length === 0) continue;
-        const change = merge(news);
+        const change = news.length === 1 ? (news[0] as Change) : merge(news);
         const finished = isFinished(change.run);
         if (mode === WatchMode.CHANGES && change.since <= version) {
-          // Only the tests changed after what this stream sent (a change may start before it).
-          const tests = change.tests.filter((test) => versionOf(test) > version);
-          yield create(WatchRunResponseSchema, {
-            change: renderRun(change.run, tests, this.links),
-            sinceVersion: BigInt(version),
-          });
+          // Only the tests changed after what this stream sent (a change may start before it); the
+          // usual case, a change from the version sent, is rendered once for all streams.
+          let rendered: Run;
+          if (change.since === version) {
+            change.rendered ??= renderRun(change.run, change.tests, this.links);
+            rendered = change.rendered;
+          } else {
+            const tests = change.tests.filter((test) => versionOf(test) > version);
+            rendered = renderRun(change.run, tests, this.links);
+          }
+          yield create(WatchRunResponseSchema, { change: rendered, sinceVersion: BigInt(version) });
           version = versionOf(change.run);
           if (finished) return;
         } else if (mode !== WatchMode.FINISH || finished) {

@@ -352,7 +352,7 @@ describe("runs service: WatchRun", () => {
         },
         new Links("https://app.testrun.example"),
         // No refresh during the test: every read is a change's.
-        { refreshMs: 600_000, maxStreams: 100 },
+        { refreshMs: 600_000, readSpacingMs: 100, maxStreams: 100 },
         logger,
       );
       const abort = new AbortController();
