@@ -643,7 +643,8 @@ export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
 
 /**
  * One message of WatchRun: `run` (the first message, and every message of WATCH_MODE_UNSPECIFIED
- * and WATCH_MODE_FINISH) or `change` (the later messages of WATCH_MODE_CHANGES).
+ * and WATCH_MODE_FINISH) or `change` (the later messages of WATCH_MODE_CHANGES). A `run` replaces
+ * the caller's copy whenever it comes, in any mode.
  *
  * @generated from message testrun.runs.v1.WatchRunResponse
  */
