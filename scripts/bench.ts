@@ -12,6 +12,8 @@
 // 3. starts: POST /v1/runs (the same 2 tests) through the gateway and on the start floor, at 50
 //    connections. The executor is stopped first: started tests then wait in the stream, and the
 //    figure is the starts' alone, not shared with executing tests on the same cores.
+// Between 2 and 3, the growth table (bench/growth.ts): runs of several sizes with 0, 5 and 20
+// watchers, and the executor's floor (which stops the executor).
 // Then every process's resident memory. Each load is preceded by a short warm-up at the same
 // concurrency, outside the figures.
 //
@@ -19,6 +21,10 @@
 // --cpu-prof, stops after the reads (so the profiles are of the read load, plus start-up and
 // seeding) and prints the 10 functions of each with the most self time; PROFILE=starts does the
 // same for the start load alone. The .cpuprofile files stay in bench-profiles/.
+//
+// BENCH_ONLY=growth runs the growth table alone (with PROFILE=growth: the runs, gateway and console
+// services profiled under it); BENCH_GROWTH_SIZES (default 20,100,500) and BENCH_GROWTH_WATCHERS
+// (default 0,5,20) choose its rows.
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, totalmem } from "node:os";
@@ -33,6 +39,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
+import { growthTable } from "./bench/growth.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { MemoryLimits } from "./bench/memory-limit.js";
 import { seedDemo } from "./demo/seed.js";
@@ -42,9 +49,14 @@ const connections = 50;
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const warmupSeconds = 2;
 const executorTests = 200;
-/** PROFILE=1 (or reads) profiles the read loads, PROFILE=starts the start load. */
+/** PROFILE=1 (or reads) profiles the read loads, PROFILE=starts the start load, PROFILE=growth the growth table. */
 const profile = process.env.PROFILE === "1" ? "reads" : process.env.PROFILE || undefined;
-const profiled = ["gateway", "runs", "catalog", "billing"];
+/** BENCH_ONLY=growth: the growth table alone. */
+const only = process.env.BENCH_ONLY || (profile === "growth" ? "growth" : undefined);
+const profiled =
+  profile === "growth" ? ["gateway", "runs", "console"] : ["gateway", "runs", "catalog", "billing"];
+const numbers = (value: string | undefined, fallback: number[]) =>
+  value ? value.split(",").map((n) => Number(n.trim())) : fallback;
 const profileDir = join(repoRoot, "bench-profiles");
 const launcher = join(repoRoot, "services/kit/dist/launch.js");
 /** BENCH_MEMORY_LIMIT_MIB: every service under that memory limit, as in a pod (bench/memory-limit.ts). */
@@ -80,7 +92,7 @@ try {
     ports: "free",
     keepOutput: false,
     // The figures are the system's, not the per-key rate limit's.
-    extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", NODE_ENV: "production" },
+    extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", WAITS_PER_KEY: "100", NODE_ENV: "production" },
     launch: (service) => {
       const args = [
         ...(profile && profiled.includes(service)
@@ -111,7 +123,7 @@ try {
   const idle = new Map([...processes].map(([name, child]) => [name, rssMiB(child.process.pid)]));
 
   const gateway = system.gatewayUrl;
-  const { projectId, secret } = await seedDemo(system.env, system.demoTargetUrl);
+  const { projectId, secret, ownerMemberId } = await seedDemo(system.env, system.demoTargetUrl);
   const ctx = createCliContext(system.env);
   await grantCredits(ctx, { projectId, amount: 10_000_000, reason: "benchmark" });
   const parse = (tag: string, count: number) => parseTestCaseFile(yamlOf(tag, count), `${tag}.yaml`);
@@ -181,7 +193,7 @@ try {
   await call(`${gateway}/v1/environments`);
 
   // 1. Reads.
-  if (profile !== "starts") {
+  if (!only && profile !== "starts") {
     const readRun = await startRun(pairBody);
     await finish(String(readRun.id));
     const runPath = `/v1/runs/${readRun.id}`;
@@ -197,7 +209,7 @@ try {
 
   // 2. The executor.
   let executorLine = "";
-  if (!profile) {
+  if (!profile && !only) {
     const big = await startRun(JSON.stringify({ tags: ["many"] }));
     const began = performance.now();
     const before = new Map([...pids].map(([n, pid]) => [n, cpuMs(pid)]));
@@ -212,11 +224,26 @@ try {
       `CPU time per test: ${perTest}`;
   }
 
-  // 3. Starts, with the executor stopped.
+  // The growth table; it stops the executor for its floor.
   const after = new Map<string, number>();
-  if (profile !== "reads") {
-    const executor = processes.get("executor");
+  const executor = processes.get("executor");
+  if (only === "growth" || !profile) {
     after.set("executor", rssMiB(executor?.process.pid));
+    await growthTable({
+      system,
+      databaseUrl,
+      redisUrl,
+      projectId,
+      ownerMemberId,
+      secret,
+      sizes: numbers(process.env.BENCH_GROWTH_SIZES, [20, 100, 500]),
+      watchers: numbers(process.env.BENCH_GROWTH_WATCHERS, [0, 5, 20]),
+    });
+  }
+
+  // 3. Starts, with the executor stopped.
+  if (!only && profile !== "reads" && profile !== "growth") {
+    if (!after.has("executor")) after.set("executor", rssMiB(executor?.process.pid));
     await executor?.stop();
     await measure("start floor: POST /v1/runs (2 tests)", `${floor.url}/v1/runs`, { body: pairBody });
     await measure("gateway POST /v1/runs (2 tests)", `${gateway}/v1/runs`, {
@@ -226,32 +253,34 @@ try {
   }
   for (const [name, child] of processes) if (!after.has(name)) after.set(name, rssMiB(child.process.pid));
 
-  const ms = (value: number) => `${value.toFixed(0)} ms`;
-  console.log("| load | req/s | p50 | p99 | of the floor's req/s | p99 / floor's | failed |");
-  console.log("| --- | --- | --- | --- | --- | --- | --- |");
-  for (const { name, result, floor: floorName } of figures) {
-    const base = figures.find((f) => f.name === floorName)?.result;
-    const ratio = base ? `${((result.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(0)}%` : "";
-    const p99Ratio = base ? `${(result.p99 / base.p99).toFixed(1)}×` : "";
-    console.log(
-      `| ${name} | ${result.requestsPerSecond.toFixed(0)} | ${ms(result.p50)} | ${ms(result.p99)} | ${ratio} | ${p99Ratio} | ${result.failed} |`,
-    );
-  }
   const names = [...processes.keys()];
-  const cpuNames = [...pids.keys()];
-  const perProcess = (title: string, pick: (figure: Figure) => Map<string, number>, digits: number) => {
-    console.log(`\n${title}:\n\n| load | ${cpuNames.join(" | ")} |`);
-    console.log(`| --- |${" --- |".repeat(cpuNames.length)}`);
-    for (const figure of figures) {
-      const cells = cpuNames.map((n) => {
-        const value = pick(figure).get(n) ?? Number.NaN;
-        return Number.isNaN(value) ? "" : value.toFixed(digits);
-      });
-      console.log(`| ${figure.name} | ${cells.join(" | ")} |`);
+  if (figures.length > 0) {
+    const ms = (value: number) => `${value.toFixed(0)} ms`;
+    console.log("| load | req/s | p50 | p99 | of the floor's req/s | p99 / floor's | failed |");
+    console.log("| --- | --- | --- | --- | --- | --- | --- |");
+    for (const { name, result, floor: floorName } of figures) {
+      const base = figures.find((f) => f.name === floorName)?.result;
+      const ratio = base ? `${((result.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(0)}%` : "";
+      const p99Ratio = base ? `${(result.p99 / base.p99).toFixed(1)}×` : "";
+      console.log(
+        `| ${name} | ${result.requestsPerSecond.toFixed(0)} | ${ms(result.p50)} | ${ms(result.p99)} | ${ratio} | ${p99Ratio} | ${result.failed} |`,
+      );
     }
-  };
-  perProcess("CPU time per request (ms), by process", (f) => f.cpuPerRequest, 2);
-  perProcess("Write system calls per request, by process", (f) => f.writesPerRequest, 1);
+    const cpuNames = [...pids.keys()];
+    const perProcess = (title: string, pick: (figure: Figure) => Map<string, number>, digits: number) => {
+      console.log(`\n${title}:\n\n| load | ${cpuNames.join(" | ")} |`);
+      console.log(`| --- |${" --- |".repeat(cpuNames.length)}`);
+      for (const figure of figures) {
+        const cells = cpuNames.map((n) => {
+          const value = pick(figure).get(n) ?? Number.NaN;
+          return Number.isNaN(value) ? "" : value.toFixed(digits);
+        });
+        console.log(`| ${figure.name} | ${cells.join(" | ")} |`);
+      }
+    };
+    perProcess("CPU time per request (ms), by process", (f) => f.cpuPerRequest, 2);
+    perProcess("Write system calls per request, by process", (f) => f.writesPerRequest, 1);
+  }
   if (executorLine) console.log(`\n${executorLine}`);
   console.log(
     `\nLoad average after the loads: ${loadAverage()} (other work on the machine skews every figure).`,

@@ -134,7 +134,7 @@ describe("console runs (end to end)", function () {
     expect((await owner.getCredits({ projectId: projectId() })).balance).to.equal(before - 1n);
   });
 
-  it("refuses a start the balance cannot pay, with required and available, and starts nothing", async () => {
+  it("refuses a start the balance cannot pay (with required and available) or of more than 500 tests, and starts nothing", async () => {
     const poor = await newProject(system, "Poor runs", { credits: 2 });
     await addCases(system, poor.projectId, cases);
     const client = consoleClient(system, await signIn(system, poor.ownerId));
@@ -148,6 +148,19 @@ describe("console runs (end to end)", function () {
     expect([short?.required, short?.available]).to.deep.equal([3n, 2n]);
     expect((await client.listRuns({ projectId: poor.projectId })).runs).to.deep.equal([]);
     expect((await client.getCredits({ projectId: poor.projectId })).balance).to.equal(2n);
+
+    // A run holds at most 500 tests: the preview and the start say so, and nothing starts.
+    const ids = Array.from({ length: 501 }, (_, i) => `tc_${String(i).padStart(26, "0")}`);
+    const tooMany = { selection: { case: "testCaseIds" as const, value: { ids } } };
+    for (const call of [
+      client.previewRun({ projectId: poor.projectId, selection: tooMany }),
+      client.startRun({ projectId: poor.projectId, selection: tooMany }),
+    ]) {
+      const refused = await refusal(call);
+      expect(refused.code).to.equal(Code.InvalidArgument);
+      expect(refused.rawMessage).to.match(/at most 500/);
+    }
+    expect((await client.listRuns({ projectId: poor.projectId })).runs).to.deep.equal([]);
   });
 
   it("names a run of chosen test cases after the first chosen; the REST API keeps 'N test cases'", async () => {

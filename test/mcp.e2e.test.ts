@@ -308,6 +308,16 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
       expect(none.isError).to.equal(true);
       expect(none.json).to.include({ status: 400, code: "invalid_request" });
       expect(none.json.error).to.match(/testPlan/);
+      // A run holds at most 500 tests: the tool's input says so before the API is called.
+      const testCaseIds = Array.from({ length: 501 }, (_, i) => `tc_${String(i).padStart(26, "0")}`);
+      const tooMany = (await client.callTool({
+        name: "start_run",
+        arguments: { testCaseIds },
+      })) as CallToolResult;
+      expect(tooMany.isError).to.equal(true);
+      expect(JSON.stringify(tooMany.content))
+        .to.match(/testCaseIds/)
+        .and.to.match(/500/);
 
       expect(await call(client, "get_run", { runId: "run_00000000000000000000000000" })).to.deep.include({
         isError: true,

@@ -149,6 +149,14 @@ describe("testrun with long-poll, cancel, rerun and Idempotency-Key", function (
     expect((await pipeline.getRun(runIdOf(all.stdout))).totalTests).to.equal(2);
   });
 
+  it("refuses a run beyond 500 tests with exit code 4 and the API's 400 naming the limit", async () => {
+    const ids = Array.from({ length: 501 }, (_, i) => `tc_${String(i).padStart(26, "0")}`);
+    const refused = await runCli(["run", "--cases", ids.join(",")], env);
+    expect(refused.code, refused.stdout + refused.stderr).to.equal(4);
+    expect(refused.stderr).to.contain("(HTTP 400");
+    expect(refused.stderr).to.contain("at most 500");
+  });
+
   it("repeats a start that got no answer with the same Idempotency-Key: one run, the replay said", async () => {
     const proxy = await GatewayProxy.start(system.gatewayUrl);
     let dropped = false;

@@ -37,6 +37,12 @@ export const configSchema = baseConfigSchema.extend({
   ACCESS_CACHE_MS: z.coerce.number().int().min(0).default(30_000),
   /** A watched run is read again this often even without a change notice (one may be lost). */
   WATCH_REFRESH_MS: ms(5_000),
+  /**
+   * The shortest time between two reads of one watched run's changes on a replica: the changes
+   * that come sooner share the next read and message (so a run's watchers cost at most 1000/this
+   * reads a second, however fast it changes); 0 reads on every notice.
+   */
+  WATCH_READ_SPACING_MS: z.coerce.number().int().min(0).max(5_000).default(100),
   /** WatchRun streams one replica serves at once; beyond, RESOURCE_EXHAUSTED. */
   WATCH_MAX_STREAMS: z.coerce.number().int().min(1).default(1_000),
 });

@@ -34,9 +34,17 @@ await runService({
     const dispatcher = new Dispatcher(redis, new PublicationStore(orm), logger);
     const events = new RunEvents(redis, logger);
     const access = new AccessCache(catalog, redis, logger, { ttlMs: config.ACCESS_CACHE_MS });
+    const reads = new RunReads(orm);
+    const links = new Links(config.APP_URL);
     const watches = new RunWatches(
       events,
-      { refreshMs: config.WATCH_REFRESH_MS, maxStreams: config.WATCH_MAX_STREAMS },
+      reads,
+      links,
+      {
+        refreshMs: config.WATCH_REFRESH_MS,
+        readSpacingMs: config.WATCH_READ_SPACING_MS,
+        maxStreams: config.WATCH_MAX_STREAMS,
+      },
       logger,
     );
     // Open streams end once the drain is over (callers call again, elsewhere), rather than holding
@@ -64,7 +72,7 @@ await runService({
     onShutdown(() => reconciler.stop(), "stopping the reconciler");
     const impl = runsService({
       starts,
-      reads: new RunReads(orm),
+      reads,
       leases: new LeaseStore(orm, {
         leaseMs: config.LEASE_MS,
         maxAttempts: config.MAX_ATTEMPTS,
@@ -78,7 +86,7 @@ await runService({
       billing,
       credits,
       dispatcher,
-      links: new Links(config.APP_URL),
+      links,
       logger,
       maxAttempts: config.MAX_ATTEMPTS,
       variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),

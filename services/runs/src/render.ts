@@ -98,5 +98,6 @@ export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Link
     tests: (tests ?? []).map((test) => renderTest(test, row.project_id, links)),
     startedByKeyId: row.started_by_key_id ?? undefined,
     startedByMemberId: row.started_by_member_id ?? undefined,
+    version: BigInt(row.version),
   });
 }

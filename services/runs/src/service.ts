@@ -142,8 +142,8 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     async *watchRun(req, context) {
       try {
         await authorize(req.actor, req.projectId, Permission.READ);
-        const read = () => readRun(req.projectId, req.runId);
-        for await (const run of watches.watch(req.runId, read, context.signal)) yield { run };
+        if (!req.runId) throw notFound();
+        yield* watches.watch(req.projectId, req.runId, req.mode, context.signal);
       } catch (error) {
         // A stream's errors pass the call-logging interceptor by (it returns when the stream
         // opens), so what it does for other calls is done here: no driver message reaches a caller.

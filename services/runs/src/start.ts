@@ -25,6 +25,13 @@ const startedBy = (actor: Actor) => {
 };
 
 /**
+ * The most tests one run holds (docs/runs.md, "Bounded work per run"), chosen from `make bench`'s
+ * growth table: watching costs per change since runs carry versions, but a run's first read, its
+ * start and each completion's tally still grow with its size.
+ */
+export const maxTestsPerRun = 500;
+
+/**
  * StartRun. The order makes every crash recoverable: the run and its tests are stored first,
  * hidden as `pending`; then billing charges (idempotent by run id); then the run becomes
  * `charged` (visible) and its tests are published. A failure after the charge undoes the start
@@ -57,6 +64,12 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   const environment = resolved.environment;
   if (!environment || resolved.testCases.length === 0)
     throw new ConnectError("the catalog resolved no environment or no test case", Code.Internal);
+  // Every selection stops at this bound in the catalog already (tags, ids, a plan's cases); a run
+  // beyond it is never stored, whatever resolved it.
+  if (resolved.testCases.length > maxTestsPerRun)
+    throw invalid(
+      `a run holds at most ${maxTestsPerRun} tests; the selection has ${resolved.testCases.length}`,
+    );
 
   const run: NewRun = {
     id: newId("run"),

@@ -1,15 +1,45 @@
+import { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   RunStatus,
   RunsService,
+  type TestResult,
   TestStatus,
+  WatchMode,
   type WatchRunResponse,
+  WatchRunResponseSchema,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { serviceClient } from "@testrun/kit";
+import { type Orm, openDatabase, serviceClient } from "@testrun/kit";
 import { eventually, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { apiKey, operator, rejects } from "../../catalog/test/harness.js";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { apiKey, httpStep, operator, rejects } from "../../catalog/test/harness.js";
+import { database } from "../src/db/index.js";
+import { Links } from "../src/render.js";
+import { RunEvents } from "../src/run-events.js";
+import { RunReads } from "../src/store/reads.js";
+import { RunWatches } from "../src/watch.js";
 import { lease, type Project, type Runs, type Stack, seedProject, startStack } from "./harness.js";
+
+/** Every message of a WatchRun stream in `mode`, one at a time; `cancel()` is the caller going away. */
+function watchMessages(
+  client: Runs,
+  request: { actor: Project["key"]; projectId: string; runId: string },
+  mode: WatchMode,
+) {
+  const abort = new AbortController();
+  const messages = client
+    .watchRun({ ...request, mode }, { signal: abort.signal, timeoutMs: 0 })
+    [Symbol.asyncIterator]();
+  return {
+    async next(): Promise<WatchRunResponse | undefined> {
+      const { value, done } = await messages.next();
+      return done ? undefined : (value as WatchRunResponse);
+    },
+    cancel: () => abort.abort(),
+  };
+}
 
 /** A WatchRun stream read one message at a time; `cancel()` is the caller going away. */
 function watch(client: Runs, request: { actor: Project["key"]; projectId: string; runId: string }) {
@@ -237,5 +267,179 @@ describe("runs service: WatchRun", () => {
     const [exitCode, end] = await Promise.all([leaving.stop("SIGTERM"), stream.next()]);
     expect(end).to.equal(undefined);
     expect(exitCode).to.equal(0);
+  });
+
+  describe("changes only", () => {
+    /** A run of `count` test cases created for it (named alike, so that only their number differs). */
+    const startOf = async (count: number) => {
+      const { catalog } = stack.catalog;
+      const cases: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const { testCase } = await catalog.createTestCase({
+          actor: operator(),
+          projectId: project.projectId,
+          name: `case ${String(i).padStart(3, "0")}`,
+          tags: [],
+          enabled: true,
+          steps: [httpStep("/health")],
+        });
+        cases.push(testCase?.id ?? "");
+      }
+      await stack.billing.grantCredits({
+        actor: operator(),
+        projectId: project.projectId,
+        amount: BigInt(count),
+        reason: "test grant",
+        idempotencyKey: `grant-${project.projectId}-${count}`,
+      });
+      const { run } = await stack.runs.startRun({
+        actor: project.key,
+        projectId: project.projectId,
+        selection: { case: "testCaseIds", value: { ids: cases } },
+        name: "watched",
+      });
+      return run;
+    };
+
+    it("WATCH_MODE_CHANGES sends the run once, then only what changed: a change's size does not grow with the run's", async () => {
+      const small = await startOf(1);
+      const large = await startOf(40);
+      /** The message a claim of the run's first test brings, after the whole run. */
+      const claimed = async (run: typeof small) => {
+        const stream = watchMessages(stack.runs, ids(run?.id ?? ""), WatchMode.CHANGES);
+        try {
+          const first = await stream.next();
+          expect(first?.run?.tests).to.have.length(run?.tests.length ?? -1);
+          await claim(run?.tests[0]?.id ?? "");
+          const next = await stream.next();
+          return { first, next };
+        } finally {
+          stream.cancel();
+        }
+      };
+      const [a, b] = [await claimed(small), await claimed(large)];
+      for (const { first, next } of [a, b]) {
+        expect(next?.run).to.equal(undefined);
+        // Only the test that changed, whole, and the run's own fields as they are now.
+        expect(next?.change?.tests.map((t) => [t.status, t.attempt])).to.deep.equal([
+          [TestStatus.RUNNING, 1],
+        ]);
+        expect(next?.change?.status).to.equal(RunStatus.RUNNING);
+        expect(next?.sinceVersion).to.equal(first?.run?.version);
+        expect(Number(next?.change?.version)).to.be.greaterThan(Number(first?.run?.version));
+      }
+      const size = (message: WatchRunResponse | undefined) =>
+        message ? toBinary(WatchRunResponseSchema, message).length : Number.NaN;
+      // The whole runs differ by 39 tests; their changes only by what varint timestamps may take.
+      expect(size(b.first) - size(a.first)).to.be.greaterThan(39 * 100);
+      expect(Math.abs(size(b.next) - size(a.next))).to.be.lessThan(8);
+    });
+
+    it("WATCH_MODE_FINISH sends the run, then nothing until the finished run (the REST long-poll)", async () => {
+      const run = await startOf(2);
+      const stream = watchMessages(stack.runs, ids(run?.id ?? ""), WatchMode.FINISH);
+      try {
+        expect((await stream.next())?.run?.finished).to.equal(false);
+        const [first, second] = [run?.tests[0]?.id ?? "", run?.tests[1]?.id ?? ""];
+        const a = await claim(first);
+        const b = await claim(second);
+        await stack.executor.completeTest({
+          ...lease(a),
+          status: TestStatus.PASSED,
+          summary: "",
+          durationMs: 3n,
+        });
+        await stack.executor.completeTest({
+          ...lease(b),
+          status: TestStatus.FAILED,
+          summary: "no",
+          durationMs: 4n,
+        });
+        // Four changes, one message: the finished run, whole.
+        const finished = await stream.next();
+        expect(finished?.run?.status).to.equal(RunStatus.FAILED);
+        expect(finished?.run?.tests.map((t) => t.status)).to.deep.equal([
+          TestStatus.PASSED,
+          TestStatus.FAILED,
+        ]);
+        expect(await stream.next()).to.equal(undefined);
+      } finally {
+        stream.cancel();
+      }
+    });
+
+    it("the watchers of one run on one replica share one read per change", async () => {
+      // RunWatches in this process, on the stack's database and Redis, counting the reads it makes:
+      // the changes are the runs service's, announced through Redis as ever.
+      const orm: Orm = await openDatabase(String(stack.env.DATABASE_URL), database, 2);
+      const redis = new Redis(String(stack.env.REDIS_URL));
+      const logger = pino({ level: "silent" });
+      const events = new RunEvents(redis, logger);
+      const reads = new RunReads(orm);
+      const counted = { whole: 0, changes: 0 };
+      const watches = new RunWatches(
+        events,
+        {
+          getRun: (projectId, runId) => {
+            counted.whole++;
+            return reads.getRun(projectId, runId);
+          },
+          getRunChanges: (runId, version) => {
+            counted.changes++;
+            return reads.getRunChanges(runId, version);
+          },
+        },
+        new Links("https://app.testrun.example"),
+        // No refresh during the test: every read is a change's.
+        { refreshMs: 600_000, readSpacingMs: 100, maxStreams: 100 },
+        logger,
+      );
+      const abort = new AbortController();
+      try {
+        const run = await startOf(3);
+        const runId = run?.id ?? "";
+        const streams = Array.from({ length: 6 }, (_, i) =>
+          watches.watch(
+            project.projectId,
+            runId,
+            i % 2 ? WatchMode.CHANGES : WatchMode.UNSPECIFIED,
+            abort.signal,
+          ),
+        );
+        const firsts = await Promise.all(streams.map((stream) => stream.next()));
+        expect(firsts.every(({ value }) => value?.run?.id === runId)).to.equal(true);
+        expect(counted.whole).to.equal(1);
+        // Each change, one at a time: every stream gets it, from one read.
+        for (const test of run?.tests ?? []) {
+          const assignment = await claim(test.id);
+          const got = await Promise.all(streams.map((stream) => stream.next()));
+          expect(
+            got.map(
+              ({ value }) =>
+                (value?.change ?? value?.run)?.tests.find((t: TestResult) => t.id === test.id)?.status,
+            ),
+          ).to.deep.equal(Array(6).fill(TestStatus.RUNNING));
+          await stack.executor.completeTest({
+            ...lease(assignment),
+            status: TestStatus.PASSED,
+            summary: "",
+            durationMs: 1n,
+          });
+          await Promise.all(streams.map((stream) => stream.next()));
+        }
+        // Six changes seen by six streams: six reads (not thirty-six), and the whole run read once.
+        // (At most two more: the notices' subscription, once made, reads what it may have missed.)
+        expect(counted.changes).to.be.within(6, 8);
+        expect(counted.whole).to.equal(1);
+        const ends = await Promise.all(streams.map((stream) => stream.next()));
+        expect(ends.every(({ done }) => done)).to.equal(true);
+      } finally {
+        abort.abort();
+        watches.close();
+        events.close();
+        redis.disconnect();
+        await orm.close();
+      }
+    });
   });
 });

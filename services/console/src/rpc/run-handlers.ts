@@ -9,7 +9,12 @@ import {
   type RunSelection,
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { type Run, RunStartedSchema, type RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import {
+  type Run,
+  RunStartedSchema,
+  type RunsService,
+  WatchMode,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { digestOf } from "../auth/credentials.js";
 import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { nameOrNothing, relay, relayed } from "./relay.js";
@@ -158,11 +163,21 @@ export function runHandlers(
       let names: Omit<RunDetails, "run"> | undefined;
       try {
         const stream = runs.watchRun(
-          { actor, projectId: req.projectId, runId: req.runId },
+          {
+            actor,
+            projectId: req.projectId,
+            runId: req.runId,
+            // A page that applies changes gets only what changed after the first message.
+            mode: req.changes ? WatchMode.CHANGES : WatchMode.UNSPECIFIED,
+          },
           // No deadline of its own: the stream lasts as long as the window (or the run).
           { signal: window, timeoutMs: 0 },
         );
-        for await (const { run } of stream) {
+        for await (const { run, change, sinceVersion } of stream) {
+          if (change) {
+            yield { change, sinceVersion };
+            continue;
+          }
           if (!run) continue;
           names ??= await detailsOf(actor, run);
           yield { run: { ...names, run } };

@@ -1,6 +1,8 @@
 // Follows a run live with ConsoleService.WatchRun (server streaming over Connect, not polling).
 // The console ends a stream after a window even while the run goes on: the page then calls again
-// at once. A stream that breaks is called again with backoff (1, 2, 4… up to 30 s), and the page
+// at once. After the first message (the whole run) it receives only what changed, and applies it
+// (run-changes.ts); when a change does not apply to the run it shows, it calls again for the whole
+// run. A stream that breaks is called again with backoff (1, 2, 4… up to 30 s), and the page
 // says it is reconnecting. It stops when the run is finished, or on an answer such as NOT_FOUND.
 // A stream refused for capacity (RESOURCE_EXHAUSTED: the session, the project or the runs service
 // follows as many runs live as it may, docs/security.md "Resource limits") is not retried at once:
@@ -12,6 +14,7 @@ import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1
 import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useCallback, useEffect, useState } from "react";
 import { errorOf, goToSignIn } from "./api";
+import { applyWatchMessage } from "./run-changes";
 
 export interface RunWatch {
   /** The run as last received; undefined until the first message. */
@@ -84,16 +87,23 @@ export function useRunWatch(projectId: string, runId: string, enabled = true) {
     setWatch({ reconnecting: false });
     let finished = false;
     let failures = 0;
+    /** The run as last shown, which the next change applies to. */
+    let shown: RunDetails | undefined;
     void (async () => {
       while (!abort.signal.aborted && !finished) {
         let received = 0;
         try {
-          for await (const { run } of client.watchRun({ projectId, runId }, { signal: abort.signal })) {
-            if (!run) continue;
+          const stream = client.watchRun({ projectId, runId, changes: true }, { signal: abort.signal });
+          for await (const message of stream) {
+            const next = applyWatchMessage(shown, message);
+            // A change missed: call again at once, the new stream's first message is the whole run.
+            if (next === "resync") break;
+            if (!next || next === shown) continue;
+            shown = next;
             received++;
             failures = 0;
-            finished = run.run?.finished ?? false;
-            setWatch({ details: run, reconnecting: false });
+            finished = next.run?.finished ?? false;
+            setWatch({ details: next, reconnecting: false });
           }
           // The window closed with news in it: call again at once. A stream that ended with nothing
           // counts as a failure, so a misbehaving server is not called in a tight loop.

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type Run, WatchMode } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callOptions, type GatewayContext } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { type actorOf, rpc, type V1Deps } from "./deps.js";
@@ -17,7 +17,9 @@ const busyRetrySeconds = 1;
 /**
  * GET /v1/runs/{id}?wait=S: follows the run with RunsService.WatchRun (no polling here) and answers
  * as soon as it is finished, or after S seconds with the run as it is then; also at once when the
- * gateway shuts down. The key, and its project, hold one of their bounded wait slots meanwhile
+ * gateway shuts down. The stream is asked for the finished run only (WATCH_MODE_FINISH): a wait
+ * costs nothing per change of its run, and the run is read once more only when the wait ends
+ * before the finish. The key, and its project, hold one of their bounded wait slots meanwhile
  * (waits.ts).
  */
 export async function waitForRun(
@@ -64,25 +66,25 @@ async function follow(
   if (deps.stopping?.aborted) end();
 
   let last: Run | undefined;
-  let followed = false;
   try {
     await rpc(ctx, async () => {
       try {
-        const stream = deps.runs.watchRun(request, {
-          ...callOptions(ctx),
-          signal: ended.signal,
-          timeoutMs: seconds * 1000 + 5_000,
-        });
+        const stream = deps.runs.watchRun(
+          { ...request, mode: WatchMode.FINISH },
+          {
+            ...callOptions(ctx),
+            signal: ended.signal,
+            timeoutMs: seconds * 1000 + 5_000,
+          },
+        );
         for await (const message of stream) {
           if (message.run) last = message.run;
           if (last?.finished) break;
         }
-        followed = last !== undefined;
       } catch (error) {
         // Before the first message a failure is the answer (404, say); after it, or once the
         // wait ended, the run is read once more below.
         if (!last && !ended.signal.aborted) throw error;
-        followed = ended.signal.aborted && last !== undefined;
       }
     });
   } finally {
@@ -90,8 +92,9 @@ async function follow(
     ctx.res.off("close", end);
     deps.stopping?.removeEventListener("abort", end);
   }
-  if (followed && (last?.finished || ended.signal.aborted)) return last;
-  // The stream ended before the run finished and before the wait did (its runs replica stopping,
-  // say), or the wait ended before its first message: the run as it is now.
+  if (last?.finished) return last;
+  // The wait ended before the finish (the stream's first message is the run as it was when the
+  // wait began), or the stream ended before either (its runs replica stopping, say): the run as it
+  // is now.
   return (await rpc(ctx, () => deps.runs.getRun(request, callOptions(ctx)))).run;
 }

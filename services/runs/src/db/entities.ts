@@ -68,6 +68,12 @@ export const Run = defineEntity({
     startedByKeyId: p.text().nullable(),
     /** The console member, or the key's creator, it was started for; null when an operator started it. */
     startedByMemberId: p.text().nullable(),
+    /**
+     * Advanced by every visible change of one of its tests (and so of its counts and status), in
+     * the changing statement itself: the trigger `runs.advance_run_version` of the migration
+     * Migration20261125000000_run_version. WatchRun reads only the tests changed after a version.
+     */
+    version: p.bigint("number").default(0),
   },
   indexes: [
     // ListRuns (GET /v1/runs): a project's runs newest first, at most 100 (the btree is read backwards).
@@ -159,6 +165,8 @@ export const TestResult = defineEntity({
     refundable: p.boolean().default(false),
     /** Why the service skipped it (not set when an executor reported SKIPPED). */
     skipReason: p.enum(SKIP_REASONS).nullable(),
+    /** Its run's version as of the test's last visible change (set by the same trigger). */
+    version: p.bigint("number").default(0),
   },
   uniques: [
     // A run's tests in order (GetRun) and the tally of a run's outcomes: both by run_id.

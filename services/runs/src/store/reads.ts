@@ -67,6 +67,24 @@ export class RunReads {
   }
 
   /**
+   * A run's own row and only its tests changed after `version` (their version above it), in one
+   * statement: WatchRun's read after a change, whose size depends on the change, not on the run.
+   * Undefined when the run is not there (or not charged).
+   */
+  async getRunChanges(runId: string, version: number): Promise<RunWithTests | undefined> {
+    const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[] })[]>(
+      `select ${runColumns},
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns} from runs.test_results t where t.run_id = r.id and t.version > ?) t), '[]') as tests
+       from runs.runs r where r.id = ? and r.charge_state = 'charged'`,
+      [version, runId],
+    );
+    const found = rows[0];
+    if (!found) return undefined;
+    const { tests, ...run } = found;
+    return { run, tests };
+  }
+
+  /**
    * A project's runs matching `filter`, newest first (created_at, then id, descending), after the
    * page end a token carries; `next` is the token of the following page, only when a matching run
    * older than this page's last exists (one more row than the limit is read to know).
