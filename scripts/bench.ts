@@ -92,7 +92,12 @@ try {
     ports: "free",
     keepOutput: false,
     // The figures are the system's, not the per-key rate limit's.
-    extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", WAITS_PER_KEY: "100", NODE_ENV: "production" },
+    extraEnv: {
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      WAITS_PER_KEY: "100",
+      WAITS_PER_PROJECT: "100",
+      NODE_ENV: "production",
+    },
     launch: (service) => {
       const args = [
         ...(profile && profiled.includes(service)
