@@ -359,6 +359,11 @@ describe("gateway HTTP surface without a working key", () => {
       expect(unrouted.body.error).to.equal("no such path: /v1/nothing/trk_[redacted]/x");
       expect(await requestLogLine(gateway, unrouted)).to.include({ path: "/v1/nothing/trk_[redacted]/x" });
       expect(gateway.output().join("\n")).not.to.contain(secret.slice(4, 20));
+      // Written with percent-escapes, it is the same key to whoever reads the log.
+      const escaped = `%74rk%5F${secret.slice(4, 8)}%${secret.charCodeAt(8).toString(16)}${secret.slice(9)}`;
+      const asEscapedRunId = await call(gateway.http, `/v1/runs/${escaped}`);
+      expect(await requestLogLine(gateway, asEscapedRunId)).to.include({ path: "/v1/runs/trk_[redacted]" });
+      expect(gateway.output().join("\n")).not.to.contain(secret.slice(9));
     });
   });
 });

@@ -14,9 +14,23 @@ const redactPaths = secretFields.flatMap((field) => [`["${field}"]`, `*["${field
  */
 const keyShaped = /trk_[0-9A-Za-z]*/gi;
 
-/** `text` (a request's path, say) with every key-shaped part replaced, fit for a log line or an error. */
+/** A percent-escape of a letter, digit or underscore: what a key is made of. */
+const escapedKeyCharacter = /%([0-9A-Fa-f]{2})/g;
+const unescapeKeyCharacters = (text: string) =>
+  text.replace(escapedKeyCharacter, (escape, hex: string) => {
+    const character = String.fromCharCode(Number.parseInt(hex, 16));
+    return /\w/.test(character) ? character : escape;
+  });
+
+/**
+ * `text` (a request's path, say) with every key-shaped part replaced, fit for a log line or an
+ * error. Letters, digits and underscores written as percent-escapes (`trk%5F…`, `%74rk_…`) are read
+ * as themselves first: a path is logged as it arrived, undecoded, and an escaped key is still a key.
+ */
 export function withoutKeys(text: string): string {
-  return text.replace(keyShaped, "trk_[redacted]");
+  const read = unescapeKeyCharacters(text);
+  const redacted = read.replace(keyShaped, "trk_[redacted]");
+  return redacted === read ? text : redacted;
 }
 
 /**
