@@ -54,6 +54,11 @@ export interface ServiceDefinition<S extends z.ZodType<ServiceConfig>> {
    * of one tick share a write (connectRedis), for services that send one per request.
    */
   redis?: boolean | "auto-pipelined";
+  /**
+   * Calls one connection may have open at once, from the configuration, for a service whose calls
+   * last (streams); `defaultStreamsPerConnection` otherwise.
+   */
+  streamsPerConnection?: (config: z.infer<S>) => number;
   /** Builds the gRPC services to serve (and starts any background work, registering its stop). */
   setup(ctx: ServiceContext<z.infer<S>>): Promise<ServiceBinding[]> | ServiceBinding[];
 }
@@ -144,6 +149,7 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     port: config.PORT,
     tokens: { service: config.SERVICE_TOKEN, executor: config.EXECUTOR_TOKEN },
     logger,
+    streamsPerConnection: definition.streamsPerConnection?.(config),
   });
   server.health.setAll(ServingStatus.SERVING);
   ready = true;

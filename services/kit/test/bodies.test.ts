@@ -16,7 +16,7 @@ import { expect } from "chai";
 import { pino } from "pino";
 import { serviceReadMaxBytes } from "../src/rpc/bodies.js";
 import { serviceClient } from "../src/rpc/client.js";
-import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
+import { bind, defaultStreamsPerConnection, type RpcServer, startRpcServer } from "../src/rpc/server.js";
 import { gzipBomb } from "../src/testing/bodies.js";
 import { testTokens } from "./helpers.js";
 
@@ -70,6 +70,9 @@ describe("request bodies on a service's port", function () {
   this.timeout(30_000);
   const tokens = testTokens();
   let server: RpcServer;
+  /** Calls for a run named held… wait for this. */
+  let held = Promise.withResolvers<void>();
+  let heldArrived = () => {};
   const reached: string[] = [];
   /** The server's log lines, parsed. */
   const logged: Record<string, unknown>[] = [];
@@ -78,8 +81,12 @@ describe("request bodies on a service's port", function () {
     server = await startRpcServer({
       services: [
         bind(RunsService, {
-          getRun: (req) => {
+          getRun: async (req) => {
             reached.push(req.runId);
+            if (req.runId.startsWith("held")) {
+              heldArrived();
+              await held.promise;
+            }
             return create(GetRunResponseSchema, {});
           },
         }),
@@ -130,6 +137,53 @@ describe("request bodies on a service's port", function () {
       .filter((line) => line.msg === "rpc refused")
       .map(({ rpc, code }) => ({ rpc, code }));
     expect(refusals).to.deep.include({ rpc: "testrun.runs.v1.RunsService/GetRun", code: "Unauthenticated" });
+  });
+
+  it("closes a stream refused after part of its body was read, whose client never ends it, after the status", async () => {
+    const session = http2.connect(`http://127.0.0.1:${server.port}`);
+    try {
+      const headers = { ":method": "POST", ":path": getRun, ...grpc, ...bearer(tokens.SERVICE_TOKEN) };
+      const stream = session.request(headers, { endStream: false });
+      const seen: string[] = [];
+      stream.on("response", (h) => seen.push(`response ${h[":status"]}`));
+      stream.on("trailers", (h) => seen.push(`grpc-status ${h["grpc-status"]}`));
+      stream.on("end", () => seen.push("end"));
+      stream.resume();
+      // A message announced past the bound, a few of its bytes, then nothing: the body is never
+      // ended, as a client holding streams open would.
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(serviceReadMaxBytes + 1, 1);
+      stream.write(Buffer.concat([prefix, Buffer.alloc(64)]));
+      await new Promise((resolve) => stream.once("close", resolve));
+      expect(seen).to.deep.equal(["response 200", `grpc-status ${Code.ResourceExhausted}`, "end"]);
+      expect(stream.rstCode).to.equal(http2.constants.NGHTTP2_NO_ERROR);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it("bounds a connection's open calls, and a client holding more calls than that waits its turn", async () => {
+    const session = http2.connect(`http://127.0.0.1:${server.port}`);
+    try {
+      await new Promise((resolve) => session.once("remoteSettings", resolve));
+      expect(session.remoteSettings.maxConcurrentStreams).to.equal(defaultStreamsPerConnection);
+    } finally {
+      session.destroy();
+    }
+    held = Promise.withResolvers<void>();
+    // The server holds every call it got; once the connection's streams are all taken, let go.
+    const allTaken = new Promise<void>((resolve) => {
+      heldArrived = () => reached.length === defaultStreamsPerConnection && resolve();
+    });
+    const runs = serviceClient(RunsService, `http://127.0.0.1:${server.port}`, {
+      token: tokens.SERVICE_TOKEN,
+    });
+    const count = defaultStreamsPerConnection + 5;
+    const calls = Array.from({ length: count }, (_, i) => runs.getRun({ runId: `held_${i}` }));
+    await allTaken;
+    held.resolve();
+    await Promise.all(calls);
+    expect(reached).to.have.length(count);
   });
 
   it("keeps the executor to its methods, and the token's caller gets through", async () => {

@@ -2,7 +2,14 @@ import { setTimeout as delay } from "node:timers/promises";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { AccessCache, bind, runService, serviceClient, VariablesGrants } from "@testrun/kit";
+import {
+  AccessCache,
+  bind,
+  defaultStreamsPerConnection,
+  runService,
+  serviceClient,
+  VariablesGrants,
+} from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
@@ -25,6 +32,9 @@ await runService({
   config: configSchema,
   database,
   redis: "auto-pipelined",
+  // A gateway or console replica holds its WatchRun streams on one connection (connect-node keeps
+  // one per service): room for every stream this replica serves, and the unary calls beside them.
+  streamsPerConnection: (config) => config.WATCH_MAX_STREAMS + defaultStreamsPerConnection,
   setup: ({ config, orm, redis, logger, onShutdown, onStopping }) => {
     const client = { token: config.SERVICE_TOKEN };
     const catalog = serviceClient(CatalogService, config.CATALOG_URL, client);

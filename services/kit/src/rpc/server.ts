@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { serverTracingInterceptor } from "../telemetry/interceptors.js";
 import { type CallerIdentity, serviceTokenGate } from "./auth.js";
 import { serviceReadMaxBytes, unparsableBodyIsInvalidArgument } from "./bodies.js";
+import { withEarlyClose } from "./early-close.js";
 import { callLoggingInterceptor } from "./errors.js";
 import { withSpecGrpcMessage } from "./grpc-message.js";
 import { HealthRegistry, ServingStatus } from "./health.js";
@@ -46,7 +47,24 @@ export interface RpcServerOptions {
   port: number;
   tokens: Partial<Record<CallerIdentity, string>>;
   logger: Logger;
+  /** Streams (calls) one connection may have open at once; `defaultStreamsPerConnection` unless set. */
+  streamsPerConnection?: number;
 }
+
+/**
+ * Calls one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS), unless the service
+ * sets its own (the runs service, whose WatchRun streams last). Past it a client's stream is refused
+ * (REFUSED_STREAM, safe to retry); connect-node and @grpc/grpc-js never get there: they hold the
+ * call until a stream of theirs ends. Node's default, 2^32 - 1, let one anonymous connection hold
+ * streams (and what they buffer) without end (docs/security.md, "Resource limits").
+ */
+export const defaultStreamsPerConnection = 100;
+
+/**
+ * What nghttp2 may hold for one connection (headers, frames queued, in MB): past it new streams are
+ * refused (ENHANCE_YOUR_CALM) until it drains. Node's default, stated so it stays bounded.
+ */
+export const sessionMemoryMiB = 10;
 
 export interface RpcServer {
   readonly port: number;
@@ -104,7 +122,13 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       }
     },
   });
-  const server = http2.createServer(withSpecGrpcMessage(adapter));
+  const server = http2.createServer(
+    {
+      settings: { maxConcurrentStreams: options.streamsPerConnection ?? defaultStreamsPerConnection },
+      maxSessionMemory: sessionMemoryMiB,
+    },
+    withEarlyClose(withSpecGrpcMessage(adapter)),
+  );
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
