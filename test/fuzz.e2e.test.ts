@@ -60,9 +60,10 @@ function rawRequest(port: number, request: Buffer): Promise<RawAnswer> {
     socket.setTimeout(20_000, () => socket.destroy(new Error("no answer within 20 s")));
     socket.on("data", (chunk) => chunks.push(chunk));
     // A server that answered before reading the whole body may reset the connection while the
-    // rest is still being sent: the answer received is the answer.
-    socket.on("error", (error) => {
-      if (chunks.length === 0) reject(error);
+    // rest is still being sent: the answer received is the answer. The reset may even come before
+    // the answer is read, which is then lost: status 0, for the caller to judge.
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      if (chunks.length === 0 && error.code !== "EPIPE" && error.code !== "ECONNRESET") reject(error);
     });
     socket.on("close", () => {
       const data = Buffer.concat(chunks);
@@ -570,6 +571,9 @@ describe("no 5xx and bounded memory on hostile bodies: the console's API and a s
           input.httpMethod === "GET" ? undefined : bytesOf(input.body),
         );
         const what = `${input.httpMethod} ${input.method} ${JSON.stringify(headers).replace(viewerCookie, "<cookie>")} -> ${answer.head}\n${answer.body.toString("utf8").slice(0, 300)}`;
+        // Node's HTTP parser refuses a NUL in a header (400) and closes the connection at once; while
+        // a large body is still being sent, the reset can overtake that answer. Nothing else may cut one.
+        if (answer.status === 0 && input.contentType === "\u0000") return;
         expect(answer.status, what).to.be.within(200, 499);
       },
     );
