@@ -369,7 +369,7 @@ describe("console in a browser", function () {
     expect((await sessionOf(second)).memberships.map((m) => m.member?.id)).to.deep.equal([kate.id]);
 
     // Another account at the provider showing Kate's (verified) email is not Kate.
-    providerEmails["impostor"] = "kate.oidc@acme.example";
+    providerEmails.impostor = "kate.oidc@acme.example";
     const impostor = await newPage();
     await oidcSignIn(impostor, "impostor");
     expect(impostor.url()).to.match(/error=not_a_member/);

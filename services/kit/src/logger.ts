@@ -17,9 +17,9 @@ const keyShaped = /trk_[0-9A-Za-z]*/gi;
 /** A percent-escape of a letter, digit or underscore: what a key is made of. */
 const escapedKeyCharacter = /%([0-9A-Fa-f]{2})/g;
 const unescapeKeyCharacters = (text: string) =>
-  text.replace(escapedKeyCharacter, (escape, hex: string) => {
+  text.replace(escapedKeyCharacter, (sequence, hex: string) => {
     const character = String.fromCharCode(Number.parseInt(hex, 16));
-    return /\w/.test(character) ? character : escape;
+    return /\w/.test(character) ? character : sequence;
   });
 
 /**
