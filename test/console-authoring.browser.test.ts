@@ -4,42 +4,26 @@
 // it); a Viewer sees no edit controls and the console's API refuses that Viewer's direct calls.
 // At 1280 and 390 px; every page and dialog saved under .tmp/screenshots.
 import { Code } from "@connectrpc/connect";
-import { addMember, createCliContext, createKey } from "@testrun/cli";
+import { createCliContext, createKey } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { expect } from "chai";
-import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
+import { horizontalOverflow, screenshot, viewports } from "./browser.js";
+import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
-import { addCases, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { addCases, type TestProject } from "./pipeline.js";
 
 describe("console authoring in a browser", function () {
   this.timeout(90_000);
+  const suite = consoleBrowserSuite("Acme authoring", { credits: 0 });
+  const { signedIn, member, secrets } = suite;
   let system: System;
-  let browser: Browser;
   let acme: TestProject;
   let organizationId: string;
-  const contexts: BrowserContext[] = [];
-  /** Credentials and variable values the browser handled: none may reach a log line. */
-  const secrets: string[] = [];
-
-  const newPage = async (width: keyof typeof viewports): Promise<Page> => {
-    const context = await browser.newContext({ viewport: viewports[width] });
-    contexts.push(context);
-    return context.newPage();
-  };
-  const member = (email: string, role: Role) =>
-    addMember(createCliContext(system.env), {
-      organizationId,
-      email,
-      displayName: email.split("@")[0] ?? "",
-      role,
-    });
-  const signedIn = async (width: keyof typeof viewports, memberId: string) => {
-    const page = await newPage(width);
-    secrets.push(await openSignInLink(page, system, memberId));
-    return page;
-  };
+  before(() => {
+    ({ system, project: acme, organizationId } = suite);
+  });
   const px = (width: keyof typeof viewports) => viewports[width].width;
   /** Saves the page and checks nothing overflows sideways. */
   const shot = async (page: Page, name: string, width: keyof typeof viewports) => {
@@ -56,23 +40,6 @@ describe("console authoring in a browser", function () {
   };
   const v1Project = (secret: string) =>
     fetch(`${system.gatewayUrl}/v1/project`, { headers: { authorization: `Bearer ${secret}` } });
-
-  before(async () => {
-    system = await startE2eSystem();
-    browser = await launchBrowser();
-    acme = await newProject(system, "Acme authoring", { credits: 0 });
-    const owner = consoleClient(system, await signIn(system, acme.ownerId));
-    organizationId = (await owner.getProject({ projectId: acme.projectId })).organization?.id ?? "";
-  });
-
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await system?.stop();
-  });
 
   for (const width of ["wide", "narrow"] as const) {
     it(`an Owner creates, renames and deletes a project, typing its name; its keys stop working (${px(width)} px)`, async () => {

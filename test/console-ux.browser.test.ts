@@ -5,63 +5,31 @@
 // says why a run was skipped and names a run of chosen cases after them; the top bar and the
 // sections fit a phone. Every page visited is saved under .tmp/screenshots.
 import { Code } from "@connectrpc/connect";
-import { addMember, createCliContext, createEnvironment } from "@testrun/cli";
+import { createCliContext, createEnvironment } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { expect } from "chai";
-import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
+import { horizontalOverflow, screenshot, viewports } from "./browser.js";
+import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
-import { addCases, getCase, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { addCases, getCase, type TestProject } from "./pipeline.js";
 
 describe("console, as a new user finds it", function () {
   this.timeout(90_000);
+  const suite = consoleBrowserSuite("Acme ux", { credits: 20 });
+  const { newPage, signedIn, member } = suite;
   let system: System;
-  let browser: Browser;
   let acme: TestProject;
   let organizationId: string;
-  const contexts: BrowserContext[] = [];
-
-  const newPage = async (width: keyof typeof viewports): Promise<Page> => {
-    const context = await browser.newContext({ viewport: viewports[width] });
-    contexts.push(context);
-    return context.newPage();
-  };
-  const signedInPage = async (memberId: string, width: keyof typeof viewports) => {
-    const page = await newPage(width);
-    await openSignInLink(page, system, memberId);
-    return page;
-  };
-  const member = (email: string, role: Role) =>
-    addMember(createCliContext(system.env), {
-      organizationId,
-      email,
-      displayName: email.split("@")[0] ?? "",
-      role,
-    });
+  before(() => {
+    ({ system, project: acme, organizationId } = suite);
+  });
   const px = (width: keyof typeof viewports) => viewports[width].width;
   const membersPage = () => `${system.consoleUrl}/orgs/${organizationId}/members`;
 
-  before(async () => {
-    system = await startE2eSystem();
-    browser = await launchBrowser();
-    acme = await newProject(system, "Acme ux", { credits: 20 });
-    const owner = consoleClient(system, await signIn(system, acme.ownerId));
-    organizationId = (await owner.getProject({ projectId: acme.projectId })).organization?.id ?? "";
-  });
-
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await system?.stop();
-  });
-
   for (const width of ["wide", "narrow"] as const) {
     it(`the sign-in page after a session ended says so, and what to ask an admin for (${px(width)} px)`, async () => {
-      const page = await signedInPage(acme.ownerId, width);
+      const page = await signedIn(width, acme.ownerId);
       await page.goto(`${system.consoleUrl}/projects/${acme.projectId}/runs`);
       await page.getByRole("heading", { name: "Runs" }).waitFor();
       // The session ends elsewhere (another browser's "Sign out everywhere").
@@ -85,7 +53,7 @@ describe("console, as a new user finds it", function () {
     });
 
     it(`a new key's secret shows whole, trk_ start included, and selectable (${px(width)} px)`, async () => {
-      const page = await signedInPage(acme.ownerId, width);
+      const page = await signedIn(width, acme.ownerId);
       await page.goto(`${system.consoleUrl}/projects/${acme.projectId}/settings/api`);
       await page.getByRole("button", { name: "Create API key" }).click();
       const dialog = page.getByRole("dialog");
@@ -112,7 +80,7 @@ describe("console, as a new user finds it", function () {
   }
 
   it("the only Owner's row offers no role menu and no Remove; a second Owner makes leaving possible; the catalog refuses it anyway", async () => {
-    const page = await signedInPage(acme.ownerId, "wide");
+    const page = await signedIn("wide", acme.ownerId);
     await page.goto(membersPage());
     const own = page.getByRole("row", { name: /\(you\)/ });
     await own.getByText("The only Owner: make another member Owner").waitFor();
@@ -148,7 +116,7 @@ describe("console, as a new user finds it", function () {
   it("an Admin is offered no change to an Owner, and no Owner role to give (390 px)", async () => {
     const admin = await member("admin.ux@acme.example", Role.ADMIN);
     const editor = await member("editor.ux@acme.example", Role.EDITOR);
-    const page = await signedInPage(admin.id, "narrow");
+    const page = await signedIn("narrow", admin.id);
     await page.goto(membersPage());
     const ownerRow = page.getByRole("row", { name: /owner@acme-ux\.example/ });
     expect(await ownerRow.locator('td[data-label="Role"]').innerText()).to.equal("Owner");
@@ -186,7 +154,7 @@ describe("console, as a new user finds it", function () {
     expect(started?.name).to.equal("Login works + 1 more");
     expect((await acme.pipeline.finished(started?.id ?? "")).status).to.equal("SKIPPED");
     for (const width of ["wide", "narrow"] as const) {
-      const page = await signedInPage(acme.ownerId, width);
+      const page = await signedIn(width, acme.ownerId);
       await page.goto(`${system.consoleUrl}/projects/${acme.projectId}/runs`);
       const row = page.getByRole("row", { name: /Login works \+ 1 more/ });
       await row.getByText("Skipped: environment unreachable").waitFor();
@@ -197,7 +165,7 @@ describe("console, as a new user finds it", function () {
   });
 
   it("at 390 px the top bar is one row with the whole email in the account menu, and the sections one row", async () => {
-    const page = await signedInPage(acme.ownerId, "narrow");
+    const page = await signedIn("narrow", acme.ownerId);
     await page.goto(`${system.consoleUrl}/projects/${acme.projectId}/credits`);
     await page.getByRole("heading", { name: "Credits" }).waitFor();
     const height = async (selector: string) => (await page.locator(selector).boundingBox())?.height ?? 0;
