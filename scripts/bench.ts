@@ -29,7 +29,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { createCliContext, createTestCases, grantCredits, parseTestCaseFile } from "@testrun/cli";
+import { createCliContext, createTestCases, grantCredits, readTestCaseFile } from "@testrun/cli";
 import {
   createTestDatabase,
   repoRoot,
@@ -131,7 +131,7 @@ try {
   const { projectId, secret, ownerMemberId } = await seedDemo(system.env, system.demoTargetUrl);
   const ctx = createCliContext(system.env);
   await grantCredits(ctx, { projectId, amount: 10_000_000, reason: "benchmark" });
-  const parse = (tag: string, count: number) => parseTestCaseFile(yamlOf(tag, count), `${tag}.yaml`);
+  const parse = (tag: string, count: number) => readTestCaseFile(yamlOf(tag, count), `${tag}.yaml`);
   const pair = await createTestCases(ctx, { projectId, testCases: parse("pair", 2) });
   await createTestCases(ctx, { projectId, testCases: parse("many", executorTests) });
   const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };

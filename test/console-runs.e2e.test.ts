@@ -7,7 +7,7 @@ import {
   createCliContext,
   createEnvironment,
   createTestPlan,
-  parseTestCaseFile,
+  readTestCaseFile,
   setVariable,
 } from "@testrun/cli";
 import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
@@ -335,7 +335,7 @@ describe("console runs (end to end)", function () {
   it("shows a plan whose cases lie beyond the list's first 500 whole, read from the catalog in one call", async () => {
     const big = await newProject(system, "Big plan", { credits: 0 });
     const ctx = createCliContext(system.env);
-    const [bulk] = parseTestCaseFile(getCase("bulk", "bulk", "/bulk"), "bulk.yaml");
+    const [bulk] = readTestCaseFile(getCase("bulk", "bulk", "/bulk"), "bulk.yaml");
     // The first 500 (the list's page) in parallel batches, then three created after them.
     for (let start = 0; start < 500; start += 50)
       await Promise.all(

@@ -8,7 +8,7 @@ import {
   createProject,
   createTestCases,
   grantCredits,
-  parseTestCaseFile,
+  readTestCaseFile,
 } from "@testrun/cli";
 import { createTestDatabase, eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
@@ -176,7 +176,7 @@ export async function newProject(
 export function addCases(system: System, projectId: string, yaml: string) {
   return createTestCases(createCliContext(system.env), {
     projectId,
-    testCases: parseTestCaseFile(yaml, "cases.yaml"),
+    testCases: readTestCaseFile(yaml, "cases.yaml"),
   });
 }
 

@@ -12,7 +12,7 @@
 // Beside it, the executor's floor (bench/executor-floor.ts) executes a run of the largest size with
 // the executor stopped: its tests per second are what the executor's are compared with.
 import { toBinary } from "@bufbuild/protobuf";
-import { createCliContext, createTestCases, parseTestCaseFile } from "@testrun/cli";
+import { createCliContext, createTestCases, readTestCaseFile } from "@testrun/cli";
 import { WatchRunResponseSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
 import pg from "pg";
@@ -57,7 +57,7 @@ export async function growthTable(options: GrowthOptions): Promise<void> {
   const largest = Math.max(...options.sizes);
   const cases = await createTestCases(createCliContext(system.env), {
     projectId,
-    testCases: parseTestCaseFile(yamlOf(largest), "grow.yaml"),
+    testCases: readTestCaseFile(yamlOf(largest), "grow.yaml"),
   });
   const ids = cases.map((testCase) => testCase.id);
   const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };

@@ -10,7 +10,7 @@ import {
   createTestCases,
   createTestPlan,
   grantCredits,
-  parseTestCaseFile,
+  readTestCaseFile,
   setVariable,
 } from "@testrun/cli";
 
@@ -37,7 +37,7 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
   const file = new URL("./test-cases.yaml", import.meta.url);
   await createTestCases(ctx, {
     projectId: project.id,
-    testCases: parseTestCaseFile(readFileSync(file, "utf8"), file.pathname),
+    testCases: readTestCaseFile(readFileSync(file, "utf8"), file.pathname),
   });
   await createTestPlan(ctx, {
     projectId: project.id,

@@ -10,5 +10,4 @@ export * from "./commands/variables.js";
 export { type CliContext, createCliContext, defaultUrls, operatorActor } from "./context.js";
 export { CommandError, describeServiceError, ServiceCallError, UsageError } from "./errors.js";
 export { type CliIo, runCli } from "./program.js";
-export { fileFieldPath, stepFromFile, stepsFromFile } from "./steps.js";
-export { parseTestCaseFile, type TestCaseInput } from "./test-case-file.js";
+export { readTestCaseFile, type TestCaseInput } from "./test-case-file.js";

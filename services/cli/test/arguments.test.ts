@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { fileFieldPath } from "@testrun/content-file";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import {
   AmbiguousNameSchema,
@@ -15,7 +16,6 @@ import { expect } from "chai";
 import { parseExpiry, parseId, parseRole, parseWholeNumber, variableValue } from "../src/arguments.js";
 import { describeServiceError, ServiceCallError } from "../src/errors.js";
 import { runCli } from "../src/program.js";
-import { fileFieldPath } from "../src/steps.js";
 
 /** Runs the CLI in this process with captured output; `stdin` is what standard input holds. */
 async function cli(argv: string[], options: { env?: NodeJS.ProcessEnv; stdin?: string } = {}) {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { parseTestCaseFile } from "@testrun/cli";
+import { readTestCaseFile } from "@testrun/cli";
 import { repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { runSteps } from "../src/steps/runner.js";
@@ -74,7 +74,7 @@ describe("demo target", () => {
 
   it("passes the seeded Smoke plan's test cases with the seeded variables", async () => {
     const file = `${repoRoot}scripts/demo/test-cases.yaml`;
-    const cases = parseTestCaseFile(readFileSync(file, "utf8"), file);
+    const cases = readTestCaseFile(readFileSync(file, "utf8"), file);
     const outcomes = Object.fromEntries(
       await Promise.all(
         cases.map(async (c) => [
@@ -89,7 +89,7 @@ describe("demo target", () => {
 
   it("fails a login expectation it does not meet, with a summary naming the step and both statuses", async () => {
     // The shape of the case proposed for scripts/demo/test-cases.yaml, so the demo shows a failure.
-    const [wrongPassword] = parseTestCaseFile(
+    const [wrongPassword] = readTestCaseFile(
       `name: a wrong password is forbidden
 steps:
   - name: log in with a wrong password

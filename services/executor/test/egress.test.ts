@@ -4,7 +4,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { stepsFromFile } from "@testrun/cli";
+import { stepsFromFile } from "@testrun/content-file";
 import { expect } from "chai";
 import { configSchema } from "../src/config.js";
 import { EgressGuard, type Resolve } from "../src/egress/guard.js";

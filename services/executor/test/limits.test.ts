@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import { stepsFromFile } from "@testrun/cli";
+import { stepsFromFile } from "@testrun/content-file";
 import { expect } from "chai";
 import { readBody } from "../src/steps/http.js";
 import { runSteps } from "../src/steps/runner.js";

@@ -1,4 +1,4 @@
-import { stepsFromFile } from "@testrun/cli";
+import { stepsFromFile } from "@testrun/content-file";
 import { findFreePort } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { runSteps } from "../src/steps/runner.js";

@@ -1,5 +1,6 @@
 // Test cases and test plans (CatalogService).
 
+import { fileFieldPath } from "@testrun/content-file";
 import type { TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Command } from "commander";
 import { parseText } from "../arguments.js";
@@ -7,9 +8,8 @@ import { type CommandKit, collect, readInput } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { CommandError, ServiceCallError } from "../errors.js";
 import { jsonText } from "../output.js";
-import { fileFieldPath } from "../steps.js";
 import type { TestCaseInput } from "../test-case-file.js";
-import { parseTestCaseFile } from "../test-case-file.js";
+import { readTestCaseFile } from "../test-case-file.js";
 import { testCaseView, testPlanView } from "../views.js";
 import { required } from "./organizations.js";
 
@@ -153,7 +153,7 @@ export function registerContentCommands(
     .requiredOption("-f, --file <path>", 'the file ("-" reads standard input as YAML or JSON)')
     .action(async (options: { json?: boolean; project: string; file: string }) => {
       const text = options.file === "-" ? await io.readStdin() : await readInput(options.file);
-      const testCases = parseTestCaseFile(text, options.file === "-" ? "stdin" : options.file);
+      const testCases = readTestCaseFile(text, options.file === "-" ? "stdin" : options.file);
       const created = await createTestCases(ctx(), { projectId: options.project, testCases });
       if (options.json) return io.stdout(jsonText(testCaseView.listJson(created)));
       io.stdout(testCaseView.table(created));

@@ -1,8 +1,9 @@
 import { toJson } from "@bufbuild/protobuf";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
-import { fileFieldPath, stepFromFile, stepsFromFile } from "../src/steps.js";
-import { parseTestCaseFile } from "../src/test-case-file.js";
+import { stringify as stringifyYaml } from "yaml";
+import { fileFieldPath, stepFromFile, stepsFromFile, stepToFile } from "../src/steps.js";
+import { parseTestCaseFile, testCaseToFile } from "../src/test-case-file.js";
 
 /** The step of the test-case format (docs/runs.md), as the contract gave it. */
 const decisionsExample = {
@@ -37,7 +38,7 @@ function errorOf(fn: () => unknown): string {
   throw new Error("expected an error");
 }
 
-describe("cli: steps from the docs/runs.md file format to testrun.catalog.v1.Step", () => {
+describe("content-file: steps from the docs/runs.md file format to testrun.catalog.v1.Step", () => {
   it("converts the contract's example: http is the request, expect and save move into HttpStep, status becomes a list", () => {
     expect(protoJson(decisionsExample)).to.deep.equal({
       name: "log in",
@@ -186,71 +187,59 @@ describe("cli: steps from the docs/runs.md file format to testrun.catalog.v1.Ste
   });
 });
 
-describe("cli: test case files", () => {
-  it("reads one test case from YAML", () => {
-    const [testCase, ...rest] = parseTestCaseFile(
-      [
-        "name: log in works",
-        "tags: [smoke, auth]",
-        "enabled: false",
-        "steps:",
-        "  - name: log in",
-        "    http: { method: POST, path: /api/login, json: { user: '{{USER}}' } }",
-        "    expect: { status: 200 }",
-        "    save: { token: $.token }",
-      ].join("\n"),
-      "case.yaml",
-    );
-    expect(rest).to.deep.equal([]);
-    expect(testCase?.name).to.equal("log in works");
-    expect(testCase?.tags).to.deep.equal(["smoke", "auth"]);
-    expect(testCase?.enabled).to.equal(false);
-    expect(testCase?.path).to.equal("");
-    expect(toJson(StepSchema, testCase?.steps[0] as never)).to.deep.equal({
-      name: "log in",
-      http: {
-        request: { method: "POST", path: "/api/login", json: { user: "{{USER}}" } },
-        expect: { status: [200] },
-        save: { token: "$.token" },
-      },
+describe("content-file: steps and test cases written back to the file format", () => {
+  const everyField = {
+    name: "every field",
+    http: {
+      method: "POST",
+      path: "/api/items?x=1",
+      headers: { authorization: "Bearer {{token}}" },
+      query: { page: "2" },
+      json: { nested: [1, "two", null, { ok: true }] },
+      timeoutMs: 5000,
+    },
+    expect: {
+      status: [200, 201],
+      headers: { "content-type": "json" },
+      bodyContains: ["a"],
+      bodyNotContains: ["b"],
+      json: { "$.items[0].id": 7, "$.ok": true },
+      maxDurationMs: 900,
+    },
+    save: { id: "$.items[0].id" },
+  };
+
+  it("writes what it read, field for field, leaving out defaults", () => {
+    expect(stepToFile(stepFromFile(everyField, "steps[0]"))).to.deep.equal(everyField);
+    const minimal = { name: "ping", http: { method: "GET", path: "/" } };
+    expect(stepToFile(stepFromFile(minimal, "steps[0]"))).to.deep.equal(minimal);
+  });
+
+  it("keeps JSON bodies that look empty and raw bodies, and writes one status as a number", () => {
+    for (const json of [{}, [], 0, null, ""]) {
+      const step = { name: "s", http: { method: "POST", path: "/", json } };
+      expect(stepToFile(stepFromFile(step, "s"))).to.deep.equal(step);
+    }
+    const raw = { name: "s", http: { method: "PUT", path: "/", raw: "a=1" }, expect: { status: 204 } };
+    expect(stepToFile(stepFromFile(raw, "s"))).to.deep.equal(raw);
+  });
+
+  it("round-trips a test case through YAML text exactly", () => {
+    const written = testCaseToFile({
+      name: "t",
+      tags: ["smoke"],
+      enabled: false,
+      steps: [stepFromFile(everyField, "s")],
     });
-  });
-
-  it("reads a list from JSON, leaving enabled unset when not given", () => {
-    const cases = parseTestCaseFile(
-      JSON.stringify([
-        { name: "a", steps: [{ name: "s", http: { method: "GET", path: "/" } }] },
-        { name: "b", tags: "solo", steps: [{ name: "s", http: { method: "GET", path: "/" } }] },
-      ]),
-      "cases.json",
-    );
-    expect(cases.map((c) => [c.name, c.tags, c.enabled, c.path])).to.deep.equal([
-      ["a", [], undefined, "[0]"],
-      ["b", ["solo"], undefined, "[1]"],
+    const [read] = parseTestCaseFile(stringifyYaml(written), "yaml");
+    expect(read?.enabled).to.equal(false);
+    expect(read?.tags).to.deep.equal(["smoke"]);
+    expect(read?.steps.map((step) => toJson(StepSchema, step))).to.deep.equal([
+      toJson(StepSchema, stepFromFile(everyField, "s")),
     ]);
-  });
-
-  it("names the file and the field's path in the list", () => {
-    const file = JSON.stringify([
-      { name: "a", steps: [{ name: "s", http: { method: "GET", path: "/" } }] },
-      { name: "b", steps: [{ name: "s", http: { method: "GET" } }] },
-    ]);
-    expect(errorOf(() => parseTestCaseFile(file, "cases.json"))).to.equal(
-      "cases.json: [1].steps[0].http.path: is required",
-    );
-    expect(errorOf(() => parseTestCaseFile('{"name": "x", "tag": ["a"], "steps": []}', "c.json"))).to.equal(
-      "c.json: tag: unknown field; expected one of: name, tags, enabled, steps",
-    );
-    expect(errorOf(() => parseTestCaseFile("[]", "c.json"))).to.equal("c.json: the list holds no test case");
-    expect(errorOf(() => parseTestCaseFile("just text", "c.yaml"))).to.equal(
-      "c.yaml: the document: must be an object, not string",
-    );
-  });
-
-  it("says which syntax is broken, JSON by the .json extension and YAML otherwise", () => {
-    expect(errorOf(() => parseTestCaseFile("{ name: ", "c.json"))).to.match(/^c\.json: not valid JSON: /);
-    expect(errorOf(() => parseTestCaseFile("name: [unclosed", "c.yml"))).to.match(
-      /^c\.yml: not valid YAML: /,
-    );
+    expect(testCaseToFile({ name: "t", tags: [], enabled: true, steps: [] })).to.deep.equal({
+      name: "t",
+      steps: [],
+    });
   });
 });

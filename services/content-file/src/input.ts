@@ -1,14 +1,24 @@
-// Reading operator-written JSON/YAML documents field by field, so every mistake is reported with the
+// Reading people-written JSON/YAML documents field by field, so every mistake is reported with the
 // path of the field in the document (`[1].steps[0].http.method: must be a string`).
-import { UsageError } from "./errors.js";
 
-/** A value of a parsed document that is not what it should be; the message starts with its path. */
-export class InputError extends UsageError {
+/**
+ * A document, or a value in it, that is not what it should be. `path` is where (empty for the whole
+ * document); the message starts with it, unless the problem is the document's own (broken syntax).
+ */
+export class InputError extends Error {
+  override readonly name = "InputError";
+
   constructor(
     readonly path: string,
     readonly problem: string,
+    message = `${path || "the document"}: ${problem}`,
   ) {
-    super(`${path || "the document"}: ${problem}`);
+    super(message);
+  }
+
+  /** A problem of the document as a whole: the message is the problem alone. */
+  static ofDocument(problem: string): InputError {
+    return new InputError("", problem, problem);
   }
 }
 

@@ -1,11 +1,12 @@
-// Steps in the file format of docs/runs.md ("Test cases: the step format") -> testrun.catalog.v1.Step.
+// Steps in the file format of docs/runs.md ("Test cases: the step format") <-> testrun.catalog.v1.Step.
 //
 // The two shapes differ (see the comment at the top of proto/testrun/catalog/v1/step.proto): in the
 // file, a step's `http` object holds the request fields and `expect` / `save` sit beside `http`; in
 // the proto they are HttpStep.request, HttpStep.expect and HttpStep.save. A single expected
 // `status` number is a list of one. This module checks the shape (types, unknown fields, required
 // fields) and converts; the catalog validates the values (methods, paths, ranges, counts).
-import { create, fromJson } from "@bufbuild/protobuf";
+// stepToFile writes the other way; stepFromFile(stepToFile(step)) equals the step.
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   type HttpExpectation,
@@ -20,6 +21,7 @@ import {
   InputError,
   int32,
   item,
+  type JsonValue,
   json,
   list,
   object,
@@ -130,3 +132,61 @@ export function fileFieldPath(protoPath: string): string {
         dot + name.replace(/_([a-z0-9])/g, (__, letter: string) => letter.toUpperCase()),
     );
 }
+
+/**
+ * One step in the file format, leaving out what holds its default (no headers, timeout 0), so a
+ * written file reads like a hand-written one. A single expected status is written as a number.
+ */
+export function stepToFile(step: Step): { [key: string]: JsonValue } {
+  const written: { [key: string]: JsonValue } = { name: step.name };
+  if (step.kind.case === "http") {
+    const { request, expect, save } = step.kind.value;
+    if (request) written.http = requestToFile(request);
+    if (expect) written.expect = expectationToFile(expect);
+    if (Object.keys(save).length > 0) written.save = { ...save };
+  }
+  return written;
+}
+
+function requestToFile(request: HttpRequest): { [key: string]: JsonValue } {
+  const written = withoutDefaults({
+    method: request.method,
+    path: request.path,
+    headers: request.headers,
+    query: request.query,
+    raw: request.body.case === "raw" ? request.body.value : undefined,
+    timeoutMs: request.timeoutMs,
+  });
+  // A JSON body is kept whatever it holds: `{}`, `[]`, `0` and `null` are bodies too.
+  if (request.body.case === "json") written.json = toJson(ValueSchema, request.body.value) as JsonValue;
+  return written;
+}
+
+function expectationToFile(expect: HttpExpectation): { [key: string]: JsonValue } {
+  const jsonChecks = Object.entries(expect.json).map(([jsonPath, value]) => [
+    jsonPath,
+    toJson(ValueSchema, value) as JsonValue,
+  ]);
+  return withoutDefaults({
+    status: expect.status.length === 1 ? (expect.status[0] as number) : expect.status,
+    headers: expect.headers,
+    bodyContains: expect.bodyContains,
+    bodyNotContains: expect.bodyNotContains,
+    json: Object.fromEntries(jsonChecks),
+    maxDurationMs: expect.maxDurationMs,
+  });
+}
+
+/** Drops the fields a reader takes as their default when absent: 0, empty lists and empty objects. */
+function withoutDefaults(fields: { [key: string]: JsonValue | undefined }): { [key: string]: JsonValue } {
+  const kept: { [key: string]: JsonValue } = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || value === 0) continue;
+    if (Array.isArray(value) ? value.length === 0 : isEmptyObject(value)) continue;
+    kept[key] = value;
+  }
+  return kept;
+}
+
+const isEmptyObject = (value: JsonValue) =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
