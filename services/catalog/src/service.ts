@@ -1,5 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { fromHandlerGroups } from "@testrun/kit";
 import { checkAccessHandlers } from "./rpc/check-access.js";
 import type { Deps } from "./rpc/context.js";
 import { environmentHandlers } from "./rpc/environments.js";
@@ -25,20 +26,16 @@ export const nulAllowed = [
 
 /** Every method of CatalogService. */
 export function catalogService(deps: Deps): ServiceImpl<typeof CatalogService> {
-  const handlers = {
-    ...checkAccessHandlers(deps),
-    ...organizationHandlers(deps),
-    ...memberHandlers(deps),
-    ...projectHandlers(deps),
-    ...environmentHandlers(deps),
-    ...testPlanHandlers(deps),
-    ...testCaseHandlers(deps),
-    ...variableHandlers(deps),
-    ...resolveHandlers(deps),
-  } as Record<string, (req: object, ctx: unknown) => unknown>;
-  // A method left out would answer UNIMPLEMENTED: refuse to start instead.
-  const missing = CatalogService.methods.filter((method) => !handlers[method.localName]);
-  if (missing.length > 0)
-    throw new Error(`CatalogService methods not implemented: ${missing.map((m) => m.name)}`);
-  return handlers as unknown as ServiceImpl<typeof CatalogService>;
+  return fromHandlerGroups(
+    CatalogService,
+    checkAccessHandlers(deps),
+    organizationHandlers(deps),
+    memberHandlers(deps),
+    projectHandlers(deps),
+    environmentHandlers(deps),
+    testPlanHandlers(deps),
+    testCaseHandlers(deps),
+    variableHandlers(deps),
+    resolveHandlers(deps),
+  );
 }

@@ -12,6 +12,9 @@ import type {
 
 export const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
 
+/** A run the caller named is not in its project (or does not exist at all: the caller cannot tell). */
+export const runNotFound = () => new ConnectError("no such run in this project", Code.NotFound);
+
 /**
  * An error of another service, passed on as it came (code, message, details), without the
  * transport metadata of the original call.

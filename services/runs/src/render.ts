@@ -1,5 +1,6 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import {
   type Run,
   RunSchema,
@@ -71,6 +72,10 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
     failedStep: row.failed_step ?? undefined,
   });
 }
+
+/** A test's steps as the run took them from its test case (stored as JSON). */
+export const renderSteps = (row: TestRow): Step[] =>
+  row.steps.map((step) => fromJson(StepSchema, step as JsonValue));
 
 /** The API shape of a run; `tests` undefined leaves them out (ListRuns). */
 export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Links): Run {

@@ -7,6 +7,7 @@ import {
   WatchRunResponseSchema,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "pino";
+import { runNotFound } from "./errors.js";
 import { type Links, renderRun } from "./render.js";
 import type { RunRow, RunWithTests, TestRow } from "./rows.js";
 import type { RunEvents } from "./run-events.js";
@@ -237,7 +238,7 @@ export class RunWatches {
     this.streams.add(interrupt);
     try {
       const first = await feed.join(projectId);
-      if (!first) throw new ConnectError("no such run in this project", Code.NotFound);
+      if (!first) throw runNotFound();
       let version = first.version;
       yield create(WatchRunResponseSchema, { run: first.run });
       if (first.run.finished) return;

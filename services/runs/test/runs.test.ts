@@ -8,7 +8,7 @@ import { newId, VariablesGrants } from "@testrun/kit";
 import { eventually, repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
-import { rerunName } from "../src/service.js";
+import { rerunName } from "../src/rpc/starts.js";
 import {
   balanceOf,
   lease,

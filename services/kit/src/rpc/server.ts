@@ -41,6 +41,21 @@ export const bind = <S extends DescService>(
   nulAllowed: readonly string[] = [],
 ): ServiceBinding => ({ desc, impl, executorMethods, nulAllowed });
 
+/**
+ * A service's implementation put together from its handler groups (each service's rpc/: some of
+ * its methods each). A method left out would answer UNIMPLEMENTED: refuse to start instead.
+ */
+export function fromHandlerGroups<S extends DescService>(
+  desc: S,
+  ...groups: readonly Partial<ServiceImpl<S>>[]
+): ServiceImpl<S> {
+  const handlers: Record<string, unknown> = Object.assign({}, ...groups);
+  const missing = desc.methods.filter((method) => !handlers[method.localName]);
+  if (missing.length > 0)
+    throw new Error(`${desc.name} methods not implemented: ${missing.map((m) => m.name)}`);
+  return handlers as ServiceImpl<S>;
+}
+
 export interface RpcServerOptions {
   services: readonly ServiceBinding[];
   host: string;

@@ -1,0 +1,139 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { SkipReason, TestAssignmentSchema, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { callerIdentity, dbDate } from "@testrun/kit";
+import type { RunStatus } from "../db/entities.js";
+import type { ServiceDeps } from "../deps.js";
+import {
+  claimRefusals,
+  completeRefusals,
+  heartbeatRefusals,
+  invalid,
+  refusal,
+  releaseRefusals,
+  skipRunRefusals,
+} from "../errors.js";
+import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
+import { afterCommit, type Handlers } from "./context.js";
+
+const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {
+  [TestStatus.PASSED]: "passed",
+  [TestStatus.FAILED]: "failed",
+  [TestStatus.SKIPPED]: "skipped",
+};
+const maxSummary = 300;
+/**
+ * How long a claim's grant to read variable values lasts: the executor reads them right after
+ * the claim and its reachability check; a test claimed again gets a new grant.
+ */
+const variablesGrantMs = 5 * 60_000;
+const maxDurationMs = 2 ** 31 - 1;
+
+function requireSummary(summary: string, field = "summary"): void {
+  if ([...summary].length > maxSummary) throw invalid(`${field} must be at most ${maxSummary} characters`);
+  if (/[\r\n\u2028\u2029]/.test(summary)) throw invalid(`${field} must be one line`);
+}
+
+/** Executor RPCs answer only the executor identity (the interceptor already keeps executors out of the others). */
+function requireExecutor(ctx: HandlerContext): void {
+  if (callerIdentity(ctx) !== "executor")
+    throw new ConnectError("only executors may call this method", Code.PermissionDenied);
+}
+
+/**
+ * ClaimTest, HeartbeatTest, ReleaseTest, CompleteTest, SkipRun: what executors call about the
+ * tests they work on, under a lease (store/leases.ts); refusals are errors.ts's.
+ */
+export function executorHandlers(deps: ServiceDeps): Handlers {
+  const { leases, events, links } = deps;
+  return {
+    async claimTest(req, ctx) {
+      requireExecutor(ctx);
+      const executorId = [...req.executorId];
+      if (executorId.length < 1 || executorId.length > 200)
+        throw invalid("executor_id must be 1 to 200 characters");
+      const outcome = await leases.claim(req.testResultId, req.executorId);
+      if (outcome.kind === "gave_up") await afterCommit(deps, outcome.runId, outcome.effects);
+      if (outcome.kind !== "claimed") throw refusal(claimRefusals, outcome);
+      const { run, test } = outcome;
+      await events.changed(run.id);
+      return {
+        assignment: create(TestAssignmentSchema, {
+          testResultId: test.id,
+          runId: run.id,
+          projectId: run.project_id,
+          testCaseId: test.test_case_id,
+          name: test.name,
+          environmentId: run.environment_id,
+          baseUrl: run.environment_base_url,
+          steps: renderSteps(test),
+          attempt: test.attempt,
+          maxAttempts: deps.maxAttempts,
+          leaseToken: test.lease_token ?? "",
+          leaseExpiresAt: timestampFromDate(dbDate(test.lease_expires_at ?? new Date())),
+          variablesGrant: deps.variablesGrants.issue(
+            { projectId: run.project_id, testResultId: test.id },
+            variablesGrantMs,
+          ),
+        }),
+      };
+    },
+
+    async heartbeatTest(req, ctx) {
+      requireExecutor(ctx);
+      const outcome = await leases.heartbeat(req.testResultId, req.leaseToken);
+      if (outcome.kind !== "extended") throw refusal(heartbeatRefusals, outcome);
+      return { leaseExpiresAt: timestampFromDate(outcome.leaseExpiresAt) };
+    },
+
+    async releaseTest(req, ctx) {
+      requireExecutor(ctx);
+      requireSummary(req.reason, "reason");
+      const outcome = await leases.release(req.testResultId, req.leaseToken);
+      if (outcome.kind !== "released") throw refusal(releaseRefusals, outcome);
+      const { effects } = outcome;
+      // No run changed when nothing is published: the claim was handed back before, and the run
+      // did not change now.
+      await afterCommit(deps, effects.publish?.[0]?.runId, effects);
+      return {};
+    },
+
+    async completeTest(req, ctx) {
+      requireExecutor(ctx);
+      const status = finalStatuses[req.status];
+      if (!status) throw invalid("status must be PASSED, FAILED or SKIPPED");
+      requireSummary(req.summary);
+      if (req.durationMs < 0n) throw invalid("duration_ms must not be negative");
+      if (req.durationMs > BigInt(maxDurationMs))
+        throw invalid(`duration_ms must be at most ${maxDurationMs}`);
+      // The upper bound (the number of steps) is checked by the store, which reads them (no_such_step).
+      if (req.failedStep < 0 || (req.failedStep > 0 && status !== "failed"))
+        throw invalid("failed_step must be 0 unless the test FAILED, and never negative");
+      const done = await leases.complete(req.testResultId, req.leaseToken, {
+        status,
+        summary: req.summary,
+        durationMs: Number(req.durationMs),
+        failedStep: req.failedStep,
+      });
+      if (done.kind !== "completed") throw refusal(completeRefusals, done);
+      await afterCommit(deps, done.run.id, done.effects);
+      return {
+        test: renderTest(done.test, done.run.project_id, links),
+        runStatus: toRunStatus(done.run.status),
+        runFinished: done.run.finished_at !== null,
+      };
+    },
+
+    async skipRun(req, ctx) {
+      requireExecutor(ctx);
+      if (req.reason !== SkipReason.ENVIRONMENT_UNREACHABLE)
+        throw invalid("reason must be ENVIRONMENT_UNREACHABLE");
+      requireSummary(req.summary);
+      const skipped = await leases.skipRun(req.runId, req.testResultId, req.leaseToken, req.summary);
+      if (skipped.kind !== "skipped") throw refusal(skipRunRefusals, skipped);
+      await afterCommit(deps, req.runId, skipped.effects);
+      return { run: renderRun(skipped.result.run, skipped.result.tests, links) };
+    },
+  };
+}
