@@ -274,7 +274,12 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
                 </p>
               </Empty>
             ) : (
-              <ol ref={list} className="plan-cases" aria-describedby={`${ids}-keys`}>
+              <ol
+                ref={list}
+                className="plan-cases"
+                aria-labelledby={`${ids}-chosen`}
+                aria-describedby={`${ids}-keys`}
+              >
                 {chosen.map((testCase, index) => (
                   <li
                     key={testCase.id}
