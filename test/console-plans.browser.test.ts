@@ -6,6 +6,7 @@
 // console's API refuses the Viewer's changes. At 1280 and 390 px; pages and dialogs saved under
 // .tmp/screenshots.
 import { Code } from "@connectrpc/connect";
+import { createCliContext } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { expect } from "chai";
 import type { Locator, Page } from "playwright-core";
@@ -138,6 +139,7 @@ describe("console test plans in a browser", function () {
 
     it(`an Editor renames and describes a plan, and an over-long name is refused at its field (${px(width)} px)`, async () => {
       const client = await editorClient(`plan-renamer-${width}@acme.example`);
+      const [temporary] = await addCases(system, acme.projectId, getCase(`Temporary ${width}`, "temp", "/"));
       const { testPlan } = await client.createTestPlan({
         projectId: acme.projectId,
         name: `Nightly ${width}`,
@@ -150,6 +152,24 @@ describe("console test plans in a browser", function () {
       await page.getByRole("heading", { name: `Edit Nightly ${width}`, level: 1 }).waitFor();
       const list = chosenList(page);
       expect(await chosenNames(list)).to.deep.equal(["Search", "Login"]);
+
+      // A test case picked here and deleted elsewhere before the save: the editor names it.
+      await pick(page.getByRole("region", { name: "Add test cases" }), `Temporary ${width}`).check();
+      const cli = createCliContext(system.env);
+      await cli.catalog.deleteTestCase({
+        actor: cli.actor,
+        projectId: acme.projectId,
+        testCaseId: temporary?.id ?? "",
+      });
+      await page.getByRole("button", { name: "Save test plan" }).click();
+      await page
+        .getByRole("alert")
+        .getByText(`“Temporary ${width}” was deleted since it was picked: remove it and save again.`)
+        .waitFor();
+      await shot(page, "plan-edit-case-deleted", width);
+      await list.getByRole("button", { name: `Remove Temporary ${width}` }).click();
+      // Removed, it is no longer said to be missing.
+      expect(await page.getByRole("alert").count()).to.equal(0);
 
       const name = page.getByLabel("Name", { exact: true });
       await name.fill("N".repeat(201));
@@ -181,7 +201,7 @@ describe("console test plans in a browser", function () {
       });
       const planId = testPlan?.id ?? "";
       const run = await acme.pipeline.start({ testPlan: planName });
-      await acme.pipeline.finished(run.id);
+      const finished = await acme.pipeline.finished(run.id);
 
       const editor = await member(`plan-editor-3-${width}@acme.example`, Role.EDITOR);
       const page = await signedIn(width, editor.id);
@@ -208,7 +228,12 @@ describe("console test plans in a browser", function () {
       ).to.equal("Login");
       await page.goto(`${system.consoleUrl}/projects/${acme.projectId}/runs/${run.id}`);
       await page.getByRole("link", { name: planId }).waitFor();
-      expect((await acme.pipeline.getRun(run.id)).status).to.equal("PASSED");
+      const kept = await acme.pipeline.getRun(run.id);
+      expect([kept.status, kept.tests.map((t) => [t.name, t.status])]).to.deep.equal([
+        finished.status,
+        finished.tests.map((t) => [t.name, t.status]),
+      ]);
+      expect(kept.tests.length).to.equal(1);
       expect((await acme.pipeline.call("POST", "/v1/runs", { testPlan: planName })).status).to.equal(404);
     });
   }

@@ -34,7 +34,7 @@ export function NewTestPlan() {
   const { project, editor, path } = useProject();
   if (isNotFound(project.error)) return <NotFound what="Project" />;
   if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
-  if (!editor) return <ReadOnly back={path("/test-plans")} />;
+  if (!editor) return <ReadOnly back={path("/test-plans")} to="the test plans" />;
   return <PlanEditor />;
 }
 
@@ -44,20 +44,20 @@ export function EditTestPlan() {
   const plan = useQuery(ConsoleService.method.getTestPlan, { projectId, testPlanId });
   if (isNotFound(project.error) || isNotFound(plan.error)) return <NotFound what="Test plan" />;
   if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
-  if (!editor) return <ReadOnly back={path(`/test-plans/${testPlanId}`)} />;
+  if (!editor) return <ReadOnly back={path(`/test-plans/${testPlanId}`)} to="the test plan" />;
   if (plan.isPending || plan.error) return <QueryView query={plan} what="the test plan" />;
   // Keyed: another plan's editor starts from that plan, and a refetch does not undo edits.
   return <PlanEditor key={testPlanId} plan={plan.data.testPlan} cases={plan.data.testCases} />;
 }
 
 /** A Viewer who opened an editor's address: what they may do instead. */
-function ReadOnly({ back }: { back: string }) {
+function ReadOnly({ back, to }: { back: string; to: string }) {
   return (
     <section className="narrow-page" aria-labelledby="read-only-title">
       <h1 id="read-only-title">Viewers cannot change test plans</h1>
       <p>Editors and above create and change them; ask one of them, or an admin for the Editor role.</p>
       <p>
-        <Link to={back}>Back to the test plans</Link>
+        <Link to={back}>Back to {to}</Link>
       </p>
     </section>
   );
@@ -88,7 +88,8 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
   // UpdateTestPlan (where it is a TestCaseIdList).
   const casesField = plan ? "test_case_ids.ids" : "test_case_ids";
   const errors = formErrors(save.error, ["name", "description", casesField]);
-  const gone = deletedSince(save.error, chosen);
+  const missingCase = caseNotFound(save.error, chosen);
+  const gone = missingCase?.testCase;
   const full = chosen.length >= planBound;
   const disabledCount = chosen.filter((c) => !c.enabled).length;
 
@@ -240,7 +241,7 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
           <section className="panel plan-panel" aria-labelledby={`${ids}-chosen`}>
             <div className="section-head">
               <h2 id={`${ids}-chosen`}>Test cases, in run order</h2>
-              <span className="muted small">
+              <span className="muted small plan-count">
                 {chosen.length} of at most {planBound}
               </span>
             </div>
@@ -351,7 +352,7 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
           />
         </div>
 
-        {errors.other && !gone && <ErrorNotice error={save.error} />}
+        {errors.other && !missingCase && <ErrorNotice error={save.error} />}
         <DialogActions
           onCancel={() => navigate(back)}
           label={plan ? "Save test plan" : "Create test plan"}
@@ -451,6 +452,9 @@ function CasePicker({
           );
         })}
       </div>
+      {full && cases.length > 0 && (
+        <p className="muted small">The plan is full: remove a test case from it to add another.</p>
+      )}
       {listed.data?.truncated && (
         <p className="muted small">
           More than {planBound} test cases match: only the first {planBound} are listed. Search by name to
@@ -462,11 +466,13 @@ function CasePicker({
 }
 
 /**
- * The chosen test case a refused save names as not (any more) a test case of the project: the
- * catalog's NOT_FOUND names the id ("tc_… is not a test case of this project").
+ * A save refused because a test case is no longer one of the project's: the catalog's NOT_FOUND
+ * names the id ("tc_… is not a test case of this project"). `testCase` is the chosen case it names,
+ * none once that case was removed from the plan (then nothing is left to say).
  */
-function deletedSince(error: unknown, chosen: TestCase[]): TestCase | undefined {
+function caseNotFound(error: unknown, chosen: TestCase[]): { testCase?: TestCase } | undefined {
   if (!isNotFound(error)) return undefined;
   const message = errorOf(error).rawMessage;
-  return chosen.find((c) => message.includes(c.id));
+  if (!/\btc_\w+/.test(message)) return undefined;
+  return { testCase: chosen.find((c) => message.includes(c.id)) };
 }
