@@ -170,6 +170,10 @@ describe("console test plans in a browser", function () {
       await list.getByRole("button", { name: `Remove Temporary ${width}` }).click();
       // Removed, it is no longer said to be missing.
       expect(await page.getByRole("alert").count()).to.equal(0);
+      // And the list to pick from was read again: it no longer offers the deleted case.
+      await pick(page.getByRole("region", { name: "Add test cases" }), `Temporary ${width}`).waitFor({
+        state: "detached",
+      });
 
       const name = page.getByLabel("Name", { exact: true });
       await name.fill("N".repeat(201));

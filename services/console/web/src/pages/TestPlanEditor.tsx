@@ -167,6 +167,9 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
     }
   };
 
+  // A refusal may come from something changed elsewhere (a test case deleted): the picker reads
+  // the project's cases again. The form keeps what was typed and chosen.
+  const refresh = () => void queryClient.invalidateQueries();
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const testCaseIds = chosen.map((c) => c.id);
@@ -180,12 +183,12 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
     if (plan)
       update.mutate(
         { projectId, testPlanId: plan.id, name, description, testCaseIds: { ids: testCaseIds } },
-        { onSuccess: (answer) => done(answer.testPlan) },
+        { onSuccess: (answer) => done(answer.testPlan), onError: refresh },
       );
     else
       create.mutate(
         { projectId, name, description, testCaseIds },
-        { onSuccess: (answer) => done(answer.testPlan) },
+        { onSuccess: (answer) => done(answer.testPlan), onError: refresh },
       );
   };
   const back = plan ? path(`/test-plans/${plan.id}`) : path("/test-plans");
