@@ -33,7 +33,8 @@ const disabledRule = "Disabled test cases stay in the plan, but its runs leave t
 export function NewTestPlan() {
   const { project, editor, path } = useProject();
   if (isNotFound(project.error)) return <NotFound what="Project" />;
-  if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
+  // Only until first read: a background refetch that fails must not take the form away.
+  if (!project.data) return <QueryView query={project} what="the project" />;
   if (!editor) return <ReadOnly back={path("/test-plans")} to="the test plans" />;
   return <PlanEditor />;
 }
@@ -43,9 +44,9 @@ export function EditTestPlan() {
   const { projectId, project, editor, path } = useProject();
   const plan = useQuery(ConsoleService.method.getTestPlan, { projectId, testPlanId });
   if (isNotFound(project.error) || isNotFound(plan.error)) return <NotFound what="Test plan" />;
-  if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
+  if (!project.data) return <QueryView query={project} what="the project" />;
   if (!editor) return <ReadOnly back={path(`/test-plans/${testPlanId}`)} to="the test plan" />;
-  if (plan.isPending || plan.error) return <QueryView query={plan} what="the test plan" />;
+  if (!plan.data) return <QueryView query={plan} what="the test plan" />;
   // Keyed: another plan's editor starts from that plan, and a refetch does not undo edits.
   return <PlanEditor key={testPlanId} plan={plan.data.testPlan} cases={plan.data.testCases} />;
 }
