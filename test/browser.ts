@@ -4,7 +4,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@testrun/kit/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { expect } from "chai";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
 import { signInLinkOf } from "./console-client.js";
 
@@ -27,6 +28,21 @@ export async function launchBrowser(): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
   await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });
+}
+
+/** Saves the page as `<name>-<width>` and checks nothing overflows sideways. */
+export async function shot(page: Page, name: string, width: keyof typeof viewports): Promise<void> {
+  await screenshot(page, `${name}-${viewports[width].width}`);
+  expect(await horizontalOverflow(page), `${name} overflows`).to.be.at.most(0);
+}
+
+/** The error shown at a field (components/Field.tsx): the element its aria-describedby names first. */
+export async function errorAt(input: Locator): Promise<string> {
+  expect(await input.getAttribute("aria-invalid")).to.equal("true");
+  const [errorId] = ((await input.getAttribute("aria-describedby")) ?? "").split(" ");
+  const error = input.page().locator(`[id="${errorId}"]`);
+  expect(await error.getAttribute("class")).to.equal("field-error");
+  return (await error.textContent()) ?? "";
 }
 
 /** Fails when the page is wider than its viewport (something overflows sideways). */

@@ -7,9 +7,8 @@ import { Code } from "@connectrpc/connect";
 import { createCliContext, createKey } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { expect } from "chai";
-import type { Locator, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { horizontalOverflow, screenshot, viewports } from "./browser.js";
+import { errorAt, shot, viewports } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { addCases, type TestProject } from "./pipeline.js";
@@ -25,19 +24,6 @@ describe("console authoring in a browser", function () {
     ({ system, project: acme, organizationId } = suite);
   });
   const px = (width: keyof typeof viewports) => viewports[width].width;
-  /** Saves the page and checks nothing overflows sideways. */
-  const shot = async (page: Page, name: string, width: keyof typeof viewports) => {
-    await screenshot(page, `${name}-${px(width)}`);
-    expect(await horizontalOverflow(page), `${name} overflows`).to.be.at.most(0);
-  };
-  /** The error shown at a field: the element its aria-describedby names first. */
-  const errorAt = async (input: Locator): Promise<string> => {
-    expect(await input.getAttribute("aria-invalid")).to.equal("true");
-    const [errorId] = ((await input.getAttribute("aria-describedby")) ?? "").split(" ");
-    const error = input.page().locator(`[id="${errorId}"]`);
-    expect(await error.getAttribute("class")).to.equal("field-error");
-    return (await error.textContent()) ?? "";
-  };
   const v1Project = (secret: string) =>
     fetch(`${system.gatewayUrl}/v1/project`, { headers: { authorization: `Bearer ${secret}` } });
 

@@ -10,7 +10,7 @@ export interface AuthoringHandlerDeps {
 }
 
 /**
- * ConsoleService's authoring of projects, environments and variables. Each call goes to the
+ * ConsoleService's authoring of projects, environments, test plans and variables. Each call goes to the
  * catalog with the signed-in member as actor: the catalog checks the role and validates the
  * fields, and its refusals (FieldViolations details included) reach the browser as it worded them.
  * Variable values pass through to the catalog and are never logged or returned.
@@ -25,6 +25,9 @@ export function authoringHandlers(
   | "createEnvironment"
   | "updateEnvironment"
   | "deleteEnvironment"
+  | "createTestPlan"
+  | "updateTestPlan"
+  | "deleteTestPlan"
   | "createVariable"
   | "deleteVariable"
   | "listVariableUses"
@@ -98,6 +101,41 @@ export function authoringHandlers(
       await relay(
         catalog.deleteEnvironment({ actor, projectId: req.projectId, environmentId: req.environmentId }),
       );
+      return {};
+    },
+
+    async createTestPlan(req, ctx) {
+      const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      const { testPlan } = await relay(
+        catalog.createTestPlan({
+          actor,
+          projectId: req.projectId,
+          name: req.name,
+          description: req.description,
+          testCaseIds: req.testCaseIds,
+        }),
+      );
+      return { testPlan };
+    },
+
+    async updateTestPlan(req, ctx) {
+      const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      const { testPlan } = await relay(
+        catalog.updateTestPlan({
+          actor,
+          projectId: req.projectId,
+          testPlanId: req.testPlanId,
+          name: req.name,
+          description: req.description,
+          testCaseIds: req.testCaseIds,
+        }),
+      );
+      return { testPlan };
+    },
+
+    async deleteTestPlan(req, ctx) {
+      const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      await relay(catalog.deleteTestPlan({ actor, projectId: req.projectId, testPlanId: req.testPlanId }));
       return {};
     },
 

@@ -20,6 +20,7 @@ import { Runs } from "./pages/Runs";
 import { SignIn } from "./pages/SignIn";
 import { SignInLink } from "./pages/SignInLink";
 import { TestCase, TestCases } from "./pages/TestCases";
+import { EditTestPlan, NewTestPlan } from "./pages/TestPlanEditor";
 import { TestPlan, TestPlans } from "./pages/TestPlans";
 import { TestResult } from "./pages/TestResult";
 import { Variables } from "./pages/Variables";
@@ -79,7 +80,9 @@ if (root)
                 <Route path="/projects/:projectId/runs/:runId" element={<Run />} />
                 <Route path="/projects/:projectId/runs/:runId/tests/:testResultId" element={<TestResult />} />
                 <Route path="/projects/:projectId/test-plans" element={<TestPlans />} />
+                <Route path="/projects/:projectId/test-plans/new" element={<NewTestPlan />} />
                 <Route path="/projects/:projectId/test-plans/:testPlanId" element={<TestPlan />} />
+                <Route path="/projects/:projectId/test-plans/:testPlanId/edit" element={<EditTestPlan />} />
                 <Route path="/projects/:projectId/test-cases" element={<TestCases />} />
                 <Route path="/projects/:projectId/test-cases/:testCaseId" element={<TestCase />} />
                 <Route path="/projects/:projectId/environments" element={<Environments />} />
