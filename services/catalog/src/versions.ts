@@ -1,4 +1,3 @@
-import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Actor, ChangedBy } from "@testrun/gen/testrun/common/v1/actor_pb";
