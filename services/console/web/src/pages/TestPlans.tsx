@@ -6,6 +6,7 @@ import { isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
+import { VersionLine } from "../components/Version";
 import { plural } from "../format";
 import { useProject } from "../project";
 import { CaseTable } from "./TestCases";
@@ -66,10 +67,10 @@ export function TestPlan() {
         <Link to={path("/test-plans")}>Test plans</Link>
       </p>
       <h1>{testPlan?.name}</h1>
+      {testPlan && <VersionLine item={testPlan} />}
       {testPlan?.description && <p className="lead">{testPlan.description}</p>}
       <p className="muted">
-        {plural(testCases.length, "test case")}, run in this order (disabled ones are left out of a run) ·
-        changed <Time at={testPlan?.updatedAt ?? testPlan?.createdAt} /> ·{" "}
+        {plural(testCases.length, "test case")}, run in this order (disabled ones are left out of a run) ·{" "}
         <Link to={path(`/runs?plan=${testPlan?.id}`)}>runs of this plan</Link>
       </p>
       {testCases.length === 0 ? (
