@@ -17,6 +17,7 @@ import {
   type Variable,
   VariableSchema,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { type ChangedBy, ChangedBySchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { MemberRole } from "./db/entities.js";
 import { roleFromDb } from "./roles.js";
 import { stepsFromStorage } from "./steps.js";
@@ -66,6 +67,25 @@ export interface EnvironmentRow {
 export const environmentColumns =
   "e.id, e.project_id, e.name, e.base_url, e.is_default, e.created_at, e.updated_at";
 
+/**
+ * Who stored a version (the `changed_by_*` columns of a *_versions row, aliased `v`, and its member
+ * `m`), as one JSON value: `{ member_id, operator, name, email }`, member_id and operator both null
+ * when nobody was recorded.
+ */
+export interface ChangedByRow {
+  member_id: string | null;
+  operator: string | null;
+  name: string | null;
+  email: string | null;
+}
+export const changedByJson = `json_build_object('member_id', v.changed_by_member_id, 'operator', v.changed_by_operator,
+  'name', m.display_name, 'email', m.email)`;
+
+/** The ChangedByRow of version `version` of item `id`, from the versions table `table` keyed by `key`. */
+const changedByOf = (table: string, key: string, id: string, version: string) =>
+  `(select ${changedByJson} from catalog.${table} v left join catalog.members m on m.id = v.changed_by_member_id
+    where v.${key} = ${id} and v.version = ${version}) as updated_by`;
+
 export interface TestPlanRow {
   id: string;
   project_id: string;
@@ -74,10 +94,13 @@ export interface TestPlanRow {
   created_at: Date;
   updated_at: Date;
   test_case_ids: string[];
+  version: number;
+  updated_by: ChangedByRow | null;
 }
-/** A plan with its test cases in order (needs the plan aliased `tp`). */
-export const testPlanColumns = `tp.id, tp.project_id, tp.name, tp.description, tp.created_at, tp.updated_at,
-  array(select pc.test_case_id from catalog.test_plan_cases pc where pc.plan_id = tp.id order by pc.position) as test_case_ids`;
+/** A plan with its test cases in order and who stored its version (needs the plan aliased `tp`). */
+export const testPlanColumns = `tp.id, tp.project_id, tp.name, tp.description, tp.created_at, tp.updated_at, tp.version,
+  array(select pc.test_case_id from catalog.test_plan_cases pc where pc.plan_id = tp.id order by pc.position) as test_case_ids,
+  ${changedByOf("test_plan_versions", "plan_id", "tp.id", "tp.version")}`;
 
 export interface TestCaseRow {
   id: string;
@@ -89,9 +112,13 @@ export interface TestCaseRow {
   steps?: JsonValue[];
   created_at: Date;
   updated_at: Date;
+  version: number;
+  updated_by: ChangedByRow | null;
 }
+/** A test case and who stored its version (needs the test case aliased `t`). */
 export const testCaseColumns = (withSteps: boolean) =>
-  `t.id, t.project_id, t.name, t.tags, t.enabled, t.created_at, t.updated_at${withSteps ? ", t.steps" : ""}`;
+  `t.id, t.project_id, t.name, t.tags, t.enabled, t.created_at, t.updated_at, t.version,
+   ${changedByOf("test_case_versions", "test_case_id", "t.id", "t.version")}${withSteps ? ", t.steps" : ""}`;
 
 export interface VariableRow {
   id: string;
@@ -103,6 +130,20 @@ export interface VariableRow {
 export const variableColumns = "v.id, v.project_id, v.name, v.created_at, v.updated_at";
 
 const time = (date: Date) => timestampFromDate(date);
+
+/** Unset when nobody was recorded (versions stored before versions were kept). */
+export function changedByToProto(row: ChangedByRow | null): ChangedBy | undefined {
+  if (row?.member_id)
+    return create(ChangedBySchema, {
+      kind: {
+        case: "member",
+        value: { memberId: row.member_id, displayName: row.name ?? "", email: row.email ?? "" },
+      },
+    });
+  if (row?.operator !== null && row?.operator !== undefined)
+    return create(ChangedBySchema, { kind: { case: "operator", value: { name: row.operator } } });
+  return undefined;
+}
 
 export const organizationToProto = (row: OrganizationRow): Organization =>
   create(OrganizationSchema, { id: row.id, name: row.name, createdAt: time(row.created_at) });
@@ -151,6 +192,8 @@ export const testPlanToProto = (row: TestPlanRow): TestPlan =>
     testCaseCount: row.test_case_ids.length,
     createdAt: time(row.created_at),
     updatedAt: time(row.updated_at),
+    version: row.version,
+    updatedBy: changedByToProto(row.updated_by),
   });
 
 export const testCaseToProto = (row: TestCaseRow): TestCase =>
@@ -163,6 +206,8 @@ export const testCaseToProto = (row: TestCaseRow): TestCase =>
     steps: row.steps ? stepsFromStorage(row.steps) : [],
     createdAt: time(row.created_at),
     updatedAt: time(row.updated_at),
+    version: row.version,
+    updatedBy: changedByToProto(row.updated_by),
   });
 
 export const variableToProto = (row: VariableRow): Variable =>

@@ -58,6 +58,7 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
   return create(TestResultSchema, {
     id: row.id,
     testCaseId: row.test_case_id,
+    testCaseVersion: row.test_case_version,
     name: row.name,
     status: testStatuses[row.status],
     durationMs: row.duration_ms === null ? undefined : BigInt(row.duration_ms),

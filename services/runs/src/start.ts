@@ -82,6 +82,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     tests: resolved.testCases.map((tc) => ({
       id: newId("tr"),
       testCaseId: tc.testCaseId,
+      testCaseVersion: tc.version,
       name: tc.name,
       steps: tc.steps.map((step) => toJson(StepSchema, step) as TestStepSnapshot),
     })),

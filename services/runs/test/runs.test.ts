@@ -744,6 +744,47 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
   });
 
+  it("records the version of the test case each test ran, and keeps it after the test case changes", async () => {
+    const [login, search] = project.cases as [string, string];
+    const catalog = stack.catalog.catalog;
+    const { run: before } = await start({ case: "testPlan", value: project.planId });
+    expect(before?.tests.map((t) => t.testCaseVersion)).to.deep.equal([1, 1, 1]);
+    await catalog.updateTestCase({
+      actor: operator(),
+      projectId: project.projectId,
+      testCaseId: login,
+      steps: {
+        steps: [{ name: "call", kind: { case: "http", value: { request: { method: "GET", path: "/v2" } } } }],
+      },
+    });
+    await catalog.updateTestCase({
+      actor: operator(),
+      projectId: project.projectId,
+      testCaseId: login,
+      name: "login 3",
+    });
+    const { run: after } = await start({ case: "testCaseIds", value: { ids: [login, search] } });
+    expect(after?.tests.map((t) => [t.name, t.testCaseVersion])).to.deep.equal([
+      ["login 3", 3],
+      ["search", 1],
+    ]);
+
+    // The first run still names version 1, and that version is what it ran.
+    const ids = { actor: project.key, projectId: project.projectId, runId: before?.id ?? "" };
+    const first = await stack.runs.getTestResult({ ...ids, testResultId: before?.tests[0]?.id ?? "" });
+    expect(first.test).to.include({ testCaseId: login, testCaseVersion: 1, name: "login" });
+    expect((await stack.runs.getRun(ids)).run?.tests.map((t) => t.testCaseVersion)).to.deep.equal([1, 1, 1]);
+    const ran = await catalog.getTestCase({
+      actor: operator(),
+      projectId: project.projectId,
+      testCaseId: login,
+      version: first.test?.testCaseVersion,
+    });
+    expect(ran.testCase?.name).to.equal(first.test?.name);
+    expect(ran.testCase?.steps).to.deep.equal(first.steps);
+    expect(ran.currentVersion).to.equal(3);
+  });
+
   it("filters runs by status, test plan and environment", async () => {
     const { environment } = await stack.catalog.catalog.createEnvironment({
       actor: operator(),

@@ -11,6 +11,26 @@ const nameCheck = (table: string, column = "name") => ({
   expression: `char_length(${column}) >= 1 and char_length(${column}) <= 200`,
 });
 
+/**
+ * How many versions of one test case or test plan are kept (the latest ones, the current included;
+ * catalog.proto, TestCase.version). Storing a newer one deletes the oldest in the same transaction.
+ */
+export const KEPT_VERSIONS = 100;
+
+/**
+ * Who stored a version (common/v1/actor.proto, ChangedBy): a member, or an operator by the name it
+ * gave ('' when none); both null for version 1 of items created before versions were kept.
+ * Members are never deleted (removal keeps the row), so the id always finds the name to show.
+ */
+const changedBy = () => ({
+  changedByMemberId: p.text().nullable(),
+  changedByOperator: p.text().nullable(),
+});
+const changedByCheck = (table: string) => ({
+  name: `${table}_changed_by_one_kind`,
+  expression: "changed_by_member_id is null or changed_by_operator is null",
+});
+
 /** Descriptions may be empty and hold at most 2000 characters. */
 const descriptionCheck = (table: string) => ({
   name: `${table}_description_length`,
@@ -159,12 +179,18 @@ export const TestPlan = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
+    /** 1 at creation, +1 on every stored change; its snapshot is the TestPlanVersion of that number. */
+    version: p.integer().default(1),
   },
   indexes: [
     // A project's plans oldest first (GET /v1/test-plans), and resolving a plan name within the project.
     { name: "test_plans_project_created_index", properties: ["projectId", "createdAt", "id"] },
   ],
-  checks: [nameCheck("test_plans"), descriptionCheck("test_plans")],
+  checks: [
+    nameCheck("test_plans"),
+    descriptionCheck("test_plans"),
+    { name: "test_plans_version_positive", expression: "version >= 1" },
+  ],
 });
 
 /** Free-form here; the catalog validates the steps (step.proto) on write. */
@@ -193,6 +219,11 @@ export const TestCase = defineEntity({
       .datetime()
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
+    /**
+     * 1 at creation, +1 on every stored change; its snapshot is the TestCaseVersion of that number.
+     * A save made on another version is refused by the update's own `where version = ?`.
+     */
+    version: p.integer().default(1),
   },
   indexes: [
     // GET /v1/test-cases: a project's cases oldest first, at most 500 (name search filters these).
@@ -213,6 +244,53 @@ export const TestCase = defineEntity({
     nameCheck("test_cases"),
     { name: "test_cases_tags_count", expression: "cardinality(tags) <= 50" },
     { name: "test_cases_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
+    { name: "test_cases_version_positive", expression: "version >= 1" },
+  ],
+});
+
+/**
+ * A stored version of a test case: what it was (name, tags, enabled, steps), who stored it and
+ * when. The current version is always kept; at most KEPT_VERSIONS in all. A run's test names the
+ * version it ran (runs' test_results.test_case_version), so it can be read back exactly.
+ */
+export const TestCaseVersion = defineEntity({
+  name: "TestCaseVersion",
+  tableName: "test_case_versions",
+  properties: {
+    // The primary key (test_case_id, version) serves reading one version, pruning the oldest and
+    // the cascade when the test case is deleted.
+    testCaseId: p.manyToOne(TestCase).mapToPk().joinColumn("test_case_id").deleteRule("cascade").primary(),
+    version: p.integer().primary(),
+    name: p.text(),
+    tags: p.array(),
+    enabled: p.boolean(),
+    steps: p.json<TestCaseStep[]>(),
+    changedAt: p.datetime(),
+    ...changedBy(),
+  },
+  checks: [
+    { name: "test_case_versions_version_positive", expression: "version >= 1" },
+    changedByCheck("test_case_versions"),
+  ],
+});
+
+/** A stored version of a test plan (name, description, its test cases in order), as TestCaseVersion. */
+export const TestPlanVersion = defineEntity({
+  name: "TestPlanVersion",
+  tableName: "test_plan_versions",
+  properties: {
+    planId: p.manyToOne(TestPlan).mapToPk().joinColumn("plan_id").deleteRule("cascade").primary(),
+    version: p.integer().primary(),
+    name: p.text(),
+    description: p.text(),
+    /** As the plan listed them then; a test case deleted since stays named here. */
+    testCaseIds: p.array(),
+    changedAt: p.datetime(),
+    ...changedBy(),
+  },
+  checks: [
+    { name: "test_plan_versions_version_positive", expression: "version >= 1" },
+    changedByCheck("test_plan_versions"),
   ],
 });
 
@@ -330,6 +408,8 @@ export const entities = [
   TestPlan,
   TestCase,
   TestPlanCase,
+  TestCaseVersion,
+  TestPlanVersion,
   Variable,
   KeyNotification,
 ];

@@ -2,10 +2,20 @@ import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { newId } from "@testrun/kit";
 import { authorizeProject } from "../access.js";
 import { notFound, Violations } from "../errors.js";
-import { type TestCaseRow, testCaseColumns, testCaseToProto } from "../rows.js";
+import { changedByJson, type TestCaseRow, testCaseColumns, testCaseToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
 import { checkSteps } from "../steps.js";
 import { checkName, checkTags, checkVariableName } from "../validate.js";
+import {
+  changerOf,
+  checkReadVersion,
+  checkVersion,
+  conflictIf,
+  editConflict,
+  recordCaseVersions,
+  recordPlanVersions,
+  versionMissing,
+} from "../versions.js";
 import type { Deps, Handlers } from "./context.js";
 
 /** The most test cases a list returns (GET /v1/test-cases), and the most one run holds. */
@@ -32,6 +42,34 @@ async function findCase(sql: Sql, projectId: string, id: string): Promise<TestCa
   return row;
 }
 
+const named = (id: string) => `test case ${id}`;
+
+/**
+ * Version `version` of a test case as it was stored (the test case's own id, project and creation
+ * time), and the version it is at now. NOT_FOUND for an unknown test case, or a version it never
+ * had or no longer keeps.
+ */
+async function findCaseVersion(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  version: number,
+): Promise<{ row: TestCaseRow; current: number }> {
+  const found = await sql.one<TestCaseRow & { current_version: number | null }>(
+    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, t.created_at, v.changed_at as updated_at,
+       v.version, ${changedByJson} as updated_by, t.version as current_version
+     from catalog.test_cases t
+     left join catalog.test_case_versions v on v.test_case_id = t.id and v.version = ?
+     left join catalog.members m on m.id = v.changed_by_member_id
+     where t.project_id = ? and t.id = ?`,
+    [version, projectId, id],
+  );
+  if (!found) throw missing(id);
+  const current = found.current_version as number;
+  if (found.version === null) throw versionMissing(named(id), version, current);
+  return { row: found, current };
+}
+
 /** CreateTestCase, GetTestCase, ListTestCases, UpdateTestCase, DeleteTestCase. */
 export function testCaseHandlers({ db }: Deps): Handlers {
   return {
@@ -41,33 +79,31 @@ export function testCaseHandlers({ db }: Deps): Handlers {
       const tags = checkTags(req.tags, "tags", violations);
       const steps = checkSteps(req.steps, "steps", violations);
       const row = await db.write(async (sql) => {
-        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         violations.check();
+        const id = newId("tc");
         const now = new Date();
-        return sql.one<TestCaseRow>(
-          `insert into catalog.test_cases as t (id, project_id, name, tags, enabled, steps, created_at, updated_at)
-           values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?) returning ${testCaseColumns(true)}`,
-          [
-            newId("tc"),
-            project.id,
-            name,
-            textArray(tags),
-            req.enabled ?? true,
-            JSON.stringify(steps),
-            now,
-            now,
-          ],
+        // Version 1 (the column's default) and its snapshot, in the same transaction.
+        await sql.all(
+          `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, created_at, updated_at)
+           values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?)`,
+          [id, grant.project.id, name, textArray(tags), req.enabled ?? true, JSON.stringify(steps), now, now],
         );
+        await recordCaseVersions(sql, [id], changerOf(grant, req.actor));
+        return findCase(sql, grant.project.id, id);
       });
-      return { testCase: testCaseToProto(row as TestCaseRow) };
+      return { testCase: testCaseToProto(row) };
     },
 
     async getTestCase(req) {
-      const row = await db.read(async (sql) => {
+      checkReadVersion(req.version);
+      const { row, current } = await db.read(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.READ);
-        return findCase(sql, project.id, req.testCaseId);
+        if (req.version !== undefined) return findCaseVersion(sql, project.id, req.testCaseId, req.version);
+        const found = await findCase(sql, project.id, req.testCaseId);
+        return { row: found, current: found.version };
       });
-      return { testCase: testCaseToProto(row) };
+      return { testCase: testCaseToProto(row), currentVersion: current };
     },
 
     async listTestCases(req) {
@@ -125,38 +161,94 @@ export function testCaseHandlers({ db }: Deps): Handlers {
       const tags = req.tags === undefined ? undefined : checkTags(req.tags.tags, "tags.tags", violations);
       const steps =
         req.steps === undefined ? undefined : checkSteps(req.steps.steps, "steps.steps", violations);
+      const expected = req.expectedVersion;
+      checkVersion(expected, "expected_version", violations);
       const row = await db.write(async (sql) => {
-        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
-        const current = await findCase(sql, project.id, req.testCaseId);
+        const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        await findCase(sql, grant.project.id, req.testCaseId);
         violations.check();
-        if (name === undefined && tags === undefined && req.enabled === undefined && steps === undefined)
-          return current;
-        return sql.one<TestCaseRow>(
+        // One statement checks the version and writes, so of two saves made on one version exactly
+        // one is stored: the other waits for the first's row lock, then finds the version moved on.
+        // A save that changes nothing stores nothing and keeps the version.
+        // name, tags, enabled, steps: each null when not set (coalesce keeps the stored one).
+        const values = [
+          name ?? null,
+          tags ? textArray(tags) : null,
+          req.enabled ?? null,
+          steps ? JSON.stringify(steps) : null,
+        ];
+        const stored = await sql.all(
           `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
-             enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?
-           where t.id = ? returning ${testCaseColumns(true)}`,
+             enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?,
+             version = t.version + 1
+           where t.project_id = ? and t.id = ? and (?::int is null or t.version = ?::int)
+             and (t.name, t.tags, t.enabled, t.steps) is distinct from
+               (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps))
+           returning t.id`,
           [
-            name ?? null,
-            tags ? textArray(tags) : null,
-            req.enabled ?? null,
-            steps ? JSON.stringify(steps) : null,
+            ...values,
             new Date(),
-            current.id,
+            grant.project.id,
+            req.testCaseId,
+            expected ?? null,
+            expected ?? null,
+            ...values,
           ],
         );
+        if (stored.length > 0) await recordCaseVersions(sql, [req.testCaseId], changerOf(grant, req.actor));
+        const current = await findCase(sql, grant.project.id, req.testCaseId);
+        // Nothing stored: the version was another (refused), or nothing would change.
+        const conflict = stored.length === 0 && conflictIf(named(current.id), expected, current);
+        if (conflict) throw conflict;
+        return current;
       });
-      return { testCase: testCaseToProto(row as TestCaseRow) };
+      return { testCase: testCaseToProto(row) };
     },
 
     async deleteTestCase(req) {
+      const violations = new Violations();
+      checkVersion(req.expectedVersion, "expected_version", violations);
+      violations.check();
       await db.write(async (sql) => {
-        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
-        // Its entries in test plans go with it (on delete cascade).
-        const deleted = await sql.all(
-          "delete from catalog.test_cases where project_id = ? and id = ? returning id",
-          [project.id, req.testCaseId],
+        const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        // Locks, always in this order: the test case, then the plans holding it (as a plan's
+        // writes do: its test cases for share, then the plan), so two writers never wait for each
+        // other. Locked, the test case cannot be added to a plan until this commits.
+        const locked = await sql.one<{ version: number }>(
+          "select t.version from catalog.test_cases t where t.project_id = ? and t.id = ? for update",
+          [grant.project.id, req.testCaseId],
         );
-        if (deleted.length === 0) throw missing(req.testCaseId);
+        if (!locked) throw missing(req.testCaseId);
+        if (req.expectedVersion !== undefined && req.expectedVersion !== locked.version)
+          throw editConflict(
+            named(req.testCaseId),
+            req.expectedVersion,
+            await findCase(sql, grant.project.id, req.testCaseId),
+          );
+        await sql.all(
+          `select tp.id from catalog.test_plans tp
+           where tp.id in (select pc.plan_id from catalog.test_plan_cases pc where pc.test_case_id = ?)
+           order by tp.id for update`,
+          [req.testCaseId],
+        );
+        // Each plan losing the test case is changed: a new version, stored by whoever deleted it.
+        const plans = await sql.all<{ plan_id: string }>(
+          "delete from catalog.test_plan_cases where test_case_id = ? returning plan_id",
+          [req.testCaseId],
+        );
+        const planIds = plans.map((plan) => plan.plan_id);
+        if (planIds.length > 0) {
+          await sql.all(
+            "update catalog.test_plans set version = version + 1, updated_at = ? where id = any(?::text[])",
+            [new Date(), textArray(planIds)],
+          );
+          await recordPlanVersions(sql, planIds, changerOf(grant, req.actor));
+        }
+        // Its kept versions go with it (on delete cascade).
+        await sql.all("delete from catalog.test_cases where id = ? and version = ?", [
+          req.testCaseId,
+          locked.version,
+        ]);
       });
       return {};
     },

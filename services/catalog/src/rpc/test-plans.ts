@@ -2,9 +2,17 @@ import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { newId } from "@testrun/kit";
 import { authorizeProject } from "../access.js";
 import { notFound, Violations } from "../errors.js";
-import { type TestPlanRow, testPlanColumns, testPlanToProto } from "../rows.js";
+import { changedByJson, type TestPlanRow, testPlanColumns, testPlanToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
 import { checkDescription, checkName } from "../validate.js";
+import {
+  changerOf,
+  checkReadVersion,
+  checkVersion,
+  conflictIf,
+  recordPlanVersions,
+  versionMissing,
+} from "../versions.js";
 import type { Deps, Handlers } from "./context.js";
 import { testPlansOf } from "./projects.js";
 
@@ -31,7 +39,8 @@ function checkCaseIds(ids: readonly string[], field: string, violations: Violati
 
 /**
  * NOT_FOUND naming the first id that is not a test case of the project. The cases found are locked
- * (for share) so that none is deleted before the plan referencing it commits.
+ * (for share) so that none is deleted before the plan referencing it commits. Called before the
+ * plan is locked: DeleteTestCase locks in the same order (the test case, then its plans).
  */
 async function requireCasesOf(sql: Sql, projectId: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
@@ -64,6 +73,32 @@ async function findPlan(sql: Sql, projectId: string, id: string, lock = false): 
   return row;
 }
 
+const named = (id: string) => `test plan ${id}`;
+
+/** Version `version` of a plan as it was stored, and the version it is at now (as findCaseVersion). */
+async function findPlanVersion(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  version: number,
+): Promise<{ row: TestPlanRow; current: number }> {
+  const found = await sql.one<TestPlanRow & { current_version: number }>(
+    `select tp.id, tp.project_id, v.name, v.description, v.test_case_ids, tp.created_at, v.changed_at as updated_at,
+       v.version, ${changedByJson} as updated_by, tp.version as current_version
+     from catalog.test_plans tp
+     left join catalog.test_plan_versions v on v.plan_id = tp.id and v.version = ?
+     left join catalog.members m on m.id = v.changed_by_member_id
+     where tp.project_id = ? and tp.id = ?`,
+    [version, projectId, id],
+  );
+  if (!found) throw missing(id);
+  if (found.version === null) throw versionMissing(named(id), version, found.current_version);
+  return { row: found, current: found.current_version };
+}
+
+const sameIds = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((id, index) => id === b[index]);
+
 /** CreateTestPlan, GetTestPlan, ListTestPlans, UpdateTestPlan, DeleteTestPlan. */
 export function testPlanHandlers({ db }: Deps): Handlers {
   return {
@@ -73,7 +108,8 @@ export function testPlanHandlers({ db }: Deps): Handlers {
       const description = checkDescription(req.description, "description", violations);
       checkCaseIds(req.testCaseIds, "test_case_ids", violations);
       const row = await db.write(async (sql) => {
-        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        const { project } = grant;
         violations.check();
         await requireCasesOf(sql, project.id, req.testCaseIds);
         const id = newId("pln");
@@ -84,17 +120,21 @@ export function testPlanHandlers({ db }: Deps): Handlers {
           [id, project.id, name, description, now, now],
         );
         await replaceCases(sql, id, req.testCaseIds);
+        await recordPlanVersions(sql, [id], changerOf(grant, req.actor));
         return findPlan(sql, project.id, id);
       });
       return { testPlan: testPlanToProto(row) };
     },
 
     async getTestPlan(req) {
-      const row = await db.read(async (sql) => {
+      checkReadVersion(req.version);
+      const { row, current } = await db.read(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.READ);
-        return findPlan(sql, project.id, req.testPlanId);
+        if (req.version !== undefined) return findPlanVersion(sql, project.id, req.testPlanId, req.version);
+        const found = await findPlan(sql, project.id, req.testPlanId);
+        return { row: found, current: found.version };
       });
-      return { testPlan: testPlanToProto(row) };
+      return { testPlan: testPlanToProto(row), currentVersion: current };
     },
 
     async listTestPlans(req) {
@@ -114,33 +154,64 @@ export function testPlanHandlers({ db }: Deps): Handlers {
           : checkDescription(req.description, "description", violations);
       const ids = req.testCaseIds?.ids;
       if (ids) checkCaseIds(ids, "test_case_ids.ids", violations);
+      const expected = req.expectedVersion;
+      checkVersion(expected, "expected_version", violations);
       const row = await db.write(async (sql) => {
-        const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
-        const current = await findPlan(sql, project.id, req.testPlanId, true);
+        const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        const { project } = grant;
+        const seen = await findPlan(sql, project.id, req.testPlanId);
         violations.check();
-        if (name === undefined && description === undefined && ids === undefined) return current;
-        if (ids) {
-          await requireCasesOf(sql, project.id, ids);
-          await replaceCases(sql, current.id, ids);
-        }
-        await sql.all(
-          `update catalog.test_plans set name = coalesce(?, name), description = coalesce(?, description),
-             updated_at = ? where id = ?`,
-          [name ?? null, description ?? null, new Date(), current.id],
+        // A save on an old version is told so first, before its test cases are checked: one of
+        // them may be a test case deleted since, whose deletion made the plan's new version.
+        const stale = conflictIf(named(seen.id), expected, seen);
+        if (stale) throw stale;
+        if (ids) await requireCasesOf(sql, project.id, ids);
+        // The plan's test cases live in another table, so the plan is locked first and read as it
+        // now is; the update then writes only on the version it was checked at. Concurrent changes
+        // of the plan take turns on the lock: of two saves made on one version exactly one is stored.
+        const current = await findPlan(sql, project.id, req.testPlanId, true);
+        const conflict = conflictIf(named(current.id), expected, current);
+        if (conflict) throw conflict;
+        const next = {
+          name: name ?? current.name,
+          description: description ?? current.description,
+          ids: ids ?? current.test_case_ids,
+        };
+        // A save that changes nothing stores nothing and keeps the version.
+        if (
+          next.name === current.name &&
+          next.description === current.description &&
+          sameIds(next.ids, current.test_case_ids)
+        )
+          return current;
+        const stored = await sql.all(
+          `update catalog.test_plans set name = ?, description = ?, updated_at = ?, version = version + 1
+           where id = ? and version = ? returning id`,
+          [next.name, next.description, new Date(), current.id, current.version],
         );
+        if (stored.length !== 1) throw new Error(`test plan ${current.id} changed while locked`);
+        if (ids) await replaceCases(sql, current.id, ids);
+        await recordPlanVersions(sql, [current.id], changerOf(grant, req.actor));
         return findPlan(sql, project.id, current.id);
       });
       return { testPlan: testPlanToProto(row) };
     },
 
     async deleteTestPlan(req) {
+      const violations = new Violations();
+      checkVersion(req.expectedVersion, "expected_version", violations);
+      violations.check();
       await db.write(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        // The version check and the deletion are one statement; its kept versions go with it.
         const deleted = await sql.all(
-          "delete from catalog.test_plans where project_id = ? and id = ? returning id",
-          [project.id, req.testPlanId],
+          `delete from catalog.test_plans where project_id = ? and id = ? and (?::int is null or version = ?::int)
+           returning id`,
+          [project.id, req.testPlanId, req.expectedVersion ?? null, req.expectedVersion ?? null],
         );
-        if (deleted.length === 0) throw missing(req.testPlanId);
+        if (deleted.length > 0) return;
+        const current = await findPlan(sql, project.id, req.testPlanId);
+        throw conflictIf(named(current.id), req.expectedVersion, current) ?? missing(req.testPlanId);
       });
       return {};
     },

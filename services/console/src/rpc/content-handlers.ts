@@ -69,11 +69,16 @@ export function contentHandlers(
     async getTestCase(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
       const { projectId } = req;
-      const [{ testCase }, { testPlans }] = await Promise.all([
-        relay(catalog.getTestCase({ actor, projectId, testCaseId: req.testCaseId })),
+      // The catalog checks the version (kept or not) and says which versions are kept.
+      const [{ testCase, currentVersion }, { testPlans }] = await Promise.all([
+        relay(catalog.getTestCase({ actor, projectId, testCaseId: req.testCaseId, version: req.version })),
         relay(catalog.listTestPlans({ actor, projectId })),
       ]);
-      return { testCase, testPlans: testPlans.filter((p) => p.testCaseIds.includes(req.testCaseId)) };
+      return {
+        testCase,
+        currentVersion,
+        testPlans: testPlans.filter((p) => p.testCaseIds.includes(req.testCaseId)),
+      };
     },
 
     async listVariables(req, ctx) {

@@ -132,6 +132,11 @@ export const TestResult = defineEntity({
     id: p.text().primary(),
     runId: p.manyToOne(Run).mapToPk().joinColumn("run_id").deleteRule("cascade"),
     testCaseId: p.text(),
+    /**
+     * The test case's version its name and steps were taken from (the catalog's TestCase.version),
+     * so the console can show exactly what ran; 0 for tests started before versions were kept.
+     */
+    testCaseVersion: p.integer().default(0),
     /** The test case's name when the run started. */
     name: p.text(),
     /** Order of the test in its run, from 0. */

@@ -10,7 +10,13 @@ export interface NewRun {
   name: string;
   startedByKeyId: string | null;
   startedByMemberId: string | null;
-  tests: { id: string; testCaseId: string; name: string; steps: TestStepSnapshot[] }[];
+  tests: {
+    id: string;
+    testCaseId: string;
+    testCaseVersion: number;
+    name: string;
+    steps: TestStepSnapshot[];
+  }[];
 }
 
 /**
@@ -32,6 +38,7 @@ export class StartStore {
       run.tests.map((t, position) => ({
         id: t.id,
         test_case_id: t.testCaseId,
+        test_case_version: t.testCaseVersion,
         name: t.name,
         steps: t.steps,
         position,
@@ -43,9 +50,9 @@ export class StartStore {
            total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id)
          values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?)
          returning id)
-       insert into runs.test_results (id, run_id, test_case_id, name, position, status, steps, queued_at)
-       select u.id, run.id, u.test_case_id, u.name, u.position, 'queued', u.steps, now()
-       from run, jsonb_to_recordset(?::jsonb) as u(id text, test_case_id text, name text, steps jsonb, position int)`,
+       insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps, queued_at)
+       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, now()
+       from run, jsonb_to_recordset(?::jsonb) as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, position int)`,
       [
         run.id,
         run.projectId,

@@ -4,6 +4,7 @@ import { Migration20261122060344_key_notifications } from "./Migration2026112206
 import { Migration20261123051413_members_by_email } from "./Migration20261123051413_members_by_email.js";
 import { Migration20261124230335_normalized_emails } from "./Migration20261124230335_normalized_emails.js";
 import { Migration20261124232000_base_url_without_userinfo } from "./Migration20261124232000_base_url_without_userinfo.js";
+import { Migration20261125013339_versions } from "./Migration20261125013339_versions.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -14,4 +15,5 @@ export const migrations = [
     name: "Migration20261124232000_base_url_without_userinfo",
     class: Migration20261124232000_base_url_without_userinfo,
   },
+  { name: "Migration20261125013339_versions", class: Migration20261125013339_versions },
 ];

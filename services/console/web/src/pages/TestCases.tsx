@@ -1,19 +1,21 @@
 // A project's test cases (filtered by tag and by a search in their names, both in the URL), and one
-// test case with its tags, state, plans and steps.
+// test case with its tags, state, plans and steps: the current version, or with `?version=N` one of
+// its kept versions, read-only, under a banner saying so (a run's test links there).
 import { useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData } from "@tanstack/react-query";
 import type { TestCase as TestCaseMessage } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useDeferredValue } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
-import { isNotFound } from "../api";
+import { isNotFound, messageOf } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Fact, Facts } from "../components/Facts";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { StepList } from "../components/Steps";
 import { Time } from "../components/Time";
-import { plural } from "../format";
+import { changedByName, VersionLine } from "../components/Version";
+import { absoluteTime, dateOf, plural } from "../format";
 import { useProject } from "../project";
 
 export function TestCases() {
@@ -148,22 +150,58 @@ function Tags({ tags }: { tags: string[] }) {
 const EnabledBadge = ({ enabled }: { enabled: boolean }) =>
   enabled ? <Badge tone="good">Enabled</Badge> : <Badge tone="neutral">Disabled</Badge>;
 
+/** `?version=N`: a whole number from 1; null when absent; NaN when it is anything else. */
+function versionParam(value: string | null): number | null {
+  if (value === null) return null;
+  return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : Number.NaN;
+}
+
 export function TestCase() {
   const { testCaseId = "" } = useParams();
+  const [params] = useSearchParams();
+  const asked = versionParam(params.get("version"));
   const { projectId, project, path } = useProject();
-  const found = useQuery(ConsoleService.method.getTestCase, { projectId, testCaseId });
-  if (isNotFound(found.error) || isNotFound(project.error)) return <NotFound what="Test case" />;
+  const found = useQuery(
+    ConsoleService.method.getTestCase,
+    { projectId, testCaseId, ...(asked !== null && { version: asked }) },
+    { enabled: !Number.isNaN(asked) },
+  );
+  if (Number.isNaN(asked))
+    return <VersionMissing message="The version in the address is not a version number." />;
+  if (isNotFound(project.error)) return <NotFound what="Test case" />;
+  // A version no longer kept (or never had): the catalog's words say which are kept.
+  if (asked !== null && isNotFound(found.error)) return <VersionMissing message={messageOf(found.error)} />;
+  if (isNotFound(found.error)) return <NotFound what="Test case" />;
   if (found.isPending || found.error) return <QueryView query={found} what="the test case" />;
-  const { testCase, testPlans } = found.data;
+  const { testCase, testPlans, currentVersion } = found.data;
   if (!testCase) return <NotFound what="Test case" />;
+  const old = testCase.version !== currentVersion;
+  const current = path(`/test-cases/${testCase.id}`);
   return (
     <>
       <p className="eyebrow">
         <Link to={path("/test-cases")}>Test cases</Link>
       </p>
+      {old && (
+        <div className="notice notice-warning version-banner" role="status">
+          <p>
+            You are looking at{" "}
+            <strong>
+              version {testCase.version} of {currentVersion}
+            </strong>
+            , from <OldTime item={testCase} />
+            {changedByName(testCase.updatedBy) && <>, by {changedByName(testCase.updatedBy)}</>}. It is
+            read-only.
+          </p>
+          <Link className="button button-small" to={current}>
+            Go to the current version
+          </Link>
+        </div>
+      )}
       <h1 className="title-with-badge">
         <span>{testCase.name}</span> <EnabledBadge enabled={testCase.enabled} />
       </h1>
+      <VersionLine item={testCase} />
       {!testCase.enabled && (
         <p className="notice notice-info">
           Disabled: plans and tags leave it out of their runs; a run of chosen test cases still runs it.
@@ -174,7 +212,7 @@ export function TestCase() {
           <Fact term="Tags">
             <Tags tags={testCase.tags} />
           </Fact>
-          <Fact term="In test plans">
+          <Fact term={old ? "In test plans now" : "In test plans"}>
             {testPlans.length === 0 ? (
               <span className="muted">none</span>
             ) : (
@@ -186,8 +224,8 @@ export function TestCase() {
               ))
             )}
           </Fact>
-          <Fact term="Changed">
-            <Time at={testCase.updatedAt ?? testCase.createdAt} />
+          <Fact term="Created">
+            <Time at={testCase.createdAt} />
           </Fact>
         </Facts>
       </section>
@@ -200,5 +238,26 @@ export function TestCase() {
         <StepList steps={testCase.steps} />
       </section>
     </>
+  );
+}
+
+/** The exact time an old version was stored: "Nov 20, 2026, 10:00 AM". */
+function OldTime({ item }: { item: { updatedAt?: TestCaseMessage["updatedAt"] } }) {
+  const date = dateOf(item.updatedAt);
+  return date ? <time dateTime={date.toISOString()}>{absoluteTime(date)}</time> : <>an unknown time</>;
+}
+
+/** `?version=N` names a version that is not kept (or is not a version): say so, link the current one. */
+function VersionMissing({ message }: { message: string }) {
+  const { testCaseId = "" } = useParams();
+  const { path } = useProject();
+  return (
+    <section className="narrow-page" aria-labelledby="version-missing-title">
+      <h1 id="version-missing-title">Version not available</h1>
+      <p>{message}</p>
+      <p>
+        <Link to={path(`/test-cases/${testCaseId}`)}>Go to the current version</Link>
+      </p>
+    </section>
   );
 }

@@ -9,6 +9,7 @@ import { DataTable } from "../components/DataTable";
 import { DeleteTestPlanDialog } from "../components/DeleteTestPlanDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Time } from "../components/Time";
+import { VersionLine } from "../components/Version";
 import { plural } from "../format";
 import { useProject } from "../project";
 import { CaseTable } from "./TestCases";
@@ -111,6 +112,7 @@ export function TestPlan() {
           </div>
         )}
       </div>
+      <VersionLine item={testPlan} />
       {testPlan.description && <p className="lead">{testPlan.description}</p>}
       {saved && (
         <p className="notice notice-info" role="status">
@@ -121,7 +123,7 @@ export function TestPlan() {
         {plural(testCases.length, "test case")}, run in this order
         {disabled > 0 &&
           ` (${disabled} disabled: runs of the plan leave ${disabled === 1 ? "it" : "them"} out)`}{" "}
-        · changed <Time at={testPlan.updatedAt ?? testPlan.createdAt} /> ·{" "}
+        ·{" "}
         <Link to={path(`/runs?plan=${testPlan.id}`)}>runs of this plan</Link>
       </p>
       {testCases.length === 0 ? (

@@ -1,5 +1,6 @@
 // One test of a run: its outcome and the steps as the run ran them, the failing one marked with the
-// summary as its reason and those after it "not run". Followed live while the test is not final.
+// summary as its reason and those after it "not run", and links to the version of the test case it
+// ran and to the test case now. Followed live while the test is not final.
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -83,9 +84,19 @@ export function TestResult() {
           <Fact term="Duration">{duration(test.durationMs)}</Fact>
           <StartedFinished at={test} />
           <Fact term="Attempt">{test.attempt > 0 ? `${test.attempt} of ${maxAttempts}` : "not started"}</Fact>
-          <Fact term="Test case now">
-            <Link to={path(`/test-cases/${test.testCaseId}`)}>{test.name}</Link>
-          </Fact>
+          {test.testCaseVersion > 0 ? (
+            <Fact term="Test case">
+              <Link to={path(`/test-cases/${test.testCaseId}?version=${test.testCaseVersion}`)}>
+                Version {test.testCaseVersion} (as run)
+              </Link>{" "}
+              · <Link to={path(`/test-cases/${test.testCaseId}`)}>current version</Link>
+            </Fact>
+          ) : (
+            // Started before versions were kept: only the test case as it is now.
+            <Fact term="Test case now">
+              <Link to={path(`/test-cases/${test.testCaseId}`)}>{test.name}</Link>
+            </Fact>
+          )}
         </Facts>
         {failedAtStep && (
           <p className="muted small">

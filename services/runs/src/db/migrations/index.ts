@@ -3,10 +3,12 @@ import { Migration20261122064315_initial } from "./Migration20261122064315_initi
 import { Migration20261123020719_executor_activity } from "./Migration20261123020719_executor_activity.js";
 import { Migration20261123091532_watch_and_filters } from "./Migration20261123091532_watch_and_filters.js";
 import { Migration20261125000000_run_version } from "./Migration20261125000000_run_version.js";
+import { Migration20261125013926_test_case_version } from "./Migration20261125013926_test_case_version.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
   { name: "Migration20261123020719_executor_activity", class: Migration20261123020719_executor_activity },
   { name: "Migration20261123091532_watch_and_filters", class: Migration20261123091532_watch_and_filters },
   { name: "Migration20261125000000_run_version", class: Migration20261125000000_run_version },
+  { name: "Migration20261125013926_test_case_version", class: Migration20261125013926_test_case_version },
 ];

@@ -31,7 +31,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/common/v1/actor.proto.
  */
 export const file_testrun_common_v1_actor: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXN0cnVuL2NvbW1vbi92MS9hY3Rvci5wcm90bxIRdGVzdHJ1bi5jb21tb24udjEiiAEKBUFjdG9yEhMKCW1lbWJlcl9pZBgBIAEoCUgAEi8KCG9wZXJhdG9yGAIgASgLMhsudGVzdHJ1bi5jb21tb24udjEuT3BlcmF0b3JIABIxCgdhcGlfa2V5GAMgASgLMh4udGVzdHJ1bi5jb21tb24udjEuQXBpS2V5QWN0b3JIAEIGCgRraW5kIhgKCE9wZXJhdG9yEgwKBG5hbWUYASABKAkigAEKC0FwaUtleUFjdG9yEg4KBmtleV9pZBgBIAEoCRIZChFjcmVhdG9yX21lbWJlcl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKDmtleV9jcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch10ZXN0cnVuL2NvbW1vbi92MS9hY3Rvci5wcm90bxIRdGVzdHJ1bi5jb21tb24udjEiiAEKBUFjdG9yEhMKCW1lbWJlcl9pZBgBIAEoCUgAEi8KCG9wZXJhdG9yGAIgASgLMhsudGVzdHJ1bi5jb21tb24udjEuT3BlcmF0b3JIABIxCgdhcGlfa2V5GAMgASgLMh4udGVzdHJ1bi5jb21tb24udjEuQXBpS2V5QWN0b3JIAEIGCgRraW5kIhgKCE9wZXJhdG9yEgwKBG5hbWUYASABKAkigAEKC0FwaUtleUFjdG9yEg4KBmtleV9pZBgBIAEoCRIZChFjcmVhdG9yX21lbWJlcl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEjIKDmtleV9jcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ6CglDaGFuZ2VkQnkSNAoGbWVtYmVyGAEgASgLMiIudGVzdHJ1bi5jb21tb24udjEuQ2hhbmdlZEJ5TWVtYmVySAASLwoIb3BlcmF0b3IYAiABKAsyGy50ZXN0cnVuLmNvbW1vbi52MS5PcGVyYXRvckgAQgYKBGtpbmQiSQoPQ2hhbmdlZEJ5TWVtYmVyEhEKCW1lbWJlcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSDQoFZW1haWwYAyABKAliBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * On whose behalf a call is made. Services decide what the call may do from it.
@@ -174,4 +174,82 @@ export type ApiKeyActor = Message<"testrun.common.v1.ApiKeyActor"> & {
  */
 export const ApiKeyActorSchema: GenMessage<ApiKeyActor> = /*@__PURE__*/
   messageDesc(file_testrun_common_v1_actor, 2);
+
+/**
+ * Who made a stored change to a project's content (a test case's or test plan's version), as the
+ * console shows it: "changed by Ana (ana@example.com)". Only members and operators change content
+ * (an API key never does, see Actor.api_key), so those are the only kinds. Unset where nobody was
+ * recorded: versions stored before versions were kept (every test case and plan that existed then
+ * starts at version 1 with no author).
+ *
+ * @generated from message testrun.common.v1.ChangedBy
+ */
+export type ChangedBy = Message<"testrun.common.v1.ChangedBy"> & {
+  /**
+   * Exactly one.
+   *
+   * @generated from oneof testrun.common.v1.ChangedBy.kind
+   */
+  kind: {
+    /**
+     * A member acting in the console (or through a service on a member's behalf).
+     *
+     * @generated from field: testrun.common.v1.ChangedByMember member = 1;
+     */
+    value: ChangedByMember;
+    case: "member";
+  } | {
+    /**
+     * An operator (testrunctl or internal tooling); its name as the operator gave it, possibly
+     * empty.
+     *
+     * @generated from field: testrun.common.v1.Operator operator = 2;
+     */
+    value: Operator;
+    case: "operator";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message testrun.common.v1.ChangedBy.
+ * Use `create(ChangedBySchema)` to create a new message.
+ */
+export const ChangedBySchema: GenMessage<ChangedBy> = /*@__PURE__*/
+  messageDesc(file_testrun_common_v1_actor, 3);
+
+/**
+ * The member who made a change, named as the catalog knows the member now (a later change of the
+ * member's display name shows here too; a removed member is still named).
+ *
+ * @generated from message testrun.common.v1.ChangedByMember
+ */
+export type ChangedByMember = Message<"testrun.common.v1.ChangedByMember"> & {
+  /**
+   * The member (`mem_…`).
+   *
+   * @generated from field: string member_id = 1;
+   */
+  memberId: string;
+
+  /**
+   * The member's display name.
+   *
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * The member's email address.
+   *
+   * @generated from field: string email = 3;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message testrun.common.v1.ChangedByMember.
+ * Use `create(ChangedByMemberSchema)` to create a new message.
+ */
+export const ChangedByMemberSchema: GenMessage<ChangedByMember> = /*@__PURE__*/
+  messageDesc(file_testrun_common_v1_actor, 4);
 

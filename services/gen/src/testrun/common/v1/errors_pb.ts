@@ -12,13 +12,17 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ChangedBy } from "./actor_pb.js";
+import { file_testrun_common_v1_actor } from "./actor_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file testrun/common/v1/errors.proto.
  */
 export const file_testrun_common_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("Ch50ZXN0cnVuL2NvbW1vbi92MS9lcnJvcnMucHJvdG8SEXRlc3RydW4uY29tbW9uLnYxIkMKDUFtYmlndW91c05hbWUSDQoFZmllbGQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1jYW5kaWRhdGVfaWRzGAMgAygJIjoKE0luc3VmZmljaWVudENyZWRpdHMSEAoIcmVxdWlyZWQYASABKAMSEQoJYXZhaWxhYmxlGAIgASgDIkgKD0ZpZWxkVmlvbGF0aW9ucxI1Cgp2aW9sYXRpb25zGAEgAygLMiEudGVzdHJ1bi5jb21tb24udjEuRmllbGRWaW9sYXRpb24iNAoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAliBnByb3RvMw");
+  fileDesc("Ch50ZXN0cnVuL2NvbW1vbi92MS9lcnJvcnMucHJvdG8SEXRlc3RydW4uY29tbW9uLnYxIkMKDUFtYmlndW91c05hbWUSDQoFZmllbGQYASABKAkSDAoEbmFtZRgCIAEoCRIVCg1jYW5kaWRhdGVfaWRzGAMgAygJIjoKE0luc3VmZmljaWVudENyZWRpdHMSEAoIcmVxdWlyZWQYASABKAMSEQoJYXZhaWxhYmxlGAIgASgDIkgKD0ZpZWxkVmlvbGF0aW9ucxI1Cgp2aW9sYXRpb25zGAEgAygLMiEudGVzdHJ1bi5jb21tb24udjEuRmllbGRWaW9sYXRpb24iNAoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkiowEKDEVkaXRDb25mbGljdBIYChBleHBlY3RlZF92ZXJzaW9uGAEgASgFEhcKD2N1cnJlbnRfdmVyc2lvbhgCIAEoBRIwCgpjaGFuZ2VkX2J5GAMgASgLMhwudGVzdHJ1bi5jb21tb24udjEuQ2hhbmdlZEJ5Ei4KCmNoYW5nZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_common_v1_actor]);
 
 /**
  * A name matched more than one item, so the caller must pass the id instead.
@@ -140,4 +144,53 @@ export type FieldViolation = Message<"testrun.common.v1.FieldViolation"> & {
  */
 export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
   messageDesc(file_testrun_common_v1_errors, 3);
+
+/**
+ * A save or delete was made on a version of a test case or test plan that is no longer its current
+ * one: someone else's change was stored in between (the request's `expected_version` differs from
+ * the item's `version`). Sent with status ABORTED, whose message says who changed it and when, e.g.
+ * "test case tc_… was changed by Ana (ana@example.com) at 2026-11-25T10:00:00.000Z; this save was
+ * made on version 3, it is now version 4". Nothing was written. ABORTED, as gRPC recommends for a
+ * failed test-and-set, because the caller should read the item again, merge, and save on the new
+ * version; FAILED_PRECONDITION would say the system is in a state the request cannot ever succeed
+ * in, and retrying the same request gives the same answer either way.
+ *
+ * @generated from message testrun.common.v1.EditConflict
+ */
+export type EditConflict = Message<"testrun.common.v1.EditConflict"> & {
+  /**
+   * The version the request was made on (its expected_version).
+   *
+   * @generated from field: int32 expected_version = 1;
+   */
+  expectedVersion: number;
+
+  /**
+   * The item's current version.
+   *
+   * @generated from field: int32 current_version = 2;
+   */
+  currentVersion: number;
+
+  /**
+   * Who stored the current version; unset when nobody was recorded (ChangedBy).
+   *
+   * @generated from field: testrun.common.v1.ChangedBy changed_by = 3;
+   */
+  changedBy?: ChangedBy | undefined;
+
+  /**
+   * When the current version was stored.
+   *
+   * @generated from field: google.protobuf.Timestamp changed_at = 4;
+   */
+  changedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message testrun.common.v1.EditConflict.
+ * Use `create(EditConflictSchema)` to create a new message.
+ */
+export const EditConflictSchema: GenMessage<EditConflict> = /*@__PURE__*/
+  messageDesc(file_testrun_common_v1_errors, 4);
 
