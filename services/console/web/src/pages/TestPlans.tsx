@@ -123,8 +123,7 @@ export function TestPlan() {
         {plural(testCases.length, "test case")}, run in this order
         {disabled > 0 &&
           ` (${disabled} disabled: runs of the plan leave ${disabled === 1 ? "it" : "them"} out)`}{" "}
-        ·{" "}
-        <Link to={path(`/runs?plan=${testPlan.id}`)}>runs of this plan</Link>
+        · <Link to={path(`/runs?plan=${testPlan.id}`)}>runs of this plan</Link>
       </p>
       {testCases.length === 0 ? (
         <Empty title="This plan has no test cases.">
