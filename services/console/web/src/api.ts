@@ -2,7 +2,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { FieldViolationsSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { count, plural } from "./format";
+import { count, plural, sentence } from "./format";
 
 /** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
 export const transport = createConnectTransport({ baseUrl: "/api" });
@@ -79,9 +79,3 @@ export function formErrors(error: unknown, fields: readonly string[], nameField 
     other: byField.size === 0 || unshown ? messageOf(failure) : undefined,
   };
 }
-
-/** "must be an absolute URL" → "Must be an absolute URL." */
-const sentence = (text: string) => {
-  const capital = text.charAt(0).toUpperCase() + text.slice(1);
-  return /[.!?)]$/.test(capital) ? capital : `${capital}.`;
-};
