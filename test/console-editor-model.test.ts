@@ -8,7 +8,12 @@ import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { FieldViolationSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { expect } from "chai";
 import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/editor/json-view.js";
-import { type CaseDraft, caseOfDraft, draftOfCase } from "../services/console/web/src/editor/kinds.js";
+import {
+  type CaseDraft,
+  caseOfDraft,
+  copyName,
+  draftOfCase,
+} from "../services/console/web/src/editor/kinds.js";
 import { referencesIn, referenceWarnings } from "../services/console/web/src/editor/references.js";
 import { fieldOfPath, violationMessages } from "../services/console/web/src/editor/violations.js";
 
@@ -317,5 +322,17 @@ describe("console editor: the catalog's FieldViolations at the form's fields", (
     const { fields } = violationMessages([violation("steps[1].http.request.path", "x")], d);
     // The draft on screen now has the steps the other way round; the error is keyed by the step.
     expect([...fields.keys()]).to.deep.equal([`${upload?.key}:request.path`]);
+  });
+});
+
+describe("console editor: a duplicate's name", () => {
+  it("is the name with (copy), cut so that the whole fits 200 characters", () => {
+    expect(copyName("Login")).to.equal("Login (copy)");
+    const long = "é".repeat(200);
+    const copy = copyName(long);
+    expect([...copy]).to.have.length(200);
+    expect(copy).to.match(/^é+… \(copy\)$/);
+    expect([...copyName("x".repeat(193))]).to.have.length(200);
+    expect(copyName("x".repeat(193))).to.equal(`${"x".repeat(193)} (copy)`);
   });
 });

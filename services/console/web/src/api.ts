@@ -79,3 +79,11 @@ export function formErrors(error: unknown, fields: readonly string[], nameField 
     other: byField.size === 0 || unshown ? messageOf(failure) : undefined,
   };
 }
+
+/** Every FieldViolation a refusal carries (none for other failures). */
+export const fieldViolationsOf = (error: unknown) =>
+  error
+    ? errorOf(error)
+        .findDetails(FieldViolationsSchema)
+        .flatMap((detail) => detail.violations)
+    : [];

@@ -94,3 +94,14 @@ export function caseOfDraft(draft: CaseDraft): { value: CaseValue; problems: Fie
   );
   return { value: { name: draft.name, tags: [...draft.tags], enabled: draft.enabled, steps }, problems };
 }
+
+/** The longest test case name (catalog.proto, CreateTestCaseRequest.name), in characters. */
+const maxNameCharacters = 200;
+
+/** A duplicate's name, "<name> (copy)", the name cut (ending with "…") so the whole fits 200 characters. */
+export function copyName(name: string): string {
+  const suffix = " (copy)";
+  const characters = [...name.trim()];
+  if (characters.length + suffix.length <= maxNameCharacters) return `${name.trim()}${suffix}`;
+  return `${characters.slice(0, maxNameCharacters - suffix.length - 1).join("")}…${suffix}`;
+}
