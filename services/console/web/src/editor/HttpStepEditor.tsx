@@ -66,7 +66,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         </Field>
         <Field
           label="Path"
-          hint="Appended to the environment's base URL; starts with “/” and may carry a query string."
+          hint="Starts with “/”; appended to the environment's base URL."
           {...said("request.path")}
           required
         >
@@ -92,7 +92,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         <Field
           label="Expected status"
           optional
-          hint="Status codes separated by commas, e.g. 200, 201; empty accepts any 2xx. At most 20."
+          hint="E.g. 200 or 200, 201 (at most 20); empty accepts any 2xx."
           {...said("expect.status")}
         >
           {(control) => (
@@ -113,7 +113,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         <Field
           label="Timeout (ms)"
           optional
-          hint={`How long to wait for the whole response: 1 to ${httpBounds.ms.toLocaleString("en")}; empty means 10,000.`}
+          hint={`Waits 1 to ${httpBounds.ms.toLocaleString("en")} ms for the whole response; empty: 10,000.`}
           {...said("request.timeoutMs")}
         >
           {(control) => (
@@ -139,7 +139,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         initiallyOpen={draft.query.length > 0}
         attention={attention("request.query")}
       >
-        <p className="muted small">
+        <p className="muted small editor-note">
           Added to any query string in the path, URL-encoded. Values may use {"{{NAME}}"}.
         </p>
         <PairRows
@@ -166,7 +166,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         initiallyOpen={draft.headers.length > 0}
         attention={attention("request.headers")}
       >
-        <p className="muted small">
+        <p className="muted small editor-note">
           Host and Content-Length are set for you. Keep secrets in variables:{" "}
           <code>Bearer {"{{TOKEN}}"}</code>.
         </p>
@@ -322,7 +322,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           placeholder="error"
         />
         <h4 className="editor-subhead">JSON values</h4>
-        <p className="muted small">
+        <p className="muted small editor-note">
           A JSON path into the body (<code>$.items[0].id</code>: <code>$</code>, <code>.name</code>,{" "}
           <code>['name']</code>, <code>[index]</code>) and the value it must equal, as JSON: <code>true</code>
           , <code>42</code>, <code>"text"</code>.
@@ -372,7 +372,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         initiallyOpen={draft.save.length > 0}
         attention={attention("save")}
       >
-        <p className="muted small">
+        <p className="muted small editor-note">
           After the checks pass, each name takes the value at a JSON path of the body; later steps use it as{" "}
           <code>{"{{name}}"}</code>.
         </p>

@@ -44,6 +44,10 @@ export function Section({
   );
 }
 
+/** A label inside a sentence: "Header check" -> "header check", "JSON check" stays. */
+const inSentence = (label: string) =>
+  /^[A-Z][a-z]/.test(label) ? label.charAt(0).toLowerCase() + label.slice(1) : label;
+
 /** Described by a row's notes without being the control they mark invalid (a row's value). */
 function describedOnly(rowId: string, { error, warning }: Said) {
   const ids = [error && `${rowId}-error`, warning && `${rowId}-warning`].filter(Boolean).join(" ");
@@ -113,7 +117,7 @@ export function PairRows({
             <div className="row-controls">
               <input
                 className="input input-code"
-                aria-label={`${label} ${index + 1} ${nameLabel.toLowerCase()}`}
+                aria-label={`${label} ${index + 1}: ${nameLabel}`}
                 placeholder={namePlaceholder}
                 autoCapitalize="off"
                 spellCheck={false}
@@ -123,7 +127,7 @@ export function PairRows({
               />
               <input
                 className={`input${codeValue ? " input-code" : ""}`}
-                aria-label={`${label} ${index + 1} ${valueLabel.toLowerCase()}`}
+                aria-label={`${label} ${index + 1}: ${valueLabel}`}
                 placeholder={valuePlaceholder}
                 autoCapitalize="off"
                 spellCheck={false}
@@ -134,7 +138,7 @@ export function PairRows({
               <button
                 type="button"
                 className="button button-small button-quiet"
-                aria-label={`Remove ${label.toLowerCase()} ${index + 1}${row.name ? ` (${row.name})` : ""}`}
+                aria-label={`Remove ${inSentence(label)} ${index + 1}${row.name ? ` (${row.name})` : ""}`}
                 onClick={() => onChange(rows.filter((_, i) => i !== index))}
               >
                 Remove
@@ -156,7 +160,7 @@ export function PairRows({
         >
           {addLabel}
         </button>
-        <Bound count={rows.length} max={max} what={`${label.toLowerCase()}s`} />
+        <Bound count={rows.length} max={max} what={`${inSentence(label)}s`} />
         <FieldNotes id={`${id}-list`} error={listSaid.error} />
       </div>
     </div>
@@ -205,7 +209,7 @@ export function TextRows({
               <button
                 type="button"
                 className="button button-small button-quiet"
-                aria-label={`Remove ${label.toLowerCase()} ${index + 1}`}
+                aria-label={`Remove ${inSentence(label)} ${index + 1}`}
                 onClick={() => onChange(rows.filter((_, i) => i !== index))}
               >
                 Remove

@@ -160,7 +160,7 @@ export function StepsEditor({
                 </div>
               </div>
               <div className="step-form">
-                <Field label="Step name" hint="Shown in results: step 2 “log in” failed…" {...name} required>
+                <Field label="Step name" hint="Names the step in run results." {...name} required>
                   {(control) => (
                     <input
                       {...control}

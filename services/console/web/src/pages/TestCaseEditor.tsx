@@ -149,6 +149,10 @@ function CaseEditor({
     setDraft(read);
     setView("form");
   };
+  const discardJson = () => {
+    setJson({ text: "", opened: "", error: undefined });
+    setView("form");
+  };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const toSave = view === "json" ? readJson() : draft;
@@ -300,6 +304,14 @@ function CaseEditor({
               />
             )}
           </Field>
+        )}
+        {view === "json" && json.text !== json.opened && (
+          <p className="small">
+            <button type="button" className="link-button" onClick={discardJson}>
+              Discard the JSON changes
+            </button>{" "}
+            <span className="muted">and go back to the form as it was.</span>
+          </p>
         )}
         {saver.tooLarge && (
           <p className="notice notice-error" role="alert">
