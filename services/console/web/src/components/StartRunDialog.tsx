@@ -163,7 +163,7 @@ export function StartRunDialog({
         <ErrorNotice error={environments.error} />
 
         {only ? (
-          <p>
+          <p className="run-only">
             Runs this test case alone, as it is saved now{" "}
             <span className="muted">(whether it is enabled or not)</span>.
           </p>

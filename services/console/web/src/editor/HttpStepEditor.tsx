@@ -16,8 +16,13 @@ export interface KindEditorProps<Draft> {
   attention: (...prefixes: string[]) => boolean;
 }
 
-const kib = (bytes: number) =>
-  bytes < 1024 ? `${bytes} bytes` : `${(bytes / 1024).toFixed(bytes < 10 * 1024 ? 1 : 0)} KiB`;
+/** A size as people read it: "512 bytes", "12.5 KiB", "1.20 MiB". */
+const size = (bytes: number) =>
+  bytes < 1024
+    ? `${bytes} bytes`
+    : bytes < 1024 * 1024
+      ? `${(bytes / 1024).toFixed(bytes < 10 * 1024 ? 1 : 0)} KiB`
+      : `${(bytes / (1024 * 1024)).toFixed(2)} MiB`;
 const encoder = new TextEncoder();
 
 const bodyChoices: { value: HttpDraft["body"]; label: string }[] = [
@@ -241,7 +246,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         {draft.body === "raw" && (
           <Field
             label="Body as written"
-            hint={`${kib(rawBytes)} of 1 MiB (UTF-8). Set a Content-Type header yourself. May use {{NAME}}.`}
+            hint={`${size(rawBytes)} of 1 MiB (UTF-8). Set a Content-Type header yourself. May use {{NAME}}.`}
             {...said("request.raw")}
           >
             {(control) => (
@@ -262,7 +267,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         )}
         {rawBytes > httpBounds.rawBodyBytes && (
           <p className="notice notice-warning">
-            This body is {kib(rawBytes)}: a step's body holds at most 1 MiB.
+            This body is {size(rawBytes)}: a step's body holds at most 1 MiB.
           </p>
         )}
       </Section>

@@ -20,7 +20,7 @@ import type { CaseDraft, CaseValue } from "./kinds";
  */
 export const consoleMessageBytes = 1024 * 1024;
 const encoder = new TextEncoder();
-const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(2)} MiB`;
 
 export function useSaveTestCase(projectId: string, loaded: TestCase | undefined) {
   const queryClient = useQueryClient();

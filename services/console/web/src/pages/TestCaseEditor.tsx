@@ -9,6 +9,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useMemo, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { fieldViolationsOf, isNotFound, messageOf } from "../api";
+import { CopyButton } from "../components/CopyButton";
 import { Field, useFocusOnError } from "../components/Field";
 import { NotFound, QueryView } from "../components/States";
 import { draftOfJson, jsonOfDraft, snapshotOf } from "../editor/json-view";
@@ -289,7 +290,7 @@ function CaseEditor({
         ) : (
           <Field
             label="The test case as JSON"
-            hint="Switching back to the form, or saving, reads it; nothing in the form changes until it reads."
+            hint="Form and Save read this text; until then the form keeps what it had."
             error={json.error}
           >
             {(control) => (
@@ -305,13 +306,18 @@ function CaseEditor({
             )}
           </Field>
         )}
-        {view === "json" && json.text !== json.opened && (
-          <p className="small">
-            <button type="button" className="link-button" onClick={discardJson}>
-              Discard the JSON changes
-            </button>{" "}
-            <span className="muted">and go back to the form as it was.</span>
-          </p>
+        {view === "json" && (
+          <div className="json-tools">
+            <CopyButton text={json.text} label="Copy JSON" />
+            {json.text !== json.opened && (
+              <span className="small">
+                <button type="button" className="link-button" onClick={discardJson}>
+                  Discard the JSON changes
+                </button>{" "}
+                <span className="muted">and go back to the form as it was.</span>
+              </span>
+            )}
+          </div>
         )}
         {saver.tooLarge && (
           <p className="notice notice-error" role="alert">

@@ -402,7 +402,7 @@ function DeleteTestCaseDialog({
     <Dialog title={`Delete ${testCase?.name ?? "test case"}?`} open={testCase !== undefined} onClose={close}>
       <div className="stack">
         <ul className="consequences">
-          <li>Its steps are deleted for good; this cannot be undone.</li>
+          <li>The test case and its steps are deleted for good; this cannot be undone.</li>
           {testPlans.length === 0 ? (
             <li>No test plan holds it.</li>
           ) : (
@@ -414,7 +414,7 @@ function DeleteTestCaseDialog({
                   <strong>{plan.name}</strong>
                 </span>
               ))}{" "}
-              {testPlans.length === 1 ? "loses" : "lose"} it: their next runs leave it out.
+              {testPlans.length === 1 ? "loses it: its" : "lose it: their"} next runs leave it out.
             </li>
           )}
           <li>
