@@ -115,26 +115,37 @@ export function PairRows({
           // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity beyond their place
           <div key={index} className="row">
             <div className="row-controls">
-              <input
-                className="input input-code"
-                aria-label={`${label} ${index + 1}: ${nameLabel}`}
-                placeholder={namePlaceholder}
-                autoCapitalize="off"
-                spellCheck={false}
-                value={row.name}
-                onChange={(event) => set(index, { name: event.target.value })}
-                {...controlNotes(rowId, { error: notes.error })}
-              />
-              <input
-                className={`input${codeValue ? " input-code" : ""}`}
-                aria-label={`${label} ${index + 1}: ${valueLabel}`}
-                placeholder={valuePlaceholder}
-                autoCapitalize="off"
-                spellCheck={false}
-                value={row.value}
-                onChange={(event) => set(index, { value: event.target.value })}
-                {...describedOnly(rowId, notes)}
-              />
+              {/* Each control's column name shows beside it where the columns stack (narrow screens). */}
+              <span className="row-field">
+                <span className="row-field-label" aria-hidden="true">
+                  {nameLabel}
+                </span>
+                <input
+                  className="input input-code"
+                  aria-label={`${label} ${index + 1}: ${nameLabel}`}
+                  placeholder={namePlaceholder}
+                  autoCapitalize="off"
+                  spellCheck={false}
+                  value={row.name}
+                  onChange={(event) => set(index, { name: event.target.value })}
+                  {...controlNotes(rowId, { error: notes.error })}
+                />
+              </span>
+              <span className="row-field">
+                <span className="row-field-label" aria-hidden="true">
+                  {valueLabel}
+                </span>
+                <input
+                  className={`input${codeValue ? " input-code" : ""}`}
+                  aria-label={`${label} ${index + 1}: ${valueLabel}`}
+                  placeholder={valuePlaceholder}
+                  autoCapitalize="off"
+                  spellCheck={false}
+                  value={row.value}
+                  onChange={(event) => set(index, { value: event.target.value })}
+                  {...describedOnly(rowId, notes)}
+                />
+              </span>
               <button
                 type="button"
                 className="button button-small button-quiet"
