@@ -286,7 +286,7 @@ describe("console test case editor in a browser", function () {
     });
   }
 
-  it("steps move with Alt+ArrowUp / Alt+ArrowDown (focus stays, the move is announced) and with their buttons; the order is saved", async () => {
+  it("steps move with Alt+ArrowUp / Alt+ArrowDown (focus stays, the move is announced) and with their buttons, errors moving with them; the order is saved", async () => {
     const editor = await member("reorder@acme.example", Role.EDITOR);
     const step = (name: string) => `    - name: ${name}\n      http: { method: GET, path: "/health" }\n`;
     const [created] = await addCases(
@@ -323,6 +323,22 @@ describe("console test case editor in a browser", function () {
     await page.getByRole("button", { name: "Remove step 3" }).click();
     expect(await stepNames(page)).to.deep.equal(["second", "first"]);
     await page.getByRole("button", { name: "Undo" }).click();
+    expect(await stepNames(page)).to.deep.equal(["second", "first", "third"]);
+
+    // An update's errors (`steps.steps[1].http.expect.status[1]`) land at their field too, and stay
+    // with their step when it moves afterwards.
+    const status = stepAt(page, 1).getByLabel("Expected status");
+    await status.fill("200, 700");
+    await page.getByRole("button", { name: "Save test case" }).click();
+    await page.locator(".field-error").first().waitFor();
+    expect(await errorAt(status)).to.equal("“700”: Must be 100 to 599.");
+    expect(await isFocused(status)).to.equal(true);
+    await page.keyboard.press("Alt+ArrowUp");
+    expect(await stepNames(page)).to.deep.equal(["first", "second", "third"]);
+    const moved = stepAt(page, 0).getByLabel("Expected status");
+    expect(await errorAt(moved)).to.equal("“700”: Must be 100 to 599.");
+    await moved.fill("200");
+    await page.getByRole("button", { name: "Move step 1 down" }).click();
     expect(await stepNames(page)).to.deep.equal(["second", "first", "third"]);
     await page.getByRole("button", { name: "Save test case" }).click();
     await page.getByText("Reorder me saved.").waitFor();
@@ -474,14 +490,12 @@ describe("console test case editor in a browser", function () {
     });
     const big = "x".repeat(1_100_000);
     await page.getByRole("button", { name: "JSON", exact: true }).click();
-    await page
-      .getByLabel("The test case as JSON")
-      .fill(
-        JSON.stringify({
-          name: "Too big",
-          steps: [{ name: "upload", http: { method: "PUT", path: "/f", raw: big } }],
-        }),
-      );
+    await page.getByLabel("The test case as JSON").fill(
+      JSON.stringify({
+        name: "Too big",
+        steps: [{ name: "upload", http: { method: "PUT", path: "/f", raw: big } }],
+      }),
+    );
     await page.getByRole("button", { name: "Form", exact: true }).click();
     await page.getByText("1.05 MiB of 1 MiB (UTF-8).", { exact: false }).waitFor();
     await page.getByText("This body is 1.05 MiB: a step's body holds at most 1 MiB.").waitFor();

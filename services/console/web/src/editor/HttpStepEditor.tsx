@@ -71,7 +71,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         </Field>
         <Field
           label="Path"
-          hint="Starts with “/”; appended to the environment's base URL."
+          hint={`Starts with “/”; appended to the environment's base URL. At most ${httpBounds.pathCharacters.toLocaleString("en")} characters.`}
           {...said("request.path")}
           required
         >
@@ -81,7 +81,6 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
               className="input input-code"
               autoCapitalize="off"
               spellCheck={false}
-              maxLength={httpBounds.pathCharacters * 2}
               placeholder="/api/login"
               value={draft.path}
               onChange={(event) =>

@@ -160,12 +160,16 @@ export function StepsEditor({
                 </div>
               </div>
               <div className="step-form">
-                <Field label="Step name" hint="Names the step in run results." {...name} required>
+                <Field
+                  label="Step name"
+                  hint="Names the step in run results. At most 200 characters."
+                  {...name}
+                  required
+                >
                   {(control) => (
                     <input
                       {...control}
                       className="input step-name-input"
-                      maxLength={400}
                       placeholder="log in"
                       value={step.name}
                       onChange={(event) =>

@@ -242,7 +242,6 @@ function CaseEditor({
                   <input
                     {...control}
                     className="input"
-                    maxLength={400}
                     placeholder="log in with the demo user"
                     value={draft.name}
                     onChange={(event) => setDraft({ ...draft, name: event.target.value })}
@@ -277,7 +276,11 @@ function CaseEditor({
                     {draft.steps.length} of {maxSteps}
                   </span>
                 </h2>
-                <KnownNames projectId={projectId} names={variables.data?.variables.map((v) => v.name)} />
+                <KnownNames
+                  projectId={projectId}
+                  names={variables.data?.variables.map((v) => v.name)}
+                  failed={variables.error !== null}
+                />
               </div>
               <StepsEditor
                 steps={draft.steps}
@@ -352,7 +355,21 @@ function CaseEditor({
 }
 
 /** The names steps can use as `{{NAME}}`: the project's variables (values never shown). */
-function KnownNames({ projectId, names }: { projectId: string; names: string[] | undefined }) {
+function KnownNames({
+  projectId,
+  names,
+  failed,
+}: {
+  projectId: string;
+  names: string[] | undefined;
+  failed: boolean;
+}) {
+  if (failed)
+    return (
+      <p className="muted small known-names">
+        The project's variables could not be read: <code>{"{{NAME}}"}</code> references are not checked.
+      </p>
+    );
   if (names === undefined) return null;
   return (
     <p className="muted small known-names">
