@@ -392,8 +392,9 @@ describe("console runs in a browser", function () {
       await screenshot(page, `test-case-${px}`);
       await noOverflow(page);
       await visit("/test-cases?tag=regression", "test-cases", async () => {
-        await page.getByRole("link", { name: "a wrong password is forbidden" }).waitFor();
-        expect(await page.getByRole("link", { name: "health answers" }).count()).to.equal(0);
+        // Exact names: an Editor's rows also hold "Edit <name>" links.
+        await page.getByRole("link", { name: "a wrong password is forbidden", exact: true }).waitFor();
+        expect(await page.getByRole("link", { name: "health answers", exact: true }).count()).to.equal(0);
       });
 
       await visit("/variables", "variables", () => page.getByText("DEMO_USER", { exact: true }).waitFor());

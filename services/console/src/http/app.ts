@@ -22,8 +22,8 @@ export const apiPrefix = "/api";
 
 /**
  * The largest request message the browser API reads (connect's `readMaxBytes`, 4 GiB by default).
- * The console's largest requests are a variable's value (at most 8 KiB) and a run's selection: far
- * below (docs/security.md, "Resource limits").
+ * The console's largest requests are test cases written in the editor, which measures them against
+ * this bound before sending (web/src/editor/useSaveTestCase.ts; docs/security.md, "Resource limits").
  */
 export const apiReadMaxBytes = 1024 * 1024;
 

@@ -10,7 +10,8 @@ export interface AuthoringHandlerDeps {
 }
 
 /**
- * ConsoleService's authoring of projects, environments, test plans and variables. Each call goes to the
+ * ConsoleService's authoring of projects, environments, variables, test plans and test cases. Each
+ * call goes to the
  * catalog with the signed-in member as actor: the catalog checks the role and validates the
  * fields, and its refusals (FieldViolations details included) reach the browser as it worded them.
  * Variable values pass through to the catalog and are never logged or returned.
@@ -31,6 +32,9 @@ export function authoringHandlers(
   | "createVariable"
   | "deleteVariable"
   | "listVariableUses"
+  | "createTestCase"
+  | "updateTestCase"
+  | "deleteTestCase"
 > {
   const { viewers, catalog } = deps;
 
@@ -162,6 +166,44 @@ export function authoringHandlers(
         catalog.listTestCases({ actor, projectId, usesVariable: variable?.name ?? "" }),
       );
       return { variable, testCases, truncated };
+    },
+
+    // Test cases: the catalog validates every step (step.proto) and names each bad field.
+    async createTestCase(req, ctx) {
+      const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      const { testCase } = await relay(
+        catalog.createTestCase({
+          actor,
+          projectId: req.projectId,
+          name: req.name,
+          tags: req.tags,
+          enabled: req.enabled,
+          steps: req.steps,
+        }),
+      );
+      return { testCase };
+    },
+
+    async updateTestCase(req, ctx) {
+      const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      const { testCase } = await relay(
+        catalog.updateTestCase({
+          actor,
+          projectId: req.projectId,
+          testCaseId: req.testCaseId,
+          name: req.name,
+          tags: req.tags,
+          enabled: req.enabled,
+          steps: req.steps,
+        }),
+      );
+      return { testCase };
+    },
+
+    async deleteTestCase(req, ctx) {
+      const { actor } = await viewers.actorForProject(ctx, req.projectId);
+      await relay(catalog.deleteTestCase({ actor, projectId: req.projectId, testCaseId: req.testCaseId }));
+      return {};
     },
   };
 }

@@ -2,7 +2,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { FieldViolationsSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { count, plural } from "./format";
+import { count, plural, sentence } from "./format";
 
 /** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
 export const transport = createConnectTransport({ baseUrl: "/api" });
@@ -80,8 +80,10 @@ export function formErrors(error: unknown, fields: readonly string[], nameField 
   };
 }
 
-/** "must be an absolute URL" → "Must be an absolute URL." */
-const sentence = (text: string) => {
-  const capital = text.charAt(0).toUpperCase() + text.slice(1);
-  return /[.!?)]$/.test(capital) ? capital : `${capital}.`;
-};
+/** Every FieldViolation a refusal carries (none for other failures). */
+export const fieldViolationsOf = (error: unknown) =>
+  error
+    ? errorOf(error)
+        .findDetails(FieldViolationsSchema)
+        .flatMap((detail) => detail.violations)
+    : [];

@@ -64,6 +64,11 @@ export const count = (n: bigint | number) => whole.format(n);
 /** "1 test", "7 tests". */
 export const plural = (n: bigint | number, one: string, many = `${one}s`) =>
   `${count(n)} ${n === 1 || n === 1n ? one : many}`;
+/** A service's description as a sentence: "must be an absolute URL" → "Must be an absolute URL." */
+export const sentence = (text: string) => {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?)]$/.test(capital) ? capital : `${capital}.`;
+};
 /** A signed change: "+5", "−3" (a real minus sign), "0". */
 export const signed = (n: bigint) => (n > 0n ? `+${count(n)}` : n < 0n ? `−${count(-n)}` : "0");
 

@@ -5,7 +5,7 @@ import { TransportProvider } from "@connectrpc/connect-query";
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { BrowserRouter, Route, Routes } from "react-router";
+import { createBrowserRouter, createRoutesFromElements, Route, RouterProvider } from "react-router";
 import { errorOf, goToSignIn, isSignedOut, transport } from "./api";
 import { NotFound } from "./components/States";
 import { ApiKeys } from "./pages/ApiKeys";
@@ -19,6 +19,7 @@ import { Run } from "./pages/Run";
 import { Runs } from "./pages/Runs";
 import { SignIn } from "./pages/SignIn";
 import { SignInLink } from "./pages/SignInLink";
+import { TestCaseEditor } from "./pages/TestCaseEditor";
 import { TestCase, TestCases } from "./pages/TestCases";
 import { EditTestPlan, NewTestPlan } from "./pages/TestPlanEditor";
 import { TestPlan, TestPlans } from "./pages/TestPlans";
@@ -60,39 +61,47 @@ function SignedIn() {
   );
 }
 
+// A data router: the test case editor holds a person back from leaving with unsaved changes
+// (useBlocker), which only a data router can do.
+const router = createBrowserRouter(
+  createRoutesFromElements(
+    <>
+      <Route path="/sign-in" element={<SignIn />} />
+      <Route path="/sign-in/link" element={<SignInLink />} />
+      <Route element={<SignedIn />}>
+        <Route index element={<Home />} />
+        <Route path="/orgs/:orgId" element={<OrgProjects />} />
+        <Route path="/orgs/:orgId/members" element={<Members />} />
+        <Route path="/projects/:projectId" element={<ProjectOverview />} />
+        <Route path="/projects/:projectId/runs" element={<Runs />} />
+        {/* The url the REST API gives a run (Run.url) and each of its tests (TestResult.url). */}
+        <Route path="/projects/:projectId/runs/:runId" element={<Run />} />
+        <Route path="/projects/:projectId/runs/:runId/tests/:testResultId" element={<TestResult />} />
+        <Route path="/projects/:projectId/test-plans" element={<TestPlans />} />
+        <Route path="/projects/:projectId/test-plans/new" element={<NewTestPlan />} />
+        <Route path="/projects/:projectId/test-plans/:testPlanId" element={<TestPlan />} />
+        <Route path="/projects/:projectId/test-plans/:testPlanId/edit" element={<EditTestPlan />} />
+        <Route path="/projects/:projectId/test-cases" element={<TestCases />} />
+        <Route path="/projects/:projectId/test-cases/new" element={<TestCaseEditor />} />
+        <Route path="/projects/:projectId/test-cases/:testCaseId" element={<TestCase />} />
+        <Route path="/projects/:projectId/test-cases/:testCaseId/edit" element={<TestCaseEditor />} />
+        <Route path="/projects/:projectId/environments" element={<Environments />} />
+        <Route path="/projects/:projectId/variables" element={<Variables />} />
+        <Route path="/projects/:projectId/credits" element={<Credits />} />
+        <Route path="/projects/:projectId/settings/api" element={<ApiKeys />} />
+        <Route path="*" element={<NotFound />} />
+      </Route>
+    </>,
+  ),
+);
+
 const root = document.getElementById("root");
 if (root)
   createRoot(root).render(
     <StrictMode>
       <TransportProvider transport={transport}>
         <QueryClientProvider client={queryClient}>
-          <BrowserRouter>
-            <Routes>
-              <Route path="/sign-in" element={<SignIn />} />
-              <Route path="/sign-in/link" element={<SignInLink />} />
-              <Route element={<SignedIn />}>
-                <Route index element={<Home />} />
-                <Route path="/orgs/:orgId" element={<OrgProjects />} />
-                <Route path="/orgs/:orgId/members" element={<Members />} />
-                <Route path="/projects/:projectId" element={<ProjectOverview />} />
-                <Route path="/projects/:projectId/runs" element={<Runs />} />
-                {/* The url the REST API gives a run (Run.url) and each of its tests (TestResult.url). */}
-                <Route path="/projects/:projectId/runs/:runId" element={<Run />} />
-                <Route path="/projects/:projectId/runs/:runId/tests/:testResultId" element={<TestResult />} />
-                <Route path="/projects/:projectId/test-plans" element={<TestPlans />} />
-                <Route path="/projects/:projectId/test-plans/new" element={<NewTestPlan />} />
-                <Route path="/projects/:projectId/test-plans/:testPlanId" element={<TestPlan />} />
-                <Route path="/projects/:projectId/test-plans/:testPlanId/edit" element={<EditTestPlan />} />
-                <Route path="/projects/:projectId/test-cases" element={<TestCases />} />
-                <Route path="/projects/:projectId/test-cases/:testCaseId" element={<TestCase />} />
-                <Route path="/projects/:projectId/environments" element={<Environments />} />
-                <Route path="/projects/:projectId/variables" element={<Variables />} />
-                <Route path="/projects/:projectId/credits" element={<Credits />} />
-                <Route path="/projects/:projectId/settings/api" element={<ApiKeys />} />
-                <Route path="*" element={<NotFound />} />
-              </Route>
-            </Routes>
-          </BrowserRouter>
+          <RouterProvider router={router} />
         </QueryClientProvider>
       </TransportProvider>
     </StrictMode>,

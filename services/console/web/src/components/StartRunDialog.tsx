@@ -1,6 +1,7 @@
 // "Start run" (Editors and above): the environment (the project's default chosen), what to run (a
 // test plan, tags, or test cases picked from a searchable checklist), an optional name. It previews
 // the cost as the choice changes ("N tests · N credits · balance B") and opens the new run's page.
+// "Run this test" (a test case's page) is the same dialog with the selection fixed to that case.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
@@ -18,7 +19,16 @@ const modes: { value: Mode; label: string }[] = [
   { value: "cases", label: "Test cases" },
 ];
 
-export function StartRunDialog({ projectId, open, onClose }: DialogProps & { projectId: string }) {
+export function StartRunDialog({
+  projectId,
+  open,
+  onClose,
+  only,
+}: DialogProps & {
+  projectId: string;
+  /** Runs just this test case: no choice of what to run. */
+  only?: { id: string; name: string };
+}) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const ids = useId();
@@ -32,7 +42,7 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
   const searched = useDeferredValue(search.trim());
 
   const environments = useQuery(ConsoleService.method.listEnvironments, { projectId }, { enabled: open });
-  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId }, { enabled: open });
+  const plans = useQuery(ConsoleService.method.listTestPlans, { projectId }, { enabled: open && !only });
   // Every case, for the tags to choose from; and the cases matching the search, for the checklist.
   const allCases = useQuery(
     ConsoleService.method.listTestCases,
@@ -52,8 +62,9 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
     environments.data?.environments[0]?.id ||
     "";
   const planChosen = planId || plans.data?.testPlans[0]?.id || "";
-  const selection: MessageInitShape<typeof RunSelectionSchema> | undefined =
-    mode === "plan"
+  const selection: MessageInitShape<typeof RunSelectionSchema> | undefined = only
+    ? { selection: { case: "testCaseIds", value: { ids: [only.id] } } }
+    : mode === "plan"
       ? planChosen
         ? { selection: { case: "testPlanId", value: planChosen } }
         : undefined
@@ -115,7 +126,7 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
         : "Choose one test case or more.";
 
   return (
-    <Dialog title="Start run" open={open} onClose={close}>
+    <Dialog title={only ? `Run ${only.name}` : "Start run"} open={open} onClose={close}>
       <form className="stack" onSubmit={submit}>
         <Field
           label="Environment"
@@ -151,23 +162,30 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
         </Field>
         <ErrorNotice error={environments.error} />
 
-        <FieldSet legend="What to run">
-          <div className="choices">
-            {modes.map((choice) => (
-              <label key={choice.value} className="choice">
-                <input
-                  type="radio"
-                  name={`${ids}-mode`}
-                  checked={mode === choice.value}
-                  onChange={() => setMode(choice.value)}
-                />
-                {choice.label}
-              </label>
-            ))}
-          </div>
-        </FieldSet>
+        {only ? (
+          <p className="run-only">
+            Runs this test case alone, as it is saved now{" "}
+            <span className="muted">(whether it is enabled or not)</span>.
+          </p>
+        ) : (
+          <FieldSet legend="What to run">
+            <div className="choices">
+              {modes.map((choice) => (
+                <label key={choice.value} className="choice">
+                  <input
+                    type="radio"
+                    name={`${ids}-mode`}
+                    checked={mode === choice.value}
+                    onChange={() => setMode(choice.value)}
+                  />
+                  {choice.label}
+                </label>
+              ))}
+            </div>
+          </FieldSet>
+        )}
 
-        {mode === "plan" && (
+        {!only && mode === "plan" && (
           <Field label="Test plan" hint="Runs the plan's enabled test cases, in plan order.">
             {(control) => (
               <>
@@ -190,7 +208,7 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
           </Field>
         )}
 
-        {mode === "tags" && (
+        {!only && mode === "tags" && (
           <FieldSet legend="Tags" hint="Runs every enabled test case having any of them.">
             {allCases.isPending && <small>Loading tags…</small>}
             <ErrorNotice error={allCases.error} />
@@ -210,7 +228,7 @@ export function StartRunDialog({ projectId, open, onClose }: DialogProps & { pro
           </FieldSet>
         )}
 
-        {mode === "cases" && (
+        {!only && mode === "cases" && (
           <FieldSet legend="Test cases">
             <input
               className="input"

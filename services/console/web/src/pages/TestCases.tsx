@@ -1,25 +1,69 @@
 // A project's test cases (filtered by tag and by a search in their names, both in the URL), and one
 // test case with its tags, state, plans and steps: the current version, or with `?version=N` one of
-// its kept versions, read-only, under a banner saying so (a run's test links there).
-import { useQuery } from "@connectrpc/connect-query";
-import { keepPreviousData } from "@tanstack/react-query";
-import type { TestCase as TestCaseMessage } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+// its kept versions, read-only, under a banner saying so (a run's test links there). Editors and
+// above create, edit, duplicate, enable or disable, run and delete them (the editor is
+// TestCaseEditor.tsx; docs/console.md, "Authoring test cases").
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
+import type { TestCase as TestCaseMessage, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { useDeferredValue } from "react";
-import { Link, useParams, useSearchParams } from "react-router";
+import { type ReactNode, useDeferredValue, useState } from "react";
+import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router";
 import { isNotFound, messageOf } from "../api";
 import { DataTable } from "../components/DataTable";
+import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
 import { Fact, Facts } from "../components/Facts";
+import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { StepList } from "../components/Steps";
 import { Time } from "../components/Time";
 import { changedByName, VersionLine } from "../components/Version";
+import { copyName } from "../editor/kinds";
 import { absoluteTime, dateOf, plural } from "../format";
 import { useProject } from "../project";
 
+/** What a page says after a change made here or on the page before (passed in the location). */
+function useNotice(): [string | undefined, (notice: string | undefined) => void] {
+  const passed = (useLocation().state as { notice?: string } | null)?.notice;
+  const [notice, setNotice] = useState<string>();
+  return [notice ?? passed, setNotice];
+}
+
+function Notice({ text }: { text: string | undefined }) {
+  if (!text) return null;
+  return (
+    <p className="notice notice-info" role="status">
+      {text}
+    </p>
+  );
+}
+
+/** Enables or disables a test case, and says what that means for runs. */
+function useEnabledToggle(projectId: string, onDone: (notice: string) => void) {
+  const queryClient = useQueryClient();
+  const update = useMutation(ConsoleService.method.updateTestCase);
+  const toggle = (testCase: TestCaseMessage) =>
+    update.mutate(
+      { projectId, testCaseId: testCase.id, enabled: !testCase.enabled },
+      {
+        onSuccess: async () => {
+          await queryClient.invalidateQueries();
+          onDone(
+            testCase.enabled
+              ? `${testCase.name} disabled: plans and tags leave it out of their runs.`
+              : `${testCase.name} enabled: plans and tags run it again.`,
+          );
+        },
+      },
+    );
+  return { toggle, pending: update.isPending, error: update.error };
+}
+
 export function TestCases() {
-  const { projectId, project, name } = useProject();
+  const { projectId, project, name, editor, path } = useProject();
+  const [notice, setNotice] = useNotice();
+  const enabling = useEnabledToggle(projectId, setNotice);
   const [params, setParams] = useSearchParams();
   const tag = params.get("tag") ?? "";
   const search = params.get("q") ?? "";
@@ -47,10 +91,19 @@ export function TestCases() {
   return (
     <>
       <p className="eyebrow">{name}</p>
-      <h1>Test cases</h1>
+      <div className="page-head">
+        <h1>Test cases</h1>
+        {editor && (
+          <Link className="button button-primary" to={path("/test-cases/new")}>
+            New test case
+          </Link>
+        )}
+      </div>
       <p className="lead">
         Named steps run against an environment. Plans and tags select which ones a run executes.
       </p>
+      <Notice text={notice} />
+      <ErrorNotice error={enabling.error} />
       <search className="filters" aria-label="Filter test cases">
         <label className="field filters-grow">
           <span>Search</span>
@@ -88,14 +141,52 @@ export function TestCases() {
             </Empty>
           ) : (
             <Empty title="No test cases yet.">
-              <p>
-                An operator adds them from a file with <code>testrunctl case create</code>.
-              </p>
+              {editor ? (
+                <p>
+                  Create one with <Link to={path("/test-cases/new")}>New test case</Link>, or from a file with{" "}
+                  <code>testrunctl case create</code>.
+                </p>
+              ) : (
+                <p>
+                  Editors create them here, or from a file with <code>testrunctl case create</code>.
+                </p>
+              )}
             </Empty>
           )
         }
       >
-        {(data) => <CaseTable testCases={data.testCases} />}
+        {(data) => (
+          <CaseTable
+            testCases={data.testCases}
+            actions={
+              editor
+                ? (testCase) => (
+                    <div className="row-actions">
+                      <button
+                        type="button"
+                        className="button button-small"
+                        aria-label={`${testCase.enabled ? "Disable" : "Enable"} ${testCase.name}`}
+                        disabled={enabling.pending}
+                        onClick={() => {
+                          setNotice(undefined);
+                          enabling.toggle(testCase);
+                        }}
+                      >
+                        {testCase.enabled ? "Disable" : "Enable"}
+                      </button>
+                      <Link
+                        className="button button-small"
+                        aria-label={`Edit ${testCase.name}`}
+                        to={path(`/test-cases/${testCase.id}/edit`)}
+                      >
+                        Edit
+                      </Link>
+                    </div>
+                  )
+                : undefined
+            }
+          />
+        )}
       </QueryView>
       {cases.data?.truncated && (
         <p className="muted small">
@@ -110,9 +201,12 @@ export function TestCases() {
 export function CaseTable({
   testCases,
   numbered = false,
+  actions,
 }: {
   testCases: TestCaseMessage[];
   numbered?: boolean;
+  /** Buttons of a row (Editors and above). */
+  actions?: (testCase: TestCaseMessage) => ReactNode;
 }) {
   const { path } = useProject();
   return (
@@ -129,6 +223,7 @@ export function CaseTable({
         { label: "State", cell: (testCase) => <EnabledBadge enabled={testCase.enabled} /> },
         { label: "Changed", cell: (testCase) => <Time at={testCase.updatedAt ?? testCase.createdAt} /> },
       ]}
+      actions={actions}
     />
   );
 }
@@ -156,16 +251,24 @@ function versionParam(value: string | null): number | null {
   return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : Number.NaN;
 }
 
+/** What a test case's page has a dialog open for. */
+type Open = "run" | "delete" | undefined;
+
 export function TestCase() {
   const { testCaseId = "" } = useParams();
   const [params] = useSearchParams();
   const asked = versionParam(params.get("version"));
-  const { projectId, project, path } = useProject();
+  const { projectId, project, path, editor } = useProject();
+  const navigate = useNavigate();
   const found = useQuery(
     ConsoleService.method.getTestCase,
     { projectId, testCaseId, ...(asked !== null && { version: asked }) },
     { enabled: !Number.isNaN(asked) },
   );
+  const [notice, setNotice] = useNotice();
+  const [open, setOpen] = useState<Open>();
+  const enabling = useEnabledToggle(projectId, setNotice);
+  const duplicate = useMutation(ConsoleService.method.createTestCase);
   if (Number.isNaN(asked))
     return <VersionMissing message="The version in the address is not a version number." />;
   if (isNotFound(project.error)) return <NotFound what="Test case" />;
@@ -177,6 +280,26 @@ export function TestCase() {
   if (!testCase) return <NotFound what="Test case" />;
   const old = testCase.version !== currentVersion;
   const current = path(`/test-cases/${testCase.id}`);
+  const copy = () => {
+    setNotice(undefined);
+    duplicate.mutate(
+      {
+        projectId,
+        name: copyName(testCase.name),
+        tags: testCase.tags,
+        enabled: testCase.enabled,
+        steps: testCase.steps,
+      },
+      {
+        onSuccess: ({ testCase: created }) => {
+          if (created)
+            navigate(path(`/test-cases/${created.id}`), {
+              state: { notice: `${created.name} created, a copy of ${testCase.name}.` },
+            });
+        },
+      },
+    );
+  };
   return (
     <>
       <p className="eyebrow">
@@ -198,10 +321,47 @@ export function TestCase() {
           </Link>
         </div>
       )}
-      <h1 className="title-with-badge">
-        <span>{testCase.name}</span> <EnabledBadge enabled={testCase.enabled} />
-      </h1>
+      <div className="page-head">
+        <h1 className="title-with-badge">
+          <span>{testCase.name}</span> <EnabledBadge enabled={testCase.enabled} />
+        </h1>
+        {editor && !old && (
+          <div className="page-actions">
+            <button type="button" className="button button-primary" onClick={() => setOpen("run")}>
+              Run this test
+            </button>
+            <Link className="button" to={path(`/test-cases/${testCase.id}/edit`)}>
+              Edit
+            </Link>
+            <button
+              type="button"
+              className="button"
+              onClick={copy}
+              disabled={duplicate.isPending}
+              aria-busy={duplicate.isPending}
+            >
+              {duplicate.isPending ? "Duplicating…" : "Duplicate"}
+            </button>
+            <button
+              type="button"
+              className="button"
+              disabled={enabling.pending}
+              onClick={() => {
+                setNotice(undefined);
+                enabling.toggle(testCase);
+              }}
+            >
+              {testCase.enabled ? "Disable" : "Enable"}
+            </button>
+            <button type="button" className="button button-danger" onClick={() => setOpen("delete")}>
+              Delete
+            </button>
+          </div>
+        )}
+      </div>
       <VersionLine item={testCase} />
+      <Notice text={notice} />
+      <ErrorNotice error={enabling.error ?? duplicate.error} />
       {!testCase.enabled && (
         <p className="notice notice-info">
           Disabled: plans and tags leave it out of their runs; a run of chosen test cases still runs it.
@@ -237,6 +397,22 @@ export function TestCase() {
         </p>
         <StepList steps={testCase.steps} />
       </section>
+      {editor && (
+        <>
+          <StartRunDialog
+            projectId={projectId}
+            open={open === "run"}
+            onClose={() => setOpen(undefined)}
+            only={{ id: testCase.id, name: testCase.name }}
+          />
+          <DeleteTestCaseDialog
+            projectId={projectId}
+            testCase={open === "delete" ? testCase : undefined}
+            testPlans={testPlans}
+            onClose={() => setOpen(undefined)}
+          />
+        </>
+      )}
     </>
   );
 }
@@ -259,5 +435,75 @@ function VersionMissing({ message }: { message: string }) {
         <Link to={path(`/test-cases/${testCaseId}`)}>Go to the current version</Link>
       </p>
     </section>
+  );
+}
+
+/** Says what deleting does (catalog.proto, DeleteTestCase) before it is done; then the list. */
+function DeleteTestCaseDialog({
+  projectId,
+  testCase,
+  testPlans,
+  onClose,
+}: {
+  projectId: string;
+  testCase: TestCaseMessage | undefined;
+  testPlans: TestPlan[];
+  onClose: () => void;
+}) {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const remove = useMutation(ConsoleService.method.deleteTestCase);
+  const close = () => {
+    remove.reset();
+    onClose();
+  };
+  return (
+    <Dialog title={`Delete ${testCase?.name ?? "test case"}?`} open={testCase !== undefined} onClose={close}>
+      <div className="stack">
+        <ul className="consequences">
+          <li>The test case and its steps are deleted for good; this cannot be undone.</li>
+          {testPlans.length === 0 ? (
+            <li>No test plan holds it.</li>
+          ) : (
+            <li>
+              {testPlans.length === 1 ? "The test plan " : `The ${testPlans.length} test plans `}
+              {testPlans.map((plan, i) => (
+                <span key={plan.id}>
+                  {i > 0 && (i === testPlans.length - 1 ? " and " : ", ")}
+                  <strong>{plan.name}</strong>
+                </span>
+              ))}{" "}
+              {testPlans.length === 1 ? "loses it: its" : "lose it: their"} next runs leave it out.
+            </li>
+          )}
+          <li>
+            Runs already started keep their results, and the steps they ran. Rerunning one of them cannot run
+            this test case again.
+          </li>
+        </ul>
+        <ErrorNotice error={remove.error} />
+        <DialogActions
+          onCancel={close}
+          label="Delete test case"
+          busyLabel="Deleting…"
+          busy={remove.isPending}
+          danger
+          onConfirm={() =>
+            remove.mutate(
+              { projectId, testCaseId: testCase?.id ?? "" },
+              {
+                onSuccess: async () => {
+                  await queryClient.invalidateQueries();
+                  navigate(`/projects/${projectId}/test-cases`, {
+                    replace: true,
+                    state: { notice: `${testCase?.name ?? "The test case"} deleted.` },
+                  });
+                },
+              },
+            )
+          }
+        />
+      </div>
+    </Dialog>
   );
 }
