@@ -3,6 +3,7 @@ import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { checkAccessHandlers } from "./rpc/check-access.js";
 import type { Deps } from "./rpc/context.js";
 import { environmentHandlers } from "./rpc/environments.js";
+import { importContentHandlers } from "./rpc/import-content.js";
 import { memberHandlers } from "./rpc/members.js";
 import { organizationHandlers } from "./rpc/organizations.js";
 import { projectHandlers } from "./rpc/projects.js";
@@ -33,6 +34,7 @@ export function catalogService(deps: Deps): ServiceImpl<typeof CatalogService> {
     ...environmentHandlers(deps),
     ...testPlanHandlers(deps),
     ...testCaseHandlers(deps),
+    ...importContentHandlers(deps),
     ...variableHandlers(deps),
     ...resolveHandlers(deps),
   } as Record<string, (req: object, ctx: unknown) => unknown>;

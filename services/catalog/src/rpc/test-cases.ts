@@ -1,4 +1,6 @@
+import type { JsonValue } from "@bufbuild/protobuf";
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { newId } from "@testrun/kit";
 import { authorizeProject } from "../access.js";
 import { notFound, Violations } from "../errors.js";
@@ -32,34 +34,93 @@ async function findCase(sql: Sql, projectId: string, id: string): Promise<TestCa
   return row;
 }
 
+/** A test case's fields as stored, checked: what creating and changing one write. */
+export interface TestCaseFields {
+  name: string;
+  tags: string[];
+  enabled: boolean;
+  /** Storage form (checkSteps). */
+  steps: JsonValue[];
+}
+
+/**
+ * Checks a new test case's name, tags and steps (CreateTestCase, each test case of ImportContent),
+ * adding every violation under `prefix` (`""`, `test_cases[3].`), and returns their stored form.
+ */
+export function checkTestCase(
+  input: { name: string; tags: readonly string[]; steps: readonly Step[] },
+  prefix: string,
+  violations: Violations,
+): Omit<TestCaseFields, "enabled"> {
+  return {
+    name: checkName(input.name, `${prefix}name`, violations),
+    tags: checkTags(input.tags, `${prefix}tags`, violations),
+    steps: checkSteps(input.steps, `${prefix}steps`, violations),
+  };
+}
+
+/** Creates a test case of checked fields: the one statement that does (CreateTestCase, ImportContent). */
+export async function insertTestCase(
+  sql: Sql,
+  projectId: string,
+  fields: TestCaseFields,
+): Promise<TestCaseRow> {
+  const now = new Date();
+  const row = await sql.one<TestCaseRow>(
+    `insert into catalog.test_cases as t (id, project_id, name, tags, enabled, steps, created_at, updated_at)
+     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?) returning ${testCaseColumns(true)}`,
+    [
+      newId("tc"),
+      projectId,
+      fields.name,
+      textArray(fields.tags),
+      fields.enabled,
+      JSON.stringify(fields.steps),
+      now,
+      now,
+    ],
+  );
+  return row as TestCaseRow;
+}
+
+/**
+ * Changes the given fields (checked) of a test case, the rest as they are: the one statement that
+ * changes a test case (UpdateTestCase, ImportContent). Callers leave out what did not change and
+ * do not call it for nothing.
+ */
+export async function changeTestCase(
+  sql: Sql,
+  id: string,
+  changes: Partial<TestCaseFields>,
+): Promise<TestCaseRow> {
+  const row = await sql.one<TestCaseRow>(
+    `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
+       enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?
+     where t.id = ? returning ${testCaseColumns(true)}`,
+    [
+      changes.name ?? null,
+      changes.tags ? textArray(changes.tags) : null,
+      changes.enabled ?? null,
+      changes.steps ? JSON.stringify(changes.steps) : null,
+      new Date(),
+      id,
+    ],
+  );
+  return row as TestCaseRow;
+}
+
 /** CreateTestCase, GetTestCase, ListTestCases, UpdateTestCase, DeleteTestCase. */
 export function testCaseHandlers({ db }: Deps): Handlers {
   return {
     async createTestCase(req) {
       const violations = new Violations();
-      const name = checkName(req.name, "name", violations);
-      const tags = checkTags(req.tags, "tags", violations);
-      const steps = checkSteps(req.steps, "steps", violations);
+      const fields = checkTestCase(req, "", violations);
       const row = await db.write(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         violations.check();
-        const now = new Date();
-        return sql.one<TestCaseRow>(
-          `insert into catalog.test_cases as t (id, project_id, name, tags, enabled, steps, created_at, updated_at)
-           values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?) returning ${testCaseColumns(true)}`,
-          [
-            newId("tc"),
-            project.id,
-            name,
-            textArray(tags),
-            req.enabled ?? true,
-            JSON.stringify(steps),
-            now,
-            now,
-          ],
-        );
+        return insertTestCase(sql, project.id, { ...fields, enabled: req.enabled ?? true });
       });
-      return { testCase: testCaseToProto(row as TestCaseRow) };
+      return { testCase: testCaseToProto(row) };
     },
 
     async getTestCase(req) {
@@ -131,21 +192,9 @@ export function testCaseHandlers({ db }: Deps): Handlers {
         violations.check();
         if (name === undefined && tags === undefined && req.enabled === undefined && steps === undefined)
           return current;
-        return sql.one<TestCaseRow>(
-          `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
-             enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?
-           where t.id = ? returning ${testCaseColumns(true)}`,
-          [
-            name ?? null,
-            tags ? textArray(tags) : null,
-            req.enabled ?? null,
-            steps ? JSON.stringify(steps) : null,
-            new Date(),
-            current.id,
-          ],
-        );
+        return changeTestCase(sql, current.id, { name, tags, enabled: req.enabled, steps });
       });
-      return { testCase: testCaseToProto(row as TestCaseRow) };
+      return { testCase: testCaseToProto(row) };
     },
 
     async deleteTestCase(req) {

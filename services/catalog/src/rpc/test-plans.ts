@@ -9,12 +9,12 @@ import type { Deps, Handlers } from "./context.js";
 import { testPlansOf } from "./projects.js";
 
 /** The most test cases one run holds, and so one plan. */
-const maxCases = 500;
+export const maxCases = 500;
 
 const missing = (id: string) => notFound(`test plan ${id || "(empty id)"} not found in this project`);
 
 /** A plan's test cases: distinct, at most 500. */
-function checkCaseIds(ids: readonly string[], field: string, violations: Violations): void {
+export function checkCaseIds(ids: readonly string[], field: string, violations: Violations): void {
   if (ids.length > maxCases)
     violations.add(field, `must hold at most ${maxCases} test cases (got ${ids.length})`);
   const first = new Map<string, number>();
@@ -64,26 +64,72 @@ async function findPlan(sql: Sql, projectId: string, id: string, lock = false): 
   return row;
 }
 
+/** A test plan's fields, checked: what creating and changing one write. */
+export interface TestPlanFields {
+  name: string;
+  description: string;
+  /** Test cases of the plan's project (the caller checked), in run order. */
+  testCaseIds: readonly string[];
+}
+
+/**
+ * Checks a new test plan's name and description (CreateTestPlan, each plan of ImportContent),
+ * adding every violation under `prefix` (`""`, `test_plans[1].`).
+ */
+export function checkTestPlan(
+  input: { name: string; description: string },
+  prefix: string,
+  violations: Violations,
+): Omit<TestPlanFields, "testCaseIds"> {
+  return {
+    name: checkName(input.name, `${prefix}name`, violations),
+    description: checkDescription(input.description, `${prefix}description`, violations),
+  };
+}
+
+/** Creates a test plan of checked fields: the one statement that does (CreateTestPlan, ImportContent). */
+export async function insertTestPlan(sql: Sql, projectId: string, fields: TestPlanFields): Promise<string> {
+  const id = newId("pln");
+  const now = new Date();
+  await sql.all(
+    `insert into catalog.test_plans (id, project_id, name, description, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?)`,
+    [id, projectId, fields.name, fields.description, now, now],
+  );
+  await replaceCases(sql, id, fields.testCaseIds);
+  return id;
+}
+
+/**
+ * Changes the given fields (checked) of a test plan, the rest as they are: the one place that
+ * changes a test plan (UpdateTestPlan, ImportContent). Callers leave out what did not change and
+ * do not call it for nothing.
+ */
+export async function changeTestPlan(sql: Sql, id: string, changes: Partial<TestPlanFields>): Promise<void> {
+  if (changes.testCaseIds) await replaceCases(sql, id, changes.testCaseIds);
+  await sql.all(
+    `update catalog.test_plans set name = coalesce(?, name), description = coalesce(?, description),
+       updated_at = ? where id = ?`,
+    [changes.name ?? null, changes.description ?? null, new Date(), id],
+  );
+}
+
 /** CreateTestPlan, GetTestPlan, ListTestPlans, UpdateTestPlan, DeleteTestPlan. */
 export function testPlanHandlers({ db }: Deps): Handlers {
   return {
     async createTestPlan(req) {
       const violations = new Violations();
-      const name = checkName(req.name, "name", violations);
-      const description = checkDescription(req.description, "description", violations);
+      const { name, description } = checkTestPlan(req, "", violations);
       checkCaseIds(req.testCaseIds, "test_case_ids", violations);
       const row = await db.write(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         violations.check();
         await requireCasesOf(sql, project.id, req.testCaseIds);
-        const id = newId("pln");
-        const now = new Date();
-        await sql.all(
-          `insert into catalog.test_plans (id, project_id, name, description, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?)`,
-          [id, project.id, name, description, now, now],
-        );
-        await replaceCases(sql, id, req.testCaseIds);
+        const id = await insertTestPlan(sql, project.id, {
+          name,
+          description,
+          testCaseIds: req.testCaseIds,
+        });
         return findPlan(sql, project.id, id);
       });
       return { testPlan: testPlanToProto(row) };
@@ -119,15 +165,8 @@ export function testPlanHandlers({ db }: Deps): Handlers {
         const current = await findPlan(sql, project.id, req.testPlanId, true);
         violations.check();
         if (name === undefined && description === undefined && ids === undefined) return current;
-        if (ids) {
-          await requireCasesOf(sql, project.id, ids);
-          await replaceCases(sql, current.id, ids);
-        }
-        await sql.all(
-          `update catalog.test_plans set name = coalesce(?, name), description = coalesce(?, description),
-             updated_at = ? where id = ?`,
-          [name ?? null, description ?? null, new Date(), current.id],
-        );
+        if (ids) await requireCasesOf(sql, project.id, ids);
+        await changeTestPlan(sql, current.id, { name, description, testCaseIds: ids });
         return findPlan(sql, project.id, current.id);
       });
       return { testPlan: testPlanToProto(row) };
