@@ -4,7 +4,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { readContentDocument, writeContentDocument } from "@testrun/content-file";
+import { importItemsOf, readContentDocument, writeContentDocument } from "@testrun/content-file";
 import {
   ImportContentResponseSchema,
   type ImportTestCaseSchema,
@@ -244,21 +244,7 @@ describe("catalog: ImportContent (content documents)", () => {
     for (const format of ["yaml", "json"] as const) {
       const text = writeContentDocument(before, format);
       const document = readContentDocument(text, format);
-      const result = await importing(projectId, {
-        testCases: document.testCases.map(({ id, name, tags, enabled, steps }) => ({
-          id,
-          name,
-          tags,
-          enabled,
-          steps,
-        })),
-        testPlans: document.testPlans.map(({ id, name, description, testCases }) => ({
-          id,
-          name,
-          description,
-          testCases,
-        })),
-      });
+      const result = await importing(projectId, importItemsOf(document));
       expect(result.applied).to.equal(true);
       expect([...result.testCases, ...result.testPlans].map((i) => ItemOutcome[i.outcome])).to.deep.equal(
         Array(6).fill("UNCHANGED"),

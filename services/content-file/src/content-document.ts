@@ -12,6 +12,8 @@
 //       name: smoke
 //       description: …          # optional
 //       testCases: [log in works, tc_…]   # in run order: ids, or names of test cases
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ImportContentRequestSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { stringify as stringifyYaml } from "yaml";
 import {
@@ -101,6 +103,30 @@ function testPlanFromFile(value: unknown, path: string): TestPlanInput {
     description: optionalString(plan.description, child(path, "description")) ?? "",
     testCases: plan.testCases === undefined ? [] : stringList(plan.testCases, child(path, "testCases")),
     path,
+  };
+}
+
+/**
+ * A document's items as CatalogService.ImportContent takes them, in document order, so the
+ * catalog's `test_cases[i]` / `test_plans[i]` are the document's `testCases[i]` / `testPlans[i]`.
+ */
+export function importItemsOf(
+  document: ContentDocument,
+): Pick<MessageInitShape<typeof ImportContentRequestSchema>, "testCases" | "testPlans"> {
+  return {
+    testCases: document.testCases.map(({ id, name, tags, enabled, steps }) => ({
+      id,
+      name,
+      tags,
+      enabled,
+      steps,
+    })),
+    testPlans: document.testPlans.map(({ id, name, description, testCases }) => ({
+      id,
+      name,
+      description,
+      testCases,
+    })),
   };
 }
 

@@ -5,6 +5,7 @@ export {
   type ContentDocument,
   contentDocumentFromFile,
   contentDocumentToFile,
+  importItemsOf,
   readContentDocument,
   type StoredTestCase,
   type StoredTestPlan,
