@@ -4,21 +4,30 @@ import { useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData } from "@tanstack/react-query";
 import type { TestCase as TestCaseMessage } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { useDeferredValue } from "react";
+import { lazy, Suspense, useDeferredValue, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router";
 import { isNotFound } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Fact, Facts } from "../components/Facts";
-import { Empty, NotFound, QueryView } from "../components/States";
+import { Empty, Loading, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { StepList } from "../components/Steps";
 import { Time } from "../components/Time";
 import { plural } from "../format";
 import { useProject } from "../project";
 
+// The file format's reader and writer (with a YAML library) load when a dialog first opens.
+const ExportDialog = lazy(() =>
+  import("../components/ContentDialogs").then((module) => ({ default: module.ExportDialog })),
+);
+const ImportDialog = lazy(() =>
+  import("../components/ContentDialogs").then((module) => ({ default: module.ImportDialog })),
+);
+
 export function TestCases() {
-  const { projectId, project, name } = useProject();
+  const { projectId, project, name, editor } = useProject();
   const [params, setParams] = useSearchParams();
+  const [dialog, setDialog] = useState<"export" | "import">();
   const tag = params.get("tag") ?? "";
   const search = params.get("q") ?? "";
   const searched = useDeferredValue(search.trim());
@@ -45,9 +54,22 @@ export function TestCases() {
   return (
     <>
       <p className="eyebrow">{name}</p>
-      <h1>Test cases</h1>
+      <div className="page-head">
+        <h1>Test cases</h1>
+        <div className="row-actions">
+          <button type="button" className="button" onClick={() => setDialog("export")}>
+            Export
+          </button>
+          {editor && (
+            <button type="button" className="button" onClick={() => setDialog("import")}>
+              Import
+            </button>
+          )}
+        </div>
+      </div>
       <p className="lead">
-        Named steps run against an environment. Plans and tags select which ones a run executes.
+        Named steps run against an environment. Plans and tags select which ones a run executes. Export and
+        Import move them, with the plans, as one file to keep in a repository.
       </p>
       <search className="filters" aria-label="Filter test cases">
         <label className="field filters-grow">
@@ -87,7 +109,14 @@ export function TestCases() {
           ) : (
             <Empty title="No test cases yet.">
               <p>
-                An operator adds them from a file with <code>testrunctl case create</code>.
+                {editor ? (
+                  <>
+                    Import them from a file with <strong>Import</strong>, or with{" "}
+                    <code>testrunctl content import</code>.
+                  </>
+                ) : (
+                  "An Editor imports them from a file."
+                )}
               </p>
             </Empty>
           )
@@ -100,6 +129,19 @@ export function TestCases() {
           Only the first 500 matches are listed: search or filter to narrow them down.
         </p>
       )}
+      <Suspense fallback={<Loading what="the dialog" />}>
+        {dialog === "export" && (
+          <ExportDialog
+            projectId={projectId}
+            projectName={project.data?.project?.name ?? ""}
+            open
+            onClose={() => setDialog(undefined)}
+          />
+        )}
+        {dialog === "import" && editor && (
+          <ImportDialog projectId={projectId} open onClose={() => setDialog(undefined)} />
+        )}
+      </Suspense>
     </>
   );
 }
