@@ -387,6 +387,7 @@ function PreviewOf({
         },
         {
           label: "Result",
+          className: "cell-result",
           cell: (row) => (
             <span className="import-result">
               {outcomeBadge[row.outcome]}
@@ -439,11 +440,7 @@ function PreviewOf({
         </details>
       )}
       {(result.otherTestCases > 0 || result.otherTestPlans > 0) && (
-        <p className="muted small">
-          The project's other {plural(result.otherTestCases, "test case")} and{" "}
-          {plural(result.otherTestPlans, "test plan")} are not in the file: an import never deletes, they stay
-          as they are.
-        </p>
+        <p className="muted small">{othersSentence(result)}</p>
       )}
       <ErrorNotice error={error} />
       <DialogActions
@@ -470,15 +467,36 @@ function counted(result: ImportResult, outcome: ItemOutcome): string[] {
 
 const joined = (parts: string[]) => parts.join(" and ");
 
+/** "1 test case and 2 test plans", "as it is" / "as they are": the items of an outcome. */
+function itemsOf(result: ImportResult, outcome: ItemOutcome): { text: string; one: boolean } {
+  const parts = counted(result, outcome);
+  const total =
+    result.testCases.filter((i) => i.outcome === outcome).length +
+    result.testPlans.filter((i) => i.outcome === outcome).length;
+  return { text: joined(parts), one: total === 1 };
+}
+
 function previewSummary(result: ImportResult): string {
+  const created = itemsOf(result, ItemOutcome.CREATED);
+  const changed = itemsOf(result, ItemOutcome.CHANGED);
+  const unchanged = itemsOf(result, ItemOutcome.UNCHANGED);
+  const acts = [created.text && `creates ${created.text}`, changed.text && `changes ${changed.text}`].filter(
+    Boolean,
+  );
+  const left = unchanged.text
+    ? `, and leaves ${unchanged.text} as ${unchanged.one ? "it is" : "they are"}`
+    : "";
+  return `Applying ${acts.join(" and ")}${left}.`;
+}
+
+/** What the document does not hold: an import never deletes it. */
+function othersSentence(result: ImportResult): string {
   const parts = [
-    counted(result, ItemOutcome.CREATED).length > 0 &&
-      `creates ${joined(counted(result, ItemOutcome.CREATED))}`,
-    counted(result, ItemOutcome.CHANGED).length > 0 &&
-      `changes ${joined(counted(result, ItemOutcome.CHANGED))}`,
+    result.otherTestCases > 0 && plural(result.otherTestCases, "other test case"),
+    result.otherTestPlans > 0 && plural(result.otherTestPlans, "other test plan"),
   ].filter((part): part is string => part !== false);
-  const unchanged = counted(result, ItemOutcome.UNCHANGED);
-  return `Applying ${parts.join(" and ")}${unchanged.length > 0 ? `, and leaves ${joined(unchanged)} as they are` : ""}.`;
+  const one = result.otherTestCases + result.otherTestPlans === 1;
+  return `${joined(parts)} of the project ${one ? "is" : "are"} not in the file: an import never deletes, so ${one ? "it stays as it is" : "they stay as they are"}.`;
 }
 
 function appliedSummary(result: ImportResult): string {
