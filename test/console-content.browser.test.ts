@@ -280,6 +280,35 @@ describe("console: test cases and plans as a file (export, import) in a browser"
     expect(preview.result?.testCases.filter((i) => i.outcome === ItemOutcome.CREATED)).to.have.length(500);
     expect(preview.result?.applied).to.equal(false);
 
+    // Past the catalog's 8 MiB it is refused before being read whole, as every other method is past 1 MiB.
+    const cookie = await signIn(system, editor.id);
+    const post = (method: string, body: string, withCookie = true) =>
+      fetch(`${system.consoleUrl}/api/testrun.console.v1.ConsoleService/${method}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+          ...(withCookie && { cookie }),
+        },
+        body,
+      });
+    const oversized = await post(
+      "ImportContent",
+      JSON.stringify({ projectId, testCases: [{ name: "x".repeat(8 * 1024 * 1024) }] }),
+    );
+    expect(((await oversized.json()) as { code: string }).code).to.equal("resource_exhausted");
+    // Without a session nothing is read: the larger bound is open to signed-in members only.
+    const anonymous = await post("ImportContent", JSON.stringify({ projectId, testCases: [] }), false);
+    expect([anonymous.status, ((await anonymous.json()) as { code: string }).code]).to.deep.equal([
+      401,
+      "unauthenticated",
+    ]);
+    const listing = await post(
+      "ListTestCases",
+      JSON.stringify({ projectId, search: "x".repeat(1024 * 1024) }),
+    );
+    expect(((await listing.json()) as { code: string }).code).to.equal("resource_exhausted");
+
     const bad = await refusal(
       client.importContent({
         projectId,
