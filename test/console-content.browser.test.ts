@@ -280,6 +280,19 @@ describe("console: test cases and plans as a file (export, import) in a browser"
     expect(preview.result?.testCases.filter((i) => i.outcome === ItemOutcome.CREATED)).to.have.length(500);
     expect(preview.result?.applied).to.equal(false);
 
+    // Applied in a project of its own, then one more: past what one document holds, so no export.
+    const bulk = await newProject(system, "Content bulk", { credits: 0 });
+    const owner = consoleClient(system, await signIn(system, bulk.ownerId));
+    const applied = await owner.importContent({ projectId: bulk.projectId, ...importItemsOf(document) });
+    expect(applied.result?.applied).to.equal(true);
+    expect((await owner.exportContent({ projectId: bulk.projectId })).testCases).to.have.length(500);
+    await addCases(system, bulk.projectId, getCase("one more", "x", "/x"));
+    const tooMany = await refusal(owner.exportContent({ projectId: bulk.projectId }));
+    expect([tooMany.code, tooMany.rawMessage]).to.deep.equal([
+      Code.FailedPrecondition,
+      "the project has more than 500 test cases, more than a content document holds",
+    ]);
+
     // Past the catalog's 8 MiB it is refused before being read whole, as every other method is past 1 MiB.
     const cookie = await signIn(system, editor.id);
     const post = (method: string, body: string, withCookie = true) =>

@@ -473,6 +473,44 @@ describe("testrunctl against the real services", function () {
     );
   });
 
+  it("keeps to a document's bounds: 8 MiB of items refused before sending, no export past 500 test cases", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "bounds.json");
+    const testCase = (name: string, raw = "") => ({
+      name,
+      steps: [{ name: "s", http: { method: "PUT", path: "/p", ...(raw && { raw }) } }],
+    });
+    // Nine test cases with a 1 MiB body each (each within the step rules): 9 MiB of items.
+    await writeFile(
+      file,
+      JSON.stringify({
+        testCases: Array.from({ length: 9 }, (_, i) => testCase(`big ${i}`, "x".repeat(1024 * 1024))),
+      }),
+    );
+    const large = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(large.code).to.equal(2);
+    expect(large.stderr).to.equal(
+      "error: the document is too large to import at once: its items come to 9.0 MiB, and the catalog takes at most 8.0 MiB in one call; split it into several documents\n",
+    );
+
+    for (const [from, count] of [
+      [0, 500],
+      [500, 1],
+    ] as const) {
+      await writeFile(
+        file,
+        JSON.stringify({ testCases: Array.from({ length: count }, (_, i) => testCase(`case ${from + i}`)) }),
+      );
+      const imported = await cli(["content", "import", "-p", project.id, "-f", file]);
+      expect(imported.code, imported.stderr).to.equal(0);
+    }
+    const exported = await cli(["content", "export", "-p", project.id]);
+    expect(exported.code).to.equal(1);
+    expect(exported.stderr).to.equal(
+      'error: the project has more than 500 test cases, more than a content document holds (docs/runs.md, "Content documents")\n',
+    );
+  });
+
   it("creates the test cases of an exported document with case create, saying ids are not kept and plans need content import", async () => {
     const { project } = await orgAndProject();
     const source = (await orgAndProject()).project;
