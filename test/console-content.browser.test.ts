@@ -154,6 +154,8 @@ describe("console: test cases and plans as a file (export, import) in a browser"
       await shot(page, "content-import-applied", width);
       await dialog.getByRole("button", { name: "Close" }).click();
       await page.getByRole("link", { name: "Sign up" }).waitFor();
+      // The keyboard is back where it was: on Import.
+      expect(await page.evaluate<string>("document.activeElement?.textContent ?? ''")).to.equal("Import");
       await page.getByRole("link", { name: "Log in works" }).waitFor();
       const owner = consoleClient(system, await signIn(system, ownerId));
       const { testCases, testPlans } = await owner.exportContent({ projectId });

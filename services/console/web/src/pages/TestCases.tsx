@@ -28,6 +28,11 @@ export function TestCases() {
   const { projectId, project, name, editor } = useProject();
   const [params, setParams] = useSearchParams();
   const [dialog, setDialog] = useState<"export" | "import">();
+  const [opened, setOpened] = useState(new Set<"export" | "import">());
+  const open = (which: "export" | "import") => {
+    setOpened((before) => new Set(before).add(which));
+    setDialog(which);
+  };
   const tag = params.get("tag") ?? "";
   const search = params.get("q") ?? "";
   const searched = useDeferredValue(search.trim());
@@ -57,11 +62,11 @@ export function TestCases() {
       <div className="page-head">
         <h1>Test cases</h1>
         <div className="row-actions">
-          <button type="button" className="button" onClick={() => setDialog("export")}>
+          <button type="button" className="button" onClick={() => open("export")}>
             Export
           </button>
           {editor && (
-            <button type="button" className="button" onClick={() => setDialog("import")}>
+            <button type="button" className="button" onClick={() => open("import")}>
               Import
             </button>
           )}
@@ -129,17 +134,22 @@ export function TestCases() {
           Only the first 500 matches are listed: search or filter to narrow them down.
         </p>
       )}
+      {/* Mounted once first opened, then kept: closing hands focus back to the button. */}
       <Suspense fallback={<Loading what="the dialog" />}>
-        {dialog === "export" && (
+        {opened.has("export") && (
           <ExportDialog
             projectId={projectId}
             projectName={project.data?.project?.name ?? ""}
-            open
+            open={dialog === "export"}
             onClose={() => setDialog(undefined)}
           />
         )}
-        {dialog === "import" && editor && (
-          <ImportDialog projectId={projectId} open onClose={() => setDialog(undefined)} />
+        {opened.has("import") && editor && (
+          <ImportDialog
+            projectId={projectId}
+            open={dialog === "import"}
+            onClose={() => setDialog(undefined)}
+          />
         )}
       </Suspense>
     </>
