@@ -163,7 +163,10 @@ describe("a new organization's owner builds and runs a project in the console al
     expect(pipeline.stdout + pipeline.stderr).to.match(/PASSED: 3 passed, 0 failed of 3\b/);
     await page.goto(at("/runs"));
     // Both runs of the plan listed: the console's and the pipeline's.
-    await page.getByRole("row", { name: /Release check/ }).nth(1).waitFor();
+    await page
+      .getByRole("row", { name: /Release check/ })
+      .nth(1)
+      .waitFor();
     expect(await page.getByRole("row", { name: /Release check/ }).count()).to.equal(2);
     await screenshot(page, "journey-runs-1280");
   });

@@ -4,6 +4,7 @@ import { fromHandlerGroups } from "@testrun/kit";
 import { checkAccessHandlers } from "./rpc/check-access.js";
 import type { Deps } from "./rpc/context.js";
 import { environmentHandlers } from "./rpc/environments.js";
+import { importContentHandlers } from "./rpc/import-content.js";
 import { memberHandlers } from "./rpc/members.js";
 import { organizationHandlers } from "./rpc/organizations.js";
 import { projectHandlers } from "./rpc/projects.js";
@@ -35,6 +36,7 @@ export function catalogService(deps: Deps): ServiceImpl<typeof CatalogService> {
     environmentHandlers(deps),
     testPlanHandlers(deps),
     testCaseHandlers(deps),
+    importContentHandlers(deps),
     variableHandlers(deps),
     resolveHandlers(deps),
   );

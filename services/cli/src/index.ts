@@ -10,4 +10,4 @@ export * from "./commands/variables.js";
 export { type CliContext, createCliContext, defaultUrls, operatorActor } from "./context.js";
 export { CommandError, describeServiceError, ServiceCallError, UsageError } from "./errors.js";
 export { type CliIo, runCli } from "./program.js";
-export { readTestCaseFile, type TestCaseInput } from "./test-case-file.js";
+export { readCaseFile, readContentFile, readTestCaseFile, type TestCaseInput } from "./test-case-file.js";

@@ -1,17 +1,50 @@
-// Test case files given to `testrunctl case create --file`, read with the shared file format
-// (@testrun/content-file); a mistake in one is the operator's to fix (exit code 2), named with the
-// file and the field's path.
-import { formatOfFileName, InputError, parseTestCaseFile, type TestCaseInput } from "@testrun/content-file";
+// Files given to testrunctl (`case create --file`, `content import --file`), read with the shared
+// file format (@testrun/content-file); a mistake in one is the operator's to fix (exit code 2),
+// named with the file and the field's path.
+import {
+  type ContentDocument,
+  contentDocumentFromFile,
+  formatOfFileName,
+  InputError,
+  isContentDocument,
+  parseDocument,
+  parseTestCaseFile,
+  readContentDocument,
+  type TestCaseInput,
+  testCasesFromFile,
+} from "@testrun/content-file";
 import { UsageError } from "./errors.js";
 
 export type { TestCaseInput };
 
-/** Every test case of the file's text; `fileName` ("stdin" for standard input) picks JSON or YAML. */
-export function readTestCaseFile(text: string, fileName: string): TestCaseInput[] {
+/** Runs a reader, making its InputError a UsageError naming the file. */
+function inFile<T>(fileName: string, read: () => T): T {
   try {
-    return parseTestCaseFile(text, formatOfFileName(fileName));
+    return read();
   } catch (error) {
     if (error instanceof InputError) throw new UsageError(`${fileName}: ${error.message}`);
     throw error;
   }
+}
+
+/** Every test case of the file's text; `fileName` ("stdin" for standard input) picks JSON or YAML. */
+export function readTestCaseFile(text: string, fileName: string): TestCaseInput[] {
+  return inFile(fileName, () => parseTestCaseFile(text, formatOfFileName(fileName)));
+}
+
+/**
+ * What `case create --file` reads: one test case, a list of them, or a content document, whose
+ * test plans are read (and checked) too. The other forms hold no plans.
+ */
+export function readCaseFile(text: string, fileName: string): ContentDocument {
+  return inFile(fileName, () => {
+    const document = parseDocument(text, formatOfFileName(fileName));
+    if (isContentDocument(document)) return contentDocumentFromFile(document);
+    return { testCases: testCasesFromFile(document), testPlans: [] };
+  });
+}
+
+/** A content document (`content import --file`). */
+export function readContentFile(text: string, fileName: string): ContentDocument {
+  return inFile(fileName, () => readContentDocument(text, formatOfFileName(fileName)));
 }

@@ -16,6 +16,10 @@ import {
   CreateOrganizationResponseSchema,
   type Environment,
   EnvironmentSchema,
+  type ImportContentResponse,
+  ImportContentResponseSchema,
+  type ImportedItem,
+  ItemOutcome,
   type Member,
   MemberSchema,
   MemberState,
@@ -180,3 +184,32 @@ export const ledgerView = {
   /** `{ entry, balance }`, as GrantCredits answers. */
   grantJson: (response: GrantCreditsResponse) => messageJson(GrantCreditsResponseSchema, response),
 };
+
+const outcomeText = (item: ImportedItem) =>
+  item.outcome === ItemOutcome.CREATED
+    ? "new"
+    : item.outcome === ItemOutcome.CHANGED
+      ? `changed: ${item.changedFields.join(", ")}`
+      : item.outcome === ItemOutcome.UNCHANGED
+        ? "unchanged"
+        : "-";
+
+/** `content import`: one row per item of the document, its JSON the catalog's response. */
+export const importView = {
+  table: (items: readonly ImportedItem[]) =>
+    table(
+      ["ITEM", "NAME", "OUTCOME", "ID"],
+      items.map((item) => [item.path, item.name, outcomeText(item), item.id || "-"]),
+    ),
+  json: (response: ImportContentResponse) => messageJson(ImportContentResponseSchema, response),
+};
+
+/** What an import did (or a dry run would do), in one line. */
+export function importSummary(result: ImportContentResponse): string {
+  const counts = (items: readonly ImportedItem[], what: string) => {
+    const of = (outcome: ItemOutcome) => items.filter((item) => item.outcome === outcome).length;
+    return `${what}: ${of(ItemOutcome.CREATED)} ${result.applied ? "created" : "to create"}, ${of(ItemOutcome.CHANGED)} ${result.applied ? "changed" : "to change"}, ${of(ItemOutcome.UNCHANGED)} unchanged`;
+  };
+  const others = `${result.otherTestCases} test case${result.otherTestCases === 1 ? "" : "s"} and ${result.otherTestPlans} test plan${result.otherTestPlans === 1 ? "" : "s"} of the project are not in the document and stay as they are`;
+  return `${result.applied ? "imported" : "dry run, nothing written"}: ${counts(result.testCases, "test cases")}; ${counts(result.testPlans, "test plans")}. ${others}.`;
+}

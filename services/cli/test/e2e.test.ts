@@ -357,6 +357,183 @@ describe("testrunctl against the real services", function () {
     expect(run.stderr.trimEnd().split("\n")).to.have.length(1);
   });
 
+  it("exports a project's content, imports it back unchanged, and imports a changed copy: preview first, then all of it", async () => {
+    const { project } = await orgAndProject();
+    const cases = join(dir, "content-cases.yaml");
+    await writeFile(
+      cases,
+      [
+        "- name: log in",
+        "  tags: [smoke]",
+        "  steps: [{ name: s, http: { method: POST, path: /login, json: { u: '{{USER}}' } }, expect: { status: 200 } }]",
+        "- name: profile",
+        "  enabled: false",
+        "  steps: [{ name: s, http: { method: GET, path: /me } }]",
+      ].join("\n"),
+    );
+    const [login, profile] = (
+      await json<{ testCases: Obj[] }>(["case", "create", "-p", project.id, "-f", cases])
+    ).testCases as [Obj, Obj];
+    await json(["plan", "create", "smoke", "-p", project.id, "--case", profile.id, "--case", login.id]);
+
+    const exported = await cli(["content", "export", "-p", project.id]);
+    expect(exported.code, exported.stderr).to.equal(0);
+    expect(exported.stdout).to.contain(`  - id: ${login.id}\n    name: log in\n`);
+    expect(exported.stdout).to.contain("    testCases:\n      - profile\n      - log in\n");
+    const asJson = await cli(["content", "export", "-p", project.id, "--format", "json"]);
+    expect(JSON.parse(asJson.stdout).testPlans[0].testCases).to.deep.equal(["profile", "log in"]);
+    const file = join(dir, "content.yaml");
+    await writeFile(file, exported.stdout);
+
+    // The export imported as it is: nothing to do.
+    const same = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(same.code, same.stderr).to.equal(0);
+    expect(same.stdout.trimEnd().split("\n")).to.deep.equal([
+      "ITEM          NAME     OUTCOME    ID",
+      `testCases[0]  log in   unchanged  ${login.id}`,
+      `testCases[1]  profile  unchanged  ${profile.id}`,
+      `testPlans[0]  smoke    unchanged  ${(await json<{ testPlans: Obj[] }>(["plan", "list", "-p", project.id])).testPlans[0]?.id}`,
+    ]);
+    expect(same.stderr).to.equal(
+      "imported: test cases: 0 created, 0 changed, 2 unchanged; test plans: 0 created, 0 changed, 1 unchanged. 0 test cases and 0 test plans of the project are not in the document and stay as they are.\n",
+    );
+
+    // A reviewed change: a renamed test case, a new one, the plan running it.
+    const changed = exported.stdout
+      .replace("name: log in\n", "name: log in works\n")
+      .replace("      - log in\n", "      - log in works\n      - sign up\n")
+      .replace(
+        "testPlans:",
+        "  - name: sign up\n    steps:\n      - name: s\n        http: { method: POST, path: /signup }\ntestPlans:",
+      );
+    await writeFile(file, changed);
+    const preview = await json<{ testCases: Obj[]; applied: boolean }>([
+      "content",
+      "import",
+      "-p",
+      project.id,
+      "-f",
+      file,
+      "--dry-run",
+    ]);
+    expect(preview.applied).to.equal(false);
+    expect(preview.testCases.map((i) => [i.name, i.outcome, i.changedFields])).to.deep.equal([
+      ["log in works", "ITEM_OUTCOME_CHANGED", ["name"]],
+      ["profile", "ITEM_OUTCOME_UNCHANGED", []],
+      ["sign up", "ITEM_OUTCOME_CREATED", []],
+    ]);
+    expect((await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id])).testCases).to.have.length(
+      2,
+    );
+    const applied = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(applied.code, applied.stderr).to.equal(0);
+    expect(applied.stdout).to.match(/testPlans\[0\] {2}smoke +changed: testCases +pln_/);
+    const after = (await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id])).testCases;
+    expect(after.map((c) => c.name)).to.deep.equal(["log in works", "profile", "sign up"]);
+    const { testPlans } = await json<{ testPlans: Obj[] }>(["plan", "list", "-p", project.id]);
+    expect(testPlans[0]?.testCaseIds).to.deep.equal([profile.id, login.id, after[2]?.id]);
+  });
+
+  it("refuses an import with a bad item, naming each problem by its path in the document, and writes nothing", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "bad-content.json");
+    const step = (method: string, path = "/") => ({ name: "s", http: { method, path } });
+    await writeFile(
+      file,
+      JSON.stringify({
+        testCases: [
+          { name: "fine", steps: [step("GET")] },
+          { id: "tc_01jd0000000000000000000000", name: "unknown", steps: [step("GET")] },
+          { name: "bad", steps: [step("FETCH", "nope")] },
+        ],
+        testPlans: [{ name: "p", testCases: ["fine", "missing"] }],
+      }),
+    );
+    const run = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(run.code).to.equal(1);
+    expect(run.stdout).to.equal("");
+    expect(run.stderr).to.equal(
+      "error: invalid argument: " +
+        "testCases[1].id: tc_01jd0000000000000000000000 is not a test case of this project; " +
+        "testCases[2].steps[0].http.method: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS; " +
+        'testCases[2].steps[0].http.path: must start with "/"; ' +
+        'testPlans[0].testCases[1]: "missing" is neither the id nor the name of a test case of the project (as this import leaves it) ' +
+        "(catalog ImportContent); nothing was imported\n",
+    );
+    expect((await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id])).testCases).to.deep.equal(
+      [],
+    );
+    // A file of test cases alone is not a content document: said before any call.
+    const list = join(dir, "just-cases.yaml");
+    await writeFile(list, "- name: a\n  steps: []\n");
+    const notDocument = await cli(["content", "import", "-p", project.id, "-f", list]);
+    expect(notDocument.code).to.equal(2);
+    expect(notDocument.stderr).to.equal(
+      `error: ${list}: the document is a list: a content document is an object whose testCases holds the test cases (and testPlans the plans)\n`,
+    );
+  });
+
+  it("keeps to a document's bounds: 8 MiB of items refused before sending, no export past 500 test cases", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "bounds.json");
+    const testCase = (name: string, raw = "") => ({
+      name,
+      steps: [{ name: "s", http: { method: "PUT", path: "/p", ...(raw && { raw }) } }],
+    });
+    // Nine test cases with a 1 MiB body each (each within the step rules): 9 MiB of items.
+    await writeFile(
+      file,
+      JSON.stringify({
+        testCases: Array.from({ length: 9 }, (_, i) => testCase(`big ${i}`, "x".repeat(1024 * 1024))),
+      }),
+    );
+    const large = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(large.code).to.equal(2);
+    expect(large.stderr).to.equal(
+      "error: the document is too large to import at once: its items come to 9.0 MiB, and the catalog takes at most 8.0 MiB in one call; split it into several documents\n",
+    );
+
+    for (const [from, count] of [
+      [0, 500],
+      [500, 1],
+    ] as const) {
+      await writeFile(
+        file,
+        JSON.stringify({ testCases: Array.from({ length: count }, (_, i) => testCase(`case ${from + i}`)) }),
+      );
+      const imported = await cli(["content", "import", "-p", project.id, "-f", file]);
+      expect(imported.code, imported.stderr).to.equal(0);
+    }
+    const exported = await cli(["content", "export", "-p", project.id]);
+    expect(exported.code).to.equal(1);
+    expect(exported.stderr).to.equal(
+      'error: the project has more than 500 test cases, more than a content document holds (docs/runs.md, "Content documents")\n',
+    );
+  });
+
+  it("creates the test cases of an exported document with case create, saying ids are not kept and plans need content import", async () => {
+    const { project } = await orgAndProject();
+    const source = (await orgAndProject()).project;
+    const file = join(dir, "seed.yaml");
+    await writeFile(file, "- name: a\n  steps: [{ name: s, http: { method: GET, path: /a } }]\n");
+    await json(["case", "create", "-p", source.id, "-f", file]);
+    await json(["plan", "create", "p", "-p", source.id, "--case", "a"]);
+    const exported = await cli(["content", "export", "-p", source.id]);
+    await writeFile(file, exported.stdout);
+    const run = await cli(["case", "create", "-p", project.id, "-f", file]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/^ID +NAME +TAGS +ENABLED +CREATED\ntc_\w+ +a +- +yes +/);
+    expect(run.stderr).to.equal(
+      "note: 1 of the file's test cases name an id: create makes new test cases and cannot keep ids; `testrunctl content import` updates the test cases the ids name instead\n" +
+        "note: the file's test plan was not created: test plans are imported with `testrunctl content import`\n",
+    );
+    const created = (await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id])).testCases;
+    expect(created.map((c) => c.name)).to.deep.equal(["a"]);
+    expect((await json<{ testPlans: Obj[] }>(["plan", "list", "-p", project.id])).testPlans).to.deep.equal(
+      [],
+    );
+  });
+
   it("sets, replaces, lists and deletes variables without ever showing a value", async () => {
     const { project } = await orgAndProject();
     const fromStdin = `stdin-${randomBytes(12).toString("hex")}`;

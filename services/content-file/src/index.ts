@@ -1,13 +1,27 @@
-// A project's content as files people write and review: test cases with their steps, in JSON or
-// YAML (docs/runs.md, "Test cases: the step format"). Browser-safe: the console's web app uses it too.
+// A project's content as files people write and review: test cases with their steps, and whole
+// content documents (test cases and plans), in JSON or YAML (docs/runs.md, "Test cases: the step
+// format" and "Content documents"). Browser-safe: the console's web app uses it too.
+export {
+  type ContentDocument,
+  contentDocumentFromFile,
+  contentDocumentToFile,
+  importItemsOf,
+  readContentDocument,
+  type StoredTestCase,
+  type StoredTestPlan,
+  type TestPlanInput,
+  writeContentDocument,
+} from "./content-document.js";
 export { child, InputError, item, type JsonValue } from "./input.js";
 export { fileFieldPath, stepFromFile, stepsFromFile, stepToFile } from "./steps.js";
 export {
   type FileFormat,
   formatOfFileName,
+  isContentDocument,
   parseDocument,
   parseTestCaseFile,
   type TestCaseInput,
   testCaseFromFile,
+  testCasesFromFile,
   testCaseToFile,
 } from "./test-case-file.js";

@@ -1,5 +1,5 @@
-// Test case files (`testrunctl case create --file`, the console): one test case, or a list of them,
-// in JSON or YAML.
+// Test case files (`testrunctl case create --file`, the console): one test case, a list of them, or
+// a project's content document (content-document.ts), in JSON or YAML.
 //
 //   name: log in works          # required
 //   tags: [smoke, auth]         # optional
@@ -7,20 +7,38 @@
 //   steps: [...]                # the steps of docs/runs.md, see steps.ts
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { parse as parseYaml } from "yaml";
-import { boolean, child, InputError, item, type JsonValue, object, string, stringList } from "./input.js";
+import {
+  boolean,
+  child,
+  InputError,
+  item,
+  type JsonValue,
+  list,
+  object,
+  optionalString,
+  string,
+  stringList,
+} from "./input.js";
 import { stepsFromFile, stepToFile } from "./steps.js";
 
 /** A test case read from a file, ready for CatalogService.CreateTestCase. */
 export interface TestCaseInput {
+  /** The test case it is, when a content document names one by id (never in the other forms). */
+  id?: string;
   name: string;
   tags: string[];
   enabled?: boolean;
   steps: Step[];
-  /** Where it sits in the file: "" for a file holding one test case, "[2]" for the third of a list. */
+  /**
+   * Where it sits in the file: "" for a file holding one test case, "[2]" for the third of a list,
+   * "testCases[2]" in a content document.
+   */
   path: string;
 }
 
 const testCaseFields = ["name", "tags", "enabled", "steps"] as const;
+/** A content document's test cases may also name the test case they are. */
+const documentTestCaseFields = ["id", ...testCaseFields] as const;
 
 /** How a file's text is read: JSON, or YAML (which also reads JSON). */
 export type FileFormat = "json" | "yaml";
@@ -29,12 +47,31 @@ export type FileFormat = "json" | "yaml";
 export const formatOfFileName = (fileName: string): FileFormat =>
   /\.json$/i.test(fileName) ? "json" : "yaml";
 
+/** Whether a parsed document is a project's content document (an object with testCases or testPlans). */
+export const isContentDocument = (document: unknown): document is Record<string, unknown> =>
+  typeof document === "object" &&
+  document !== null &&
+  !Array.isArray(document) &&
+  ("testCases" in document || "testPlans" in document);
+
 /**
  * Parses a file's text and converts every test case, failing on the first problem with an
- * InputError naming the field's path ("" for the document as a whole).
+ * InputError naming the field's path ("" for the document as a whole). A content document's test
+ * cases are read with their ids; its test plans are left out (contentDocumentFromFile reads them).
  */
 export function parseTestCaseFile(text: string, format: FileFormat): TestCaseInput[] {
-  const document = parseDocument(text, format);
+  return testCasesFromFile(parseDocument(text, format));
+}
+
+/** The test cases of a parsed file in any of its three forms. */
+export function testCasesFromFile(document: unknown): TestCaseInput[] {
+  if (isContentDocument(document)) {
+    const { testCases } = document;
+    if (testCases === undefined) return [];
+    return list(testCases, "testCases").map((entry, index) =>
+      testCaseFromFile(entry, item("testCases", index), { withId: true }),
+    );
+  }
   if (!Array.isArray(document)) return [testCaseFromFile(document, "")];
   if (document.length === 0) throw InputError.ofDocument("the list holds no test case");
   return document.map((entry, index) => testCaseFromFile(entry, item("", index)));
@@ -53,10 +90,16 @@ export function parseDocument(text: string, format: FileFormat): unknown {
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0];
 
-/** One test case of the file; `path` is its place in the document. */
-export function testCaseFromFile(value: unknown, path: string): TestCaseInput {
-  const testCase = object(value, path, testCaseFields);
+/** One test case of the file; `path` is its place in the document; `withId` lets it name its id. */
+export function testCaseFromFile(
+  value: unknown,
+  path: string,
+  { withId = false }: { withId?: boolean } = {},
+): TestCaseInput {
+  const testCase = object(value, path, withId ? documentTestCaseFields : testCaseFields);
+  const id = withId ? optionalString(testCase.id, child(path, "id")) : undefined;
   return {
+    ...(id !== undefined && { id }),
     name: string(testCase.name, child(path, "name")),
     tags: testCase.tags === undefined ? [] : stringList(testCase.tags, child(path, "tags")),
     enabled: testCase.enabled === undefined ? undefined : boolean(testCase.enabled, child(path, "enabled")),

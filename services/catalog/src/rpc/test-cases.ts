@@ -1,4 +1,6 @@
+import type { JsonValue } from "@bufbuild/protobuf";
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { newId } from "@testrun/kit";
 import { authorizeProject } from "../access.js";
 import { notFound, Violations } from "../errors.js";
@@ -7,6 +9,7 @@ import { type Sql, textArray } from "../sql.js";
 import { checkSteps } from "../steps.js";
 import { checkName, checkTags, checkVariableName } from "../validate.js";
 import {
+  type Changer,
   changerOf,
   checkReadVersion,
   checkVersion,
@@ -70,27 +73,113 @@ async function findCaseVersion(
   return { row: found, current };
 }
 
+/** A test case's fields as stored, checked: what creating and changing one write. */
+export interface TestCaseFields {
+  name: string;
+  tags: string[];
+  enabled: boolean;
+  /** Storage form (checkSteps). */
+  steps: JsonValue[];
+}
+
+/**
+ * Checks a new test case's name, tags and steps (CreateTestCase, each test case of ImportContent),
+ * adding every violation under `prefix` (`""`, `test_cases[3].`), and returns their stored form.
+ */
+export function checkTestCase(
+  input: { name: string; tags: readonly string[]; steps: readonly Step[] },
+  prefix: string,
+  violations: Violations,
+): Omit<TestCaseFields, "enabled"> {
+  return {
+    name: checkName(input.name, `${prefix}name`, violations),
+    tags: checkTags(input.tags, `${prefix}tags`, violations),
+    steps: checkSteps(input.steps, `${prefix}steps`, violations),
+  };
+}
+
+/**
+ * Creates a test case of checked fields, at version 1 (the column's default) with its snapshot, in
+ * the caller's transaction: the one place that does (CreateTestCase, ImportContent).
+ */
+export async function insertTestCase(
+  sql: Sql,
+  projectId: string,
+  fields: TestCaseFields,
+  changer: Changer,
+): Promise<TestCaseRow> {
+  const id = newId("tc");
+  const now = new Date();
+  await sql.all(
+    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, created_at, updated_at)
+     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?)`,
+    [
+      id,
+      projectId,
+      fields.name,
+      textArray(fields.tags),
+      fields.enabled,
+      JSON.stringify(fields.steps),
+      now,
+      now,
+    ],
+  );
+  await recordCaseVersions(sql, [id], changer);
+  return findCase(sql, projectId, id);
+}
+
+/**
+ * Changes the given fields (checked) of a test case, the rest as they are: the one place that
+ * changes a test case (UpdateTestCase, ImportContent). One statement checks `expectedVersion`
+ * (when given) and writes, so of two saves made on one version exactly one is stored: the other
+ * waits for the first's row lock, then finds the version moved on. A change that changes nothing
+ * stores nothing and keeps the version. Returns the test case as it now is, and whether this
+ * stored a new version (when not, the caller tells a refused version from nothing to change).
+ */
+export async function changeTestCase(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  changes: Partial<TestCaseFields>,
+  changer: Changer,
+  expectedVersion?: number,
+): Promise<{ row: TestCaseRow; stored: boolean }> {
+  // name, tags, enabled, steps: each null when not set (coalesce keeps the stored one).
+  const values = [
+    changes.name ?? null,
+    changes.tags ? textArray(changes.tags) : null,
+    changes.enabled ?? null,
+    changes.steps ? JSON.stringify(changes.steps) : null,
+  ];
+  const stored = await sql.all(
+    `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
+       enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?,
+       version = t.version + 1
+     where t.project_id = ? and t.id = ? and (?::int is null or t.version = ?::int)
+       and (t.name, t.tags, t.enabled, t.steps) is distinct from
+         (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps))
+     returning t.id`,
+    [...values, new Date(), projectId, id, expectedVersion ?? null, expectedVersion ?? null, ...values],
+  );
+  if (stored.length > 0) await recordCaseVersions(sql, [id], changer);
+  return { row: await findCase(sql, projectId, id), stored: stored.length > 0 };
+}
+
 /** CreateTestCase, GetTestCase, ListTestCases, UpdateTestCase, DeleteTestCase. */
 export function testCaseHandlers({ db }: Deps): Handlers {
   return {
     async createTestCase(req) {
       const violations = new Violations();
-      const name = checkName(req.name, "name", violations);
-      const tags = checkTags(req.tags, "tags", violations);
-      const steps = checkSteps(req.steps, "steps", violations);
+      const fields = checkTestCase(req, "", violations);
       const row = await db.write(async (sql) => {
         const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         violations.check();
-        const id = newId("tc");
-        const now = new Date();
-        // Version 1 (the column's default) and its snapshot, in the same transaction.
-        await sql.all(
-          `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, created_at, updated_at)
-           values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?)`,
-          [id, grant.project.id, name, textArray(tags), req.enabled ?? true, JSON.stringify(steps), now, now],
+        return insertTestCase(
+          sql,
+          grant.project.id,
+          { ...fields, enabled: req.enabled ?? true },
+          changerOf(grant, req.actor),
         );
-        await recordCaseVersions(sql, [id], changerOf(grant, req.actor));
-        return findCase(sql, grant.project.id, id);
       });
       return { testCase: testCaseToProto(row) };
     },
@@ -167,38 +256,16 @@ export function testCaseHandlers({ db }: Deps): Handlers {
         const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         await findCase(sql, grant.project.id, req.testCaseId);
         violations.check();
-        // One statement checks the version and writes, so of two saves made on one version exactly
-        // one is stored: the other waits for the first's row lock, then finds the version moved on.
-        // A save that changes nothing stores nothing and keeps the version.
-        // name, tags, enabled, steps: each null when not set (coalesce keeps the stored one).
-        const values = [
-          name ?? null,
-          tags ? textArray(tags) : null,
-          req.enabled ?? null,
-          steps ? JSON.stringify(steps) : null,
-        ];
-        const stored = await sql.all(
-          `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
-             enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?,
-             version = t.version + 1
-           where t.project_id = ? and t.id = ? and (?::int is null or t.version = ?::int)
-             and (t.name, t.tags, t.enabled, t.steps) is distinct from
-               (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps))
-           returning t.id`,
-          [
-            ...values,
-            new Date(),
-            grant.project.id,
-            req.testCaseId,
-            expected ?? null,
-            expected ?? null,
-            ...values,
-          ],
+        const { row: current, stored } = await changeTestCase(
+          sql,
+          grant.project.id,
+          req.testCaseId,
+          { name, tags, enabled: req.enabled, steps },
+          changerOf(grant, req.actor),
+          expected,
         );
-        if (stored.length > 0) await recordCaseVersions(sql, [req.testCaseId], changerOf(grant, req.actor));
-        const current = await findCase(sql, grant.project.id, req.testCaseId);
         // Nothing stored: the version was another (refused), or nothing would change.
-        const conflict = stored.length === 0 && conflictIf(named(current.id), expected, current);
+        const conflict = !stored && conflictIf(named(current.id), expected, current);
         if (conflict) throw conflict;
         return current;
       });

@@ -6,6 +6,7 @@ import { changedByJson, type TestPlanRow, testPlanColumns, testPlanToProto } fro
 import { type Sql, textArray } from "../sql.js";
 import { checkDescription, checkName } from "../validate.js";
 import {
+  type Changer,
   changerOf,
   checkReadVersion,
   checkVersion,
@@ -17,12 +18,12 @@ import type { Deps, Handlers } from "./context.js";
 import { testPlansOf } from "./projects.js";
 
 /** The most test cases one run holds, and so one plan. */
-const maxCases = 500;
+export const maxCases = 500;
 
 const missing = (id: string) => notFound(`test plan ${id || "(empty id)"} not found in this project`);
 
 /** A plan's test cases: distinct, at most 500. */
-function checkCaseIds(ids: readonly string[], field: string, violations: Violations): void {
+export function checkCaseIds(ids: readonly string[], field: string, violations: Violations): void {
   if (ids.length > maxCases)
     violations.add(field, `must hold at most ${maxCases} test cases (got ${ids.length})`);
   const first = new Map<string, number>();
@@ -99,28 +100,109 @@ async function findPlanVersion(
 const sameIds = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((id, index) => id === b[index]);
 
+/** A test plan's fields, checked: what creating and changing one write. */
+export interface TestPlanFields {
+  name: string;
+  description: string;
+  /** Test cases of the plan's project (the caller checked), in run order. */
+  testCaseIds: readonly string[];
+}
+
+/**
+ * Checks a new test plan's name and description (CreateTestPlan, each plan of ImportContent),
+ * adding every violation under `prefix` (`""`, `test_plans[1].`).
+ */
+export function checkTestPlan(
+  input: { name: string; description: string },
+  prefix: string,
+  violations: Violations,
+): Omit<TestPlanFields, "testCaseIds"> {
+  return {
+    name: checkName(input.name, `${prefix}name`, violations),
+    description: checkDescription(input.description, `${prefix}description`, violations),
+  };
+}
+
+/**
+ * Creates a test plan of checked fields, at version 1 with its snapshot, in the caller's
+ * transaction: the one place that does (CreateTestPlan, ImportContent). Returns its id.
+ */
+export async function insertTestPlan(
+  sql: Sql,
+  projectId: string,
+  fields: TestPlanFields,
+  changer: Changer,
+): Promise<string> {
+  const id = newId("pln");
+  const now = new Date();
+  await sql.all(
+    `insert into catalog.test_plans (id, project_id, name, description, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?)`,
+    [id, projectId, fields.name, fields.description, now, now],
+  );
+  await replaceCases(sql, id, fields.testCaseIds);
+  await recordPlanVersions(sql, [id], changer);
+  return id;
+}
+
+/**
+ * Changes the given fields (checked) of a test plan, the rest as they are: the one place that
+ * changes a test plan (UpdateTestPlan, ImportContent). The plan's test cases live in another
+ * table, so the plan is locked first and read as it now is; `expectedVersion` (when given) is
+ * checked on that, and the update writes only on the version it was checked at. Concurrent
+ * changes of the plan take turns on the lock: of two saves made on one version exactly one is
+ * stored. A change that changes nothing stores nothing and keeps the version.
+ */
+export async function changeTestPlan(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  changes: Partial<TestPlanFields>,
+  changer: Changer,
+  expectedVersion?: number,
+): Promise<void> {
+  const current = await findPlan(sql, projectId, id, true);
+  const conflict = conflictIf(named(current.id), expectedVersion, current);
+  if (conflict) throw conflict;
+  const next = {
+    name: changes.name ?? current.name,
+    description: changes.description ?? current.description,
+    ids: changes.testCaseIds ?? current.test_case_ids,
+  };
+  if (
+    next.name === current.name &&
+    next.description === current.description &&
+    sameIds(next.ids, current.test_case_ids)
+  )
+    return;
+  const stored = await sql.all(
+    `update catalog.test_plans set name = ?, description = ?, updated_at = ?, version = version + 1
+     where id = ? and version = ? returning id`,
+    [next.name, next.description, new Date(), current.id, current.version],
+  );
+  if (stored.length !== 1) throw new Error(`test plan ${current.id} changed while locked`);
+  if (changes.testCaseIds) await replaceCases(sql, current.id, changes.testCaseIds);
+  await recordPlanVersions(sql, [current.id], changer);
+}
+
 /** CreateTestPlan, GetTestPlan, ListTestPlans, UpdateTestPlan, DeleteTestPlan. */
 export function testPlanHandlers({ db }: Deps): Handlers {
   return {
     async createTestPlan(req) {
       const violations = new Violations();
-      const name = checkName(req.name, "name", violations);
-      const description = checkDescription(req.description, "description", violations);
+      const { name, description } = checkTestPlan(req, "", violations);
       checkCaseIds(req.testCaseIds, "test_case_ids", violations);
       const row = await db.write(async (sql) => {
         const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         const { project } = grant;
         violations.check();
         await requireCasesOf(sql, project.id, req.testCaseIds);
-        const id = newId("pln");
-        const now = new Date();
-        await sql.all(
-          `insert into catalog.test_plans (id, project_id, name, description, created_at, updated_at)
-           values (?, ?, ?, ?, ?, ?)`,
-          [id, project.id, name, description, now, now],
+        const id = await insertTestPlan(
+          sql,
+          project.id,
+          { name, description, testCaseIds: req.testCaseIds },
+          changerOf(grant, req.actor),
         );
-        await replaceCases(sql, id, req.testCaseIds);
-        await recordPlanVersions(sql, [id], changerOf(grant, req.actor));
         return findPlan(sql, project.id, id);
       });
       return { testPlan: testPlanToProto(row) };
@@ -166,33 +248,15 @@ export function testPlanHandlers({ db }: Deps): Handlers {
         const stale = conflictIf(named(seen.id), expected, seen);
         if (stale) throw stale;
         if (ids) await requireCasesOf(sql, project.id, ids);
-        // The plan's test cases live in another table, so the plan is locked first and read as it
-        // now is; the update then writes only on the version it was checked at. Concurrent changes
-        // of the plan take turns on the lock: of two saves made on one version exactly one is stored.
-        const current = await findPlan(sql, project.id, req.testPlanId, true);
-        const conflict = conflictIf(named(current.id), expected, current);
-        if (conflict) throw conflict;
-        const next = {
-          name: name ?? current.name,
-          description: description ?? current.description,
-          ids: ids ?? current.test_case_ids,
-        };
-        // A save that changes nothing stores nothing and keeps the version.
-        if (
-          next.name === current.name &&
-          next.description === current.description &&
-          sameIds(next.ids, current.test_case_ids)
-        )
-          return current;
-        const stored = await sql.all(
-          `update catalog.test_plans set name = ?, description = ?, updated_at = ?, version = version + 1
-           where id = ? and version = ? returning id`,
-          [next.name, next.description, new Date(), current.id, current.version],
+        await changeTestPlan(
+          sql,
+          project.id,
+          seen.id,
+          { name, description, testCaseIds: ids },
+          changerOf(grant, req.actor),
+          expected,
         );
-        if (stored.length !== 1) throw new Error(`test plan ${current.id} changed while locked`);
-        if (ids) await replaceCases(sql, current.id, ids);
-        await recordPlanVersions(sql, [current.id], changerOf(grant, req.actor));
-        return findPlan(sql, project.id, current.id);
+        return findPlan(sql, project.id, seen.id);
       });
       return { testPlan: testPlanToProto(row) };
     },

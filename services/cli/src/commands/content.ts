@@ -1,16 +1,29 @@
 // Test cases and test plans (CatalogService).
 
-import { fileFieldPath } from "@testrun/content-file";
-import type { TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import type { Command } from "commander";
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  type ContentDocument,
+  type FileFormat,
+  fileFieldPath,
+  importItemsOf,
+  writeContentDocument,
+} from "@testrun/content-file";
+import {
+  ImportContentRequestSchema,
+  type ImportContentResponse,
+  type TestCase,
+  type TestPlan,
+} from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { serviceReadMaxBytes } from "@testrun/kit";
+import { type Command, Option } from "commander";
 import { parseText } from "../arguments.js";
 import { type CommandKit, collect, readInput } from "../command-kit.js";
 import type { CliContext } from "../context.js";
-import { CommandError, ServiceCallError } from "../errors.js";
+import { CommandError, ServiceCallError, UsageError } from "../errors.js";
 import { jsonText } from "../output.js";
 import type { TestCaseInput } from "../test-case-file.js";
-import { readTestCaseFile } from "../test-case-file.js";
-import { testCaseView, testPlanView } from "../views.js";
+import { readCaseFile, readContentFile } from "../test-case-file.js";
+import { importSummary, importView, testCaseView, testPlanView } from "../views.js";
 import { required } from "./organizations.js";
 
 /**
@@ -141,22 +154,100 @@ export async function resolveTestCases(
   return ids;
 }
 
-/** testrunctl's `case and plan` commands. */
+/** The most test cases a content document holds (CatalogService.ImportContent's bound). */
+const maxDocumentTestCases = 500;
+
+/**
+ * The project's test cases, with their steps, and its test plans: what a content document holds.
+ * A project of more than 500 test cases is more than one document holds: a CommandError.
+ */
+export async function readContent(
+  ctx: CliContext,
+  input: { projectId: string },
+): Promise<{ testCases: TestCase[]; testPlans: TestPlan[] }> {
+  const { testCases, truncated } = await listTestCases(ctx, { ...input, includeSteps: true });
+  if (truncated)
+    throw new CommandError(
+      `the project has more than ${maxDocumentTestCases} test cases, more than a content document holds (docs/runs.md, "Content documents")`,
+    );
+  return { testCases, testPlans: await listTestPlans(ctx, input) };
+}
+
+/** The project's content as a document's text (docs/runs.md, "Content documents"). */
+export async function exportContent(
+  ctx: CliContext,
+  input: { projectId: string; format: FileFormat },
+): Promise<string> {
+  return writeContentDocument(await readContent(ctx, input), input.format);
+}
+
+/**
+ * Imports a content document (CatalogService.ImportContent): with `dryRun`, only what it would do.
+ * A refusal names every bad field by its path in the document; nothing was written then.
+ */
+export async function importContent(
+  ctx: CliContext,
+  input: { projectId: string; document: ContentDocument; dryRun?: boolean },
+): Promise<ImportContentResponse> {
+  const request = create(ImportContentRequestSchema, {
+    actor: ctx.actor,
+    projectId: input.projectId,
+    ...importItemsOf(input.document),
+    dryRun: input.dryRun ?? false,
+  });
+  const bytes = toBinary(ImportContentRequestSchema, request).length;
+  if (bytes > serviceReadMaxBytes)
+    throw new UsageError(
+      `the document is too large to import at once: its items come to ${mib(bytes)} MiB, and the catalog takes at most ${mib(serviceReadMaxBytes)} MiB in one call; split it into several documents`,
+    );
+  try {
+    return await ctx.catalog.importContent(request);
+  } catch (error) {
+    if (!(error instanceof ServiceCallError)) throw error;
+    throw new ServiceCallError(
+      error.service,
+      error.url,
+      error.method,
+      error.error,
+      fileFieldPath,
+      "nothing was imported",
+    );
+  }
+}
+
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/** testrunctl's `case`, `plan` and `content` commands. */
 export function registerContentCommands(
   program: Command,
   { io, ctx, leaf, print, printOne, projectOption }: CommandKit,
 ): void {
   // --- test cases ----------------------------------------------------------------------------
   const testCase = program.command("case").description("test cases of a project");
-  leaf(testCase, "create", "create test cases from a JSON or YAML file holding one test case or a list")
+  leaf(
+    testCase,
+    "create",
+    "create test cases from a JSON or YAML file holding one test case, a list, or a content document",
+  )
     .addOption(projectOption().makeOptionMandatory())
     .requiredOption("-f, --file <path>", 'the file ("-" reads standard input as YAML or JSON)')
     .action(async (options: { json?: boolean; project: string; file: string }) => {
       const text = options.file === "-" ? await io.readStdin() : await readInput(options.file);
-      const testCases = readTestCaseFile(text, options.file === "-" ? "stdin" : options.file);
+      const fileName = options.file === "-" ? "stdin" : options.file;
+      const { testCases, testPlans } = readCaseFile(text, fileName);
       const created = await createTestCases(ctx(), { projectId: options.project, testCases });
-      if (options.json) return io.stdout(jsonText(testCaseView.listJson(created)));
-      io.stdout(testCaseView.table(created));
+      if (options.json) io.stdout(jsonText(testCaseView.listJson(created)));
+      else if (created.length > 0) io.stdout(testCaseView.table(created));
+      const withIds = testCases.filter((c) => c.id !== undefined).length;
+      if (created.length === 0) io.stderr(`${fileName} holds no test case: nothing was created\n`);
+      if (withIds > 0)
+        io.stderr(
+          `note: ${withIds} of the file's test cases name an id: create makes new test cases and cannot keep ids; \`testrunctl content import\` updates the test cases the ids name instead\n`,
+        );
+      if (testPlans.length > 0)
+        io.stderr(
+          `note: the file's ${testPlans.length === 1 ? "test plan was" : `${testPlans.length} test plans were`} not created: test plans are imported with \`testrunctl content import\`\n`,
+        );
     });
   leaf(testCase, "list", "list a project's test cases, oldest first (at most 500)")
     .addOption(projectOption().makeOptionMandatory())
@@ -210,5 +301,41 @@ export function registerContentCommands(
     .action(async (options: { json?: boolean; project: string }) => {
       const testPlans = await listTestPlans(ctx(), { projectId: options.project });
       print(options, testPlanView, testPlans, testPlanView.listJson(testPlans));
+    });
+
+  // --- content documents ---------------------------------------------------------------------
+  const content = program
+    .command("content")
+    .description("a project's test cases and plans as one YAML or JSON document (docs/runs.md)");
+  content
+    .command("export")
+    .description("print the project's test cases and plans as a content document, with their ids")
+    .addOption(projectOption().makeOptionMandatory())
+    .addOption(
+      new Option("--format <format>", "the document's format").choices(["yaml", "json"]).default("yaml"),
+    )
+    .action(async (options: { project: string; format: FileFormat }) => {
+      io.stdout(await exportContent(ctx(), { projectId: options.project, format: options.format }));
+    });
+  leaf(
+    content,
+    "import",
+    "make the project's test cases and plans like a content document's: matched by id, else by name; created, changed or left alone; all or nothing",
+  )
+    .addOption(projectOption().makeOptionMandatory())
+    .requiredOption("-f, --file <path>", 'the document ("-" reads standard input as YAML or JSON)')
+    .option("--dry-run", "say what the import would do, and write nothing")
+    .action(async (options: { json?: boolean; project: string; file: string; dryRun?: boolean }) => {
+      const text = options.file === "-" ? await io.readStdin() : await readInput(options.file);
+      const document = readContentFile(text, options.file === "-" ? "stdin" : options.file);
+      const result = await importContent(ctx(), {
+        projectId: options.project,
+        document,
+        dryRun: options.dryRun ?? false,
+      });
+      if (options.json) return io.stdout(jsonText(importView.json(result)));
+      const items = [...result.testCases, ...result.testPlans];
+      if (items.length > 0) io.stdout(importView.table(items));
+      io.stderr(`${importSummary(result)}\n`);
     });
 }

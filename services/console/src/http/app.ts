@@ -8,6 +8,7 @@ import {
   type Logger,
   probeRoutes,
   serverTracingInterceptor,
+  serviceReadMaxBytes,
   withoutKeys,
 } from "@testrun/kit";
 import Koa from "koa";
@@ -24,8 +25,15 @@ export const apiPrefix = "/api";
  * The largest request message the browser API reads (connect's `readMaxBytes`, 4 GiB by default).
  * The console's largest requests are test cases written in the editor, which measures them against
  * this bound before sending (web/src/editor/useSaveTestCase.ts; docs/security.md, "Resource limits").
+ * ImportContent alone reads more (importReadMaxBytes).
  */
 export const apiReadMaxBytes = 1024 * 1024;
+
+/**
+ * What ImportContent reads: a content document's items, as much as the catalog takes in one call
+ * (8 MiB; the web app sends them in binary, the catalog's encoding, and checks the size first).
+ */
+export const importReadMaxBytes = serviceReadMaxBytes;
 
 export interface ConsoleAppOptions extends AuthDeps {
   appUrl: string;
@@ -52,7 +60,13 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
 
   // The session id travels from the cookie to the handlers as a context value, never as an argument.
   const api = connectNodeAdapter({
-    routes: (r) => r.service(ConsoleService as DescService, options.consoleService),
+    routes: (r) => {
+      r.service(ConsoleService as DescService, options.consoleService);
+      // Registered again with its own bound: the later registration of a path is the one served.
+      const importContent = options.consoleService.importContent;
+      if (importContent)
+        r.rpc(ConsoleService.method.importContent, importContent, { readMaxBytes: importReadMaxBytes });
+    },
     requestPathPrefix: apiPrefix,
     readMaxBytes: apiReadMaxBytes,
     // Browsers (connect-web) never compress what they send: nothing is inflated here (the gate

@@ -7,6 +7,7 @@ import type { OidcBindings } from "../auth/oidc-bindings.js";
 import type { SessionStore } from "../auth/sessions.js";
 import { actorOf, type Viewers } from "../viewer.js";
 import { authoringHandlers } from "./authoring-handlers.js";
+import { contentDocumentHandlers } from "./content-document-handlers.js";
 import { contentHandlers } from "./content-handlers.js";
 import { relay } from "./relay.js";
 import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
@@ -61,6 +62,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
     ...runHandlers(deps),
     ...contentHandlers(deps),
     ...authoringHandlers(deps),
+    ...contentDocumentHandlers(deps),
 
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,

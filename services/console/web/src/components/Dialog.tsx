@@ -12,8 +12,14 @@ export function Dialog({
   title,
   open,
   onClose,
+  wide = false,
   children,
-}: DialogProps & { title: string; children: ReactNode }) {
+}: DialogProps & {
+  title: string;
+  /** Room for a table (an import's preview), where a form needs less. */
+  wide?: boolean;
+  children: ReactNode;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   // Where focus was before the dialog opened, to put it back when it closes (browsers mostly do,
@@ -35,7 +41,7 @@ export function Dialog({
   return (
     <dialog
       ref={ref}
-      className="dialog"
+      className={wide ? "dialog dialog-wide" : "dialog"}
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();

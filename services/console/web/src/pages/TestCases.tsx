@@ -7,14 +7,14 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import type { TestCase as TestCaseMessage, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { type ReactNode, useDeferredValue, useState } from "react";
+import { lazy, type ReactNode, Suspense, useDeferredValue, useState } from "react";
 import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router";
 import { isNotFound, messageOf } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
 import { Fact, Facts } from "../components/Facts";
 import { StartRunDialog } from "../components/StartRunDialog";
-import { Empty, NotFound, QueryView } from "../components/States";
+import { Empty, Loading, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { StepList } from "../components/Steps";
 import { Time } from "../components/Time";
@@ -22,6 +22,14 @@ import { changedByName, VersionLine } from "../components/Version";
 import { copyName } from "../editor/kinds";
 import { absoluteTime, dateOf, plural } from "../format";
 import { useProject } from "../project";
+
+// The file format's reader and writer (with a YAML library) load when a dialog first opens.
+const ExportDialog = lazy(() =>
+  import("../components/ContentDialogs").then((module) => ({ default: module.ExportDialog })),
+);
+const ImportDialog = lazy(() =>
+  import("../components/ContentDialogs").then((module) => ({ default: module.ImportDialog })),
+);
 
 /** What a page says after a change made here or on the page before (passed in the location). */
 function useNotice(): [string | undefined, (notice: string | undefined) => void] {
@@ -65,6 +73,12 @@ export function TestCases() {
   const [notice, setNotice] = useNotice();
   const enabling = useEnabledToggle(projectId, setNotice);
   const [params, setParams] = useSearchParams();
+  const [dialog, setDialog] = useState<"export" | "import">();
+  const [opened, setOpened] = useState(new Set<"export" | "import">());
+  const open = (which: "export" | "import") => {
+    setOpened((before) => new Set(before).add(which));
+    setDialog(which);
+  };
   const tag = params.get("tag") ?? "";
   const search = params.get("q") ?? "";
   const searched = useDeferredValue(search.trim());
@@ -93,14 +107,25 @@ export function TestCases() {
       <p className="eyebrow">{name}</p>
       <div className="page-head">
         <h1>Test cases</h1>
-        {editor && (
-          <Link className="button button-primary" to={path("/test-cases/new")}>
-            New test case
-          </Link>
-        )}
+        <div className="row-actions">
+          <button type="button" className="button" onClick={() => open("export")}>
+            Export
+          </button>
+          {editor && (
+            <button type="button" className="button" onClick={() => open("import")}>
+              Import
+            </button>
+          )}
+          {editor && (
+            <Link className="button button-primary" to={path("/test-cases/new")}>
+              New test case
+            </Link>
+          )}
+        </div>
       </div>
       <p className="lead">
-        Named steps run against an environment. Plans and tags select which ones a run executes.
+        Named steps run against an environment. Plans and tags select which ones a run executes. Export and
+        Import move them, with the plans, as one file to keep in a repository.
       </p>
       <Notice text={notice} />
       <ErrorNotice error={enabling.error} />
@@ -143,13 +168,11 @@ export function TestCases() {
             <Empty title="No test cases yet.">
               {editor ? (
                 <p>
-                  Create one with <Link to={path("/test-cases/new")}>New test case</Link>, or from a file with{" "}
-                  <code>testrunctl case create</code>.
+                  Create one with <Link to={path("/test-cases/new")}>New test case</Link>, import a file with{" "}
+                  <strong>Import</strong>, or use <code>testrunctl content import</code>.
                 </p>
               ) : (
-                <p>
-                  Editors create them here, or from a file with <code>testrunctl case create</code>.
-                </p>
+                <p>Editors create them here, or import them from a file.</p>
               )}
             </Empty>
           )
@@ -193,6 +216,24 @@ export function TestCases() {
           Only the first 500 matches are listed: search or filter to narrow them down.
         </p>
       )}
+      {/* Mounted once first opened, then kept: closing hands focus back to the button. */}
+      <Suspense fallback={<Loading what="the dialog" />}>
+        {opened.has("export") && (
+          <ExportDialog
+            projectId={projectId}
+            projectName={project.data?.project?.name ?? ""}
+            open={dialog === "export"}
+            onClose={() => setDialog(undefined)}
+          />
+        )}
+        {opened.has("import") && editor && (
+          <ImportDialog
+            projectId={projectId}
+            open={dialog === "import"}
+            onClose={() => setDialog(undefined)}
+          />
+        )}
+      </Suspense>
     </>
   );
 }

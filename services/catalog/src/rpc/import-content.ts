@@ -1,0 +1,447 @@
+import { isDeepStrictEqual } from "node:util";
+import { create, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  type ImportContentRequest,
+  type ImportContentResponse,
+  ImportContentResponseSchema,
+  type ImportedItemSchema,
+  ItemOutcome,
+  Permission,
+} from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { authorizeProject } from "../access.js";
+import { Violations } from "../errors.js";
+import { type TestCaseRow, type TestPlanRow, testCaseColumns, testPlanColumns } from "../rows.js";
+import { type Sql, textArray } from "../sql.js";
+import { type Changer, changerOf } from "../versions.js";
+import type { Deps, Handlers } from "./context.js";
+import { changeTestCase, checkTestCase, insertTestCase, type TestCaseFields } from "./test-cases.js";
+import {
+  changeTestPlan,
+  checkCaseIds,
+  checkTestPlan,
+  insertTestPlan,
+  type TestPlanFields,
+} from "./test-plans.js";
+
+// ImportContent: a content document's test cases and plans made the project's (catalog.proto and
+// docs/runs.md, "Content documents"). Three passes: every item's fields are checked with the rules
+// of CreateTestCase / CreateTestPlan; every item is matched to one of the project's (by id, else by
+// name) and every plan's test cases resolved; only then, when nothing was wrong, is anything written.
+
+/** The most test cases and test plans one document holds. */
+export const maxDocumentTestCases = 500;
+export const maxDocumentTestPlans = 100;
+
+/** An item of the request, checked, and what became of it. */
+interface Item<Fields> {
+  /** Its path in the request (`test_cases[3]`) and in the document (`testCases[3]`). */
+  field: string;
+  path: string;
+  id: string | undefined;
+  fields: Fields;
+  /** The project's item it is, once matched; its id. */
+  match?: string;
+  outcome: ItemOutcome;
+  changed: string[];
+}
+
+type CaseItem = Item<TestCaseFields>;
+type PlanItem = Item<Omit<TestPlanFields, "testCaseIds">> & {
+  references: readonly string[];
+  /** Each reference resolved: a test case's id, or the path of a test case of the document to create. */
+  resolved: string[];
+};
+
+/** Project rows read with the lower-case form of their name (PostgreSQL's, as ResolveRunSelection compares). */
+type Keyed<T> = T & { name_key: string };
+
+/** ImportContent. */
+export function importContentHandlers({ db }: Deps): Handlers {
+  return {
+    async importContent(req) {
+      const violations = new Violations();
+      const tooMany = checkCounts(req, violations);
+      const cases: CaseItem[] = tooMany
+        ? []
+        : req.testCases.map((given, index) => {
+            const field = `test_cases[${index}]`;
+            const checked = checkTestCase(given, `${field}.`, violations);
+            return item(field, `testCases[${index}]`, given.id, {
+              ...checked,
+              enabled: given.enabled ?? true,
+            });
+          });
+      const plans: PlanItem[] = tooMany
+        ? []
+        : req.testPlans.map((given, index) => {
+            const field = `test_plans[${index}]`;
+            return {
+              ...item(field, `testPlans[${index}]`, given.id, checkTestPlan(given, `${field}.`, violations)),
+              references: given.testCases,
+              resolved: [],
+            };
+          });
+      const run = async (sql: Sql) => {
+        const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
+        const { project } = grant;
+        if (tooMany) violations.check();
+        // Imports of one project take turns, so two cannot both create the same new test case.
+        if (!req.dryRun)
+          await sql.all("select id from catalog.projects where id = ? for no key update", [project.id]);
+        const others = await match(sql, project.id, cases, plans, violations, !req.dryRun);
+        const response = responseOf(cases, plans, others, false);
+        if (!violations.empty) throw refusal(violations, response, [...cases, ...plans], req);
+        if (req.dryRun) return response;
+        await apply(sql, project.id, cases, plans, changerOf(grant, req.actor));
+        return responseOf(cases, plans, others, true);
+      };
+      return req.dryRun ? db.read(run) : db.write(run);
+    },
+  };
+}
+
+function item<Fields>(field: string, path: string, id: string | undefined, fields: Fields): Item<Fields> {
+  return { field, path, id, fields, outcome: ItemOutcome.UNSPECIFIED, changed: [] };
+}
+
+/** Past a document's bounds nothing else is checked: the request is refused for its size alone. */
+function checkCounts(req: ImportContentRequest, violations: Violations): boolean {
+  const count = (length: number, max: number, field: string, what: string) => {
+    if (length > max)
+      violations.add(
+        field,
+        `must hold at most ${max} ${what} (got ${length}): split the document into several`,
+      );
+  };
+  count(req.testCases.length, maxDocumentTestCases, "test_cases", "test cases");
+  count(req.testPlans.length, maxDocumentTestPlans, "test_plans", "test plans");
+  return !violations.empty;
+}
+
+/** Whether a violation was added under an item's path. */
+const hasProblem = (violations: Violations, field: string) =>
+  violations.list.some(
+    (v) => v.field === field || v.field.startsWith(`${field}.`) || v.field.startsWith(`${field}[`),
+  );
+
+/** The lower-case forms of `texts`, as PostgreSQL's lower() makes them (the catalog's one rule for names). */
+async function lowerKeys(sql: Sql, texts: readonly string[]): Promise<string[]> {
+  if (texts.length === 0) return [];
+  const rows = await sql.all<{ key: string }>(
+    "select lower(x) as key from unnest(?::text[]) with ordinality as u(x, n) order by n",
+    [textArray(texts)],
+  );
+  return rows.map((row) => row.key);
+}
+
+/**
+ * Matches every item to the project's (setting `match`, `outcome`, `changed`), resolves the plans'
+ * test cases, and adds what is wrong. Reads only the project's items the document may name (by id
+ * or name), locked when the import is to be written. Returns how many of the project's test cases
+ * and plans the document does not hold.
+ */
+async function match(
+  sql: Sql,
+  projectId: string,
+  cases: CaseItem[],
+  plans: PlanItem[],
+  violations: Violations,
+  lock: boolean,
+): Promise<{ testCases: number; testPlans: number }> {
+  const references = plans.flatMap((plan) => plan.references);
+  // One query for every name: the cases', the plans', then the plans' references.
+  const keys = await lowerKeys(sql, [
+    ...cases.map((c) => c.fields.name),
+    ...plans.map((p) => p.fields.name),
+    ...references,
+  ]);
+  const caseKeys = keys.slice(0, cases.length);
+  const planKeys = keys.slice(cases.length, cases.length + plans.length);
+  const referenceKeys = keys.slice(cases.length + plans.length);
+  const forUpdate = lock ? " for update" : "";
+  const caseRows = await sql.all<Keyed<TestCaseRow>>(
+    `select ${testCaseColumns(true)}, lower(t.name) as name_key from catalog.test_cases t
+     where t.project_id = ? and (t.id = any(?::text[]) or lower(t.name) = any(?::text[]))
+     order by t.created_at, t.id${forUpdate}`,
+    [
+      projectId,
+      textArray([...cases.flatMap((c) => (c.id ? [c.id] : [])), ...references]),
+      textArray([...caseKeys, ...referenceKeys]),
+    ],
+  );
+  const planRows = await sql.all<Keyed<TestPlanRow>>(
+    `select ${testPlanColumns}, lower(tp.name) as name_key from catalog.test_plans tp
+     where tp.project_id = ? and (tp.id = any(?::text[]) or lower(tp.name) = any(?::text[]))
+     order by tp.created_at, tp.id${forUpdate}`,
+    [projectId, textArray(plans.flatMap((p) => (p.id ? [p.id] : []))), textArray(planKeys)],
+  );
+  matchItems(cases, caseKeys, caseRows, "test case", violations);
+  matchItems(plans, planKeys, planRows, "test plan", violations);
+
+  const rowOf = new Map(caseRows.map((row) => [row.id, row]));
+  for (const testCase of cases) {
+    const row = testCase.match ? rowOf.get(testCase.match) : undefined;
+    decide(testCase, violations, row && changedCaseFields(testCase.fields, row));
+  }
+  resolveReferences(plans, referenceKeys, cases, caseKeys, caseRows, violations);
+  const planRowOf = new Map(planRows.map((row) => [row.id, row]));
+  for (const plan of plans) {
+    const row = plan.match ? planRowOf.get(plan.match) : undefined;
+    decide(plan, violations, row && changedPlanFields(plan, row));
+  }
+
+  const counts = await sql.one<{ test_cases: number; test_plans: number }>(
+    `select (select count(*) from catalog.test_cases where project_id = ?)::int as test_cases,
+            (select count(*) from catalog.test_plans where project_id = ?)::int as test_plans`,
+    [projectId, projectId],
+  );
+  const matched = (items: Item<unknown>[]) => new Set(items.flatMap((i) => (i.match ? [i.match] : []))).size;
+  return {
+    testCases: (counts?.test_cases ?? 0) - matched(cases),
+    testPlans: (counts?.test_plans ?? 0) - matched(plans),
+  };
+}
+
+/**
+ * Sets each item's match: the project's item of its id, else the one of its name. Adds a violation
+ * for an id that is not the project's, a name several of the project's items have, a name another
+ * item of the document has (an item without an id is known by its name alone), and a second item
+ * matching the same one.
+ */
+function matchItems<Fields extends { name: string }>(
+  items: Item<Fields>[],
+  keys: readonly string[],
+  rows: readonly Keyed<{ id: string }>[],
+  what: string,
+  violations: Violations,
+): void {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const matchedBy = new Map<string, Item<Fields>>();
+  items.forEach((entry, index) => {
+    const key = keys[index] ?? "";
+    let found: string | undefined;
+    if (entry.id !== undefined) {
+      if (entry.id === "")
+        violations.add(`${entry.field}.id`, `must not be empty: leave it out to match the ${what} by name`);
+      else if (!byId.has(entry.id))
+        violations.add(`${entry.field}.id`, `${entry.id} is not a ${what} of this project`);
+      else found = entry.id;
+    } else if (!hasProblem(violations, `${entry.field}.name`)) {
+      const twin = items.findIndex((_, at) => at !== index && keys[at] === key);
+      const named = rows.filter((row) => row.name_key === key);
+      if (twin >= 0)
+        violations.add(
+          `${entry.field}.name`,
+          `${items[twin]?.path} has the same name: give this ${what} its id, or another name`,
+        );
+      else if (named.length > 1)
+        violations.add(
+          `${entry.field}.name`,
+          `${named.length} ${what}s of the project have this name: give this one the id of the one it is (${named.map((row) => row.id).join(", ")})`,
+        );
+      else found = named[0]?.id;
+    }
+    if (found === undefined) return;
+    const earlier = matchedBy.get(found);
+    if (earlier)
+      violations.add(
+        `${entry.field}.${entry.id === undefined ? "name" : "id"}`,
+        `is the same ${what} (${found}) as ${earlier.path}: the document holds each ${what} once`,
+      );
+    else {
+      matchedBy.set(found, entry);
+      entry.match = found;
+    }
+  });
+}
+
+/** The item's outcome: unknown with a problem, CREATED without a match, else CHANGED or UNCHANGED. */
+function decide(entry: Item<unknown>, violations: Violations, changed: string[] | undefined): void {
+  if (hasProblem(violations, entry.field)) return;
+  entry.changed = changed ?? [];
+  entry.outcome =
+    changed === undefined
+      ? ItemOutcome.CREATED
+      : changed.length > 0
+        ? ItemOutcome.CHANGED
+        : ItemOutcome.UNCHANGED;
+}
+
+/** The fields of a test case, in the document's terms, that differ from its row. */
+function changedCaseFields(fields: TestCaseFields, row: TestCaseRow): string[] {
+  return [
+    fields.name !== row.name && "name",
+    !isDeepStrictEqual(fields.tags, row.tags) && "tags",
+    fields.enabled !== row.enabled && "enabled",
+    // jsonb keeps no key order; the comparison of values ignores it too.
+    !isDeepStrictEqual(fields.steps, row.steps as JsonValue[]) && "steps",
+  ].filter((field) => field !== false);
+}
+
+function changedPlanFields(plan: PlanItem, row: TestPlanRow): string[] {
+  return [
+    plan.fields.name !== row.name && "name",
+    plan.fields.description !== row.description && "description",
+    !isDeepStrictEqual(plan.resolved, row.test_case_ids) && "testCases",
+  ].filter((field) => field !== false);
+}
+
+/**
+ * Resolves each plan's test cases against the project's test cases as the import leaves them: a
+ * test case's id, else the name of exactly one of them (the document's by their new names, the
+ * others by theirs). A test case still to be created stands as its document path until it is.
+ */
+function resolveReferences(
+  plans: PlanItem[],
+  referenceKeys: readonly string[],
+  cases: readonly CaseItem[],
+  caseKeys: readonly string[],
+  caseRows: readonly Keyed<TestCaseRow>[],
+  violations: Violations,
+): void {
+  const inDocument = new Set(cases.flatMap((c) => (c.match ? [c.match] : [])));
+  // The document's test cases by what they will be: their match, or new (their path); unknown for
+  // one whose id or name has a problem (a reference to it adds nothing to that problem).
+  const after = [
+    ...caseRows.filter((row) => !inDocument.has(row.id)).map((row) => ({ id: row.id, key: row.name_key })),
+    ...cases.map((c, index) => ({
+      id:
+        c.match ??
+        (hasProblem(violations, `${c.field}.id`) || hasProblem(violations, `${c.field}.name`)
+          ? undefined
+          : c.path),
+      key: caseKeys[index] ?? "",
+    })),
+  ];
+  const ids = new Set(caseRows.map((row) => row.id));
+  let next = 0;
+  for (const plan of plans) {
+    const listField = `${plan.field}.test_cases`;
+    plan.resolved = plan.references.map((reference, index) => {
+      const key = referenceKeys[next++] ?? "";
+      const at = `${listField}[${index}]`;
+      // Stands for a reference not resolved: distinct, so the repeat check passes over it.
+      const unresolved = `(${at})`;
+      if (reference === "") {
+        violations.add(at, "must not be empty: a test case's id or name");
+        return unresolved;
+      }
+      if (ids.has(reference)) return reference;
+      const found = after.filter((testCase) => testCase.key === key);
+      const [only] = found;
+      if (found.length === 1 && only?.id) return only.id;
+      if (found.some((testCase) => testCase.id === undefined)) return unresolved;
+      violations.add(
+        at,
+        found.length === 0
+          ? `"${reference}" is neither the id nor the name of a test case of the project (as this import leaves it)`
+          : `${found.length} test cases are named "${reference}": give the id of the one meant (${found.map((testCase) => testCase.id).join(", ")})`,
+      );
+      return unresolved;
+    });
+    checkCaseIds(plan.resolved, listField, violations);
+  }
+}
+
+/** Writes what was decided, test cases first (plans name the new ones). */
+async function apply(
+  sql: Sql,
+  projectId: string,
+  cases: CaseItem[],
+  plans: PlanItem[],
+  changer: Changer,
+): Promise<void> {
+  const created = new Map<string, string>();
+  for (const testCase of cases) {
+    if (testCase.outcome === ItemOutcome.CREATED) {
+      const row = await insertTestCase(sql, projectId, testCase.fields, changer);
+      testCase.match = row.id;
+      created.set(testCase.path, row.id);
+    } else if (testCase.outcome === ItemOutcome.CHANGED && testCase.match) {
+      await changeTestCase(
+        sql,
+        projectId,
+        testCase.match,
+        changesOf(testCase.fields, testCase.changed),
+        changer,
+      );
+    }
+  }
+  for (const plan of plans) {
+    const testCaseIds = plan.resolved.map((id) => created.get(id) ?? id);
+    if (plan.outcome === ItemOutcome.CREATED) {
+      plan.match = await insertTestPlan(sql, projectId, { ...plan.fields, testCaseIds }, changer);
+    } else if (plan.outcome === ItemOutcome.CHANGED && plan.match) {
+      await changeTestPlan(
+        sql,
+        projectId,
+        plan.match,
+        changesOf({ ...plan.fields, testCaseIds }, plan.changed),
+        changer,
+      );
+    }
+  }
+}
+
+/** The fields named in `changed` (the document's terms: `testCases` is testCaseIds). */
+function changesOf<T extends object>(fields: T, changed: readonly string[]): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([name]) => changed.includes(name === "testCaseIds" ? "testCases" : name)),
+  ) as Partial<T>;
+}
+
+function responseOf(
+  cases: readonly CaseItem[],
+  plans: readonly PlanItem[],
+  others: { testCases: number; testPlans: number },
+  applied: boolean,
+): ImportContentResponse {
+  const entry = (i: Item<{ name: string }>): MessageInitShape<typeof ImportedItemSchema> => ({
+    path: i.path,
+    name: i.fields.name,
+    id: i.match ?? "",
+    outcome: i.outcome,
+    changedFields: i.changed,
+  });
+  return create(ImportContentResponseSchema, {
+    testCases: cases.map(entry),
+    testPlans: plans.map(entry),
+    applied,
+    otherTestCases: others.testCases,
+    otherTestPlans: others.testPlans,
+  });
+}
+
+/**
+ * INVALID_ARGUMENT with every violation, items in document order, and what the import would do
+ * with the items that have none. The message names the first bad item and its first problem.
+ */
+function refusal(
+  violations: Violations,
+  response: ImportContentResponse,
+  items: readonly Item<{ name: string }>[],
+  req: ImportContentRequest,
+): ConnectError {
+  const order = (field: string) => {
+    const found = /^test_(cases|plans)\[(\d+)\]/.exec(field);
+    if (!found) return -1;
+    return (found[1] === "cases" ? 0 : req.testCases.length) + Number(found[2]);
+  };
+  const list = [...violations.list].sort((a, b) => order(a.field) - order(b.field));
+  const [first] = list;
+  const owner = items.find((i) => first?.field.startsWith(`${i.field}.`));
+  const problem = owner
+    ? `${owner.field} "${owner.fields.name}": ${first?.field.slice(owner.field.length + 1)}: ${first?.description}`
+    : `${first?.field}: ${first?.description}`;
+  const bad = new Set(list.map((v) => /^test_(cases|plans)\[\d+\]/.exec(v.field)?.[0] ?? v.field)).size;
+  const more =
+    list.length > 1
+      ? ` (${list.length} problems in ${bad === 1 ? "1 item" : `${bad} items`}; each is in the FieldViolations detail)`
+      : "";
+  return new ConnectError(`${problem}${more}`, Code.InvalidArgument, undefined, [
+    { desc: FieldViolationsSchema, value: { violations: list } },
+    { desc: ImportContentResponseSchema, value: response },
+  ]);
+}

@@ -1,0 +1,236 @@
+import { toJson } from "@bufbuild/protobuf";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { expect } from "chai";
+import {
+  readContentDocument,
+  type StoredTestCase,
+  type StoredTestPlan,
+  writeContentDocument,
+} from "../src/content-document.js";
+import { stepFromFile } from "../src/steps.js";
+import { parseTestCaseFile } from "../src/test-case-file.js";
+
+/** The message of the error `fn` throws. */
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("expected an error");
+}
+
+const step = (path: string, extra: Record<string, unknown> = {}) =>
+  stepFromFile({ name: `call ${path}`, http: { method: "GET", path }, ...extra }, "s");
+
+/** A project's content as the catalog returns it: every kind of value the format holds. */
+const testCases: StoredTestCase[] = [
+  {
+    id: "tc_01jd000000000000000000000a",
+    name: "log in works",
+    tags: ["smoke", "auth"],
+    enabled: true,
+    steps: [
+      stepFromFile(
+        {
+          name: "log in",
+          http: {
+            method: "POST",
+            path: "/api/login",
+            headers: { "x-long": "a".repeat(300) },
+            json: { user: "{{USER}}", list: [1, 2.5, null, { deep: true }], empty: {} },
+            timeoutMs: 10000,
+          },
+          expect: { status: [200, 201], json: { "$.ok": true }, bodyContains: ["welcome"] },
+          save: { token: "$.token" },
+        },
+        "s",
+      ),
+      stepFromFile(
+        {
+          name: "upload: a CSV",
+          http: { method: "PUT", path: "/f", raw: "a,b\n1,2\n# not a comment\n" },
+          expect: { status: 204 },
+        },
+        "s",
+      ),
+    ],
+  },
+  {
+    id: "tc_01jd000000000000000000000b",
+    name: "yes",
+    tags: [],
+    enabled: false,
+    steps: [step("/no")],
+  },
+  // Two test cases of one name: plans must name them by id.
+  { id: "tc_01jd000000000000000000000c", name: "Health", tags: [], enabled: true, steps: [step("/h1")] },
+  { id: "tc_01jd000000000000000000000d", name: "health", tags: [], enabled: true, steps: [step("/h2")] },
+  // A name that is another test case's id is written as the id too.
+  {
+    id: "tc_01jd000000000000000000000e",
+    name: "tc_01jd000000000000000000000a",
+    tags: ["odd"],
+    enabled: true,
+    steps: [step("/odd")],
+  },
+];
+const testPlans: StoredTestPlan[] = [
+  {
+    id: "pln_01jd000000000000000000000a",
+    name: "smoke",
+    description: "Before every deploy.\nTwo lines.",
+    testCaseIds: [
+      "tc_01jd000000000000000000000b",
+      "tc_01jd000000000000000000000a",
+      "tc_01jd000000000000000000000c",
+    ],
+  },
+  {
+    id: "pln_01jd000000000000000000000b",
+    name: "empty",
+    description: "",
+    testCaseIds: ["tc_01jd000000000000000000000e"],
+  },
+];
+
+describe("content-file: content documents (a project's test cases and plans)", () => {
+  for (const format of ["yaml", "json"] as const) {
+    it(`reads back what it wrote, in ${format.toUpperCase()}: every item with its id, steps exact`, () => {
+      const text = writeContentDocument({ testCases, testPlans }, format);
+      const read = readContentDocument(text, format);
+      expect(
+        read.testCases.map(({ id, name, tags, enabled, path }) => ({ id, name, tags, enabled, path })),
+      ).to.deep.equal([
+        {
+          id: testCases[0]?.id,
+          name: "log in works",
+          tags: ["smoke", "auth"],
+          enabled: undefined,
+          path: "testCases[0]",
+        },
+        { id: testCases[1]?.id, name: "yes", tags: [], enabled: false, path: "testCases[1]" },
+        { id: testCases[2]?.id, name: "Health", tags: [], enabled: undefined, path: "testCases[2]" },
+        { id: testCases[3]?.id, name: "health", tags: [], enabled: undefined, path: "testCases[3]" },
+        {
+          id: testCases[4]?.id,
+          name: testCases[0]?.id,
+          tags: ["odd"],
+          enabled: undefined,
+          path: "testCases[4]",
+        },
+      ]);
+      read.testCases.forEach((testCase, index) => {
+        expect(testCase.steps.map((s) => toJson(StepSchema, s))).to.deep.equal(
+          testCases[index]?.steps.map((s) => toJson(StepSchema, s)),
+        );
+      });
+      // Plans name a test case by its name where that is unambiguous, by its id otherwise.
+      expect(read.testPlans).to.deep.equal([
+        {
+          id: "pln_01jd000000000000000000000a",
+          name: "smoke",
+          description: "Before every deploy.\nTwo lines.",
+          testCases: ["yes", "log in works", "tc_01jd000000000000000000000c"],
+          path: "testPlans[0]",
+        },
+        {
+          id: "pln_01jd000000000000000000000b",
+          name: "empty",
+          description: "",
+          testCases: ["tc_01jd000000000000000000000e"],
+          path: "testPlans[1]",
+        },
+      ]);
+      // Written twice, the same text: an unchanged project exports without a diff.
+      expect(writeContentDocument({ testCases, testPlans }, format)).to.equal(text);
+    });
+  }
+
+  it("writes YAML a person reviews: block style, long lines unfolded, multi-line text as a literal block", () => {
+    const text = writeContentDocument({ testCases, testPlans }, "yaml");
+    expect(text).to.match(/^testCases:\n {2}- id: tc_01jd000000000000000000000a\n {4}name: log in works\n/);
+    expect(text).to.contain(`x-long: ${"a".repeat(300)}\n`);
+    expect(text).to.contain("raw: |\n");
+    // YAML 1.2, as the reader reads it: `yes` is text, not a boolean.
+    expect(text).to.contain("name: yes\n");
+    expect(text).to.contain("      - log in works\n");
+  });
+
+  it("reads a document without ids, tags, descriptions or plans, taking a single tag or case as a list", () => {
+    const read = readContentDocument(
+      [
+        "testCases:",
+        "  - name: ping",
+        "    tags: solo",
+        "    steps: [{ name: s, http: { method: GET, path: / } }]",
+        "testPlans:",
+        "  - name: p",
+        "    testCases: ping",
+        "  - name: empty",
+      ].join("\n"),
+      "yaml",
+    );
+    expect(read.testCases.map(({ id, name, tags }) => ({ id, name, tags }))).to.deep.equal([
+      { id: undefined, name: "ping", tags: ["solo"] },
+    ]);
+    expect(read.testPlans).to.deep.equal([
+      { name: "p", description: "", testCases: ["ping"], path: "testPlans[0]" },
+      { name: "empty", description: "", testCases: [], path: "testPlans[1]" },
+    ]);
+    expect(readContentDocument('{"testPlans": []}', "json")).to.deep.equal({ testCases: [], testPlans: [] });
+  });
+
+  it("names the field of the first mistake by its path in the document", () => {
+    const cases: [string, string][] = [
+      ["testCases: {}", "testCases: must be a list, not an object"],
+      [
+        "testCases: [{ name: a, steps: [], tag: x }]",
+        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, steps",
+      ],
+      ["testCases: [{ id: 7, name: a, steps: [] }]", "testCases[0].id: must be a string, not number"],
+      [
+        "testCases: [{ name: a, steps: [{ name: s, http: { path: / } }] }]",
+        "testCases[0].steps[0].http.method: is required",
+      ],
+      [
+        "testPlans: [{ name: p, test_cases: [a] }]",
+        'testPlans[0].test_cases: unknown field (did you mean "testCases"?)',
+      ],
+      ["testPlans: [{ name: p, testCases: [1] }]", "testPlans[0].testCases[0]: must be a string, not number"],
+      ["testPlans: [{ testCases: [a] }]", "testPlans[0].name: is required"],
+      ["testCases: []\nplans: []", "plans: unknown field; expected one of: testCases, testPlans"],
+      ["environments: []", "environments: unknown field; expected one of: testCases, testPlans"],
+      ["{}", "a content document holds testCases, testPlans or both"],
+      ["", "the document: must be an object, not null"],
+    ];
+    for (const [text, message] of cases)
+      expect(
+        errorOf(() => readContentDocument(text, "yaml")),
+        text,
+      ).to.equal(message);
+  });
+
+  it("refuses a file of test cases alone, saying how to make it a document", () => {
+    expect(errorOf(() => readContentDocument("[{ name: a, steps: [] }]", "yaml"))).to.equal(
+      "the document is a list: a content document is an object whose testCases holds the test cases (and testPlans the plans)",
+    );
+    expect(errorOf(() => readContentDocument("name: a\nsteps: []", "yaml"))).to.equal(
+      "the document is one test case: a content document is an object whose testCases holds the test cases (and testPlans the plans)",
+    );
+    expect(errorOf(() => readContentDocument("{", "json"))).to.match(/^not valid JSON: /);
+  });
+
+  it("is a test case file too: its test cases are read with their ids and paths", () => {
+    const text = writeContentDocument({ testCases, testPlans }, "yaml");
+    const read = parseTestCaseFile(text, "yaml");
+    expect(read.map(({ id, name, path }) => ({ id, name, path }))).to.deep.equal(
+      testCases.map(({ id, name }, index) => ({ id, name, path: `testCases[${index}]` })),
+    );
+    // The other forms take no id: it names a test case only in a project's document.
+    expect(errorOf(() => parseTestCaseFile("id: tc_1\nname: a\nsteps: []", "yaml"))).to.equal(
+      "id: unknown field; expected one of: name, tags, enabled, steps",
+    );
+    expect(parseTestCaseFile("testPlans: []", "yaml")).to.deep.equal([]);
+  });
+});
