@@ -177,6 +177,15 @@ describe("catalog: ImportContent (content documents)", () => {
     expect(timeOf(byId.get(health.id))).to.equal(timeOf(before.testCases.find((c) => c.id === health.id)));
     expect(timeOf(byId.get(untouched.id))).to.equal(timeOf(untouched));
     expect(byId.get(signUpId)?.tags).to.deep.equal(["new"]);
+    // Each change is a version by the importing member; what was left alone keeps its version.
+    const versionOf = (c: TestCase | TestPlan | undefined) => [
+      c?.version,
+      c?.updatedBy?.kind.case === "member" ? c.updatedBy.kind.value.memberId : c?.updatedBy?.kind.case,
+    ];
+    expect(versionOf(byId.get(login.id))).to.deep.equal([2, seed.members.editor]);
+    expect(versionOf(byId.get(health.id))).to.deep.equal([1, seed.members.editor]);
+    expect(versionOf(byId.get(signUpId))).to.deep.equal([1, seed.members.editor]);
+    expect(versionOf(after.testPlans.find((p) => p.id === smoke.id))).to.deep.equal([2, seed.members.editor]);
     expect(after.testPlans.map((p) => [p.id, p.name, p.description, p.testCaseIds])).to.deep.equal([
       [smoke.id, "smoke", "before a deploy", [login.id, signUpId, health.id]],
       [nightlyId, "nightly", "", [health.id, untouched.id]],
