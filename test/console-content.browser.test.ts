@@ -142,7 +142,9 @@ describe("console: test cases and plans as a file (export, import) in a browser"
         .getByRole("row", { name: /Log in/ })
         .first()
         .waitFor();
-      expect(await page.locator("main").getByRole("link", { name: "Sign up" }).count()).to.equal(0);
+      expect(await page.locator("main").getByRole("link", { name: "Sign up", exact: true }).count()).to.equal(
+        0,
+      );
 
       await dialog.getByRole("button", { name: "Apply" }).click();
       dialog = page.getByRole("dialog", { name: "Imported" });
@@ -153,10 +155,10 @@ describe("console: test cases and plans as a file (export, import) in a browser"
         .waitFor();
       await shot(page, "content-import-applied", width);
       await dialog.getByRole("button", { name: "Close" }).click();
-      await page.getByRole("link", { name: "Sign up" }).waitFor();
+      await page.getByRole("link", { name: "Sign up", exact: true }).waitFor();
       // The keyboard is back where it was: on Import.
       expect(await page.evaluate<string>("document.activeElement?.textContent ?? ''")).to.equal("Import");
-      await page.getByRole("link", { name: "Log in works" }).waitFor();
+      await page.getByRole("link", { name: "Log in works", exact: true }).waitFor();
       const owner = consoleClient(system, await signIn(system, ownerId));
       const { testCases, testPlans } = await owner.exportContent({ projectId });
       const signUp = testCases.find((c) => c.name === "Sign up");
