@@ -13,7 +13,13 @@ export function Dialog({
   open,
   onClose,
   children,
-}: DialogProps & { title: string; children: ReactNode }) {
+  wide = false,
+}: DialogProps & {
+  title: string;
+  children: ReactNode;
+  /** Room for a few buttons in a row and a text to copy (the edit conflict dialog). */
+  wide?: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   // Where focus was before the dialog opened, to put it back when it closes (browsers mostly do,
@@ -35,7 +41,7 @@ export function Dialog({
   return (
     <dialog
       ref={ref}
-      className="dialog"
+      className={wide ? "dialog dialog-wide" : "dialog"}
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();

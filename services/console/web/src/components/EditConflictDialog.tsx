@@ -104,9 +104,9 @@ export function EditConflictDialog({
   };
 
   return (
-    <Dialog title={`Someone else saved this ${what}`} open={conflict !== undefined} onClose={close}>
+    <Dialog title={`Someone else saved this ${what}`} open={conflict !== undefined} onClose={close} wide>
       {conflict && (
-        <div className="stack">
+        <div className="stack conflict-dialog">
           <p>
             <WhoSaved conflict={conflict} />; you started from version {conflict.expectedVersion}.{" "}
             <strong>Your changes are not saved.</strong>
@@ -157,7 +157,7 @@ export function EditConflictDialog({
               />
             </>
           ) : (
-            <div className="dialog-actions">
+            <div className="dialog-actions conflict-actions">
               {/* Keeping the draft comes first: the first button has focus, and Enter must not lose it. */}
               <button type="button" className="button" onClick={close}>
                 Keep editing
