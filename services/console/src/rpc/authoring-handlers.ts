@@ -132,6 +132,7 @@ export function authoringHandlers(
           name: req.name,
           description: req.description,
           testCaseIds: req.testCaseIds,
+          expectedVersion: req.expectedVersion,
         }),
       );
       return { testPlan };
@@ -139,7 +140,8 @@ export function authoringHandlers(
 
     async deleteTestPlan(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
-      await relay(catalog.deleteTestPlan({ actor, projectId: req.projectId, testPlanId: req.testPlanId }));
+      const { projectId, testPlanId, expectedVersion } = req;
+      await relay(catalog.deleteTestPlan({ actor, projectId, testPlanId, expectedVersion }));
       return {};
     },
 
@@ -195,6 +197,7 @@ export function authoringHandlers(
           tags: req.tags,
           enabled: req.enabled,
           steps: req.steps,
+          expectedVersion: req.expectedVersion,
         }),
       );
       return { testCase };
@@ -202,7 +205,8 @@ export function authoringHandlers(
 
     async deleteTestCase(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
-      await relay(catalog.deleteTestCase({ actor, projectId: req.projectId, testCaseId: req.testCaseId }));
+      const { projectId, testCaseId, expectedVersion } = req;
+      await relay(catalog.deleteTestCase({ actor, projectId, testCaseId, expectedVersion }));
       return {};
     },
   };

@@ -1,7 +1,12 @@
 // How the web app reaches the console's Connect API, and how it words what went wrong.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { FieldViolationsSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import {
+  type EditConflict,
+  EditConflictSchema,
+  FieldViolationsSchema,
+  InsufficientCreditsSchema,
+} from "@testrun/gen/testrun/common/v1/errors_pb";
 import { count, plural, sentence } from "./format";
 
 /** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
@@ -93,3 +98,14 @@ export const fieldViolationsOf = (error: unknown) =>
         .findDetails(FieldViolationsSchema)
         .flatMap((detail) => detail.violations)
     : [];
+
+/**
+ * Why a save or delete made on an old version was refused: the catalog's ABORTED with an
+ * EditConflict detail (who stored the current version, when, and its number); none otherwise.
+ */
+export function editConflictOf(error: unknown): EditConflict | undefined {
+  if (!error) return undefined;
+  const failure = errorOf(error);
+  if (failure.code !== Code.Aborted) return undefined;
+  return failure.findDetails(EditConflictSchema)[0];
+}

@@ -1,13 +1,16 @@
 // Deleting a test plan (Editors and above; the catalog decides), after saying what happens: the
 // plan goes, its test cases stay, its runs keep their results (docs/console.md, "Authoring: test
-// plans"). Then the project's plan list, saying it was deleted.
+// plans"). Then the project's plan list, saying it was deleted. Made on the version the page shows:
+// when someone changed the plan since, nothing is deleted and the dialog says who and when.
 import { useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import type { TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useNavigate } from "react-router";
+import { editConflictOf } from "../api";
 import { plural } from "../format";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
+import { DeleteConflict } from "./EditConflictDialog";
 
 export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { plan: TestPlan }) {
   const navigate = useNavigate();
@@ -17,9 +20,10 @@ export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { pl
     remove.reset();
     onClose();
   };
+  const conflict = editConflictOf(remove.error);
   const confirm = () =>
     remove.mutate(
-      { projectId: plan.projectId, testPlanId: plan.id },
+      { projectId: plan.projectId, testPlanId: plan.id, expectedVersion: plan.version },
       {
         onSuccess: () => {
           close();
@@ -48,15 +52,28 @@ export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { pl
           </li>
           <li>Pipelines and agents that start it by name or id get “not found” (404) from now on.</li>
         </ul>
-        <ErrorNotice error={remove.error} />
-        <DialogActions
-          onCancel={close}
-          label="Delete test plan"
-          busyLabel="Deleting…"
-          busy={remove.isPending}
-          danger
-          onConfirm={confirm}
-        />
+        {conflict ? (
+          <DeleteConflict
+            conflict={conflict}
+            onCancel={close}
+            onLook={() => {
+              close();
+              void queryClient.invalidateQueries();
+            }}
+          />
+        ) : (
+          <>
+            <ErrorNotice error={remove.error} />
+            <DialogActions
+              onCancel={close}
+              label="Delete test plan"
+              busyLabel="Deleting…"
+              busy={remove.isPending}
+              danger
+              onConfirm={confirm}
+            />
+          </>
+        )}
       </div>
     </Dialog>
   );

@@ -16,7 +16,7 @@ export function Dialog({
   children,
 }: DialogProps & {
   title: string;
-  /** Room for a table (an import's preview), where a form needs less. */
+  /** Room for a table (an import's preview; a conflict's text to copy), where a form needs less. */
   wide?: boolean;
   children: ReactNode;
 }) {

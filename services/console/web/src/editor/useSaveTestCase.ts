@@ -1,5 +1,6 @@
 // The editor's one way to save: it holds the test case as it was loaded (none for a new one) and
-// writes a draft to it, whole (name, tags, enabled, steps), with CreateTestCase or UpdateTestCase.
+// writes a draft to it, whole (name, tags, enabled, steps), with CreateTestCase or UpdateTestCase,
+// on the version loaded (expected_version): a save over someone else's newer one is refused.
 // What the catalog refuses comes back as the error, with the draft that was sent, so each
 // FieldViolation is put at the field it names even if the steps were reordered since.
 import { create, toJsonString } from "@bufbuild/protobuf";
@@ -34,7 +35,7 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
   const save = (
     draft: CaseDraft,
     value: CaseValue,
-    { onSaved, onRefused }: { onSaved: (testCase: TestCase) => void; onRefused: () => void },
+    { onSaved, onRefused }: { onSaved: (testCase: TestCase) => void; onRefused: (error?: unknown) => void },
   ) => {
     /** Whether the request's JSON (what connect-web sends) fits the console's message bound. */
     const fits = (json: string) => {
@@ -51,7 +52,7 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
         await queryClient.invalidateQueries();
         if (testCase) onSaved(testCase);
       },
-      onError: onRefused,
+      onError: (error: unknown) => onRefused(error),
     };
     if (loaded) {
       const request = create(UpdateTestCaseRequestSchema, {
@@ -61,6 +62,7 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
         tags: { tags: value.tags },
         enabled: value.enabled,
         steps: { steps: value.steps },
+        expectedVersion: loaded.version,
       });
       if (!fits(toJsonString(UpdateTestCaseRequestSchema, request))) return;
       setTooLarge(undefined);

@@ -1,17 +1,20 @@
 // Creating and editing a test case (Editors and above): its name, tags, enabled flag and steps in a
 // form, or the same test case as JSON in the file format of docs/runs.md; both edit one model.
 // `{{NAME}}` references are checked as they are typed; what the catalog refuses is shown at the
-// field it names, focus on the first. Leaving with unsaved changes asks first (docs/console.md,
-// "Authoring test cases").
+// field it names, focus on the first. Leaving with unsaved changes asks first. A save is made on the
+// version the editor loaded: when someone else saved since, it is refused and the conflict dialog
+// offers to copy the draft or reload (docs/console.md, "Authoring test cases", "Two people editing").
 import { useQuery } from "@connectrpc/connect-query";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useMemo, useRef, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
-import { fieldViolationsOf, isNotFound, messageOf } from "../api";
+import { editConflictOf, fieldViolationsOf, isNotFound, messageOf } from "../api";
 import { CopyButton } from "../components/CopyButton";
+import { EditConflictDialog, WhoSaved } from "../components/EditConflictDialog";
 import { Field, useFocusOnError } from "../components/Field";
 import { NotFound, QueryView } from "../components/States";
+import { VersionLine } from "../components/Version";
 import { draftOfJson, jsonOfDraft, snapshotOf } from "../editor/json-view";
 import { type CaseDraft, caseOfDraft, draftOfCase, emptyCase, maxSteps } from "../editor/kinds";
 import type { FieldMessages } from "../editor/model";
@@ -32,6 +35,8 @@ export function TestCaseEditor() {
     { projectId, testCaseId },
     { enabled: testCaseId !== undefined },
   );
+  // Bumped by "Reload the current version": the editor starts again from the case as read now.
+  const [generation, setGeneration] = useState(0);
   if (isNotFound(project.error) || isNotFound(found.error)) return <NotFound what="Test case" />;
   if (project.isPending || project.error) return <QueryView query={project} what="the project" />;
   if (testCaseId !== undefined && (found.isPending || found.error))
@@ -60,21 +65,41 @@ export function TestCaseEditor() {
         </p>
       </section>
     );
-  // Keyed by the case: the form reads the loaded case once and never takes a refetch over an edit.
-  return <CaseEditor key={loaded?.id ?? "new"} projectId={projectId} loaded={loaded} initial={draft} />;
+  const reload = async () => {
+    const { error } = await found.refetch();
+    // Deleted since: this page says so once the editor is gone.
+    if (error && !isNotFound(error)) throw error;
+    setGeneration((n) => n + 1);
+  };
+  // Keyed by the case and the reloads: the form reads the loaded case once and never takes a
+  // background refetch over an edit.
+  return (
+    <CaseEditor
+      key={`${loaded?.id ?? "new"}:${generation}`}
+      projectId={projectId}
+      loaded={loaded}
+      initial={draft}
+      onReload={reload}
+    />
+  );
 }
 
 type View = "form" | "json";
 
 function CaseEditor({
   projectId,
-  loaded,
+  loaded: opened,
   initial,
+  onReload,
 }: {
   projectId: string;
   loaded: TestCase | undefined;
   initial: CaseDraft;
+  onReload: () => Promise<void>;
 }) {
+  // The version edited, as it was read (a refetch of the page's query does not change it): a save
+  // is made on it, and the editor goes on from the version each save stores.
+  const [loaded, setLoaded] = useState(opened);
   const navigate = useNavigate();
   const { path } = useProject();
   const [baseline] = useState(() => snapshotOf(initial));
@@ -89,6 +114,13 @@ function CaseEditor({
   const [refusal, setRefusal] = useState<object>();
   const variables = useQuery(ConsoleService.method.listVariables, { projectId });
   const saver = useSaveTestCase(projectId, loaded);
+  const conflict = editConflictOf(saver.error);
+  const [conflictOpen, setConflictOpen] = useState(false);
+  // What "Copy my changes" gives: the draft that was refused, in the file format.
+  const mine = useMemo(() => {
+    const written = saver.sent && jsonOfDraft(saver.sent);
+    return written && "text" in written ? written.text : "";
+  }, [saver.sent]);
   const form = useRef<HTMLFormElement>(null);
   useFocusOnError(form, refusal);
 
@@ -114,8 +146,11 @@ function CaseEditor({
       [...errors.keys(), ...warnings.keys()].some((field) => field.startsWith(`${stepKey}:${prefix}`)),
   };
   // What the catalog said that belongs to no field: a refusal (role, a deleted case) or a failure.
+  // A conflict has its own notice and dialog.
   const other =
-    saver.error && (fieldViolationsOf(saver.error).length === 0 || (refused?.unplaced.length ?? 0) > 0)
+    saver.error &&
+    !conflict &&
+    (fieldViolationsOf(saver.error).length === 0 || (refused?.unplaced.length ?? 0) > 0)
       ? [messageOf(saver.error), ...(refused?.unplaced ?? [])].join(" ")
       : undefined;
 
@@ -169,13 +204,19 @@ function CaseEditor({
     setChecking(false);
     saver.save(toSave, value, {
       onSaved: (saved) => {
+        setLoaded(saved);
         guard.leaveFreely();
         navigate(path(`/test-cases/${saved.id}`), {
           replace: true,
           state: { notice: loaded ? `${saved.name} saved.` : `${saved.name} created.` },
         });
       },
-      onRefused: () => {
+      onRefused: (error) => {
+        // Saved by someone else since this version was read: the draft stays as it is.
+        if (editConflictOf(error)) {
+          setConflictOpen(true);
+          return;
+        }
         // The catalog's field errors are shown at the form's fields.
         setView("form");
         refuse();
@@ -218,6 +259,7 @@ function CaseEditor({
           </button>
         </fieldset>
       </div>
+      {loaded && <VersionLine item={loaded} />}
       <p className="lead">
         {view === "form"
           ? "Steps run in order against the environment a run chooses; the first that fails ends the test."
@@ -332,6 +374,17 @@ function CaseEditor({
             {other}
           </p>
         )}
+        {conflict && (
+          <div className="notice notice-error conflict-notice" role="alert">
+            <p>
+              Not saved: <WhoSaved conflict={conflict} />; you started from version {conflict.expectedVersion}
+              .
+            </p>
+            <button type="button" className="button button-small" onClick={() => setConflictOpen(true)}>
+              Copy my changes or reload
+            </button>
+          </div>
+        )}
         <div className="editor-actions">
           <span className="muted small" aria-live="polite">
             {unsaved ? "Unsaved changes" : "No changes"}
@@ -350,6 +403,13 @@ function CaseEditor({
         </div>
       </form>
       {guard.prompt}
+      <EditConflictDialog
+        conflict={conflictOpen ? conflict : undefined}
+        what="test case"
+        mine={mine}
+        onReload={onReload}
+        onClose={() => setConflictOpen(false)}
+      />
     </>
   );
 }

@@ -9,9 +9,10 @@ import type { TestCase as TestCaseMessage, TestPlan } from "@testrun/gen/testrun
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { lazy, type ReactNode, Suspense, useDeferredValue, useState } from "react";
 import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router";
-import { isNotFound, messageOf } from "../api";
+import { editConflictOf, isNotFound, messageOf } from "../api";
 import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
+import { DeleteConflict } from "../components/EditConflictDialog";
 import { Fact, Facts } from "../components/Facts";
 import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, Loading, NotFound, QueryView } from "../components/States";
@@ -479,7 +480,11 @@ function VersionMissing({ message }: { message: string }) {
   );
 }
 
-/** Says what deleting does (catalog.proto, DeleteTestCase) before it is done; then the list. */
+/**
+ * Says what deleting does (catalog.proto, DeleteTestCase) before it is done; then the list. Made on
+ * the version the page shows: when someone changed the case since, nothing is deleted and the
+ * dialog says who and when.
+ */
 function DeleteTestCaseDialog({
   projectId,
   testCase,
@@ -498,6 +503,20 @@ function DeleteTestCaseDialog({
     remove.reset();
     onClose();
   };
+  const conflict = editConflictOf(remove.error);
+  const confirm = () =>
+    remove.mutate(
+      { projectId, testCaseId: testCase?.id ?? "", expectedVersion: testCase?.version },
+      {
+        onSuccess: async () => {
+          await queryClient.invalidateQueries();
+          navigate(`/projects/${projectId}/test-cases`, {
+            replace: true,
+            state: { notice: `${testCase?.name ?? "The test case"} deleted.` },
+          });
+        },
+      },
+    );
   return (
     <Dialog title={`Delete ${testCase?.name ?? "test case"}?`} open={testCase !== undefined} onClose={close}>
       <div className="stack">
@@ -522,28 +541,28 @@ function DeleteTestCaseDialog({
             this test case again.
           </li>
         </ul>
-        <ErrorNotice error={remove.error} />
-        <DialogActions
-          onCancel={close}
-          label="Delete test case"
-          busyLabel="Deleting…"
-          busy={remove.isPending}
-          danger
-          onConfirm={() =>
-            remove.mutate(
-              { projectId, testCaseId: testCase?.id ?? "" },
-              {
-                onSuccess: async () => {
-                  await queryClient.invalidateQueries();
-                  navigate(`/projects/${projectId}/test-cases`, {
-                    replace: true,
-                    state: { notice: `${testCase?.name ?? "The test case"} deleted.` },
-                  });
-                },
-              },
-            )
-          }
-        />
+        {conflict ? (
+          <DeleteConflict
+            conflict={conflict}
+            onCancel={close}
+            onLook={() => {
+              close();
+              void queryClient.invalidateQueries();
+            }}
+          />
+        ) : (
+          <>
+            <ErrorNotice error={remove.error} />
+            <DialogActions
+              onCancel={close}
+              label="Delete test case"
+              busyLabel="Deleting…"
+              busy={remove.isPending}
+              danger
+              onConfirm={confirm}
+            />
+          </>
+        )}
       </div>
     </Dialog>
   );

@@ -1,6 +1,8 @@
 // The test plan editor (Editors and above; the catalog decides): name, description, and the test
 // cases in run order, picked from a searchable list, moved by buttons or by Alt+↑/↓ on a focused
 // row, removed. One form creates a plan and edits one (docs/console.md, "Authoring: test plans").
+// Leaving with unsaved changes asks first; a save is made on the version loaded, and when someone
+// else saved since, the conflict dialog offers to copy the draft or reload ("Two people editing").
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import type { TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
@@ -16,11 +18,14 @@ import {
   useState,
 } from "react";
 import { Link, useNavigate, useParams } from "react-router";
-import { errorOf, formErrors, isNotFound } from "../api";
+import { editConflictOf, errorOf, formErrors, isNotFound } from "../api";
 import { DialogActions, ErrorNotice } from "../components/Dialog";
+import { EditConflictDialog, WhoSaved } from "../components/EditConflictDialog";
 import { Field, useFocusOnError } from "../components/Field";
 import { Empty, Failed, Loading, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
+import { VersionLine } from "../components/Version";
+import { useUnsavedChanges } from "../editor/UnsavedChanges";
 import { plural } from "../format";
 import { useProject } from "../project";
 
@@ -43,12 +48,28 @@ export function EditTestPlan() {
   const { testPlanId = "" } = useParams();
   const { projectId, project, editor, path } = useProject();
   const plan = useQuery(ConsoleService.method.getTestPlan, { projectId, testPlanId });
+  // Bumped by "Reload the current version": the editor starts again from the plan as read now.
+  const [generation, setGeneration] = useState(0);
   if (isNotFound(project.error) || isNotFound(plan.error)) return <NotFound what="Test plan" />;
   if (!project.data) return <QueryView query={project} what="the project" />;
   if (!editor) return <ReadOnly back={path(`/test-plans/${testPlanId}`)} to="the test plan" />;
   if (!plan.data) return <QueryView query={plan} what="the test plan" />;
-  // Keyed: another plan's editor starts from that plan, and a refetch does not undo edits.
-  return <PlanEditor key={testPlanId} plan={plan.data.testPlan} cases={plan.data.testCases} />;
+  const reload = async () => {
+    const { error } = await plan.refetch();
+    // Deleted since: this page says so once the editor is gone.
+    if (error && !isNotFound(error)) throw error;
+    setGeneration((n) => n + 1);
+  };
+  // Keyed: another plan's editor (or a reload) starts from that plan, and a background refetch
+  // does not undo edits.
+  return (
+    <PlanEditor
+      key={`${testPlanId}:${generation}`}
+      plan={plan.data.testPlan}
+      cases={plan.data.testCases}
+      onReload={reload}
+    />
+  );
 }
 
 /** A Viewer who opened an editor's address: what they may do instead. */
@@ -67,8 +88,18 @@ function ReadOnly({ back, to }: { back: string; to: string }) {
 /** Where focus goes once the list has changed: an element to put it back on, or a row. */
 type FocusAfter = { element: HTMLElement; id: string } | { row: string } | { search: true };
 
-function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] }) {
+function PlanEditor({
+  plan: opened,
+  cases = [],
+  onReload,
+}: {
+  plan?: TestPlan;
+  cases?: TestCase[];
+  onReload?: () => Promise<void>;
+}) {
   const { projectId, path } = useProject();
+  // The version edited, as it was read: a save is made on it, and goes on from the one it stores.
+  const [plan, setPlan] = useState(opened);
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const ids = useId();
@@ -84,6 +115,13 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
   const search = useRef<HTMLInputElement>(null);
   const focusAfter = useRef<FocusAfter | null>(null);
   useFocusOnError(form, save.error);
+  const conflict = editConflictOf(save.error);
+  const [conflictOpen, setConflictOpen] = useState(false);
+  const unsaved =
+    name !== (plan?.name ?? "") ||
+    description !== (plan?.description ?? "") ||
+    chosen.map((c) => c.id).join(" ") !== cases.map((c) => c.id).join(" ");
+  const guard = useUnsavedChanges(unsaved && !save.isPending, plan ? `“${plan.name}”` : "this new test plan");
 
   // The catalog names the list `test_case_ids` in CreateTestPlan and `test_case_ids.ids` in
   // UpdateTestPlan (where it is a TestCaseIdList).
@@ -175,6 +213,8 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
     event.preventDefault();
     const testCaseIds = chosen.map((c) => c.id);
     const done = async (saved: TestPlan | undefined) => {
+      setPlan(saved);
+      guard.leaveFreely();
       await queryClient.invalidateQueries();
       const said = saved?.name ?? name;
       navigate(path(`/test-plans/${saved?.id ?? plan?.id ?? ""}`), {
@@ -183,8 +223,22 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
     };
     if (plan)
       update.mutate(
-        { projectId, testPlanId: plan.id, name, description, testCaseIds: { ids: testCaseIds } },
-        { onSuccess: (answer) => done(answer.testPlan), onError: refresh },
+        {
+          projectId,
+          testPlanId: plan.id,
+          name,
+          description,
+          testCaseIds: { ids: testCaseIds },
+          expectedVersion: plan.version,
+        },
+        {
+          onSuccess: (answer) => done(answer.testPlan),
+          onError: (error) => {
+            // Saved by someone else since this version was read: the draft stays as it is.
+            if (editConflictOf(error)) setConflictOpen(true);
+            refresh();
+          },
+        },
       );
     else
       create.mutate(
@@ -201,6 +255,7 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
         <Link to={path("/test-plans")}>Test plans</Link>
       </p>
       <h1>{plan ? `Edit ${plan.name}` : "New test plan"}</h1>
+      {plan && <VersionLine item={plan} />}
       <p className="lead">
         A named list of test cases that run together, in the order given here. {disabledRule}
       </p>
@@ -356,7 +411,18 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
           />
         </div>
 
-        {errors.other && !missingCase && <ErrorNotice error={save.error} />}
+        {errors.other && !missingCase && !conflict && <ErrorNotice error={save.error} />}
+        {conflict && (
+          <div className="notice notice-error conflict-notice" role="alert">
+            <p>
+              Not saved: <WhoSaved conflict={conflict} />; you started from version {conflict.expectedVersion}
+              .
+            </p>
+            <button type="button" className="button button-small" onClick={() => setConflictOpen(true)}>
+              Copy my changes or reload
+            </button>
+          </div>
+        )}
         <DialogActions
           onCancel={() => navigate(back)}
           label={plan ? "Save test plan" : "Create test plan"}
@@ -364,8 +430,28 @@ function PlanEditor({ plan, cases = [] }: { plan?: TestPlan; cases?: TestCase[] 
           busy={save.isPending}
         />
       </form>
+      {guard.prompt}
+      {onReload && (
+        <EditConflictDialog
+          conflict={conflictOpen ? conflict : undefined}
+          what="test plan"
+          mine={planAsText(name, description, chosen)}
+          onReload={onReload}
+          onClose={() => setConflictOpen(false)}
+        />
+      )}
     </>
   );
+}
+
+/** A plan draft as "Copy my changes" gives it: its name, description and test cases in run order. */
+function planAsText(name: string, description: string, chosen: TestCase[]): string {
+  return [
+    `Name: ${name}`,
+    `Description: ${description || "(none)"}`,
+    chosen.length === 0 ? "Test cases: none" : "Test cases, in run order:",
+    ...chosen.map((testCase, i) => `${i + 1}. ${testCase.name} (${testCase.id})`),
+  ].join("\n");
 }
 
 /** The project's test cases found by name, each ticked while it is in the plan. */
