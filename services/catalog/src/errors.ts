@@ -27,25 +27,45 @@ export function ambiguous(field: string, name: string, candidateIds: string[]): 
 }
 
 /**
+ * The most violations a refusal lists. Requests hold lists and maps of thousands of entries; a
+ * violation per entry would make the error larger than the request (and take the catalog's memory),
+ * so past this many they are only counted (docs/security.md, "Resource limits").
+ */
+export const maxListedViolations = 100;
+
+/**
  * Collects what is wrong with a structured request, so the caller learns every bad field at once:
- * INVALID_ARGUMENT whose message repeats the first violation, with a FieldViolations detail.
+ * INVALID_ARGUMENT whose message repeats the first violation, with a FieldViolations detail of the
+ * first `maxListedViolations`.
  */
 export class Violations {
   readonly list: FieldViolation[] = [];
+  /** Every violation added, listed or not. */
+  count = 0;
 
   add(field: string, description: string): void {
-    this.list.push(create(FieldViolationSchema, { field, description }));
+    this.count++;
+    if (this.list.length < maxListedViolations)
+      this.list.push(create(FieldViolationSchema, { field, description }));
   }
 
   get empty(): boolean {
-    return this.list.length === 0;
+    return this.count === 0;
+  }
+
+  /** Whether some violations were counted and not listed. */
+  get truncated(): boolean {
+    return this.count > this.list.length;
   }
 
   /** Throws when anything was added. */
   check(): void {
     const first = this.list[0];
     if (!first) return;
-    const more = this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : "";
+    const unlisted = this.truncated
+      ? `; the first ${this.list.length} are in the FieldViolations detail`
+      : "";
+    const more = this.count > 1 ? ` (and ${this.count - 1} more${unlisted})` : "";
     throw new ConnectError(`${first.field}: ${first.description}${more}`, Code.InvalidArgument, undefined, [
       { desc: FieldViolationsSchema, value: { violations: this.list } },
     ]);

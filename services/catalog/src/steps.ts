@@ -149,11 +149,11 @@ export function checkSteps(steps: readonly Step[], field: string, violations: Vi
     violations.add(field, `must hold 1 to 100 steps (got ${steps.length})`);
   return steps.slice(0, 100).map((step, index) => {
     const at = `${field}[${index}]`;
-    const before = violations.list.length;
+    const before = violations.count;
     checkName(step.name, `${at}.name`, violations);
     if (step.kind.case === "http") checkHttp(step.kind.value, `${at}.http`, violations);
     else violations.add(`${at}.http`, "is required: every step needs a kind, and http is the one there is");
-    if (violations.list.length > before) return null;
+    if (violations.count > before) return null;
     const trimmed = clone(StepSchema, step);
     trimmed.name = step.name.trim();
     const stored = toJson(StepSchema, trimmed);

@@ -19,8 +19,11 @@ export function hasControlCharacters(text: string): boolean {
   return false;
 }
 
+/** The longest name of a test case, plan, project... (what checkName takes by default). */
+export const maxNameLength = 200;
+
 /** A name: trimmed, 1 to `max` characters, no control characters. */
-export function checkName(value: string, field: string, violations: Violations, max = 200): string {
+export function checkName(value: string, field: string, violations: Violations, max = maxNameLength): string {
   const name = value.trim();
   if (name.length === 0) violations.add(field, "is required");
   else if (codePoints(name) > max) violations.add(field, `must be at most ${max} characters`);

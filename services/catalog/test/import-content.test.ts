@@ -394,6 +394,57 @@ describe("catalog: ImportContent (content documents)", () => {
     expect((await contentOf(projectId)).testCases).to.deep.equal([]);
   });
 
+  it("refuses a plan of more test cases than a run holds at once, and an over-long reference without repeating it", async () => {
+    const projectId = await newProject();
+    // ~1.3 MB of short references: within every byte bound, and unresolved each one.
+    const references = Array.from({ length: 200_000 }, (_, i) => `missing ${i % 1000}`);
+    const long = "x".repeat(100_000);
+    const { violations, message } = await refused(
+      importing(projectId, {
+        testPlans: [
+          { name: "huge", description: "", testCases: references },
+          { name: "long", description: "", testCases: [long] },
+        ],
+      }),
+    );
+    expect(violations).to.deep.equal([
+      "test_plans[0].test_cases: must hold at most 500 test cases (got 200000)",
+      "test_plans[1].test_cases[0]: must be at most 200 characters: a test case's id or name",
+    ]);
+    expect(message).to.not.include(long);
+    expect((await contentOf(projectId)).testPlans).to.deep.equal([]);
+  });
+
+  it("lists at most 100 problems, and says how many there are", async () => {
+    const projectId = await newProject();
+    const error = await rejects(
+      importing(projectId, { testCases: Array.from({ length: 500 }, () => testCase(" ")) }),
+      Code.InvalidArgument,
+    );
+    const listed = error.findDetails(FieldViolationsSchema).flatMap((d) => d.violations);
+    expect(listed.map((v) => `${v.field}: ${v.description}`)).to.deep.equal(
+      Array.from({ length: 100 }, (_, i) => `test_cases[${i}].name: is required`),
+    );
+    expect(error.rawMessage).to.equal(
+      'test_cases[0] "": name: is required (500 problems; the first 100 are in the FieldViolations detail)',
+    );
+    // CreateTestCase's refusals are bounded the same way.
+    const tags = await rejects(
+      catalog.createTestCase({
+        actor: editor,
+        projectId,
+        name: "t",
+        tags: Array(100_000).fill(""),
+        steps: [httpStep()],
+      }),
+      Code.InvalidArgument,
+    );
+    expect(tags.findDetails(FieldViolationsSchema).flatMap((d) => d.violations)).to.have.length(100);
+    expect(tags.rawMessage).to.equal(
+      "tags[0]: must not be empty (and 99999 more; the first 100 are in the FieldViolations detail)",
+    );
+  });
+
   it("needs change rights: a Viewer's import is refused, preview or not", async () => {
     const projectId = await newProject();
     for (const dryRun of [true, false]) {

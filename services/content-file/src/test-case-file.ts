@@ -79,13 +79,54 @@ export function testCasesFromFile(document: unknown): TestCaseInput[] {
 
 /** The document a file's text holds, as plain values. */
 export function parseDocument(text: string, format: FileFormat): unknown {
+  let document: unknown;
   try {
-    if (format === "json") return JSON.parse(text);
-    return parseYaml(text);
+    document = format === "json" ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
     // Parser messages quote the position and a bit of the line: the file is the writer's own.
     throw InputError.ofDocument(`not valid ${format === "json" ? "JSON" : "YAML"}: ${firstLine(error)}`);
   }
+  // Without aliases a document holds less text than it is long: the bound applies to what they add.
+  if (format === "yaml") checkAliases(document, Math.max(maxExpandedCharacters, 2 * text.length));
+  return document;
+}
+
+/**
+ * The most text (characters of keys and strings, plus one per value) a YAML document may expand
+ * to through its aliases: 32 MiB, what the console reads of a file (or twice the file's length, which
+ * a document without aliases never comes near). A content document holds at
+ * most 8 MiB of items (docs/runs.md), so no document that could be imported comes near it.
+ */
+export const maxExpandedCharacters = 32 * 1024 * 1024;
+
+/**
+ * Refuses what YAML aliases can make of a small file: a value that holds itself (`&a [*a]`: reading
+ * it would recurse without end) and one small value repeated until the document is gigabytes (the
+ * yaml library bounds how many nodes aliases add, not how much text they repeat). Walks the
+ * document as its readers will, stopping as soon as it is too large.
+ */
+function checkAliases(document: unknown, limit: number): void {
+  let budget = limit;
+  const holding = new Set<object>();
+  const walk = (value: unknown): void => {
+    budget -= typeof value === "string" ? value.length + 1 : 1;
+    if (budget < 0)
+      throw InputError.ofDocument(
+        `not valid YAML: its aliases expand it to more than ${limit} characters of text (a document holds at most 8 MiB of items)`,
+      );
+    if (typeof value !== "object" || value === null) return;
+    if (holding.has(value))
+      throw InputError.ofDocument(
+        "not valid YAML: an alias refers to a value that holds it (a value cannot hold itself)",
+      );
+    holding.add(value);
+    for (const [key, entry] of Object.entries(value)) {
+      budget -= key.length;
+      walk(entry);
+    }
+    holding.delete(value);
+  };
+  walk(document);
 }
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0];

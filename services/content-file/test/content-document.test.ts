@@ -7,6 +7,7 @@ import {
   type StoredTestPlan,
   writeContentDocument,
 } from "../src/content-document.js";
+import { InputError } from "../src/input.js";
 import { stepFromFile } from "../src/steps.js";
 import { parseTestCaseFile } from "../src/test-case-file.js";
 
@@ -209,6 +210,32 @@ describe("content-file: content documents (a project's test cases and plans)", (
         errorOf(() => readContentDocument(text, "yaml")),
         text,
       ).to.equal(message);
+  });
+
+  it("reads YAML anchors and aliases, but refuses an alias of itself and aliases that multiply a small file", () => {
+    const shared =
+      "testCases:\n  - name: a\n    steps: [&call {name: s, http: {method: GET, path: /}}]\n  - name: b\n    steps: [*call]\n";
+    expect(readContentDocument(shared, "yaml").testCases.map((c) => c.steps.length)).to.deep.equal([1, 1]);
+    // A JSON body that holds itself: without the check, a RangeError (stack overflow), not an InputError.
+    const circular =
+      "testCases:\n  - name: a\n    steps: [{name: s, http: {method: POST, path: /, json: &body {a: *body}}}]\n";
+    expect(() => readContentDocument(circular, "yaml"))
+      .to.throw(InputError)
+      .with.property(
+        "message",
+        "not valid YAML: an alias refers to a value that holds it (a value cannot hold itself)",
+      );
+    // 2 MB of text aliased 20 times: 40 MB to hold and encode, more than any document may hold.
+    const big = "x".repeat(2_000_000);
+    let text = `testCases:\n  - name: c\n    steps: [{name: s, http: {method: POST, path: /, raw: &big "${big}"}}]\n`;
+    for (let i = 0; i < 20; i++)
+      text += `  - name: c${i}\n    steps: [{name: s, http: {method: POST, path: /, raw: *big}}]\n`;
+    expect(() => readContentDocument(text, "yaml"))
+      .to.throw(InputError)
+      .with.property(
+        "message",
+        "not valid YAML: its aliases expand it to more than 33554432 characters of text (a document holds at most 8 MiB of items)",
+      );
   });
 
   it("refuses a file of test cases alone, saying how to make it a document", () => {

@@ -14,6 +14,7 @@ import { authorizeProject } from "../access.js";
 import { Violations } from "../errors.js";
 import { type TestCaseRow, type TestPlanRow, testCaseColumns, testPlanColumns } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
+import { codePoints, maxNameLength } from "../validate.js";
 import { type Changer, changerOf } from "../versions.js";
 import type { Deps, Handlers } from "./context.js";
 import { changeTestCase, checkTestCase, insertTestCase, type TestCaseFields } from "./test-cases.js";
@@ -22,6 +23,7 @@ import {
   checkCaseIds,
   checkTestPlan,
   insertTestPlan,
+  maxCases,
   type TestPlanFields,
 } from "./test-plans.js";
 
@@ -79,7 +81,7 @@ export function importContentHandlers({ db }: Deps): Handlers {
             const field = `test_plans[${index}]`;
             return {
               ...item(field, `testPlans[${index}]`, given.id, checkTestPlan(given, `${field}.`, violations)),
-              references: given.testCases,
+              references: checkReferenceCount(given.testCases, `${field}.test_cases`, violations),
               resolved: [],
             };
           });
@@ -120,8 +122,26 @@ function checkCounts(req: ImportContentRequest, violations: Violations): boolean
   return !violations.empty;
 }
 
-/** Whether a violation was added under an item's path. */
+/**
+ * A plan's references, or none past the bound of a plan: those are not resolved one by one (a
+ * document of 8 MiB holds millions of short references).
+ */
+function checkReferenceCount(
+  references: readonly string[],
+  field: string,
+  violations: Violations,
+): readonly string[] {
+  if (references.length <= maxCases) return references;
+  violations.add(field, `must hold at most ${maxCases} test cases (got ${references.length})`);
+  return [];
+}
+
+/**
+ * Whether a violation was added under an item's path. When more were added than are listed, any
+ * item may have one: each is taken to have a problem.
+ */
 const hasProblem = (violations: Violations, field: string) =>
+  violations.truncated ||
   violations.list.some(
     (v) => v.field === field || v.field.startsWith(`${field}.`) || v.field.startsWith(`${field}[`),
   );
@@ -328,6 +348,11 @@ function resolveReferences(
         violations.add(at, "must not be empty: a test case's id or name");
         return unresolved;
       }
+      // Longer than any name or id: refused without quoting it back.
+      if (codePoints(reference) > maxNameLength) {
+        violations.add(at, `must be at most ${maxNameLength} characters: a test case's id or name`);
+        return unresolved;
+      }
       if (ids.has(reference)) return reference;
       const found = after.filter((testCase) => testCase.key === key);
       const [only] = found;
@@ -418,6 +443,10 @@ function responseOf(
  * INVALID_ARGUMENT with every violation, items in document order, and what the import would do
  * with the items that have none. The message names the first bad item and its first problem.
  */
+/** A name as the refusal's message quotes it: an item's name may be the problem (too long). */
+const clip = (name: string) =>
+  codePoints(name) > maxNameLength ? `${[...name].slice(0, maxNameLength).join("")}…` : name;
+
 function refusal(
   violations: Violations,
   response: ImportContentResponse,
@@ -433,12 +462,13 @@ function refusal(
   const [first] = list;
   const owner = items.find((i) => first?.field.startsWith(`${i.field}.`));
   const problem = owner
-    ? `${owner.field} "${owner.fields.name}": ${first?.field.slice(owner.field.length + 1)}: ${first?.description}`
+    ? `${owner.field} "${clip(owner.fields.name)}": ${first?.field.slice(owner.field.length + 1)}: ${first?.description}`
     : `${first?.field}: ${first?.description}`;
   const bad = new Set(list.map((v) => /^test_(cases|plans)\[\d+\]/.exec(v.field)?.[0] ?? v.field)).size;
+  const where = violations.truncated ? "" : ` in ${bad === 1 ? "1 item" : `${bad} items`}`;
   const more =
-    list.length > 1
-      ? ` (${list.length} problems in ${bad === 1 ? "1 item" : `${bad} items`}; each is in the FieldViolations detail)`
+    violations.count > 1
+      ? ` (${violations.count} problems${where}; ${violations.truncated ? `the first ${list.length} are` : "each is"} in the FieldViolations detail)`
       : "";
   return new ConnectError(`${problem}${more}`, Code.InvalidArgument, undefined, [
     { desc: FieldViolationsSchema, value: { violations: list } },

@@ -3345,7 +3345,8 @@ export const PermissionSchema: GenEnum<Permission> = /*@__PURE__*/
  */
 export enum ItemOutcome {
   /**
-   * Not known: the item has a problem (see the FieldViolations detail).
+   * Not known: the item has a problem (see the FieldViolations detail), or more problems were
+   * found than the detail lists (100), so no item is judged.
    *
    * @generated from enum value: ITEM_OUTCOME_UNSPECIFIED = 0;
    */

@@ -101,7 +101,8 @@ export const InsufficientCreditsSchema: GenMessage<InsufficientCredits> = /*@__P
  */
 export type FieldViolations = Message<"testrun.common.v1.FieldViolations"> & {
   /**
-   * Every violation found, in field order. At least one.
+   * The violations found, in field order: at least one, at most 100. Past 100 the rest are only
+   * counted, and the status message says how many there are.
    *
    * @generated from field: repeated testrun.common.v1.FieldViolation violations = 1;
    */
