@@ -61,23 +61,25 @@ export interface CurrentVersion {
  */
 export function editConflict(what: string, expected: number, current: CurrentVersion): ConnectError {
   const changedBy = changedByToProto(current.updated_by);
-  return new ConnectError(
-    `${what} was changed by ${describeChanger(changedBy)} at ${current.updated_at.toISOString()}; ` +
-      `this save was made on version ${expected}, it is now version ${current.version}`,
-    Code.Aborted,
-    undefined,
-    [
-      {
-        desc: EditConflictSchema,
-        value: {
-          expectedVersion: expected,
-          currentVersion: current.version,
-          changedBy,
-          changedAt: timestampFromDate(current.updated_at),
-        },
+  // A version from the future was never read from the catalog: say so, rather than name someone
+  // who changed nothing since.
+  const message =
+    expected > current.version
+      ? `${what} has no version ${expected}: it is at version ${current.version}, stored by ` +
+        `${describeChanger(changedBy)} at ${current.updated_at.toISOString()}; read it again and save on that version`
+      : `${what} was changed by ${describeChanger(changedBy)} at ${current.updated_at.toISOString()}; ` +
+        `this save was made on version ${expected}, it is now version ${current.version}`;
+  return new ConnectError(message, Code.Aborted, undefined, [
+    {
+      desc: EditConflictSchema,
+      value: {
+        expectedVersion: expected,
+        currentVersion: current.version,
+        changedBy,
+        changedAt: timestampFromDate(current.updated_at),
       },
-    ],
-  );
+    },
+  ]);
 }
 
 /** The conflict when `expected` is set and is not the current version; undefined otherwise. */

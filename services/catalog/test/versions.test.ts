@@ -326,6 +326,20 @@ describe("catalog: versions of test cases and plans", () => {
       expect(badExpected.findDetails(FieldViolationsSchema)[0]?.violations.map((v) => v.field)).to.deep.equal(
         ["expected_version"],
       );
+      // A version it never had is not "changed by" anyone since: the message says it does not exist.
+      const future = await conflictOf(
+        catalog.updateTestCase({
+          actor: editor,
+          projectId: seed.projectId,
+          testCaseId: created.id,
+          name: "x",
+          expectedVersion: 2_147_483_647,
+        }),
+      );
+      expect(future.message).to.match(
+        new RegExp(`^test case ${created.id} has no version 2147483647: it is at version \\d+, stored by `),
+      );
+      expect(future.detail.expectedVersion).to.equal(2_147_483_647);
       await rejects(getCase(newId("tc"), 1), Code.NotFound);
     });
 
@@ -564,7 +578,7 @@ describe("catalog: versions of test cases and plans", () => {
       const plan = await catalog.getTestPlan({ actor: editor, projectId, testPlanId: planId, version: 1 });
       expect(plan.testPlan).to.include({ name: "old plan", version: 1 });
       expect(plan.testPlan?.testCaseIds).to.deep.equal([caseId]);
-      // A save on version 1 names nobody, and the next save is version 2.
+      // A save on a version it never had names nobody, and the next save is version 2.
       const refused = await conflictOf(
         catalog.updateTestCase({
           actor: editor,
@@ -575,7 +589,7 @@ describe("catalog: versions of test cases and plans", () => {
         }),
       );
       expect(refused.message).to.equal(
-        `test case ${caseId} was changed by someone (not recorded) at ${then.toISOString()}; this save was made on version 5, it is now version 1`,
+        `test case ${caseId} has no version 5: it is at version 1, stored by someone (not recorded) at ${then.toISOString()}; read it again and save on that version`,
       );
       const saved = await catalog.updateTestCase({
         actor: editor,
