@@ -7,10 +7,9 @@ import { useQueryClient } from "@tanstack/react-query";
 import type { TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useNavigate } from "react-router";
-import { editConflictOf } from "../api";
 import { plural } from "../format";
-import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
-import { DeleteConflict } from "./EditConflictDialog";
+import { Dialog, type DialogProps } from "./Dialog";
+import { DeleteActions } from "./EditConflictDialog";
 
 export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { plan: TestPlan }) {
   const navigate = useNavigate();
@@ -20,7 +19,6 @@ export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { pl
     remove.reset();
     onClose();
   };
-  const conflict = editConflictOf(remove.error);
   const confirm = () =>
     remove.mutate(
       { projectId: plan.projectId, testPlanId: plan.id, expectedVersion: plan.version },
@@ -52,28 +50,17 @@ export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { pl
           </li>
           <li>Pipelines and agents that start it by name or id get “not found” (404) from now on.</li>
         </ul>
-        {conflict ? (
-          <DeleteConflict
-            conflict={conflict}
-            onCancel={close}
-            onLook={() => {
-              close();
-              void queryClient.invalidateQueries();
-            }}
-          />
-        ) : (
-          <>
-            <ErrorNotice error={remove.error} />
-            <DialogActions
-              onCancel={close}
-              label="Delete test plan"
-              busyLabel="Deleting…"
-              busy={remove.isPending}
-              danger
-              onConfirm={confirm}
-            />
-          </>
-        )}
+        <DeleteActions
+          error={remove.error}
+          label="Delete test plan"
+          busy={remove.isPending}
+          onConfirm={confirm}
+          onCancel={close}
+          onLook={() => {
+            close();
+            void queryClient.invalidateQueries();
+          }}
+        />
       </div>
     </Dialog>
   );

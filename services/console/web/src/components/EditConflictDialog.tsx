@@ -5,8 +5,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { EditConflict } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { useEffect, useId, useRef, useState } from "react";
-import { messageOf } from "../api";
-import { Dialog, DialogActions } from "./Dialog";
+import { editConflictOf, messageOf } from "../api";
+import { Dialog, DialogActions, ErrorNotice } from "./Dialog";
 import { changedByName } from "./Version";
 
 const clock = new Intl.DateTimeFormat("en", { timeStyle: "short" });
@@ -207,6 +207,44 @@ export function DeleteConflict({
         busyLabel="Reading…"
         busy={false}
         onConfirm={onLook}
+      />
+    </>
+  );
+}
+
+/**
+ * The end of a delete dialog (test case, test plan): a delete refused on an old version says who
+ * and when (DeleteConflict); any other failure shows above the buttons, Delete and Cancel.
+ */
+export function DeleteActions({
+  error,
+  label,
+  busy,
+  onConfirm,
+  onCancel,
+  onLook,
+}: {
+  /** The delete's failure, if any. */
+  error: unknown;
+  label: string;
+  busy: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+  /** After a conflict: read the current version again and close. */
+  onLook: () => void;
+}) {
+  const conflict = editConflictOf(error);
+  if (conflict) return <DeleteConflict conflict={conflict} onCancel={onCancel} onLook={onLook} />;
+  return (
+    <>
+      <ErrorNotice error={error} />
+      <DialogActions
+        onCancel={onCancel}
+        label={label}
+        busyLabel="Deleting…"
+        busy={busy}
+        danger
+        onConfirm={onConfirm}
       />
     </>
   );

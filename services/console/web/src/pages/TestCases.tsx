@@ -9,10 +9,10 @@ import type { TestCase as TestCaseMessage, TestPlan } from "@testrun/gen/testrun
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { lazy, type ReactNode, Suspense, useDeferredValue, useState } from "react";
 import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router";
-import { editConflictOf, isNotFound, messageOf } from "../api";
+import { isNotFound, messageOf } from "../api";
 import { DataTable } from "../components/DataTable";
-import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
-import { DeleteConflict } from "../components/EditConflictDialog";
+import { Dialog, ErrorNotice } from "../components/Dialog";
+import { DeleteActions } from "../components/EditConflictDialog";
 import { Fact, Facts } from "../components/Facts";
 import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, Loading, NotFound, QueryView } from "../components/States";
@@ -503,7 +503,6 @@ function DeleteTestCaseDialog({
     remove.reset();
     onClose();
   };
-  const conflict = editConflictOf(remove.error);
   const confirm = () =>
     remove.mutate(
       { projectId, testCaseId: testCase?.id ?? "", expectedVersion: testCase?.version },
@@ -541,28 +540,17 @@ function DeleteTestCaseDialog({
             this test case again.
           </li>
         </ul>
-        {conflict ? (
-          <DeleteConflict
-            conflict={conflict}
-            onCancel={close}
-            onLook={() => {
-              close();
-              void queryClient.invalidateQueries();
-            }}
-          />
-        ) : (
-          <>
-            <ErrorNotice error={remove.error} />
-            <DialogActions
-              onCancel={close}
-              label="Delete test case"
-              busyLabel="Deleting…"
-              busy={remove.isPending}
-              danger
-              onConfirm={confirm}
-            />
-          </>
-        )}
+        <DeleteActions
+          error={remove.error}
+          label="Delete test case"
+          busy={remove.isPending}
+          onConfirm={confirm}
+          onCancel={close}
+          onLook={() => {
+            close();
+            void queryClient.invalidateQueries();
+          }}
+        />
       </div>
     </Dialog>
   );
