@@ -101,7 +101,7 @@ describe("console test case editor in a browser", function () {
       // Step 1: the demo target is up.
       const health = stepAt(page, 0);
       await health.getByLabel("Step name").fill("health");
-      // No leading "/": the catalog refuses it at this field (kept until the save below).
+      // No leading "/": the catalog refuses it at this field (shown until the field is changed).
       await health.getByLabel("Path").fill("health");
       await health.getByLabel("Expected status").fill("200");
       const checks = await openSection(health, "More checks on the response");
