@@ -45,6 +45,20 @@ export async function errorAt(input: Locator): Promise<string> {
   return (await error.textContent()) ?? "";
 }
 
+/**
+ * Fails when the input shows an error: marked invalid, or described by a field error (as a field
+ * is once its refused value was changed).
+ */
+export async function expectNoErrorAt(input: Locator): Promise<void> {
+  expect(await input.getAttribute("aria-invalid"), "marked invalid").to.equal(null);
+  const ids = ((await input.getAttribute("aria-describedby")) ?? "").split(" ").filter(Boolean);
+  for (const id of ids)
+    expect(
+      await input.page().locator(`[id="${id}"]`).getAttribute("class"),
+      "described by an error",
+    ).not.to.equal("field-error");
+}
+
 /** Fails when the page is wider than its viewport (something overflows sideways). */
 export async function horizontalOverflow(page: Page): Promise<number> {
   // A string, evaluated in the page: this file is compiled without the DOM's types.

@@ -8,7 +8,7 @@ import { createCliContext, createKey } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
-import { errorAt, shot, viewports } from "./browser.js";
+import { errorAt, expectNoErrorAt, shot, viewports } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { addCases, type TestProject } from "./pipeline.js";
@@ -40,7 +40,14 @@ describe("console authoring in a browser", function () {
       expect(await errorAt(name)).to.equal("Is required.");
       await shot(page, "project-create-error", width);
       const projectName = `Checkout ${width}`;
+      // The error is about the value refused: gone once the name is typed, back if it is emptied.
       await name.fill(projectName);
+      await expectNoErrorAt(name);
+      expect(await dialog.locator(".field-error").count()).to.equal(0);
+      await name.fill("");
+      expect(await errorAt(name)).to.equal("Is required.");
+      await name.fill(projectName);
+      await expectNoErrorAt(name);
       await dialog.getByLabel(/Description/).fill("The shop's checkout, end to end.");
       await dialog.getByRole("button", { name: "Create project" }).click();
       await page.getByRole("heading", { name: projectName, level: 1 }).waitFor();
@@ -71,6 +78,8 @@ describe("console authoring in a browser", function () {
       await shot(page, "project-rename-error", width);
       const renamed = `${projectName} renamed`;
       await rename.getByLabel("Name", { exact: true }).fill(renamed);
+      await expectNoErrorAt(rename.getByLabel("Name", { exact: true }));
+      expect(await rename.locator(".field-error").count()).to.equal(0);
       await rename.getByRole("button", { name: "Save" }).click();
       await page.getByRole("heading", { name: renamed, level: 1 }).waitFor();
 
@@ -130,6 +139,8 @@ describe("console authoring in a browser", function () {
       expect(await dialog.getByLabel("Name", { exact: true }).getAttribute("aria-invalid")).to.equal(null);
       await shot(page, "environment-base-url-error", width);
       await baseUrl.fill("https://staging.example.com/api/");
+      await expectNoErrorAt(baseUrl);
+      expect(await dialog.locator(".field-error").count()).to.equal(0);
       await dialog.getByRole("button", { name: "Create environment" }).click();
       const row = page.getByRole("row", { name: new RegExp(envName) });
       await row.waitFor();
@@ -154,6 +165,9 @@ describe("console authoring in a browser", function () {
       );
       await shot(page, "environment-edit-error", width);
       await edit.getByLabel("Base URL").fill("https://staging-2.example.com");
+      await expectNoErrorAt(edit.getByLabel("Base URL"));
+      expect(await edit.locator(".field-error").count()).to.equal(0);
+      await shot(page, "environment-edit-error-fixed", width);
       await edit.getByRole("button", { name: "Save" }).click();
       await row.getByText("https://staging-2.example.com", { exact: true }).waitFor();
 
@@ -214,6 +228,9 @@ describe("console authoring in a browser", function () {
       expect(await errorAt(dialog.getByLabel("Name", { exact: true }))).to.match(
         /already has a variable named/,
       );
+      await dialog.getByLabel("Name", { exact: true }).fill(`${variable}_2`);
+      await expectNoErrorAt(dialog.getByLabel("Name", { exact: true }));
+      expect(await dialog.locator(".field-error").count()).to.equal(0);
       await dialog.getByRole("button", { name: "Cancel" }).click();
 
       await row.getByRole("button", { name: `Set new value of ${variable}` }).click();

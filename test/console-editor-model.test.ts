@@ -15,7 +15,11 @@ import {
   draftOfCase,
 } from "../services/console/web/src/editor/kinds.js";
 import { referencesIn, referenceWarnings } from "../services/console/web/src/editor/references.js";
-import { fieldOfPath, violationMessages } from "../services/console/web/src/editor/violations.js";
+import {
+  fieldOfPath,
+  stillAtSentValues,
+  violationMessages,
+} from "../services/console/web/src/editor/violations.js";
 
 /** A case with every field of the HTTP step format set somewhere (docs/runs.md). */
 const file = {
@@ -322,6 +326,34 @@ describe("console editor: the catalog's FieldViolations at the form's fields", (
     const { fields } = violationMessages([violation("steps[1].http.request.path", "x")], d);
     // The draft on screen now has the steps the other way round; the error is keyed by the step.
     expect([...fields.keys()]).to.deep.equal([`${upload?.key}:request.path`]);
+  });
+
+  it("keeps an error only while its field holds what was sent, wherever its step moved", () => {
+    const d = sent();
+    const [login, upload] = d.steps;
+    if (!login || !upload) throw new Error("no steps");
+    const { fields } = violationMessages(
+      [
+        violation("name", "is required"),
+        violation("steps[0].http.expect.status[2]", "must be 100 to 599"),
+        violation('steps[0].http.save["token"]', "is not a JSON path"),
+        violation("steps[1].http.request.path", 'must start with "/"'),
+      ],
+      d,
+    );
+    const current = structuredClone(d);
+    current.steps.reverse();
+    expect([...stillAtSentValues(fields, d, current).keys()], "only moved").to.have.length(4);
+    const movedLogin = current.steps.find((step) => step.key === login.key);
+    if (!movedLogin) throw new Error("no step");
+    movedLogin.draft.expect.status = "200";
+    const savedRow = movedLogin.draft.save[0];
+    if (savedRow) savedRow.value = "$.access_token";
+    current.name = "Renamed";
+    expect([...stillAtSentValues(fields, d, current).keys()]).to.deep.equal([`${upload.key}:request.path`]);
+    // Back to the refused value: the error is back.
+    movedLogin.draft.expect.status = login.draft.expect.status;
+    expect([...stillAtSentValues(fields, d, current).keys()]).to.include(`${login.key}:expect.status`);
   });
 });
 

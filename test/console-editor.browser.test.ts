@@ -11,7 +11,7 @@ import { expect } from "chai";
 import type { Locator, Page } from "playwright-core";
 import { demoCredentials } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
-import { horizontalOverflow, screenshot, viewports } from "./browser.js";
+import { expectNoErrorAt, horizontalOverflow, screenshot, viewports } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { addCases, type TestProject } from "./pipeline.js";
@@ -101,7 +101,7 @@ describe("console test case editor in a browser", function () {
       // Step 1: the demo target is up.
       const health = stepAt(page, 0);
       await health.getByLabel("Step name").fill("health");
-      // No leading "/": the catalog refuses it at this field (kept until the save below).
+      // No leading "/": the catalog refuses it at this field (shown until the field is changed).
       await health.getByLabel("Path").fill("health");
       await health.getByLabel("Expected status").fill("200");
       const checks = await openSection(health, "More checks on the response");
@@ -174,8 +174,15 @@ describe("console test case editor in a browser", function () {
       expect(await isFocused(path)).to.equal(true);
       expect(await page.locator(".notice-error").count()).to.equal(0);
       await shot(page, "editor-errors", width);
+      // Each error goes once its own field is changed; the other stays until its field is.
       await path.fill("/health");
+      await expectNoErrorAt(path);
+      expect(await errorAt(login.getByLabel("Timeout (ms)"))).to.equal(
+        "Must be 0 (the default, 10000) or 1 to 120000.",
+      );
       await login.getByLabel("Timeout (ms)").fill("5000");
+      await expectNoErrorAt(login.getByLabel("Timeout (ms)"));
+      expect(await page.locator(".field-error").count()).to.equal(0);
       await page.getByRole("button", { name: "Create test case" }).click();
 
       await page.getByRole("heading", { name: caseName, level: 1 }).waitFor();
@@ -337,7 +344,13 @@ describe("console test case editor in a browser", function () {
     expect(await stepNames(page)).to.deep.equal(["first", "second", "third"]);
     const moved = stepAt(page, 0).getByLabel("Expected status");
     expect(await errorAt(moved)).to.equal("“700”: Must be 100 to 599.");
+    // Changed, the error goes; changed back to what was refused, it is back, at the moved step.
     await moved.fill("200");
+    await expectNoErrorAt(moved);
+    await moved.fill("200, 700");
+    expect(await errorAt(moved)).to.equal("“700”: Must be 100 to 599.");
+    await moved.fill("200");
+    await expectNoErrorAt(moved);
     await page.getByRole("button", { name: "Move step 1 down" }).click();
     expect(await stepNames(page)).to.deep.equal(["second", "first", "third"]);
     await page.getByRole("button", { name: "Save test case" }).click();

@@ -11,7 +11,7 @@ import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { expect } from "chai";
 import type { Locator, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { errorAt, shot, viewports } from "./browser.js";
+import { errorAt, expectNoErrorAt, shot, viewports } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { addCases, getCase, newProject, type TestProject } from "./pipeline.js";
@@ -74,6 +74,9 @@ describe("console test plans in a browser", function () {
 
       const planName = `Smoke ${width}`;
       await name.fill(planName);
+      await expectNoErrorAt(name);
+      expect(await page.locator(".field-error").count()).to.equal(0);
+      await shot(page, "plan-name-required-fixed", width);
       await page.getByLabel(/Description/).fill("Every deploy, before traffic moves.");
       // Picked in this order; the search narrows the list to what matches.
       for (const picked of ["Login", "Search"]) await pick(picker, picked).check();
@@ -184,6 +187,8 @@ describe("console test plans in a browser", function () {
       await shot(page, "plan-edit-name-too-long", width);
 
       await name.fill(`Nightly ${width} renamed`);
+      await expectNoErrorAt(name);
+      expect(await page.locator(".field-error").count()).to.equal(0);
       await page.getByLabel(/Description/).fill("Runs every night against staging.");
       await page.getByRole("button", { name: "Save test plan" }).click();
       await page.getByRole("heading", { name: `Nightly ${width} renamed`, level: 1 }).waitFor();

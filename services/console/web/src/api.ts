@@ -7,6 +7,7 @@ import {
   FieldViolationsSchema,
   InsufficientCreditsSchema,
 } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { stillAsSent } from "./as-sent";
 import { count, plural, sentence } from "./format";
 
 /** ConsoleService, same origin, under /api (JSON: readable in the browser's network panel). */
@@ -61,20 +62,46 @@ export function goToSignIn(error?: unknown): void {
 
 /** A failed save as a form shows it: each error at its field, and what belongs to no field above the buttons. */
 export interface FormErrors {
-  /** The catalog's description of what is wrong with a field (`name`, `base_url`…), if anything. */
+  /**
+   * The catalog's description of what is wrong with a field (`name`, `base_url`…), if anything,
+   * while the field still holds the value that was refused.
+   */
   at: (field: string) => string | undefined;
   /** What no field of the form shows (an unknown field, a refusal, a failure); undefined if none. */
   other: string | undefined;
 }
 
+/** A save as a form made it: the failure, if any, and what was sent (a mutation's `variables`). */
+export interface SaveAttempt {
+  error: unknown;
+  variables?: unknown;
+}
+
+/** A catalog field path (`base_url`, `test_case_ids.ids`) in the request as sent (`baseUrl`, `testCaseIds.ids`). */
+function sentAt(variables: unknown, path: string): unknown {
+  let value = variables;
+  for (const part of path.split(".")) {
+    const key = part.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase());
+    value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+  }
+  return value;
+}
+
 /**
  * Splits a failed save by field: the catalog's INVALID_ARGUMENT carries a FieldViolations detail
- * naming each bad field, and an ALREADY_EXISTS is about the name (`nameField`). Only the fields the
- * form has are taken; everything else is `other`, so nothing the service said goes unshown.
+ * naming each bad field, and an ALREADY_EXISTS is about the name (`nameField`). `current` holds
+ * each field the form has, by the catalog's name, with the value it holds now: an error stays at
+ * its field only while that is the value sent (as-sent.ts). Violations of fields the form does
+ * not have are `other`, so nothing the service said goes unshown.
  */
-export function formErrors(error: unknown, fields: readonly string[], nameField = "name"): FormErrors {
-  if (!error) return { at: () => undefined, other: undefined };
-  const failure = errorOf(error);
+export function formErrors(
+  save: SaveAttempt,
+  current: Readonly<Record<string, unknown>>,
+  nameField = "name",
+): FormErrors {
+  if (!save.error) return { at: () => undefined, other: undefined };
+  const failure = errorOf(save.error);
+  const fields = Object.keys(current);
   const byField = new Map<string, string>();
   for (const detail of failure.findDetails(FieldViolationsSchema))
     for (const violation of detail.violations)
@@ -86,7 +113,12 @@ export function formErrors(error: unknown, fields: readonly string[], nameField 
     .findDetails(FieldViolationsSchema)
     .some((detail) => detail.violations.some((violation) => !fields.includes(violation.field)));
   return {
-    at: (field) => byField.get(field),
+    at: (field) =>
+      save.variables === undefined || stillAsSent(sentAt(save.variables, field), current[field])
+        ? byField.get(field)
+        : undefined,
+    // Decided by what was refused, not by what is still shown: a fixed field does not turn its
+    // error into a notice above the buttons.
     other: byField.size === 0 || unshown ? messageOf(failure) : undefined,
   };
 }

@@ -7,7 +7,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type FormEvent, useRef, useState } from "react";
 import { useNavigate } from "react-router";
-import { formErrors } from "../api";
+import { formErrors, type SaveAttempt } from "../api";
 import { plural } from "../format";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
 import { Field, useFocusOnError } from "./Field";
@@ -21,15 +21,15 @@ function ProjectFields({
   description,
   setName,
   setDescription,
-  error,
+  save,
 }: {
   name: string;
   description: string;
   setName: (name: string) => void;
   setDescription: (description: string) => void;
-  error: unknown;
+  save: SaveAttempt;
 }) {
-  const errors = formErrors(error, ["name", "description"]);
+  const errors = formErrors(save, { name, description });
   return (
     <>
       <Field label="Name" hint={nameHint} error={errors.at("name")} required>
@@ -55,7 +55,7 @@ function ProjectFields({
           />
         )}
       </Field>
-      {errors.other && <ErrorNotice error={error} />}
+      {errors.other && <ErrorNotice error={save.error} />}
     </>
   );
 }
@@ -99,7 +99,7 @@ export function CreateProjectDialog({
           description={description}
           setName={setName}
           setDescription={setDescription}
-          error={create.error}
+          save={create}
         />
         <DialogActions
           onCancel={close}
@@ -143,7 +143,7 @@ export function EditProjectDialog({ project, open, onClose }: DialogProps & { pr
           description={description}
           setName={setName}
           setDescription={setDescription}
-          error={update.error}
+          save={update}
         />
         <DialogActions onCancel={close} label="Save" busyLabel="Saving…" busy={update.isPending} />
       </form>

@@ -351,6 +351,21 @@ function fieldOf(rest: string, draft: HttpDraft): { field: string; prefix?: stri
   return { field };
 }
 
+/** `request.path` -> draft.path, `expect.status` -> draft.expect.status, `save#2` -> draft.save[2]. */
+function valueAt(field: string, draft: HttpDraft): unknown {
+  const [place = "", row] = field.split("#");
+  const [part, name = ""] = place.split(".");
+  const whole =
+    part === "save"
+      ? draft.save
+      : part === "request" && name in draft
+        ? draft[name as keyof HttpDraft]
+        : part === "expect" && name in draft.expect
+          ? draft.expect[name as keyof HttpDraft["expect"]]
+          : undefined;
+  return row === undefined ? whole : Array.isArray(whole) ? whole[Number(row)] : undefined;
+}
+
 export const httpStep: StepKindLogic<HttpDraft> = {
   label: "HTTP request",
   empty: () => ({
@@ -371,4 +386,5 @@ export const httpStep: StepKindLogic<HttpDraft> = {
   interpolated,
   saves: (draft) => draft.save.map((row) => row.name),
   fieldOf,
+  valueAt,
 };

@@ -60,6 +60,11 @@ export interface StepKindLogic<Draft> {
    * shown as one control (`“700”: `). Undefined when the path is not one of its fields.
    */
   fieldOf(rest: string, draft: Draft): { field: string; prefix?: string } | undefined;
+  /**
+   * What a field of the step (as `fieldOf` names it: `request.path`, `request.headers#1`) holds in
+   * the draft, to tell whether it still holds what a refused save sent.
+   */
+  valueAt(field: string, draft: Draft): unknown;
 }
 
 /** Keys for steps and rows: stable while the list is reordered (React keys, errors' places). */

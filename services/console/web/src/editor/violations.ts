@@ -3,8 +3,10 @@
 // `steps[1].name`, `steps[1].http.request.path`, `steps[0].http.expect.status[2]`,
 // `steps[0].http.save["token"]`; an update names the lists inside their wrappers (`tags.tags[3]`,
 // `steps.steps[1]…`). Indexes are those of the draft that was sent, so each error stays with its
-// step when the steps are reordered afterwards.
+// step when the steps are reordered afterwards; and it stays only while its field still holds what
+// was sent (as-sent.ts).
 import type { FieldViolation } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { stillAsSent } from "../as-sent.js";
 import { sentence } from "../format.js";
 import { type CaseDraft, logicOf } from "./kinds.js";
 import { addMessage, type FieldId, type FieldMessages, stepField } from "./model.js";
@@ -48,4 +50,25 @@ export function violationMessages(
     else unplaced.push(`${violation.field}: ${violation.description}`);
   }
   return { fields, unplaced };
+}
+
+/** What a field of the form (`name`, `tags`, `steps`, `s3:request.path`) holds in a draft. */
+export function valueOfField(draft: CaseDraft, field: FieldId): unknown {
+  if (field === "name" || field === "tags" || field === "steps") return draft[field];
+  const colon = field.indexOf(":");
+  const step = draft.steps.find((candidate) => candidate.key === field.slice(0, colon));
+  if (colon < 0 || !step) return undefined;
+  const inStep = field.slice(colon + 1);
+  return inStep === "name" ? step.name : logicOf(step).valueAt(inStep, step.draft);
+}
+
+/** The messages whose field still holds, in `current`, what was sent in `sent`. */
+export function stillAtSentValues(
+  messages: FieldMessages,
+  sent: CaseDraft,
+  current: CaseDraft,
+): FieldMessages {
+  return new Map(
+    [...messages].filter(([field]) => stillAsSent(valueOfField(sent, field), valueOfField(current, field))),
+  );
 }

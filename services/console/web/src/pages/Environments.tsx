@@ -182,7 +182,7 @@ function EnvironmentDialog({
   const [isDefault, setIsDefault] = useState(environment?.isDefault ?? first);
   const form = useRef<HTMLFormElement>(null);
   useFocusOnError(form, save.error);
-  const errors = formErrors(save.error, ["name", "base_url"]);
+  const errors = formErrors(save, { name, base_url: baseUrl });
   const done = async (saved: Environment | undefined) => {
     await queryClient.invalidateQueries();
     onSaved(environment ? `${saved?.name ?? name} saved.` : `${saved?.name ?? name} created.`);

@@ -23,7 +23,7 @@ import { referenceWarnings } from "../editor/references";
 import { StepsEditor } from "../editor/StepsEditor";
 import { useUnsavedChanges } from "../editor/UnsavedChanges";
 import { useSaveTestCase } from "../editor/useSaveTestCase";
-import { violationMessages } from "../editor/violations";
+import { stillAtSentValues, violationMessages } from "../editor/violations";
 import { plural } from "../format";
 import { useProject } from "../project";
 
@@ -138,7 +138,12 @@ function CaseEditor({
       ),
     [draft, variables.data],
   );
-  const errors: FieldMessages = new Map([...(refused?.fields ?? []), ...problems]);
+  // The catalog's errors stay at the fields still holding what it refused.
+  const stillRefused = useMemo(
+    () => (refused && saver.sent ? stillAtSentValues(refused.fields, saver.sent, draft) : new Map()),
+    [refused, saver.sent, draft],
+  );
+  const errors: FieldMessages = new Map([...stillRefused, ...problems]);
   const said = (field: string): Said => ({ error: errors.get(field), warning: warnings.get(field) });
   const messages = {
     said: (stepKey: string, field: string) => said(`${stepKey}:${field}`),

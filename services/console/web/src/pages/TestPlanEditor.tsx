@@ -126,7 +126,11 @@ function PlanEditor({
   // The catalog names the list `test_case_ids` in CreateTestPlan and `test_case_ids.ids` in
   // UpdateTestPlan (where it is a TestCaseIdList).
   const casesField = plan ? "test_case_ids.ids" : "test_case_ids";
-  const errors = formErrors(save.error, ["name", "description", casesField]);
+  const errors = formErrors(save, {
+    name,
+    description,
+    [casesField]: chosen.map((c) => c.id),
+  });
   const missingCase = caseNotFound(save.error, chosen);
   const gone = missingCase?.testCase;
   const full = chosen.length >= planBound;

@@ -175,7 +175,7 @@ function CreateVariableDialog({
   const [value, setValue] = useState("");
   const form = useRef<HTMLFormElement>(null);
   useFocusOnError(form, create.error);
-  const errors = formErrors(create.error, ["name", "value"]);
+  const errors = formErrors(create, { name, value });
   const typedWrong = nameProblem(name);
   const submit = (event: FormEvent) => {
     event.preventDefault();
