@@ -30,7 +30,7 @@ export const apiReadMaxBytes = 1024 * 1024;
 /**
  * What the methods that carry test cases whole read: as much as the catalog takes in one call
  * (8 MiB). The web app sends them in binary, the catalog's encoding, and checks the size first
- * (web/src/editor/useSaveTestCase.ts, web/src/components/ContentDialogs.tsx).
+ * (web/src/catalog-bound.ts: the editor's saves and the import dialog).
  */
 export const catalogReadMaxBytes = serviceReadMaxBytes;
 
