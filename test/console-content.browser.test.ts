@@ -9,6 +9,7 @@ import { Code } from "@connectrpc/connect";
 import { createCliContext, createTestPlan } from "@testrun/cli";
 import { fileFieldPath, importItemsOf, readContentDocument } from "@testrun/content-file";
 import { ImportContentResponseSchema, ItemOutcome, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { expect } from "chai";
 import type { Locator, Page } from "playwright-core";
@@ -348,5 +349,80 @@ describe("console: test cases and plans as a file (export, import) in a browser"
     expect(bad.findDetails(ImportContentResponseSchema)[0]?.testCases.map((i) => i.path)).to.deep.equal([
       "testCases[0]",
     ]);
+  });
+
+  it("CreateTestCase and UpdateTestCase read up to the catalog's 8 MiB too: a case with two 1 MiB bodies is saved", async () => {
+    const editor = await member("bodies@content.example", Role.EDITOR);
+    const cookie = await signIn(system, editor.id);
+    const client = consoleClient(system, cookie);
+    const projectId = suite.project.projectId;
+    // Two raw bodies at the catalog's 1 MiB per step: about 2 MiB, past the API's 1 MiB.
+    const upload = (name: string, fill: string) => ({
+      name,
+      kind: {
+        case: "http" as const,
+        value: {
+          request: {
+            method: "PUT",
+            path: `/${name}`,
+            body: { case: "raw" as const, value: fill.repeat(1024 * 1024) },
+          },
+        },
+      },
+    });
+    const { testCase } = await client.createTestCase({
+      projectId,
+      name: "Two uploads",
+      steps: [upload("a", "a"), upload("b", "b")],
+    });
+    const rawOf = (step: Step) => {
+      const body = step?.kind.case === "http" ? step.kind.value.request?.body : undefined;
+      return body?.case === "raw" ? body.value : "";
+    };
+    let { steps } = (await client.getTestCase({ projectId, testCaseId: testCase?.id ?? "" })).testCase ?? {
+      steps: [],
+    };
+    expect(steps.map((step) => rawOf(step).length)).to.deep.equal([1024 * 1024, 1024 * 1024]);
+    const updated = await client.updateTestCase({
+      projectId,
+      testCaseId: testCase?.id ?? "",
+      steps: { steps: [upload("c", "c"), upload("a", "a")] },
+      expectedVersion: testCase?.version ?? 0,
+    });
+    ({ steps } = updated.testCase ?? { steps: [] });
+    expect(steps.map((step) => rawOf(step).slice(0, 1))).to.deep.equal(["c", "a"]);
+
+    // Past the catalog's 8 MiB each is refused before being read whole.
+    const post = (method: string, body: string, withCookie = true) =>
+      fetch(`${system.consoleUrl}/api/testrun.console.v1.ConsoleService/${method}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+          ...(withCookie && { cookie }),
+        },
+        body,
+      });
+    const oversized = JSON.stringify({
+      projectId,
+      testCaseId: testCase?.id,
+      name: "x".repeat(8 * 1024 * 1024),
+    });
+    for (const method of ["CreateTestCase", "UpdateTestCase"]) {
+      const answer = await post(method, oversized);
+      expect([method, ((await answer.json()) as { code: string }).code]).to.deep.equal([
+        method,
+        "resource_exhausted",
+      ]);
+      // Without a session nothing is read: the session is asked for before the size is looked at.
+      const anonymous = await post(method, oversized, false);
+      expect([method, anonymous.status, ((await anonymous.json()) as { code: string }).code]).to.deep.equal([
+        method,
+        401,
+        "unauthenticated",
+      ]);
+    }
+    const listed = await client.listTestCases({ projectId, search: "Two uploads" });
+    expect(listed.testCases.map((c) => c.name)).to.deep.equal(["Two uploads"]);
   });
 });

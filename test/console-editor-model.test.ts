@@ -2,10 +2,14 @@
 // catalog's messages and back without loss, the JSON view through @testrun/content-file, `{{NAME}}`
 // references checked against variables and EARLIER steps' saved values, and the catalog's
 // FieldViolation paths put at the form's fields.
-import { create, toJson } from "@bufbuild/protobuf";
+import { create, toBinary, toJson, toJsonString } from "@bufbuild/protobuf";
 import { TestCaseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { FieldViolationSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import {
+  CreateTestCaseRequestSchema,
+  UpdateTestCaseRequestSchema,
+} from "@testrun/gen/testrun/console/v1/console_pb";
 import { expect } from "chai";
 import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/editor/json-view.js";
 import {
@@ -15,6 +19,7 @@ import {
   draftOfCase,
 } from "../services/console/web/src/editor/kinds.js";
 import { referencesIn, referenceWarnings } from "../services/console/web/src/editor/references.js";
+import { saveSizeProblem } from "../services/console/web/src/editor/save-size.js";
 import {
   fieldOfPath,
   stillAtSentValues,
@@ -366,5 +371,55 @@ describe("console editor: a duplicate's name", () => {
     expect(copy).to.match(/^é+… \(copy\)$/);
     expect([...copyName("x".repeat(193))]).to.have.length(200);
     expect(copyName("x".repeat(193))).to.equal(`${"x".repeat(193)} (copy)`);
+  });
+});
+
+describe("console editor: a save's size", () => {
+  const uploads = (bodies: string[]) =>
+    bodies.map((raw, i) =>
+      create(StepSchema, {
+        name: `upload ${i}`,
+        kind: {
+          case: "http",
+          value: { request: { method: "PUT", path: `/f/${i}`, body: { case: "raw", value: raw } } },
+        },
+      }),
+    );
+  const createOf = (bodies: string[]) =>
+    create(CreateTestCaseRequestSchema, { projectId: "p", name: "uploads", steps: uploads(bodies) });
+
+  it("fits up to the catalog's 8 MiB: two 1 MiB bodies are saved from the editor", () => {
+    const request = createOf(["a".repeat(1024 * 1024), "b".repeat(1024 * 1024)]);
+    expect(saveSizeProblem(CreateTestCaseRequestSchema, request)).to.equal(undefined);
+    const update = create(UpdateTestCaseRequestSchema, {
+      projectId: "p",
+      testCaseId: "t",
+      steps: { steps: request.steps },
+      expectedVersion: 3,
+    });
+    expect(saveSizeProblem(UpdateTestCaseRequestSchema, update)).to.equal(undefined);
+  });
+
+  it("is measured as sent, in binary: a body JSON would double still fits", () => {
+    // Quotes are escaped in JSON (two bytes each) but one byte in binary, the catalog's encoding.
+    const request = createOf(Array.from({ length: 7 }, () => '"'.repeat(1024 * 1024)));
+    expect(toJsonString(CreateTestCaseRequestSchema, request).length).to.be.above(14 * 1024 * 1024);
+    expect(saveSizeProblem(CreateTestCaseRequestSchema, request)).to.equal(undefined);
+  });
+
+  it("past 8 MiB is refused before sending, pointing to smaller bodies", () => {
+    const request = createOf(Array.from({ length: 9 }, () => "x".repeat(1_000_000)));
+    expect(toBinary(CreateTestCaseRequestSchema, request).length).to.be.above(8 * 1024 * 1024);
+    expect(saveSizeProblem(CreateTestCaseRequestSchema, request)).to.equal(
+      "This test case is 8.58 MiB as sent; a test case is saved in one message of at most 8 MiB. Make its bodies smaller, or split its steps into several test cases.",
+    );
+    const update = create(UpdateTestCaseRequestSchema, {
+      projectId: "p",
+      testCaseId: "t",
+      steps: { steps: request.steps },
+    });
+    expect(saveSizeProblem(UpdateTestCaseRequestSchema, update)).to.match(
+      /^This test case is 8\.58 MiB as sent;/,
+    );
   });
 });

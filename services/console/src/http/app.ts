@@ -1,5 +1,5 @@
-import type { DescService } from "@bufbuild/protobuf";
-import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { createContextValues, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Router from "@koa/router";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
@@ -22,18 +22,23 @@ import { sameOriginWrites, securityHeaders } from "./security.js";
 export const apiPrefix = "/api";
 
 /**
- * The largest request message the browser API reads (connect's `readMaxBytes`, 4 GiB by default).
- * The console's largest requests are test cases written in the editor, which measures them against
- * this bound before sending (web/src/editor/useSaveTestCase.ts; docs/security.md, "Resource limits").
- * ImportContent alone reads more (importReadMaxBytes).
+ * The largest request message the browser API reads (connect's `readMaxBytes`, 4 GiB by default),
+ * for every method but those of catalogBoundMethods (docs/security.md, "Resource limits").
  */
 export const apiReadMaxBytes = 1024 * 1024;
 
 /**
- * What ImportContent reads: a content document's items, as much as the catalog takes in one call
- * (8 MiB; the web app sends them in binary, the catalog's encoding, and checks the size first).
+ * What the methods that carry test cases whole read: as much as the catalog takes in one call
+ * (8 MiB). The web app sends them in binary, the catalog's encoding, and checks the size first
+ * (web/src/catalog-bound.ts: the editor's saves and the import dialog).
  */
-export const importReadMaxBytes = serviceReadMaxBytes;
+export const catalogReadMaxBytes = serviceReadMaxBytes;
+
+/**
+ * The methods that read up to catalogReadMaxBytes: a test case may hold 1 MiB of body per step, so
+ * the editor's saves and an import are as large as the catalog allows, not the API's 1 MiB.
+ */
+export const catalogBoundMethods = ["importContent", "createTestCase", "updateTestCase"] as const;
 
 export interface ConsoleAppOptions extends AuthDeps {
   appUrl: string;
@@ -62,10 +67,15 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const api = connectNodeAdapter({
     routes: (r) => {
       r.service(ConsoleService as DescService, options.consoleService);
-      // Registered again with its own bound: the later registration of a path is the one served.
-      const importContent = options.consoleService.importContent;
-      if (importContent)
-        r.rpc(ConsoleService.method.importContent, importContent, { readMaxBytes: importReadMaxBytes });
+      // Registered again with their own bound: the later registration of a path is the one served.
+      // The request gate still runs first, so nothing is read without a session.
+      for (const name of catalogBoundMethods) {
+        const impl = options.consoleService[name];
+        if (impl)
+          r.rpc(ConsoleService.method[name], impl as MethodImpl<DescMethod>, {
+            readMaxBytes: catalogReadMaxBytes,
+          });
+      }
     },
     requestPathPrefix: apiPrefix,
     readMaxBytes: apiReadMaxBytes,

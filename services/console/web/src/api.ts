@@ -14,8 +14,9 @@ import { count, plural, sentence } from "./format";
 export const transport = createConnectTransport({ baseUrl: "/api" });
 
 /**
- * The same in binary protobuf, for ImportContent: a content document's items are as large as the
- * catalog's own request only in its encoding (JSON is about 2.5 times larger; docs/console.md).
+ * The same in binary protobuf, for the calls that carry test cases whole (ImportContent,
+ * CreateTestCase, UpdateTestCase; catalog-bound.ts): their requests are as large as the catalog's
+ * own only in its encoding (JSON is about 2.5 times larger; docs/console.md).
  */
 export const binaryTransport = createConnectTransport({ baseUrl: "/api", useBinaryFormat: true });
 

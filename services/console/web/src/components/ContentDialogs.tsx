@@ -3,7 +3,7 @@
 // change and leave alone, item by item with each item's problems, and applies it all or nothing.
 // The file is read and written here, with the reader and writer testrunctl uses
 // (@testrun/content-file); the catalog checks and matches the items (ImportContent).
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import {
@@ -24,6 +24,7 @@ import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb"
 import { ConsoleService, ImportContentRequestSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, type ReactNode, type RefObject, useEffect, useRef, useState } from "react";
 import { binaryTransport, errorOf } from "../api";
+import { binaryBytes, catalogMessageBytes } from "../catalog-bound";
 import { count, plural } from "../format";
 import { DataTable } from "./DataTable";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
@@ -32,7 +33,7 @@ import { QueryView } from "./States";
 import { Badge } from "./Status";
 
 /** What the console reads of an import at most: as much as the catalog takes in one call. */
-const maxImportBytes = 8 * 1024 * 1024;
+const maxImportBytes = catalogMessageBytes;
 /** A larger file is not read at all: its items could not be under maxImportBytes anyway. */
 const maxFileBytes = 4 * maxImportBytes;
 
@@ -237,10 +238,10 @@ export function ImportDialog({ projectId, open, onClose }: DialogProps & { proje
       if (!(error instanceof InputError)) throw error;
       return setProblem({ at, message: error.message });
     }
-    const bytes = toBinary(
+    const bytes = binaryBytes(
       ImportContentRequestSchema,
       create(ImportContentRequestSchema, { projectId, ...read }),
-    ).length;
+    );
     if (bytes > maxImportBytes)
       return setProblem({
         at,

@@ -3,7 +3,9 @@
 // on the version loaded (expected_version): a save over someone else's newer one is refused.
 // What the catalog refuses comes back as the error, with the draft that was sent, so each
 // FieldViolation is put at the field it names even if the steps were reordered since.
-import { create, toJsonString } from "@bufbuild/protobuf";
+// Both go in binary (binaryTransport): a case may hold up to 1 MiB of body per step, and in that
+// encoding the request is as large as the catalog's, whose bound it is measured against.
+import { create } from "@bufbuild/protobuf";
 import { useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
@@ -13,20 +15,14 @@ import {
   UpdateTestCaseRequestSchema,
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
+import { binaryTransport } from "../api";
 import type { CaseDraft, CaseValue } from "./kinds";
-
-/**
- * The most the console's API reads in one message (apiReadMaxBytes, services/console/src/http/app.ts;
- * docs/security.md, "Resource limits"): a bigger test case is refused before it is sent.
- */
-export const consoleMessageBytes = 1024 * 1024;
-const encoder = new TextEncoder();
-const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(2)} MiB`;
+import { saveSizeProblem } from "./save-size";
 
 export function useSaveTestCase(projectId: string, loaded: TestCase | undefined) {
   const queryClient = useQueryClient();
-  const createCase = useMutation(ConsoleService.method.createTestCase);
-  const updateCase = useMutation(ConsoleService.method.updateTestCase);
+  const createCase = useMutation(ConsoleService.method.createTestCase, { transport: binaryTransport });
+  const updateCase = useMutation(ConsoleService.method.updateTestCase, { transport: binaryTransport });
   const mutation = loaded ? updateCase : createCase;
   const [sent, setSent] = useState<CaseDraft>();
   const [tooLarge, setTooLarge] = useState<string>();
@@ -37,13 +33,10 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
     value: CaseValue,
     { onSaved, onRefused }: { onSaved: (testCase: TestCase) => void; onRefused: (error?: unknown) => void },
   ) => {
-    /** Whether the request's JSON (what connect-web sends) fits the console's message bound. */
-    const fits = (json: string) => {
-      const bytes = encoder.encode(json).length;
-      if (bytes <= consoleMessageBytes) return true;
-      setTooLarge(
-        `This test case is ${mib(bytes)} as sent; the console saves at most 1 MiB at once. Make its bodies smaller, or create it from a file with testrunctl case create.`,
-      );
+    /** Whether the request fits what the console reads of it; if not, the page says so. */
+    const fits = (problem: string | undefined) => {
+      if (!problem) return true;
+      setTooLarge(problem);
       onRefused();
       return false;
     };
@@ -64,13 +57,13 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
         steps: { steps: value.steps },
         expectedVersion: loaded.version,
       });
-      if (!fits(toJsonString(UpdateTestCaseRequestSchema, request))) return;
+      if (!fits(saveSizeProblem(UpdateTestCaseRequestSchema, request))) return;
       setTooLarge(undefined);
       setSent(draft);
       updateCase.mutate(request, callbacks);
     } else {
       const request = create(CreateTestCaseRequestSchema, { projectId, ...value });
-      if (!fits(toJsonString(CreateTestCaseRequestSchema, request))) return;
+      if (!fits(saveSizeProblem(CreateTestCaseRequestSchema, request))) return;
       setTooLarge(undefined);
       setSent(draft);
       createCase.mutate(request, callbacks);
