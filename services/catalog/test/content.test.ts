@@ -13,6 +13,7 @@ import {
   type Harness,
   httpStep,
   member,
+  newProject,
   operator,
   rejects,
   seedOrganization,
@@ -43,15 +44,7 @@ describe("catalog: project content", () => {
     await h.stop();
   });
 
-  const newProject = async () =>
-    (
-      await catalog.createProject({
-        actor: operator(),
-        organizationId: seed.orgId,
-        name: unique("project"),
-        description: "",
-      })
-    ).project?.id ?? "";
+  const project = () => newProject(catalog, seed.orgId);
 
   describe("another project's items are NOT_FOUND", () => {
     let here: string;
@@ -59,8 +52,8 @@ describe("catalog: project content", () => {
     const ids = { env: "", plan: "", testCase: "", variable: "" };
 
     before(async () => {
-      here = await newProject();
-      there = await newProject();
+      here = await project();
+      there = await project();
       ids.env = (
         await catalog.createEnvironment({
           actor: editor,
@@ -262,7 +255,7 @@ describe("catalog: project content", () => {
         .map((e) => e.name);
 
     it("are listed oldest first, each exactly as GetEnvironment answers it", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const created = [];
       for (const name of ["zeta", "alpha", "mid"])
         created.push(
@@ -292,7 +285,7 @@ describe("catalog: project content", () => {
     });
 
     it("have at most one default per project", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const add = (name: string, isDefault: boolean) =>
         catalog.createEnvironment({
           actor: editor,
@@ -344,7 +337,7 @@ describe("catalog: project content", () => {
     });
 
     it("keep one default when many are made default at once", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
           catalog.createEnvironment({
@@ -365,7 +358,7 @@ describe("catalog: project content", () => {
     });
 
     it("have a base URL that is absolute http(s), without query or fragment, stored without a trailing slash", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const created = await catalog.createEnvironment({
         actor: editor,
         projectId,
@@ -420,7 +413,7 @@ describe("catalog: project content", () => {
 
   describe("environments stored with a user name and password, before they were refused", () => {
     it("lose them when the catalog migrates, and nobody reads them afterwards", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const stored = async (baseUrl: string) => {
         const id = newId("env");
         await h.db.query(
@@ -456,7 +449,7 @@ describe("catalog: project content", () => {
 
   describe("test cases", () => {
     it("keep valid steps exactly as written", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const steps = [
         fromJson(StepSchema, {
           name: "log in",
@@ -497,7 +490,7 @@ describe("catalog: project content", () => {
     });
 
     it("refuse invalid steps with INVALID_ARGUMENT naming every bad field, and write nothing", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const step = (json: unknown): Step => fromJson(StepSchema, json as never);
       const steps = [
         step({ name: "bad method", http: { request: { method: "get", path: "/x" } } }),
@@ -569,7 +562,7 @@ describe("catalog: project content", () => {
     });
 
     it("change only the fields set", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const { testCase } = await catalog.createTestCase({
         actor: editor,
         projectId,
@@ -596,7 +589,7 @@ describe("catalog: project content", () => {
       expect(cleared.testCase?.steps[0]?.kind.value?.request?.path).to.equal("/one");
     });
     it("are found by the {{NAME}} their steps use, wherever they use it, and the exact name only", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const step = (
         request: Record<string, unknown>,
         expect: Record<string, unknown> = { status: [200] },
@@ -643,7 +636,7 @@ describe("catalog: project content", () => {
 
     before(async function () {
       this.timeout(120_000);
-      projectId = await newProject();
+      projectId = await project();
       // Created in parallel batches: 501 sequential calls would be slow for no benefit.
       for (let start = 0; start < total; start += 50) {
         await Promise.all(
@@ -780,7 +773,7 @@ describe("catalog: project content", () => {
 
   describe("test plans", () => {
     it("hold distinct test cases of the project in order, lose deleted ones, and are replaced as a whole", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const cases = await Promise.all(
         ["a", "b", "c"].map(
           async (name) =>
@@ -880,7 +873,7 @@ describe("catalog: project content", () => {
     });
 
     it("are deleted with their content, and the keys service is to revoke their keys", async () => {
-      const projectId = await newProject();
+      const projectId = await project();
       const { testCase } = await catalog.createTestCase({
         actor: editor,
         projectId,
@@ -941,7 +934,7 @@ describe("catalog: project content", () => {
   });
 
   it("GetProject can bring the environments and test plans along", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     await catalog.createEnvironment({ actor: editor, projectId, name: "e1", baseUrl: "https://1.io" });
     await catalog.createEnvironment({
       actor: editor,

@@ -145,13 +145,18 @@ export async function seedOrganization(catalog: Catalog) {
     editor: await add(Role.EDITOR),
     viewer: await add(Role.VIEWER),
   };
+  return { orgId, members, projectId: await newProject(catalog, orgId) };
+}
+
+/** A new project of the organization, made by an operator; its id. */
+export async function newProject(catalog: Catalog, organizationId: string): Promise<string> {
   const { project } = await catalog.createProject({
     actor: operator(),
-    organizationId: orgId,
+    organizationId,
     name: unique("project"),
     description: "",
   });
-  return { orgId, members, projectId: project?.id ?? "" };
+  return project?.id ?? "";
 }
 
 /** A valid one-step HTTP test case body. */

@@ -21,11 +21,10 @@ import {
   type Harness,
   httpStep,
   member,
-  operator,
+  newProject,
   rejects,
   seedOrganization,
   startCatalog,
-  unique,
 } from "./harness.js";
 
 type CaseInit = MessageInitShape<typeof ImportTestCaseSchema>;
@@ -62,15 +61,7 @@ describe("catalog: ImportContent (content documents)", () => {
     await h.stop();
   });
 
-  const newProject = async () =>
-    (
-      await catalog.createProject({
-        actor: operator(),
-        organizationId: seed.orgId,
-        name: unique("project"),
-        description: "",
-      })
-    ).project?.id ?? "";
+  const project = () => newProject(catalog, seed.orgId);
 
   /** Everything the project holds, as read back: test cases with steps, plans with their cases. */
   const contentOf = async (projectId: string) => {
@@ -102,7 +93,7 @@ describe("catalog: ImportContent (content documents)", () => {
   };
 
   it("previews without writing, then applies exactly what it previewed: created, changed (which fields), left alone", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const login = await create(projectId, "Log in", "/login", ["smoke"]);
     const profile = await create(projectId, "Profile", "/me");
     const health = await create(projectId, "Health", "/health");
@@ -200,7 +191,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("exported, then imported as it is: every item UNCHANGED, nothing written (updated_at as it was)", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const a = await create(projectId, "a", "/a", ["x", "Y"]);
     const b = await create(projectId, "B", "/b");
     const twin1 = await create(projectId, "twin", "/t1");
@@ -263,8 +254,8 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("names each bad item, every problem at once, and writes nothing when one item of many is bad", async () => {
-    const projectId = await newProject();
-    const otherProject = await newProject();
+    const projectId = await project();
+    const otherProject = await project();
     const foreign = await create(otherProject, "foreign", "/f");
     const dup1 = await create(projectId, "Duplicate", "/d1");
     const dup2 = await create(projectId, "duplicate", "/d2");
@@ -334,7 +325,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("refuses a plan listing one test case twice, by id and by name", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const one = await create(projectId, "one");
     const { violations } = await refused(
       importing(projectId, { testPlans: [{ name: "p", description: "", testCases: [one.id, "ONE"] }] }),
@@ -345,7 +336,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("resolves a plan's test cases as the import leaves them: a renamed one by its new name only", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const old = await create(projectId, "Old name");
     const { violations } = await refused(
       importing(projectId, {
@@ -365,9 +356,9 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("matches a test plan by id, renaming it, and refuses an id of another project's plan", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const plan = await createPlan(projectId, "old", []);
-    const foreign = await createPlan(await newProject(), "foreign", []);
+    const foreign = await createPlan(await project(), "foreign", []);
     const done = await importing(projectId, {
       testPlans: [{ id: plan.id, name: "renamed", description: "", testCases: [] }],
     });
@@ -379,7 +370,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("holds at most 500 test cases and 100 test plans", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const { violations, message } = await refused(
       importing(projectId, {
         testCases: Array.from({ length: 501 }, (_, i) => testCase(`c${i}`)),
@@ -395,7 +386,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("refuses a plan of more test cases than a run holds at once, and an over-long reference without repeating it", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     // ~1.3 MB of short references: within every byte bound, and unresolved each one.
     const references = Array.from({ length: 200_000 }, (_, i) => `missing ${i % 1000}`);
     const long = "x".repeat(100_000);
@@ -416,7 +407,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("lists at most 100 problems, and says how many there are", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     const error = await rejects(
       importing(projectId, { testCases: Array.from({ length: 500 }, () => testCase(" ")) }),
       Code.InvalidArgument,
@@ -446,7 +437,7 @@ describe("catalog: ImportContent (content documents)", () => {
   });
 
   it("needs change rights: a Viewer's import is refused, preview or not", async () => {
-    const projectId = await newProject();
+    const projectId = await project();
     for (const dryRun of [true, false]) {
       const error = await rejects(
         importing(projectId, { testCases: [testCase("x")], dryRun }, member(seed.members.viewer)),
