@@ -1,5 +1,6 @@
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { httpStepOf } from "@testrun/content-file";
 import { EnvironmentSchema, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
@@ -586,7 +587,7 @@ describe("catalog: project content", () => {
         tags: { tags: [] },
       });
       expect(cleared.testCase?.tags).to.deep.equal([]);
-      expect(cleared.testCase?.steps[0]?.kind.value?.request?.path).to.equal("/one");
+      expect(httpStepOf(cleared.testCase?.steps[0])?.request?.path).to.equal("/one");
     });
     it("are found by the {{NAME}} their steps use, wherever they use it, and the exact name only", async () => {
       const projectId = await project();
@@ -671,7 +672,7 @@ describe("catalog: project content", () => {
       expect(all.testCases.some((t) => !t.enabled)).to.equal(true);
       expect(all.testCases.every((t) => t.steps.length === 0)).to.equal(true);
       const withSteps = await list(["rare"], undefined, true);
-      expect(withSteps.testCases[0]?.steps[0]?.kind.value?.request?.path).to.equal("/case/1");
+      expect(httpStepOf(withSteps.testCases[0]?.steps[0])?.request?.path).to.equal("/case/1");
       // Empty tags and an empty search are no filter.
       const blank = await list(["", "  "], "");
       expect(blank.testCases).to.have.length(500);

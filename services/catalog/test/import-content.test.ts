@@ -4,7 +4,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { importItemsOf, readContentDocument, writeContentDocument } from "@testrun/content-file";
+import { httpStepOf, importItemsOf, readContentDocument, writeContentDocument } from "@testrun/content-file";
 import {
   ImportContentResponseSchema,
   type ImportTestCaseSchema,
@@ -156,7 +156,7 @@ describe("catalog: ImportContent (content documents)", () => {
       signUpId,
     ]);
     expect(byId.get(login.id)?.name).to.equal("Log in works");
-    expect(byId.get(login.id)?.steps[0]?.kind.value?.request?.path).to.equal("/api/login");
+    expect(httpStepOf(byId.get(login.id)?.steps[0])?.request?.path).to.equal("/api/login");
     expect([
       byId.get(profile.id)?.name,
       byId.get(profile.id)?.tags,

@@ -1,5 +1,6 @@
 import { type MessageInitShape, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { httpStepOf } from "@testrun/content-file";
 import type { ResolveRunSelectionRequestSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
@@ -108,7 +109,7 @@ describe("catalog: ResolveRunSelection", () => {
     const json = (steps: Parameters<typeof toJson<typeof StepSchema>>[1][] = []) =>
       steps.map((step) => toJson(StepSchema, step));
     expect(json(resolved.testCases[0]?.steps)).to.deep.equal(json(stored.testCase?.steps));
-    expect(resolved.testCases[0]?.steps[0]?.kind.value?.request?.path).to.equal("/c");
+    expect(httpStepOf(resolved.testCases[0]?.steps[0])?.request?.path).to.equal("/c");
   });
 
   it("runs enabled test cases having any of the tags, ignoring case, oldest first", async () => {

@@ -2,6 +2,7 @@ import { setTimeout } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { httpStepOf } from "@testrun/content-file";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { EditConflictSchema, FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
@@ -185,7 +186,7 @@ describe("catalog: versions of test cases and plans", () => {
       // Nothing of the refused save was stored.
       const after = (await getCase(created.id)).testCase;
       expect(after).to.include({ name: "checkout (editor)", version: 2 });
-      expect(after?.steps[0]?.kind.value).to.deep.include({ request: after?.steps[0]?.kind.value?.request });
+      expect(httpStepOf(after?.steps[0])).to.deep.include({ request: httpStepOf(after?.steps[0])?.request });
       expect(JSON.stringify(after?.steps)).to.not.include("/owner");
       expect(await storedVersions("test_case_versions", "test_case_id", created.id)).to.deep.equal([1, 2]);
 

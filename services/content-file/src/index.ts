@@ -13,7 +13,7 @@ export {
   writeContentDocument,
 } from "./content-document.js";
 export { child, InputError, item, type JsonValue } from "./input.js";
-export { fileFieldPath, stepFromFile, stepsFromFile, stepToFile } from "./steps.js";
+export { fileFieldPath, httpStepOf, stepFromFile, stepsFromFile, stepToFile } from "./steps.js";
 export {
   type FileFormat,
   formatOfFileName,

@@ -13,6 +13,7 @@ import {
   HttpExpectationSchema,
   type HttpRequest,
   HttpRequestSchema,
+  type HttpStep,
   type Step,
   StepSchema,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
@@ -190,3 +191,8 @@ function withoutDefaults(fields: { [key: string]: JsonValue | undefined }): { [k
 
 const isEmptyObject = (value: JsonValue) =>
   typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+
+/** The step's HTTP part, or undefined for a step of another kind. */
+export function httpStepOf(step: Step | undefined): HttpStep | undefined {
+  return step?.kind.case === "http" ? step.kind.value : undefined;
+}

@@ -2,7 +2,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
 import { stringify as stringifyYaml } from "yaml";
-import { fileFieldPath, stepFromFile, stepsFromFile, stepToFile } from "../src/steps.js";
+import { fileFieldPath, httpStepOf, stepFromFile, stepsFromFile, stepToFile } from "../src/steps.js";
 import { parseTestCaseFile, testCaseToFile } from "../src/test-case-file.js";
 
 /** The step of the test-case format (docs/runs.md), as the contract gave it. */
@@ -90,11 +90,11 @@ describe("content-file: steps from the docs/runs.md file format to testrun.catal
 
   it("sends a JSON null body when json is null, and no body when neither json nor raw is given", () => {
     const withNull = stepFromFile({ name: "n", http: { method: "POST", path: "/", json: null } }, "s");
-    expect(withNull.kind.value?.request?.body.case).to.equal("json");
+    expect(httpStepOf(withNull)?.request?.body.case).to.equal("json");
     expect(toJson(StepSchema, withNull)).to.have.nested.property("http.request.json", null);
     const none = stepFromFile({ name: "n", http: { method: "GET", path: "/" } }, "s");
-    expect(none.kind.value?.request?.body.case).to.equal(undefined);
-    expect(none.kind.value?.expect).to.equal(undefined);
+    expect(httpStepOf(none)?.request?.body.case).to.equal(undefined);
+    expect(httpStepOf(none)?.expect).to.equal(undefined);
   });
 
   it("names the bad field by its path in the file", () => {

@@ -5,7 +5,15 @@ import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";
 import { StepFailure, Variables } from "./variables.js";
 
 /** Every step kind the executor can run. A new kind is a new module added here. */
-export const stepKinds: StepKindRegistry = { http: httpStepKind };
+export const stepKinds: StepKindRegistry = {
+  http: httpStepKind,
+  // Until the browser kind lands (services/executor/src/browser/), a browser step fails its test.
+  browser: {
+    run() {
+      return Promise.reject(new StepFailure("browser steps are not supported by this executor"));
+    },
+  },
+};
 
 export const maxSummaryLength = 300;
 

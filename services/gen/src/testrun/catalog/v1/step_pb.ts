@@ -22,8 +22,8 @@
 // is HttpStep.request, its `expect` and `save` are HttpStep.expect and HttpStep.save, and an
 // expected `status` given as a single number is a one-element list.
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Value } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -32,7 +32,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/catalog/v1/step.proto.
  */
 export const file_testrun_catalog_v1_step: GenFile = /*@__PURE__*/
-  fileDesc("Ch10ZXN0cnVuL2NhdGFsb2cvdjEvc3RlcC5wcm90bxISdGVzdHJ1bi5jYXRhbG9nLnYxIkoKBFN0ZXASDAoEbmFtZRgBIAEoCRIsCgRodHRwGAIgASgLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBTdGVwSABCBgoEa2luZCLUAQoISHR0cFN0ZXASMAoHcmVxdWVzdBgBIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5IdHRwUmVxdWVzdBIzCgZleHBlY3QYAiABKAsyIy50ZXN0cnVuLmNhdGFsb2cudjEuSHR0cEV4cGVjdGF0aW9uEjQKBHNhdmUYAyADKAsyJi50ZXN0cnVuLmNhdGFsb2cudjEuSHR0cFN0ZXAuU2F2ZUVudHJ5GisKCVNhdmVFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBItYCCgtIdHRwUmVxdWVzdBIOCgZtZXRob2QYASABKAkSDAoEcGF0aBgCIAEoCRI9CgdoZWFkZXJzGAMgAygLMiwudGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBSZXF1ZXN0LkhlYWRlcnNFbnRyeRI5CgVxdWVyeRgEIAMoCzIqLnRlc3RydW4uY2F0YWxvZy52MS5IdHRwUmVxdWVzdC5RdWVyeUVudHJ5EiYKBGpzb24YBSABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVIABINCgNyYXcYBiABKAlIABISCgp0aW1lb3V0X21zGAcgASgFGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGiwKClF1ZXJ5RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIGCgRib2R5IuECCg9IdHRwRXhwZWN0YXRpb24SDgoGc3RhdHVzGAEgAygFEkEKB2hlYWRlcnMYAiADKAsyMC50ZXN0cnVuLmNhdGFsb2cudjEuSHR0cEV4cGVjdGF0aW9uLkhlYWRlcnNFbnRyeRIVCg1ib2R5X2NvbnRhaW5zGAMgAygJEhkKEWJvZHlfbm90X2NvbnRhaW5zGAQgAygJEjsKBGpzb24YBSADKAsyLS50ZXN0cnVuLmNhdGFsb2cudjEuSHR0cEV4cGVjdGF0aW9uLkpzb25FbnRyeRIXCg9tYXhfZHVyYXRpb25fbXMYBiABKAUaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaQwoJSnNvbkVudHJ5EgsKA2tleRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZToCOAEiMwoIU3RlcExpc3QSJwoFc3RlcHMYASADKAsyGC50ZXN0cnVuLmNhdGFsb2cudjEuU3RlcGIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("Ch10ZXN0cnVuL2NhdGFsb2cvdjEvc3RlcC5wcm90bxISdGVzdHJ1bi5jYXRhbG9nLnYxIn4KBFN0ZXASDAoEbmFtZRgBIAEoCRIsCgRodHRwGAIgASgLMhwudGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBTdGVwSAASMgoHYnJvd3NlchgDIAEoCzIfLnRlc3RydW4uY2F0YWxvZy52MS5Ccm93c2VyU3RlcEgAQgYKBGtpbmQi1AEKCEh0dHBTdGVwEjAKB3JlcXVlc3QYASABKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuSHR0cFJlcXVlc3QSMwoGZXhwZWN0GAIgASgLMiMudGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBFeHBlY3RhdGlvbhI0CgRzYXZlGAMgAygLMiYudGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBTdGVwLlNhdmVFbnRyeRorCglTYXZlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLWAgoLSHR0cFJlcXVlc3QSDgoGbWV0aG9kGAEgASgJEgwKBHBhdGgYAiABKAkSPQoHaGVhZGVycxgDIAMoCzIsLnRlc3RydW4uY2F0YWxvZy52MS5IdHRwUmVxdWVzdC5IZWFkZXJzRW50cnkSOQoFcXVlcnkYBCADKAsyKi50ZXN0cnVuLmNhdGFsb2cudjEuSHR0cFJlcXVlc3QuUXVlcnlFbnRyeRImCgRqc29uGAUgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlSAASDQoDcmF3GAYgASgJSAASEgoKdGltZW91dF9tcxgHIAEoBRouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARosCgpRdWVyeUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCBgoEYm9keSLhAgoPSHR0cEV4cGVjdGF0aW9uEg4KBnN0YXR1cxgBIAMoBRJBCgdoZWFkZXJzGAIgAygLMjAudGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBFeHBlY3RhdGlvbi5IZWFkZXJzRW50cnkSFQoNYm9keV9jb250YWlucxgDIAMoCRIZChFib2R5X25vdF9jb250YWlucxgEIAMoCRI7CgRqc29uGAUgAygLMi0udGVzdHJ1bi5jYXRhbG9nLnYxLkh0dHBFeHBlY3RhdGlvbi5Kc29uRW50cnkSFwoPbWF4X2R1cmF0aW9uX21zGAYgASgFGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGkMKCUpzb25FbnRyeRILCgNrZXkYASABKAkSJQoFdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWU6AjgBIvEECgtCcm93c2VyU3RlcBIvCgRnb3RvGAEgASgLMh8udGVzdHJ1bi5jYXRhbG9nLnYxLkJyb3dzZXJHb3RvSAASMgoFY2xpY2sYAiABKAsyIS50ZXN0cnVuLmNhdGFsb2cudjEuQnJvd3NlclRhcmdldEgAEi8KBGZpbGwYAyABKAsyHy50ZXN0cnVuLmNhdGFsb2cudjEuQnJvd3NlckZpbGxIABIxCgVwcmVzcxgEIAEoCzIgLnRlc3RydW4uY2F0YWxvZy52MS5Ccm93c2VyUHJlc3NIABIzCgZzZWxlY3QYBSABKAsyIS50ZXN0cnVuLmNhdGFsb2cudjEuQnJvd3NlclNlbGVjdEgAEjIKBWNoZWNrGAYgASgLMiEudGVzdHJ1bi5jYXRhbG9nLnYxLkJyb3dzZXJUYXJnZXRIABI0Cgd1bmNoZWNrGAcgASgLMiEudGVzdHJ1bi5jYXRhbG9nLnYxLkJyb3dzZXJUYXJnZXRIABIyCgVob3ZlchgIIAEoCzIhLnRlc3RydW4uY2F0YWxvZy52MS5Ccm93c2VyVGFyZ2V0SAASNgoId2FpdF9mb3IYCSABKAsyIi50ZXN0cnVuLmNhdGFsb2cudjEuQnJvd3NlcldhaXRGb3JIABIzCgZleHBlY3QYCiABKAsyIS50ZXN0cnVuLmNhdGFsb2cudjEuQnJvd3NlckV4cGVjdEgAEjsKCnNjcmVlbnNob3QYCyABKAsyJS50ZXN0cnVuLmNhdGFsb2cudjEuQnJvd3NlclNjcmVlbnNob3RIABISCgp0aW1lb3V0X21zGBQgASgFQggKBmFjdGlvbiKjAQoHTG9jYXRvchIOCgRyb2xlGAEgASgJSAASDwoFbGFiZWwYAiABKAlIABIOCgR0ZXh0GAMgASgJSAASFQoLcGxhY2Vob2xkZXIYBCABKAlIABIRCgd0ZXN0X2lkGAUgASgJSAASDQoDY3NzGAYgASgJSAASDAoEbmFtZRgHIAEoCRINCgVleGFjdBgIIAEoCBILCgNudGgYCSABKAVCBAoCYnkiGgoLQnJvd3NlckdvdG8SCwoDdXJsGAEgASgJIj0KDUJyb3dzZXJUYXJnZXQSLAoHbG9jYXRvchgBIAEoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Mb2NhdG9yIkoKC0Jyb3dzZXJGaWxsEiwKB2xvY2F0b3IYASABKAsyGy50ZXN0cnVuLmNhdGFsb2cudjEuTG9jYXRvchINCgV2YWx1ZRgCIAEoCSJJCgxCcm93c2VyUHJlc3MSLAoHbG9jYXRvchgBIAEoCzIbLnRlc3RydW4uY2F0YWxvZy52MS5Mb2NhdG9yEgsKA2tleRgCIAEoCSJOCg1Ccm93c2VyU2VsZWN0EiwKB2xvY2F0b3IYASABKAsyGy50ZXN0cnVuLmNhdGFsb2cudjEuTG9jYXRvchIPCgdvcHRpb25zGAIgAygJIooBCg5Ccm93c2VyV2FpdEZvchIsCgdsb2NhdG9yGAEgASgLMhsudGVzdHJ1bi5jYXRhbG9nLnYxLkxvY2F0b3ISLwoFc3RhdGUYAiABKA4yIC50ZXN0cnVuLmNhdGFsb2cudjEuRWxlbWVudFN0YXRlEgsKA3VybBgDIAEoCRIMCgR0ZXh0GAQgASgJIr0BCg1Ccm93c2VyRXhwZWN0EiwKB2xvY2F0b3IYASABKAsyGy50ZXN0cnVuLmNhdGFsb2cudjEuTG9jYXRvchIRCgd2aXNpYmxlGAIgASgISAASEAoGaGlkZGVuGAMgASgISAASDgoEdGV4dBgEIAEoCUgAEg8KBXZhbHVlGAUgASgJSAASDwoFY291bnQYBiABKAVIABINCgN1cmwYByABKAlIABIPCgV0aXRsZRgIIAEoCUgAQgcKBWNoZWNrIjQKEUJyb3dzZXJTY3JlZW5zaG90EgwKBG5hbWUYASABKAkSEQoJZnVsbF9wYWdlGAIgASgIIjMKCFN0ZXBMaXN0EicKBXN0ZXBzGAEgAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXAqmgEKDEVsZW1lbnRTdGF0ZRIdChlFTEVNRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVRUxFTUVOVF9TVEFURV9WSVNJQkxFEAESGAoURUxFTUVOVF9TVEFURV9ISURERU4QAhIaChZFTEVNRU5UX1NUQVRFX0FUVEFDSEVEEAMSGgoWRUxFTUVOVF9TVEFURV9ERVRBQ0hFRBAEYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * One step of a test case. Validated when a test case is written (INVALID_ARGUMENT with a
@@ -50,8 +50,9 @@ export type Step = Message<"testrun.catalog.v1.Step"> & {
   name: string;
 
   /**
-   * What the step does. Exactly one kind must be set. New kinds (e.g. a browser step driven by
-   * Playwright) are added here as further fields, each carrying its own expectations.
+   * What the step does. Exactly one kind must be set. A test case may mix kinds: values saved by
+   * an HTTP step are interpolated into later browser steps, and the browser starts with the
+   * cookies the test's HTTP steps received.
    *
    * @generated from oneof testrun.catalog.v1.Step.kind
    */
@@ -63,6 +64,14 @@ export type Step = Message<"testrun.catalog.v1.Step"> & {
      */
     value: HttpStep;
     case: "http";
+  } | {
+    /**
+     * One action on the test's browser page (Playwright driving Chromium), or a check of it.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserStep browser = 3;
+     */
+    value: BrowserStep;
+    case: "browser";
   } | { case: undefined; value?: undefined };
 };
 
@@ -250,6 +259,511 @@ export const HttpExpectationSchema: GenMessage<HttpExpectation> = /*@__PURE__*/
   messageDesc(file_testrun_catalog_v1_step, 3);
 
 /**
+ * A browser step: one action on the test's page. A test's browser steps share one page in a
+ * browser context of its own (no cookie or storage shared with another test), opened at the
+ * test's first browser step. Every string except names may contain `{{NAME}}`. No step runs
+ * script in the page.
+ *
+ * Elements are found with a Locator; an action waits (up to the step's timeout) until its
+ * element is visible, enabled and stable, as Playwright's actions do.
+ *
+ * @generated from message testrun.catalog.v1.BrowserStep
+ */
+export type BrowserStep = Message<"testrun.catalog.v1.BrowserStep"> & {
+  /**
+   * What to do. Exactly one must be set.
+   *
+   * @generated from oneof testrun.catalog.v1.BrowserStep.action
+   */
+  action: {
+    /**
+     * Load a URL in the page.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserGoto goto = 1;
+     */
+    value: BrowserGoto;
+    case: "goto";
+  } | {
+    /**
+     * Click an element.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserTarget click = 2;
+     */
+    value: BrowserTarget;
+    case: "click";
+  } | {
+    /**
+     * Type a value into an input, replacing what it held.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserFill fill = 3;
+     */
+    value: BrowserFill;
+    case: "fill";
+  } | {
+    /**
+     * Press a key (e.g. "Enter", "Tab", "Control+A") on an element or the focused one.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserPress press = 4;
+     */
+    value: BrowserPress;
+    case: "press";
+  } | {
+    /**
+     * Choose options of a <select>.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserSelect select = 5;
+     */
+    value: BrowserSelect;
+    case: "select";
+  } | {
+    /**
+     * Tick a checkbox or radio button (passes if it already is).
+     *
+     * @generated from field: testrun.catalog.v1.BrowserTarget check = 6;
+     */
+    value: BrowserTarget;
+    case: "check";
+  } | {
+    /**
+     * Untick a checkbox (passes if it already is).
+     *
+     * @generated from field: testrun.catalog.v1.BrowserTarget uncheck = 7;
+     */
+    value: BrowserTarget;
+    case: "uncheck";
+  } | {
+    /**
+     * Move the mouse over an element.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserTarget hover = 8;
+     */
+    value: BrowserTarget;
+    case: "hover";
+  } | {
+    /**
+     * Wait until an element reaches a state, the URL matches, or a text appears.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserWaitFor wait_for = 9;
+     */
+    value: BrowserWaitFor;
+    case: "waitFor";
+  } | {
+    /**
+     * Check the page: an element's visibility, text, value or count, the URL or the title.
+     *
+     * @generated from field: testrun.catalog.v1.BrowserExpect expect = 10;
+     */
+    value: BrowserExpect;
+    case: "expect";
+  } | {
+    /**
+     * Take a named screenshot of the page (stored as an artifact of the test).
+     *
+     * @generated from field: testrun.catalog.v1.BrowserScreenshot screenshot = 11;
+     */
+    value: BrowserScreenshot;
+    case: "screenshot";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * How long the step may take, in milliseconds (waiting for its element included). 0 means the
+   * default, 10000; else 1 to 120000. The test's own deadline still applies.
+   *
+   * @generated from field: int32 timeout_ms = 20;
+   */
+  timeoutMs: number;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserStep.
+ * Use `create(BrowserStepSchema)` to create a new message.
+ */
+export const BrowserStepSchema: GenMessage<BrowserStep> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 4);
+
+/**
+ * How a browser step finds an element, as Playwright's locators do. Exactly one of `by` must be
+ * set (1 to 2000 characters).
+ *
+ * @generated from message testrun.catalog.v1.Locator
+ */
+export type Locator = Message<"testrun.catalog.v1.Locator"> & {
+  /**
+   * @generated from oneof testrun.catalog.v1.Locator.by
+   */
+  by: {
+    /**
+     * An ARIA role (`button`, `link`, `textbox`, `checkbox`, `heading`, …: the roles Playwright's
+     * getByRole knows), usually with `name`.
+     *
+     * @generated from field: string role = 1;
+     */
+    value: string;
+    case: "role";
+  } | {
+    /**
+     * The text of the element's label (`<label>`, aria-labelledby or aria-label).
+     *
+     * @generated from field: string label = 2;
+     */
+    value: string;
+    case: "label";
+  } | {
+    /**
+     * Text the element shows.
+     *
+     * @generated from field: string text = 3;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * The input's placeholder.
+     *
+     * @generated from field: string placeholder = 4;
+     */
+    value: string;
+    case: "placeholder";
+  } | {
+    /**
+     * The element's `data-testid` attribute.
+     *
+     * @generated from field: string test_id = 5;
+     */
+    value: string;
+    case: "testId";
+  } | {
+    /**
+     * A CSS selector.
+     *
+     * @generated from field: string css = 6;
+     */
+    value: string;
+    case: "css";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * With `role` only: the accessible name to match (e.g. the button's text). At most 2000
+   * characters.
+   *
+   * @generated from field: string name = 7;
+   */
+  name: string;
+
+  /**
+   * Match `label`, `text`, `placeholder` and `name` as the whole text, case-sensitively; by
+   * default a substring matches, ignoring case.
+   *
+   * @generated from field: bool exact = 8;
+   */
+  exact: boolean;
+
+  /**
+   * When several elements match: 1 picks the first, 2 the second, …; 0 (the default) requires
+   * exactly one match and fails the step naming how many matched. At most 1000.
+   *
+   * @generated from field: int32 nth = 9;
+   */
+  nth: number;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.Locator.
+ * Use `create(LocatorSchema)` to create a new message.
+ */
+export const LocatorSchema: GenMessage<Locator> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 5);
+
+/**
+ * BrowserStep.goto.
+ *
+ * @generated from message testrun.catalog.v1.BrowserGoto
+ */
+export type BrowserGoto = Message<"testrun.catalog.v1.BrowserGoto"> & {
+  /**
+   * A path starting with "/" (appended to the environment's base_url) or an absolute http or
+   * https URL. Required; at most 2048 characters. The step waits for the page's load event.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserGoto.
+ * Use `create(BrowserGotoSchema)` to create a new message.
+ */
+export const BrowserGotoSchema: GenMessage<BrowserGoto> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 6);
+
+/**
+ * BrowserStep.click, check, uncheck and hover: an action on one element.
+ *
+ * @generated from message testrun.catalog.v1.BrowserTarget
+ */
+export type BrowserTarget = Message<"testrun.catalog.v1.BrowserTarget"> & {
+  /**
+   * The element. Required.
+   *
+   * @generated from field: testrun.catalog.v1.Locator locator = 1;
+   */
+  locator?: Locator | undefined;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserTarget.
+ * Use `create(BrowserTargetSchema)` to create a new message.
+ */
+export const BrowserTargetSchema: GenMessage<BrowserTarget> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 7);
+
+/**
+ * BrowserStep.fill.
+ *
+ * @generated from message testrun.catalog.v1.BrowserFill
+ */
+export type BrowserFill = Message<"testrun.catalog.v1.BrowserFill"> & {
+  /**
+   * The input, textarea or contenteditable element. Required.
+   *
+   * @generated from field: testrun.catalog.v1.Locator locator = 1;
+   */
+  locator?: Locator | undefined;
+
+  /**
+   * The text to type; may be empty (clears the input). At most 100000 characters. A variable's
+   * value typed here is redacted from the stored trace like anywhere else.
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserFill.
+ * Use `create(BrowserFillSchema)` to create a new message.
+ */
+export const BrowserFillSchema: GenMessage<BrowserFill> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 8);
+
+/**
+ * BrowserStep.press.
+ *
+ * @generated from message testrun.catalog.v1.BrowserPress
+ */
+export type BrowserPress = Message<"testrun.catalog.v1.BrowserPress"> & {
+  /**
+   * The element to press the key on; when absent, the page's focused element.
+   *
+   * @generated from field: testrun.catalog.v1.Locator locator = 1;
+   */
+  locator?: Locator | undefined;
+
+  /**
+   * A key as Playwright names it: "Enter", "Tab", "Escape", "ArrowDown", "a", "Control+A", ….
+   * Required; at most 100 characters.
+   *
+   * @generated from field: string key = 2;
+   */
+  key: string;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserPress.
+ * Use `create(BrowserPressSchema)` to create a new message.
+ */
+export const BrowserPressSchema: GenMessage<BrowserPress> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 9);
+
+/**
+ * BrowserStep.select.
+ *
+ * @generated from message testrun.catalog.v1.BrowserSelect
+ */
+export type BrowserSelect = Message<"testrun.catalog.v1.BrowserSelect"> & {
+  /**
+   * The <select> element. Required.
+   *
+   * @generated from field: testrun.catalog.v1.Locator locator = 1;
+   */
+  locator?: Locator | undefined;
+
+  /**
+   * The options to choose, each matched by its value or its label. 1 to 100 entries.
+   *
+   * @generated from field: repeated string options = 2;
+   */
+  options: string[];
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserSelect.
+ * Use `create(BrowserSelectSchema)` to create a new message.
+ */
+export const BrowserSelectSchema: GenMessage<BrowserSelect> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 10);
+
+/**
+ * BrowserStep.wait_for: exactly one of `locator`, `url` and `text` must be set.
+ *
+ * @generated from message testrun.catalog.v1.BrowserWaitFor
+ */
+export type BrowserWaitFor = Message<"testrun.catalog.v1.BrowserWaitFor"> & {
+  /**
+   * Wait until this element reaches `state`.
+   *
+   * @generated from field: testrun.catalog.v1.Locator locator = 1;
+   */
+  locator?: Locator | undefined;
+
+  /**
+   * The state to wait for (with `locator` only).
+   *
+   * @generated from field: testrun.catalog.v1.ElementState state = 2;
+   */
+  state: ElementState;
+
+  /**
+   * Wait until the page's URL matches this pattern (see BrowserExpect.url).
+   *
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * Wait until this text appears in the page.
+   *
+   * @generated from field: string text = 4;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserWaitFor.
+ * Use `create(BrowserWaitForSchema)` to create a new message.
+ */
+export const BrowserWaitForSchema: GenMessage<BrowserWaitFor> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 11);
+
+/**
+ * BrowserStep.expect: one check, retried until it holds or the step's timeout passes (as
+ * Playwright's expect does). `locator` is required by visible, hidden, text, value and count and
+ * not allowed with url and title.
+ *
+ * @generated from message testrun.catalog.v1.BrowserExpect
+ */
+export type BrowserExpect = Message<"testrun.catalog.v1.BrowserExpect"> & {
+  /**
+   * The element(s) checked.
+   *
+   * @generated from field: testrun.catalog.v1.Locator locator = 1;
+   */
+  locator?: Locator | undefined;
+
+  /**
+   * The check. Exactly one must be set.
+   *
+   * @generated from oneof testrun.catalog.v1.BrowserExpect.check
+   */
+  check: {
+    /**
+     * The element is visible. Must be true.
+     *
+     * @generated from field: bool visible = 2;
+     */
+    value: boolean;
+    case: "visible";
+  } | {
+    /**
+     * The element is absent or not visible. Must be true.
+     *
+     * @generated from field: bool hidden = 3;
+     */
+    value: boolean;
+    case: "hidden";
+  } | {
+    /**
+     * The element's text contains this (case-sensitive). At most 10000 characters.
+     *
+     * @generated from field: string text = 4;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * The input's value equals this. At most 10000 characters.
+     *
+     * @generated from field: string value = 5;
+     */
+    value: string;
+    case: "value";
+  } | {
+    /**
+     * Exactly this many elements match the locator (0 to 10000).
+     *
+     * @generated from field: int32 count = 6;
+     */
+    value: number;
+    case: "count";
+  } | {
+    /**
+     * The page's URL matches this pattern: a value starting with "/" is appended to the
+     * environment's base_url; `*` matches within a path segment and `**` across segments
+     * (Playwright's glob); a query string must match too when the pattern has one. At most 2048
+     * characters.
+     *
+     * @generated from field: string url = 7;
+     */
+    value: string;
+    case: "url";
+  } | {
+    /**
+     * The page's title contains this (case-sensitive). At most 1000 characters.
+     *
+     * @generated from field: string title = 8;
+     */
+    value: string;
+    case: "title";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserExpect.
+ * Use `create(BrowserExpectSchema)` to create a new message.
+ */
+export const BrowserExpectSchema: GenMessage<BrowserExpect> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 12);
+
+/**
+ * BrowserStep.screenshot.
+ *
+ * @generated from message testrun.catalog.v1.BrowserScreenshot
+ */
+export type BrowserScreenshot = Message<"testrun.catalog.v1.BrowserScreenshot"> & {
+  /**
+   * The screenshot's name, unique within the test case: 1 to 100 characters of letters, digits,
+   * space, `-`, `_` and `.`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The whole scrollable page instead of the viewport.
+   *
+   * @generated from field: bool full_page = 2;
+   */
+  fullPage: boolean;
+};
+
+/**
+ * Describes the message testrun.catalog.v1.BrowserScreenshot.
+ * Use `create(BrowserScreenshotSchema)` to create a new message.
+ */
+export const BrowserScreenshotSchema: GenMessage<BrowserScreenshot> = /*@__PURE__*/
+  messageDesc(file_testrun_catalog_v1_step, 13);
+
+/**
  * An ordered list of steps, used where "not given" must differ from "empty" (partial updates).
  *
  * @generated from message testrun.catalog.v1.StepList
@@ -268,5 +782,53 @@ export type StepList = Message<"testrun.catalog.v1.StepList"> & {
  * Use `create(StepListSchema)` to create a new message.
  */
 export const StepListSchema: GenMessage<StepList> = /*@__PURE__*/
-  messageDesc(file_testrun_catalog_v1_step, 4);
+  messageDesc(file_testrun_catalog_v1_step, 14);
+
+/**
+ * The states an element can be waited for.
+ *
+ * @generated from enum testrun.catalog.v1.ElementState
+ */
+export enum ElementState {
+  /**
+   * Not set: VISIBLE.
+   *
+   * @generated from enum value: ELEMENT_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Present and visible.
+   *
+   * @generated from enum value: ELEMENT_STATE_VISIBLE = 1;
+   */
+  VISIBLE = 1,
+
+  /**
+   * Absent or not visible.
+   *
+   * @generated from enum value: ELEMENT_STATE_HIDDEN = 2;
+   */
+  HIDDEN = 2,
+
+  /**
+   * Present in the page, visible or not.
+   *
+   * @generated from enum value: ELEMENT_STATE_ATTACHED = 3;
+   */
+  ATTACHED = 3,
+
+  /**
+   * Not present in the page.
+   *
+   * @generated from enum value: ELEMENT_STATE_DETACHED = 4;
+   */
+  DETACHED = 4,
+}
+
+/**
+ * Describes the enum testrun.catalog.v1.ElementState.
+ */
+export const ElementStateSchema: GenEnum<ElementState> = /*@__PURE__*/
+  enumDesc(file_testrun_catalog_v1_step, 0);
 

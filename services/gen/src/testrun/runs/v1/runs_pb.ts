@@ -20,7 +20,260 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/runs/v1/runs.proto.
  */
 export const file_testrun_runs_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIrYFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBEg8KB3ZlcnNpb24YFSABKANCDgoMX2R1cmF0aW9uX21zQg8KDV90ZXN0X3BsYW5faWRCFAoSX3N0YXJ0ZWRfYnlfa2V5X2lkQhcKFV9zdGFydGVkX2J5X21lbWJlcl9pZCL4AgoKVGVzdFJlc3VsdBIKCgJpZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIrCgZzdGF0dXMYBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIYCgtkdXJhdGlvbl9tcxgFIAEoA0gAiAEBEg8KB3N1bW1hcnkYBiABKAkSCwoDdXJsGAcgASgJEg8KB2F0dGVtcHQYCCABKAUSLgoKc3RhcnRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgLIAEoCRIYCgtmYWlsZWRfc3RlcBgMIAEoBUgBiAEBEhkKEXRlc3RfY2FzZV92ZXJzaW9uGA0gASgFQg4KDF9kdXJhdGlvbl9tc0IOCgxfZmFpbGVkX3N0ZXAiSgoMVGVzdERpc3BhdGNoEhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJIikKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEgsKA3VybBgCIAEoCSKeAgoPU3RhcnRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIYCgtlbnZpcm9ubWVudBgDIAEoCUgBiAEBEhMKCXRlc3RfcGxhbhgEIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYBSABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYBiABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SAASEQoEbmFtZRgHIAEoCUgCiAEBQgsKCXNlbGVjdGlvbkIOCgxfZW52aXJvbm1lbnRCBwoFX25hbWUiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKDUdldFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSIzCg5HZXRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIvsBCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEiwKCHN0YXR1c2VzGAQgAygOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIZCgx0ZXN0X3BsYW5faWQYBSABKAlIAIgBARIbCg5lbnZpcm9ubWVudF9pZBgGIAEoCUgBiAEBEhIKCnBhZ2VfdG9rZW4YByABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEigKBG1vZGUYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hNb2RlInIKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIkCgZjaGFuZ2UYAiABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhUKDXNpbmNlX3ZlcnNpb24YAyABKAMiewoUR2V0VGVzdFJlc3VsdFJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgEIAEoCSKBAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgCIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgDIAEoBSJfChBDYW5jZWxSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiUAoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBhbHJlYWR5X2ZpbmlzaGVkGAIgASgIInMKD1JlcnVuUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhMKC2ZhaWxlZF9vbmx5GAQgASgIIjUKEFJlcnVuUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biI/ChBDbGFpbVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2V4ZWN1dG9yX2lkGAIgASgJIkgKEUNsYWltVGVzdFJlc3BvbnNlEjMKCmFzc2lnbm1lbnQYASABKAsyHy50ZXN0cnVuLnJ1bnMudjEuVGVzdEFzc2lnbm1lbnQizgIKDlRlc3RBc3NpZ25tZW50EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhQKDHRlc3RfY2FzZV9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhYKDmVudmlyb25tZW50X2lkGAYgASgJEhAKCGJhc2VfdXJsGAcgASgJEicKBXN0ZXBzGAggAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASDwoHYXR0ZW1wdBgJIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSEwoLbGVhc2VfdG9rZW4YCyABKAkSNAoQbGVhc2VfZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPdmFyaWFibGVzX2dyYW50GA0gASgJIkMKFEhlYXJ0YmVhdFRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJIk0KFUhlYXJ0YmVhdFRlc3RSZXNwb25zZRI0ChBsZWFzZV9leHBpcmVzX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJRChJSZWxlYXNlVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSDgoGcmVhc29uGAMgASgJIhUKE1JlbGVhc2VUZXN0UmVzcG9uc2UiqgEKE0NvbXBsZXRlVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoGc3RhdHVzGAMgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSDwoHc3VtbWFyeRgEIAEoCRITCgtkdXJhdGlvbl9tcxgFIAEoAxITCgtmYWlsZWRfc3RlcBgGIAEoBSKHAQoUQ29tcGxldGVUZXN0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Ei4KCnJ1bl9zdGF0dXMYAiABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhQKDHJ1bl9maW5pc2hlZBgDIAEoCCKLAQoOU2tpcFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAIgASgJEhMKC2xlYXNlX3Rva2VuGAMgASgJEisKBnJlYXNvbhgEIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEg8KB3N1bW1hcnkYBSABKAkiNAoPU2tpcFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4qnAEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRVU19RVUVVRUQQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIVChFSVU5fU1RBVFVTX1BBU1NFRBADEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAQSFgoSUlVOX1NUQVRVU19TS0lQUEVEEAUqowEKClRlc3RTdGF0dXMSGwoXVEVTVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJURVNUX1NUQVRVU19RVUVVRUQQARIXChNURVNUX1NUQVRVU19SVU5OSU5HEAISFgoSVEVTVF9TVEFUVVNfUEFTU0VEEAMSFgoSVEVTVF9TVEFUVVNfRkFJTEVEEAQSFwoTVEVTVF9TVEFUVVNfU0tJUFBFRBAFKooBCgpTa2lwUmVhc29uEhsKF1NLSVBfUkVBU09OX1VOU1BFQ0lGSUVEEAASJwojU0tJUF9SRUFTT05fRU5WSVJPTk1FTlRfVU5SRUFDSEFCTEUQARIZChVTS0lQX1JFQVNPTl9DQU5DRUxMRUQQAhIbChdTS0lQX1JFQVNPTl9OT19FWEVDVVRPUhADKlYKCVdhdGNoTW9kZRIaChZXQVRDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSV0FUQ0hfTU9ERV9DSEFOR0VTEAESFQoRV0FUQ0hfTU9ERV9GSU5JU0gQAjKaCAoLUnVuc1NlcnZpY2USTwoIU3RhcnRSdW4SIC50ZXN0cnVuLnJ1bnMudjEuU3RhcnRSdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVzcG9uc2USTgoGR2V0UnVuEh4udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlcXVlc3QaHy50ZXN0cnVuLnJ1bnMudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJUCghMaXN0UnVucxIgLnRlc3RydW4ucnVucy52MS5MaXN0UnVuc1JlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBElEKCFdhdGNoUnVuEiAudGVzdHJ1bi5ydW5zLnYxLldhdGNoUnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlc3BvbnNlMAESYwoNR2V0VGVzdFJlc3VsdBIlLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJSCglDYW5jZWxSdW4SIS50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DYW5jZWxSdW5SZXNwb25zZRJPCghSZXJ1blJ1bhIgLnRlc3RydW4ucnVucy52MS5SZXJ1blJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXNwb25zZRJSCglDbGFpbVRlc3QSIS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RSZXNwb25zZRJeCg1IZWFydGJlYXRUZXN0EiUudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXF1ZXN0GiYudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXNwb25zZRJYCgtSZWxlYXNlVGVzdBIjLnRlc3RydW4ucnVucy52MS5SZWxlYXNlVGVzdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXNwb25zZRJbCgxDb21wbGV0ZVRlc3QSJC50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVxdWVzdBolLnRlc3RydW4ucnVucy52MS5Db21wbGV0ZVRlc3RSZXNwb25zZRJMCgdTa2lwUnVuEh8udGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXF1ZXN0GiAudGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIrYFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBEg8KB3ZlcnNpb24YFSABKANCDgoMX2R1cmF0aW9uX21zQg8KDV90ZXN0X3BsYW5faWRCFAoSX3N0YXJ0ZWRfYnlfa2V5X2lkQhcKFV9zdGFydGVkX2J5X21lbWJlcl9pZCLZAwoKVGVzdFJlc3VsdBIKCgJpZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIrCgZzdGF0dXMYBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIYCgtkdXJhdGlvbl9tcxgFIAEoA0gAiAEBEg8KB3N1bW1hcnkYBiABKAkSCwoDdXJsGAcgASgJEg8KB2F0dGVtcHQYCCABKAUSLgoKc3RhcnRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgLIAEoCRIYCgtmYWlsZWRfc3RlcBgMIAEoBUgBiAEBEhkKEXRlc3RfY2FzZV92ZXJzaW9uGA0gASgFEiwKCWFydGlmYWN0cxgOIAMoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIxCgxzdGVwX3Jlc3VsdHMYDyADKAsyGy50ZXN0cnVuLnJ1bnMudjEuU3RlcFJlc3VsdEIOCgxfZHVyYXRpb25fbXNCDgoMX2ZhaWxlZF9zdGVwIkoKDFRlc3REaXNwYXRjaBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCSIpCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRILCgN1cmwYAiABKAkitQIKD1N0YXJ0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSGAoLZW52aXJvbm1lbnQYAyABKAlIAYgBARITCgl0ZXN0X3BsYW4YBCABKAlIABI6Cg10ZXN0X2Nhc2VfaWRzGAUgASgLMiEudGVzdHJ1bi5jb21tb24udjEuVGVzdENhc2VJZExpc3RIABIqCgR0YWdzGAYgASgLMhoudGVzdHJ1bi5jb21tb24udjEuVGFnTGlzdEgAEhEKBG5hbWUYByABKAlIAogBARIVCg1yZWNvcmRfdHJhY2VzGAggASgIQgsKCXNlbGVjdGlvbkIOCgxfZW52aXJvbm1lbnRCBwoFX25hbWUiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKDUdldFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSIzCg5HZXRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIvsBCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEiwKCHN0YXR1c2VzGAQgAygOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIZCgx0ZXN0X3BsYW5faWQYBSABKAlIAIgBARIbCg5lbnZpcm9ubWVudF9pZBgGIAEoCUgBiAEBEhIKCnBhZ2VfdG9rZW4YByABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEigKBG1vZGUYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hNb2RlInIKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIkCgZjaGFuZ2UYAiABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhUKDXNpbmNlX3ZlcnNpb24YAyABKAMiewoUR2V0VGVzdFJlc3VsdFJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgEIAEoCSKBAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgCIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgDIAEoBSJfChBDYW5jZWxSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiUAoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBhbHJlYWR5X2ZpbmlzaGVkGAIgASgIInMKD1JlcnVuUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhMKC2ZhaWxlZF9vbmx5GAQgASgIIjUKEFJlcnVuUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biI/ChBDbGFpbVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2V4ZWN1dG9yX2lkGAIgASgJIkgKEUNsYWltVGVzdFJlc3BvbnNlEjMKCmFzc2lnbm1lbnQYASABKAsyHy50ZXN0cnVuLnJ1bnMudjEuVGVzdEFzc2lnbm1lbnQi5AIKDlRlc3RBc3NpZ25tZW50EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhQKDHRlc3RfY2FzZV9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhYKDmVudmlyb25tZW50X2lkGAYgASgJEhAKCGJhc2VfdXJsGAcgASgJEicKBXN0ZXBzGAggAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASDwoHYXR0ZW1wdBgJIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSEwoLbGVhc2VfdG9rZW4YCyABKAkSNAoQbGVhc2VfZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPdmFyaWFibGVzX2dyYW50GA0gASgJEhQKDHJlY29yZF90cmFjZRgOIAEoCCJDChRIZWFydGJlYXRUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSJNChVIZWFydGJlYXRUZXN0UmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUQoSUmVsZWFzZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnJlYXNvbhgDIAEoCSIVChNSZWxlYXNlVGVzdFJlc3BvbnNlIt0BChNDb21wbGV0ZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEisKBnN0YXR1cxgDIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEg8KB3N1bW1hcnkYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSEwoLZmFpbGVkX3N0ZXAYBiABKAUSMQoMc3RlcF9yZXN1bHRzGAcgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQihwEKFENvbXBsZXRlVGVzdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBIuCgpydW5fc3RhdHVzGAIgASgOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIUCgxydW5fZmluaXNoZWQYAyABKAgiiwEKDlNraXBSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgCIAEoCRITCgtsZWFzZV90b2tlbhgDIAEoCRIrCgZyZWFzb24YBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuU2tpcFJlYXNvbhIPCgdzdW1tYXJ5GAUgASgJIjQKD1NraXBSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuKoMBCgxBcnRpZmFjdEtpbmQSHQoZQVJUSUZBQ1RfS0lORF9VTlNQRUNJRklFRBAAEhwKGEFSVElGQUNUX0tJTkRfU0NSRUVOU0hPVBABEhcKE0FSVElGQUNUX0tJTkRfVFJBQ0UQAhIdChlBUlRJRkFDVF9LSU5EX0JST1dTRVJfTE9HEAMqnAEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRVU19RVUVVRUQQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIVChFSVU5fU1RBVFVTX1BBU1NFRBADEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAQSFgoSUlVOX1NUQVRVU19TS0lQUEVEEAUqowEKClRlc3RTdGF0dXMSGwoXVEVTVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJURVNUX1NUQVRVU19RVUVVRUQQARIXChNURVNUX1NUQVRVU19SVU5OSU5HEAISFgoSVEVTVF9TVEFUVVNfUEFTU0VEEAMSFgoSVEVTVF9TVEFUVVNfRkFJTEVEEAQSFwoTVEVTVF9TVEFUVVNfU0tJUFBFRBAFKooBCgpTa2lwUmVhc29uEhsKF1NLSVBfUkVBU09OX1VOU1BFQ0lGSUVEEAASJwojU0tJUF9SRUFTT05fRU5WSVJPTk1FTlRfVU5SRUFDSEFCTEUQARIZChVTS0lQX1JFQVNPTl9DQU5DRUxMRUQQAhIbChdTS0lQX1JFQVNPTl9OT19FWEVDVVRPUhADKlYKCVdhdGNoTW9kZRIaChZXQVRDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSV0FUQ0hfTU9ERV9DSEFOR0VTEAESFQoRV0FUQ0hfTU9ERV9GSU5JU0gQAjLTCQoLUnVuc1NlcnZpY2USTwoIU3RhcnRSdW4SIC50ZXN0cnVuLnJ1bnMudjEuU3RhcnRSdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVzcG9uc2USTgoGR2V0UnVuEh4udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlcXVlc3QaHy50ZXN0cnVuLnJ1bnMudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJUCghMaXN0UnVucxIgLnRlc3RydW4ucnVucy52MS5MaXN0UnVuc1JlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBElEKCFdhdGNoUnVuEiAudGVzdHJ1bi5ydW5zLnYxLldhdGNoUnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlc3BvbnNlMAESYwoNR2V0VGVzdFJlc3VsdBIlLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJSCglDYW5jZWxSdW4SIS50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DYW5jZWxSdW5SZXNwb25zZRJPCghSZXJ1blJ1bhIgLnRlc3RydW4ucnVucy52MS5SZXJ1blJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXNwb25zZRJSCglDbGFpbVRlc3QSIS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RSZXNwb25zZRJeCg1IZWFydGJlYXRUZXN0EiUudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXF1ZXN0GiYudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXNwb25zZRJYCgtSZWxlYXNlVGVzdBIjLnRlc3RydW4ucnVucy52MS5SZWxlYXNlVGVzdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXNwb25zZRJbCgxDb21wbGV0ZVRlc3QSJC50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVxdWVzdBolLnRlc3RydW4ucnVucy52MS5Db21wbGV0ZVRlc3RSZXNwb25zZRJMCgdTa2lwUnVuEh8udGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXF1ZXN0GiAudGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXNwb25zZRJYCgtQdXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5QdXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXNwb25zZRJdCgtHZXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5HZXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+
+/**
+ * A file a test produced. Stored by the runs service; readable while the retention period
+ * (ARTIFACT_RETENTION_DAYS of the runs service) has not passed and the project exists.
+ *
+ * @generated from message testrun.runs.v1.Artifact
+ */
+export type Artifact = Message<"testrun.runs.v1.Artifact"> & {
+  /**
+   * Identifier (`art_…`).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * What it holds.
+   *
+   * @generated from field: testrun.runs.v1.ArtifactKind kind = 2;
+   */
+  kind: ArtifactKind;
+
+  /**
+   * Its name: a screenshot step's name, "failure", "trace" or "browser-log".
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * image/png, application/zip or application/json.
+   *
+   * @generated from field: string content_type = 4;
+   */
+  contentType: string;
+
+  /**
+   * Its size in bytes.
+   *
+   * @generated from field: int64 size_bytes = 5;
+   */
+  sizeBytes: bigint;
+
+  /**
+   * The number (1 for the first) of the step it was taken at; 0 for the whole test (trace, log).
+   *
+   * @generated from field: int32 step = 6;
+   */
+  step: number;
+
+  /**
+   * When it was stored.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * The test result it belongs to (`tr_…`).
+   *
+   * @generated from field: string test_result_id = 8;
+   */
+  testResultId: string;
+
+  /**
+   * The run (`run_…`).
+   *
+   * @generated from field: string run_id = 9;
+   */
+  runId: string;
+};
+
+/**
+ * Describes the message testrun.runs.v1.Artifact.
+ * Use `create(ArtifactSchema)` to create a new message.
+ */
+export const ArtifactSchema: GenMessage<Artifact> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 0);
+
+/**
+ * How one step of a test went, as the executor reported it.
+ *
+ * @generated from message testrun.runs.v1.StepResult
+ */
+export type StepResult = Message<"testrun.runs.v1.StepResult"> & {
+  /**
+   * The step's number (1 for the first).
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * PASSED or FAILED (a step after a failed one did not run and has no result).
+   *
+   * @generated from field: testrun.runs.v1.TestStatus status = 2;
+   */
+  status: TestStatus;
+
+  /**
+   * How long it took, in milliseconds.
+   *
+   * @generated from field: int64 duration_ms = 3;
+   */
+  durationMs: bigint;
+};
+
+/**
+ * Describes the message testrun.runs.v1.StepResult.
+ * Use `create(StepResultSchema)` to create a new message.
+ */
+export const StepResultSchema: GenMessage<StepResult> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 1);
+
+/**
+ * Request of PutArtifact. Executor identity only.
+ *
+ * @generated from message testrun.runs.v1.PutArtifactRequest
+ */
+export type PutArtifactRequest = Message<"testrun.runs.v1.PutArtifactRequest"> & {
+  /**
+   * The claimed test (`tr_…`).
+   *
+   * @generated from field: string test_result_id = 1;
+   */
+  testResultId: string;
+
+  /**
+   * The claim's lease token.
+   *
+   * @generated from field: string lease_token = 2;
+   */
+  leaseToken: string;
+
+  /**
+   * What it holds. Required.
+   *
+   * @generated from field: testrun.runs.v1.ArtifactKind kind = 3;
+   */
+  kind: ArtifactKind;
+
+  /**
+   * Its name (Artifact.name rules).
+   *
+   * @generated from field: string name = 4;
+   */
+  name: string;
+
+  /**
+   * Its content type (Artifact.content_type rules).
+   *
+   * @generated from field: string content_type = 5;
+   */
+  contentType: string;
+
+  /**
+   * The bytes, redacted.
+   *
+   * @generated from field: bytes content = 6;
+   */
+  content: Uint8Array;
+
+  /**
+   * The step it was taken at (Artifact.step), at most the test's number of steps.
+   *
+   * @generated from field: int32 step = 7;
+   */
+  step: number;
+};
+
+/**
+ * Describes the message testrun.runs.v1.PutArtifactRequest.
+ * Use `create(PutArtifactRequestSchema)` to create a new message.
+ */
+export const PutArtifactRequestSchema: GenMessage<PutArtifactRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 2);
+
+/**
+ * Response of PutArtifact.
+ *
+ * @generated from message testrun.runs.v1.PutArtifactResponse
+ */
+export type PutArtifactResponse = Message<"testrun.runs.v1.PutArtifactResponse"> & {
+  /**
+   * The stored artifact (without content).
+   *
+   * @generated from field: testrun.runs.v1.Artifact artifact = 1;
+   */
+  artifact?: Artifact | undefined;
+};
+
+/**
+ * Describes the message testrun.runs.v1.PutArtifactResponse.
+ * Use `create(PutArtifactResponseSchema)` to create a new message.
+ */
+export const PutArtifactResponseSchema: GenMessage<PutArtifactResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 3);
+
+/**
+ * Request of GetArtifact.
+ *
+ * @generated from message testrun.runs.v1.GetArtifactRequest
+ */
+export type GetArtifactRequest = Message<"testrun.runs.v1.GetArtifactRequest"> & {
+  /**
+   * Who reads it: an API key (gateway), a member (console) or an operator.
+   *
+   * @generated from field: testrun.common.v1.Actor actor = 1;
+   */
+  actor?: Actor | undefined;
+
+  /**
+   * The artifact (`art_…`).
+   *
+   * @generated from field: string artifact_id = 2;
+   */
+  artifactId: string;
+};
+
+/**
+ * Describes the message testrun.runs.v1.GetArtifactRequest.
+ * Use `create(GetArtifactRequestSchema)` to create a new message.
+ */
+export const GetArtifactRequestSchema: GenMessage<GetArtifactRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 4);
+
+/**
+ * Response of GetArtifact.
+ *
+ * @generated from message testrun.runs.v1.GetArtifactResponse
+ */
+export type GetArtifactResponse = Message<"testrun.runs.v1.GetArtifactResponse"> & {
+  /**
+   * The artifact.
+   *
+   * @generated from field: testrun.runs.v1.Artifact artifact = 1;
+   */
+  artifact?: Artifact | undefined;
+
+  /**
+   * Its bytes.
+   *
+   * @generated from field: bytes content = 2;
+   */
+  content: Uint8Array;
+};
+
+/**
+ * Describes the message testrun.runs.v1.GetArtifactResponse.
+ * Use `create(GetArtifactResponseSchema)` to create a new message.
+ */
+export const GetArtifactResponseSchema: GenMessage<GetArtifactResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 5);
 
 /**
  * A test run. GetRun and StartRun return it with `tests`; ListRuns leaves `tests` empty.
@@ -185,7 +438,7 @@ export type Run = Message<"testrun.runs.v1.Run"> & {
  * Use `create(RunSchema)` to create a new message.
  */
 export const RunSchema: GenMessage<Run> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 0);
+  messageDesc(file_testrun_runs_v1_runs, 6);
 
 /**
  * The result of one test case within a run.
@@ -290,6 +543,23 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
    * @generated from field: int32 test_case_version = 13;
    */
   testCaseVersion: number;
+
+  /**
+   * What the test produced (screenshots, a trace, the browser's log), in the order stored; only
+   * the artifacts of the attempt that produced the result (a new claim drops an earlier
+   * attempt's). Empty until final and for tests without browser steps.
+   *
+   * @generated from field: repeated testrun.runs.v1.Artifact artifacts = 14;
+   */
+  artifacts: Artifact[];
+
+  /**
+   * How each step that ran went, in order; empty until final (and for results reported without
+   * them).
+   *
+   * @generated from field: repeated testrun.runs.v1.StepResult step_results = 15;
+   */
+  stepResults: StepResult[];
 };
 
 /**
@@ -297,7 +567,7 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
  * Use `create(TestResultSchema)` to create a new message.
  */
 export const TestResultSchema: GenMessage<TestResult> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 1);
+  messageDesc(file_testrun_runs_v1_runs, 7);
 
 /**
  * What the runs service publishes to the executors' queue for each test to execute. An executor
@@ -333,7 +603,7 @@ export type TestDispatch = Message<"testrun.runs.v1.TestDispatch"> & {
  * Use `create(TestDispatchSchema)` to create a new message.
  */
 export const TestDispatchSchema: GenMessage<TestDispatch> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 2);
+  messageDesc(file_testrun_runs_v1_runs, 8);
 
 /**
  * Error detail of StartRun's INTERNAL status when the run was started but could not be read back.
@@ -361,7 +631,7 @@ export type RunStarted = Message<"testrun.runs.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 3);
+  messageDesc(file_testrun_runs_v1_runs, 9);
 
 /**
  * Request of StartRun: the start-run body of POST /v1/runs.
@@ -429,6 +699,14 @@ export type StartRunRequest = Message<"testrun.runs.v1.StartRunRequest"> & {
    * @generated from field: optional string name = 7;
    */
   name?: string | undefined;
+
+  /**
+   * Record a Playwright trace of every test with browser steps, passed or failed (by default a
+   * trace is kept for failed tests only, or when the test case asks: TestCase.record_trace).
+   *
+   * @generated from field: bool record_traces = 8;
+   */
+  recordTraces: boolean;
 };
 
 /**
@@ -436,7 +714,7 @@ export type StartRunRequest = Message<"testrun.runs.v1.StartRunRequest"> & {
  * Use `create(StartRunRequestSchema)` to create a new message.
  */
 export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 4);
+  messageDesc(file_testrun_runs_v1_runs, 10);
 
 /**
  * Response of StartRun.
@@ -457,7 +735,7 @@ export type StartRunResponse = Message<"testrun.runs.v1.StartRunResponse"> & {
  * Use `create(StartRunResponseSchema)` to create a new message.
  */
 export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 5);
+  messageDesc(file_testrun_runs_v1_runs, 11);
 
 /**
  * Request of GetRun.
@@ -492,7 +770,7 @@ export type GetRunRequest = Message<"testrun.runs.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 6);
+  messageDesc(file_testrun_runs_v1_runs, 12);
 
 /**
  * Response of GetRun.
@@ -513,7 +791,7 @@ export type GetRunResponse = Message<"testrun.runs.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 7);
+  messageDesc(file_testrun_runs_v1_runs, 13);
 
 /**
  * Request of ListRuns.
@@ -579,7 +857,7 @@ export type ListRunsRequest = Message<"testrun.runs.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 8);
+  messageDesc(file_testrun_runs_v1_runs, 14);
 
 /**
  * Response of ListRuns.
@@ -607,7 +885,7 @@ export type ListRunsResponse = Message<"testrun.runs.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 9);
+  messageDesc(file_testrun_runs_v1_runs, 15);
 
 /**
  * Request of WatchRun.
@@ -649,7 +927,7 @@ export type WatchRunRequest = Message<"testrun.runs.v1.WatchRunRequest"> & {
  * Use `create(WatchRunRequestSchema)` to create a new message.
  */
 export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 10);
+  messageDesc(file_testrun_runs_v1_runs, 16);
 
 /**
  * One message of WatchRun: `run` (the first message, and every message of WATCH_MODE_UNSPECIFIED
@@ -689,7 +967,7 @@ export type WatchRunResponse = Message<"testrun.runs.v1.WatchRunResponse"> & {
  * Use `create(WatchRunResponseSchema)` to create a new message.
  */
 export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 11);
+  messageDesc(file_testrun_runs_v1_runs, 17);
 
 /**
  * Request of GetTestResult.
@@ -731,7 +1009,7 @@ export type GetTestResultRequest = Message<"testrun.runs.v1.GetTestResultRequest
  * Use `create(GetTestResultRequestSchema)` to create a new message.
  */
 export const GetTestResultRequestSchema: GenMessage<GetTestResultRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 12);
+  messageDesc(file_testrun_runs_v1_runs, 18);
 
 /**
  * Response of GetTestResult.
@@ -766,7 +1044,7 @@ export type GetTestResultResponse = Message<"testrun.runs.v1.GetTestResultRespon
  * Use `create(GetTestResultResponseSchema)` to create a new message.
  */
 export const GetTestResultResponseSchema: GenMessage<GetTestResultResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 13);
+  messageDesc(file_testrun_runs_v1_runs, 19);
 
 /**
  * Request of CancelRun.
@@ -801,7 +1079,7 @@ export type CancelRunRequest = Message<"testrun.runs.v1.CancelRunRequest"> & {
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 14);
+  messageDesc(file_testrun_runs_v1_runs, 20);
 
 /**
  * Response of CancelRun.
@@ -830,7 +1108,7 @@ export type CancelRunResponse = Message<"testrun.runs.v1.CancelRunResponse"> & {
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 15);
+  messageDesc(file_testrun_runs_v1_runs, 21);
 
 /**
  * Request of RerunRun.
@@ -872,7 +1150,7 @@ export type RerunRunRequest = Message<"testrun.runs.v1.RerunRunRequest"> & {
  * Use `create(RerunRunRequestSchema)` to create a new message.
  */
 export const RerunRunRequestSchema: GenMessage<RerunRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 16);
+  messageDesc(file_testrun_runs_v1_runs, 22);
 
 /**
  * Response of RerunRun.
@@ -894,7 +1172,7 @@ export type RerunRunResponse = Message<"testrun.runs.v1.RerunRunResponse"> & {
  * Use `create(RerunRunResponseSchema)` to create a new message.
  */
 export const RerunRunResponseSchema: GenMessage<RerunRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 17);
+  messageDesc(file_testrun_runs_v1_runs, 23);
 
 /**
  * Request of ClaimTest. Executor identity only; takes no actor.
@@ -923,7 +1201,7 @@ export type ClaimTestRequest = Message<"testrun.runs.v1.ClaimTestRequest"> & {
  * Use `create(ClaimTestRequestSchema)` to create a new message.
  */
 export const ClaimTestRequestSchema: GenMessage<ClaimTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 18);
+  messageDesc(file_testrun_runs_v1_runs, 24);
 
 /**
  * Response of ClaimTest.
@@ -944,7 +1222,7 @@ export type ClaimTestResponse = Message<"testrun.runs.v1.ClaimTestResponse"> & {
  * Use `create(ClaimTestResponseSchema)` to create a new message.
  */
 export const ClaimTestResponseSchema: GenMessage<ClaimTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 19);
+  messageDesc(file_testrun_runs_v1_runs, 25);
 
 /**
  * Everything an executor needs to run one claimed test, except variable values.
@@ -1044,6 +1322,14 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
    * @generated from field: string variables_grant = 13;
    */
   variablesGrant: string;
+
+  /**
+   * Keep the Playwright trace of the browser steps even when the test passes (the test case's
+   * record_trace or the run's record_traces).
+   *
+   * @generated from field: bool record_trace = 14;
+   */
+  recordTrace: boolean;
 };
 
 /**
@@ -1051,7 +1337,7 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
  * Use `create(TestAssignmentSchema)` to create a new message.
  */
 export const TestAssignmentSchema: GenMessage<TestAssignment> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 20);
+  messageDesc(file_testrun_runs_v1_runs, 26);
 
 /**
  * Request of HeartbeatTest. Executor identity only.
@@ -1079,7 +1365,7 @@ export type HeartbeatTestRequest = Message<"testrun.runs.v1.HeartbeatTestRequest
  * Use `create(HeartbeatTestRequestSchema)` to create a new message.
  */
 export const HeartbeatTestRequestSchema: GenMessage<HeartbeatTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 21);
+  messageDesc(file_testrun_runs_v1_runs, 27);
 
 /**
  * Response of HeartbeatTest.
@@ -1100,7 +1386,7 @@ export type HeartbeatTestResponse = Message<"testrun.runs.v1.HeartbeatTestRespon
  * Use `create(HeartbeatTestResponseSchema)` to create a new message.
  */
 export const HeartbeatTestResponseSchema: GenMessage<HeartbeatTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 22);
+  messageDesc(file_testrun_runs_v1_runs, 28);
 
 /**
  * Request of ReleaseTest. Executor identity only.
@@ -1135,7 +1421,7 @@ export type ReleaseTestRequest = Message<"testrun.runs.v1.ReleaseTestRequest"> &
  * Use `create(ReleaseTestRequestSchema)` to create a new message.
  */
 export const ReleaseTestRequestSchema: GenMessage<ReleaseTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 23);
+  messageDesc(file_testrun_runs_v1_runs, 29);
 
 /**
  * Response of ReleaseTest. Empty.
@@ -1150,7 +1436,7 @@ export type ReleaseTestResponse = Message<"testrun.runs.v1.ReleaseTestResponse">
  * Use `create(ReleaseTestResponseSchema)` to create a new message.
  */
 export const ReleaseTestResponseSchema: GenMessage<ReleaseTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 24);
+  messageDesc(file_testrun_runs_v1_runs, 30);
 
 /**
  * Request of CompleteTest. Executor identity only.
@@ -1202,6 +1488,13 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
    * @generated from field: int32 failed_step = 6;
    */
   failedStep: number;
+
+  /**
+   * How each step that ran went, in order (TestResult.step_results); at most the number of steps.
+   *
+   * @generated from field: repeated testrun.runs.v1.StepResult step_results = 7;
+   */
+  stepResults: StepResult[];
 };
 
 /**
@@ -1209,7 +1502,7 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
  * Use `create(CompleteTestRequestSchema)` to create a new message.
  */
 export const CompleteTestRequestSchema: GenMessage<CompleteTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 25);
+  messageDesc(file_testrun_runs_v1_runs, 31);
 
 /**
  * Response of CompleteTest.
@@ -1244,7 +1537,7 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
  * Use `create(CompleteTestResponseSchema)` to create a new message.
  */
 export const CompleteTestResponseSchema: GenMessage<CompleteTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 26);
+  messageDesc(file_testrun_runs_v1_runs, 32);
 
 /**
  * Request of SkipRun. Executor identity only.
@@ -1295,7 +1588,7 @@ export type SkipRunRequest = Message<"testrun.runs.v1.SkipRunRequest"> & {
  * Use `create(SkipRunRequestSchema)` to create a new message.
  */
 export const SkipRunRequestSchema: GenMessage<SkipRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 27);
+  messageDesc(file_testrun_runs_v1_runs, 33);
 
 /**
  * Response of SkipRun.
@@ -1316,7 +1609,49 @@ export type SkipRunResponse = Message<"testrun.runs.v1.SkipRunResponse"> & {
  * Use `create(SkipRunResponseSchema)` to create a new message.
  */
 export const SkipRunResponseSchema: GenMessage<SkipRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 28);
+  messageDesc(file_testrun_runs_v1_runs, 34);
+
+/**
+ * What an artifact holds.
+ *
+ * @generated from enum testrun.runs.v1.ArtifactKind
+ */
+export enum ArtifactKind {
+  /**
+   * Not set; never returned.
+   *
+   * @generated from enum value: ARTIFACT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A PNG of the page: at a screenshot step (named after it) or when a browser step failed
+   * (named "failure"). Shows what the page showed, typed values included.
+   *
+   * @generated from enum value: ARTIFACT_KIND_SCREENSHOT = 1;
+   */
+  SCREENSHOT = 1,
+
+  /**
+   * A Playwright trace (zip), redacted: opens in the Playwright trace viewer.
+   *
+   * @generated from enum value: ARTIFACT_KIND_TRACE = 2;
+   */
+  TRACE = 2,
+
+  /**
+   * JSON: the page's console errors and failed requests, a short list.
+   *
+   * @generated from enum value: ARTIFACT_KIND_BROWSER_LOG = 3;
+   */
+  BROWSER_LOG = 3,
+}
+
+/**
+ * Describes the enum testrun.runs.v1.ArtifactKind.
+ */
+export const ArtifactKindSchema: GenEnum<ArtifactKind> = /*@__PURE__*/
+  enumDesc(file_testrun_runs_v1_runs, 0);
 
 /**
  * Status of a run.
@@ -1371,7 +1706,7 @@ export enum RunStatus {
  * Describes the enum testrun.runs.v1.RunStatus.
  */
 export const RunStatusSchema: GenEnum<RunStatus> = /*@__PURE__*/
-  enumDesc(file_testrun_runs_v1_runs, 0);
+  enumDesc(file_testrun_runs_v1_runs, 1);
 
 /**
  * Status of a test within a run.
@@ -1426,7 +1761,7 @@ export enum TestStatus {
  * Describes the enum testrun.runs.v1.TestStatus.
  */
 export const TestStatusSchema: GenEnum<TestStatus> = /*@__PURE__*/
-  enumDesc(file_testrun_runs_v1_runs, 1);
+  enumDesc(file_testrun_runs_v1_runs, 2);
 
 /**
  * Why a run was skipped. Rendered by the gateway in lower case (`environment_unreachable`, …).
@@ -1467,7 +1802,7 @@ export enum SkipReason {
  * Describes the enum testrun.runs.v1.SkipReason.
  */
 export const SkipReasonSchema: GenEnum<SkipReason> = /*@__PURE__*/
-  enumDesc(file_testrun_runs_v1_runs, 2);
+  enumDesc(file_testrun_runs_v1_runs, 3);
 
 /**
  * What WatchRun sends after its first message (the whole run).
@@ -1501,7 +1836,7 @@ export enum WatchMode {
  * Describes the enum testrun.runs.v1.WatchMode.
  */
 export const WatchModeSchema: GenEnum<WatchMode> = /*@__PURE__*/
-  enumDesc(file_testrun_runs_v1_runs, 3);
+  enumDesc(file_testrun_runs_v1_runs, 4);
 
 /**
  * RunsService starts runs, hands their tests to executors, and reports progress.
@@ -1746,6 +2081,37 @@ export const RunsService: GenService<{
     methodKind: "unary";
     input: typeof SkipRunRequestSchema;
     output: typeof SkipRunResponseSchema;
+  },
+  /**
+   * Executor only. Stores an artifact (a screenshot, a trace, the browser's log) of a claimed
+   * test, under its claim: call it before CompleteTest. Executors never hold the artifact store's
+   * credentials; the runs service writes to the store (PostgreSQL by default, or an S3-compatible
+   * object store). The content must already be redacted (no variable value in it).
+   * Errors: INVALID_ARGUMENT (kind unset; name empty, longer than 100 characters or not one line;
+   * content type not one of image/png, application/zip, application/json; step negative or past
+   * the test's steps); RESOURCE_EXHAUSTED (past the size cap of one artifact or of the run, or
+   * past the artifact count of one test; nothing stored); NOT_FOUND; ABORTED (not the current
+   * claim); FAILED_PRECONDITION (the test is final).
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.PutArtifact
+   */
+  putArtifact: {
+    methodKind: "unary";
+    input: typeof PutArtifactRequestSchema;
+    output: typeof PutArtifactResponseSchema;
+  },
+  /**
+   * Reads one artifact with its content. For API key actors (the gateway) the artifact's run must
+   * be of the key's project; members must be able to see the project; operators may read any.
+   * Errors: INVALID_ARGUMENT (no actor, malformed id); NOT_FOUND (unknown, expired under the
+   * retention period, of a deleted project, or of another project: indistinguishable).
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.GetArtifact
+   */
+  getArtifact: {
+    methodKind: "unary";
+    input: typeof GetArtifactRequestSchema;
+    output: typeof GetArtifactResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_testrun_runs_v1_runs, 0);
