@@ -1,10 +1,14 @@
 // Browser steps written to a real catalog over real gRPC: every action stored and read back as
 // written, every rule of step.proto's BrowserStep and Locator refused at its field's path.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { parseTestCaseFile } from "@testrun/content-file";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import {
   type Catalog,
@@ -107,6 +111,23 @@ describe("catalog: browser steps", () => {
     // {{NAME}} in a browser step counts as a use of the variable.
     const using = await catalog.listTestCases({ actor: editor, projectId, usesVariable: "EMAIL" });
     expect(using.testCases.map((t) => t.name)).to.deep.equal(["browser journey"]);
+  });
+
+  it("take the example of docs/runs.md (Browser steps) as it is written there", async () => {
+    const docs = readFileSync(join(repoRoot, "docs", "runs.md"), "utf8");
+    const section = docs.slice(docs.indexOf("### Browser steps"));
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    const [example] = parseTestCaseFile(yaml, "yaml");
+    expect(example?.steps.filter((s) => s.kind.case === "browser")).to.have.length(20);
+    const projectId = await project();
+    const { testCase } = await catalog.createTestCase({
+      actor: editor,
+      projectId,
+      name: example?.name,
+      steps: example?.steps,
+      recordTrace: example?.recordTrace,
+    });
+    expect(testCase).to.include({ name: "sign in in the browser", recordTrace: true });
   });
 
   it("refuse a step without a kind, and a browser step without an action, naming the step", async () => {
