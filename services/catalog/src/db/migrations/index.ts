@@ -5,6 +5,7 @@ import { Migration20261123051413_members_by_email } from "./Migration20261123051
 import { Migration20261124230335_normalized_emails } from "./Migration20261124230335_normalized_emails.js";
 import { Migration20261124232000_base_url_without_userinfo } from "./Migration20261124232000_base_url_without_userinfo.js";
 import { Migration20261125013339_versions } from "./Migration20261125013339_versions.js";
+import { Migration20261125043432_project_artifacts } from "./Migration20261125043432_project_artifacts.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -16,4 +17,5 @@ export const migrations = [
     class: Migration20261124232000_base_url_without_userinfo,
   },
   { name: "Migration20261125013339_versions", class: Migration20261125013339_versions },
+  { name: "Migration20261125043432_project_artifacts", class: Migration20261125043432_project_artifacts },
 ];
