@@ -710,15 +710,18 @@ describe("helm chart helm/testrun", () => {
         { path: "/v1", service: "gateway" },
         { path: "/", service: "console" },
       ]);
-      // One origin: run urls (runs), the console's own origin and its API_URL are the Ingress host.
+      // One origin: run urls (runs), the console's own origin, its API_URL and the gateway's (artifact
+      // urls) are the Ingress host.
       for (const name of ["runs", "console"]) {
         expect(componentContainer(chart, name).env.values.APP_URL, `${name} APP_URL`).to.equal(
           "https://testrun.example.com",
         );
       }
-      expect(componentContainer(chart, "console").env.values.API_URL, "console API_URL").to.equal(
-        "https://testrun.example.com",
-      );
+      for (const name of ["console", "gateway"]) {
+        expect(componentContainer(chart, name).env.values.API_URL, `${name} API_URL`).to.equal(
+          "https://testrun.example.com",
+        );
+      }
     });
 
     it("signs in with OpenID Connect, the client secret from a Secret, in the console and its migration", () => {

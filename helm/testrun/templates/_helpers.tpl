@@ -155,7 +155,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{/*
 The one public origin people open (the console at /, the REST API at /v1): config.appUrl, else the
 Ingress host, else the first HTTPRoute hostname; empty without any (the services' defaults then).
-APP_URL of the runs service and the console, API_URL of the console.
+APP_URL of the runs service and the console, API_URL of the console and the gateway (the base of
+artifact urls).
 */}}
 {{- define "testrun.appUrl" -}}
 {{- if .Values.config.appUrl -}}
@@ -204,6 +205,9 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- end -}}
 {{- if eq .name "gateway" -}}
 {{- $_ := set $env "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root) -}}
+{{- with include "testrun.appUrl" $root -}}
+{{- $_ := set $env "API_URL" . -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .name "runs" -}}
 {{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
