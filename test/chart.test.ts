@@ -982,6 +982,55 @@ describe("helm chart helm/testrun", () => {
     }
   });
 
+  describe("the runs service's artifact store", () => {
+    const s3 = [
+      "artifacts.store=s3",
+      "artifacts.s3.bucket=testrun-artifacts",
+      "artifacts.s3.endpoint=https://minio.example.com",
+      "artifacts.s3.forcePathStyle=true",
+      "artifacts.s3.existingSecret=testrun-s3",
+    ];
+    const runsEnv = async (set: string[]) =>
+      componentContainer(
+        new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace),
+        "runs",
+      ).env;
+
+    it("keeps artifacts in PostgreSQL by default, for 30 days, with no S3 setting or secret", async () => {
+      const env = await runsEnv([]);
+      expect(env.values.ARTIFACT_STORE).to.equal("postgres");
+      expect(env.values.ARTIFACT_RETENTION_DAYS).to.equal("30");
+      expect(variablesOf(env).filter((variable) => variable.startsWith("ARTIFACT_S3_"))).to.deep.equal([]);
+    });
+
+    it("points the runs service alone at an S3 bucket, its credentials from artifacts.s3.existingSecret", async () => {
+      const env = await runsEnv(s3);
+      expect(env.values).to.deep.include({
+        ARTIFACT_STORE: "s3",
+        ARTIFACT_S3_BUCKET: "testrun-artifacts",
+        ARTIFACT_S3_ENDPOINT: "https://minio.example.com",
+        ARTIFACT_S3_FORCE_PATH_STYLE: "true",
+        ARTIFACT_S3_REGION: "us-east-1",
+      });
+      for (const key of ["ARTIFACT_S3_ACCESS_KEY_ID", "ARTIFACT_S3_SECRET_ACCESS_KEY"])
+        expect(env.secretRefs.find((ref) => ref.variable === key)).to.deep.include({
+          secret: "testrun-s3",
+          key,
+        });
+      const parsed = schemaOf("runs").safeParse(env.values);
+      expect(parsed.success, JSON.stringify(parsed.error?.issues)).to.equal(true);
+      // Without a Secret: the pods' own identity, no static credentials.
+      const role = await runsEnv(s3.filter((expression) => !expression.includes("existingSecret")));
+      expect(role.secretRefs.filter((ref) => ref.variable.startsWith("ARTIFACT_"))).to.deep.equal([]);
+    });
+
+    it("refuses store s3 without a bucket, saying what to set", async () => {
+      const result = await tryRenderChart(chartPath, { release, namespace, set: ["artifacts.store=s3"] });
+      expect(result.code, "helm template exit code").to.not.equal(0);
+      expect(result.stderr).to.contain("artifacts.s3.bucket is required");
+    });
+  });
+
   describe("the executors' egress", () => {
     const dualStack = [
       "egress.podCidrs={10.244.0.0/16,fd00:10:244::/56}",
