@@ -14,6 +14,8 @@ export class Migration20261125042741_artifacts extends Migration {
     this.addSql(
       `create table "runs"."artifact_contents" ("key" text not null, "content" bytea not null, primary key ("key"));`,
     );
+    // PNGs and zips are compressed already: kept out of line without another compression attempt.
+    this.addSql(`alter table "runs"."artifact_contents" alter column "content" set storage external;`);
     this.addSql(
       `create table "runs"."purged_projects" ("project_id" text not null, "purged_at" timestamptz not null, primary key ("project_id"));`,
     );
