@@ -3,7 +3,8 @@
 # servers), Debian's chromium (the console's browser tests), Python 3 with venv (the tests' Python
 # tools, scripts/python-tools.sh), make, Node and npm (the Makefile installs
 # Node 24 into .tools when the system's is not 24), and Go >= 1.21 to build helm (the chart tests)
-# unless .tools/bin/helm is already built from the Makefile's HELM_VERSION.
+# and MinIO (the artifact store's S3 tests) unless both are already built from the Makefile's
+# HELM_VERSION and MINIO_VERSION.
 #
 # Idempotent and cheap when nothing is missing: it only checks (no apt-get update then). As root it
 # installs what is missing with apt-get; otherwise through sudo when sudo works without a password
@@ -35,6 +36,9 @@ if [ "$purpose" = test ]; then
   helm_version=$(sed -n 's/^HELM_VERSION := //p' Makefile)
   go_new_enough || { [ -x .tools/bin/helm ] && [ "$(cat .tools/helm.version 2>/dev/null)" = "$helm_version" ]; } ||
     need_go=yes
+  # MinIO (the artifact store's S3 tests) is built with Go too, into a cache outside the clone.
+  minio_version=$(sed -n 's/^MINIO_VERSION := //p' Makefile)
+  go_new_enough || [ -x "${XDG_CACHE_HOME:-$HOME/.cache}/testrun/minio/$minio_version/minio" ] || need_go=yes
 fi
 
 [ ${#missing[@]} -eq 0 ] && [ $need_go = no ] && exit 0

@@ -710,15 +710,18 @@ describe("helm chart helm/testrun", () => {
         { path: "/v1", service: "gateway" },
         { path: "/", service: "console" },
       ]);
-      // One origin: run urls (runs), the console's own origin and its API_URL are the Ingress host.
+      // One origin: run urls (runs), the console's own origin, its API_URL and the gateway's (artifact
+      // urls) are the Ingress host.
       for (const name of ["runs", "console"]) {
         expect(componentContainer(chart, name).env.values.APP_URL, `${name} APP_URL`).to.equal(
           "https://testrun.example.com",
         );
       }
-      expect(componentContainer(chart, "console").env.values.API_URL, "console API_URL").to.equal(
-        "https://testrun.example.com",
-      );
+      for (const name of ["console", "gateway"]) {
+        expect(componentContainer(chart, name).env.values.API_URL, `${name} API_URL`).to.equal(
+          "https://testrun.example.com",
+        );
+      }
     });
 
     it("signs in with OpenID Connect, the client secret from a Secret, in the console and its migration", () => {
@@ -977,6 +980,55 @@ describe("helm chart helm/testrun", () => {
         expect(result.stderr).to.contain("console.oidc: set issuerUrl, clientId and existingSecret");
       });
     }
+  });
+
+  describe("the runs service's artifact store", () => {
+    const s3 = [
+      "artifacts.store=s3",
+      "artifacts.s3.bucket=testrun-artifacts",
+      "artifacts.s3.endpoint=https://minio.example.com",
+      "artifacts.s3.forcePathStyle=true",
+      "artifacts.s3.existingSecret=testrun-s3",
+    ];
+    const runsEnv = async (set: string[]) =>
+      componentContainer(
+        new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace),
+        "runs",
+      ).env;
+
+    it("keeps artifacts in PostgreSQL by default, for 30 days, with no S3 setting or secret", async () => {
+      const env = await runsEnv([]);
+      expect(env.values.ARTIFACT_STORE).to.equal("postgres");
+      expect(env.values.ARTIFACT_RETENTION_DAYS).to.equal("30");
+      expect(variablesOf(env).filter((variable) => variable.startsWith("ARTIFACT_S3_"))).to.deep.equal([]);
+    });
+
+    it("points the runs service alone at an S3 bucket, its credentials from artifacts.s3.existingSecret", async () => {
+      const env = await runsEnv(s3);
+      expect(env.values).to.deep.include({
+        ARTIFACT_STORE: "s3",
+        ARTIFACT_S3_BUCKET: "testrun-artifacts",
+        ARTIFACT_S3_ENDPOINT: "https://minio.example.com",
+        ARTIFACT_S3_FORCE_PATH_STYLE: "true",
+        ARTIFACT_S3_REGION: "us-east-1",
+      });
+      for (const key of ["ARTIFACT_S3_ACCESS_KEY_ID", "ARTIFACT_S3_SECRET_ACCESS_KEY"])
+        expect(env.secretRefs.find((ref) => ref.variable === key)).to.deep.include({
+          secret: "testrun-s3",
+          key,
+        });
+      const parsed = schemaOf("runs").safeParse(env.values);
+      expect(parsed.success, JSON.stringify(parsed.error?.issues)).to.equal(true);
+      // Without a Secret: the pods' own identity, no static credentials.
+      const role = await runsEnv(s3.filter((expression) => !expression.includes("existingSecret")));
+      expect(role.secretRefs.filter((ref) => ref.variable.startsWith("ARTIFACT_"))).to.deep.equal([]);
+    });
+
+    it("refuses store s3 without a bucket, saying what to set", async () => {
+      const result = await tryRenderChart(chartPath, { release, namespace, set: ["artifacts.store=s3"] });
+      expect(result.code, "helm template exit code").to.not.equal(0);
+      expect(result.stderr).to.contain("artifacts.s3.bucket is required");
+    });
   });
 
   describe("the executors' egress", () => {

@@ -1,6 +1,8 @@
 /**
  * Mocha global fixtures: when DATABASE_URL / REDIS_URL are unset, start throwaway servers for the
  * whole run and stop them afterwards. Servers given through the environment are used as they are.
+ * A throwaway MinIO (kit testing/minio.ts) is started only when a test first asks for it
+ * (`sharedMinio`), and stopped here.
  *
  * Either way REDIS_URL stays the administrator's URL (tests read and flush through it), and the
  * components' own Redis users of the registry (helm/testrun/services.yaml) are created through
@@ -14,6 +16,7 @@
  */
 import { Redis } from "ioredis";
 import { redisUsers } from "../scripts/services.js";
+import { stopSharedMinio } from "../services/kit/src/testing/minio.js";
 import { createRedisUsers } from "../services/kit/src/testing/redis-users.js";
 import {
   startThrowawayPostgres,
@@ -45,7 +48,8 @@ export async function mochaGlobalTeardown(): Promise<void> {
   try {
     if (ownRedisUrl) await failOnRefusals(ownRedisUrl);
   } finally {
-    await Promise.all(started.splice(0).map((server) => server.stop()));
+    // MinIO (the S3 artifact store's tests) is started by the first test that needs it.
+    await Promise.all([...started.splice(0).map((server) => server.stop()), stopSharedMinio()]);
   }
 }
 

@@ -23,6 +23,17 @@ export interface TestResultBody {
   durationMs: number | null;
   summary: string;
   url: string;
+  artifacts: ArtifactBody[];
+}
+
+export interface ArtifactBody {
+  id: string;
+  kind: "screenshot" | "trace" | "browser_log";
+  name: string;
+  contentType: string;
+  sizeBytes: number;
+  step: number;
+  url: string;
 }
 
 export interface RunBody {

@@ -155,7 +155,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{/*
 The one public origin people open (the console at /, the REST API at /v1): config.appUrl, else the
 Ingress host, else the first HTTPRoute hostname; empty without any (the services' defaults then).
-APP_URL of the runs service and the console, API_URL of the console.
+APP_URL of the runs service and the console, API_URL of the console and the gateway (the base of
+artifact urls).
 */}}
 {{- define "testrun.appUrl" -}}
 {{- if .Values.config.appUrl -}}
@@ -204,10 +205,25 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- end -}}
 {{- if eq .name "gateway" -}}
 {{- $_ := set $env "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root) -}}
+{{- with include "testrun.appUrl" $root -}}
+{{- $_ := set $env "API_URL" . -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .name "runs" -}}
 {{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
 {{- $_ := set $env "MAX_RUNNING_PER_PROJECT" (toString (int $values.maxRunningPerProject)) -}}
+{{- $artifacts := $root.Values.artifacts -}}
+{{- $_ := set $env "ARTIFACT_STORE" $artifacts.store -}}
+{{- $_ := set $env "ARTIFACT_RETENTION_DAYS" (toString (int $artifacts.retentionDays)) -}}
+{{- if eq $artifacts.store "s3" -}}
+{{- $_ := set $env "ARTIFACT_S3_BUCKET" $artifacts.s3.bucket -}}
+{{- $_ := set $env "ARTIFACT_S3_PREFIX" $artifacts.s3.prefix -}}
+{{- $_ := set $env "ARTIFACT_S3_REGION" $artifacts.s3.region -}}
+{{- $_ := set $env "ARTIFACT_S3_FORCE_PATH_STYLE" (toString $artifacts.s3.forcePathStyle) -}}
+{{- with $artifacts.s3.endpoint -}}
+{{- $_ := set $env "ARTIFACT_S3_ENDPOINT" . -}}
+{{- end -}}
+{{- end -}}
 {{- with include "testrun.appUrl" $root -}}
 {{- $_ := set $env "APP_URL" . -}}
 {{- end -}}
@@ -271,6 +287,8 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
 {{- define "testrun.optionalSecretName" -}}
 {{- if eq .key "OIDC_CLIENT_SECRET" -}}
 {{- if .root.Values.console.oidc.issuerUrl -}}{{- .root.Values.console.oidc.existingSecret -}}{{- end -}}
+{{- else if has .key (list "ARTIFACT_S3_ACCESS_KEY_ID" "ARTIFACT_S3_SECRET_ACCESS_KEY") -}}
+{{- if eq .root.Values.artifacts.store "s3" -}}{{- .root.Values.artifacts.s3.existingSecret -}}{{- end -}}
 {{- else -}}
 {{- fail (printf "services.yaml names the optional secret %s, which templates/_helpers.tpl (testrun.optionalSecretName) does not know where to take from" .key) -}}
 {{- end -}}
@@ -339,6 +357,17 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
 {{- $secret := lookup "v1" "Secret" $.Release.Namespace . -}}
 {{- if and $secret (not (hasKey ($secret.data | default dict) "OIDC_CLIENT_SECRET")) -}}
 {{- fail (printf "console.oidc.existingSecret %q has no key OIDC_CLIENT_SECRET" .) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq .Values.artifacts.store "s3") (not .Values.artifacts.s3.bucket) -}}
+{{- fail "artifacts.s3.bucket is required when artifacts.store is s3 (see docs/runs.md, Artifacts)" -}}
+{{- end -}}
+{{- with .Values.artifacts.s3.existingSecret -}}
+{{- $secret := lookup "v1" "Secret" $.Release.Namespace . -}}
+{{- range $key := list "ARTIFACT_S3_ACCESS_KEY_ID" "ARTIFACT_S3_SECRET_ACCESS_KEY" -}}
+{{- if and $secret (not (hasKey ($secret.data | default dict) $key)) -}}
+{{- fail (printf "artifacts.s3.existingSecret %q has no key %s" $.Values.artifacts.s3.existingSecret $key) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}

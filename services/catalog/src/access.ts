@@ -120,7 +120,7 @@ const needs: Record<Permission, string> = {
  *
  * An API key is checked against its creator's membership here, on every call, and not only by the
  * keys service: a key created before its creator lost EDITOR-or-above rights is refused at once,
- * even while the keys service has not yet been told of the loss (see keys-outbox.ts).
+ * even while the keys service has not yet been told of the loss (see outbox.ts).
  */
 export async function authorizeProject(
   sql: Sql,

@@ -10,7 +10,12 @@ export const configSchema = baseConfigSchema.extend({
   REDIS_URL: redisUrl,
   /** The keys service, told when a member loses rights or a project is deleted (default: its local port). */
   KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
-  /** First wait before retrying a notification the keys service did not acknowledge; doubles each time. */
+  /** The runs service, told when a project is deleted, so its artifacts go too (default: its local port). */
+  RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
+  /**
+   * First wait before retrying a notification the keys service (or the runs service) did not
+   * acknowledge; doubles each time.
+   */
   KEYS_RETRY_MS: z.coerce.number().int().positive().default(10_000),
   /**
    * The AES-256 key of variable values: 32 bytes, base64. Without it the catalog still serves

@@ -1,5 +1,6 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   announceAccessChange,
   bind,
@@ -11,7 +12,7 @@ import {
 import { VariableCipher } from "./cipher.js";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
-import { KeysOutbox } from "./keys-outbox.js";
+import { Outbox } from "./outbox.js";
 import { catalogService, executorMethods, nulAllowed } from "./service.js";
 import { Database } from "./sql.js";
 
@@ -26,7 +27,11 @@ await runService({
       token: config.SERVICE_TOKEN,
       timeoutMs: 3_000,
     });
-    const outbox = new KeysOutbox(db, keys, logger, config.KEYS_RETRY_MS);
+    const runs = serviceClient(RunsService, config.RUNS_URL, {
+      token: config.SERVICE_TOKEN,
+      timeoutMs: 10_000,
+    });
+    const outbox = new Outbox(db, { keys, runs }, logger, config.KEYS_RETRY_MS);
     outbox.start();
     onShutdown(() => outbox.stop());
     onShutdown(keepAccessEpoch(redis, logger));

@@ -903,10 +903,15 @@ describe("catalog: project content", () => {
         [projectId],
       );
       expect(left.rows[0].n).to.equal(0);
-      const queued = await h.db.query("select kind from catalog.key_notifications where project_id = $1", [
-        projectId,
+      // The keys service and the runs service are told (neither runs here: both stay queued).
+      const queued = await h.db.query(
+        "select kind from catalog.key_notifications where project_id = $1 order by kind",
+        [projectId],
+      );
+      expect(queued.rows).to.deep.equal([
+        { kind: "purge_project_artifacts" },
+        { kind: "revoke_project_keys" },
       ]);
-      expect(queued.rows).to.deep.equal([{ kind: "revoke_project_keys" }]);
     });
 
     it("list oldest first in pages", async () => {

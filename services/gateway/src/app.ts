@@ -14,6 +14,8 @@ export interface AppOptions extends V1Deps {
   trustProxyHops: number;
   /** Whether the process takes new requests: false while it starts and while it drains at shutdown. */
   isReady: () => boolean;
+  /** API_URL: the REST API's public origin; unset, each request's own. */
+  apiUrl?: string;
 }
 
 /**
@@ -43,7 +45,7 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
     // connections alive opens its next one to a replica that stays.
     if (!options.isReady()) ctx.set("Connection", "close");
   });
-  app.use(requestContext(options.logger, router));
+  app.use(requestContext(options.logger, router, options.apiUrl));
   app.use(router.routes());
   return app;
 }

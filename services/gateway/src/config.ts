@@ -33,6 +33,15 @@ export const configSchema = baseConfigSchema.extend({
    * client pick its own address and escape the failed-authentication limit.
    */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /**
+   * The REST API's public origin (`https://host[:port]`, no path), the base of the artifact urls
+   * in test results (`{API_URL}/v1/artifacts/{id}`). Unset: the origin each request came to (its
+   * Host, and X-Forwarded-Proto/-Host from trusted proxies, TRUST_PROXY_HOPS).
+   */
+  API_URL: z
+    .string()
+    .regex(/^https?:\/\/[^/?#]+$/, "must be like https://host[:port], without a path or trailing slash")
+    .optional(),
   /** Deadline of every gRPC call the gateway makes, but StartRun. */
   RPC_TIMEOUT_MS: positiveInt(5_000),
   /**

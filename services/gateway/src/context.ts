@@ -9,6 +9,8 @@ export interface GatewayState {
   log: Logger;
   /** The verified key, once authentication passed. */
   key?: ApiKeyActor;
+  /** The REST API's public origin for this request (API_URL, else where the request came to). */
+  origin: string;
 }
 
 export type GatewayContext = Koa.ParameterizedContext<GatewayState>;

@@ -37,6 +37,7 @@ await runService({
       logger,
       trustProxyHops: config.TRUST_PROXY_HOPS,
       isReady,
+      apiUrl: config.API_URL,
       auth: new Authenticator({ limits, keys, uses }),
       catalog,
       runs,

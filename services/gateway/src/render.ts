@@ -1,6 +1,8 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Environment, Project, TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import {
+  type Artifact,
+  ArtifactKind,
   type Run,
   RunStatus,
   SkipReason,
@@ -9,6 +11,7 @@ import {
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { z } from "zod";
 import type {
+  artifactSchema,
   environmentSchema,
   projectSchema,
   runListItemSchema,
@@ -68,7 +71,29 @@ const skipReasons: Partial<Record<SkipReason, z.output<typeof skipReasonSchema>>
   [SkipReason.NO_EXECUTOR]: "no_executor",
 };
 
-export const testResultJson = (test: TestResult): z.output<typeof testResultSchema> => ({
+const artifactKinds: Record<ArtifactKind, z.output<typeof artifactSchema>["kind"] | undefined> = {
+  [ArtifactKind.UNSPECIFIED]: undefined,
+  [ArtifactKind.SCREENSHOT]: "screenshot",
+  [ArtifactKind.TRACE]: "trace",
+  [ArtifactKind.BROWSER_LOG]: "browser_log",
+};
+
+/** Where GET /v1/artifacts/{id} serves an artifact's bytes, under the API's public origin. */
+export const artifactUrl = (origin: string, id: string): string =>
+  `${origin}/v1/artifacts/${encodeURIComponent(id)}`;
+
+export const artifactJson = (artifact: Artifact, origin: string): z.output<typeof artifactSchema> => ({
+  id: artifact.id,
+  kind: artifactKinds[artifact.kind] ?? "screenshot",
+  name: artifact.name,
+  contentType: artifact.contentType as z.output<typeof artifactSchema>["contentType"],
+  sizeBytes: Number(artifact.sizeBytes),
+  step: artifact.step,
+  url: artifactUrl(origin, artifact.id),
+});
+
+/** A test result; `origin` is the API's public origin, the base of its artifacts' urls. */
+export const testResultJson = (test: TestResult, origin: string): z.output<typeof testResultSchema> => ({
   id: test.id,
   testCaseId: test.testCaseId,
   name: test.name,
@@ -76,10 +101,13 @@ export const testResultJson = (test: TestResult): z.output<typeof testResultSche
   durationMs: durationOf(test.durationMs),
   summary: test.summary,
   url: test.url,
+  artifacts: test.artifacts
+    .filter((artifact) => artifactKinds[artifact.kind] !== undefined)
+    .map((artifact) => artifactJson(artifact, origin)),
 });
 
-/** A run as GET /v1/runs/:id shows it (with its tests). */
-export const runJson = (run: Run): z.output<typeof runSchema> => ({
+/** A run's own fields, as both forms show them. */
+const runFieldsJson = (run: Run) => ({
   id: run.id,
   name: run.name,
   status: statusOf(RunStatus[run.status]),
@@ -92,16 +120,18 @@ export const runJson = (run: Run): z.output<typeof runSchema> => ({
   durationMs: durationOf(run.durationMs),
   skipReason: skipReasons[run.skipReason] ?? null,
   url: run.url,
-  tests: run.tests.map(testResultJson),
+});
+
+/** A run as GET /v1/runs/:id shows it (with its tests); `origin` as for testResultJson. */
+export const runJson = (run: Run, origin: string): z.output<typeof runSchema> => ({
+  ...runFieldsJson(run),
+  tests: run.tests.map((test) => testResultJson(test, origin)),
 });
 
 /** A run as an element of GET /v1/runs: without tests, with where it ran and when it was made. */
-export const runListJson = (run: Run): z.output<typeof runListItemSchema> => {
-  const { tests: _tests, ...rest } = runJson(run);
-  return {
-    ...rest,
-    environmentId: run.environmentId,
-    testPlanId: run.testPlanId ?? null,
-    createdAt: rfc3339(run.createdAt) as string,
-  };
-};
+export const runListJson = (run: Run): z.output<typeof runListItemSchema> => ({
+  ...runFieldsJson(run),
+  environmentId: run.environmentId,
+  testPlanId: run.testPlanId ?? null,
+  createdAt: rfc3339(run.createdAt) as string,
+});

@@ -14,13 +14,21 @@ const saneRequestId = /^[A-Za-z0-9._:-]{8,128}$/;
  * body; answers unknown paths with 404 and known paths with a wrong method (OPTIONS included)
  * with 405 and Allow; writes one log line per request.
  *
+ * Also fixes the request's public origin (`state.origin`), the base of the urls it answers with.
+ *
  * Nothing here ever logs a header or the query: the key travels in headers. The path is logged and
  * echoed in 404/405 errors with anything shaped like a key replaced, as a key pasted in place of a
  * run id would otherwise be kept in the logs.
  */
-export function requestContext(logger: Logger, router: Router<GatewayState>): Koa.Middleware<GatewayState> {
+export function requestContext(
+  logger: Logger,
+  router: Router<GatewayState>,
+  apiUrl?: string,
+): Koa.Middleware<GatewayState> {
   return async (ctx, next) => {
     const started = performance.now();
+    // Behind trusted proxies (app.proxy) Koa reads X-Forwarded-Proto and -Host here.
+    ctx.state.origin = apiUrl ?? `${ctx.protocol}://${ctx.host || "localhost"}`;
     const incoming = ctx.get("X-Request-Id");
     const requestId = saneRequestId.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;

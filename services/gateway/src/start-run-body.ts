@@ -11,6 +11,7 @@ export interface StartRun {
     | { case: "testCaseIds"; value: { ids: string[] } }
     | { case: "tags"; value: { tags: string[] } };
   name?: string;
+  recordTraces?: boolean;
 }
 
 /**
@@ -28,6 +29,7 @@ export function toStartRun(body: z.output<typeof startRunBodySchema>): StartRun 
     selection,
     ...(body.environment && { environment: body.environment }),
     ...(body.name && { name: body.name }),
+    ...(body.recordTraces && { recordTraces: true }),
   };
 }
 

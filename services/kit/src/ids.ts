@@ -1,7 +1,19 @@
 import { monotonicFactory } from "ulid";
 
 /** Type prefixes of every identifier the product hands out (docs/rest-api.md, "Identifiers and times"). */
-export type IdPrefix = "org" | "mem" | "prj" | "env" | "pln" | "tc" | "run" | "tr" | "key" | "var" | "led";
+export type IdPrefix =
+  | "org"
+  | "mem"
+  | "prj"
+  | "env"
+  | "pln"
+  | "tc"
+  | "run"
+  | "tr"
+  | "key"
+  | "var"
+  | "led"
+  | "art";
 
 // Monotonic: ids made in the same millisecond still sort in creation order.
 const nextUlid = monotonicFactory();

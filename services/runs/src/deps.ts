@@ -3,10 +3,13 @@ import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb"
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { AccessCache, VariablesGrants } from "@testrun/kit";
 import type { Logger } from "pino";
+import type { ArtifactContents } from "./artifacts/contents.js";
+import type { ArtifactSweeper } from "./artifacts/sweeper.js";
 import type { Credits } from "./credits.js";
 import type { Dispatcher } from "./dispatcher.js";
 import type { Links } from "./render.js";
 import type { RunEvents } from "./run-events.js";
+import type { ArtifactStore } from "./store/artifacts.js";
 import type { CancelStore } from "./store/cancel.js";
 import type { LeaseStore } from "./store/leases.js";
 import type { RunReads } from "./store/reads.js";
@@ -41,4 +44,10 @@ export interface ServiceDeps extends StartDeps {
   cancels: CancelStore;
   events: RunEvents;
   watches: RunWatches;
+  /** Artifacts: their metadata, their bytes' store, and the sweeper that deletes them. */
+  artifacts: ArtifactStore;
+  contents: ArtifactContents;
+  sweeper: ArtifactSweeper;
+  /** ARTIFACT_MAX_BYTES: the largest artifact PutArtifact stores. */
+  artifactMaxBytes: number;
 }

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { ReserveOutcome } from "./store/artifacts.js";
 import type {
   ClaimOutcome,
   CompleteOutcome,
@@ -70,6 +71,8 @@ export const releaseRefusals: Refusals<Exclude<ReleaseOutcome, { kind: "released
 export const completeRefusals: Refusals<Exclude<CompleteOutcome, { kind: "completed" }>> = {
   not_found: noSuchTest,
   no_such_step: ({ steps }) => invalid(`failed_step must be at most ${steps}, the number of steps`),
+  no_such_step_result: ({ steps }) =>
+    invalid(`step_results must number steps from 1 to ${steps}, the number of steps`),
   final: error(Code.FailedPrecondition, "the test is already final: result discarded"),
   not_current: error(Code.Aborted, "this claim is not the current one: result discarded"),
 };
@@ -82,4 +85,26 @@ export const skipRunRefusals: Refusals<Exclude<SkipRunOutcome, { kind: "skipped"
   test_not_found: error(Code.NotFound, "no such test result in this run"),
   tests_ran: error(Code.FailedPrecondition, "a test of the run already passed or failed"),
   not_current: error(Code.Aborted, "this claim is not the current one"),
+};
+
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+/** An artifact the caller named is not there for it (unknown, expired, another project's: indistinguishable). */
+export const artifactNotFound = () => new ConnectError("no such artifact", Code.NotFound);
+
+export const putArtifactRefusals: Refusals<Exclude<ReserveOutcome, { kind: "reserved" }>> = {
+  not_found: noSuchTest,
+  final: error(Code.FailedPrecondition, "the test is final: artifact not stored"),
+  not_current: error(Code.Aborted, "this claim is not the current one: artifact not stored"),
+  no_such_step: ({ steps }) => invalid(`step must be at most ${steps}, the number of steps`),
+  too_many: ({ max }) =>
+    new ConnectError(
+      `the test already has ${max} artifacts, the most one test keeps: artifact not stored`,
+      Code.ResourceExhausted,
+    ),
+  run_full: ({ used, max }) =>
+    new ConnectError(
+      `the run's artifacts would exceed ${mib(max)} (${mib(used)} stored): artifact not stored`,
+      Code.ResourceExhausted,
+    ),
 };

@@ -10,6 +10,8 @@ import {
   serviceClient,
   VariablesGrants,
 } from "@testrun/kit";
+import { artifactContents } from "./artifacts/contents.js";
+import { ArtifactSweeper } from "./artifacts/sweeper.js";
 import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
@@ -18,6 +20,7 @@ import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
 import { RunEvents } from "./run-events.js";
 import { executorMethods, runsService } from "./service.js";
+import { ArtifactStore } from "./store/artifacts.js";
 import { CancelStore } from "./store/cancel.js";
 import { LeaseStore } from "./store/leases.js";
 import { PublicationStore } from "./store/publications.js";
@@ -26,6 +29,9 @@ import { ReconcileStore } from "./store/reconcile.js";
 import { RefundStore } from "./store/refunds.js";
 import { StartStore } from "./store/starts.js";
 import { RunWatches } from "./watch.js";
+
+/** PutArtifact's fields beside the content: ids, a lease token, a name of 100 characters, framing. */
+const putArtifactOverheadBytes = 64 * 1024;
 
 await runService({
   name: "runs",
@@ -80,6 +86,17 @@ await runService({
     reconciler.start();
     // Registered last, so it stops first: before Redis and the database close.
     onShutdown(() => reconciler.stop(), "stopping the reconciler");
+    const contents = artifactContents(config, orm);
+    const artifacts = new ArtifactStore(orm, {
+      runMaxBytes: config.RUN_ARTIFACTS_MAX_BYTES,
+      testMaxCount: config.TEST_ARTIFACTS_MAX_COUNT,
+      retentionDays: config.ARTIFACT_RETENTION_DAYS,
+    });
+    const sweeper = new ArtifactSweeper(artifacts, contents, config.ARTIFACT_SWEEP_INTERVAL_MS, logger);
+    sweeper.start();
+    onShutdown(() => contents.close(), "closing the artifact store");
+    onShutdown(() => sweeper.stop(), "stopping the artifact sweeper");
+    logger.info({ store: contents.backend }, "artifact store");
     const impl = runsService({
       starts,
       reads,
@@ -100,7 +117,18 @@ await runService({
       logger,
       maxAttempts: config.MAX_ATTEMPTS,
       variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
+      artifacts,
+      contents,
+      sweeper,
+      artifactMaxBytes: config.ARTIFACT_MAX_BYTES,
     });
-    return [bind(RunsService, impl, executorMethods)];
+    // PutArtifact carries an artifact of up to ARTIFACT_MAX_BYTES, with room for the request's
+    // other fields; every other method keeps the services' bound.
+    return [
+      {
+        ...bind(RunsService, impl, executorMethods),
+        readMaxBytes: { PutArtifact: config.ARTIFACT_MAX_BYTES + putArtifactOverheadBytes },
+      },
+    ];
   },
 });

@@ -2,6 +2,9 @@ import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import {
+  type Artifact,
+  ArtifactKind,
+  ArtifactSchema,
   type Run,
   RunSchema,
   RunStatus,
@@ -11,8 +14,13 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { dbDate, dbDateOrNull } from "@testrun/kit";
-import type { SkipReason as StoredSkipReason, RunStatus as StoredStatus } from "./db/entities.js";
-import type { RunRow, TestRow } from "./rows.js";
+import type {
+  ArtifactKind as StoredArtifactKind,
+  SkipReason as StoredSkipReason,
+  RunStatus as StoredStatus,
+  StoredStepResult,
+} from "./db/entities.js";
+import type { ArtifactRow, RunRow, TestRow } from "./rows.js";
 
 const runStatuses: Record<StoredStatus, RunStatus> = {
   queued: RunStatus.QUEUED,
@@ -36,6 +44,12 @@ const skipReasons: Record<StoredSkipReason, SkipReason> = {
   no_executor: SkipReason.NO_EXECUTOR,
 };
 
+export const artifactKinds: Record<StoredArtifactKind, ArtifactKind> = {
+  screenshot: ArtifactKind.SCREENSHOT,
+  trace: ArtifactKind.TRACE,
+  browser_log: ArtifactKind.BROWSER_LOG,
+};
+
 export const toRunStatus = (status: StoredStatus): RunStatus => runStatuses[status];
 
 /** Builds the web application's links (docs/rest-api.md: `{APP_URL}/projects/{projectId}/runs/{runId}`). */
@@ -54,6 +68,26 @@ export class Links {
 
 const stamp = (value: Date | null) => (value ? timestampFromDate(value) : undefined);
 
+/** An artifact's metadata as the API shows it (without its bytes). */
+export const renderArtifact = (row: ArtifactRow): Artifact =>
+  create(ArtifactSchema, {
+    id: row.id,
+    kind: artifactKinds[row.kind],
+    name: row.name,
+    contentType: row.content_type,
+    sizeBytes: BigInt(row.size_bytes),
+    step: row.step,
+    createdAt: timestampFromDate(dbDate(row.created_at)),
+    testResultId: row.test_result_id,
+    runId: row.run_id,
+  });
+
+const renderStepResult = (step: StoredStepResult) => ({
+  number: step.number,
+  status: testStatuses[step.status],
+  durationMs: BigInt(step.duration_ms),
+});
+
 export function renderTest(row: TestRow, projectId: string, links: Links): TestResult {
   return create(TestResultSchema, {
     id: row.id,
@@ -71,6 +105,8 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
     runId: row.run_id,
     // Stored only for a FAILED test that failed at a step (0 is never stored).
     failedStep: row.failed_step ?? undefined,
+    artifacts: (row.artifacts ?? []).map(renderArtifact),
+    stepResults: row.step_results.map(renderStepResult),
   });
 }
 

@@ -1,5 +1,12 @@
 import type { DbTimestamp } from "@testrun/kit";
-import type { ChargeState, RunStatus, SkipReason, TestStepSnapshot } from "./db/entities.js";
+import type {
+  ArtifactKind,
+  ChargeState,
+  RunStatus,
+  SkipReason,
+  StoredStepResult,
+  TestStepSnapshot,
+} from "./db/entities.js";
 
 // Raw queries return timestamptz as text (DbTimestamp) and bigint-ish counts as text; these types
 // describe rows as selected by the modules of store/ (counts are cast to int there).
@@ -29,6 +36,7 @@ export interface RunRow {
   started_by_member_id: string | null;
   /** bigint: text from a query's row, a number inside json_agg (read it with Number). */
   version: string | number;
+  record_traces: boolean;
 }
 
 export interface TestRow {
@@ -57,6 +65,27 @@ export interface TestRow {
   skip_reason: SkipReason | null;
   /** Its run's version at its last visible change; text or number as `RunRow.version`. */
   version: string | number;
+  record_trace: boolean;
+  step_results: StoredStepResult[];
+  /** Its readable artifacts: read with the test by the reads that show them (store/artifacts.ts), else absent. */
+  artifacts?: ArtifactRow[];
+}
+
+/** An artifact's metadata (Artifact), as the reads select it. */
+export interface ArtifactRow {
+  id: string;
+  project_id: string;
+  run_id: string;
+  test_result_id: string;
+  attempt: number;
+  kind: ArtifactKind;
+  name: string;
+  content_type: string;
+  /** bigint: text from a query's row, a number inside json_agg (read it with Number). */
+  size_bytes: string | number;
+  step: number;
+  created_at: DbTimestamp;
+  expires_at: DbTimestamp;
 }
 
 /** A run with its tests, as read in one statement or one transaction. */
@@ -66,10 +95,26 @@ export interface RunWithTests {
 }
 
 export const runColumns =
-  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version";
+  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces";
 
 export const testColumns =
-  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version";
+  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results";
+
+export const artifactColumns =
+  "a.id, a.project_id, a.run_id, a.test_result_id, a.attempt, a.kind, a.name, a.content_type, a.size_bytes, a.step, a.created_at, a.expires_at";
+
+/** Whether artifact `a` may be read: stored, within its retention, and of a project not deleted. */
+export const readableArtifact =
+  "a.state = 'stored' and a.expires_at > now() and not exists (select 1 from runs.purged_projects p where p.project_id = a.project_id)";
+
+/**
+ * The column `artifacts` of a select over test_results `t`: its readable artifacts in the order
+ * stored, as a JSON array; empty until the test is final (TestResult.artifacts).
+ */
+export const testArtifactsColumn = `case when t.status in ('passed', 'failed', 'skipped') then (
+    select coalesce(json_agg(x order by x.created_at, x.id), '[]'::json)
+    from (select ${artifactColumns} from runs.artifacts a where a.test_result_id = t.id and ${readableArtifact}) x)
+  else '[]'::json end as artifacts`;
 
 export const isFinal = (status: RunStatus): boolean =>
   status === "passed" || status === "failed" || status === "skipped";

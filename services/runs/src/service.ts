@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { fromHandlerGroups } from "@testrun/kit";
 import type { ServiceDeps } from "./deps.js";
+import { artifactHandlers } from "./rpc/artifacts.js";
 import { cancelHandlers } from "./rpc/cancel.js";
 import { executorHandlers } from "./rpc/executors.js";
 import { readHandlers } from "./rpc/reads.js";
@@ -9,7 +10,14 @@ import { startHandlers } from "./rpc/starts.js";
 import { watchHandlers } from "./rpc/watch.js";
 
 /** The RunsService methods the executor identity may call (and only it). */
-export const executorMethods = ["ClaimTest", "HeartbeatTest", "ReleaseTest", "CompleteTest", "SkipRun"];
+export const executorMethods = [
+  "ClaimTest",
+  "HeartbeatTest",
+  "ReleaseTest",
+  "CompleteTest",
+  "SkipRun",
+  "PutArtifact",
+];
 
 /** Every method of RunsService, from its handler groups (rpc/). */
 export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> {
@@ -20,5 +28,6 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     watchHandlers(deps),
     cancelHandlers(deps),
     executorHandlers(deps),
+    artifactHandlers(deps),
   );
 }

@@ -79,12 +79,14 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     testPlanId: resolved.testPlanId ?? null,
     name: requestedName || resolved.defaultRunName,
     ...startedBy(actor),
+    recordTraces: req.recordTraces,
     tests: resolved.testCases.map((tc) => ({
       id: newId("tr"),
       testCaseId: tc.testCaseId,
       testCaseVersion: tc.version,
       name: tc.name,
       steps: tc.steps.map((step) => toJson(StepSchema, step) as TestStepSnapshot),
+      recordTrace: tc.recordTrace,
     })),
   };
   const amount = run.tests.length;

@@ -6,6 +6,7 @@ import { decodeDispatch, newId, serviceClient, testStream } from "@testrun/kit";
 import {
   componentRedisUrl,
   createTestDatabase,
+  findFreePort,
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
@@ -54,7 +55,9 @@ export interface Stack {
 
 /** Starts catalog, billing and runs; `runsEnv` overrides the runs service's settings. */
 export async function startStack(runsEnv: Record<string, string> = {}, redisDb = 5): Promise<Stack> {
-  const catalog = await startCatalog();
+  // The runs service's port, chosen first: the catalog tells it of deleted projects (RUNS_URL).
+  const runsPort = await findFreePort();
+  const catalog = await startCatalog({ RUNS_URL: `http://127.0.0.1:${runsPort}` });
   await runServiceCommand("billing", ["migrate"], catalog.env);
   const billingProcess = await startServiceProcess("billing", {
     ...catalog.env,
@@ -76,7 +79,11 @@ export async function startStack(runsEnv: Record<string, string> = {}, redisDb =
   await runServiceCommand("runs", ["migrate"], env);
   const redis = new Redis(env.REDIS_URL as string);
   await redis.flushdb();
-  const runsProcess = await startServiceProcess("runs", { ...env, REDIS_URL: redisUrlOf("runs") });
+  const runsProcess = await startServiceProcess("runs", {
+    ...env,
+    PORT: String(runsPort),
+    REDIS_URL: redisUrlOf("runs"),
+  });
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   return {

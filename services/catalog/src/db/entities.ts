@@ -360,27 +360,34 @@ export const Variable = defineEntity({
   ],
 });
 
-/** What the keys service must be told (KeysService.DisableKeysOfMember / RevokeProjectKeys). */
-export const KEY_NOTIFICATION_KINDS = ["disable_member_keys", "revoke_project_keys"] as const;
-export type KeyNotificationKind = (typeof KEY_NOTIFICATION_KINDS)[number];
+/**
+ * What another service must be told (KeysService.DisableKeysOfMember / RevokeProjectKeys,
+ * RunsService.PurgeProjectArtifacts).
+ */
+export const NOTIFICATION_KINDS = [
+  "disable_member_keys",
+  "revoke_project_keys",
+  "purge_project_artifacts",
+] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 /**
- * Outbox of calls the keys service has not acknowledged yet. A loss of rights (or a deleted project)
- * writes its row in the same transaction as the change, so the notification cannot be lost: the
- * catalog delivers it right after the commit and, while the keys service is unreachable, retries
- * with backoff until it succeeds; the row is deleted on success. Both calls are idempotent, so a
- * repeated delivery is harmless.
+ * Outbox of calls another service has not acknowledged yet (outbox.ts); named after its first use,
+ * the keys service. A loss of rights (or a deleted project) writes its rows in the same transaction
+ * as the change, so the notification cannot be lost: the catalog delivers it right after the commit
+ * and, while the service is unreachable, retries with backoff until it succeeds; the row is deleted
+ * on success. Every call is idempotent, so a repeated delivery is harmless.
  */
 export const KeyNotification = defineEntity({
   name: "KeyNotification",
   tableName: "key_notifications",
   properties: {
     id: p.uuid().primary(),
-    kind: p.enum(KEY_NOTIFICATION_KINDS),
+    kind: p.enum(NOTIFICATION_KINDS),
     /** disable_member_keys: the member who lost rights, and when (its rights_lost_at). */
     memberId: p.text().nullable(),
     lostAt: p.datetime().nullable(),
-    /** revoke_project_keys: the deleted project. */
+    /** revoke_project_keys, purge_project_artifacts: the deleted project. */
     projectId: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     /** Failed deliveries so far; sets the backoff. */
@@ -398,7 +405,7 @@ export const KeyNotification = defineEntity({
     {
       name: "key_notifications_fields_match_kind",
       expression:
-        "(kind = 'disable_member_keys' and member_id is not null and lost_at is not null) or (kind = 'revoke_project_keys' and project_id is not null)",
+        "(kind = 'disable_member_keys' and member_id is not null and lost_at is not null) or (kind in ('revoke_project_keys', 'purge_project_artifacts') and project_id is not null)",
     },
   ],
 });

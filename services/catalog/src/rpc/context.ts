@@ -2,13 +2,13 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Logger, VariablesGrants } from "@testrun/kit";
 import type { VariableCipher } from "../cipher.js";
-import type { KeysOutbox } from "../keys-outbox.js";
+import type { Outbox } from "../outbox.js";
 import type { Database } from "../sql.js";
 
 /** What every group of handlers works with. */
 export interface Deps {
   db: Database;
-  outbox: KeysOutbox;
+  outbox: Outbox;
   /**
    * Starts a new access epoch, after the commit and before the RPC answers, on a change that may
    * take access away (a member's role changed or removed, a project deleted), so that grants other

@@ -120,12 +120,13 @@ export function projectHandlers({ db, outbox, announceAccessChange }: Deps): Han
     async deleteProject(req) {
       const queued = await db.write(async (sql) => {
         const { project } = await authorizeProject(sql, req.actor, req.projectId, Permission.ADMIN);
-        // Environments, plans, test cases and variables go with it (on delete cascade).
+        // Environments, plans, test cases and variables go with it (on delete cascade); its keys
+        // and its runs' artifacts are the keys and runs services' (outbox.ts).
         await sql.all("delete from catalog.projects where id = ?", [project.id]);
         return outbox.enqueueProjectDeletion(sql, project.id);
       });
       await announceAccessChange();
-      await outbox.deliver([queued]);
+      await outbox.deliver(queued);
       return {};
     },
   };

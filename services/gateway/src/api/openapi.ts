@@ -28,7 +28,13 @@ function operationObject(operation: Operation): ZodOpenApiOperationObject {
     operationId: operation.operationId,
     summary: operation.summary,
     description: operation.description,
-    tags: [operation.path.startsWith("/v1/runs") ? "runs" : operation.access === "none" ? "meta" : "project"],
+    tags: [
+      /^\/v1\/(runs|artifacts)/.test(operation.path)
+        ? "runs"
+        : operation.access === "none"
+          ? "meta"
+          : "project",
+    ],
     ...(!keyed && { security: [] }),
     requestParams: {
       ...(operation.query && { query: operation.query }),
@@ -57,7 +63,9 @@ function responseObject(response: ResponseDefinition): ZodOpenApiResponseObject 
       ...(response.id && { id: response.id }),
       description: response.description,
       headers: response.headers,
-      content: { "application/json": { schema: response.schema } },
+      content: Object.fromEntries(
+        (response.contentTypes ?? ["application/json"]).map((type) => [type, { schema: response.schema }]),
+      ),
     };
     responseObjects.set(response, object);
   }

@@ -1,6 +1,7 @@
 import "zod-openapi";
 import { z } from "zod";
 import {
+  artifactIdParam,
   cancelBodySchema,
   environmentsAnswerSchema,
   errors,
@@ -35,6 +36,8 @@ export interface ResponseDefinition {
   description: string;
   schema: z.ZodType;
   headers: z.ZodObject;
+  /** The media types it answers in, all with `schema`; JSON unless given (an artifact's bytes). */
+  contentTypes?: readonly string[];
 }
 
 export interface Operation {
@@ -195,6 +198,31 @@ const bodyFailures = (): Record<number, ResponseDefinition> => ({
 });
 
 const runPath = z.object({ id: runIdParam });
+
+/**
+ * The headers of an artifact's bytes: a file the test's page produced, served from the API's
+ * origin, so nothing in it may ever run there (nosniff, a CSP that allows nothing and sandboxes
+ * it, a download rather than a page), and a private cache may keep it (its bytes never change).
+ */
+const artifactHeaders = keyedHeaders.extend({
+  "Cache-Control": z.literal("private, max-age=3600, immutable").meta({
+    header: { id: "CacheControlArtifact" },
+    description:
+      "An artifact's bytes never change: the client may keep them for an hour; shared caches may not (they are per key).",
+  }),
+  "Content-Length": z.int().min(0).meta({ description: "sizeBytes of the artifact." }),
+  "Content-Disposition": z.string().meta({
+    description:
+      "attachment, with a file name made of the artifact's name (letters, digits, . _ -) and its extension.",
+    examples: ['attachment; filename="failure.png"'],
+  }),
+  "X-Content-Type-Options": z
+    .literal("nosniff")
+    .meta({ description: "Only the declared Content-Type counts." }),
+  "Content-Security-Policy": z.literal("default-src 'none'; frame-ancestors 'none'; sandbox").meta({
+    description: "Opened in a browser, the file can load, run and frame nothing.",
+  }),
+});
 
 /** What a POST that starts a run answers (POST /v1/runs, POST /v1/runs/{id}/rerun). */
 function startResponses(invalid: string, notFound: string): Record<number, ResponseDefinition> {
@@ -359,6 +387,30 @@ export const operations = {
       "Invalid request: a bad body, a malformed Idempotency-Key, or nothing to rerun (failedOnly and no test failed).",
       "No such run in this project, or a test case of it was deleted since.",
     ),
+  },
+  getArtifact: {
+    operationId: "getArtifact",
+    method: "get",
+    path: "/v1/artifacts/{id}",
+    summary: "An artifact's bytes",
+    description:
+      "The bytes of an artifact of a test result (a screenshot, a Playwright trace, the browser's log), as its url in the test result names them, with its content type. Only for a key of the run's project: any other key, an unknown id, and an artifact past the retention period (30 days unless configured otherwise) give 404.",
+    access: "read",
+    pathParams: z.object({ id: artifactIdParam }),
+    query: z.strictObject({}),
+    responses: {
+      200: {
+        description: "The artifact's bytes, in its contentType.",
+        schema: z.string().meta({ format: "binary", description: "The artifact's bytes." }),
+        headers: artifactHeaders,
+        contentTypes: ["image/png", "application/zip", "application/json"],
+      },
+      ...keyedFailures(),
+      404: failure(
+        "No such artifact for this key: another project's, unknown, or past the retention period.",
+        errors.notFound,
+      ),
+    },
   },
   getOpenApi: {
     operationId: "getOpenApi",

@@ -30,6 +30,7 @@ export const examples = {
   testCaseId: "tc_01jd3k5q7x8y9z0a1b2c3d4e5j",
   runId: "run_01jd3k6a0b1c2d3e4f5g6h7j8k",
   testResultId: "tr_01jd3k6a0b1c2d3e4f5g6h7j8m",
+  artifactId: "art_01jd3k6q2r3s4t5v6w7x8y9z0a",
   startedAt: "2026-11-22T10:15:30.123Z",
   finishedAt: "2026-11-22T10:15:42.456Z",
   runUrl:
@@ -123,6 +124,51 @@ export const skipReasonSchema = z.enum(["environment_unreachable", "cancelled", 
     "Why a run ended SKIPPED: its environment did not answer before execution, it was cancelled, or no executor took its tests in time.",
 });
 
+/** What an artifact holds, and the one content type of each kind. */
+export const artifactKinds = {
+  screenshot: "image/png",
+  trace: "application/zip",
+  browser_log: "application/json",
+} as const;
+
+export const artifactSchema = z
+  .object({
+    id: id("art", "artifact", examples.artifactId),
+    kind: z.enum(["screenshot", "trace", "browser_log"]).meta({
+      description:
+        "screenshot: a PNG of the page (at a screenshot step, or when a browser step failed); trace: a Playwright trace (zip) for the Playwright trace viewer; browser_log: the page's console errors and failed requests (JSON).",
+    }),
+    name: z.string().meta({
+      description: 'A screenshot step\'s name, "failure", "trace" or "browser-log".',
+      examples: ["failure"],
+    }),
+    contentType: z.enum(["image/png", "application/zip", "application/json"]).meta({
+      description: "The media type GET on url answers with: image/png, application/zip or application/json.",
+    }),
+    sizeBytes: z
+      .int()
+      .min(0)
+      .meta({ description: "Its size in bytes.", examples: [48213] }),
+    step: z
+      .int()
+      .min(0)
+      .meta({
+        description:
+          "The number (1 for the first) of the step it was taken at; 0 for the whole test (trace, log).",
+        examples: [2],
+      }),
+    url: z.string().meta({
+      description:
+        "Where GET with a key of the run's project answers its bytes (GET /v1/artifacts/{id}); 404 with any other key, and once the retention period passed.",
+      examples: [`https://testrun.example.com/v1/artifacts/${examples.artifactId}`],
+    }),
+  })
+  .meta({
+    id: "Artifact",
+    description:
+      "A file a test produced (browser tests: screenshots, a trace, the browser's log), kept for the retention period (30 days unless configured otherwise).",
+  });
+
 export const testResultSchema = z
   .object({
     id: id("tr", "test result", examples.testResultId),
@@ -140,6 +186,10 @@ export const testResultSchema = z
       examples: ['step 1 "log in": expected status 200, got 401'],
     }),
     url: z.string().meta({ description: "Where the test opens in the web console." }),
+    artifacts: z.array(artifactSchema).meta({
+      description:
+        "What the test produced, in the order stored: screenshots, a trace, the browser's log. Empty until the test is final, and for tests without browser steps.",
+    }),
   })
   .meta({ id: "TestResult" });
 
@@ -190,6 +240,7 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
           durationMs: 830,
           summary: "2 steps passed",
           url: `${examples.runUrl}/tests/${examples.testResultId}`,
+          artifacts: [],
         },
       ],
     },
@@ -408,6 +459,14 @@ const startRunShape = {
         "Runs every enabled test case having any of these tags (ignoring case); at most 500 distinct tags and 1000 entries in all; more than 500 matching test cases gives 400.",
       examples: [["smoke"]],
     }),
+  recordTraces: z
+    .boolean({ error: "recordTraces must be true or false" })
+    .nullish()
+    .meta({
+      description:
+        "true: keep a Playwright trace of every test with browser steps, passed or failed (a trace artifact). Omitted, null or false: a trace is kept for failed tests only, or when the test case asks for one.",
+      examples: [true],
+    }),
 };
 
 /** exactly one selection: the runtime rule (a zod check) and its JSON Schema form (oneOf), side by side. */
@@ -438,7 +497,7 @@ const unknownField = (accepted: readonly string[]) => (issue: z.core.$ZodRawIssu
     ? `unknown field "${(issue.keys as string[])[0]}"; ${accepted.length ? `accepted: ${accepted.join(", ")}` : "this endpoint takes none"}`
     : undefined;
 
-const startRunAccepted = ["environment", "testPlan", "testCaseIds", "tags", "name"];
+const startRunAccepted = ["environment", "testPlan", "testCaseIds", "tags", "name", "recordTraces"];
 
 /** The start-run body of POST /v1/runs (docs/rest-api.md, "Starting a run"). */
 export const startRunBodySchema = z
@@ -536,6 +595,15 @@ export const idempotencyKeyHeader = z
   });
 
 /** A run id; anything else cannot be a run of the project: 404 with the runs service's words (validate.ts). */
+export const artifactIdParam = z
+  .string()
+  .regex(new RegExp(idPattern("art")), "no such artifact")
+  .meta({
+    description:
+      "The artifact's id (`art_…`); anything that is not an artifact of the key's project gives 404.",
+    examples: [examples.artifactId],
+  });
+
 export const runIdParam = z
   .string()
   .regex(new RegExp(idPattern("run")), "no such run in this project")

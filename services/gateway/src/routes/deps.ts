@@ -19,7 +19,7 @@ export interface V1Deps {
   >;
   runs: Pick<
     Client<typeof RunsService>,
-    "startRun" | "getRun" | "listRuns" | "watchRun" | "cancelRun" | "rerunRun"
+    "startRun" | "getRun" | "listRuns" | "watchRun" | "cancelRun" | "rerunRun" | "getArtifact"
   >;
   /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
   startRunTimeoutMs: number;

@@ -70,5 +70,5 @@ export async function startOnce(
 function answer(ctx: GatewayContext, response: { run?: Run }): void {
   if (!response.run) throw new Error("a start answered without a run");
   ctx.status = 201;
-  ctx.body = runJson(response.run);
+  ctx.body = runJson(response.run, ctx.state.origin);
 }

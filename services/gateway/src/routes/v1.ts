@@ -5,6 +5,7 @@ import type Koa from "koa";
 import { servedOpenApiDocument } from "../api/openapi.js";
 import { type Operation, type OperationName, operations } from "../api/operations.js";
 import { checkQueryNames, type Input, validateInput } from "../api/validate.js";
+import { artifactResponseHeaders } from "../artifact-headers.js";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
@@ -101,7 +102,7 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
         ? (await rpc(ctx, () => runs.getRun(request, callOptions(ctx)))).run
         : await waitForRun(ctx, deps, request, Number(query.wait));
     if (!run) throw new Error("GetRun answered without a run");
-    ctx.body = runJson(run);
+    ctx.body = runJson(run, ctx.state.origin);
   });
 
   route(operations.cancelRun, async (ctx, { params }) => {
@@ -120,7 +121,7 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
         `the run already finished (${status}); there is nothing to cancel`,
       );
     }
-    ctx.body = runJson(response.run);
+    ctx.body = runJson(response.run, ctx.state.origin);
   });
 
   route(operations.rerunRun, async (ctx, { params, body, headers }) => {
@@ -131,6 +132,15 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
         { ...callOptions(ctx), timeoutMs: startRunTimeoutMs },
       ),
     );
+  });
+
+  route(operations.getArtifact, async (ctx, { params }) => {
+    const { artifact, content } = await rpc(ctx, () =>
+      runs.getArtifact({ actor: actorOf(ctx), artifactId: params.id }, callOptions(ctx)),
+    );
+    if (!artifact) throw new Error("GetArtifact answered without an artifact");
+    for (const [name, value] of Object.entries(artifactResponseHeaders(artifact))) ctx.set(name, value);
+    ctx.body = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
   });
 
   route(operations.getOpenApi, async (ctx) => {

@@ -31,6 +31,11 @@ export interface ServiceBinding {
   executorMethods?: readonly string[];
   /** Fields (`<message type name>.<field local name>`, e.g. `….CreateVariableRequest.value`) whose text may hold NUL: never stored as text. */
   nulAllowed?: readonly string[];
+  /**
+   * Methods (proto names) whose requests may be larger than `serviceReadMaxBytes`, with their own
+   * bound (the runs service's PutArtifact, which carries an artifact); every other method keeps it.
+   */
+  readMaxBytes?: Readonly<Record<string, number>>;
 }
 
 /** Typed helper so `impl` is checked against its descriptor. */
@@ -54,6 +59,29 @@ export function fromHandlerGroups<S extends DescService>(
   if (missing.length > 0)
     throw new Error(`${desc.name} methods not implemented: ${missing.map((m) => m.name)}`);
   return handlers as ServiceImpl<S>;
+}
+
+/**
+ * Registers a service method by method, each with the request bound `readMaxBytes` names for it or
+ * the services' own (`serviceReadMaxBytes`): connect's bound is per handler, not per message.
+ */
+function serviceWithBounds(
+  router: ConnectRouter,
+  desc: DescService,
+  // biome-ignore lint/suspicious/noExplicitAny: any service's implementation.
+  impl: Partial<ServiceImpl<any>>,
+  readMaxBytes: Readonly<Record<string, number>>,
+): void {
+  const unknown = Object.keys(readMaxBytes).filter((name) => !desc.methods.some((m) => m.name === name));
+  if (unknown.length > 0) throw new Error(`${desc.typeName} has no methods ${unknown.join(", ")}`);
+  for (const method of desc.methods) {
+    const handler = impl[method.localName];
+    if (typeof handler !== "function") throw new Error(`${desc.typeName}.${method.name} is not implemented`);
+    // The handler of this method kind (the types cannot follow one method at a time).
+    router.rpc(method, handler.bind(impl) as never, {
+      readMaxBytes: readMaxBytes[method.name] ?? serviceReadMaxBytes,
+    });
+  }
 }
 
 export interface RpcServerOptions {
@@ -109,7 +137,10 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   );
   const exposed = [...options.services.map((s) => s.desc), Health, ServerReflection];
   const routes = (router: ConnectRouter) => {
-    for (const { desc, impl } of options.services) router.service(desc, impl);
+    for (const { desc, impl, readMaxBytes } of options.services) {
+      if (!readMaxBytes) router.service(desc, impl);
+      else serviceWithBounds(router, desc, impl, readMaxBytes);
+    }
     router.service(Health, health.impl());
     router.service(ServerReflection, reflectionImpl(exposed));
   };

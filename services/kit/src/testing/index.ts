@@ -1,4 +1,5 @@
 export * from "./bodies.js";
+export * from "./minio.js";
 export * from "./process.js";
 export * from "./redis-users.js";
 export * from "./servers.js";

@@ -74,6 +74,8 @@ export const Run = defineEntity({
      * Migration20261125000000_run_version. WatchRun reads only the tests changed after a version.
      */
     version: p.bigint("number").default(0),
+    /** Keep a Playwright trace of every browser test, passed or failed (StartRunRequest.record_traces). */
+    recordTraces: p.boolean().default(false),
   },
   indexes: [
     // ListRuns (GET /v1/runs): a project's runs newest first, at most 100 (the btree is read backwards).
@@ -172,6 +174,10 @@ export const TestResult = defineEntity({
     skipReason: p.enum(SKIP_REASONS).nullable(),
     /** Its run's version as of the test's last visible change (set by the same trigger). */
     version: p.bigint("number").default(0),
+    /** The test case asked for a trace even when the test passes (SelectedTestCase.record_trace). */
+    recordTrace: p.boolean().default(false),
+    /** How each step that ran went, as the executor reported it with the result; `[]` until then. */
+    stepResults: p.json<StoredStepResult[]>().default("[]"),
   },
   uniques: [
     // A run's tests in order (GetRun) and the tally of a run's outcomes: both by run_id.
@@ -204,6 +210,7 @@ export const TestResult = defineEntity({
         "position >= 0 and attempt >= 0 and lapsed_leases >= 0 and duration_ms >= 0 and publish_count >= 0",
     },
     { name: "test_results_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
+    { name: "test_results_step_results_is_array", expression: "jsonb_typeof(step_results) = 'array'" },
     {
       name: "test_results_failed_step_when_failed",
       expression: "failed_step is null or (status = 'failed' and failed_step >= 1)",
@@ -211,4 +218,103 @@ export const TestResult = defineEntity({
   ],
 });
 
-export const entities = [Run, TestResult];
+/** One step's outcome as stored (TestResult.step_results). */
+export interface StoredStepResult {
+  number: number;
+  status: "passed" | "failed";
+  duration_ms: number;
+}
+
+/** What an artifact holds (ArtifactKind). */
+export const ARTIFACT_KINDS = ["screenshot", "trace", "browser_log"] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
+
+/**
+ * Where an artifact stands. `pending`: its place is taken (it counts against the caps) and its
+ * bytes are on their way to the store; `stored`: readable; `deleting`: unreadable, its bytes and
+ * then its row to be deleted by the sweeper from `deleteAfter` on (artifacts/sweeper.ts).
+ */
+export const ARTIFACT_STATES = ["pending", "stored", "deleting"] as const;
+export type ArtifactState = (typeof ARTIFACT_STATES)[number];
+
+/**
+ * A file a test's attempt produced: its metadata, always here; its bytes in the artifact store
+ * (artifacts/contents.ts: the artifact_contents table, or an S3 bucket) under a key made from its
+ * project, run and id. Rows are deleted only by the sweeper, after their bytes, so that no bytes
+ * are left without a row: a test result or run with artifacts cannot be deleted (no cascade).
+ */
+export const Artifact = defineEntity({
+  name: "Artifact",
+  tableName: "artifacts",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.text(),
+    runId: p.manyToOne(Run).mapToPk().joinColumn("run_id"),
+    testResultId: p.manyToOne(TestResult).mapToPk().joinColumn("test_result_id"),
+    /** The claim (TestResult.attempt) that produced it; a new claim drops the earlier ones'. */
+    attempt: p.integer(),
+    kind: p.enum(ARTIFACT_KINDS),
+    name: p.text(),
+    contentType: p.text(),
+    sizeBytes: p.bigint("number"),
+    /** The step it was taken at (from 1); 0 for the whole test. */
+    step: p.integer(),
+    state: p.enum(ARTIFACT_STATES).default("pending"),
+    createdAt: p.datetime(),
+    /**
+     * When the retention period (ARTIFACT_RETENTION_DAYS in force when it was stored) ends: from
+     * then on it is unreadable, and the sweeper deletes it.
+     */
+    expiresAt: p.datetime(),
+    /** For `deleting`: when the sweeper may delete it (later for an upload that may still be under way). */
+    deleteAfter: p.datetime().nullable(),
+  },
+  indexes: [
+    // A test's artifacts (reads, the count cap, a new claim's drop).
+    { name: "artifacts_test_result_index", properties: ["testResultId", "createdAt"] },
+    // The run's cap: the sum of its artifacts' sizes.
+    { name: "artifacts_run_index", properties: ["runId"] },
+    // Deleting a project's artifacts.
+    { name: "artifacts_project_index", properties: ["projectId"] },
+    // The sweeper: stored ones past their retention, and uploads that never finished.
+    { name: "artifacts_expiry_index", properties: ["expiresAt"], where: "state = 'stored'" },
+    { name: "artifacts_pending_index", properties: ["createdAt"], where: "state = 'pending'" },
+    // The sweeper: those due for deletion.
+    { name: "artifacts_delete_after_index", properties: ["deleteAfter"], where: "state = 'deleting'" },
+  ],
+  checks: [
+    { name: "artifacts_name_length", expression: "char_length(name) between 1 and 100" },
+    { name: "artifacts_numbers_not_negative", expression: "size_bytes >= 0 and step >= 0 and attempt >= 1" },
+    { name: "artifacts_deleting_has_time", expression: "(state = 'deleting') = (delete_after is not null)" },
+  ],
+});
+
+/**
+ * The bytes of artifacts when ARTIFACT_STORE is `postgres` (artifacts/postgres-contents.ts), by
+ * the same key an object store would use. Apart from the metadata, so that the store behind the
+ * interface is the only code that reads or writes it.
+ */
+export const ArtifactContent = defineEntity({
+  name: "ArtifactContent",
+  tableName: "artifact_contents",
+  properties: {
+    key: p.text().primary(),
+    content: p.blob(),
+  },
+});
+
+/**
+ * Projects the catalog deleted (PurgeProjectArtifacts): their artifacts are unreadable, the
+ * sweeper deletes them, and PutArtifact refuses new ones. Kept for good: one small row per
+ * deleted project, so that an executor still working on a test of it cannot store anything.
+ */
+export const PurgedProject = defineEntity({
+  name: "PurgedProject",
+  tableName: "purged_projects",
+  properties: {
+    projectId: p.text().primary(),
+    purgedAt: p.datetime(),
+  },
+});
+
+export const entities = [Run, TestResult, Artifact, ArtifactContent, PurgedProject];

@@ -1,9 +1,14 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { SkipReason, TestAssignmentSchema, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import {
+  SkipReason,
+  type StepResult,
+  TestAssignmentSchema,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, dbDate } from "@testrun/kit";
-import type { RunStatus } from "../db/entities.js";
+import type { RunStatus, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
 import {
   claimRefusals,
@@ -35,8 +40,34 @@ function requireSummary(summary: string, field = "summary"): void {
   if (/[\r\n\u2028\u2029]/.test(summary)) throw invalid(`${field} must be one line`);
 }
 
+const stepStatuses: Partial<Record<TestStatus, StoredStepResult["status"]>> = {
+  [TestStatus.PASSED]: "passed",
+  [TestStatus.FAILED]: "failed",
+};
+
+/**
+ * CompleteTest's step results as stored, checked: numbers from 1, increasing (the steps that ran,
+ * in order), PASSED or FAILED, nothing after a FAILED one (the first failing step ends the test),
+ * durations in range. Whether the numbers stay within the test's steps is the store's to check.
+ */
+function storedStepResults(results: readonly StepResult[]): StoredStepResult[] {
+  let previous = 0;
+  return results.map((result, index) => {
+    const status = stepStatuses[result.status];
+    if (!status) throw invalid(`step_results[${index}].status must be PASSED or FAILED`);
+    if (result.number <= previous)
+      throw invalid(`step_results[${index}].number must be at least 1 and greater than the one before`);
+    if (index > 0 && results[index - 1]?.status === TestStatus.FAILED)
+      throw invalid("step_results must end at the first FAILED step (the steps after it did not run)");
+    if (result.durationMs < 0n || result.durationMs > BigInt(maxDurationMs))
+      throw invalid(`step_results[${index}].duration_ms must be 0 to ${maxDurationMs}`);
+    previous = result.number;
+    return { number: result.number, status, duration_ms: Number(result.durationMs) };
+  });
+}
+
 /** Executor RPCs answer only the executor identity (the interceptor already keeps executors out of the others). */
-function requireExecutor(ctx: HandlerContext): void {
+export function requireExecutor(ctx: HandlerContext): void {
   if (callerIdentity(ctx) !== "executor")
     throw new ConnectError("only executors may call this method", Code.PermissionDenied);
 }
@@ -76,6 +107,7 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
             { projectId: run.project_id, testResultId: test.id },
             variablesGrantMs,
           ),
+          recordTrace: run.record_traces || test.record_trace,
         }),
       };
     },
@@ -115,6 +147,7 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
         summary: req.summary,
         durationMs: Number(req.durationMs),
         failedStep: req.failedStep,
+        stepResults: storedStepResults(req.stepResults),
       });
       if (done.kind !== "completed") throw refusal(completeRefusals, done);
       await afterCommit(deps, done.run.id, done.effects);

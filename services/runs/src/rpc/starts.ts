@@ -39,6 +39,8 @@ export function startHandlers(deps: ServiceDeps): Handlers {
           environment: found.run.environment_id,
           selection: { case: "testCaseIds", value: { ids: testCaseIds } },
           name: rerunName(found.run.name, req.failedOnly),
+          // Run again as it was asked to run: with traces kept if the original kept them.
+          recordTraces: found.run.record_traces,
         }),
         context.signal,
       );

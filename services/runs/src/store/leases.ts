@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { Orm } from "@testrun/kit";
-import type { RunStatus } from "../db/entities.js";
+import type { RunStatus, StoredStepResult } from "../db/entities.js";
 import { overShare } from "../fair-share.js";
 import { isFinal, type RunRow, type RunWithTests, type TestRow, testColumns } from "../rows.js";
+import { dropEarlierAttempts } from "./artifacts.js";
 import { lockRun, lockTest, reread, runWithTests, transaction } from "./locking.js";
 import { type Effects, giveUp, settle } from "./settle.js";
 
@@ -44,6 +45,8 @@ export type CompleteOutcome =
   | NotFound
   /** The report names a failed step beyond the test's `steps`. */
   | { kind: "no_such_step"; steps: number }
+  /** A step result's number is beyond the test's `steps`. */
+  | { kind: "no_such_step_result"; steps: number }
   /** Final already, and this is not a repetition of the report that made it so. */
   | Final
   | NotCurrent;
@@ -57,6 +60,13 @@ export type SkipRunOutcome =
   /** A test of the run already PASSED or FAILED: the environment did answer. */
   | { kind: "tests_ran" }
   | NotCurrent;
+
+const sameStepResults = (a: StoredStepResult[], b: StoredStepResult[]): boolean =>
+  a.length === b.length &&
+  a.every(
+    (step, i) =>
+      step.number === b[i]?.number && step.status === b[i]?.status && step.duration_ms === b[i]?.duration_ms,
+  );
 
 /**
  * The executors' calls: claim a test (take its lease), heartbeat, release, complete, and skip a
@@ -106,6 +116,8 @@ export class LeaseStore {
          where t.id = ? returning ${testColumns}`,
         [lapsed, executorId, randomBytes(18).toString("base64url"), this.timing.leaseMs, test.id],
       );
+      // The new attempt's result will show only its own artifacts.
+      if (test.attempt > 0) await dropEarlierAttempts(em, test.id);
       return { kind: "claimed", run, test: rows[0] as TestRow };
     });
   }
@@ -152,30 +164,48 @@ export class LeaseStore {
   complete(
     testResultId: string,
     leaseToken: string,
-    report: { status: RunStatus; summary: string; durationMs: number; failedStep: number },
+    report: {
+      status: RunStatus;
+      summary: string;
+      durationMs: number;
+      failedStep: number;
+      stepResults: StoredStepResult[];
+    },
   ): Promise<CompleteOutcome> {
     return transaction<CompleteOutcome>(this.orm, async (em, refuse) => {
       const { test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
-      // Only here is the number of steps known (the caller checked the rest of the report).
+      // Only here is the number of steps known (the caller checked the rest of the report, the
+      // step results in order, so the last has the highest number).
+      const lastStep = report.stepResults.at(-1)?.number ?? 0;
       if (report.failedStep > test.steps.length)
         return refuse({ kind: "no_such_step", steps: test.steps.length });
+      if (lastStep > test.steps.length)
+        return refuse({ kind: "no_such_step_result", steps: test.steps.length });
       if (isFinal(test.status)) {
         const repeated =
           test.lease_token === leaseToken &&
           test.status === report.status &&
           (test.summary ?? "") === report.summary &&
           test.duration_ms === report.durationMs &&
-          (test.failed_step ?? 0) === report.failedStep;
+          (test.failed_step ?? 0) === report.failedStep &&
+          sameStepResults(test.step_results, report.stepResults);
         if (!repeated) return refuse({ kind: "final" });
         return { kind: "completed", ...(await reread(em, test.run_id, test.id)), effects: {} };
       }
       if (test.status !== "running" || test.lease_token !== leaseToken)
         return refuse({ kind: "not_current" });
       await em.execute(
-        `update runs.test_results set status = ?, summary = ?, duration_ms = ?, failed_step = ?, finished_at = now(),
-           lease_expires_at = null
+        `update runs.test_results set status = ?, summary = ?, duration_ms = ?, failed_step = ?, step_results = ?::jsonb,
+           finished_at = now(), lease_expires_at = null
          where id = ?`,
-        [report.status, report.summary, report.durationMs, report.failedStep || null, test.id],
+        [
+          report.status,
+          report.summary,
+          report.durationMs,
+          report.failedStep || null,
+          JSON.stringify(report.stepResults),
+          test.id,
+        ],
       );
       const effects = await settle(em, test.run_id);
       return { kind: "completed", ...(await reread(em, test.run_id, test.id)), effects };

@@ -1,6 +1,13 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { Orm } from "@testrun/kit";
-import { type RunRow, type RunWithTests, runColumns, type TestRow, testColumns } from "../rows.js";
+import {
+  type RunRow,
+  type RunWithTests,
+  runColumns,
+  type TestRow,
+  testArtifactsColumn,
+  testColumns,
+} from "../rows.js";
 
 // The rules every write to the runs schema follows. A change to a test happens in a transaction
 // that first locks its run's row (`for update`), then the test's: concurrent completions of one run
@@ -61,10 +68,10 @@ export async function lockTest(
   return test ? { run, test } : undefined;
 }
 
-/** A run's tests, in their order. */
+/** A run's tests, in their order, with their artifacts. */
 export function testsOf(em: EntityManager, runId: string): Promise<TestRow[]> {
   return em.execute<TestRow[]>(
-    `select ${testColumns} from runs.test_results t where t.run_id = ? order by t.position`,
+    `select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = ? order by t.position`,
     [runId],
   );
 }
@@ -75,15 +82,16 @@ export async function runWithTests(em: EntityManager, runId: string): Promise<Ru
   return { run: runs[0] as RunRow, tests: await testsOf(em, runId) };
 }
 
-/** A run and one of its tests as the transaction left them. */
+/** A run and one of its tests (with its artifacts) as the transaction left them. */
 export async function reread(
   em: EntityManager,
   runId: string,
   testId: string,
 ): Promise<{ run: RunRow; test: TestRow }> {
   const runs = await em.execute<RunRow[]>(`select ${runColumns} from runs.runs r where r.id = ?`, [runId]);
-  const tests = await em.execute<TestRow[]>(`select ${testColumns} from runs.test_results t where t.id = ?`, [
-    testId,
-  ]);
+  const tests = await em.execute<TestRow[]>(
+    `select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.id = ?`,
+    [testId],
+  );
   return { run: runs[0] as RunRow, test: tests[0] as TestRow };
 }

@@ -1,6 +1,13 @@
 import type { Orm } from "@testrun/kit";
 import type { RunStatus } from "../db/entities.js";
-import { type RunRow, type RunWithTests, runColumns, type TestRow, testColumns } from "../rows.js";
+import {
+  type RunRow,
+  type RunWithTests,
+  runColumns,
+  type TestRow,
+  testArtifactsColumn,
+  testColumns,
+} from "../rows.js";
 
 /** Which runs ListRuns returns; empty or unset fields do not filter. */
 export interface RunFilter {
@@ -56,7 +63,7 @@ export class RunReads {
   async getRun(projectId: string, runId: string): Promise<RunWithTests | undefined> {
     const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[] })[]>(
       `select ${runColumns},
-         coalesce((select json_agg(t order by t.position) from (select ${testColumns} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
        from runs.runs r where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
       [runId, projectId],
     );
@@ -74,7 +81,7 @@ export class RunReads {
   async getRunChanges(runId: string, version: number): Promise<RunWithTests | undefined> {
     const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[] })[]>(
       `select ${runColumns},
-         coalesce((select json_agg(t order by t.position) from (select ${testColumns} from runs.test_results t where t.run_id = r.id and t.version > ?) t), '[]') as tests
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = r.id and t.version > ?) t), '[]') as tests
        from runs.runs r where r.id = ? and r.charge_state = 'charged'`,
       [version, runId],
     );
@@ -134,7 +141,7 @@ export class RunReads {
     testResultId: string,
   ): Promise<{ run: boolean; test?: TestRow }> {
     const rows = await this.orm.em.fork().execute<(TestRow & { found_run: string })[]>(
-      `select r.id as found_run, ${testColumns}
+      `select r.id as found_run, ${testColumns}, ${testArtifactsColumn}
        from runs.runs r left join runs.test_results t on t.run_id = r.id and t.id = ?
        where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
       [testResultId, runId, projectId],

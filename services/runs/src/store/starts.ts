@@ -10,12 +10,16 @@ export interface NewRun {
   name: string;
   startedByKeyId: string | null;
   startedByMemberId: string | null;
+  /** StartRunRequest.record_traces. */
+  recordTraces: boolean;
   tests: {
     id: string;
     testCaseId: string;
     testCaseVersion: number;
     name: string;
     steps: TestStepSnapshot[];
+    /** SelectedTestCase.record_trace. */
+    recordTrace: boolean;
   }[];
 }
 
@@ -41,18 +45,22 @@ export class StartStore {
         test_case_version: t.testCaseVersion,
         name: t.name,
         steps: t.steps,
+        record_trace: t.recordTrace,
         position,
       })),
     );
     await this.orm.em.fork().execute(
       `with run as (
          insert into runs.runs (id, project_id, environment_id, environment_base_url, test_plan_id, name, status,
-           total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id)
-         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?)
+           total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id,
+           record_traces)
+         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?)
          returning id)
-       insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps, queued_at)
-       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, now()
-       from run, jsonb_to_recordset(?::jsonb) as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, position int)`,
+       insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps,
+         record_trace, queued_at)
+       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, u.record_trace, now()
+       from run, jsonb_to_recordset(?::jsonb)
+         as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, record_trace boolean, position int)`,
       [
         run.id,
         run.projectId,
@@ -64,6 +72,7 @@ export class StartStore {
         run.tests.length,
         run.startedByKeyId,
         run.startedByMemberId,
+        run.recordTraces,
         tests,
       ],
     );

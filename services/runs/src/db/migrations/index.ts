@@ -4,6 +4,7 @@ import { Migration20261123020719_executor_activity } from "./Migration2026112302
 import { Migration20261123091532_watch_and_filters } from "./Migration20261123091532_watch_and_filters.js";
 import { Migration20261125000000_run_version } from "./Migration20261125000000_run_version.js";
 import { Migration20261125013926_test_case_version } from "./Migration20261125013926_test_case_version.js";
+import { Migration20261125042741_artifacts } from "./Migration20261125042741_artifacts.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -11,4 +12,5 @@ export const migrations = [
   { name: "Migration20261123091532_watch_and_filters", class: Migration20261123091532_watch_and_filters },
   { name: "Migration20261125000000_run_version", class: Migration20261125000000_run_version },
   { name: "Migration20261125013926_test_case_version", class: Migration20261125013926_test_case_version },
+  { name: "Migration20261125042741_artifacts", class: Migration20261125042741_artifacts },
 ];

@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/runs/v1/runs.proto.
  */
 export const file_testrun_runs_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIrYFCgNSdW4SCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBnN0YXR1cxgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSEAoIZmluaXNoZWQYBSABKAgSEwoLdG90YWxfdGVzdHMYBiABKAUSFAoMcGFzc2VkX3Rlc3RzGAcgASgFEhQKDGZhaWxlZF90ZXN0cxgIIAEoBRIVCg1za2lwcGVkX3Rlc3RzGAkgASgFEi4KCnN0YXJ0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgMIAEoA0gAiAEBEjAKC3NraXBfcmVhc29uGA0gASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SCwoDdXJsGA4gASgJEhYKDmVudmlyb25tZW50X2lkGA8gASgJEhkKDHRlc3RfcGxhbl9pZBgQIAEoCUgBiAEBEi4KCmNyZWF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXRlc3RzGBIgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSHgoRc3RhcnRlZF9ieV9rZXlfaWQYEyABKAlIAogBARIhChRzdGFydGVkX2J5X21lbWJlcl9pZBgUIAEoCUgDiAEBEg8KB3ZlcnNpb24YFSABKANCDgoMX2R1cmF0aW9uX21zQg8KDV90ZXN0X3BsYW5faWRCFAoSX3N0YXJ0ZWRfYnlfa2V5X2lkQhcKFV9zdGFydGVkX2J5X21lbWJlcl9pZCLZAwoKVGVzdFJlc3VsdBIKCgJpZBgBIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIrCgZzdGF0dXMYBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIYCgtkdXJhdGlvbl9tcxgFIAEoA0gAiAEBEg8KB3N1bW1hcnkYBiABKAkSCwoDdXJsGAcgASgJEg8KB2F0dGVtcHQYCCABKAUSLgoKc3RhcnRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJ1bl9pZBgLIAEoCRIYCgtmYWlsZWRfc3RlcBgMIAEoBUgBiAEBEhkKEXRlc3RfY2FzZV92ZXJzaW9uGA0gASgFEiwKCWFydGlmYWN0cxgOIAMoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIxCgxzdGVwX3Jlc3VsdHMYDyADKAsyGy50ZXN0cnVuLnJ1bnMudjEuU3RlcFJlc3VsdEIOCgxfZHVyYXRpb25fbXNCDgoMX2ZhaWxlZF9zdGVwIkoKDFRlc3REaXNwYXRjaBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCSIpCgpSdW5TdGFydGVkEg4KBnJ1bl9pZBgBIAEoCRILCgN1cmwYAiABKAkitQIKD1N0YXJ0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSGAoLZW52aXJvbm1lbnQYAyABKAlIAYgBARITCgl0ZXN0X3BsYW4YBCABKAlIABI6Cg10ZXN0X2Nhc2VfaWRzGAUgASgLMiEudGVzdHJ1bi5jb21tb24udjEuVGVzdENhc2VJZExpc3RIABIqCgR0YWdzGAYgASgLMhoudGVzdHJ1bi5jb21tb24udjEuVGFnTGlzdEgAEhEKBG5hbWUYByABKAlIAogBARIVCg1yZWNvcmRfdHJhY2VzGAggASgIQgsKCXNlbGVjdGlvbkIOCgxfZW52aXJvbm1lbnRCBwoFX25hbWUiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKDUdldFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSIzCg5HZXRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIvsBCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEiwKCHN0YXR1c2VzGAQgAygOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIZCgx0ZXN0X3BsYW5faWQYBSABKAlIAIgBARIbCg5lbnZpcm9ubWVudF9pZBgGIAEoCUgBiAEBEhIKCnBhZ2VfdG9rZW4YByABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEigKBG1vZGUYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hNb2RlInIKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIkCgZjaGFuZ2UYAiABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhUKDXNpbmNlX3ZlcnNpb24YAyABKAMiewoUR2V0VGVzdFJlc3VsdFJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgEIAEoCSKBAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgCIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgDIAEoBSJfChBDYW5jZWxSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiUAoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBhbHJlYWR5X2ZpbmlzaGVkGAIgASgIInMKD1JlcnVuUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhMKC2ZhaWxlZF9vbmx5GAQgASgIIjUKEFJlcnVuUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biI/ChBDbGFpbVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2V4ZWN1dG9yX2lkGAIgASgJIkgKEUNsYWltVGVzdFJlc3BvbnNlEjMKCmFzc2lnbm1lbnQYASABKAsyHy50ZXN0cnVuLnJ1bnMudjEuVGVzdEFzc2lnbm1lbnQi5AIKDlRlc3RBc3NpZ25tZW50EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhQKDHRlc3RfY2FzZV9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhYKDmVudmlyb25tZW50X2lkGAYgASgJEhAKCGJhc2VfdXJsGAcgASgJEicKBXN0ZXBzGAggAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASDwoHYXR0ZW1wdBgJIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSEwoLbGVhc2VfdG9rZW4YCyABKAkSNAoQbGVhc2VfZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPdmFyaWFibGVzX2dyYW50GA0gASgJEhQKDHJlY29yZF90cmFjZRgOIAEoCCJDChRIZWFydGJlYXRUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSJNChVIZWFydGJlYXRUZXN0UmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUQoSUmVsZWFzZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnJlYXNvbhgDIAEoCSIVChNSZWxlYXNlVGVzdFJlc3BvbnNlIt0BChNDb21wbGV0ZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEisKBnN0YXR1cxgDIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEg8KB3N1bW1hcnkYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSEwoLZmFpbGVkX3N0ZXAYBiABKAUSMQoMc3RlcF9yZXN1bHRzGAcgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQihwEKFENvbXBsZXRlVGVzdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBIuCgpydW5fc3RhdHVzGAIgASgOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIUCgxydW5fZmluaXNoZWQYAyABKAgiiwEKDlNraXBSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgCIAEoCRITCgtsZWFzZV90b2tlbhgDIAEoCRIrCgZyZWFzb24YBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuU2tpcFJlYXNvbhIPCgdzdW1tYXJ5GAUgASgJIjQKD1NraXBSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuKoMBCgxBcnRpZmFjdEtpbmQSHQoZQVJUSUZBQ1RfS0lORF9VTlNQRUNJRklFRBAAEhwKGEFSVElGQUNUX0tJTkRfU0NSRUVOU0hPVBABEhcKE0FSVElGQUNUX0tJTkRfVFJBQ0UQAhIdChlBUlRJRkFDVF9LSU5EX0JST1dTRVJfTE9HEAMqnAEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRVU19RVUVVRUQQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIVChFSVU5fU1RBVFVTX1BBU1NFRBADEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAQSFgoSUlVOX1NUQVRVU19TS0lQUEVEEAUqowEKClRlc3RTdGF0dXMSGwoXVEVTVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJURVNUX1NUQVRVU19RVUVVRUQQARIXChNURVNUX1NUQVRVU19SVU5OSU5HEAISFgoSVEVTVF9TVEFUVVNfUEFTU0VEEAMSFgoSVEVTVF9TVEFUVVNfRkFJTEVEEAQSFwoTVEVTVF9TVEFUVVNfU0tJUFBFRBAFKooBCgpTa2lwUmVhc29uEhsKF1NLSVBfUkVBU09OX1VOU1BFQ0lGSUVEEAASJwojU0tJUF9SRUFTT05fRU5WSVJPTk1FTlRfVU5SRUFDSEFCTEUQARIZChVTS0lQX1JFQVNPTl9DQU5DRUxMRUQQAhIbChdTS0lQX1JFQVNPTl9OT19FWEVDVVRPUhADKlYKCVdhdGNoTW9kZRIaChZXQVRDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSV0FUQ0hfTU9ERV9DSEFOR0VTEAESFQoRV0FUQ0hfTU9ERV9GSU5JU0gQAjLTCQoLUnVuc1NlcnZpY2USTwoIU3RhcnRSdW4SIC50ZXN0cnVuLnJ1bnMudjEuU3RhcnRSdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVzcG9uc2USTgoGR2V0UnVuEh4udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlcXVlc3QaHy50ZXN0cnVuLnJ1bnMudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJUCghMaXN0UnVucxIgLnRlc3RydW4ucnVucy52MS5MaXN0UnVuc1JlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBElEKCFdhdGNoUnVuEiAudGVzdHJ1bi5ydW5zLnYxLldhdGNoUnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlc3BvbnNlMAESYwoNR2V0VGVzdFJlc3VsdBIlLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJSCglDYW5jZWxSdW4SIS50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DYW5jZWxSdW5SZXNwb25zZRJPCghSZXJ1blJ1bhIgLnRlc3RydW4ucnVucy52MS5SZXJ1blJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXNwb25zZRJSCglDbGFpbVRlc3QSIS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RSZXNwb25zZRJeCg1IZWFydGJlYXRUZXN0EiUudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXF1ZXN0GiYudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXNwb25zZRJYCgtSZWxlYXNlVGVzdBIjLnRlc3RydW4ucnVucy52MS5SZWxlYXNlVGVzdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXNwb25zZRJbCgxDb21wbGV0ZVRlc3QSJC50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVxdWVzdBolLnRlc3RydW4ucnVucy52MS5Db21wbGV0ZVRlc3RSZXNwb25zZRJMCgdTa2lwUnVuEh8udGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXF1ZXN0GiAudGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXNwb25zZRJYCgtQdXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5QdXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXNwb25zZRJdCgtHZXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5HZXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIjIKHFB1cmdlUHJvamVjdEFydGlmYWN0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJPCh1QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhcKD3JlbWFpbmluZ19jb3VudBgCIAEoAyK2BQoDUnVuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCgZzdGF0dXMYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhAKCGZpbmlzaGVkGAUgASgIEhMKC3RvdGFsX3Rlc3RzGAYgASgFEhQKDHBhc3NlZF90ZXN0cxgHIAEoBRIUCgxmYWlsZWRfdGVzdHMYCCABKAUSFQoNc2tpcHBlZF90ZXN0cxgJIAEoBRIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLZHVyYXRpb25fbXMYDCABKANIAIgBARIwCgtza2lwX3JlYXNvbhgNIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEgsKA3VybBgOIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgPIAEoCRIZCgx0ZXN0X3BsYW5faWQYECABKAlIAYgBARIuCgpjcmVhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgV0ZXN0cxgSIAMoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Eh4KEXN0YXJ0ZWRfYnlfa2V5X2lkGBMgASgJSAKIAQESIQoUc3RhcnRlZF9ieV9tZW1iZXJfaWQYFCABKAlIA4gBARIPCgd2ZXJzaW9uGBUgASgDQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi2QMKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBARIZChF0ZXN0X2Nhc2VfdmVyc2lvbhgNIAEoBRIsCglhcnRpZmFjdHMYDiADKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QSMQoMc3RlcF9yZXN1bHRzGA8gAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHRCDgoMX2R1cmF0aW9uX21zQg4KDF9mYWlsZWRfc3RlcCJKCgxUZXN0RGlzcGF0Y2gSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkiKQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSCwoDdXJsGAIgASgJIrUCCg9TdGFydFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2Vudmlyb25tZW50GAMgASgJSAGIAQESEwoJdGVzdF9wbGFuGAQgASgJSAASOgoNdGVzdF9jYXNlX2lkcxgFIAEoCzIhLnRlc3RydW4uY29tbW9uLnYxLlRlc3RDYXNlSWRMaXN0SAASKgoEdGFncxgGIAEoCzIaLnRlc3RydW4uY29tbW9uLnYxLlRhZ0xpc3RIABIRCgRuYW1lGAcgASgJSAKIAQESFQoNcmVjb3JkX3RyYWNlcxgIIAEoCEILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lIjUKEFN0YXJ0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJcCg1HZXRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiMwoOR2V0UnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biL7AQoPTGlzdFJ1bnNSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIsCghzdGF0dXNlcxgEIAMoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSGQoMdGVzdF9wbGFuX2lkGAUgASgJSACIAQESGwoOZW52aXJvbm1lbnRfaWQYBiABKAlIAYgBARISCgpwYWdlX3Rva2VuGAcgASgJQg8KDV90ZXN0X3BsYW5faWRCEQoPX2Vudmlyb25tZW50X2lkIk8KEExpc3RSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULnRlc3RydW4ucnVucy52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIogBCg9XYXRjaFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIoCgRtb2RlGAQgASgOMhoudGVzdHJ1bi5ydW5zLnYxLldhdGNoTW9kZSJyChBXYXRjaFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4SJAoGY2hhbmdlGAIgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIVCg1zaW5jZV92ZXJzaW9uGAMgASgDInsKFEdldFRlc3RSZXN1bHRSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSFgoOdGVzdF9yZXN1bHRfaWQYBCABKAkigQEKFUdldFRlc3RSZXN1bHRSZXNwb25zZRIpCgR0ZXN0GAEgASgLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSJwoFc3RlcHMYAiADKAsyGC50ZXN0cnVuLmNhdGFsb2cudjEuU3RlcBIUCgxtYXhfYXR0ZW1wdHMYAyABKAUiXwoQQ2FuY2VsUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJIlAKEUNhbmNlbFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4SGAoQYWxyZWFkeV9maW5pc2hlZBgCIAEoCCJzCg9SZXJ1blJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRITCgtmYWlsZWRfb25seRgEIAEoCCI1ChBSZXJ1blJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4iPwoQQ2xhaW1UZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtleGVjdXRvcl9pZBgCIAEoCSJIChFDbGFpbVRlc3RSZXNwb25zZRIzCgphc3NpZ25tZW50GAEgASgLMh8udGVzdHJ1bi5ydW5zLnYxLlRlc3RBc3NpZ25tZW50IuQCCg5UZXN0QXNzaWdubWVudBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIUCgx0ZXN0X2Nhc2VfaWQYBCABKAkSDAoEbmFtZRgFIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgGIAEoCRIQCghiYXNlX3VybBgHIAEoCRInCgVzdGVwcxgIIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEg8KB2F0dGVtcHQYCSABKAUSFAoMbWF4X2F0dGVtcHRzGAogASgFEhMKC2xlYXNlX3Rva2VuGAsgASgJEjQKEGxlYXNlX2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3ZhcmlhYmxlc19ncmFudBgNIAEoCRIUCgxyZWNvcmRfdHJhY2UYDiABKAgiQwoUSGVhcnRiZWF0VGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkiTQoVSGVhcnRiZWF0VGVzdFJlc3BvbnNlEjQKEGxlYXNlX2V4cGlyZXNfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKElJlbGVhc2VUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIOCgZyZWFzb24YAyABKAkiFQoTUmVsZWFzZVRlc3RSZXNwb25zZSLdAQoTQ29tcGxldGVUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIrCgZzdGF0dXMYAyABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIPCgdzdW1tYXJ5GAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEhMKC2ZhaWxlZF9zdGVwGAYgASgFEjEKDHN0ZXBfcmVzdWx0cxgHIAMoCzIbLnRlc3RydW4ucnVucy52MS5TdGVwUmVzdWx0IocBChRDb21wbGV0ZVRlc3RSZXNwb25zZRIpCgR0ZXN0GAEgASgLMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RSZXN1bHQSLgoKcnVuX3N0YXR1cxgCIAEoDjIaLnRlc3RydW4ucnVucy52MS5SdW5TdGF0dXMSFAoMcnVuX2ZpbmlzaGVkGAMgASgIIosBCg5Ta2lwUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSFgoOdGVzdF9yZXN1bHRfaWQYAiABKAkSEwoLbGVhc2VfdG9rZW4YAyABKAkSKwoGcmVhc29uGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SDwoHc3VtbWFyeRgFIAEoCSI0Cg9Ta2lwUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biqDAQoMQXJ0aWZhY3RLaW5kEh0KGUFSVElGQUNUX0tJTkRfVU5TUEVDSUZJRUQQABIcChhBUlRJRkFDVF9LSU5EX1NDUkVFTlNIT1QQARIXChNBUlRJRkFDVF9LSU5EX1RSQUNFEAISHQoZQVJUSUZBQ1RfS0lORF9CUk9XU0VSX0xPRxADKpwBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFUVVNfUVVFVUVEEAESFgoSUlVOX1NUQVRVU19SVU5OSU5HEAISFQoRUlVOX1NUQVRVU19QQVNTRUQQAxIVChFSVU5fU1RBVFVTX0ZBSUxFRBAEEhYKElJVTl9TVEFUVVNfU0tJUFBFRBAFKqMBCgpUZXN0U3RhdHVzEhsKF1RFU1RfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSVEVTVF9TVEFUVVNfUVVFVUVEEAESFwoTVEVTVF9TVEFUVVNfUlVOTklORxACEhYKElRFU1RfU1RBVFVTX1BBU1NFRBADEhYKElRFU1RfU1RBVFVTX0ZBSUxFRBAEEhcKE1RFU1RfU1RBVFVTX1NLSVBQRUQQBSqKAQoKU2tpcFJlYXNvbhIbChdTS0lQX1JFQVNPTl9VTlNQRUNJRklFRBAAEicKI1NLSVBfUkVBU09OX0VOVklST05NRU5UX1VOUkVBQ0hBQkxFEAESGQoVU0tJUF9SRUFTT05fQ0FOQ0VMTEVEEAISGwoXU0tJUF9SRUFTT05fTk9fRVhFQ1VUT1IQAypWCglXYXRjaE1vZGUSGgoWV0FUQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhYKEldBVENIX01PREVfQ0hBTkdFUxABEhUKEVdBVENIX01PREVfRklOSVNIEAIyywoKC1J1bnNTZXJ2aWNlEk8KCFN0YXJ0UnVuEiAudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5TdGFydFJ1blJlc3BvbnNlEk4KBkdldFJ1bhIeLnRlc3RydW4ucnVucy52MS5HZXRSdW5SZXF1ZXN0Gh8udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlc3BvbnNlIgOQAgESVAoITGlzdFJ1bnMSIC50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJRCghXYXRjaFJ1bhIgLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hSdW5SZXNwb25zZTABEmMKDUdldFRlc3RSZXN1bHQSJS50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlc3BvbnNlIgOQAgESUgoJQ2FuY2VsUnVuEiEudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVzcG9uc2USTwoIUmVydW5SdW4SIC50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlJlcnVuUnVuUmVzcG9uc2USUgoJQ2xhaW1UZXN0EiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVzcG9uc2USXgoNSGVhcnRiZWF0VGVzdBIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVzcG9uc2USWAoLUmVsZWFzZVRlc3QSIy50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVzcG9uc2USWwoMQ29tcGxldGVUZXN0EiQudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlcXVlc3QaJS50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVzcG9uc2USTAoHU2tpcFJ1bhIfLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVxdWVzdBogLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVzcG9uc2USWAoLUHV0QXJ0aWZhY3QSIy50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlB1dEFydGlmYWN0UmVzcG9uc2USXQoLR2V0QXJ0aWZhY3QSIy50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLkdldEFydGlmYWN0UmVzcG9uc2UiA5ACARJ2ChVQdXJnZVByb2plY3RBcnRpZmFjdHMSLS50ZXN0cnVuLnJ1bnMudjEuUHVyZ2VQcm9qZWN0QXJ0aWZhY3RzUmVxdWVzdBouLnRlc3RydW4ucnVucy52MS5QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
 
 /**
  * A file a test produced. Stored by the runs service; readable while the retention period
@@ -276,6 +276,55 @@ export const GetArtifactResponseSchema: GenMessage<GetArtifactResponse> = /*@__P
   messageDesc(file_testrun_runs_v1_runs, 5);
 
 /**
+ * Request of PurgeProjectArtifacts. Service identity only.
+ *
+ * @generated from message testrun.runs.v1.PurgeProjectArtifactsRequest
+ */
+export type PurgeProjectArtifactsRequest = Message<"testrun.runs.v1.PurgeProjectArtifactsRequest"> & {
+  /**
+   * The deleted project (`prj_…`).
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message testrun.runs.v1.PurgeProjectArtifactsRequest.
+ * Use `create(PurgeProjectArtifactsRequestSchema)` to create a new message.
+ */
+export const PurgeProjectArtifactsRequestSchema: GenMessage<PurgeProjectArtifactsRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 6);
+
+/**
+ * Response of PurgeProjectArtifacts.
+ *
+ * @generated from message testrun.runs.v1.PurgeProjectArtifactsResponse
+ */
+export type PurgeProjectArtifactsResponse = Message<"testrun.runs.v1.PurgeProjectArtifactsResponse"> & {
+  /**
+   * Artifacts this call deleted (bytes and metadata).
+   *
+   * @generated from field: int64 deleted_count = 1;
+   */
+  deletedCount: bigint;
+
+  /**
+   * Artifacts left for the sweeper; already unreadable.
+   *
+   * @generated from field: int64 remaining_count = 2;
+   */
+  remainingCount: bigint;
+};
+
+/**
+ * Describes the message testrun.runs.v1.PurgeProjectArtifactsResponse.
+ * Use `create(PurgeProjectArtifactsResponseSchema)` to create a new message.
+ */
+export const PurgeProjectArtifactsResponseSchema: GenMessage<PurgeProjectArtifactsResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 7);
+
+/**
  * A test run. GetRun and StartRun return it with `tests`; ListRuns leaves `tests` empty.
  *
  * @generated from message testrun.runs.v1.Run
@@ -438,7 +487,7 @@ export type Run = Message<"testrun.runs.v1.Run"> & {
  * Use `create(RunSchema)` to create a new message.
  */
 export const RunSchema: GenMessage<Run> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 6);
+  messageDesc(file_testrun_runs_v1_runs, 8);
 
 /**
  * The result of one test case within a run.
@@ -567,7 +616,7 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
  * Use `create(TestResultSchema)` to create a new message.
  */
 export const TestResultSchema: GenMessage<TestResult> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 7);
+  messageDesc(file_testrun_runs_v1_runs, 9);
 
 /**
  * What the runs service publishes to the executors' queue for each test to execute. An executor
@@ -603,7 +652,7 @@ export type TestDispatch = Message<"testrun.runs.v1.TestDispatch"> & {
  * Use `create(TestDispatchSchema)` to create a new message.
  */
 export const TestDispatchSchema: GenMessage<TestDispatch> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 8);
+  messageDesc(file_testrun_runs_v1_runs, 10);
 
 /**
  * Error detail of StartRun's INTERNAL status when the run was started but could not be read back.
@@ -631,7 +680,7 @@ export type RunStarted = Message<"testrun.runs.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 9);
+  messageDesc(file_testrun_runs_v1_runs, 11);
 
 /**
  * Request of StartRun: the start-run body of POST /v1/runs.
@@ -714,7 +763,7 @@ export type StartRunRequest = Message<"testrun.runs.v1.StartRunRequest"> & {
  * Use `create(StartRunRequestSchema)` to create a new message.
  */
 export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 10);
+  messageDesc(file_testrun_runs_v1_runs, 12);
 
 /**
  * Response of StartRun.
@@ -735,7 +784,7 @@ export type StartRunResponse = Message<"testrun.runs.v1.StartRunResponse"> & {
  * Use `create(StartRunResponseSchema)` to create a new message.
  */
 export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 11);
+  messageDesc(file_testrun_runs_v1_runs, 13);
 
 /**
  * Request of GetRun.
@@ -770,7 +819,7 @@ export type GetRunRequest = Message<"testrun.runs.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 12);
+  messageDesc(file_testrun_runs_v1_runs, 14);
 
 /**
  * Response of GetRun.
@@ -791,7 +840,7 @@ export type GetRunResponse = Message<"testrun.runs.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 13);
+  messageDesc(file_testrun_runs_v1_runs, 15);
 
 /**
  * Request of ListRuns.
@@ -857,7 +906,7 @@ export type ListRunsRequest = Message<"testrun.runs.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 14);
+  messageDesc(file_testrun_runs_v1_runs, 16);
 
 /**
  * Response of ListRuns.
@@ -885,7 +934,7 @@ export type ListRunsResponse = Message<"testrun.runs.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 15);
+  messageDesc(file_testrun_runs_v1_runs, 17);
 
 /**
  * Request of WatchRun.
@@ -927,7 +976,7 @@ export type WatchRunRequest = Message<"testrun.runs.v1.WatchRunRequest"> & {
  * Use `create(WatchRunRequestSchema)` to create a new message.
  */
 export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 16);
+  messageDesc(file_testrun_runs_v1_runs, 18);
 
 /**
  * One message of WatchRun: `run` (the first message, and every message of WATCH_MODE_UNSPECIFIED
@@ -967,7 +1016,7 @@ export type WatchRunResponse = Message<"testrun.runs.v1.WatchRunResponse"> & {
  * Use `create(WatchRunResponseSchema)` to create a new message.
  */
 export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 17);
+  messageDesc(file_testrun_runs_v1_runs, 19);
 
 /**
  * Request of GetTestResult.
@@ -1009,7 +1058,7 @@ export type GetTestResultRequest = Message<"testrun.runs.v1.GetTestResultRequest
  * Use `create(GetTestResultRequestSchema)` to create a new message.
  */
 export const GetTestResultRequestSchema: GenMessage<GetTestResultRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 18);
+  messageDesc(file_testrun_runs_v1_runs, 20);
 
 /**
  * Response of GetTestResult.
@@ -1044,7 +1093,7 @@ export type GetTestResultResponse = Message<"testrun.runs.v1.GetTestResultRespon
  * Use `create(GetTestResultResponseSchema)` to create a new message.
  */
 export const GetTestResultResponseSchema: GenMessage<GetTestResultResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 19);
+  messageDesc(file_testrun_runs_v1_runs, 21);
 
 /**
  * Request of CancelRun.
@@ -1079,7 +1128,7 @@ export type CancelRunRequest = Message<"testrun.runs.v1.CancelRunRequest"> & {
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 20);
+  messageDesc(file_testrun_runs_v1_runs, 22);
 
 /**
  * Response of CancelRun.
@@ -1108,7 +1157,7 @@ export type CancelRunResponse = Message<"testrun.runs.v1.CancelRunResponse"> & {
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 21);
+  messageDesc(file_testrun_runs_v1_runs, 23);
 
 /**
  * Request of RerunRun.
@@ -1150,7 +1199,7 @@ export type RerunRunRequest = Message<"testrun.runs.v1.RerunRunRequest"> & {
  * Use `create(RerunRunRequestSchema)` to create a new message.
  */
 export const RerunRunRequestSchema: GenMessage<RerunRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 22);
+  messageDesc(file_testrun_runs_v1_runs, 24);
 
 /**
  * Response of RerunRun.
@@ -1172,7 +1221,7 @@ export type RerunRunResponse = Message<"testrun.runs.v1.RerunRunResponse"> & {
  * Use `create(RerunRunResponseSchema)` to create a new message.
  */
 export const RerunRunResponseSchema: GenMessage<RerunRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 23);
+  messageDesc(file_testrun_runs_v1_runs, 25);
 
 /**
  * Request of ClaimTest. Executor identity only; takes no actor.
@@ -1201,7 +1250,7 @@ export type ClaimTestRequest = Message<"testrun.runs.v1.ClaimTestRequest"> & {
  * Use `create(ClaimTestRequestSchema)` to create a new message.
  */
 export const ClaimTestRequestSchema: GenMessage<ClaimTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 24);
+  messageDesc(file_testrun_runs_v1_runs, 26);
 
 /**
  * Response of ClaimTest.
@@ -1222,7 +1271,7 @@ export type ClaimTestResponse = Message<"testrun.runs.v1.ClaimTestResponse"> & {
  * Use `create(ClaimTestResponseSchema)` to create a new message.
  */
 export const ClaimTestResponseSchema: GenMessage<ClaimTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 25);
+  messageDesc(file_testrun_runs_v1_runs, 27);
 
 /**
  * Everything an executor needs to run one claimed test, except variable values.
@@ -1337,7 +1386,7 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
  * Use `create(TestAssignmentSchema)` to create a new message.
  */
 export const TestAssignmentSchema: GenMessage<TestAssignment> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 26);
+  messageDesc(file_testrun_runs_v1_runs, 28);
 
 /**
  * Request of HeartbeatTest. Executor identity only.
@@ -1365,7 +1414,7 @@ export type HeartbeatTestRequest = Message<"testrun.runs.v1.HeartbeatTestRequest
  * Use `create(HeartbeatTestRequestSchema)` to create a new message.
  */
 export const HeartbeatTestRequestSchema: GenMessage<HeartbeatTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 27);
+  messageDesc(file_testrun_runs_v1_runs, 29);
 
 /**
  * Response of HeartbeatTest.
@@ -1386,7 +1435,7 @@ export type HeartbeatTestResponse = Message<"testrun.runs.v1.HeartbeatTestRespon
  * Use `create(HeartbeatTestResponseSchema)` to create a new message.
  */
 export const HeartbeatTestResponseSchema: GenMessage<HeartbeatTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 28);
+  messageDesc(file_testrun_runs_v1_runs, 30);
 
 /**
  * Request of ReleaseTest. Executor identity only.
@@ -1421,7 +1470,7 @@ export type ReleaseTestRequest = Message<"testrun.runs.v1.ReleaseTestRequest"> &
  * Use `create(ReleaseTestRequestSchema)` to create a new message.
  */
 export const ReleaseTestRequestSchema: GenMessage<ReleaseTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 29);
+  messageDesc(file_testrun_runs_v1_runs, 31);
 
 /**
  * Response of ReleaseTest. Empty.
@@ -1436,7 +1485,7 @@ export type ReleaseTestResponse = Message<"testrun.runs.v1.ReleaseTestResponse">
  * Use `create(ReleaseTestResponseSchema)` to create a new message.
  */
 export const ReleaseTestResponseSchema: GenMessage<ReleaseTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 30);
+  messageDesc(file_testrun_runs_v1_runs, 32);
 
 /**
  * Request of CompleteTest. Executor identity only.
@@ -1502,7 +1551,7 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
  * Use `create(CompleteTestRequestSchema)` to create a new message.
  */
 export const CompleteTestRequestSchema: GenMessage<CompleteTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 31);
+  messageDesc(file_testrun_runs_v1_runs, 33);
 
 /**
  * Response of CompleteTest.
@@ -1537,7 +1586,7 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
  * Use `create(CompleteTestResponseSchema)` to create a new message.
  */
 export const CompleteTestResponseSchema: GenMessage<CompleteTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 32);
+  messageDesc(file_testrun_runs_v1_runs, 34);
 
 /**
  * Request of SkipRun. Executor identity only.
@@ -1588,7 +1637,7 @@ export type SkipRunRequest = Message<"testrun.runs.v1.SkipRunRequest"> & {
  * Use `create(SkipRunRequestSchema)` to create a new message.
  */
 export const SkipRunRequestSchema: GenMessage<SkipRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 33);
+  messageDesc(file_testrun_runs_v1_runs, 35);
 
 /**
  * Response of SkipRun.
@@ -1609,7 +1658,7 @@ export type SkipRunResponse = Message<"testrun.runs.v1.SkipRunResponse"> & {
  * Use `create(SkipRunResponseSchema)` to create a new message.
  */
 export const SkipRunResponseSchema: GenMessage<SkipRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 34);
+  messageDesc(file_testrun_runs_v1_runs, 36);
 
 /**
  * What an artifact holds.
@@ -1862,8 +1911,8 @@ export const WatchModeSchema: GenEnum<WatchMode> = /*@__PURE__*/
  * still-QUEUED ones when it is cancelled or gets NO_EXECUTOR.
  *
  * Callers: the REST gateway (API key actors: start, get, list), the web console (member actors),
- * the admin CLI (operator actors), the executors (claim, heartbeat, release, complete, skip: the
- * executor identity only). For API key actors the service trusts the gateway's verification and
+ * the admin CLI (operator actors), the executors (claim, heartbeat, release, complete, skip, put
+ * artifact: the executor identity only), the catalog (PurgeProjectArtifacts). For API key actors the service trusts the gateway's verification and
  * only checks that the item belongs to the key's project; member actors are authorized through
  * CatalogService.CheckAccess. Any RPC may also return UNAUTHENTICATED (no service token),
  * PERMISSION_DENIED (executor identity on a non-executor RPC, or another identity on an executor
@@ -2112,6 +2161,23 @@ export const RunsService: GenService<{
     methodKind: "unary";
     input: typeof GetArtifactRequestSchema;
     output: typeof GetArtifactResponseSchema;
+  },
+  /**
+   * Called by the catalog when a project is deleted (CatalogService.DeleteProject, through its
+   * outbox, which repeats the call until it succeeds): deletes the project's artifacts from the
+   * artifact store, bytes first, then their metadata. From the call's success on, every artifact of
+   * the project is NOT_FOUND and PutArtifact for its tests is refused (NOT_FOUND); the call deletes
+   * up to a bounded batch itself and leaves the rest to the runs service's artifact sweeper
+   * (ARTIFACT_SWEEP_INTERVAL_MS). The runs and test results themselves stay. Idempotent: a project
+   * unknown, or already purged, succeeds. Service identity only; takes no actor.
+   * Errors: INVALID_ARGUMENT (project_id empty).
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.PurgeProjectArtifacts
+   */
+  purgeProjectArtifacts: {
+    methodKind: "unary";
+    input: typeof PurgeProjectArtifactsRequestSchema;
+    output: typeof PurgeProjectArtifactsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_testrun_runs_v1_runs, 0);

@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "@testrun/kit";
-import type { KeyNotificationKind } from "./db/entities.js";
+import type { NotificationKind } from "./db/entities.js";
 import type { Database, Sql } from "./sql.js";
 
 interface NotificationRow {
   id: string;
-  kind: KeyNotificationKind;
+  kind: NotificationKind;
   member_id: string | null;
   lost_at: Date | null;
   project_id: string | null;
@@ -18,26 +19,33 @@ interface NotificationRow {
 const maxBackoffMs = 10 * 60_000;
 
 /**
- * Tells the keys service what the catalog changed that kills keys: a member who lost
- * EDITOR-or-above rights (DisableKeysOfMember) and a deleted project (RevokeProjectKeys).
+ * Tells other services what the catalog changed that concerns them: the keys service of a member
+ * who lost EDITOR-or-above rights (KeysService.DisableKeysOfMember) and of a deleted project
+ * (RevokeProjectKeys); the runs service of a deleted project, whose artifacts must go
+ * (RunsService.PurgeProjectArtifacts).
  *
- * The change and its notification are written in one transaction (`enqueue…`, a row in
- * catalog.key_notifications). Right after the commit the RPC that made the change delivers it
- * (`deliver`); when the keys service cannot be reached the change stays committed, the RPC still
- * succeeds, and a background loop retries with backoff until the keys service acknowledges. That is
- * safe because the catalog does not rely on the keys service to stop such keys: every RPC taking an
- * ApiKeyActor (CheckAccess included) re-checks the creator's membership and rights_lost_at against
- * key_created_at itself (access.ts), so the keys are refused from the moment of the commit. The
- * notification makes the keys service's own answers (VerifyKey, its gateway cache, ListKeys) agree.
+ * The change and its notifications are written in one transaction (`enqueue…`, rows in
+ * catalog.key_notifications, named after its first use). Right after the commit the RPC that made
+ * the change delivers them (`deliver`); when a service cannot be reached the change stays
+ * committed, the RPC still succeeds, and a background loop retries with backoff until the service
+ * acknowledges. That is safe for keys because the catalog does not rely on the keys service to stop
+ * them: every RPC taking an ApiKeyActor (CheckAccess included) re-checks the creator's membership
+ * and rights_lost_at against key_created_at itself (access.ts), so the keys are refused from the
+ * moment of the commit; the notification makes the keys service's own answers (VerifyKey, its
+ * gateway cache, ListKeys) agree. It is safe for artifacts because every read of one asks the
+ * catalog first (CheckAccess: the deleted project is NOT_FOUND), so only their deletion waits.
  */
-export class KeysOutbox {
+export class Outbox {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
 
   constructor(
     private readonly db: Database,
-    private readonly keys: Client<typeof KeysService>,
+    private readonly services: {
+      keys: Pick<Client<typeof KeysService>, "disableKeysOfMember" | "revokeProjectKeys">;
+      runs: Pick<Client<typeof RunsService>, "purgeProjectArtifacts">;
+    },
     private readonly logger: Logger,
     private readonly retryMs = 10_000,
   ) {}
@@ -47,14 +55,20 @@ export class KeysOutbox {
     return this.enqueue(sql, "disable_member_keys", { memberId, lostAt });
   }
 
-  /** Records, inside the caller's transaction, that every key of a deleted project must be revoked. */
-  enqueueProjectDeletion(sql: Sql, projectId: string): Promise<string> {
-    return this.enqueue(sql, "revoke_project_keys", { projectId });
+  /**
+   * Records, inside the caller's transaction, that every key of a deleted project must be revoked
+   * and its artifacts deleted: one notification for each service.
+   */
+  async enqueueProjectDeletion(sql: Sql, projectId: string): Promise<string[]> {
+    return [
+      await this.enqueue(sql, "revoke_project_keys", { projectId }),
+      await this.enqueue(sql, "purge_project_artifacts", { projectId }),
+    ];
   }
 
   private async enqueue(
     sql: Sql,
-    kind: KeyNotificationKind,
+    kind: NotificationKind,
     fields: { memberId?: string; lostAt?: Date; projectId?: string },
   ): Promise<string> {
     const id = randomUUID();
@@ -86,7 +100,7 @@ export class KeysOutbox {
           ),
         )
         .catch((err: unknown) => {
-          this.logger.error({ err }, "could not read a queued keys notification");
+          this.logger.error({ err }, "could not read a queued notification");
           return undefined;
         });
       if (row) await this.attempt(row, 0);
@@ -97,7 +111,7 @@ export class KeysOutbox {
   start(): void {
     const tick = () => {
       this.running = this.retryDue()
-        .catch((err: unknown) => this.logger.error({ err }, "keys notification retry failed"))
+        .catch((err: unknown) => this.logger.error({ err }, "notification retry failed"))
         .finally(() => {
           this.running = undefined;
           if (!this.stopped) this.timer = setTimeout(tick, this.retryMs);
@@ -126,20 +140,40 @@ export class KeysOutbox {
     for (const row of due) await this.attempt(row, row.attempts);
   }
 
-  private async attempt(row: NotificationRow, attempts: number): Promise<void> {
-    const subject =
-      row.kind === "disable_member_keys" ? { member_id: row.member_id } : { project_id: row.project_id };
-    try {
-      if (row.kind === "disable_member_keys") {
-        const { disabledCount } = await this.keys.disableKeysOfMember({
+  /** Delivers one notification to its service; answers what it did, for the log line. */
+  private async send(row: NotificationRow): Promise<{ message: string; count: number }> {
+    const { keys, runs } = this.services;
+    switch (row.kind) {
+      case "disable_member_keys": {
+        const { disabledCount } = await keys.disableKeysOfMember({
           memberId: row.member_id ?? "",
           lostAt: timestampFromDate(row.lost_at ?? new Date()),
         });
-        this.logger.info({ ...subject, disabled: disabledCount }, "keys service disabled the member's keys");
-      } else {
-        const { revokedCount } = await this.keys.revokeProjectKeys({ projectId: row.project_id ?? "" });
-        this.logger.info({ ...subject, revoked: revokedCount }, "keys service revoked the project's keys");
+        return { message: "keys service disabled the member's keys", count: disabledCount };
       }
+      case "revoke_project_keys": {
+        const { revokedCount } = await keys.revokeProjectKeys({ projectId: row.project_id ?? "" });
+        return { message: "keys service revoked the project's keys", count: revokedCount };
+      }
+      case "purge_project_artifacts": {
+        const { deletedCount, remainingCount } = await runs.purgeProjectArtifacts({
+          projectId: row.project_id ?? "",
+        });
+        return {
+          message: "runs service purges the project's artifacts",
+          count: Number(deletedCount + remainingCount),
+        };
+      }
+    }
+  }
+
+  private async attempt(row: NotificationRow, attempts: number): Promise<void> {
+    const subject =
+      row.kind === "disable_member_keys" ? { member_id: row.member_id } : { project_id: row.project_id };
+    const service = row.kind === "purge_project_artifacts" ? "runs" : "keys";
+    try {
+      const { message, count } = await this.send(row);
+      this.logger.info({ ...subject, count }, message);
       await this.db.read((sql) => sql.all("delete from catalog.key_notifications where id = ?", [row.id]));
     } catch (error) {
       const code = Code[ConnectError.from(error).code];
@@ -151,11 +185,11 @@ export class KeysOutbox {
             [attempts + 1, code, new Date(Date.now() + backoff), row.id],
           ),
         )
-        .catch((err: unknown) => this.logger.error({ err }, "could not record a failed keys notification"));
+        .catch((err: unknown) => this.logger.error({ err }, "could not record a failed notification"));
       // Logged once the attempt is recorded, so the line never runs ahead of the table.
       this.logger.warn(
-        { ...subject, kind: row.kind, code, attempts: attempts + 1, retry_in_ms: backoff },
-        "keys service not reached; the notification stays queued and is retried",
+        { ...subject, kind: row.kind, service, code, attempts: attempts + 1, retry_in_ms: backoff },
+        `${service} service not reached; the notification stays queued and is retried`,
       );
     }
   }
