@@ -333,7 +333,7 @@ const knownProblems: [RegExp, (match: RegExpExecArray) => string][] = [
   ],
   [
     /Element is not an <input>, <textarea>, <select>/,
-    () => "the element is not an input, textarea or select",
+    () => "the element is not an input, textarea, select or contenteditable",
   ],
   [/Element is not a <select> element/, () => "the element is not a <select>"],
   [/Not a checkbox or radio button/, () => "the element is not a checkbox or radio button"],
