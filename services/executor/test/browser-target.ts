@@ -146,9 +146,11 @@ export async function startBrowserTarget(): Promise<BrowserTarget> {
             "Echo",
             `<p data-testid="echo">You typed: ${escapeHtml(value)}</p>
              <script>const typed = ${JSON.stringify(value).replaceAll("<", "\\u003c")};
-               fetch("/collect", { method: "POST", body: JSON.stringify({ typed }) });
-               fetch("/blob?value=" + encodeURIComponent(typed));
-               console.error("typed " + typed);</script>`,
+               console.error("typed " + typed);
+               Promise.all([
+                 fetch("/collect", { method: "POST", body: JSON.stringify({ typed }) }).then((r) => r.text()),
+                 fetch("/blob?value=" + encodeURIComponent(typed)).then((r) => r.arrayBuffer()),
+               ]).then(() => document.body.append("Sent back"));</script>`,
           ),
         );
       }
