@@ -119,4 +119,16 @@ describe("browser pool (one Chromium per executor process, a context per test)",
     expect(after.summary).to.equal("1 step passed");
     expect(pool.launches).to.equal(3);
   });
+
+  it("fails a browser test saying the browser could not start (CHROMIUM_PATH wrong)", async () => {
+    const pool = new BrowserPool({ executablePath: "/nonexistent/chromium", contexts: 1 });
+    pools.push(pool);
+    const outcome = await run(pool, [open("/")]);
+    expect(outcome).to.include({
+      passed: false,
+      failedStep: 1,
+      summary: 'step 1 "open /": the executor could not start its browser',
+    });
+    expect(pool.open, "its slot freed").to.equal(0);
+  });
 });
