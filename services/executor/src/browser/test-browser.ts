@@ -223,7 +223,7 @@ export class TestBrowser {
       const { size } = await stat(path);
       if (size > this.#traceLimits.maxZipBytes)
         throw new TraceTooLarge(`the trace is larger than ${sizeText(this.#traceLimits.maxZipBytes)}`);
-      const content = redactTrace(await readFile(path), this.#vars, this.#traceLimits);
+      const content = await redactTrace(await readFile(path), this.#vars, this.#traceLimits);
       return { kind: ArtifactKind.TRACE, name: "trace", contentType: "application/zip", content, step: 0 };
     } catch (error) {
       if (error instanceof TraceTooLarge) this.#note(`no trace: ${error.message} (BROWSER_TRACE_MAX_BYTES)`);

@@ -4,8 +4,11 @@
 // `{{NAME}}` in all of it, with the Redactor the test's summaries use (steps/redaction.ts, through
 // Variables). The rules are in docs/runs.md ("Browser steps: what is redacted").
 import { createHash } from "node:crypto";
-import { type Unzipped, unzipSync, type Zippable, zipSync } from "fflate";
+import { promisify } from "node:util";
+import { crc32, deflateRaw as deflateRawCallback } from "node:zlib";
+import { type Unzipped, unzipSync, Zip, type ZipInputFile } from "fflate";
 import type { Variables } from "../steps/variables.js";
+import { sizeText } from "../steps/wording.js";
 
 export interface TraceLimits {
   /** The trace as Playwright wrote it and as redacted, zipped, at most (BROWSER_TRACE_MAX_BYTES). */
@@ -42,6 +45,8 @@ const isJsonLines = (name: string) => name.endsWith(".trace") || name.endsWith("
  */
 const resourceName = /^resources\/([0-9a-f]{40})(\.[A-Za-z0-9]+)?$/;
 
+const deflateRaw = promisify(deflateRawCallback);
+
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const lenientUtf8 = new TextDecoder("utf-8");
 
@@ -56,25 +61,39 @@ const lenientUtf8 = new TextDecoder("utf-8");
  *   UTF-8 where it can be; dropped otherwise (the trace viewer then shows that resource missing);
  * - trace.stacks (where in the executor's own code each call was made): dropped.
  */
-export function redactTrace(zip: Uint8Array, vars: Variables, limits: TraceLimits): Uint8Array {
+export async function redactTrace(
+  zip: Uint8Array,
+  vars: Variables,
+  limits: TraceLimits,
+): Promise<Uint8Array> {
   if (zip.byteLength > limits.maxZipBytes)
-    throw new TraceTooLarge(`the trace is larger than ${limits.maxZipBytes} bytes`);
-  let unzippedBytes = 0;
-  const entries: Unzipped = unzipSync(zip, {
+    throw new TraceTooLarge(`the trace is larger than ${sizeText(limits.maxZipBytes)}`);
+  const pace = new Pacer();
+  // The directory first (names and sizes, nothing inflated), then the entries in batches.
+  const listed: { name: string; size: number }[] = [];
+  unzipSync(zip, {
     filter: (file) => {
-      unzippedBytes += file.originalSize;
-      if (unzippedBytes > limits.maxUnzippedBytes)
-        throw new TraceTooLarge(`the trace unzips to more than ${limits.maxUnzippedBytes} bytes`);
-      return file.name !== "trace.stacks";
+      if (file.name !== "trace.stacks") listed.push({ name: file.name, size: file.originalSize });
+      return false;
     },
   });
+  const unzippedBytes = listed.reduce((sum, file) => sum + file.size, 0);
+  if (unzippedBytes > limits.maxUnzippedBytes)
+    throw new TraceTooLarge(`the trace unzips to more than ${sizeText(limits.maxUnzippedBytes)}`);
+  const entries: Unzipped = {};
+  for (const batch of batches(listed, inflateBatchBytes)) {
+    const names = new Set(batch.map((file) => file.name));
+    Object.assign(entries, unzipSync(zip, { filter: (file) => names.has(file.name) }));
+    await pace.breathe();
+  }
 
-  const out: Zippable = {};
+  const out = new Map<string, Uint8Array>();
   const renamed = new Map<string, string>();
   for (const [name, bytes] of Object.entries(entries)) {
     if (isJsonLines(name)) continue; // after the resources: they name them
+    await pace.breathe();
     if (isImage(bytes)) {
-      out[name] = [bytes, { level: 0 }];
+      out.set(name, bytes);
       continue;
     }
     const redacted = redactEntry(bytes, vars);
@@ -83,24 +102,78 @@ export function redactTrace(zip: Uint8Array, vars: Variables, limits: TraceLimit
     if (resource && redacted !== bytes) {
       const sha1 = createHash("sha1").update(redacted).digest("hex");
       renamed.set(resource[1] as string, sha1);
-      out[`resources/${sha1}${resource[2] ?? ""}`] = redacted;
+      out.set(`resources/${sha1}${resource[2] ?? ""}`, redacted);
     } else {
-      out[name] = redacted;
+      out.set(name, redacted);
     }
   }
   for (const [name, bytes] of Object.entries(entries)) {
     if (!isJsonLines(name)) continue;
-    const text = lenientUtf8
-      .decode(bytes)
-      .split("\n")
-      .map((line) => redactJsonLine(line, vars))
-      .join("\n");
-    out[name] = Buffer.from(renameResources(text, renamed), "utf8");
+    const lines = lenientUtf8.decode(bytes).split("\n");
+    for (const [index, line] of lines.entries()) {
+      lines[index] = redactJsonLine(line, vars);
+      await pace.breathe();
+    }
+    out.set(name, Buffer.from(renameResources(lines.join("\n"), renamed), "utf8"));
   }
-  const result = zipSync(out, { level: 6 });
+  const result = await zipEntries(out);
   if (result.byteLength > limits.maxZipBytes)
-    throw new TraceTooLarge(`the redacted trace is larger than ${limits.maxZipBytes} bytes`);
+    throw new TraceTooLarge(`the redacted trace is larger than ${sizeText(limits.maxZipBytes)}`);
   return result;
+}
+
+/** Inflated at once, at most (unless one entry is larger): each batch is one stretch of work. */
+const inflateBatchBytes = 1024 * 1024;
+function* batches<T extends { size: number }>(files: T[], bytes: number): Generator<T[]> {
+  let batch: T[] = [];
+  let size = 0;
+  for (const file of files) {
+    if (batch.length > 0 && size + file.size > bytes) {
+      yield batch;
+      batch = [];
+      size = 0;
+    }
+    batch.push(file);
+    size += file.size;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * Lets the event loop run every `sliceMs` of work: a trace of tens of MiB takes a second or more to
+ * unzip and redact, and the executor's other tests (their browsers, their heartbeats) run meanwhile.
+ */
+class Pacer {
+  static readonly sliceMs = 20;
+  #since = performance.now();
+
+  async breathe(): Promise<void> {
+    if (performance.now() - this.#since < Pacer.sliceMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.#since = performance.now();
+  }
+}
+
+/**
+ * The entries zipped: each deflated by Node's zlib on its thread pool (not on the event loop, and
+ * several times faster than deflate in JavaScript), then laid out by fflate's Zip.
+ */
+async function zipEntries(entries: ReadonlyMap<string, Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  const failures: Error[] = [];
+  const zip = new Zip((error, data) => {
+    if (error) failures.push(error);
+    else parts.push(data);
+  });
+  for (const [filename, bytes] of entries) {
+    const deflated = await deflateRaw(bytes, { level: 6 });
+    const file: ZipInputFile = { filename, size: bytes.byteLength, crc: crc32(bytes), compression: 8 };
+    zip.add(file);
+    file.ondata?.(null, deflated, true);
+  }
+  zip.end();
+  if (failures[0]) throw failures[0];
+  return Buffer.concat(parts);
 }
 
 /** A text entry redacted (the same bytes when nothing changed), a binary one kept or dropped. */
