@@ -89,13 +89,15 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
     }
     case "press": {
       const { key, locator } = action.value;
-      const typed = vars.interpolate(key);
-      if (!locator) return { describe: `press ${quote(key)}`, run: () => pressOnPage(page, typed) };
-      return onElement(`press ${quote(key)} on`, locator, scope, (element) => element.press(typed, timeout));
+      if (!locator)
+        return { describe: `press ${quote(key)}`, run: () => pressOnPage(page, vars.interpolate(key)) };
+      return onElement(`press ${quote(key)} on`, locator, scope, (element) =>
+        element.press(vars.interpolate(key), timeout),
+      );
     }
     case "select": {
-      const options = action.value.options.map((option) => vars.interpolate(option));
       return onElement("select", action.value.locator, scope, async (element) => {
+        const options = action.value.options.map((option) => vars.interpolate(option));
         await element.selectOption(options, timeout).catch(async (error: unknown) => {
           throw (await missingOption(element, options)) ?? error;
         });
