@@ -78,6 +78,24 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
     .enum(["true", "false"])
     .default("false")
     .transform((value) => value === "true"),
+  /** The Chromium binary browser steps drive (Debian's package; launched at the first browser step). */
+  CHROMIUM_PATH: z.string().min(1).default("/usr/bin/chromium"),
+  /**
+   * Browser contexts open at once in this process: browser tests running together (each has its own
+   * context; a test waits for one under its deadline). Each costs Chromium renderer memory
+   * (docs/runs.md, "Browser steps"); tests without browser steps do not count.
+   */
+  BROWSER_CONTEXTS: z.coerce.number().int().min(1).max(32).default(2),
+  /**
+   * The largest Playwright trace kept, zipped (as recorded, and again once redacted); it may unzip
+   * to 4 times as much. A larger trace is not kept and the browser log says so.
+   */
+  BROWSER_TRACE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(256 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
   /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
   EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
 });

@@ -5,17 +5,20 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import {
+  ArtifactKind,
   type RunsService,
   SkipReason,
   type TestAssignment,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "@testrun/kit";
+import type { Artifact } from "./browser/artifacts.js";
+import { BrowserLost, type BrowserPool } from "./browser/pool.js";
 import { EgressGuard } from "./egress/guard.js";
 import { EgressPolicy } from "./egress/policy.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
-import { oneLine, runSteps } from "./steps/runner.js";
+import { oneLine, runSteps, type TestOutcome } from "./steps/runner.js";
 import { Variables } from "./steps/variables.js";
 
 export interface ExecutorOptions {
@@ -42,6 +45,10 @@ export interface ExecutorOptions {
   testDeadlineMs?: number;
   /** How long one blocking read of the queue waits (bounds how late a stop is noticed). */
   readBlockMs?: number;
+  /** The browser of browser steps (one Chromium, BROWSER_CONTEXTS contexts); without it they fail. */
+  browsers?: BrowserPool;
+  /** The largest zipped Playwright trace kept (BROWSER_TRACE_MAX_BYTES; default 32 MiB). */
+  traceMaxBytes?: number;
 }
 
 /** Why a running test was interrupted. */
@@ -235,6 +242,13 @@ export class Executor {
       await this.#complete(assignment, outcome, log);
       return ack();
     } catch (error) {
+      if (error instanceof BrowserLost) {
+        // No result: the browser died, not the test. Without heartbeats the lease lapses and the
+        // runs service hands the test out again, up to its max_attempts (a page that crashes the
+        // browser every time ends FAILED, as any test whose executor stops responding).
+        log.warn("the browser crashed under the test; its lease is left to lapse so that it runs again");
+        return ack();
+      }
       if (!(error instanceof Interrupted)) throw error;
       if (error.why === "shutting down") {
         await runs.releaseTest({ ...lease, reason: "executor shutting down" }).catch((e: unknown) => {
@@ -294,7 +308,9 @@ export class Executor {
         summary: `could not read the project's variables (${code})`,
         durationMs: 0,
         failedStep: 0, // before any step ran
-      };
+        steps: [],
+        artifacts: [],
+      } satisfies TestOutcome;
     }
     return runSteps(assignment.steps, {
       baseUrl: assignment.baseUrl,
@@ -303,6 +319,9 @@ export class Executor {
       maxBodyBytes: this.#o.responseMaxBytes,
       deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
       egress: this.#egress,
+      browsers: this.#o.browsers,
+      recordTrace: assignment.recordTrace,
+      traceMaxBytes: this.#o.traceMaxBytes,
     });
   }
 
@@ -320,11 +339,42 @@ export class Executor {
     return check;
   }
 
-  async #complete(
-    assignment: TestAssignment,
-    outcome: Awaited<ReturnType<typeof runSteps>>,
-    log: Logger,
-  ): Promise<void> {
+  /**
+   * Hands the test's artifacts to the runs service under the claim, before the result: one refused
+   * (too large, past the run's cap) or failing is logged (what it was, never its content) and the
+   * result is reported all the same.
+   */
+  async #putArtifacts(assignment: TestAssignment, artifacts: Artifact[], log: Logger): Promise<void> {
+    for (const artifact of artifacts) {
+      try {
+        await retry(() =>
+          this.#o.runs.putArtifact({
+            testResultId: assignment.testResultId,
+            leaseToken: assignment.leaseToken,
+            kind: artifact.kind,
+            name: artifact.name,
+            contentType: artifact.contentType,
+            content: artifact.content,
+            step: artifact.step,
+          }),
+        );
+      } catch (error) {
+        log.warn(
+          {
+            code: Code[codeOf(error)],
+            artifact: { kind: ArtifactKind[artifact.kind], name: artifact.name, step: artifact.step },
+            sizeBytes: artifact.content.byteLength,
+          },
+          "artifact not stored",
+        );
+        // The claim is gone: CompleteTest will say so too; the other artifacts would be refused.
+        if (notOurs(error)) return;
+      }
+    }
+  }
+
+  async #complete(assignment: TestAssignment, outcome: TestOutcome, log: Logger): Promise<void> {
+    await this.#putArtifacts(assignment, outcome.artifacts, log);
     const request = {
       testResultId: assignment.testResultId,
       leaseToken: assignment.leaseToken,
@@ -332,6 +382,11 @@ export class Executor {
       summary: outcome.summary,
       durationMs: BigInt(outcome.durationMs),
       failedStep: outcome.failedStep,
+      stepResults: outcome.steps.map((step) => ({
+        number: step.number,
+        status: step.passed ? TestStatus.PASSED : TestStatus.FAILED,
+        durationMs: BigInt(step.durationMs),
+      })),
     };
     try {
       // Completion is idempotent per lease token, so an unanswered call is simply repeated.

@@ -1,6 +1,7 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { redisCommandTimeoutMs, runService, serviceClient } from "@testrun/kit";
+import { BrowserPool } from "./browser/pool.js";
 import { configSchema } from "./config.js";
 import { EgressGuard } from "./egress/guard.js";
 import { EgressPolicy } from "./egress/policy.js";
@@ -26,6 +27,12 @@ await runService({
       new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
       { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN, allow: config.EGRESS_ALLOW_CLUSTER_NAMES } },
     );
+    // One Chromium for the process, launched at the first browser step (none for HTTP-only work).
+    const browsers = new BrowserPool({
+      executablePath: config.CHROMIUM_PATH,
+      contexts: config.BROWSER_CONTEXTS,
+      logger,
+    });
     const executor = new Executor({
       queue,
       runs: serviceClient(RunsService, config.RUNS_URL, { token: config.EXECUTOR_TOKEN }),
@@ -39,12 +46,18 @@ await runService({
       responseMaxBytes: config.RESPONSE_MAX_BYTES,
       testDeadlineMs: config.TEST_DEADLINE_MS,
       readBlockMs,
+      browsers,
+      traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
     });
     executor.start();
-    logger.info({ concurrency: config.CONCURRENCY, consumer: name }, "executor started");
+    logger.info(
+      { concurrency: config.CONCURRENCY, browserContexts: config.BROWSER_CONTEXTS, consumer: name },
+      "executor started",
+    );
     // No new tests from SIGTERM on, drain or not; those in flight get SHUTDOWN_TIMEOUT_MS.
     onStopping(async () => {
       await executor.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await browsers.close();
       await egress.close();
     });
     return [];

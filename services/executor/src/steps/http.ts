@@ -8,6 +8,7 @@ import { Headers } from "undici";
 import { evaluateJsonPath, JsonPathError } from "./json-path.js";
 import type { StepContext, StepKind } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
+import { clip, sizeText } from "./wording.js";
 
 export const defaultTimeoutMs = 10_000;
 /**
@@ -24,13 +25,6 @@ interface Response_ {
   /** The response was longer than the cap: `body` is only its beginning. */
   truncated: boolean;
   durationMs: number;
-}
-
-/** "1 MiB", "512 KiB" or "100 bytes": how a cap is named in summaries. */
-export function sizeText(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
 }
 
 /** What a summary adds when checks saw only the beginning of a body. */
@@ -150,7 +144,7 @@ export async function readBody(
  * unknown host, a refused or timed-out connection, an unreachable network and an address the
  * egress policy refuses, so a failure tells nothing of what lies behind an address.
  */
-const cannotConnect = "could not connect to the host";
+export const cannotConnect = "could not connect to the host";
 
 /** Connection-stage failures, all reported as `cannotConnect`. */
 const connectFailures = new Set([
@@ -320,6 +314,5 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const orList = (items: string[]) =>
   items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? "");

@@ -1,4 +1,5 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { TestBrowser } from "../browser/test-browser.js";
 import type { EgressGuard } from "../egress/guard.js";
 import type { Variables } from "./variables.js";
 
@@ -23,6 +24,13 @@ export interface StepContext {
   egress: EgressGuard;
   /** How much of a response body a step reads (default: http.ts defaultMaxBodyBytes, 1 MiB). */
   maxBodyBytes?: number;
+  /** The step's number (1 for the first): what it stores is filed under it (a screenshot). */
+  step: number;
+  /**
+   * The test's browser, whose page opens at its first browser step; absent where the executor runs
+   * no browser (browser steps then fail saying so).
+   */
+  browser?: TestBrowser;
 }
 
 /**

@@ -1,21 +1,33 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { Artifact } from "../browser/artifacts.js";
+import { BrowserLost, type BrowserPool } from "../browser/pool.js";
+import { TestBrowser } from "../browser/test-browser.js";
+import { unzipRatio } from "../browser/trace-redaction.js";
 import type { EgressGuard } from "../egress/guard.js";
+import { browserStepKind } from "./browser.js";
 import { httpStepKind } from "./http.js";
 import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";
 import { StepFailure, Variables } from "./variables.js";
+import { durationText } from "./wording.js";
 
 /** Every step kind the executor can run. A new kind is a new module added here. */
 export const stepKinds: StepKindRegistry = {
   http: httpStepKind,
-  // Until the browser kind lands (services/executor/src/browser/), a browser step fails its test.
-  browser: {
-    run() {
-      return Promise.reject(new StepFailure("browser steps are not supported by this executor"));
-    },
-  },
+  browser: browserStepKind,
 };
 
 export const maxSummaryLength = 300;
+
+/** A zipped trace is kept up to this size by default (BROWSER_TRACE_MAX_BYTES). */
+export const defaultTraceMaxBytes = 32 * 1024 * 1024;
+
+/** How one step that ran went (CompleteTestRequest.step_results). */
+export interface StepOutcome {
+  /** The step's number, from 1. */
+  number: number;
+  passed: boolean;
+  durationMs: number;
+}
 
 export interface TestOutcome {
   passed: boolean;
@@ -24,6 +36,10 @@ export interface TestOutcome {
   durationMs: number;
   /** The number (from 1) of the step that failed; 0 when the test passed. */
   failedStep: number;
+  /** Each step that ran, in order (the ones after a failed step did not run). */
+  steps: StepOutcome[];
+  /** What the test's browser kept (screenshots, trace, log), redacted; empty without browser steps. */
+  artifacts: Artifact[];
 }
 
 export interface RunOptions {
@@ -42,20 +58,22 @@ export interface RunOptions {
    * step running is stopped and the test fails, saying so.
    */
   deadlineMs?: number;
+  /** Where browser steps get their browser context; without it they fail, saying so. */
+  browsers?: BrowserPool;
+  /** Keep the Playwright trace even when the test passes (TestAssignment.record_trace). */
+  recordTrace?: boolean;
+  /** The largest zipped trace kept (BROWSER_TRACE_MAX_BYTES; default 32 MiB). */
+  traceMaxBytes?: number;
 }
 
 /** The reason a test's own deadline aborts its step with. */
 class DeadlinePassed extends Error {}
 
-/** "10 minutes", "90 s", "250 ms": how a deadline is named in summaries. */
-const durationText = (ms: number) =>
-  ms % 60_000 === 0
-    ? `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`
-    : ms % 1000 === 0
-      ? `${ms / 1000} s`
-      : `${ms} ms`;
-
-/** Runs a test's steps in order; the first failing step fails the test and the rest do not run. */
+/**
+ * Runs a test's steps in order; the first failing step fails the test and the rest do not run.
+ * Rejects with the signal's reason when the test is stopped, and with BrowserLost when the browser
+ * crashed under it (the test is then run again under its lease rules: executor.ts).
+ */
 export async function runSteps(steps: readonly Step[], options: RunOptions): Promise<TestOutcome> {
   const started = performance.now();
   const vars = new Variables(options.variables);
@@ -67,45 +85,77 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
       : setTimeout(() => deadline.abort(new DeadlinePassed()), options.deadlineMs);
   const signal = AbortSignal.any([outer, deadline.signal]);
   const kinds = options.kinds ?? stepKinds;
+  const traceMaxBytes = options.traceMaxBytes ?? defaultTraceMaxBytes;
+  const browser =
+    options.browsers &&
+    new TestBrowser(options.browsers, vars, {
+      maxZipBytes: traceMaxBytes,
+      maxUnzippedBytes: traceMaxBytes * unzipRatio,
+    });
+  const ran: StepOutcome[] = [];
   const outcome = (passed: boolean, summary: string, failedStep = 0): TestOutcome => ({
     passed,
     summary: oneLine(summary, vars),
     durationMs: Math.round(performance.now() - started),
     failedStep,
+    steps: ran,
+    artifacts: [],
   });
 
+  let result: TestOutcome | undefined;
   try {
-    for (const [index, step] of steps.entries()) {
-      const label = `step ${index + 1} ${JSON.stringify(step.name)}`;
-      const overDeadline = () =>
-        outcome(
-          false,
-          `${label}: the test ran past its deadline of ${durationText(options.deadlineMs ?? 0)}`,
-          index + 1,
-        );
-      outer.throwIfAborted();
-      if (deadline.signal.aborted) return overDeadline();
-      try {
-        if (!step.kind.case) throw new StepFailure("the step has no kind");
-        const kind = kinds[step.kind.case] as StepKind<StepKindName> | undefined;
-        if (!kind) throw new StepFailure(`unsupported step kind ${step.kind.case}`);
-        const { maxBodyBytes, egress } = options;
-        await kind.run(step.kind.value, { baseUrl: options.baseUrl, vars, signal, maxBodyBytes, egress });
-      } catch (error) {
-        if (outer.aborted) throw outer.reason;
+    result = await (async () => {
+      for (const [index, step] of steps.entries()) {
+        const label = `step ${index + 1} ${JSON.stringify(step.name)}`;
+        const overDeadline = () =>
+          outcome(
+            false,
+            `${label}: the test ran past its deadline of ${durationText(options.deadlineMs ?? 0)}`,
+            index + 1,
+          );
+        outer.throwIfAborted();
         if (deadline.signal.aborted) return overDeadline();
-        const why =
-          error instanceof StepFailure
-            ? error.message
-            : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
-              `executor error (${error instanceof Error ? error.name : "unknown"})`;
-        return outcome(false, `${label}: ${why}`, index + 1);
+        const stepStarted = performance.now();
+        const ranFor = (passed: boolean) =>
+          ran.push({ number: index + 1, passed, durationMs: Math.round(performance.now() - stepStarted) });
+        try {
+          if (!step.kind.case) throw new StepFailure("the step has no kind");
+          const kind = kinds[step.kind.case] as StepKind<StepKindName> | undefined;
+          if (!kind) throw new StepFailure(`unsupported step kind ${step.kind.case}`);
+          const { maxBodyBytes, egress } = options;
+          await kind.run(step.kind.value, {
+            baseUrl: options.baseUrl,
+            vars,
+            signal,
+            maxBodyBytes,
+            egress,
+            step: index + 1,
+            browser,
+          });
+          ranFor(true);
+        } catch (error) {
+          if (outer.aborted) throw outer.reason;
+          if (error instanceof BrowserLost) throw error;
+          ranFor(false);
+          if (deadline.signal.aborted) return overDeadline();
+          const why =
+            error instanceof StepFailure
+              ? error.message
+              : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
+                `executor error (${error instanceof Error ? error.name : "unknown"})`;
+          return outcome(false, `${label}: ${why}`, index + 1);
+        }
       }
-    }
-    return outcome(true, steps.length === 1 ? "1 step passed" : `${steps.length} steps passed`);
+      return outcome(true, steps.length === 1 ? "1 step passed" : `${steps.length} steps passed`);
+    })();
   } finally {
     clearTimeout(timer);
+    // Stopped or lost (no result): the context is closed and nothing is kept.
+    const end = result && { failedStep: result.failedStep, recordTrace: options.recordTrace ?? false };
+    const artifacts = (await browser?.finish(end)) ?? [];
+    if (result) result.artifacts = artifacts;
   }
+  return result;
 }
 
 /**

@@ -1,0 +1,134 @@
+// The executor's one Chromium and its contexts: a fresh context per test, at most BROWSER_CONTEXTS
+// at once (a test waits for one under its deadline), and a browser that crashed launched again.
+import { expect } from "chai";
+import { BrowserLost, BrowserPool } from "../src/browser/pool.js";
+import { runSteps } from "../src/steps/runner.js";
+import {
+  type BrowserTarget,
+  browserTargetEgress,
+  chromiumPath,
+  chromiumPid,
+  startBrowserTarget,
+  stepsOf,
+} from "./browser-target.js";
+
+describe("browser pool (one Chromium per executor process, a context per test)", function () {
+  this.timeout(60_000);
+  let target: BrowserTarget;
+  const pools: BrowserPool[] = [];
+  const newPool = (contexts: number) => {
+    const pool = new BrowserPool({ executablePath: chromiumPath, contexts });
+    pools.push(pool);
+    return pool;
+  };
+  before(async () => {
+    target = await startBrowserTarget();
+  });
+  afterEach(async () => {
+    target.openGate(); // releases whatever a failed test left waiting
+    await Promise.all(pools.splice(0).map((pool) => pool.close()));
+  });
+  after(() => target?.close());
+
+  const run = (pool: BrowserPool, steps: object[], deadlineMs?: number) =>
+    runSteps(stepsOf(steps), {
+      baseUrl: target.url,
+      variables: {},
+      egress: browserTargetEgress,
+      browsers: pool,
+      deadlineMs,
+    });
+  const open = (path: string, timeoutMs?: number) => ({
+    name: `open ${path}`,
+    browser: { goto: { url: path }, timeoutMs },
+  });
+  const cookieShown = (text: string) => ({
+    name: "cookie",
+    browser: { expect: { locator: { testId: "cookie" }, text } },
+  });
+
+  it("gives each test a fresh context: a cookie set in one test is absent from the next", async () => {
+    const pool = newPool(2);
+    const first = await run(pool, [open("/cookie/set"), open("/cookie/show"), cookieShown("cookie: seen=A")]);
+    expect(first.summary).to.equal("3 steps passed");
+    const second = await run(pool, [open("/cookie/show"), cookieShown("cookie: none")]);
+    expect(second.summary).to.equal("2 steps passed");
+    expect(pool.launches, "one browser for both tests").to.equal(1);
+    expect(pool.open, "contexts closed when their tests ended").to.equal(0);
+  });
+
+  it("runs at most BROWSER_CONTEXTS browser tests at once; the next waits for a context", async () => {
+    const pool = newPool(2);
+    const held = () => run(pool, [open("/gate", 30_000)]);
+    const tests = [held(), held(), held()];
+    await target.hitsOf("/gate", 2);
+    expect(pool.open).to.equal(2);
+    expect(pool.waiting).to.equal(1);
+    const before = target.hits.filter((hit) => hit === "GET /gate").length;
+    target.openGate();
+    await target.hitsOf("/gate", before + 1);
+    target.openGate();
+    const outcomes = await Promise.all(tests);
+    expect(outcomes.map((outcome) => outcome.summary)).to.deep.equal(Array(3).fill("1 step passed"));
+    expect(pool.open).to.equal(0);
+  });
+
+  it("ends a test waiting for a context at its deadline", async () => {
+    const pool = newPool(1);
+    const holder = run(pool, [open("/gate", 30_000)]);
+    await target.hitsOf("/gate", target.hits.filter((hit) => hit === "GET /gate").length + 1);
+    const waiting = await run(pool, [open("/")], 500);
+    expect(waiting).to.include({
+      passed: false,
+      failedStep: 1,
+      summary: 'step 1 "open /": the test ran past its deadline of 500 ms',
+    });
+    expect(pool.waiting).to.equal(0);
+    target.openGate();
+    expect((await holder).passed).to.equal(true);
+  });
+
+  it("launches the browser again after it crashed: the test it ran is lost, the next one passes", async () => {
+    const pool = newPool(2);
+    expect((await run(pool, [open("/")])).passed).to.equal(true);
+
+    // Killed while a test is waiting on a page: that test has no result (BrowserLost).
+    const gateHits = target.hits.filter((hit) => hit === "GET /gate").length;
+    const interrupted = run(pool, [open("/gate", 30_000)]);
+    await target.hitsOf("/gate", gateHits + 1);
+    const pid = await chromiumPid();
+    expect(pid, "the browser's process").to.be.a("number");
+    process.kill(pid as number, "SIGKILL");
+    let lost: unknown;
+    await interrupted.catch((error: unknown) => {
+      lost = error;
+    });
+    expect(lost).to.be.instanceOf(BrowserLost);
+    expect(pool.open, "its context freed").to.equal(0);
+
+    const next = await run(pool, [
+      open("/"),
+      { name: "heading", browser: { expect: { locator: { role: "heading" }, visible: true } } },
+    ]);
+    expect(next.summary).to.equal("2 steps passed");
+    expect(pool.launches).to.equal(2);
+
+    // Killed between tests: the next test starts another.
+    process.kill((await chromiumPid()) as number, "SIGKILL");
+    const after = await run(pool, [open("/")]);
+    expect(after.summary).to.equal("1 step passed");
+    expect(pool.launches).to.equal(3);
+  });
+
+  it("fails a browser test saying the browser could not start (CHROMIUM_PATH wrong)", async () => {
+    const pool = new BrowserPool({ executablePath: "/nonexistent/chromium", contexts: 1 });
+    pools.push(pool);
+    const outcome = await run(pool, [open("/")]);
+    expect(outcome).to.include({
+      passed: false,
+      failedStep: 1,
+      summary: 'step 1 "open /": the executor could not start its browser',
+    });
+    expect(pool.open, "its slot freed").to.equal(0);
+  });
+});

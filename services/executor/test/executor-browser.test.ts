@@ -1,0 +1,84 @@
+// The executor process running a browser test end to end against the real runs and catalog
+// services, its steps in real Chromium against a real web application on 127.0.0.2: the result is
+// reported after the artifacts were handed over (PutArtifact), whatever the runs service did with them.
+import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { operator } from "../../catalog/test/harness.js";
+import { type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
+import { type BrowserTarget, startBrowserTarget, stepsOf } from "./browser-target.js";
+
+describe("executor process running a browser test", function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let target: BrowserTarget;
+  let executor: ServiceProcess;
+  let project: Project;
+
+  before(async () => {
+    stack = await startStack({}, 6);
+    target = await startBrowserTarget();
+    executor = await startServiceProcess("executor", {
+      REDIS_URL: stack.redisUrlOf("executor"),
+      RUNS_URL: stack.runsProcess.url,
+      CATALOG_URL: stack.catalog.process.url,
+      EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
+      // Only the browser target's address: 127.0.0.1 (the services) stays refused.
+      EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
+    });
+    project = await seedProject(stack);
+  });
+  after(async () => {
+    await executor?.stop("SIGTERM");
+    await target?.close();
+    await stack?.stop();
+  });
+
+  it("runs a browser test and reports its result, the artifacts handed over first", async () => {
+    const { catalog } = stack.catalog;
+    const { projectId } = project;
+    const { environment } = await catalog.createEnvironment({
+      actor: operator(),
+      projectId,
+      name: "web app",
+      baseUrl: target.url,
+    });
+    const value = "v4lue-typed-in-the-page";
+    await catalog.createVariable({ actor: operator(), projectId, name: "TYPED", value });
+    const { testCase } = await catalog.createTestCase({
+      actor: operator(),
+      projectId,
+      name: "browser fails at its check",
+      tags: [],
+      enabled: true,
+      steps: stepsOf([
+        { name: "open", browser: { goto: { url: "/echo-form" } } },
+        { name: "type", browser: { fill: { locator: { label: "Value" }, value: "{{TYPED}}" } } },
+        { name: "send", browser: { click: { locator: { role: "button", name: "Send" } } } },
+        {
+          name: "echoed",
+          browser: { expect: { locator: { testId: "echo" }, text: "something else" }, timeoutMs: 500 },
+        },
+      ]),
+    });
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId,
+      environment: environment?.id,
+      selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
+    });
+    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
+    let last: RunStatus | undefined;
+    for await (const { run: now } of stack.runs.watchRun(ids, { timeoutMs: 0 })) last = now?.status;
+    expect(last).to.equal(RunStatus.FAILED);
+    const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
+    expect(test).to.include({
+      status: TestStatus.FAILED,
+      failedStep: 4,
+      summary:
+        'step 4 "echoed": expect getByTestId(\'echo\') text: expected text to contain "something else", got "You typed: {{TYPED}}"',
+    });
+    // Whatever the runs service did with the screenshot and the trace, no log line holds the value.
+    expect(executor.output().join("\n")).to.not.include(value);
+  });
+});
