@@ -45,7 +45,7 @@ const textFrame = (text: string) =>
  * - GET /pixel.png: a 1×1 PNG; GET /leak.js: sets `window.leaked`; GET /leak.css: a red body
  * - GET /redirect?to=URL: 302 to URL
  * - GET /headers: the request's headers as JSON
- * - GET /download: an attachment (report.txt)
+ * - GET /download: an attachment (report.txt); GET /hang: never answers
  * - a WebSocket handshake on any path: accepted, then the text "hello from <host>"
  */
 export async function startWebTarget(host: string): Promise<WebTarget> {
@@ -85,6 +85,8 @@ export async function startWebTarget(host: string): Promise<WebTarget> {
       case "/headers":
         lastHeaders = req.headers;
         return send(200, "application/json", JSON.stringify(req.headers));
+      case "/hang":
+        return;
       case "/download":
         return send(200, "application/octet-stream", "the downloaded file", {
           "content-disposition": 'attachment; filename="report.txt"',

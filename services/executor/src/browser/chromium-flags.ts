@@ -1,7 +1,9 @@
 // How chromium is launched and its contexts made so that the egress guard holds for browsers
 // (docs/runs.md, "Egress"): every request a page makes goes through the executor's egress proxy
-// (egress-proxy.ts), and nothing leaves the browser any other way. Each switch below was checked
-// against Debian's chromium 156 by services/executor/test/browser-egress.test.ts.
+// (egress-proxy.ts), and nothing leaves the browser any other way. Two locks, each enough alone
+// for loopback (the test checks each): the proxy takes everything, loopback included, and
+// chromium can resolve no address but the proxy's, so a connection around it goes nowhere. Each
+// switch below was checked against Debian's chromium 156 by test/browser-egress.test.ts.
 import type { BrowserContextOptions, LaunchOptions } from "playwright-core";
 import type { EgressProxy } from "./egress-proxy.js";
 
@@ -15,16 +17,31 @@ import type { EgressProxy } from "./egress-proxy.js";
 export const proxyBypass = "<-loopback>";
 
 /**
+ * The name chromium knows the proxy by, mapped to its address by the resolver rule below: the
+ * address itself must stay unresolvable, or a connection around the proxy could reach whatever
+ * listens on it (`EXCLUDE 127.0.0.1` would open every local service on 127.0.0.1). `.invalid`
+ * never resolves anywhere else (RFC 6761).
+ */
+const proxyName = "egress-proxy.testrun.invalid";
+
+/** The proxy's URL with its host replaced by proxyName. */
+function proxyServerByName(server: string): string {
+  const url = new URL(server);
+  url.hostname = proxyName;
+  return url.origin;
+}
+
+/**
  * Switches that close the ways around the proxy:
  * - `--webrtc-ip-handling-policy=disable_non_proxied_udp`: WebRTC sends no UDP (STUN, TURN over
  *   UDP, peer traffic) and offers no host candidate, so neither a local address nor a packet
  *   leaves; only TURN over TCP is left, and that goes through the proxy like any CONNECT.
  *   (Chromium reads this switch into its WebRTC policy; `--force-webrtc-ip-handling-policy` is
  *   not in this build.)
- * - `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE <proxy host>`: chromium resolves no name
- *   itself (the proxy resolves, through the guard), so no DNS query leaves the browser and
- *   anything that tried to connect around the proxy would find no address (the rule Playwright
- *   uses behind a SOCKS proxy).
+ * - `--host-resolver-rules=MAP <proxyName> <proxy address> , MAP * ~NOTFOUND`: chromium resolves
+ *   nothing itself but the proxy's name, IP literals included (the proxy resolves, through the
+ *   guard), so no DNS query leaves the browser and a connection that went around the proxy would
+ *   find no address (Playwright does the like behind a SOCKS proxy).
  * - `--disable-quic`: HTTP/3 is UDP, which an HTTP proxy does not carry; chromium already avoids it
  *   while a proxy is set (WebTransport, QUIC too, fails then), and this keeps it off should the
  *   proxy settings ever be wrong.
@@ -34,7 +51,7 @@ export const proxyBypass = "<-loopback>";
 export function egressSwitches(proxyServer: string): string[] {
   return [
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-    `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE ${new URL(proxyServer).hostname}`,
+    `--host-resolver-rules=MAP ${proxyName} ${new URL(proxyServer).hostname} , MAP * ~NOTFOUND`,
     "--disable-quic",
     "--disable-background-networking",
     "--disable-component-update",
@@ -42,8 +59,8 @@ export function egressSwitches(proxyServer: string): string[] {
 }
 
 /**
- * `chromium.launch` options: the egress proxy with its credentials and no bypass, the egress
- * switches, headless, no sandbox (the executor runs as a container's process, whose isolation
+ * `chromium.launch` options: the egress proxy (by proxyName) with its credentials and no bypass,
+ * the egress switches, headless, no sandbox (the executor runs as a container's process, whose isolation
  * stands in for it; chromium's sandbox needs user namespaces few pods grant). Callers may add
  * `args` of their own after these, never `--proxy-*`, `--host-resolver-rules` nor `--webrtc-*`,
  * and must not give a context a `proxy` of its own: contexts inherit this one.
@@ -56,7 +73,12 @@ export function browserLaunchOptions(
     executablePath,
     headless: true,
     chromiumSandbox: false,
-    proxy: { server: proxy.server, username: proxy.username, password: proxy.password, bypass: proxyBypass },
+    proxy: {
+      server: proxyServerByName(proxy.server),
+      username: proxy.username,
+      password: proxy.password,
+      bypass: proxyBypass,
+    },
     args: egressSwitches(proxy.server),
   };
 }

@@ -45,7 +45,10 @@ export interface EgressProxyOptions {
    * is closed. Default 120 s: the longest a browser step may wait (step.proto, `timeout_ms`).
    */
   idleTimeoutMs?: number;
-  /** Where refusals and failures are logged (their cause only, never the host). */
+  /**
+   * Where each refused or failed connection is logged, at debug level (a page may try thousands):
+   * its cause (EGRESS_REFUSED, ECONNREFUSED, …) only, never the host, as for HTTP steps.
+   */
   logger?: Logger;
 }
 
@@ -133,7 +136,7 @@ export async function startEgressProxy(
     };
   };
   const logFailure = (what: string, error: unknown) =>
-    o.logger?.info({ cause: causeOf(error) }, `browser ${what}: ${unreachable}`);
+    o.logger?.debug({ cause: causeOf(error) }, `browser ${what}: ${unreachable}`);
 
   const server = createServer({ maxHeaderSize: o.maxHeaderBytes }, (req, res) => {
     if (!authorized(req)) return refuseUnauthorized(res);
@@ -142,7 +145,7 @@ export async function startEgressProxy(
     const release = takeTargetConnection();
     if (!release) return answer(res, 503, "too many connections through the egress proxy");
     res.once("close", release);
-    forward(req, res, target, guard.dispatcher, o.idleTimeoutMs, (error) => logFailure("request", error));
+    forward(req, res, target, guard.dispatcher, (error) => logFailure("request", error));
   });
   server.maxConnections = o.maxClientConnections;
   // Idle connections (chromium keeps them for the next request) and slow clients are closed.
@@ -270,7 +273,6 @@ function forward(
   res: ServerResponse,
   target: URL,
   dispatcher: Dispatcher,
-  idleTimeoutMs: number,
   onFailure: (error: unknown) => void,
 ): void {
   const abort = new AbortController();
@@ -285,22 +287,21 @@ function forward(
       headers: endToEnd(req.headers),
       body: hasBody ? req : null,
       signal: abort.signal,
-      headersTimeout: idleTimeoutMs,
-      bodyTimeout: idleTimeoutMs,
+      // The client's socket is closed after idleTimeoutMs without a byte (server.timeout), which
+      // aborts this request: one bound for a silent target, a stalled upload and an idle client.
+      headersTimeout: 0,
+      bodyTimeout: 0,
     })
-    .then(
-      ({ statusCode, headers, body }) => {
-        const kept = endToEnd(headers);
-        res.writeHead(statusCode, kept);
-        pipeline(body, res, () => {});
-      },
-      (error: unknown) => {
-        if (abort.signal.aborted) return;
-        onFailure(error);
-        if (res.headersSent) res.destroy();
-        else answer(res, 502, unreachable);
-      },
-    );
+    .then(({ statusCode, headers, body }) => {
+      res.writeHead(statusCode, endToEnd(headers));
+      pipeline(body, res, () => {});
+    })
+    .catch((error: unknown) => {
+      if (abort.signal.aborted) return;
+      onFailure(error);
+      if (res.headersSent) res.destroy();
+      else answer(res, 502, unreachable);
+    });
 }
 
 /** Connects `target` through the guard and joins it to the client's socket, both ways. */
