@@ -442,6 +442,38 @@ describe("browser egress: chromium behind the egress proxy", function () {
     }
   });
 
+  it("keeps a page that uses up its own proxy's connections from hurting a context with another proxy", async () => {
+    const [own, other] = await Promise.all([
+      startEgressProxy(guard(), { maxTargetConnections: 3 }),
+      startEgressProxy(guard(), { maxTargetConnections: 3 }),
+    ]);
+    try {
+      const greedy = await browser.newContext(browserContextOptions(own));
+      const neighbour = await browser.newContext(browserContextOptions(other));
+      const greedyPage = await greedy.newPage();
+      await greedyPage.goto(allowed.url);
+      // WebSockets held open: the page's proxy has room for three connections at once.
+      const sockets = await inPage<string[]>(
+        greedyPage,
+        `Promise.all(Array.from({ length: 5 }, () => new Promise((done) => {
+          const ws = new WebSocket(${JSON.stringify(`ws://127.0.0.2:${allowed.port}/`)});
+          window.held = [...(window.held ?? []), ws];
+          ws.onmessage = () => done("open"); ws.onerror = () => done("error"); })))`,
+      );
+      expect(sockets.filter((s) => s === "open")).to.have.length(3);
+      expect(own.targetConnections).to.equal(3);
+      const neighbourPage = await neighbour.newPage();
+      await neighbourPage.goto(allowed.url);
+      expect(await webSocketOutcome(neighbourPage, `ws://127.0.0.2:${allowed.port}/`)).to.equal(
+        "message: hello from 127.0.0.2",
+      );
+      expect(own.targetConnections, "the greedy page's proxy is still full").to.equal(3);
+      await Promise.all([greedy.close(), neighbour.close()]);
+    } finally {
+      await Promise.all([own.close(), other.close()]);
+    }
+  });
+
   describe("(h) the proxy's credentials", () => {
     /** A plain request through the proxy, with these Proxy-Authorization credentials (or none). */
     const viaProxy = (url: string, credentials?: string) =>

@@ -62,24 +62,28 @@ export function egressSwitches(proxyServer: string): string[] {
  * `chromium.launch` options: the egress proxy (by proxyName) with its credentials and no bypass,
  * the egress switches, headless, no sandbox (the executor runs as a container's process, whose isolation
  * stands in for it; chromium's sandbox needs user namespaces few pods grant). Callers may add
- * `args` of their own after these, never `--proxy-*`, `--host-resolver-rules` nor `--webrtc-*`,
- * and must not give a context a `proxy` of its own: contexts inherit this one.
+ * `args` of their own after these, never `--proxy-*`, `--host-resolver-rules` nor `--webrtc-*`.
+ * Contexts use this proxy unless browserContextOptions gives them their own.
  */
-export function browserLaunchOptions(
-  proxy: Pick<EgressProxy, "server" | "username" | "password">,
-  executablePath: string,
-): LaunchOptions {
+export function browserLaunchOptions(proxy: ProxyAccess, executablePath: string): LaunchOptions {
   return {
     executablePath,
     headless: true,
     chromiumSandbox: false,
-    proxy: {
-      server: proxyServerByName(proxy.server),
-      username: proxy.username,
-      password: proxy.password,
-      bypass: proxyBypass,
-    },
+    proxy: proxySettings(proxy),
     args: egressSwitches(proxy.server),
+  };
+}
+
+type ProxyAccess = Pick<EgressProxy, "server" | "username" | "password">;
+
+/** Playwright's `proxy` option for one of our proxies: by name, with its credentials, no bypass. */
+function proxySettings(proxy: ProxyAccess) {
+  return {
+    server: proxyServerByName(proxy.server),
+    username: proxy.username,
+    password: proxy.password,
+    bypass: proxyBypass,
   };
 }
 
@@ -88,9 +92,18 @@ export function browserLaunchOptions(
  * cancels them, so nothing a page sends is written to the executor's disk) and service workers
  * blocked (their requests still go through the proxy, but Playwright does not see them, so the
  * trace and the failed-requests list would miss them).
+ *
+ * With `proxy`, the context goes through that proxy instead of the launch's: a proxy per test
+ * keeps one test's page from using up the connections (maxTargetConnections) of the tests it
+ * shares the browser with. It must listen where the launch's proxy does (startEgressProxy always
+ * listens on 127.0.0.1): chromium resolves the proxy's name to that address only.
  */
-export function browserContextOptions(): BrowserContextOptions {
-  return { acceptDownloads: false, serviceWorkers: "block" };
+export function browserContextOptions(proxy?: ProxyAccess): BrowserContextOptions {
+  return {
+    acceptDownloads: false,
+    serviceWorkers: "block",
+    ...(proxy ? { proxy: proxySettings(proxy) } : {}),
+  };
 }
 
 /** A `goto` target that is not a web page. */
