@@ -1,15 +1,38 @@
 // The editor's JSON view: the test case in the file format of docs/runs.md ("Test cases: the step
 // format"), written and read by @testrun/content-file exactly as testrunctl does, so a case copied
 // from the console works as a file and the other way round.
+import { toJson } from "@bufbuild/protobuf";
 import { InputError, testCaseFromFile, testCaseToFile } from "@testrun/content-file";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { type CaseDraft, caseOfDraft, draftOfCase } from "./kinds.js";
 import type { FieldMessages } from "./model.js";
 
-/** The draft as the file format's JSON text, or what in the form stops it being written. */
-export function jsonOfDraft(draft: CaseDraft): { text: string } | { problems: FieldMessages } {
+/**
+ * The draft as the file format's JSON text; what in the form stops it being written (by field);
+ * or, as `unwritable`, what the file format as this console knows it cannot hold: the view never
+ * shows a test case with a part silently left out.
+ */
+export function jsonOfDraft(
+  draft: CaseDraft,
+): { text: string } | { problems: FieldMessages } | { unwritable: string } {
   const { value, problems } = caseOfDraft(draft);
   if (problems.size > 0) return { problems };
-  return { text: `${JSON.stringify(testCaseToFile(value), null, 2)}\n` };
+  const written = testCaseToFile(value);
+  const steps = Array.isArray(written.steps) ? written.steps : [];
+  const stepless = value.steps.findIndex((_, index) => {
+    const step = steps[index];
+    return typeof step !== "object" || step === null || Object.keys(step).every((key) => key === "name");
+  });
+  if (stepless >= 0)
+    return {
+      unwritable: `Step ${stepless + 1} (${value.steps[stepless]?.kind.case ?? "no kind"}) cannot be written in the file format by this version of the console: edit it in the form.`,
+    };
+  if (value.recordTrace && !("recordTrace" in written))
+    return {
+      unwritable:
+        "“Record a trace every time” cannot be written in the file format by this version of the console: edit the test case in the form.",
+    };
+  return { text: `${JSON.stringify(written, null, 2)}\n` };
 }
 
 /**
@@ -26,7 +49,10 @@ export function draftOfJson(text: string): { draft: CaseDraft } | { error: strin
   }
   try {
     const read = testCaseFromFile(document, "");
-    const { draft, unknownKinds } = draftOfCase(read);
+    const { draft, unknownKinds } = draftOfCase({
+      ...read,
+      recordTrace: "recordTrace" in read && read.recordTrace === true,
+    });
     if (unknownKinds > 0) return { error: "A step is of a kind this console cannot edit yet." };
     return { draft };
   } catch (error) {
@@ -36,11 +62,15 @@ export function draftOfJson(text: string): { draft: CaseDraft } | { error: strin
 }
 
 /**
- * The draft in one comparable form, for telling whether anything changed: its JSON text, or (when
- * a field cannot be written yet) the form's own texts.
+ * The draft in one comparable form, for telling whether anything changed: what would be saved (the
+ * catalog's messages as JSON), or (when a field cannot be written yet) the form's own texts.
  */
 export function snapshotOf(draft: CaseDraft): string {
-  const json = jsonOfDraft(draft);
-  if ("text" in json) return json.text;
-  return JSON.stringify({ ...draft, steps: draft.steps.map(({ key: _key, ...step }) => step) });
+  const { value, problems } = caseOfDraft(draft);
+  if (problems.size === 0)
+    return JSON.stringify({ ...value, steps: value.steps.map((step) => toJson(StepSchema, step)) });
+  return JSON.stringify({
+    ...draft,
+    steps: draft.steps.map(({ key: _key, setAside: _aside, ...step }) => step),
+  });
 }

@@ -107,6 +107,8 @@ function CaseEditor({
   const [view, setView] = useState<View>("form");
   // The JSON view's text as typed, the text it opened with, and why it could not be read back.
   const [json, setJson] = useState({ text: "", opened: "", error: undefined as string | undefined });
+  // Why the JSON view could not open: the file format cannot hold something the form has.
+  const [unwritable, setUnwritable] = useState<string>();
   // After a save or a switch to JSON was held back by the form's own checks, they are shown (and
   // updated as the person fixes them) until the next attempt.
   const [checking, setChecking] = useState(false);
@@ -181,6 +183,8 @@ function CaseEditor({
       refuse();
       return;
     }
+    setUnwritable("unwritable" in written ? written.unwritable : undefined);
+    if ("unwritable" in written) return;
     setJson({ text: written.text, opened: written.text, error: undefined });
     setView("json");
   };
@@ -270,6 +274,11 @@ function CaseEditor({
           ? "Steps run in order against the environment a run chooses; the first that fails ends the test."
           : "The file format of testrunctl case create (docs/runs.md): paste a case from a file, or copy this one into one."}
       </p>
+      {unwritable && view === "form" && (
+        <p className="notice notice-warning" role="alert">
+          The JSON view cannot open: {unwritable}
+        </p>
+      )}
       {checking && problems.size > 0 && (
         <p className="notice notice-error" role="alert">
           {plural(problems.size, "field")} cannot be read as written: see the marked fields.
@@ -311,6 +320,21 @@ function CaseEditor({
                   <br />
                   <span className="muted small">
                     Plans and tags run it. A disabled case runs only when chosen by name.
+                  </span>
+                </span>
+              </label>
+              <label className="checkbox-field">
+                <input
+                  type="checkbox"
+                  checked={draft.recordTrace}
+                  onChange={(event) => setDraft({ ...draft, recordTrace: event.target.checked })}
+                />
+                <span>
+                  <strong>Record a trace every time</strong>
+                  <br />
+                  <span className="muted small">
+                    Its browser steps keep a Playwright trace of each run, not only of a failed one. Traces
+                    hold what the page showed.
                   </span>
                 </span>
               </label>

@@ -330,6 +330,7 @@ export function TestCase() {
         name: copyName(testCase.name),
         tags: testCase.tags,
         enabled: testCase.enabled,
+        recordTrace: testCase.recordTrace,
         steps: testCase.steps,
       },
       {
@@ -429,6 +430,11 @@ export function TestCase() {
           <Fact term="Created">
             <Time at={testCase.createdAt} />
           </Fact>
+          {(testCase.recordTrace || testCase.steps.some((step) => step.kind.case === "browser")) && (
+            <Fact term="Browser trace">
+              {testCase.recordTrace ? "Recorded on every run" : "Recorded when the test fails"}
+            </Fact>
+          )}
         </Facts>
       </section>
       <section aria-labelledby="steps-heading" className="section">
