@@ -54,10 +54,11 @@ export function traceViewerPolicy(root: string): string {
     [...text.matchAll(/<style>([^<`]*)<\/style>/g)].map(([, body]) => body ?? ""),
   );
   const styleHashes = [...new Set([...styleAttributes, ...styleElements])].map(sha256);
+  const unsafeHashes = styleAttributes.length > 0 ? ["'unsafe-hashes'"] : [];
   return [
     "default-src 'none'",
     ["script-src 'self'", ...new Set(scripts.map(sha256))].join(" "),
-    ["style-src 'self'", ...(styleAttributes.length > 0 ? ["'unsafe-hashes'"] : []), ...styleHashes].join(" "),
+    ["style-src 'self'", ...unsafeHashes, ...styleHashes].join(" "),
     "img-src 'self' data: blob:",
     "font-src 'self'",
     "connect-src 'self'",
