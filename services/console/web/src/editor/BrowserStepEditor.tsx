@@ -211,7 +211,7 @@ export function BrowserStepEditor({ draft, onChange, said }: KindEditorProps<Bro
         <Field
           label="Timeout (ms)"
           optional
-          hint={`Waiting for the element included: 1 to ${n(browserBounds.ms)}; empty: 10,000.`}
+          hint={`The whole step, waiting included: 1 to ${n(browserBounds.ms)}; empty: 10,000.`}
           {...said("timeoutMs")}
         >
           {(control) => (
@@ -411,7 +411,7 @@ export function BrowserStepEditor({ draft, onChange, said }: KindEditorProps<Bro
           {(control) => (
             <select
               {...control}
-              className="input input-number"
+              className="input input-fit"
               value={draft.state === ElementState.UNSPECIFIED ? ElementState.VISIBLE : draft.state}
               onChange={(event) =>
                 change((d) => {
@@ -550,7 +550,7 @@ function LocatorFields({
   return (
     <fieldset className="locator">
       <legend>Element</legend>
-      <div className="editor-grid editor-grid-locator">
+      <div className="editor-grid">
         <Field label="Find it by">
           {(control) => (
             <select
@@ -683,7 +683,7 @@ function Checkbox({
 }) {
   const id = useId();
   return (
-    <div className="field">
+    <div className="field field-checkbox">
       <label className="checkbox-field">
         <input
           type="checkbox"
