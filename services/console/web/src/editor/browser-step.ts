@@ -403,7 +403,7 @@ function describeExpect(expect: BrowserExpect): string {
     case "value":
       return `Expect ${element} to have the value ${quoted(check.value)}`;
     case "count":
-      return `Expect ${check.value} of ${element}`;
+      return `Expect ${element} to match ${check.value} ${check.value === 1 ? "element" : "elements"}`;
     case "url":
       return `Expect the URL ${check.value || "(no pattern)"}`;
     case "title":
