@@ -4,15 +4,9 @@
 // failed (with the test's summary as the reason) or did not run.
 import { toJsonString } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type {
-  BrowserStep,
-  HttpExpectation,
-  HttpRequest,
-  Step,
-} from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { HttpExpectation, HttpRequest, Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { ReactNode } from "react";
-import { describeBrowserStep } from "../editor/browser-step";
 import { duration } from "../format";
 import { Badge } from "./Status";
 
@@ -73,8 +67,6 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
                 expect={step.kind.value.expect}
                 save={step.kind.value.save}
               />
-            ) : step.kind.case === "browser" ? (
-              <BrowserStepView step={step.kind.value} />
             ) : (
               <p className="muted">A kind of step this console does not show yet.</p>
             )}
@@ -139,21 +131,6 @@ function HttpStepView({
           </ul>
         </div>
       )}
-    </div>
-  );
-}
-
-/** A browser step in one line: its action, element and value, as the editor's summary says it. */
-function BrowserStepView({ step }: { step: BrowserStep }) {
-  return (
-    <div className="step-body">
-      <p className="step-request">
-        <span className="muted small">Browser · </span>
-        {describeBrowserStep(step)}
-        {step.timeoutMs ? (
-          <span className="muted small"> · times out after {duration(step.timeoutMs)}</span>
-        ) : null}
-      </p>
     </div>
   );
 }

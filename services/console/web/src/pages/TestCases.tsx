@@ -430,11 +430,6 @@ export function TestCase() {
           <Fact term="Created">
             <Time at={testCase.createdAt} />
           </Fact>
-          {(testCase.recordTrace || testCase.steps.some((step) => step.kind.case === "browser")) && (
-            <Fact term="Browser trace">
-              {testCase.recordTrace ? "Recorded on every run" : "Recorded when the test fails"}
-            </Fact>
-          )}
         </Facts>
       </section>
       <section aria-labelledby="steps-heading" className="section">
