@@ -31,9 +31,9 @@ type Width = keyof typeof viewports;
 const documentedPolicy =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-describe("console browser steps and the trace viewer in a browser", function () {
+describe("console: authoring browser steps, artifacts and the trace viewer in a browser", function () {
   this.timeout(120_000);
-  const suite = consoleBrowserSuite("Acme browser steps", { credits: 10 });
+  const suite = consoleBrowserSuite("Acme browser authoring", { credits: 10 });
   const { signedIn, member } = suite;
   let system: System;
   let acme: TestProject;
@@ -174,22 +174,24 @@ describe("console browser steps and the trace viewer in a browser", function () 
       await page.getByRole("heading", { name: caseName, level: 1 }).waitFor();
       await page.getByText(`${caseName} created.`).waitFor();
       const testCaseId = new URL(page.url()).pathname.split("/").pop() ?? "";
-      // Read back: each step in words, and the trace setting.
-      expect(await page.locator(".steps > li .step-request").allTextContents()).to.deep.equal([
-        "GET /health",
-        "Browser · Go to /login",
-        "Browser · Fill label “Email” with “{{DEMO_USER}}”",
-        "Browser · Select “Pro”, “Yearly” in label “Plan”",
-        "Browser · Check checkbox “Remember me”",
-        "Browser · Click button “Sign in” · times out after 5.0 s",
-        "Browser · Wait for the URL /account/**",
-        "Browser · Expect test id “greeting” to contain “Hello”",
-        "Browser · Hover text “Menu” (exact) #2",
-        "Browser · Wait until CSS “.toast” is gone from the page",
-        "Browser · Press Escape",
-        "Browser · Screenshot “home” of the whole page",
+      // Read back: each step as the test case page says it, and the trace setting.
+      const bodies = await page.locator("li.step .step-body").allInnerTexts();
+      const words = bodies.map((text) => text.replace(/\s+/g, " ").replace("In the browser: ", "").trim());
+      expect(words[0]).to.match(/^GET \/health/);
+      expect(words.slice(1)).to.deep.equal([
+        "goto /login",
+        "fill getByLabel('Email') Types “{{DEMO_USER}}”",
+        "select getByLabel('Plan') Chooses “Pro”, “Yearly”",
+        "check getByRole('checkbox', { name: 'Remember me' })",
+        "click getByRole('button', { name: 'Sign in' }) · times out after 5.0 s",
+        "wait for URL /account/**",
+        "expect getByTestId('greeting') Text contains “Hello”",
+        "hover getByText('Menu', { exact: true }).nth(1)",
+        "wait for locator('.toast') Until it is gone from the page",
+        "press Escape On the element that has the focus",
+        "screenshot home Of the whole page",
       ]);
-      await page.getByText("Recorded on every run").waitFor();
+      await page.getByText("Recorded at every run").waitFor();
       await shot(page, "browser-steps-case", width);
 
       // What the catalog stored is what the form said.

@@ -5,13 +5,13 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   type BrowserExpect,
-  type BrowserStep,
   BrowserStepSchema,
   ElementState,
   type Locator,
   LocatorSchema,
   type Step,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { browserStepText } from "../browser-step-text.js";
 import { addMessage, type FieldMessages, rowField, type StepKindLogic } from "./model.js";
 
 /** The bounds of step.proto the form shows where a person reaches them. */
@@ -352,102 +352,15 @@ function toStep(draft: BrowserDraft, problems: FieldMessages, at: (name: string)
   return { case: "browser", value: create(BrowserStepSchema, { action, timeoutMs }) };
 }
 
-/** A text quoted for a sentence. */
-const quoted = (text: string) => `“${text}”`;
-
-/** An element as a person reads it: `button “Sign in”`, `label “Email” (exact) #2`. */
-export function describeLocator(locator: Locator | undefined): string {
-  if (!locator) return "(no element)";
-  const { by } = locator;
-  const value = by.value ?? "";
-  let words: string;
-  switch (by.case) {
-    case "role":
-      words = locator.name ? `${value || "(no role)"} ${quoted(locator.name)}` : value || "(no role)";
-      break;
-    case "testId":
-      words = `test id ${quoted(value)}`;
-      break;
-    case "css":
-      words = `CSS ${quoted(value)}`;
-      break;
-    case undefined:
-      words = "(no element)";
-      break;
-    default:
-      words = `${by.case} ${quoted(value)}`;
-  }
-  if (locator.exact) words += " (exact)";
-  if (locator.nth > 0) words += ` #${locator.nth}`;
-  return words;
-}
-
-const stateWords: Record<ElementState, string> = {
-  [ElementState.UNSPECIFIED]: "visible",
-  [ElementState.VISIBLE]: "visible",
-  [ElementState.HIDDEN]: "hidden",
-  [ElementState.ATTACHED]: "in the page",
-  [ElementState.DETACHED]: "gone from the page",
-};
-
-function describeExpect(expect: BrowserExpect): string {
-  const element = describeLocator(expect.locator);
-  const { check } = expect;
-  switch (check.case) {
-    case "visible":
-      return `Expect ${element} to be visible`;
-    case "hidden":
-      return `Expect ${element} to be hidden`;
-    case "text":
-      return `Expect ${element} to contain ${quoted(check.value)}`;
-    case "value":
-      return `Expect ${element} to have the value ${quoted(check.value)}`;
-    case "count":
-      return `Expect ${element} to match ${check.value} ${check.value === 1 ? "element" : "elements"}`;
-    case "url":
-      return `Expect the URL ${check.value || "(no pattern)"}`;
-    case "title":
-      return `Expect the title to contain ${quoted(check.value)}`;
-    default:
-      return "Expect (no check)";
-  }
-}
-
-/** One browser step in words: "Click button “Sign in”", "Fill label “Email” with “{{EMAIL}}”". */
-export function describeBrowserStep(step: BrowserStep): string {
-  const { action } = step;
-  switch (action.case) {
-    case "goto":
-      return `Go to ${action.value.url || "(no URL)"}`;
-    case "click":
-    case "check":
-    case "uncheck":
-    case "hover":
-      return `${actionLabels[action.case]} ${describeLocator(action.value.locator)}`;
-    case "fill":
-      return `Fill ${describeLocator(action.value.locator)} with ${quoted(action.value.value)}`;
-    case "press":
-      return `Press ${action.value.key || "(no key)"}${action.value.locator ? ` on ${describeLocator(action.value.locator)}` : ""}`;
-    case "select":
-      return `Select ${action.value.options.map(quoted).join(", ") || "(no option)"} in ${describeLocator(action.value.locator)}`;
-    case "waitFor": {
-      const wait = action.value;
-      if (wait.locator) return `Wait until ${describeLocator(wait.locator)} is ${stateWords[wait.state]}`;
-      if (wait.url) return `Wait for the URL ${wait.url}`;
-      return `Wait for the text ${quoted(wait.text)}`;
-    }
-    case "expect":
-      return describeExpect(action.value);
-    case "screenshot":
-      return `Screenshot ${quoted(action.value.name)}${action.value.fullPage ? " of the whole page" : ""}`;
-    default:
-      return "(no action)";
-  }
-}
-
+/**
+ * One line, as the test case page says the step (browser-step-text.ts) with its lines after "·":
+ * "click getByRole('button', { name: 'Sign in' })", "fill getByLabel('Email') · Types “{{EMAIL}}”".
+ */
 function summary(draft: BrowserDraft): string {
   const kind = toStep(draft, new Map(), (name) => name);
-  return kind.case === "browser" ? describeBrowserStep(kind.value) : "";
+  if (kind.case !== "browser") return "";
+  const { action, target, lines } = browserStepText(kind.value);
+  return [target === undefined ? action : `${action} ${target}`, ...lines].join(" · ");
 }
 
 /** What the executor interpolates: every string of the chosen action but the screenshot's name. */
