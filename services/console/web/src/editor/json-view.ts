@@ -7,32 +7,11 @@ import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { type CaseDraft, caseOfDraft, draftOfCase } from "./kinds.js";
 import type { FieldMessages } from "./model.js";
 
-/**
- * The draft as the file format's JSON text; what in the form stops it being written (by field);
- * or, as `unwritable`, what the file format as this console knows it cannot hold: the view never
- * shows a test case with a part silently left out.
- */
-export function jsonOfDraft(
-  draft: CaseDraft,
-): { text: string } | { problems: FieldMessages } | { unwritable: string } {
+/** The draft as the file format's JSON text, or what in the form stops it being written. */
+export function jsonOfDraft(draft: CaseDraft): { text: string } | { problems: FieldMessages } {
   const { value, problems } = caseOfDraft(draft);
   if (problems.size > 0) return { problems };
-  const written = testCaseToFile(value);
-  const steps = Array.isArray(written.steps) ? written.steps : [];
-  const stepless = value.steps.findIndex((_, index) => {
-    const step = steps[index];
-    return typeof step !== "object" || step === null || Object.keys(step).every((key) => key === "name");
-  });
-  if (stepless >= 0)
-    return {
-      unwritable: `Step ${stepless + 1} (${value.steps[stepless]?.kind.case ?? "no kind"}) cannot be written in the file format by this version of the console: edit it in the form.`,
-    };
-  if (value.recordTrace && !("recordTrace" in written))
-    return {
-      unwritable:
-        "“Record a trace every time” cannot be written in the file format by this version of the console: edit the test case in the form.",
-    };
-  return { text: `${JSON.stringify(written, null, 2)}\n` };
+  return { text: `${JSON.stringify(testCaseToFile(value), null, 2)}\n` };
 }
 
 /**

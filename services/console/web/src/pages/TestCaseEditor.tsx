@@ -107,8 +107,6 @@ function CaseEditor({
   const [view, setView] = useState<View>("form");
   // The JSON view's text as typed, the text it opened with, and why it could not be read back.
   const [json, setJson] = useState({ text: "", opened: "", error: undefined as string | undefined });
-  // Why the JSON view could not open: the file format cannot hold something the form has.
-  const [unwritable, setUnwritable] = useState<string>();
   // After a save or a switch to JSON was held back by the form's own checks, they are shown (and
   // updated as the person fixes them) until the next attempt.
   const [checking, setChecking] = useState(false);
@@ -183,8 +181,6 @@ function CaseEditor({
       refuse();
       return;
     }
-    setUnwritable("unwritable" in written ? written.unwritable : undefined);
-    if ("unwritable" in written) return;
     setJson({ text: written.text, opened: written.text, error: undefined });
     setView("json");
   };
@@ -274,11 +270,6 @@ function CaseEditor({
           ? "Steps run in order against the environment a run chooses; the first that fails ends the test."
           : "The file format of testrunctl case create (docs/runs.md): paste a case from a file, or copy this one into one."}
       </p>
-      {unwritable && view === "form" && (
-        <p className="notice notice-warning" role="alert">
-          The JSON view cannot open: {unwritable}
-        </p>
-      )}
       {checking && problems.size > 0 && (
         <p className="notice notice-error" role="alert">
           {plural(problems.size, "field")} cannot be read as written: see the marked fields.
