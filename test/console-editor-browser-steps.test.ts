@@ -1,5 +1,6 @@
 // The editor's browser kind of step (services/console/web/src/editor/browser-step.ts): every action
-// of step.proto's BrowserStep between the catalog's messages and the form without loss, only the
+// of step.proto's BrowserStep between the catalog's messages, the form and the JSON view (the file
+// format of @testrun/content-file) without loss, only the
 // chosen action's fields sent, what the form cannot read said at its field, the catalog's
 // FieldViolation paths under `steps[i].browser` put at the form's fields, `{{NAME}}` checked where
 // the executor interpolates, a step's kind changed and back without losing what was typed.
@@ -7,7 +8,7 @@ import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { TestCaseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
-import { snapshotOf } from "../services/console/web/src/editor/json-view.js";
+import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/editor/json-view.js";
 import {
   type CaseDraft,
   caseOfDraft,
@@ -84,6 +85,21 @@ describe("console editor: browser steps", () => {
     expect(browserAt(draft, 7).draft.locator.nth).to.equal("2");
     expect(browserAt(draft, 12).draft).to.deep.include({ waitFor: "url", waitUrl: "/account/**" });
     expect(browserAt(draft, 19).draft).to.deep.include({ check: "count", expected: "3" });
+  });
+
+  it("goes through the JSON view (the file format's browser objects) and back unchanged", () => {
+    const written = jsonOfDraft(caseDraft());
+    if (!("text" in written)) throw new Error("not writable");
+    const file = JSON.parse(written.text);
+    expect(file.recordTrace).to.equal(true);
+    expect(file.steps[1]).to.deep.equal({
+      name: "email",
+      browser: { fill: { locator: { label: "Email", exact: true }, value: "{{DEMO_USER}}" } },
+    });
+    const read = draftOfJson(written.text);
+    if ("error" in read) throw new Error(read.error);
+    expect(read.draft.recordTrace).to.equal(true);
+    expect(stepsOf(read.draft)).to.deep.equal(stepsJson);
   });
 
   it("sends only the chosen action's fields, keeping the others' texts while another action is chosen", () => {
