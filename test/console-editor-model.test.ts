@@ -17,6 +17,7 @@ import {
   caseOfDraft,
   copyName,
   draftOfCase,
+  type StepDraft,
 } from "../services/console/web/src/editor/kinds.js";
 import { referencesIn, referenceWarnings } from "../services/console/web/src/editor/references.js";
 import { saveSizeProblem } from "../services/console/web/src/editor/save-size.js";
@@ -71,10 +72,18 @@ const jsonOf = (draft: CaseDraft) => {
   if (!("text" in written)) throw new Error(`not writable: ${[...written.problems.values()].join(" ")}`);
   return written.text;
 };
-const draftOf = (text: string) => {
+const anyDraftOf = (text: string) => {
   const read = draftOfJson(text);
   if ("error" in read) throw new Error(read.error);
   return read.draft;
+};
+type HttpStepDraft = Extract<StepDraft, { kind: "http" }>;
+/** A case of HTTP steps only (as `file`), typed so. */
+const draftOf = (text: string) => {
+  const draft = anyDraftOf(text);
+  const steps = draft.steps.filter((step): step is HttpStepDraft => step.kind === "http");
+  if (steps.length !== draft.steps.length) throw new Error("not HTTP steps only");
+  return { ...draft, steps };
 };
 
 describe("console editor: the draft, the catalog's messages and the JSON view", () => {

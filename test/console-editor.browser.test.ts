@@ -109,7 +109,7 @@ describe("console test case editor in a browser", function () {
       await checks.getByLabel("Body contains 1", { exact: true }).fill("ok");
 
       // Step 2: log in with the project's variables, save the token.
-      await page.getByRole("button", { name: "Add step" }).click();
+      await page.getByRole("button", { name: "Add HTTP step" }).click();
       const login = stepAt(page, 1);
       expect(await isFocused(login.getByLabel("Step name")), "a new step's name has focus").to.equal(true);
       await login.getByLabel("Step name").fill("log in");
@@ -131,7 +131,7 @@ describe("console test case editor in a browser", function () {
       await save.getByLabel("Saved value 1: From JSON path").fill("$.token");
 
       // Step 3: the profile, with the saved token; first with a typo, flagged as it is typed.
-      await page.getByRole("button", { name: "Add step" }).click();
+      await page.getByRole("button", { name: "Add HTTP step" }).click();
       const profile = stepAt(page, 2);
       await profile.getByLabel("Step name").fill("read the profile");
       await profile.getByLabel("Path").fill("/api/profile");

@@ -57,6 +57,7 @@ await runService({
     onShutdown(() => clearInterval(sweeper));
 
     const streamsEnd = new AbortController();
+    const viewers = new Viewers(sessions, directory);
     const app = createConsoleApp({
       shutdownSignal: streamsEnd.signal,
       appUrl: config.APP_URL,
@@ -69,8 +70,10 @@ await runService({
       authAttempts: new AuthAttempts(config.AUTH_REQUESTS_PER_MINUTE),
       ...(oidc && bindings && { oidc, bindings }),
       webRoot,
+      viewers,
+      runs,
       consoleService: consoleService({
-        viewers: new Viewers(sessions, directory),
+        viewers,
         sessions,
         catalog,
         keys,

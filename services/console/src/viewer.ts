@@ -43,7 +43,11 @@ export class Viewers {
   ) {}
 
   async of(ctx: HandlerContext): Promise<Viewer> {
-    const id = ctx.values.get(sessionCookieKey);
+    return this.ofSession(ctx.values.get(sessionCookieKey));
+  }
+
+  /** The person behind a session cookie's value (for the console's plain HTTP routes). */
+  async ofSession(id: string | undefined): Promise<Viewer> {
     const session = id ? await this.sessions.resume(id) : undefined;
     if (!session) throw signedOut(Boolean(id));
     const memberships = await this.directory.activeMemberships(session.members);

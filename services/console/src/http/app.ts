@@ -1,8 +1,9 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { createContextValues, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
+import { type Client, createContextValues, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Router from "@koa/router";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   callLoggingInterceptor,
   type Logger,
@@ -13,10 +14,12 @@ import {
 } from "@testrun/kit";
 import Koa from "koa";
 import { consoleRequestGate } from "../rpc/session-gate.js";
-import { sessionCookieKey } from "../viewer.js";
+import { sessionCookieKey, type Viewers } from "../viewer.js";
+import { artifactRoutes } from "./artifacts.js";
 import { webApp } from "./assets.js";
 import { type AuthDeps, authRoutes } from "./auth-routes.js";
 import { sameOriginWrites, securityHeaders } from "./security.js";
+import { traceViewer, traceViewerRoot } from "./trace-viewer.js";
 
 /** The browser's Connect API lives under this prefix: /api/testrun.console.v1.ConsoleService/<Method>. */
 export const apiPrefix = "/api";
@@ -47,13 +50,18 @@ export interface ConsoleAppOptions extends AuthDeps {
   consoleService: Partial<ServiceImpl<typeof ConsoleService>>;
   /** Folder of the built web app. */
   webRoot: string;
+  /** Who a session cookie is, for the routes outside the Connect API (artifacts). */
+  viewers: Viewers;
+  /** Where artifacts are read (GetArtifact, with the member as actor). */
+  runs: Client<typeof RunsService>;
   /** Aborted when the console shuts down: ends live streams (run pages) so the server can close. */
   shutdownSignal?: AbortSignal;
 }
 
 /**
  * The console's HTTP/1.1 server: security headers and the same-origin rule on every request, then
- * probes, sign-in routes, the Connect API for the browser, and the web app's files.
+ * probes, sign-in routes, the Connect API for the browser, artifacts, the Playwright trace viewer
+ * (with a policy of its own, for its files only) and the web app's files.
  */
 export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const app = new Koa();
@@ -62,6 +70,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const router = new Router();
   probeRoutes(router, options.isReady);
   authRoutes(router, options);
+  artifactRoutes(router, options);
 
   // The session id travels from the cookie to the handlers as a context value, never as an argument.
   const api = connectNodeAdapter({
@@ -119,6 +128,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
       api(ctx.req, ctx.res);
     });
   });
+  app.use(traceViewer(traceViewerRoot()));
   app.use(router.routes());
   app.use(router.allowedMethods());
   for (const middleware of webApp(options.webRoot)) app.use(middleware);

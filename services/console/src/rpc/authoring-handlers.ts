@@ -181,6 +181,7 @@ export function authoringHandlers(
           tags: req.tags,
           enabled: req.enabled,
           steps: req.steps,
+          recordTrace: req.recordTrace,
         }),
       );
       return { testCase };
@@ -198,6 +199,7 @@ export function authoringHandlers(
           enabled: req.enabled,
           steps: req.steps,
           expectedVersion: req.expectedVersion,
+          recordTrace: req.recordTrace,
         }),
       );
       return { testCase };

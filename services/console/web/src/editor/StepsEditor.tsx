@@ -2,8 +2,8 @@
 // are added, removed (with Undo) and reordered with buttons or from the keyboard (Alt+ArrowUp /
 // Alt+ArrowDown anywhere inside a step); each move is announced to screen readers.
 import { type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { Field } from "../components/Field";
-import { emptyStep, type KindId, maxSteps, type StepDraft } from "./kinds";
+import { Field, FieldSet } from "../components/Field";
+import { emptyStep, type KindId, kindIds, maxSteps, type StepDraft, withKind } from "./kinds";
 import type { Said } from "./Rows";
 import { kindOf, offeredKinds, stepKinds } from "./step-kinds";
 
@@ -180,6 +180,23 @@ export function StepsEditor({
                     />
                   )}
                 </Field>
+                <FieldSet legend="Kind" hint={kind.hint}>
+                  <div className="choices">
+                    {kindIds.map((id) => (
+                      <label key={id} className="choice">
+                        <input
+                          type="radio"
+                          name={`${step.key}-kind`}
+                          checked={step.kind === id}
+                          onChange={() =>
+                            onChange(steps.map((s) => (s.key === step.key ? withKind(s, id) : s)))
+                          }
+                        />
+                        {stepKinds[id].label}
+                      </label>
+                    ))}
+                  </div>
+                </FieldSet>
                 <Editor
                   draft={step.draft}
                   onChange={(draft) =>
@@ -211,7 +228,7 @@ export function StepsEditor({
             onClick={() => add(kind)}
             {...(listSaid.error && { "data-error-focus": true, "aria-describedby": "steps-list-error" })}
           >
-            {offeredKinds.length === 1 ? "Add step" : `Add ${stepKinds[kind].label} step`}
+            {offeredKinds.length === 1 ? "Add step" : stepKinds[kind].addLabel}
           </button>
         ))}
         {full && <small role="status">{maxSteps} steps: the most a test case holds.</small>}

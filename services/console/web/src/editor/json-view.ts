@@ -1,7 +1,9 @@
 // The editor's JSON view: the test case in the file format of docs/runs.md ("Test cases: the step
 // format"), written and read by @testrun/content-file exactly as testrunctl does, so a case copied
 // from the console works as a file and the other way round.
+import { toJson } from "@bufbuild/protobuf";
 import { InputError, testCaseFromFile, testCaseToFile } from "@testrun/content-file";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { type CaseDraft, caseOfDraft, draftOfCase } from "./kinds.js";
 import type { FieldMessages } from "./model.js";
 
@@ -26,7 +28,10 @@ export function draftOfJson(text: string): { draft: CaseDraft } | { error: strin
   }
   try {
     const read = testCaseFromFile(document, "");
-    const { draft, unknownKinds } = draftOfCase(read);
+    const { draft, unknownKinds } = draftOfCase({
+      ...read,
+      recordTrace: "recordTrace" in read && read.recordTrace === true,
+    });
     if (unknownKinds > 0) return { error: "A step is of a kind this console cannot edit yet." };
     return { draft };
   } catch (error) {
@@ -36,11 +41,15 @@ export function draftOfJson(text: string): { draft: CaseDraft } | { error: strin
 }
 
 /**
- * The draft in one comparable form, for telling whether anything changed: its JSON text, or (when
- * a field cannot be written yet) the form's own texts.
+ * The draft in one comparable form, for telling whether anything changed: what would be saved (the
+ * catalog's messages as JSON), or (when a field cannot be written yet) the form's own texts.
  */
 export function snapshotOf(draft: CaseDraft): string {
-  const json = jsonOfDraft(draft);
-  if ("text" in json) return json.text;
-  return JSON.stringify({ ...draft, steps: draft.steps.map(({ key: _key, ...step }) => step) });
+  const { value, problems } = caseOfDraft(draft);
+  if (problems.size === 0)
+    return JSON.stringify({ ...value, steps: value.steps.map((step) => toJson(StepSchema, step)) });
+  return JSON.stringify({
+    ...draft,
+    steps: draft.steps.map(({ key: _key, setAside: _aside, ...step }) => step),
+  });
 }

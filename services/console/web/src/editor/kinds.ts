@@ -1,21 +1,27 @@
 // The kinds of step the editor knows, and a whole test case between the form and the catalog's
-// messages. HTTP is the only kind today; a kind is added here (its draft in KindDrafts, its logic
-// in stepKindLogic) and in step-kinds.tsx (its editor), and nowhere else.
+// messages. HTTP and browser steps; a kind is added here (its draft in KindDrafts, its logic in
+// stepKindLogic) and in step-kinds.tsx (its editor), and nowhere else.
 import { create } from "@bufbuild/protobuf";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { type BrowserDraft, browserStep } from "./browser-step.js";
 import { type HttpDraft, httpStep } from "./http-step.js";
 import { type FieldMessages, newKey, type StepKindLogic, stepField } from "./model.js";
 
 /** Each kind's draft, by the name of its field in Step's `kind` oneof. */
 export interface KindDrafts {
   http: HttpDraft;
+  browser: BrowserDraft;
 }
 export type KindId = keyof KindDrafts;
 
-/** One step as the form holds it: a stable key, the name, and its kind's draft. */
+/**
+ * One step as the form holds it: a stable key, the name, and its kind's draft. `setAside` keeps
+ * the drafts of the kinds the step had before its kind was changed (never sent), so changing it
+ * back gives back what was typed.
+ */
 export type StepDraft = {
-  [K in KindId]: { key: string; name: string; kind: K; draft: KindDrafts[K] };
+  [K in KindId]: { key: string; name: string; kind: K; draft: KindDrafts[K]; setAside?: Partial<KindDrafts> };
 }[KindId];
 
 /** A test case as the form holds it. */
@@ -23,11 +29,14 @@ export interface CaseDraft {
   name: string;
   tags: string[];
   enabled: boolean;
+  /** Browser steps record a Playwright trace on every run, not only when the test fails. */
+  recordTrace: boolean;
   steps: StepDraft[];
 }
 
 export const stepKindLogic: { [K in KindId]: StepKindLogic<KindDrafts[K]> } = {
   http: httpStep,
+  browser: browserStep,
 };
 
 export const kindIds = Object.keys(stepKindLogic) as KindId[];
@@ -39,10 +48,30 @@ export const logicOf = (step: StepDraft) => stepKindLogic[step.kind] as StepKind
 export const maxSteps = 100;
 
 export function emptyStep(kind: KindId = "http"): StepDraft {
-  return { key: newKey(), name: "", kind, draft: stepKindLogic[kind].empty() };
+  return { key: newKey(), name: "", kind, draft: stepKindLogic[kind].empty() } as StepDraft;
 }
 
-export const emptyCase = (): CaseDraft => ({ name: "", tags: [], enabled: true, steps: [emptyStep()] });
+export const emptyCase = (): CaseDraft => ({
+  name: "",
+  tags: [],
+  enabled: true,
+  recordTrace: false,
+  steps: [emptyStep()],
+});
+
+/** The step as the other kind: what it held as that kind before, else an empty one; its name stays. */
+export function withKind(step: StepDraft, kind: KindId): StepDraft {
+  if (step.kind === kind) return step;
+  const { [kind]: before, ...others } = step.setAside ?? {};
+  const setAside = { ...others, [step.kind]: step.draft };
+  return {
+    key: step.key,
+    name: step.name,
+    kind,
+    draft: before ?? stepKindLogic[kind].empty(),
+    setAside,
+  } as StepDraft;
+}
 
 /** A stored step as the form holds it; undefined for a kind this console does not know yet. */
 export function draftOfStep(step: Step): StepDraft | undefined {
@@ -54,7 +83,9 @@ export function draftOfStep(step: Step): StepDraft | undefined {
 }
 
 /** A test case (as the catalog returns it, or as read from the file format) for the form. */
-export function draftOfCase(testCase: Pick<TestCase, "name" | "tags" | "steps"> & { enabled?: boolean }): {
+export function draftOfCase(
+  testCase: Pick<TestCase, "name" | "tags" | "steps"> & { enabled?: boolean; recordTrace?: boolean },
+): {
   draft: CaseDraft;
   /** Steps of a kind the form cannot edit (a newer kind): the form must not open them. */
   unknownKinds: number;
@@ -65,6 +96,7 @@ export function draftOfCase(testCase: Pick<TestCase, "name" | "tags" | "steps"> 
       name: testCase.name,
       tags: [...testCase.tags],
       enabled: testCase.enabled ?? true,
+      recordTrace: testCase.recordTrace ?? false,
       steps: steps.filter((step) => step !== undefined),
     },
     unknownKinds: steps.filter((step) => step === undefined).length,
@@ -76,6 +108,7 @@ export interface CaseValue {
   name: string;
   tags: string[];
   enabled: boolean;
+  recordTrace: boolean;
   steps: Step[];
 }
 
@@ -92,7 +125,8 @@ export function caseOfDraft(draft: CaseDraft): { value: CaseValue; problems: Fie
       kind: logicOf(step).toStep(step.draft, problems, (field) => stepField(step.key, field)),
     }),
   );
-  return { value: { name: draft.name, tags: [...draft.tags], enabled: draft.enabled, steps }, problems };
+  const { name, enabled, recordTrace } = draft;
+  return { value: { name, tags: [...draft.tags], enabled, recordTrace, steps }, problems };
 }
 
 /** The longest test case name (catalog.proto, CreateTestCaseRequest.name), in characters. */

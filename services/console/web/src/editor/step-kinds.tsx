@@ -1,19 +1,34 @@
 // The registry of step kinds as the editor shows them: each kind's label, empty step, editor
-// component and one-line summary. HTTP is the only kind today; a browser step is added here with
-// its editor, beside its logic in kinds.ts.
+// component and one-line summary, beside its logic in kinds.ts.
 import type { ComponentType } from "react";
+import { BrowserStepEditor } from "./BrowserStepEditor";
 import { HttpStepEditor, type KindEditorProps } from "./HttpStepEditor";
 import { type KindDrafts, type KindId, kindIds, type StepDraft, stepKindLogic } from "./kinds";
 
 export interface StepKind<Draft> {
   label: string;
+  /** The "Add step" button for this kind. */
+  addLabel: string;
+  /** Under the kind's choice in a step: what a step of this kind does. */
+  hint: string;
   empty: () => Draft;
   Editor: ComponentType<KindEditorProps<Draft>>;
   summary: (draft: Draft) => string;
 }
 
 export const stepKinds: { [K in KindId]: StepKind<KindDrafts[K]> } = {
-  http: { ...stepKindLogic.http, Editor: HttpStepEditor },
+  http: {
+    ...stepKindLogic.http,
+    addLabel: "Add HTTP step",
+    hint: "Send a request to the environment and check the response.",
+    Editor: HttpStepEditor,
+  },
+  browser: {
+    ...stepKindLogic.browser,
+    addLabel: "Add browser step",
+    hint: "One action on the test's browser page (Chromium), or a check of what it shows.",
+    Editor: BrowserStepEditor,
+  },
 };
 
 /** The kinds to offer under "Add step", in order. */

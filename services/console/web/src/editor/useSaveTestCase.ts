@@ -55,6 +55,7 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
         tags: { tags: value.tags },
         enabled: value.enabled,
         steps: { steps: value.steps },
+        recordTrace: value.recordTrace,
         expectedVersion: loaded.version,
       });
       if (!fits(saveSizeProblem(UpdateTestCaseRequestSchema, request))) return;

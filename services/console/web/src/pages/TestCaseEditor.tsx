@@ -314,6 +314,21 @@ function CaseEditor({
                   </span>
                 </span>
               </label>
+              <label className="checkbox-field">
+                <input
+                  type="checkbox"
+                  checked={draft.recordTrace}
+                  onChange={(event) => setDraft({ ...draft, recordTrace: event.target.checked })}
+                />
+                <span>
+                  <strong>Record a trace every time</strong>
+                  <br />
+                  <span className="muted small">
+                    Its browser steps keep a Playwright trace of each run, not only of a failed one. Traces
+                    hold what the page showed.
+                  </span>
+                </span>
+              </label>
             </section>
             <section className="section" aria-labelledby="steps-heading">
               <div className="section-head">

@@ -330,6 +330,7 @@ export function TestCase() {
         name: copyName(testCase.name),
         tags: testCase.tags,
         enabled: testCase.enabled,
+        recordTrace: testCase.recordTrace,
         steps: testCase.steps,
       },
       {
