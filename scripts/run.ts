@@ -51,6 +51,7 @@ The demo project's API key, shown once:
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" -H 'Content-Type: application/json' \\
        -d '{"testPlan": "Smoke"}' ${system.gatewayUrl}/v1/runs
   # the answer's "url" opens the run in the web console, where it follows the run live
+  # the browser tests (one passes, one fails on purpose with a screenshot): -d '{"tags": ["browser"]}'
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/runs/<id from the answer above>
 
 Admin CLI against this system:  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl --help

@@ -153,6 +153,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
           PORT: String(demoTargetPort),
           DEMO_USER: demoCredentials.user,
           DEMO_PASSWORD: demoCredentials.password,
+          DEMO_EMAIL: demoCredentials.email,
         },
         { ...output, entry: "services/executor/src/demo-target/main.ts" },
       ),

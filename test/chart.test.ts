@@ -25,6 +25,7 @@ import {
   hookEvents,
   hookWeight,
   type K8sObject,
+  type LabelSelector,
   RenderedChart,
   resolvePort,
   selectorMatches,
@@ -135,6 +136,22 @@ function componentContainer(chart: RenderedChart, name: string): ServiceContaine
   return { label: name, service: name, workload, container, env };
 }
 
+/** The main container of each of a component's Deployments (executor pools are several). */
+function componentContainers(chart: RenderedChart, name: string): ServiceContainer[] {
+  const deployments = chart.deployments(name);
+  return deployments.map(({ workload, container }) => ({
+    label: deployments.length > 1 ? workload.object.metadata.name : name,
+    service: name,
+    workload,
+    container,
+    env: chart.containerEnv(container, secretPlaceholder, fieldPlaceholder),
+  }));
+}
+
+/** Every Deployment of every component, with its main container. */
+const everyDeployment = (chart: RenderedChart) =>
+  components.flatMap((name) => componentContainers(chart, name));
+
 function migrationContainers(chart: RenderedChart): ServiceContainer[] {
   return chart.workloads().flatMap((workload) =>
     [...(workload.spec.initContainers ?? []), ...workload.spec.containers]
@@ -150,7 +167,7 @@ function migrationContainers(chart: RenderedChart): ServiceContainer[] {
 }
 
 const serviceContainers = (chart: RenderedChart) => [
-  ...components.map((name) => componentContainer(chart, name)),
+  ...everyDeployment(chart),
   ...migrationContainers(chart),
 ];
 
@@ -212,7 +229,10 @@ const variablesOf = (env: ContainerEnv) => [
 
 interface ValueFile {
   config?: { env?: Record<string, unknown> };
-  components?: Record<string, { env?: Record<string, unknown> }>;
+  components?: Record<
+    string,
+    { env?: Record<string, unknown>; pools?: Record<string, { env?: Record<string, unknown> }> }
+  >;
 }
 
 describe("helm chart helm/testrun", () => {
@@ -309,8 +329,7 @@ describe("helm chart helm/testrun", () => {
       });
 
       it("exposes and probes the ports each service listens on", () => {
-        for (const name of components) {
-          const { container, env } = componentContainer(chart, name);
+        for (const { service: name, container, env, workload } of everyDeployment(chart)) {
           const schema = schemaOf(name);
           const port = setting(schema, env.values, "PORT") as number;
           const http = "HTTP_PORT" in schema.shape;
@@ -336,7 +355,6 @@ describe("helm chart helm/testrun", () => {
             }
           }
 
-          const { workload } = chart.component(name);
           const services = servicesOf(chart, name);
           expect(services, `${name}: a Service in front of its pods`).to.not.be.empty;
           const reachable = services.flatMap((service) =>
@@ -348,7 +366,7 @@ describe("helm chart helm/testrun", () => {
 
       it("runs every component and migration with resources and a locked-down security context", () => {
         const pods = [
-          ...components.map((name) => chart.component(name).workload),
+          ...everyDeployment(chart).map((deployment) => deployment.workload),
           ...migrationContainers(chart).map((m) => m.workload),
         ];
         for (const workload of pods) {
@@ -380,7 +398,12 @@ describe("helm chart helm/testrun", () => {
 
       it("gives each component its own ServiceAccount without API access", () => {
         const accounts = components.map((name) => {
-          const { workload } = chart.component(name);
+          // A component's Deployments (executor pools) share its account.
+          const names = new Set(
+            chart.deployments(name).map(({ workload }) => workload.spec.serviceAccountName),
+          );
+          expect(names.size, `${name}: one ServiceAccount for all its Deployments`).to.equal(1);
+          const { workload } = chart.deployments(name)[0] as { workload: Workload };
           const accountName = workload.spec.serviceAccountName ?? "default";
           const account = chart.find<IServiceAccount>("ServiceAccount", accountName);
           expect(account, `${name}: ServiceAccount ${accountName} is rendered`).to.not.equal(undefined);
@@ -402,8 +425,7 @@ describe("helm chart helm/testrun", () => {
       });
 
       it("gives each pod time to drain and finish in-flight work before it is killed", () => {
-        for (const name of components) {
-          const { workload, container, env } = componentContainer(chart, name);
+        for (const { service: name, workload, container, env } of everyDeployment(chart)) {
           const schema = schemaOf(name);
           const drainMs =
             "SHUTDOWN_DRAIN_MS" in schema.shape
@@ -481,8 +503,7 @@ describe("helm chart helm/testrun", () => {
       });
 
       it("admits traffic from outside only to the gateway, and to each service only from its callers", () => {
-        for (const name of components) {
-          const { workload, container, env } = componentContainer(chart, name);
+        for (const { service: name, workload, container, env } of everyDeployment(chart)) {
           const schema = schemaOf(name);
           const httpPort =
             "HTTP_PORT" in schema.shape ? (setting(schema, env.values, "HTTP_PORT") as number) : 0;
@@ -523,10 +544,8 @@ describe("helm chart helm/testrun", () => {
         }
         const migrated = [...new Set(migrations.map((migration) => migration.service))].sort();
         expect(migrated, "services migrated").to.deep.equal(schemaOwners);
-        for (const name of components) {
-          const { container } = chart.component(name);
+        for (const { service: name, container } of everyDeployment(chart))
           expect(container.args, `${name} serves`).to.deep.equal([name]);
-        }
       });
 
       it("creates what the migration hook needs before it runs", () => {
@@ -563,8 +582,7 @@ describe("helm chart helm/testrun", () => {
 
       it("keeps a PodDisruptionBudget for every component that runs more than one replica", () => {
         const budgets = chart.ofKind<IPodDisruptionBudget>("PodDisruptionBudget");
-        for (const name of components) {
-          const { workload } = chart.component(name);
+        for (const { label: name, workload } of everyDeployment(chart)) {
           const covered = budgets.filter((budget) =>
             selectorMatches(budget.spec?.selector ?? {}, workload.labels),
           );
@@ -574,8 +592,7 @@ describe("helm chart helm/testrun", () => {
       });
 
       it("spreads each component's pods across nodes, and leaves replicas to the autoscaler when there is one", () => {
-        for (const name of components) {
-          const { workload } = chart.component(name);
+        for (const { label: name, workload } of everyDeployment(chart)) {
           const constraints = workload.spec.topologySpreadConstraints ?? [];
           expect(
             constraints.some(
@@ -600,11 +617,12 @@ describe("helm chart helm/testrun", () => {
       it("refuses env overrides of every variable it sets itself, but the log level and telemetry", () => {
         const values = parse(readFileSync(`${chartPath}/${valueFile}`, "utf8")) as ValueFile;
         const refused = refusedNames("env");
-        for (const name of components) {
-          const { env } = componentContainer(chart, name);
+        for (const { service: name, env } of everyDeployment(chart)) {
+          const pools = Object.values(values.components?.[name]?.pools ?? {});
           const fromValueFile = new Set([
             ...Object.keys(values.config?.env ?? {}),
             ...Object.keys(values.components?.[name]?.env ?? {}),
+            ...pools.flatMap((pool) => Object.keys(pool.env ?? {})),
           ]);
           const open = variablesOf(env).filter(
             (variable) =>
@@ -745,9 +763,11 @@ describe("helm chart helm/testrun", () => {
           (hpa) => hpa.apiVersion === "autoscaling/v2" && hpa.spec?.scaleTargetRef.kind === "Deployment",
         )
         .map((hpa) => hpa.spec?.scaleTargetRef.name);
-      for (const name of ["gateway", "executor"]) {
-        expect(scaled, `${name} HPA`).to.include(chart.component(name).workload.object.metadata.name);
-      }
+      for (const { label, workload } of [
+        ...componentContainers(chart, "gateway"),
+        ...componentContainers(chart, "executor"),
+      ])
+        expect(scaled, `${label} HPA`).to.include(workload.object.metadata.name);
     });
   });
 
@@ -1240,6 +1260,146 @@ describe("helm chart helm/testrun", () => {
       ])
         expect(refusedNames("podLabels"), "selector labels refused in podLabels").to.include(label);
     });
+  });
+
+  describe("executors, their browsers and their pools", () => {
+    const render = async (options: { set?: string[]; valueFiles?: string[] } = {}) =>
+      new RenderedChart(await renderChart(chartPath, { release, namespace, ...options }), namespace);
+    const executorSchema = () => schemaOf("executor");
+    /** What an executor Deployment's pods get: image, volumes, the kinds it takes, its browser contexts. */
+    const podOf = (deployment: ServiceContainer) => {
+      const { workload, container, env } = deployment;
+      const volumeAt = (path: string) => {
+        const mount = container.volumeMounts?.find((candidate) => candidate.mountPath === path);
+        return workload.spec.volumes?.find((volume) => volume.name === mount?.name);
+      };
+      return {
+        image: container.image,
+        shm: volumeAt("/dev/shm")?.emptyDir,
+        tmp: volumeAt("/tmp")?.emptyDir,
+        kinds: setting(executorSchema(), env.values, "EXECUTOR_STEP_KINDS"),
+        contexts: env.values.BROWSER_CONTEXTS,
+        memoryLimit: container.resources?.limits?.memory,
+      };
+    };
+
+    it("by default runs one executor Deployment taking every kind, with what chromium needs", async () => {
+      const chart = await render();
+      expect(podOf(componentContainer(chart, "executor"))).to.deep.equal({
+        image: "ghcr.io/testrun/testrun-browser:0.1.0",
+        shm: { medium: "Memory", sizeLimit: "256Mi" },
+        tmp: { sizeLimit: "512Mi" },
+        kinds: ["http", "browser"],
+        contexts: "2",
+        memoryLimit: "1536Mi",
+      });
+      // Every other component keeps the lean image and no /dev/shm of its own.
+      for (const name of components.filter((component) => component !== "executor"))
+        expect(podOf(componentContainer(chart, name)), name).to.include({
+          image: "ghcr.io/testrun/testrun:0.1.0",
+          shm: undefined,
+        });
+    });
+
+    it("runs each pool as its own Deployment, ConfigMap, HPA and PDB; the HTTP pool on the lean image, without /dev/shm", async () => {
+      const chart = await render({ valueFiles: ["examples/production.yaml"] });
+      const pools = componentContainers(chart, "executor");
+      const byName = Object.fromEntries(
+        pools.map((pool) => [pool.workload.object.metadata.name, podOf(pool)]),
+      );
+      expect(byName).to.deep.equal({
+        "ci-testrun-executor-browser": {
+          image: "ghcr.io/testrun/testrun-browser:0.1.0",
+          shm: { medium: "Memory", sizeLimit: "512Mi" },
+          tmp: { sizeLimit: "1Gi" },
+          kinds: ["browser"],
+          contexts: "4",
+          memoryLimit: "3Gi",
+        },
+        "ci-testrun-executor-http": {
+          image: "ghcr.io/testrun/testrun:0.1.0",
+          shm: undefined,
+          tmp: { sizeLimit: "64Mi" },
+          kinds: ["http"],
+          contexts: undefined,
+          memoryLimit: "768Mi",
+        },
+      });
+      for (const pool of pools) {
+        const name = pool.workload.object.metadata.name;
+        // Its own selector: no other Deployment's pods match it (an HPA or PDB would count them).
+        const selector = (pool.workload.object.spec as { selector: LabelSelector }).selector;
+        const others = chart
+          .workloads()
+          .filter((w) => w.object.metadata.name !== name && selectorMatches(selector, w.labels));
+        expect(
+          others.map((w) => w.object.metadata.name),
+          `${name} selects`,
+        ).to.deep.equal([]);
+        expect(pool.container.envFrom?.[0]?.configMapRef?.name, `${name} ConfigMap`).to.equal(name);
+        const hpa = chart.find<IHorizontalPodAutoscaler>("HorizontalPodAutoscaler", name);
+        expect(hpa?.spec?.scaleTargetRef.name, `${name} HPA`).to.equal(name);
+        const budget = chart.find<IPodDisruptionBudget>("PodDisruptionBudget", name);
+        expect(selectorMatches(budget?.spec?.selector ?? {}, pool.workload.labels), `${name} PDB`).to.equal(
+          true,
+        );
+      }
+      expect(
+        chart.find<IHorizontalPodAutoscaler>("HorizontalPodAutoscaler", "ci-testrun-executor-browser")?.spec,
+      ).to.include({ minReplicas: 1, maxReplicas: 10 });
+      // One Service, one ServiceAccount and one egress policy for the pools together.
+      expect(servicesOf(chart, "executor")).to.have.length(1);
+      const egress = chart.find<INetworkPolicy>("NetworkPolicy", `${release}-testrun-executor-egress`);
+      for (const pool of pools)
+        expect(selectorMatches(egress?.spec?.podSelector ?? {}, pool.workload.labels)).to.equal(true);
+    });
+
+    it("takes a pool's values over the executor's, and the browser image by digest", async () => {
+      const digest = `sha256:${"b".repeat(64)}`;
+      const chart = await render({
+        set: [
+          "components.executor.pools.quick.stepKinds=http",
+          "components.executor.pools.quick.concurrency=32",
+          "components.executor.pools.quick.env.LOG_LEVEL=debug",
+          "components.executor.pools.web.stepKinds=browser",
+          "components.executor.pools.web.browser.contexts=3",
+          `image.browserDigest=${digest}`,
+        ],
+      });
+      const [quick, web] = ["quick", "web"].map((pool) =>
+        componentContainers(chart, "executor").find(
+          (deployment) => deployment.workload.object.metadata.name === `ci-testrun-executor-${pool}`,
+        ),
+      );
+      expect(quick?.env.values).to.include({
+        CONCURRENCY: "32",
+        LOG_LEVEL: "debug",
+        EXECUTOR_STEP_KINDS: "http",
+      });
+      // The rest from components.executor.
+      expect(web?.env.values).to.include({ CONCURRENCY: "4", BROWSER_CONTEXTS: "3", LOG_LEVEL: "info" });
+      expect(web?.container.image).to.equal(`ghcr.io/testrun/testrun-browser:0.1.0@${digest}`);
+      expect(quick?.container.image).to.equal("ghcr.io/testrun/testrun:0.1.0");
+    });
+
+    const refusals = [
+      { set: ["components.executor.pools.api.stepKinds=http"], says: "no pool takes browser tests" },
+      { set: ["components.executor.stepKinds=browser"], says: "no pool takes http tests" },
+      { set: ["components.executor.pools.api.concurrency=2"], says: "stepKinds" },
+      { set: ["components.executor.pools.API.stepKinds=all"], says: "API" },
+      { set: ["components.executor.browser.contexts=0"], says: "contexts" },
+      {
+        set: ["components.executor.pools.web.stepKinds=all", "components.executor.pools.web.bogus=1"],
+        says: "bogus",
+      },
+    ];
+    for (const { set, says } of refusals) {
+      it(`refuses ${set.join(" ")}, saying ${says}`, async () => {
+        const result = await tryRenderChart(chartPath, { release, namespace, set });
+        expect(result.code, "helm template exit code").to.not.equal(0);
+        expect(result.stderr).to.contain(says);
+      });
+    }
   });
 
   describe("README.md", () => {

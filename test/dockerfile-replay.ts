@@ -7,6 +7,9 @@
  * (exec form), COPY (`--from=<stage>` or the build context; no globs, no other flags) and RUN
  * (a plain command line: no shell operators). The stage named `build` is the working copy itself:
  * its `npm ci` is the repository's own install, and its other RUN lines are run in the repository.
+ * One RUN of another form is understood: Debian packages installed from a Debian image's own
+ * archive (debianInstall below). This machine, which must run the same Debian release, stands in
+ * for them: the replay checks they are installed here, and records them.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -84,6 +87,45 @@ export interface ImageReplay {
   user: string | undefined;
   /** The final stage's COPY sources, by stage, as written. */
   copies: { from: string | undefined; sources: string[]; dest: string }[];
+  /** Debian packages the stage installs (debianInstall), as written. */
+  packages: string[];
+}
+
+/**
+ * The one way a stage may install Debian packages, in one layer that keeps no package lists:
+ * `apt-get update && apt-get install -y --no-install-recommends <packages> && rm -rf /var/lib/apt/lists/*`.
+ * Answers the packages, or undefined for any other command.
+ */
+export function debianInstall(command: string): string[] | undefined {
+  const match =
+    /^apt-get update && apt-get install -y --no-install-recommends ((?:[a-z0-9][a-z0-9+.-]* ?)+) && rm -rf \/var\/lib\/apt\/lists\/\*$/.exec(
+      command.trim(),
+    );
+  return match?.[1]?.trim().split(" ");
+}
+
+/** Checks that this machine runs the Debian release of `image` and has `packages` installed. */
+async function checkDebianPackages(image: string, packages: string[], where: string): Promise<void> {
+  const release = /^VERSION_CODENAME=(\w+)$/m.exec(
+    await readFile("/etc/os-release", "utf8").catch(() => ""),
+  )?.[1];
+  if (!release || !image.includes(release))
+    throw new Error(
+      `${where}: ${image} installs Debian packages; the replay needs a machine of the same Debian release (this is ${release ?? "not Debian"})`,
+    );
+  const missing: string[] = [];
+  // dpkg-query's own format placeholder, not a template.
+  const statusFormat = "-f=$" + "{Status}";
+  for (const name of packages) {
+    const status = await new Promise<string>((resolve) =>
+      execFile("dpkg-query", ["-W", statusFormat, name], (error, stdout) => resolve(error ? "" : stdout)),
+    );
+    if (status !== "install ok installed") missing.push(name);
+  }
+  if (missing.length > 0)
+    throw new Error(
+      `${where}: this machine stands in for the image's Debian packages, and lacks ${missing.join(", ")}: apt-get install -y --no-install-recommends ${missing.join(" ")} (scripts/install-prerequisites.sh does)`,
+    );
 }
 
 export interface ReplayOptions {
@@ -106,11 +148,25 @@ interface StageFs {
   host: string;
 }
 
+/** The image the Dockerfile builds by default (its last stage), laid out in a folder. */
 export async function replayDockerfile(stages: Stage[], options: ReplayOptions): Promise<ImageReplay> {
-  const filesystems = new Map<string, StageFs>();
   const final = stages.at(-1);
   if (!final) throw new Error("the Dockerfile has no stage");
-  let image: ImageReplay | undefined;
+  const images = await replayTargets(stages, options, [final.name]);
+  return images.get(final.name) as ImageReplay;
+}
+
+/** The images of several targets (`docker build --target <name>`), laid out in one pass. */
+export async function replayTargets(
+  stages: Stage[],
+  options: ReplayOptions,
+  targets: readonly string[],
+): Promise<Map<string, ImageReplay>> {
+  const filesystems = new Map<string, StageFs>();
+  const images = new Map<string, ImageReplay>();
+  for (const target of targets)
+    if (!stages.some((stage) => stage.name === target))
+      throw new Error(`the Dockerfile has no stage ${target}`);
 
   for (const stage of stages) {
     const workdir = stage.instructions.find((i) => i.op === "WORKDIR")?.args ?? "/";
@@ -142,6 +198,7 @@ export async function replayDockerfile(stages: Stage[], options: ReplayOptions):
       env: {},
       user: undefined,
       copies: [],
+      packages: [],
     };
     for (const instruction of stage.instructions) {
       const where = `Dockerfile line ${instruction.line} (${instruction.op})`;
@@ -196,6 +253,12 @@ export async function replayDockerfile(stages: Stage[], options: ReplayOptions):
           break;
         }
         case "RUN": {
+          const packages = debianInstall(instruction.args);
+          if (packages && stage.name !== "build") {
+            await checkDebianPackages(stage.from, packages, where);
+            replay.packages.push(...packages);
+            break;
+          }
           if (/[&|;<>`$()]/.test(instruction.args)) throw new Error(`${where}: the replay runs no shell`);
           const [command = "", ...args] = instruction.args.split(/\s+/);
           const isNpmCi = command === "npm" && args[0] === "ci";
@@ -213,10 +276,9 @@ export async function replayDockerfile(stages: Stage[], options: ReplayOptions):
           throw new Error(`${where}: the replay does not know this instruction`);
       }
     }
-    if (stage === final) image = replay;
+    if (targets.includes(stage.name)) images.set(stage.name, replay);
   }
-  if (!image) throw new Error("no final stage");
-  return image;
+  return images;
 }
 
 /**

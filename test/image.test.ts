@@ -26,9 +26,12 @@ import {
 import { expect } from "chai";
 import { redisUsers, services } from "../scripts/services.js";
 import { systemServices } from "../scripts/system.js";
-import { type ImageReplay, parseDockerfile, replayDockerfile } from "./dockerfile-replay.js";
+import { type ImageReplay, parseDockerfile, replayTargets } from "./dockerfile-replay.js";
 
 const runtimeBase = "gcr.io/distroless/nodejs24-debian12:nonroot";
+/** The browser image's base (--target browser) and the Debian packages it adds. */
+const browserBase = "node:24-bookworm-slim";
+const browserPackages = ["chromium", "fonts-liberation", "fonts-noto-core", "fonts-noto-color-emoji"];
 /** Where the runtime base image has node. */
 const imageNode = "/nodejs/bin/node";
 /** Dev dependencies that would show a dev install leaked into the image. */
@@ -45,6 +48,8 @@ const telltaleDevPackages = [
 describe("the container image (deploy/Dockerfile, replayed without a container engine)", () => {
   let scratch: string;
   let image: ImageReplay;
+  /** The browser image: `docker build --target browser`. */
+  let browserImage: ImageReplay;
   let workspacePackages: string[];
   /** Packages with a web app (services/<pkg>/web/vite.config.*): the image holds its web-build/. */
   let webPackages: string[];
@@ -56,12 +61,19 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
     // The image's user must be able to enter the folder, as it can /app.
     await chmod(scratch, 0o755);
     const stages = parseDockerfile(await readFile(join(repoRoot, "deploy/Dockerfile"), "utf8"));
-    image = await replayDockerfile(stages, {
-      context: repoRoot,
-      scratch,
-      npmCiExtraArgs: ["--prefer-offline"],
-      runCache: join(repoRoot, "node_modules/.cache/image-replay"),
-    });
+    const finalStage = stages.at(-1)?.name ?? "";
+    const images = await replayTargets(
+      stages,
+      {
+        context: repoRoot,
+        scratch,
+        npmCiExtraArgs: ["--prefer-offline"],
+        runCache: join(repoRoot, "node_modules/.cache/image-replay"),
+      },
+      [finalStage, "browser"],
+    );
+    image = images.get(finalStage) as ImageReplay;
+    browserImage = images.get("browser") as ImageReplay;
     workspacePackages = (await readdir(join(repoRoot, "services"), { withFileTypes: true }))
       .filter(
         (entry) => entry.isDirectory() && existsSync(join(repoRoot, "services", entry.name, "package.json")),
@@ -94,11 +106,11 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
       ...(asImageUser && { uid, gid: gid ?? uid }),
     };
   };
-  /** The environment a container of the image starts with, plus the service's own. */
-  const containerEnv = (env: Record<string, string>) => ({
+  /** The environment a container of an image (the default one unless given) starts with, plus the service's own. */
+  const containerEnv = (env: Record<string, string>, of: ImageReplay = image) => ({
     PATH: "/usr/local/bin:/usr/bin:/bin",
     HOME: "/home/nonroot",
-    ...image.env,
+    ...of.env,
     ...env,
   });
 
@@ -236,6 +248,63 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
     expect(stderr).to.contain('unknown service "no-such-service"');
     const listed = /^services: (.*)$/m.exec(stderr)?.[1]?.split(", ");
     expect(listed?.sort(), "the launcher's services").to.deep.equal(systemServices.map((s) => s.name).sort());
+  });
+
+  describe("the browser image (--target browser)", () => {
+    it("is Node 24 on Debian 12 with Debian's chromium and fonts, the default image's /app, as user 65532", async () => {
+      expect(browserImage.base).to.equal(browserBase);
+      expect(browserImage.packages).to.deep.equal(browserPackages);
+      expect(browserImage.user).to.equal("65532:65532");
+      expect(browserImage.workdir).to.equal("/app");
+      expect(browserImage.entrypoint).to.deep.equal([
+        "/usr/local/bin/node",
+        "/app/services/kit/dist/launch.js",
+      ]);
+      expect(browserImage.env).to.deep.equal({ ...image.env, HOME: "/tmp" });
+      // The same files as the default image's /app; and the default image installs nothing.
+      expect(await listFiles(browserImage.root)).to.deep.equal(await listFiles(image.root));
+      expect(image.packages, "packages of the default image").to.deep.equal([]);
+    });
+
+    it("runs the executor's playwright-core from /app with the image's chromium as user 65532: Arial pages in Liberation Sans, emoji and Devanagari in Noto", async function () {
+      this.timeout(60_000);
+      // Each element's text as chromium renders it: the platform font it used (DevTools' CSS domain).
+      const script = `
+        import { chromium } from "playwright-core";
+        const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+        const page = await browser.newPage();
+        await page.setContent('<p id="arial" style="font-family: Arial">Sign in</p><p id="emoji">😀</p><p id="devanagari">नमस्ते</p>');
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send("DOM.enable");
+        await cdp.send("CSS.enable");
+        const { root } = await cdp.send("DOM.getDocument");
+        const used = {};
+        for (const id of ["arial", "emoji", "devanagari"]) {
+          const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector: "#" + id });
+          const { fonts } = await cdp.send("CSS.getPlatformFontsForNode", { nodeId });
+          used[id] = fonts.map((font) => font.familyName);
+        }
+        await browser.close();
+        console.log(JSON.stringify(used));`;
+      const [uid, gid] = (browserImage.user ?? "").split(":").map(Number);
+      const asImageUser = process.getuid?.() === 0;
+      const child = spawn(process.execPath, ["--input-type=module", "--eval", script], {
+        cwd: browserImage.root,
+        env: containerEnv({}, browserImage),
+        stdio: ["ignore", "pipe", "pipe"],
+        ...(asImageUser && { uid, gid }),
+      });
+      let output = "";
+      child.stdout.on("data", (chunk) => (output += chunk));
+      child.stderr.on("data", (chunk) => (output += chunk));
+      const [code] = await once(child, "close");
+      expect(code, output).to.equal(0);
+      expect(JSON.parse(output.trim().split("\n").at(-1) ?? "{}")).to.deep.equal({
+        arial: ["Liberation Sans"],
+        emoji: ["Noto Color Emoji"],
+        devanagari: ["Noto Sans Devanagari"],
+      });
+    });
   });
 
   it("runs testrunctl", async () => {

@@ -163,17 +163,25 @@ export class RenderedChart {
 
   /** The Deployment of a component (by its component label), its pod template and its main container. */
   component(name: string): { workload: Workload; container: IContainer } {
+    const deployments = this.deployments(name);
+    if (deployments.length !== 1)
+      throw new Error(`expected one Deployment of component ${name}, found ${deployments.length}`);
+    return deployments[0] as { workload: Workload; container: IContainer };
+  }
+
+  /** Every Deployment of a component (executor pools are several), each with its main container; at least one. */
+  deployments(name: string): { workload: Workload; container: IContainer }[] {
     const matches = this.workloads().filter((workload) => workload.identity === name);
-    if (matches.length !== 1)
-      throw new Error(`expected one Deployment of component ${name}, found ${matches.length}`);
-    const workload = matches[0] as Workload;
-    const containers = workload.spec.containers.filter((container) => container.args?.[0] === name);
-    if (containers.length !== 1) {
-      throw new Error(
-        `Deployment ${workload.object.metadata.name}: expected one container with args ["${name}"]`,
-      );
-    }
-    return { workload, container: containers[0] as IContainer };
+    if (matches.length === 0) throw new Error(`no Deployment of component ${name}`);
+    return matches.map((workload) => {
+      const containers = workload.spec.containers.filter((container) => container.args?.[0] === name);
+      if (containers.length !== 1) {
+        throw new Error(
+          `Deployment ${workload.object.metadata.name}: expected one container with args ["${name}"]`,
+        );
+      }
+      return { workload, container: containers[0] as IContainer };
+    });
   }
 
   /** Resolves env, envFrom and valueFrom against the rendered ConfigMaps and Secrets. */

@@ -4,7 +4,14 @@
 // anyone can run, can touch nothing but the test stream: not the verified-key cache (it could
 // otherwise file a key of its own making), not the gateway's counters, not the tests of others.
 import { Buffer } from "node:buffer";
-import { accessEpochKey, executorGroup, fingerprintOf, keyCacheKey, testStream } from "@testrun/kit";
+import {
+  accessEpochKey,
+  executorGroup,
+  fingerprintOf,
+  keyCacheKey,
+  testStream,
+  testStreams,
+} from "@testrun/kit";
 import {
   componentRedisUrl,
   createRedisUsers,
@@ -60,6 +67,19 @@ const probes: { command: (string | number)[]; allowed: readonly Component[] }[] 
   { command: ["XGROUP", "DESTROY", testStream, executorGroup], allowed: [] },
   { command: ["XRANGE", testStream, "-", "+"], allowed: [] },
   { command: ["DEL", testStream], allowed: [] },
+  // The stream of tests with browser steps: the same rights as the other one.
+  { command: ["XADD", testStreams.browser, "*", "dispatch", "x"], allowed: ["runs"] },
+  {
+    command: ["XGROUP", "CREATE", testStreams.browser, executorGroup, "0", "MKSTREAM"],
+    allowed: ["executor"],
+  },
+  {
+    command: ["XREADGROUP", "GROUP", executorGroup, "probe", "COUNT", 1, "STREAMS", testStreams.browser, ">"],
+    allowed: ["executor"],
+  },
+  { command: ["XACK", testStreams.browser, executorGroup, "0-1"], allowed: ["executor"] },
+  { command: ["XRANGE", testStreams.browser, "-", "+"], allowed: [] },
+  { command: ["XADD", "testrun:tests:other", "*", "dispatch", "x"], allowed: [] },
   // Run change notices: the runs service alone, and only on its channel.
   { command: ["PUBLISH", runChangesChannel, "run_x"], allowed: ["runs"] },
   // The access epoch: the catalog starts new ones, the runs service reads it.

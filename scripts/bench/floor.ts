@@ -172,7 +172,11 @@ async function startRun(projectId: string, testCaseIds: string[]): Promise<Start
   }
   await publishTests(
     redis,
-    tests.map((t) => create(TestDispatchSchema, { testResultId: t.id, runId, projectId })),
+    // The floor's tests are HTTP ones, as the bench's are.
+    tests.map((t) => ({
+      dispatch: create(TestDispatchSchema, { testResultId: t.id, runId, projectId }),
+      kind: "http",
+    })),
   );
   return {
     status: 201,

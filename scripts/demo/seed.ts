@@ -1,5 +1,6 @@
 // Seeds the demo organization `make run` prints a key for: a project with two environments, the
-// test cases of test-cases.yaml, a smoke plan, the demo login variables, 1,000 credits and an API key.
+// test cases of test-cases.yaml (HTTP) and browser-test-cases.yaml (browser steps, tagged browser),
+// a smoke plan, the demo login variables, 1,000 credits and an API key.
 import { readFileSync } from "node:fs";
 import {
   createCliContext,
@@ -14,8 +15,14 @@ import {
   setVariable,
 } from "@testrun/cli";
 
-/** The demo target's login, stored in the demo project as the variables DEMO_USER / DEMO_PASSWORD. */
-export const demoCredentials = { user: "demo", password: "demo-password" };
+/**
+ * The demo target's login, stored in the demo project as the variables DEMO_USER, DEMO_PASSWORD
+ * and DEMO_EMAIL (what its web app's sign-in form takes).
+ */
+export const demoCredentials = { user: "demo", password: "demo-password", email: "demo@demo.example" };
+
+/** The demo's test case files, in the order they are created. */
+const testCaseFiles = ["./test-cases.yaml", "./browser-test-cases.yaml"];
 
 export interface Demo {
   projectId: string;
@@ -34,10 +41,12 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
   const project = await createProject(ctx, { organizationId: organization?.id ?? "", name: "Demo project" });
   await createEnvironment(ctx, { projectId: project.id, name: "local", baseUrl: targetUrl, isDefault: true });
   await createEnvironment(ctx, { projectId: project.id, name: "unreachable", baseUrl: "http://127.0.0.1:9" });
-  const file = new URL("./test-cases.yaml", import.meta.url);
   await createTestCases(ctx, {
     projectId: project.id,
-    testCases: readTestCaseFile(readFileSync(file, "utf8"), file.pathname),
+    testCases: testCaseFiles.flatMap((name) => {
+      const file = new URL(name, import.meta.url);
+      return readTestCaseFile(readFileSync(file, "utf8"), file.pathname);
+    }),
   });
   await createTestPlan(ctx, {
     projectId: project.id,
@@ -47,6 +56,7 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
   });
   await setVariable(ctx, { projectId: project.id, name: "DEMO_USER", value: demoCredentials.user });
   await setVariable(ctx, { projectId: project.id, name: "DEMO_PASSWORD", value: demoCredentials.password });
+  await setVariable(ctx, { projectId: project.id, name: "DEMO_EMAIL", value: demoCredentials.email });
   await grantCredits(ctx, {
     projectId: project.id,
     amount: 1000,

@@ -1,15 +1,19 @@
 {{/*
 The objects of one component, shared by all of them (templates/components.yaml renders each).
-Every template takes (dict "root" $ "name" "<component>").
+Every template takes (dict "root" $ "name" "<component>"); those of one Deployment (its ConfigMap,
+Deployment, HPA, PDB) also "pool" and "values" (testrun.workloads: an executor pool's, say).
 */}}
 
 {{- define "testrun.component.configMap" -}}
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: {{ include "testrun.name" . }}
+  name: {{ include "testrun.workloadName" . }}
   labels:
     {{- include "testrun.labels" . | nindent 4 }}
+    {{- with include "testrun.poolLabel" . }}
+    {{- . | nindent 4 }}
+    {{- end }}
 data:
   {{- include "testrun.config" . | nindent 2 }}
 {{- end -}}
@@ -74,15 +78,19 @@ failureThreshold: {{ .timing.failureThreshold }}
 
 {{- define "testrun.component.deployment" -}}
 {{- $root := .root -}}
-{{- $values := index $root.Values.components .name -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
 {{- $facts := fromYaml (include "testrun.facts" .) -}}
 {{- $probes := $root.Values.probes -}}
+{{- $browsers := include "testrun.runsBrowsers" . -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ include "testrun.name" . }}
+  name: {{ include "testrun.workloadName" . }}
   labels:
     {{- include "testrun.labels" . | nindent 4 }}
+    {{- with include "testrun.poolLabel" . }}
+    {{- . | nindent 4 }}
+    {{- end }}
 spec:
   {{- if not (include "testrun.autoscaled" .) }}
   replicas: {{ int $values.replicas }}
@@ -90,7 +98,7 @@ spec:
   revisionHistoryLimit: 5
   selector:
     matchLabels:
-      {{- include "testrun.selectorLabels" . | nindent 6 }}
+      {{- include "testrun.workloadSelectorLabels" . | nindent 6 }}
   strategy:
     type: RollingUpdate
     rollingUpdate:
@@ -101,6 +109,9 @@ spec:
     metadata:
       labels:
         {{- include "testrun.labels" . | nindent 8 }}
+        {{- with include "testrun.poolLabel" . }}
+        {{- . | nindent 8 }}
+        {{- end }}
         {{- with $values.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -144,7 +155,7 @@ spec:
       {{- end }}
       containers:
         - name: {{ .name }}
-          image: {{ include "testrun.image" $root }}
+          image: {{ include "testrun.workloadImage" . }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           args: [{{ .name | quote }}]
           ports:
@@ -158,7 +169,7 @@ spec:
               protocol: TCP
           envFrom:
             - configMapRef:
-                name: {{ include "testrun.name" . }}
+                name: {{ include "testrun.workloadName" . }}
           env:
             {{- include "testrun.secretEnv" . | trim | nindent 12 }}
             {{- with $facts.podNameVariable }}
@@ -179,24 +190,35 @@ spec:
             {{- include "testrun.containerSecurityContext" $root | nindent 12 }}
           volumeMounts:
             {{- include "testrun.tmpMount" . | nindent 12 }}
+            {{- if $browsers }}
+            {{- include "testrun.shmMount" . | nindent 12 }}
+            {{- end }}
       volumes:
+        {{- if $browsers }}
+        {{- include "testrun.tmpVolume" (dict "tmpSizeLimit" $values.browser.tmpSizeLimit) | nindent 8 }}
+        {{- include "testrun.shmVolume" (dict "sizeLimit" $values.browser.shmSizeLimit) | nindent 8 }}
+        {{- else }}
         {{- include "testrun.tmpVolume" . | nindent 8 }}
+        {{- end }}
 {{- end -}}
 
 {{- define "testrun.component.hpa" -}}
-{{- $values := index .root.Values.components .name -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
 {{- $scaling := $values.autoscaling -}}
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
-  name: {{ include "testrun.name" . }}
+  name: {{ include "testrun.workloadName" . }}
   labels:
     {{- include "testrun.labels" . | nindent 4 }}
+    {{- with include "testrun.poolLabel" . }}
+    {{- . | nindent 4 }}
+    {{- end }}
 spec:
   scaleTargetRef:
     apiVersion: apps/v1
     kind: Deployment
-    name: {{ include "testrun.name" . }}
+    name: {{ include "testrun.workloadName" . }}
   minReplicas: {{ int $scaling.minReplicas }}
   maxReplicas: {{ int $scaling.maxReplicas }}
   metrics:
@@ -224,14 +246,17 @@ spec:
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
-  name: {{ include "testrun.name" . }}
+  name: {{ include "testrun.workloadName" . }}
   labels:
     {{- include "testrun.labels" . | nindent 4 }}
+    {{- with include "testrun.poolLabel" . }}
+    {{- . | nindent 4 }}
+    {{- end }}
 spec:
   maxUnavailable: {{ .root.Values.podDisruptionBudget.maxUnavailable }}
   selector:
     matchLabels:
-      {{- include "testrun.selectorLabels" . | nindent 6 }}
+      {{- include "testrun.workloadSelectorLabels" . | nindent 6 }}
 {{- end -}}
 
 {{/* A pod selector for several components (or other parts) of this release. */}}

@@ -109,6 +109,67 @@ which names the component's own Redis user: REDIS_URL_<NAME>. (dict "name" "keys
 {{- printf "%s-%s" (include "testrun.fullname" .root) .name -}}
 {{- end -}}
 
+{{/*
+The Deployments of a component, as a YAML list of {pool, values}: one (pool "") with the
+component's values; for the executor, one per entry of components.executor.pools when it names
+any, each with the executor's values under the pool's own (docs/scaling.md, "Executor pools").
+*/}}
+{{- define "testrun.workloads" -}}
+{{- $values := index .root.Values.components .name -}}
+{{- $workloads := list -}}
+{{- if and (eq .name "executor") $values.pools -}}
+{{- $base := omit $values "pools" -}}
+{{- range $pool, $overrides := $values.pools -}}
+{{- $workloads = append $workloads (dict "pool" $pool "values" (mergeOverwrite (deepCopy $base) (deepCopy $overrides))) -}}
+{{- end -}}
+{{- else -}}
+{{- $workloads = append $workloads (dict "pool" "" "values" (omit $values "pools")) -}}
+{{- end -}}
+{{- toYaml $workloads -}}
+{{- end -}}
+
+{{/*
+The values of one Deployment: its executor pool's when the context has them, else the component's:
+(dict "root" $ "name" "executor" ["pool" "browser" "values" {...}]).
+*/}}
+{{- define "testrun.values" -}}
+{{- $values := .values | default (index .root.Values.components .name) -}}
+{{- if not $values -}}
+{{- fail (include "testrun.missingComponent" .name) -}}
+{{- end -}}
+{{- toYaml $values -}}
+{{- end -}}
+
+{{- define "testrun.missingComponent" -}}
+components.{{ . }} is missing from the values: every service of services.yaml needs its entry (copy another component's in values.yaml)
+{{- end -}}
+
+{{/* The name of one Deployment (and its ConfigMap, HPA, PDB): the component's, -<pool> for a pool. */}}
+{{- define "testrun.workloadName" -}}
+{{- include "testrun.name" . -}}{{- with .pool -}}-{{ . }}{{- end -}}
+{{- end -}}
+
+{{/* The label that tells executor pools apart (in their selectors, so that no two Deployments overlap). */}}
+{{- define "testrun.poolLabel" -}}
+{{- with .pool -}}
+testrun/executor-pool: {{ . }}
+{{- end -}}
+{{- end -}}
+
+{{/* The selector of one Deployment's pods: the component's, and its pool's label. */}}
+{{- define "testrun.workloadSelectorLabels" -}}
+{{ include "testrun.selectorLabels" . }}
+{{- with include "testrun.poolLabel" . }}
+{{ . }}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether a Deployment's executors take browser tests (they then run chromium): "true" or "". */}}
+{{- define "testrun.runsBrowsers" -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
+{{- if and (eq .name "executor") (ne ($values.stepKinds | default "all") "http") -}}true{{- end -}}
+{{- end -}}
+
 {{- define "testrun.selectorLabels" -}}
 app.kubernetes.io/name: testrun
 app.kubernetes.io/instance: {{ .root.Release.Name }}
@@ -129,6 +190,21 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest -}}
 {{- else -}}
 {{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The image of one Deployment: the browser image for executors that take browser tests. */}}
+{{- define "testrun.workloadImage" -}}
+{{- $image := .root.Values.image -}}
+{{- if include "testrun.runsBrowsers" . -}}
+{{- $tag := $image.tag | default .root.Chart.AppVersion -}}
+{{- if $image.browserDigest -}}
+{{- printf "%s:%s@%s" $image.browserRepository $tag $image.browserDigest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.browserRepository $tag -}}
+{{- end -}}
+{{- else -}}
+{{- include "testrun.image" .root -}}
 {{- end -}}
 {{- end -}}
 
@@ -180,7 +256,7 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 */}}
 {{- define "testrun.config" -}}
 {{- $root := .root -}}
-{{- $values := index $root.Values.components .name -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
 {{- $facts := fromYaml (include "testrun.facts" .) -}}
 {{- $env := dict
   "LOG_LEVEL" $root.Values.config.logLevel
@@ -244,6 +320,10 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- if eq .name "executor" -}}
 {{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
 {{- $_ := set $env "CONCURRENCY" (toString (int $values.concurrency)) -}}
+{{- $_ := set $env "EXECUTOR_STEP_KINDS" ($values.stepKinds | default "all") -}}
+{{- if include "testrun.runsBrowsers" . -}}
+{{- $_ := set $env "BROWSER_CONTEXTS" (toString (int $values.browser.contexts)) -}}
+{{- end -}}
 {{- $egress := $root.Values.egress -}}
 {{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (concat $egress.podCidrs $egress.serviceCidrs $egress.denyCidrs)) -}}
 {{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
@@ -307,7 +387,23 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
 {{- define "testrun.tmpVolume" -}}
 - name: tmp
   emptyDir:
-    sizeLimit: 64Mi
+    sizeLimit: {{ .tmpSizeLimit | default "64Mi" }}
+{{- end -}}
+
+{{/*
+chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container's own /dev/shm is
+64 MiB, too little for a browser). What it holds counts against the container's memory limit.
+*/}}
+{{- define "testrun.shmVolume" -}}
+- name: shm
+  emptyDir:
+    medium: Memory
+    sizeLimit: {{ .sizeLimit }}
+{{- end -}}
+
+{{- define "testrun.shmMount" -}}
+- name: shm
+  mountPath: /dev/shm
 {{- end -}}
 
 {{- define "testrun.tmpMount" -}}
@@ -387,24 +483,37 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
 {{- end -}}
 {{- range $name := $names -}}
 {{- if not (hasKey $.Values.components $name) -}}
-{{- fail (printf "components.%s is missing from the values: every service of services.yaml needs its entry (copy another component's in values.yaml)" $name) -}}
+{{- fail (include "testrun.missingComponent" $name) -}}
 {{- end -}}
-{{- $a := (index $.Values.components $name).autoscaling -}}
+{{- range $workload := fromYamlArray (include "testrun.workloads" (dict "root" $ "name" $name)) -}}
+{{- $a := $workload.values.autoscaling -}}
 {{- if and $.Values.autoscaling.enabled $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
-{{- fail (printf "components.%s.autoscaling.minReplicas is above maxReplicas" $name) -}}
+{{- fail (printf "components.%s%s.autoscaling.minReplicas is above maxReplicas" $name (ternary (printf ".pools.%s" $workload.pool) "" (ne $workload.pool ""))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- /* Every kind of test needs executors that take it, or its tests wait until the dispatch deadline. */ -}}
+{{- $kinds := list -}}
+{{- range $workload := fromYamlArray (include "testrun.workloads" (dict "root" . "name" "executor")) -}}
+{{- $kind := $workload.values.stepKinds | default "all" -}}
+{{- $kinds = concat $kinds (ternary (list "http" "browser") (list $kind) (eq $kind "all")) -}}
+{{- end -}}
+{{- range $kind := list "http" "browser" -}}
+{{- if not (has $kind $kinds) -}}
+{{- fail (printf "components.executor.pools: no pool takes %s tests (give one stepKinds %s or all), so they would wait until the dispatch deadline and be skipped (see docs/scaling.md, Executor pools)" $kind $kind) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/* Whether an HPA scales a component. */}}
 {{- define "testrun.autoscaled" -}}
-{{- $values := index .root.Values.components .name -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
 {{- if and .root.Values.autoscaling.enabled $values.autoscaling.enabled -}}true{{- end -}}
 {{- end -}}
 
 {{/* The fewest replicas a component runs: its replicas, or its HPA's minimum. */}}
 {{- define "testrun.minReplicas" -}}
-{{- $values := index .root.Values.components .name -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
 {{- if include "testrun.autoscaled" . -}}
 {{- int $values.autoscaling.minReplicas -}}
 {{- else -}}
@@ -421,7 +530,7 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
   whenUnsatisfiable: {{ $.root.Values.topologySpread.whenUnsatisfiable }}
   labelSelector:
     matchLabels:
-      {{- include "testrun.selectorLabels" $ | nindent 6 }}
+      {{- include "testrun.workloadSelectorLabels" $ | nindent 6 }}
   # Counts only the pods of the same revision, so a rolling update is spread too.
   matchLabelKeys: [pod-template-hash]
 {{- end }}

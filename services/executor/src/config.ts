@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { baseConfigSchema, portVar, redisUrl, serviceUrl } from "@testrun/kit";
+import { baseConfigSchema, portVar, redisUrl, serviceUrl, testKinds } from "@testrun/kit";
 import { z } from "zod";
 import { type Cidr, parseAllowList, parseCidrList } from "./egress/policy.js";
 
@@ -96,6 +96,15 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
     .min(1024 * 1024)
     .max(256 * 1024 * 1024)
     .default(32 * 1024 * 1024),
+  /**
+   * The tests this executor takes, by the kinds of step they have: `http` (tests of HTTP steps
+   * only), `browser` (tests with a browser step), or `all`. Separate pools (the chart's
+   * components.executor.pools) keep quick API tests from queueing behind browser tests.
+   */
+  EXECUTOR_STEP_KINDS: z
+    .enum(["all", ...testKinds])
+    .default("all")
+    .transform((kinds) => (kinds === "all" ? [...testKinds] : [kinds])),
   /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
   EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
 });

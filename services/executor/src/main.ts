@@ -20,7 +20,7 @@ await runService({
     const readBlockMs = 2_000;
     const reader = redis.duplicate({ commandTimeout: readBlockMs + redisCommandTimeoutMs });
     await reader.connect();
-    const queue = new TestQueue(reader, redis, name);
+    const queue = new TestQueue(reader, redis, name, config.EXECUTOR_STEP_KINDS);
     await queue.ensureGroup();
     // Every connection to an environment (reachability check, steps) goes through this guard.
     const egress = new EgressGuard(
@@ -51,7 +51,12 @@ await runService({
     });
     executor.start();
     logger.info(
-      { concurrency: config.CONCURRENCY, browserContexts: config.BROWSER_CONTEXTS, consumer: name },
+      {
+        concurrency: config.CONCURRENCY,
+        browserContexts: config.BROWSER_CONTEXTS,
+        consumer: name,
+        stepKinds: config.EXECUTOR_STEP_KINDS,
+      },
       "executor started",
     );
     // No new tests from SIGTERM on, drain or not; those in flight get SHUTDOWN_TIMEOUT_MS.

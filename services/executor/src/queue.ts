@@ -1,10 +1,16 @@
-// The executors' side of the test stream (contract in @testrun/kit dispatch.ts): one consumer
-// group, new entries read with XREADGROUP, entries of a dead consumer taken over with XAUTOCLAIM.
+// The executors' side of the test streams (contract in @testrun/kit dispatch.ts): one consumer
+// group per stream, new entries read with XREADGROUP, entries of a dead consumer taken over with
+// XAUTOCLAIM. An executor reads the streams of the kinds of test it takes (EXECUTOR_STEP_KINDS):
+// an HTTP-only pool never sees a browser test.
 import type { TestDispatch } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { decodeDispatch, executorGroup, testStream } from "@testrun/kit";
+import { decodeDispatch, executorGroup, type TestKind, testKinds, testStreams } from "@testrun/kit";
 import type { Redis } from "ioredis";
 
 export interface QueueEntry {
+  /**
+   * The entry's handle, `<kind>:<stream entry id>` (e.g. `browser:1764000000000-0`): what touch
+   * and ack take, since entries of two streams may share an id.
+   */
   id: string;
   /** Undefined when the entry is malformed: acknowledge it and move on. */
   dispatch: TestDispatch | undefined;
@@ -15,31 +21,53 @@ const isNoGroup = (error: unknown) => error instanceof Error && error.message.st
 const isUnblocked = (error: unknown) => error instanceof Error && error.message.startsWith("UNBLOCKED");
 
 export class TestQueue {
+  /** The streams read, in the order the kinds were given. */
+  readonly #streams: { kind: TestKind; stream: string }[];
+  /**
+   * Entries read beyond what the last read asked for (only when fewer were asked for than streams
+   * are read, and several streams answered at once): the next read hands them out first. They stay
+   * pending in the group meanwhile, so if this process dies they are taken over like any other.
+   */
+  readonly #held: QueueEntry[] = [];
+
   /**
    * @param reader a connection of its own: a blocking read holds its connection, and acks sent on
    *   the same one would wait behind it
    * @param commands the connection for everything else
+   * @param kinds the kinds of test this executor takes (default: every kind)
    */
   constructor(
     private readonly reader: Redis,
     private readonly commands: Redis,
     private readonly consumer: string,
-  ) {}
+    kinds: readonly TestKind[] = testKinds,
+  ) {
+    if (kinds.length === 0) throw new Error("an executor must take at least one kind of test");
+    this.#streams = [...new Set(kinds)].map((kind) => ({ kind, stream: testStreams[kind] }));
+  }
 
   /**
-   * Creates the group (and the stream) if missing. From "0": tests published before any executor
+   * Creates the groups (and the streams) if missing. From "0": tests published before any executor
    * started are read too.
    */
   async ensureGroup(): Promise<void> {
-    try {
-      await this.commands.call("XGROUP", "CREATE", testStream, executorGroup, "0", "MKSTREAM");
-    } catch (error) {
-      if (!(error instanceof Error && error.message.startsWith("BUSYGROUP"))) throw error;
+    for (const { stream } of this.#streams) {
+      try {
+        await this.commands.call("XGROUP", "CREATE", stream, executorGroup, "0", "MKSTREAM");
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith("BUSYGROUP"))) throw error;
+      }
     }
   }
 
-  /** Waits up to `blockMs` for at most `count` new entries. */
+  /**
+   * Waits up to `blockMs` for at most `count` new entries. With several streams, each gives at most
+   * its share of `count` (at least one), so one kind's backlog cannot take every free slot while
+   * the other kind's tests wait.
+   */
   read(count: number, blockMs: number): Promise<QueueEntry[]> {
+    if (this.#held.length > 0) return Promise.resolve(this.#held.splice(0, count));
+    const perStream = Math.max(1, Math.floor(count / this.#streams.length));
     return this.#withGroup(async () => {
       const reply = (await this.reader
         .callBuffer(
@@ -48,18 +76,22 @@ export class TestQueue {
           executorGroup,
           this.consumer,
           "COUNT",
-          count,
+          perStream,
           "BLOCK",
           blockMs,
           "STREAMS",
-          testStream,
-          ">",
+          ...this.#streams.map((s) => s.stream),
+          ...this.#streams.map(() => ">"),
         )
         .catch((error: unknown) => {
           if (isUnblocked(error)) return null;
           throw error;
         })) as StreamsReply | null;
-      return entriesOf(reply).map(toEntry);
+      const entries = streamsOf(reply).flatMap(([stream, streamEntries]) =>
+        streamEntries.map((entry) => this.#toEntry(this.#kindOf(stream.toString()), entry)),
+      );
+      this.#held.push(...entries.splice(count));
+      return entries;
     });
   }
 
@@ -71,29 +103,34 @@ export class TestQueue {
   takeOver(count: number, minIdleMs: number): Promise<QueueEntry[]> {
     return this.#withGroup(async () => {
       const entries: QueueEntry[] = [];
-      let cursor = "0-0";
-      do {
-        const [next, claimed] = (await this.commands.callBuffer(
-          "XAUTOCLAIM",
-          testStream,
-          executorGroup,
-          this.consumer,
-          minIdleMs,
-          cursor,
-          "COUNT",
-          count - entries.length,
-        )) as [Buffer, ([Buffer, Buffer[] | null] | null)[]];
-        cursor = next.toString();
-        // Entries deleted from the stream meanwhile come back without fields (or as nil).
-        for (const entry of claimed) if (entry?.[1]) entries.push(toEntry(entry as [Buffer, Buffer[]]));
-      } while (cursor !== "0-0" && entries.length < count);
+      for (const { kind, stream } of this.#streams) {
+        let cursor = "0-0";
+        do {
+          if (entries.length >= count) return entries;
+          const [next, claimed] = (await this.commands.callBuffer(
+            "XAUTOCLAIM",
+            stream,
+            executorGroup,
+            this.consumer,
+            minIdleMs,
+            cursor,
+            "COUNT",
+            count - entries.length,
+          )) as [Buffer, ([Buffer, Buffer[] | null] | null)[]];
+          cursor = next.toString();
+          // Entries deleted from the stream meanwhile come back without fields (or as nil).
+          for (const entry of claimed)
+            if (entry?.[1]) entries.push(this.#toEntry(kind, entry as [Buffer, Buffer[]]));
+        } while (cursor !== "0-0");
+      }
       return entries;
     });
   }
 
   /** Resets an entry's idle time, so a live test is not taken over while its executor works on it. */
   async touch(id: string): Promise<void> {
-    await this.commands.call("XCLAIM", testStream, executorGroup, this.consumer, 0, id, "JUSTID");
+    const { stream, entryId } = this.#locate(id);
+    await this.commands.call("XCLAIM", stream, executorGroup, this.consumer, 0, entryId, "JUSTID");
   }
 
   /** Ends a blocking read at once (it rejects) and closes the reading connection. */
@@ -106,16 +143,17 @@ export class TestQueue {
    * is of no use to anyone, and the stream holds only outstanding work instead of growing for ever.
    */
   async ack(id: string): Promise<void> {
+    const { stream, entryId } = this.#locate(id);
     const results = await this.commands
       .multi()
-      .call("XACK", testStream, executorGroup, id)
-      .call("XDEL", testStream, id)
+      .call("XACK", stream, executorGroup, entryId)
+      .call("XDEL", stream, entryId)
       .exec();
     const failed = results?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
   }
 
-  /** Runs a group command, recreating the group once when the stream or group vanished (FLUSHALL). */
+  /** Runs a group command, recreating the groups once when a stream or group vanished (FLUSHALL). */
   async #withGroup<T>(command: () => Promise<T>): Promise<T> {
     try {
       return await command();
@@ -125,19 +163,39 @@ export class TestQueue {
       return command();
     }
   }
-}
 
-function toEntry([id, fields]: [Buffer, Buffer[]]): QueueEntry {
-  return { id: id.toString(), dispatch: decodeDispatch(fields) };
+  #toEntry(kind: TestKind, [id, fields]: [Buffer, Buffer[]]): QueueEntry {
+    return { id: `${kind}:${id.toString()}`, dispatch: decodeDispatch(fields) };
+  }
+
+  #kindOf(stream: string): TestKind {
+    const found = this.#streams.find((candidate) => candidate.stream === stream);
+    if (!found) throw new Error(`XREADGROUP answered for a stream not read: ${stream}`);
+    return found.kind;
+  }
+
+  /** The stream and stream entry id of a handle made by #toEntry. */
+  #locate(id: string): { stream: string; entryId: string } {
+    const colon = id.indexOf(":");
+    const kind = id.slice(0, colon) as TestKind;
+    if (colon < 0 || !testKinds.includes(kind)) throw new Error(`not a queue entry handle: ${id}`);
+    return { stream: testStreams[kind], entryId: id.slice(colon + 1) };
+  }
 }
 
 type StreamEntries = [Buffer, Buffer[]][];
-/** XREADGROUP's reply: pairs of stream and entries (RESP2), or one flat stream-entries map (RESP3). */
-type StreamsReply = [Buffer, StreamEntries][] | [Buffer, StreamEntries];
+/**
+ * XREADGROUP's reply: pairs of stream and entries (RESP2), or one flat map of streams and their
+ * entries (RESP3: stream, entries, stream, entries, …).
+ */
+type StreamsReply = [Buffer, StreamEntries][] | (Buffer | StreamEntries)[];
 
-/** The entries of the one stream read, whichever protocol version the connection speaks. */
-function entriesOf(reply: StreamsReply | null): StreamEntries {
+/** Each stream read with its entries, whichever protocol version the connection speaks. */
+function streamsOf(reply: StreamsReply | null): [Buffer, StreamEntries][] {
   if (!reply || reply.length === 0) return [];
-  if (Buffer.isBuffer(reply[0])) return (reply[1] as StreamEntries | undefined) ?? [];
-  return (reply as [Buffer, StreamEntries][])[0]?.[1] ?? [];
+  if (!Buffer.isBuffer(reply[0])) return reply as [Buffer, StreamEntries][];
+  const pairs: [Buffer, StreamEntries][] = [];
+  for (let i = 0; i + 1 < reply.length; i += 2)
+    pairs.push([reply[i] as Buffer, (reply[i + 1] as StreamEntries | undefined) ?? []]);
+  return pairs;
 }

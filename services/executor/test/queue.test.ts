@@ -4,7 +4,15 @@
 // service.
 import { create } from "@bufbuild/protobuf";
 import { TestDispatchSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { connectRedis, executorGroup, newId, publishTests, testStream } from "@testrun/kit";
+import {
+  connectRedis,
+  executorGroup,
+  newId,
+  publishTests,
+  type TestKind,
+  testStream,
+  testStreams,
+} from "@testrun/kit";
 import {
   componentRedisUrl,
   createRedisUsers,
@@ -18,6 +26,7 @@ import { expect } from "chai";
 import type { Redis } from "ioredis";
 import { redisUsers } from "../../../scripts/services.js";
 import { testTokens } from "../../kit/test/helpers.js";
+import { TestQueue } from "../src/queue.js";
 
 describe("executor process and the test queue", () => {
   let server: ThrowawayServer;
@@ -60,8 +69,8 @@ describe("executor process and the test queue", () => {
       },
     );
   };
-  const pending = async () => {
-    const [count, , , consumers] = (await redis.xpending(testStream, executorGroup)) as [
+  const pending = async (stream = testStream) => {
+    const [count, , , consumers] = (await redis.xpending(stream, executorGroup)) as [
       number,
       string,
       string,
@@ -69,8 +78,23 @@ describe("executor process and the test queue", () => {
     ];
     return { count, consumers: (consumers ?? []).map(([name]) => name) };
   };
-  const dispatch = () =>
-    create(TestDispatchSchema, { testResultId: newId("tr"), runId: newId("run"), projectId: newId("prj") });
+  /** A test for the queue of `kind` (HTTP-only by default). */
+  const queued = (kind: TestKind = "http") => ({
+    dispatch: create(TestDispatchSchema, {
+      testResultId: newId("tr"),
+      runId: newId("run"),
+      projectId: newId("prj"),
+    }),
+    kind,
+  });
+  /** Resolves when the executor tried (and, with the runs service down, failed) to claim a test of `kind`. */
+  const handled = (kind: TestKind) =>
+    logged("test handling failed", (entry) => String(entry.entry).startsWith(`${kind}:`));
+  /** The consumer groups of a stream (none when nobody read it). */
+  const groupsOf = async (stream: string) => {
+    if ((await redis.exists(stream)) === 0) return [];
+    return ((await redis.xinfo("GROUPS", stream)) as unknown[][]).map((group) => group[1]);
+  };
 
   before(async () => {
     server = await startThrowawayRedis();
@@ -90,7 +114,7 @@ describe("executor process and the test queue", () => {
   });
 
   it("creates the consumer group at start, and tests published before it are read", async () => {
-    await publishTests(redis, [dispatch()]);
+    await publishTests(redis, [queued()]);
     await start();
     await logged("test handling failed");
     const groups = (await redis.xinfo("GROUPS", testStream)) as unknown[][];
@@ -101,7 +125,7 @@ describe("executor process and the test queue", () => {
     await start();
     await redis.xadd(testStream, "*", "dispatch", "not a protobuf");
     await logged("dropped a malformed queue entry");
-    await publishTests(redis, [dispatch()]);
+    await publishTests(redis, [queued()]);
     await logged("test handling failed");
     const { count, consumers } = await pending();
     expect(count).to.equal(1);
@@ -111,7 +135,7 @@ describe("executor process and the test queue", () => {
   });
 
   it("takes over what a dead executor read but never acknowledged, once idle for a lease", async () => {
-    await publishTests(redis, [dispatch()]);
+    await publishTests(redis, [queued()]);
     await redis.xgroup("CREATE", testStream, executorGroup, "0", "MKSTREAM");
     await redis.xreadgroup("GROUP", executorGroup, "dead-executor", "COUNT", 10, "STREAMS", testStream, ">");
     expect((await pending()).consumers).to.deep.equal(["dead-executor"]);
@@ -126,19 +150,149 @@ describe("executor process and the test queue", () => {
 
   it("keeps reading after Redis lost the stream and its group (FLUSHALL)", async () => {
     await start();
-    await publishTests(redis, [dispatch()]);
+    await publishTests(redis, [queued()]);
     await logged("test handling failed");
     await redis.flushall();
     const [id] = await Promise.all([
       redis.xadd(testStream, "*", "dispatch", "garbage after the flush"),
       // The next read finds no group and creates it again, from the start of the new stream.
     ]);
-    await logged("dropped a malformed queue entry", (entry) => entry.entry === id);
+    await logged("dropped a malformed queue entry", (entry) => entry.entry === `http:${id}`);
     expect((await pending()).count).to.equal(0);
+  });
+
+  it("takes only HTTP tests with EXECUTOR_STEP_KINDS=http: it never reads the stream of browser tests", async () => {
+    await publishTests(redis, [queued("browser"), queued("http")]);
+    await start({ EXECUTOR_STEP_KINDS: "http" });
+    await logged("executor started", (entry) => JSON.stringify(entry.stepKinds) === '["http"]');
+    await handled("http");
+    // Never read: no group on the browser stream, whose entry waits for an executor that takes it.
+    expect(await groupsOf(testStreams.browser)).to.deep.equal([]);
+    expect(await redis.xlen(testStreams.browser)).to.equal(1);
+    expect((await pending(testStreams.http)).count).to.equal(1);
+  });
+
+  it("takes only browser tests with EXECUTOR_STEP_KINDS=browser", async () => {
+    await publishTests(redis, [queued("http"), queued("browser")]);
+    await start({ EXECUTOR_STEP_KINDS: "browser" });
+    await handled("browser");
+    expect(await groupsOf(testStreams.http)).to.deep.equal([]);
+    expect(await redis.xlen(testStreams.http)).to.equal(1);
+    expect((await pending(testStreams.browser)).count).to.equal(1);
+  });
+
+  it("takes both kinds by default, and drops a malformed entry of the browser stream", async () => {
+    await publishTests(redis, [queued("http"), queued("browser")]);
+    await start();
+    await logged("executor started", (entry) => JSON.stringify(entry.stepKinds) === '["http","browser"]');
+    await Promise.all([handled("http"), handled("browser")]);
+    expect((await pending(testStreams.http)).count).to.equal(1);
+    expect((await pending(testStreams.browser)).count).to.equal(1);
+    const id = await redis.xadd(testStreams.browser, "*", "dispatch", "not a protobuf");
+    await logged("dropped a malformed queue entry", (entry) => entry.entry === `browser:${id}`);
+    expect(await redis.xlen(testStreams.browser)).to.equal(1);
+  });
+
+  it("takes over what a dead executor left unacknowledged on the browser stream", async () => {
+    await publishTests(redis, [queued("browser")]);
+    await redis.xgroup("CREATE", testStreams.browser, executorGroup, "0", "MKSTREAM");
+    await redis.xreadgroup("GROUP", executorGroup, "dead", "COUNT", 10, "STREAMS", testStreams.browser, ">");
+    await start();
+    await logged("took over tests of a stopped executor");
+    await handled("browser");
+    const { consumers } = await pending(testStreams.browser);
+    expect(consumers).to.have.length(1);
+    expect(consumers[0]).to.not.equal("dead");
+  });
+
+  it("refuses an unknown EXECUTOR_STEP_KINDS, naming the kinds", async () => {
+    const error = await start({ EXECUTOR_STEP_KINDS: "ftp" }).then(
+      () => undefined,
+      (failure: Error) => failure,
+    );
+    expect(String(error?.message)).to.match(/EXECUTOR_STEP_KINDS/);
+    expect(String(error?.message)).to.contain('"all"').and.contain('"browser"');
   });
 
   it("stops on SIGTERM and exits 0", async () => {
     await start();
     expect(await executor?.stop("SIGTERM")).to.equal(0);
+  });
+});
+
+describe("TestQueue reading both streams", () => {
+  let server: ThrowawayServer;
+  let admin: Redis;
+  let reader: Redis;
+  let commands: Redis;
+  let queue: TestQueue;
+
+  const publish = (kind: TestKind, count: number) =>
+    publishTests(
+      admin,
+      Array.from({ length: count }, () => ({
+        dispatch: create(TestDispatchSchema, {
+          testResultId: newId("tr"),
+          runId: newId("run"),
+          projectId: newId("prj"),
+        }),
+        kind,
+      })),
+    );
+  const kinds = (entries: { id: string }[]) => entries.map((entry) => entry.id.split(":")[0]).sort();
+
+  before(async () => {
+    server = await startThrowawayRedis();
+    await createRedisUsers(server.url, redisUsers);
+    admin = await connectRedis(server.url);
+  });
+  beforeEach(async () => {
+    await admin.flushall();
+    // As the executor connects: its own user, a reading connection and one for everything else.
+    reader = await connectRedis(componentRedisUrl(server.url, "executor"));
+    commands = await connectRedis(componentRedisUrl(server.url, "executor"));
+    queue = new TestQueue(reader, commands, "pod-1");
+    await queue.ensureGroup();
+  });
+  afterEach(async () => {
+    reader.disconnect();
+    commands.disconnect();
+  });
+  after(async () => {
+    await admin?.quit();
+    await server?.stop();
+  });
+
+  it("shares the free slots between the kinds when both have a backlog", async () => {
+    await publish("http", 4);
+    await publish("browser", 4);
+    expect(kinds(await queue.read(4, 100))).to.deep.equal(["browser", "browser", "http", "http"]);
+  });
+
+  it("never hands out more entries than asked for: with one slot, an entry read beyond it comes next", async () => {
+    await publish("http", 1);
+    await publish("browser", 1);
+    const first = await queue.read(1, 100);
+    expect(first).to.have.length(1);
+    const second = await queue.read(1, 100);
+    expect(second).to.have.length(1);
+    expect(kinds([...first, ...second])).to.deep.equal(["browser", "http"]);
+    // Both were read by this consumer, and both are acknowledged by their handles.
+    for (const entry of [...first, ...second]) await queue.ack(entry.id);
+    expect(await admin.xlen(testStreams.http)).to.equal(0);
+    expect(await admin.xlen(testStreams.browser)).to.equal(0);
+  });
+
+  it("touches and acknowledges an entry on its own stream, though both streams hold the same id", async () => {
+    await admin.xadd(testStreams.http, "5-1", "dispatch", "x");
+    await admin.xadd(testStreams.browser, "5-1", "dispatch", "y");
+    const entries = await queue.read(2, 100);
+    expect(entries.map((entry) => entry.id).sort()).to.deep.equal(["browser:5-1", "http:5-1"]);
+    await queue.ack("browser:5-1");
+    expect(await admin.xlen(testStreams.browser)).to.equal(0);
+    expect(await admin.xlen(testStreams.http)).to.equal(1);
+    await queue.touch("http:5-1");
+    const [count] = (await admin.xpending(testStreams.http, executorGroup)) as [number];
+    expect(count).to.equal(1);
   });
 });

@@ -3,21 +3,40 @@ import { type TestDispatch, TestDispatchSchema } from "@testrun/gen/testrun/runs
 import type { Redis } from "ioredis";
 
 /**
- * The executors' queue: a Redis Stream the runs service appends tests to and executors read as one
+ * The executors' queue: Redis Streams the runs service appends tests to and executors read as one
  * consumer group. Postgres stays the source of truth (the runs service republishes what is still
- * QUEUED or whose lease lapsed), so losing the stream delays tests but never loses them.
+ * QUEUED or whose lease lapsed), so losing a stream delays tests but never loses them.
+ *
+ * A test goes to the stream of its kind: `browser` when one of its steps is a browser step (its
+ * executor must drive a browser), else `http`. Executors read the streams of the kinds they are
+ * configured for (EXECUTOR_STEP_KINDS), so separate pools take only their own work and quick API
+ * tests never queue behind browser tests (docs/scaling.md, "Executor pools").
  */
-export const testStream = "testrun:tests";
+export const testKinds = ["http", "browser"] as const;
+export type TestKind = (typeof testKinds)[number];
+/** Each kind's stream. HTTP-only tests keep the stream they had before browser steps existed. */
+export const testStreams: Readonly<Record<TestKind, string>> = {
+  http: "testrun:tests",
+  browser: "testrun:tests:browser",
+};
+/** The stream of HTTP-only tests. */
+export const testStream = testStreams.http;
 export const executorGroup = "executors";
 /** The stream field holding a serialized testrun.runs.v1.TestDispatch. */
 const dispatchField = "dispatch";
 
-/** Appends tests to the queue in one round trip. */
-export async function publishTests(redis: Redis, dispatches: readonly TestDispatch[]): Promise<void> {
-  if (dispatches.length === 0) return;
+/** A test to hand to the executors, and what it needs of them. */
+export interface QueuedTest {
+  dispatch: TestDispatch;
+  kind: TestKind;
+}
+
+/** Appends tests to the queue in one round trip, each to the stream of its kind. */
+export async function publishTests(redis: Redis, tests: readonly QueuedTest[]): Promise<void> {
+  if (tests.length === 0) return;
   const batch = redis.pipeline();
-  for (const dispatch of dispatches) {
-    batch.xadd(testStream, "*", dispatchField, Buffer.from(toBinary(TestDispatchSchema, dispatch)));
+  for (const { dispatch, kind } of tests) {
+    batch.xadd(testStreams[kind], "*", dispatchField, Buffer.from(toBinary(TestDispatchSchema, dispatch)));
   }
   const results = await batch.exec();
   const failed = results?.find(([error]) => error);

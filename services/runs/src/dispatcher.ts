@@ -1,14 +1,26 @@
 import { create } from "@bufbuild/protobuf";
 import { TestDispatchSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { publishTests } from "@testrun/kit";
+import { publishTests, type TestKind } from "@testrun/kit";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { TestStepSnapshot } from "./db/entities.js";
 import type { PublicationStore } from "./store/publications.js";
 
 export interface Dispatch {
   testResultId: string;
   runId: string;
   projectId: string;
+  /** Which executors may take it (testKindOf its steps): the stream it is published to. */
+  kind: TestKind;
+}
+
+/**
+ * What a test needs of an executor: `browser` when one of its steps is a browser step (a step
+ * snapshot is step.proto's JSON, whose `kind` oneof appears as the key `http` or `browser`), else
+ * `http`. The reconciler asks PostgreSQL the same question (store/reconcile.ts, testKindSql).
+ */
+export function testKindOf(steps: readonly TestStepSnapshot[]): TestKind {
+  return steps.some((step) => step.browser !== undefined) ? "browser" : "http";
 }
 
 /**
@@ -32,7 +44,10 @@ export class Dispatcher {
     try {
       await publishTests(
         this.redis,
-        dispatches.map((d) => create(TestDispatchSchema, d)),
+        dispatches.map(({ testResultId, runId, projectId, kind }) => ({
+          dispatch: create(TestDispatchSchema, { testResultId, runId, projectId }),
+          kind,
+        })),
       );
       if (!options.marked) await this.publications.markPublished(dispatches.map((d) => d.testResultId));
     } catch (err) {

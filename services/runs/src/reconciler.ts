@@ -21,7 +21,7 @@ const batch = 500;
  * Repairs what crashes and lost messages leave behind, from PostgreSQL (the source of truth):
  * starts that never completed are refunded and removed, refunds not yet confirmed are retried,
  * QUEUED tests nobody claimed and tests whose lease lapsed are published again, tests QUEUED past
- * the dispatch deadline while no executor is at work are SKIPPED (no_executor), and tests whose
+ * the dispatch deadline while no executor is at work on their kind are SKIPPED (no_executor), and tests whose
  * leases lapsed too often FAIL.
  * Every step is idempotent, so replicas may reconcile at the same time.
  */
@@ -65,15 +65,29 @@ export class Reconciler {
 
       const republish: Dispatch[] = [];
       // A backlog behind busy executors (a 500-test run on one pod) may wait longer than the
-      // deadline; only while no executor is at work does waiting mean nobody will take the tests.
+      // deadline; only while no executor is at work on tests of its kind (separate pools take
+      // separate kinds) does waiting mean nobody will take a test.
       const { dispatchDeadlineMs } = this.options;
-      const deadlineMs = (await this.store.executorsAtWork(dispatchDeadlineMs)) ? null : dispatchDeadlineMs;
-      const work = await this.store.pendingWork(this.options.republishMs, deadlineMs, batch);
+      const atWork = await this.store.executorsAtWork(dispatchDeadlineMs);
+      const deadlines = {
+        http: atWork.http ? null : dispatchDeadlineMs,
+        browser: atWork.browser ? null : dispatchDeadlineMs,
+      };
+      const work = await this.store.pendingWork(this.options.republishMs, deadlines, batch);
       for (const item of work) {
-        const outcome = await this.store.reconcileTest(item.id, this.options.republishMs, deadlineMs);
+        const outcome = await this.store.reconcileTest(
+          item.id,
+          this.options.republishMs,
+          deadlines[item.kind],
+        );
         if (outcome.settled) await this.events.changed(item.run_id);
         if (outcome.republish)
-          republish.push({ testResultId: item.id, runId: item.run_id, projectId: item.project_id });
+          republish.push({
+            testResultId: item.id,
+            runId: item.run_id,
+            projectId: item.project_id,
+            kind: item.kind,
+          });
         if (outcome.effects.refundRunId) await this.credits.settle(outcome.effects.refundRunId);
       }
       if (republish.length > 0) {

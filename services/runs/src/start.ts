@@ -6,6 +6,7 @@ import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/t
 import { newId, requireActor } from "@testrun/kit";
 import type { TestStepSnapshot } from "./db/entities.js";
 import type { StartDeps } from "./deps.js";
+import { testKindOf } from "./dispatcher.js";
 import { invalid, passOn } from "./errors.js";
 import { renderRun } from "./render.js";
 import type { RunWithTests } from "./rows.js";
@@ -144,7 +145,12 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   }
   // Marked published already when this start's own statement made the run visible.
   await deps.dispatcher.publish(
-    run.tests.map((t) => ({ testResultId: t.id, runId: run.id, projectId: run.projectId })),
+    run.tests.map((t) => ({
+      testResultId: t.id,
+      runId: run.id,
+      projectId: run.projectId,
+      kind: testKindOf(t.steps),
+    })),
     { marked: charged },
   );
   if (readBack) return renderRun(readBack.run, readBack.tests, deps.links);

@@ -2,7 +2,7 @@ import { createConnection, createServer, type Socket } from "node:net";
 import type { Client } from "@connectrpc/connect";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { decodeDispatch, newId, serviceClient, testStream } from "@testrun/kit";
+import { decodeDispatch, newId, serviceClient, type TestKind, testStreams } from "@testrun/kit";
 import {
   componentRedisUrl,
   createTestDatabase,
@@ -162,10 +162,35 @@ export type Project = Awaited<ReturnType<typeof seedProject>>;
 export const balanceOf = async (stack: Stack, projectId: string) =>
   (await stack.billing.getBalance({ actor: operator(), projectId })).balance;
 
-/** Every dispatch on the executors' stream, in order. */
-export async function streamDispatches(redis: Redis) {
-  const entries = await redis.xrangeBuffer(testStream, "-", "+");
+/** Every dispatch on the executors' stream of one kind of test (HTTP-only ones by default), in order. */
+export async function streamDispatches(redis: Redis, kind: TestKind = "http") {
+  const entries = await redis.xrangeBuffer(testStreams[kind], "-", "+");
   return entries.map(([, fields]) => decodeDispatch(fields));
+}
+
+/** A browser step as the catalog stores steps: step.proto's JSON. */
+export const storedBrowserStep = { name: "open the home page", browser: { goto: { url: "/" } } };
+
+/**
+ * A test case of one browser step in a project. Created with an HTTP step, then its stored steps
+ * made the browser step directly in the catalog's table, so that what is tested here (the routing
+ * of browser tests) does not depend on the catalog's validation of browser steps.
+ */
+export async function createBrowserTestCase(stack: Stack, projectId: string, name: string): Promise<string> {
+  const { testCase } = await stack.catalog.catalog.createTestCase({
+    actor: operator(),
+    projectId,
+    name,
+    tags: [],
+    enabled: true,
+    steps: [httpStep("/")],
+  });
+  const id = testCase?.id ?? "";
+  await stack.catalog.db.query("update catalog.test_cases set steps = $1::jsonb where id = $2", [
+    JSON.stringify([storedBrowserStep]),
+    id,
+  ]);
+  return id;
 }
 
 export const lease = (a: TestAssignment | undefined) => ({

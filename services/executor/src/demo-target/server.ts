@@ -1,11 +1,14 @@
 // The demo target application of `make run`: the smallest app the seeded demo test cases can
-// really pass and fail against. Not part of the product.
-import { randomBytes, timingSafeEqual } from "node:crypto";
+// really pass and fail against: a JSON API for the HTTP test cases, and a small web app (web.ts)
+// for the browser ones. Not part of the product.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { BoundedTokens, createWebApp, maxSessions, same } from "./web.js";
 
 export interface DemoTargetOptions {
   user: string;
   password: string;
+  /** What the web app's sign-in form takes as Email (default: `<user>@demo.example`). */
+  email?: string;
 }
 
 const maxBody = 64 * 1024;
@@ -14,8 +17,13 @@ const maxSlowMs = 60_000;
 
 /** Creates (does not start) the demo target's HTTP server. */
 export function createDemoTarget(options: DemoTargetOptions): Server {
-  // Tokens handed out by /api/login, valid until the process ends.
-  const tokens = new Set<string>();
+  // Tokens handed out by /api/login, valid until the process ends (the newest maxSessions).
+  const tokens = new BoundedTokens(maxSessions);
+  const web = createWebApp({
+    user: options.user,
+    password: options.password,
+    email: options.email ?? `${options.user}@demo.example`,
+  });
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = typeof body === "string" ? body : JSON.stringify(body);
@@ -32,14 +40,13 @@ export function createDemoTarget(options: DemoTargetOptions): Server {
     if (!same(user, options.user) || !same(password, options.password)) {
       return send(res, 401, { ok: false, error: "wrong user or password" });
     }
-    const token = randomBytes(24).toString("base64url");
-    tokens.add(token);
+    const token = tokens.issue();
     send(res, 200, { ok: true, token, message: `welcome, ${options.user}` });
   };
 
   const profile = (req: IncomingMessage, res: ServerResponse) => {
     const token = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
-    if (!token || !tokens.has(token)) return send(res, 401, { ok: false, error: "log in first" });
+    if (!tokens.has(token)) return send(res, 401, { ok: false, error: "log in first" });
     send(res, 200, { ok: true, user: options.user });
   };
 
@@ -59,6 +66,7 @@ export function createDemoTarget(options: DemoTargetOptions): Server {
       return void login(req, res).catch(() => send(res, 500, { ok: false, error: "internal error" }));
     }
     if (route === "GET /api/profile") return profile(req, res);
+    if (web(route, req, res)) return;
     send(res, 404, { ok: false, error: "not found" });
   });
 }
@@ -77,12 +85,4 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   } catch {
     return undefined;
   }
-}
-
-/** Constant-time comparison, as a real login would do. */
-function same(given: unknown, expected: string): boolean {
-  if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }

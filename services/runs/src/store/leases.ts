@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Orm } from "@testrun/kit";
 import type { RunStatus, StoredStepResult } from "../db/entities.js";
+import { testKindOf } from "../dispatcher.js";
 import { overShare } from "../fair-share.js";
 import { isFinal, type RunRow, type RunWithTests, type TestRow, testColumns } from "../rows.js";
 import { dropEarlierAttempts } from "./artifacts.js";
@@ -156,7 +157,11 @@ export class LeaseStore {
       );
       return {
         kind: "released",
-        effects: { publish: [{ testResultId: test.id, runId: run.id, projectId: run.project_id }] },
+        effects: {
+          publish: [
+            { testResultId: test.id, runId: run.id, projectId: run.project_id, kind: testKindOf(test.steps) },
+          ],
+        },
       };
     });
   }

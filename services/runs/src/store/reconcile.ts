@@ -1,4 +1,4 @@
-import type { Orm } from "@testrun/kit";
+import type { Orm, TestKind } from "@testrun/kit";
 import { isFinal, type TestRow, testColumns } from "../rows.js";
 import { lockRun, transaction } from "./locking.js";
 import { type Effects, giveUp, settle } from "./settle.js";
@@ -6,6 +6,14 @@ import { type Effects, giveUp, settle } from "./settle.js";
 /** A lapsed test that nobody took over while no executor was at work, for a whole dispatch deadline. */
 const untakenSummary =
   "the executor stopped responding (lease lapsed) and no executor took the test over before the dispatch deadline";
+
+/**
+ * A test's kind in SQL, from its step snapshots (`alias` names runs.test_results): `browser` when
+ * one step has the key `browser`, else `http`. The twin of dispatcher.ts's testKindOf, which
+ * answers the same for steps in memory.
+ */
+const testKindSql = (alias: string) =>
+  `(case when jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
 
 /**
  * The reconciler's reads and writes (reconciler.ts): starts that never completed, refunds not yet
@@ -38,41 +46,57 @@ export class ReconcileStore {
   }
 
   /**
-   * Whether executors are at work: one holds a live lease, or one claimed a test within
-   * `withinMs`. Tests waiting while they are are a backlog, not tests no executor takes.
+   * Whether executors are at work, for each kind of test (dispatcher.ts): one holds a live lease
+   * of a test of that kind, or one claimed such a test within `withinMs`. Tests waiting while they
+   * are are a backlog, not tests no executor takes. Per kind, since separate executor pools take
+   * separate kinds: busy HTTP executors say nothing of whether any executor takes browser tests.
    */
-  async executorsAtWork(withinMs: number): Promise<boolean> {
-    const rows = await this.orm.em.fork().execute<{ at_work: boolean }[]>(
-      `select exists (select 1 from runs.test_results where status = 'running' and lease_expires_at > now())
-         or exists (select 1 from runs.test_results where started_at > now() - ? * interval '1 millisecond') as at_work`,
-      [withinMs],
-    );
-    return rows[0]?.at_work === true;
+  async executorsAtWork(withinMs: number): Promise<Record<TestKind, boolean>> {
+    const atWork = (kind: TestKind) =>
+      `exists (select 1 from runs.test_results t where t.status = 'running' and t.lease_expires_at > now()
+                 and ${testKindSql("t")} = '${kind}')
+       or exists (select 1 from runs.test_results t where t.started_at > now() - ? * interval '1 millisecond'
+                 and ${testKindSql("t")} = '${kind}')`;
+    const rows = await this.orm.em
+      .fork()
+      .execute<{ http: boolean; browser: boolean }[]>(
+        `select ${atWork("http")} as http, ${atWork("browser")} as browser`,
+        [withinMs, withinMs],
+      );
+    return { http: rows[0]?.http === true, browser: rows[0]?.browser === true };
   }
 
   /**
-   * Open tests that need the reconciler: QUEUED past the dispatch deadline (to skip), RUNNING with
-   * a lapsed lease (to fail or republish), and QUEUED ones not claimed since their last
+   * Open tests that need the reconciler: QUEUED past the dispatch deadline of their kind (to skip),
+   * RUNNING with a lapsed lease (to fail or republish), and QUEUED ones not claimed since their last
    * publication (to republish, backing off: after `republishMs`, then twice that, … up to 64×).
-   * A null `deadlineMs` (executors are at work) lets tests wait however long.
+   * A null deadline (executors of that kind are at work) lets tests of the kind wait however long.
    */
-  async pendingWork(republishMs: number, deadlineMs: number | null, limit: number) {
-    return this.orm.em
-      .fork()
-      .execute<{ id: string; run_id: string; project_id: string; action: "skip" | "lapsed" | "republish" }[]>(
-        `select t.id, t.run_id, r.project_id,
+  async pendingWork(republishMs: number, deadlines: Record<TestKind, number | null>, limit: number) {
+    return this.orm.em.fork().execute<
+      {
+        id: string;
+        run_id: string;
+        project_id: string;
+        kind: TestKind;
+        action: "skip" | "lapsed" | "republish";
+      }[]
+    >(
+      `select t.id, t.run_id, r.project_id, k.kind,
          case when t.status = 'running' then 'lapsed'
-              when t.queued_at < now() - ? * interval '1 millisecond' then 'skip'
+              when t.queued_at < now() - k.deadline_ms * interval '1 millisecond' then 'skip'
               else 'republish' end as action
        from runs.test_results t join runs.runs r on r.id = t.run_id
+         cross join lateral (select kind, case kind when 'browser' then ?::bigint else ?::bigint end as deadline_ms
+                             from (select ${testKindSql("t")} as kind) named) k
        where r.charge_state = 'charged' and t.status in ('queued', 'running') and (
          (t.status = 'running' and t.lease_expires_at < now())
-         or (t.status = 'queued' and (t.queued_at < now() - ? * interval '1 millisecond'
+         or (t.status = 'queued' and (t.queued_at < now() - k.deadline_ms * interval '1 millisecond'
            or coalesce(t.published_at, t.queued_at)
               + ? * interval '1 millisecond' * power(2, least(greatest(t.publish_count - 1, 0), 6)) < now())))
        order by t.queued_at limit ?`,
-        [deadlineMs, deadlineMs, republishMs, limit],
-      );
+      [deadlines.browser, deadlines.http, republishMs, limit],
+    );
   }
 
   /**

@@ -1,11 +1,12 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { RunStatus, SkipReason } from "../db/entities.js";
+import type { Dispatch } from "../dispatcher.js";
 import { isFinal, type TestRow } from "../rows.js";
 
 /** What a write left to do once committed: a refund to settle, tests to publish. */
 export interface Effects {
   refundRunId?: string;
-  publish?: { testResultId: string; runId: string; projectId: string }[];
+  publish?: Dispatch[];
 }
 
 /** The summary of a test whose executors stopped responding `times` times. */

@@ -1,0 +1,109 @@
+// Tests go to the executors that can run them: a test with a browser step to the stream of browser
+// tests, an HTTP-only test to the stream it always had (kit dispatch.ts), at its start, when it is
+// handed back and when the reconciler publishes it again; and the dispatch deadline counts for each
+// kind apart, since separate executor pools take separate kinds.
+import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { eventually } from "@testrun/kit/testing";
+import { expect } from "chai";
+import {
+  createBrowserTestCase,
+  lease,
+  type Project,
+  type Stack,
+  seedProject,
+  startStack,
+  streamDispatches,
+} from "./harness.js";
+
+describe("runs: each test published to the executors of its kind", () => {
+  let stack: Stack;
+  let project: Project;
+  let browserCase: string;
+  /** seedProject's "login" case: one HTTP step. */
+  let httpCase: string;
+
+  before(async () => {
+    stack = await startStack(
+      { RECONCILE_INTERVAL_MS: "100", REPUBLISH_AFTER_MS: "100", DISPATCH_DEADLINE_MS: "600" },
+      7,
+    );
+    project = await seedProject(stack);
+    browserCase = await createBrowserTestCase(stack, project.projectId, "sign in");
+    httpCase = project.cases[0] ?? "";
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const startBoth = async () => {
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId: project.projectId,
+      selection: { case: "testCaseIds", value: { ids: [httpCase, browserCase] } },
+    });
+    const testOf = (name: string) => run?.tests.find((test) => test.name === name)?.id ?? "";
+    return { runId: run?.id ?? "", httpTest: testOf("login"), browserTest: testOf("sign in") };
+  };
+  const published = async (kind: "http" | "browser") =>
+    (await streamDispatches(stack.redis, kind)).map((dispatch) => dispatch?.testResultId);
+  const getRun = async (runId: string) =>
+    (await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId })).run;
+
+  it("publishes a test with a browser step to the browser stream, an HTTP-only test to the HTTP stream", async () => {
+    const { httpTest, browserTest } = await startBoth();
+    expect(await published("browser"))
+      .to.include(browserTest)
+      .and.not.include(httpTest);
+    expect(await published("http"))
+      .to.include(httpTest)
+      .and.not.include(browserTest);
+  });
+
+  it("publishes a browser test handed back by its executor to the browser stream again", async () => {
+    const { browserTest } = await startBoth();
+    const { assignment } = await stack.executor.claimTest({ testResultId: browserTest, executorId: "pod/0" });
+    await stack.redis.flushdb();
+    await stack.executor.releaseTest({ ...lease(assignment), reason: "executor shutting down" });
+    expect(await published("browser")).to.include(browserTest);
+    expect(await published("http")).to.not.include(browserTest);
+  });
+
+  it("republishes QUEUED tests to their own streams after Redis lost them", async () => {
+    const { httpTest, browserTest } = await startBoth();
+    await stack.redis.flushdb();
+    await eventually(
+      async () =>
+        (await published("browser")).includes(browserTest) && (await published("http")).includes(httpTest)
+          ? true
+          : undefined,
+      "both tests to be published again",
+    );
+    expect(await published("http")).to.not.include(browserTest);
+    expect(await published("browser")).to.not.include(httpTest);
+  });
+
+  it("skips browser tests nobody takes (no_executor) while executors are at work on HTTP tests only", async () => {
+    const { runId, httpTest, browserTest } = await startBoth();
+    // An HTTP executor at work: its lease (30 s) stays live, and heartbeats keep it so.
+    const { assignment } = await stack.executor.claimTest({
+      testResultId: httpTest,
+      executorId: "http-pod/0",
+    });
+    const skipped = await eventually(async () => {
+      const test = (await getRun(runId))?.tests.find((candidate) => candidate.id === browserTest);
+      return test?.status === TestStatus.SKIPPED ? test : undefined;
+    }, "the browser test to be skipped past the dispatch deadline");
+    expect(skipped.summary).to.equal("no executor took the test before the dispatch deadline");
+    // The HTTP test is untouched: its executor is at work on it.
+    const meanwhile = await getRun(runId);
+    expect(meanwhile?.tests.find((test) => test.id === httpTest)?.status).to.equal(TestStatus.RUNNING);
+    await stack.executor.completeTest({
+      ...lease(assignment),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 3n,
+    });
+    const finished = await getRun(runId);
+    expect(finished).to.include({ status: RunStatus.PASSED, passedTests: 1, skippedTests: 1 });
+  });
+});
