@@ -110,6 +110,7 @@ export interface TestCaseRow {
   enabled: boolean;
   /** Only when selected (`withSteps`). */
   steps?: JsonValue[];
+  record_trace: boolean;
   created_at: Date;
   updated_at: Date;
   version: number;
@@ -117,7 +118,7 @@ export interface TestCaseRow {
 }
 /** A test case and who stored its version (needs the test case aliased `t`). */
 export const testCaseColumns = (withSteps: boolean) =>
-  `t.id, t.project_id, t.name, t.tags, t.enabled, t.created_at, t.updated_at, t.version,
+  `t.id, t.project_id, t.name, t.tags, t.enabled, t.record_trace, t.created_at, t.updated_at, t.version,
    ${changedByOf("test_case_versions", "test_case_id", "t.id", "t.version")}${withSteps ? ", t.steps" : ""}`;
 
 export interface VariableRow {
@@ -204,6 +205,7 @@ export const testCaseToProto = (row: TestCaseRow): TestCase =>
     tags: row.tags,
     enabled: row.enabled,
     steps: row.steps ? stepsFromStorage(row.steps) : [],
+    recordTrace: row.record_trace,
     createdAt: time(row.created_at),
     updatedAt: time(row.updated_at),
     version: row.version,

@@ -7,10 +7,12 @@ import {
   type Step,
   StepSchema,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { checkBrowser } from "./browser-steps.js";
 import type { Violations } from "./errors.js";
-import { checkName, codePoints, hasControlCharacters, variableNamePattern } from "./validate.js";
+import { checkMs, checkName, codePoints, hasControlCharacters, variableNamePattern } from "./validate.js";
 
-// Validation of test case steps on write (the rules of proto/testrun/catalog/v1/step.proto), and
+// Validation of test case steps on write (the rules of proto/testrun/catalog/v1/step.proto; those
+// of browser steps in browser-steps.ts), and
 // their storage form: each step's canonical proto JSON, so what an executor later runs is exactly
 // what was validated.
 
@@ -21,7 +23,6 @@ const headerNamePattern = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const executorHeaders = new Set(["host", "content-length"]);
 const maxEntries = 50;
 const maxBodyBytes = 1024 * 1024;
-const maxMs = 120_000;
 
 /** Map keys and list entries are named like `headers["X-Id"]` and `status[0]`. */
 const key = (field: string, name: string) => `${field}[${JSON.stringify(name)}]`;
@@ -56,10 +57,6 @@ function valueToJson(value: Value): JsonValue | undefined {
 
 function checkCount(count: number, field: string, violations: Violations, max = maxEntries): void {
   if (count > max) violations.add(field, `must hold at most ${max} entries (got ${count})`);
-}
-
-function checkMs(value: number, field: string, violations: Violations, zeroMeans: string): void {
-  if (value < 0 || value > maxMs) violations.add(field, `must be 0 (${zeroMeans}) or 1 to ${maxMs}`);
 }
 
 function checkHeaderNames(
@@ -147,12 +144,17 @@ function checkHttp(http: HttpStep, field: string, violations: Violations): void 
 export function checkSteps(steps: readonly Step[], field: string, violations: Violations): JsonValue[] {
   if (steps.length < 1 || steps.length > 100)
     violations.add(field, `must hold 1 to 100 steps (got ${steps.length})`);
+  // Screenshot names are unique within the test case: lower-cased name -> where it is.
+  const screenshots = new Map<string, string>();
   return steps.slice(0, 100).map((step, index) => {
     const at = `${field}[${index}]`;
     const before = violations.count;
     checkName(step.name, `${at}.name`, violations);
     if (step.kind.case === "http") checkHttp(step.kind.value, `${at}.http`, violations);
-    else violations.add(`${at}.http`, "is required: every step needs a kind, and http is the one there is");
+    else if (step.kind.case === "browser")
+      checkBrowser(step.kind.value, `${at}.browser`, violations, screenshots);
+    else
+      violations.add(at, "needs a kind: http (a request to send) or browser (an action on the test's page)");
     if (violations.count > before) return null;
     const trimmed = clone(StepSchema, step);
     trimmed.name = step.name.trim();

@@ -131,6 +131,14 @@ export function checkTags(values: readonly string[], field: string, violations: 
   return tags;
 }
 
+/** The longest a step may take, or wait, in milliseconds (step.proto's `timeout_ms` fields). */
+const maxMs = 120_000;
+
+/** A step's time in milliseconds: 0 (meaning `zeroMeans`) or 1 to 120000. */
+export function checkMs(value: number, field: string, violations: Violations, zeroMeans: string): void {
+  if (value < 0 || value > maxMs) violations.add(field, `must be 0 (${zeroMeans}) or 1 to ${maxMs}`);
+}
+
 /** Names of variables and of values saved by steps, as written in `{{NAME}}`. */
 export const variableNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 

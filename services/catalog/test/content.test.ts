@@ -519,7 +519,7 @@ describe("catalog: project content", () => {
         "tags[1]",
         "steps[0].http.request.method",
         "steps[1].http.request.path",
-        "steps[2].http",
+        "steps[2]",
         "steps[3].name",
         'steps[3].http.request.headers["Host"]',
         'steps[3].http.request.headers["Bad Name"]',

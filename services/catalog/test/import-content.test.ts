@@ -237,9 +237,29 @@ describe("catalog: ImportContent (content documents)", () => {
         ],
       },
     });
+    // A test case recording traces, of browser steps.
+    await catalog.updateTestCase({
+      actor: editor,
+      projectId,
+      testCaseId: twin1.id,
+      recordTrace: true,
+      steps: {
+        steps: readContentDocument(
+          `testCases:
+  - name: browser
+    steps:
+      - { name: open, browser: { goto: { url: /login } } }
+      - { name: wait, browser: { waitFor: { locator: { testId: spinner }, state: hidden }, timeoutMs: 3000 } }
+      - { name: email, browser: { fill: { locator: { label: Email }, value: "{{EMAIL}}" } } }
+      - { name: home, browser: { screenshot: { name: home, fullPage: true } } }`,
+          "yaml",
+        ).testCases[0]?.steps,
+      },
+    });
     await createPlan(projectId, "plan", [twin2.id, a.id, twin1.id], "described");
     await createPlan(projectId, "empty plan", []);
     const before = await contentOf(projectId);
+    expect(before.testCases.map((c) => c.recordTrace)).to.deep.equal([false, false, true, false]);
 
     for (const format of ["yaml", "json"] as const) {
       const text = writeContentDocument(before, format);
@@ -251,6 +271,36 @@ describe("catalog: ImportContent (content documents)", () => {
       );
       expect(await contentOf(projectId), `after the ${format} import`).to.deep.equal(before);
     }
+  });
+
+  it("sets recordTrace as the document says, absent meaning false: a change of it is a change named recordTrace", async () => {
+    const projectId = await project();
+    const traced = await create(projectId, "traced", "/t");
+    const plain = await create(projectId, "plain", "/p");
+    await catalog.updateTestCase({ actor: editor, projectId, testCaseId: plain.id, recordTrace: true });
+    const request = {
+      testCases: [
+        { ...testCase("traced", "/t"), recordTrace: true },
+        testCase("plain", "/p"),
+        { ...testCase("new", "/n"), recordTrace: true },
+      ],
+    };
+    const result = await importing(projectId, request);
+    expect(outcomes(result.testCases)).to.deep.equal([
+      ["testCases[0]", "CHANGED", "recordTrace"],
+      ["testCases[1]", "CHANGED", "recordTrace"],
+      ["testCases[2]", "CREATED", ""],
+    ]);
+    const after = await contentOf(projectId);
+    expect(after.testCases.map((c) => [c.name, c.recordTrace, c.version])).to.deep.equal([
+      ["traced", true, 2],
+      ["plain", false, 3],
+      ["new", true, 1],
+    ]);
+    expect((await importing(projectId, request)).testCases.map((i) => ItemOutcome[i.outcome])).to.deep.equal(
+      Array(3).fill("UNCHANGED"),
+    );
+    expect(traced.recordTrace).to.equal(false);
   });
 
   it("names each bad item, every problem at once, and writes nothing when one item of many is bad", async () => {

@@ -387,6 +387,82 @@ describe("catalog: versions of test cases and plans", () => {
       });
       expect(resolved.testCases.map((c) => [c.testCaseId, c.version])).to.deep.equal([[created.id, 2]]);
     });
+    it("hold record_trace as part of their content: set, changed, kept by each version, listed and resolved", async () => {
+      const projectId = seed.projectId;
+      const created = (
+        await catalog.createTestCase({
+          actor: editor,
+          projectId,
+          name: unique("traced"),
+          tags: ["traced"],
+          steps: [httpStep()],
+          recordTrace: true,
+        })
+      ).testCase as TestCase;
+      expect(created).to.include({ recordTrace: true, version: 1 });
+      expect((await newCase()).recordTrace, "unset means false").to.equal(false);
+
+      // Another field's change keeps it; setting it to what it is stores nothing; a change of it is a version.
+      const renamed = await catalog.updateTestCase({
+        actor: editor,
+        projectId,
+        testCaseId: created.id,
+        name: "renamed",
+      });
+      expect(renamed.testCase).to.include({ recordTrace: true, version: 2 });
+      const same = await catalog.updateTestCase({
+        actor: editor,
+        projectId,
+        testCaseId: created.id,
+        recordTrace: true,
+      });
+      expect(same.testCase).to.include({ recordTrace: true, version: 2 });
+      const off = await catalog.updateTestCase({
+        actor: editor,
+        projectId,
+        testCaseId: created.id,
+        recordTrace: false,
+        expectedVersion: 2,
+      });
+      expect(off.testCase).to.include({ recordTrace: false, version: 3 });
+      expect((await getCase(created.id, 2)).testCase).to.include({ recordTrace: true, version: 2 });
+      expect((await getCase(created.id, 3)).testCase).to.include({ recordTrace: false, version: 3 });
+      expect((await getCase(created.id)).testCase?.recordTrace).to.equal(false);
+
+      await catalog.updateTestCase({ actor: editor, projectId, testCaseId: created.id, recordTrace: true });
+      const listed = await catalog.listTestCases({ actor: editor, projectId, testCaseIds: [created.id] });
+      expect(listed.testCases.map((t) => [t.recordTrace, t.version])).to.deep.equal([[true, 4]]);
+      const plain = await newCase();
+      const { testPlan } = await catalog.createTestPlan({
+        actor: editor,
+        projectId,
+        name: unique("traced plan"),
+        description: "",
+        testCaseIds: [plain.id, created.id],
+      });
+      await catalog.createEnvironment({
+        actor: editor,
+        projectId,
+        name: unique("env"),
+        baseUrl: "https://shop.test",
+      });
+      for (const selection of [
+        { case: "testCaseIds" as const, value: { ids: [plain.id, created.id] } },
+        { case: "testPlan" as const, value: testPlan?.id as string },
+      ]) {
+        const resolved = await catalog.resolveRunSelection({ actor: editor, projectId, selection });
+        expect(resolved.testCases.map((c) => [c.testCaseId, c.recordTrace])).to.deep.equal([
+          [plain.id, false],
+          [created.id, true],
+        ]);
+      }
+      const byTag = await catalog.resolveRunSelection({
+        actor: editor,
+        projectId,
+        selection: { case: "tags", value: { tags: ["traced"] } },
+      });
+      expect(byTag.testCases.map((c) => [c.testCaseId, c.recordTrace])).to.deep.equal([[created.id, true]]);
+    });
   });
 
   describe("test plans", () => {
@@ -540,11 +616,12 @@ describe("catalog: versions of test cases and plans", () => {
   describe("test cases and plans stored before versions were kept", () => {
     it("are at version 1, readable as such, with nobody recorded", async () => {
       const projectId = seed.projectId;
-      // The schema as it was before the migration, holding one test case and one plan.
-      const migration = "Migration20261125013339_versions";
+      // The schema as it was before the migration (and the later ones), holding one test case and one plan.
+      const migrations = ["Migration20261125013339_versions", "Migration20261125042617_record_trace"];
       await h.db.query(`
         drop table catalog.test_case_versions; drop table catalog.test_plan_versions;
-        alter table catalog.test_cases drop column version; alter table catalog.test_plans drop column version;`);
+        alter table catalog.test_cases drop column version; alter table catalog.test_plans drop column version;
+        alter table catalog.test_cases drop column record_trace;`);
       const caseId = newId("tc");
       const planId = newId("pln");
       const then = new Date("2026-11-01T10:00:00.000Z");
@@ -567,11 +644,11 @@ describe("catalog: versions of test cases and plans", () => {
         "insert into catalog.test_plan_cases (plan_id, position, test_case_id) values ($1, 0, $2)",
         [planId, caseId],
       );
-      await h.db.query("delete from catalog.mikro_orm_migrations where name = $1", [migration]);
+      await h.db.query("delete from catalog.mikro_orm_migrations where name = any($1)", [migrations]);
       await runServiceCommand("catalog", ["migrate"], h.env);
 
       const old = await getCase(caseId, 1);
-      expect(old.testCase).to.include({ name: "old case", version: 1 });
+      expect(old.testCase).to.include({ name: "old case", version: 1, recordTrace: false });
       expect(old.testCase?.updatedBy).to.equal(undefined);
       expect(timestampDate(old.testCase?.updatedAt as NonNullable<TestCase["updatedAt"]>)).to.deep.equal(
         then,

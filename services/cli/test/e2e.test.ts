@@ -6,6 +6,8 @@ import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import {
   componentRedisUrl,
   createTestDatabase,
@@ -432,6 +434,95 @@ describe("testrunctl against the real services", function () {
     expect(after.map((c) => c.name)).to.deep.equal(["log in works", "profile", "sign up"]);
     const { testPlans } = await json<{ testPlans: Obj[] }>(["plan", "list", "-p", project.id]);
     expect(testPlans[0]?.testCaseIds).to.deep.equal([profile.id, login.id, after[2]?.id]);
+  });
+
+  it("carries browser steps and recordTrace through case create, content export and import, with nothing special", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "browser.yaml");
+    const browserSteps = [
+      "    - name: open sign-in",
+      "      browser: { goto: { url: /login } }",
+      "    - name: email",
+      "      browser: { fill: { locator: { label: Email }, value: '{{EMAIL}}' } }",
+      "    - name: submit",
+      "      browser: { click: { locator: { role: button, name: Sign in } }, timeoutMs: 5000 }",
+      "    - name: spinner gone",
+      "      browser: { waitFor: { locator: { testId: spinner }, state: detached } }",
+      "    - name: greeting shown",
+      "      browser: { expect: { locator: { testId: greeting }, text: Hello } }",
+      "    - name: home",
+      "      browser: { screenshot: { name: home, fullPage: true } }",
+    ];
+    await writeFile(
+      file,
+      [
+        "- name: sign in",
+        "  recordTrace: true",
+        "  steps:",
+        "    - name: session",
+        "      http: { method: POST, path: /api/session }",
+        "      save: { token: $.token }",
+        ...browserSteps,
+      ].join("\n"),
+    );
+    const { testCases } = await json<{ testCases: Obj[] }>(["case", "create", "-p", project.id, "-f", file]);
+    expect(testCases.map((t) => [t.name, t.recordTrace])).to.deep.equal([["sign in", true]]);
+    const listed = await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id, "--steps"]);
+    // As the catalog stored them (the CLI prints every field; defaults left out here to compare).
+    const stored = ((listed.testCases[0]?.steps ?? []) as JsonValue[]).map((step) =>
+      toJson(StepSchema, fromJson(StepSchema, step)),
+    );
+    expect(stored.slice(1)).to.deep.equal([
+      { name: "open sign-in", browser: { goto: { url: "/login" } } },
+      { name: "email", browser: { fill: { locator: { label: "Email" }, value: "{{EMAIL}}" } } },
+      {
+        name: "submit",
+        browser: { click: { locator: { role: "button", name: "Sign in" } }, timeoutMs: 5000 },
+      },
+      {
+        name: "spinner gone",
+        browser: { waitFor: { locator: { testId: "spinner" }, state: "ELEMENT_STATE_DETACHED" } },
+      },
+      { name: "greeting shown", browser: { expect: { locator: { testId: "greeting" }, text: "Hello" } } },
+      { name: "home", browser: { screenshot: { name: "home", fullPage: true } } },
+    ]);
+
+    // Exported as the file format, imported back unchanged; a change of recordTrace is a change.
+    const exported = await cli(["content", "export", "-p", project.id]);
+    expect(exported.code, exported.stderr).to.equal(0);
+    expect(exported.stdout).to.contain("    recordTrace: true\n");
+    expect(exported.stdout).to.contain(
+      "          waitFor:\n            locator:\n              testId: spinner\n            state: detached\n",
+    );
+    const document = join(dir, "browser-content.yaml");
+    await writeFile(document, exported.stdout);
+    const same = await json<{ testCases: Obj[] }>(["content", "import", "-p", project.id, "-f", document]);
+    expect(same.testCases.map((i) => i.outcome)).to.deep.equal(["ITEM_OUTCOME_UNCHANGED"]);
+    await writeFile(document, exported.stdout.replace("    recordTrace: true\n", ""));
+    const changed = await json<{ testCases: Obj[] }>(["content", "import", "-p", project.id, "-f", document]);
+    expect(changed.testCases.map((i) => [i.outcome, i.changedFields])).to.deep.equal([
+      ["ITEM_OUTCOME_CHANGED", ["recordTrace"]],
+    ]);
+
+    // A browser step the catalog refuses is named in the file's terms.
+    await writeFile(
+      file,
+      "- name: bad\n  steps:\n    - name: s\n      browser: { waitFor: { locator: { testId: x, role: Button } } }\n",
+    );
+    const shape = await cli(["case", "create", "-p", project.id, "-f", file]);
+    expect(shape.code).to.equal(2);
+    expect(shape.stderr).to.equal(
+      `error: ${file}: [0].steps[0].browser.waitFor.locator.testId: cannot be set together with "role": only one of role, label, text, placeholder, testId, css is set\n`,
+    );
+    await writeFile(
+      file,
+      "- name: bad\n  steps:\n    - name: s\n      browser: { waitFor: { locator: { role: Button } }, timeoutMs: -1 }\n",
+    );
+    const refused = await cli(["case", "create", "-p", project.id, "-f", file]);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(
+      /^error: invalid argument: \[0\]\.steps\[0\]\.browser\.waitFor\.locator\.role: "Button" is not an ARIA role: roles are lower case \("button"\); \[0\]\.steps\[0\]\.browser\.timeoutMs: must be 0/,
+    );
   });
 
   it("refuses an import with a bad item, naming each problem by its path in the document, and writes nothing", async () => {

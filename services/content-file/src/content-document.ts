@@ -5,7 +5,7 @@
 //   testCases:
 //     - id: tc_…                # optional: the test case it is; else it is matched by name
 //       name: log in works
-//       tags: [smoke]           # tags, enabled, steps as in test-case-file.ts
+//       tags: [smoke]           # tags, enabled, recordTrace, steps as in test-case-file.ts
 //       steps: [...]
 //   testPlans:
 //     - id: pln_…               # optional, as above
@@ -114,11 +114,12 @@ export function importItemsOf(
   document: ContentDocument,
 ): Pick<MessageInitShape<typeof ImportContentRequestSchema>, "testCases" | "testPlans"> {
   return {
-    testCases: document.testCases.map(({ id, name, tags, enabled, steps }) => ({
+    testCases: document.testCases.map(({ id, name, tags, enabled, recordTrace, steps }) => ({
       id,
       name,
       tags,
       enabled,
+      recordTrace,
       steps,
     })),
     testPlans: document.testPlans.map(({ id, name, description, testCases }) => ({
@@ -136,6 +137,8 @@ export interface StoredTestCase {
   name: string;
   tags: readonly string[];
   enabled: boolean;
+  /** TestCase.record_trace; absent: false. */
+  recordTrace?: boolean;
   steps: readonly Step[];
 }
 

@@ -1,6 +1,8 @@
 // A project's content as files people write and review: test cases with their steps, and whole
 // content documents (test cases and plans), in JSON or YAML (docs/runs.md, "Test cases: the step
 // format" and "Content documents"). Browser-safe: the console's web app uses it too.
+
+export { type AriaRole, ariaRoles } from "./browser-steps.js";
 export {
   type ContentDocument,
   contentDocumentFromFile,

@@ -5,6 +5,7 @@
 // the proto they are HttpStep.request, HttpStep.expect and HttpStep.save. A single expected
 // `status` number is a list of one. This module checks the shape (types, unknown fields, required
 // fields) and converts; the catalog validates the values (methods, paths, ranges, counts).
+// A browser step is `{ name, browser: {...} }` instead (browser-steps.ts: BrowserStep's proto JSON).
 // stepToFile writes the other way; stepFromFile(stepToFile(step)) equals the step.
 import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -17,6 +18,7 @@ import {
   type Step,
   StepSchema,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { browserStepFromFile, browserStepToFile } from "./browser-steps.js";
 import {
   child,
   InputError,
@@ -31,7 +33,7 @@ import {
   stringMap,
 } from "./input.js";
 
-const stepFields = ["name", "http", "expect", "save"] as const;
+const stepFields = ["name", "http", "expect", "save", "browser"] as const;
 const httpFields = ["method", "path", "headers", "query", "json", "raw", "timeoutMs"] as const;
 const expectFields = [
   "status",
@@ -51,8 +53,26 @@ export function stepsFromFile(value: unknown, path: string): Step[] {
 export function stepFromFile(value: unknown, path: string): Step {
   const step = object(value, path, stepFields);
   const name = string(step.name, child(path, "name"));
-  // HTTP is the only kind today; later kinds (a browser step) will be further keys beside `http`.
-  if (step.http === undefined) throw new InputError(child(path, "http"), "is required (the request to send)");
+  if (step.browser !== undefined) {
+    if (step.http !== undefined)
+      throw new InputError(
+        child(path, "browser"),
+        'cannot be set together with "http": a step is either a request or a browser action',
+      );
+    if (step.expect !== undefined)
+      throw new InputError(
+        child(path, "expect"),
+        "belongs to HTTP steps: a browser step checks the page with browser.expect",
+      );
+    if (step.save !== undefined)
+      throw new InputError(child(path, "save"), "belongs to HTTP steps: a browser step saves no values");
+    return create(StepSchema, {
+      name,
+      kind: { case: "browser", value: browserStepFromFile(step.browser, child(path, "browser")) },
+    });
+  }
+  if (step.http === undefined)
+    throw new InputError(path, "needs http (a request to send) or browser (an action on the test's page)");
   return create(StepSchema, {
     name,
     kind: {
@@ -145,7 +165,7 @@ export function stepToFile(step: Step): { [key: string]: JsonValue } {
     if (request) written.http = requestToFile(request);
     if (expect) written.expect = expectationToFile(expect);
     if (Object.keys(save).length > 0) written.save = { ...save };
-  }
+  } else if (step.kind.case === "browser") written.browser = browserStepToFile(step.kind.value);
   return written;
 }
 

@@ -4,6 +4,7 @@
 //   name: log in works          # required
 //   tags: [smoke, auth]         # optional
 //   enabled: true               # optional, default true
+//   recordTrace: true           # optional, default false: a trace of every run, not only failed ones
 //   steps: [...]                # the steps of docs/runs.md, see steps.ts
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { parse as parseYaml } from "yaml";
@@ -28,6 +29,8 @@ export interface TestCaseInput {
   name: string;
   tags: string[];
   enabled?: boolean;
+  /** TestCase.record_trace; false when the file leaves it out. */
+  recordTrace: boolean;
   steps: Step[];
   /**
    * Where it sits in the file: "" for a file holding one test case, "[2]" for the third of a list,
@@ -36,7 +39,7 @@ export interface TestCaseInput {
   path: string;
 }
 
-const testCaseFields = ["name", "tags", "enabled", "steps"] as const;
+const testCaseFields = ["name", "tags", "enabled", "recordTrace", "steps"] as const;
 /** A content document's test cases may also name the test case they are. */
 const documentTestCaseFields = ["id", ...testCaseFields] as const;
 
@@ -144,6 +147,8 @@ export function testCaseFromFile(
     name: string(testCase.name, child(path, "name")),
     tags: testCase.tags === undefined ? [] : stringList(testCase.tags, child(path, "tags")),
     enabled: testCase.enabled === undefined ? undefined : boolean(testCase.enabled, child(path, "enabled")),
+    recordTrace:
+      testCase.recordTrace === undefined ? false : boolean(testCase.recordTrace, child(path, "recordTrace")),
     steps: stepsFromFile(testCase.steps, child(path, "steps")),
     path,
   };
@@ -154,6 +159,8 @@ export function testCaseToFile(testCase: {
   name: string;
   tags: readonly string[];
   enabled: boolean;
+  /** Absent: false. */
+  recordTrace?: boolean;
   steps: readonly Step[];
 }): { [key: string]: JsonValue } {
   return {
@@ -161,6 +168,8 @@ export function testCaseToFile(testCase: {
     ...(testCase.tags.length > 0 && { tags: [...testCase.tags] }),
     // Written only when false: a reader takes an absent `enabled` as true.
     ...(!testCase.enabled && { enabled: false }),
+    // Written only when true: a reader takes an absent `recordTrace` as false.
+    ...(testCase.recordTrace && { recordTrace: true }),
     steps: testCase.steps.map(stepToFile),
   };
 }

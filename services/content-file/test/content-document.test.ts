@@ -2,6 +2,7 @@ import { toJson } from "@bufbuild/protobuf";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
 import {
+  importItemsOf,
   readContentDocument,
   type StoredTestCase,
   type StoredTestPlan,
@@ -187,7 +188,7 @@ describe("content-file: content documents (a project's test cases and plans)", (
       ["testCases: {}", "testCases: must be a list, not an object"],
       [
         "testCases: [{ name: a, steps: [], tag: x }]",
-        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, steps",
+        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, recordTrace, steps",
       ],
       ["testCases: [{ id: 7, name: a, steps: [] }]", "testCases[0].id: must be a string, not number"],
       [
@@ -248,6 +249,57 @@ describe("content-file: content documents (a project's test cases and plans)", (
     expect(errorOf(() => readContentDocument("{", "json"))).to.match(/^not valid JSON: /);
   });
 
+  it("carries recordTrace and browser steps through writing, reading and the import's items", () => {
+    const browserCase: StoredTestCase = {
+      id: "tc_01jd000000000000000000000f",
+      name: "sign in in the browser",
+      tags: [],
+      enabled: true,
+      recordTrace: true,
+      steps: [
+        step("/api/session"),
+        stepFromFile({ name: "open", browser: { goto: { url: "/login" } } }, "s"),
+        stepFromFile(
+          {
+            name: "wait",
+            browser: { waitFor: { locator: { testId: "spinner" }, state: "hidden" }, timeoutMs: 3000 },
+          },
+          "s",
+        ),
+        stepFromFile({ name: "home", browser: { screenshot: { name: "home", fullPage: true } } }, "s"),
+      ],
+    };
+    for (const format of ["yaml", "json"] as const) {
+      const text = writeContentDocument({ testCases: [browserCase, ...testCases], testPlans: [] }, format);
+      const read = readContentDocument(text, format);
+      expect(read.testCases.map((c) => c.recordTrace)).to.deep.equal([
+        true,
+        false,
+        false,
+        false,
+        false,
+        false,
+      ]);
+      expect(read.testCases[0]?.steps.map((s) => toJson(StepSchema, s))).to.deep.equal(
+        browserCase.steps.map((s) => toJson(StepSchema, s)),
+      );
+      const items = importItemsOf(read);
+      expect(items.testCases?.map((c) => c.recordTrace)).to.deep.equal([
+        true,
+        false,
+        false,
+        false,
+        false,
+        false,
+      ]);
+    }
+    const yaml = writeContentDocument({ testCases: [browserCase], testPlans: [] }, "yaml");
+    expect(yaml).to.contain("    recordTrace: true\n");
+    expect(yaml).to.contain("state: hidden\n");
+    // Stored test cases without the field (written before it existed) read as false.
+    expect(writeContentDocument({ testCases, testPlans }, "yaml")).to.not.contain("recordTrace");
+  });
+
   it("is a test case file too: its test cases are read with their ids and paths", () => {
     const text = writeContentDocument({ testCases, testPlans }, "yaml");
     const read = parseTestCaseFile(text, "yaml");
@@ -256,7 +308,7 @@ describe("content-file: content documents (a project's test cases and plans)", (
     );
     // The other forms take no id: it names a test case only in a project's document.
     expect(errorOf(() => parseTestCaseFile("id: tc_1\nname: a\nsteps: []", "yaml"))).to.equal(
-      "id: unknown field; expected one of: name, tags, enabled, steps",
+      "id: unknown field; expected one of: name, tags, enabled, recordTrace, steps",
     );
     expect(parseTestCaseFile("testPlans: []", "yaml")).to.deep.equal([]);
   });

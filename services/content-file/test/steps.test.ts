@@ -1,7 +1,11 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { toJson } from "@bufbuild/protobuf";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
 import { stringify as stringifyYaml } from "yaml";
+import { ariaRoles } from "../src/browser-steps.js";
 import { fileFieldPath, httpStepOf, stepFromFile, stepsFromFile, stepToFile } from "../src/steps.js";
 import { parseTestCaseFile, testCaseToFile } from "../src/test-case-file.js";
 
@@ -100,7 +104,6 @@ describe("content-file: steps from the docs/runs.md file format to testrun.catal
   it("names the bad field by its path in the file", () => {
     const cases: [unknown, string][] = [
       [{ http: { method: "GET", path: "/" } }, "steps[0].name: is required"],
-      [{ name: "x" }, "steps[0].http: is required (the request to send)"],
       [{ name: "x", http: { path: "/" } }, "steps[0].http.method: is required"],
       [{ name: "x", http: { method: 7, path: "/" } }, "steps[0].http.method: must be a string, not number"],
       [
@@ -154,7 +157,7 @@ describe("content-file: steps from the docs/runs.md file format to testrun.catal
     ).to.equal('s.expect.body_contains: unknown field (did you mean "bodyContains"?)');
     expect(
       errorOf(() => stepFromFile({ name: "x", http: { method: "GET", path: "/" }, expected: {} }, "s")),
-    ).to.equal("s.expected: unknown field; expected one of: name, http, expect, save");
+    ).to.equal("s.expected: unknown field; expected one of: name, http, expect, save, browser");
   });
 
   it("converts a list of steps in order, and refuses a steps value that is not a list", () => {
@@ -187,28 +190,29 @@ describe("content-file: steps from the docs/runs.md file format to testrun.catal
   });
 });
 
-describe("content-file: steps and test cases written back to the file format", () => {
-  const everyField = {
-    name: "every field",
-    http: {
-      method: "POST",
-      path: "/api/items?x=1",
-      headers: { authorization: "Bearer {{token}}" },
-      query: { page: "2" },
-      json: { nested: [1, "two", null, { ok: true }] },
-      timeoutMs: 5000,
-    },
-    expect: {
-      status: [200, 201],
-      headers: { "content-type": "json" },
-      bodyContains: ["a"],
-      bodyNotContains: ["b"],
-      json: { "$.items[0].id": 7, "$.ok": true },
-      maxDurationMs: 900,
-    },
-    save: { id: "$.items[0].id" },
-  };
+/** An HTTP step of every field. */
+const everyField = {
+  name: "every field",
+  http: {
+    method: "POST",
+    path: "/api/items?x=1",
+    headers: { authorization: "Bearer {{token}}" },
+    query: { page: "2" },
+    json: { nested: [1, "two", null, { ok: true }] },
+    timeoutMs: 5000,
+  },
+  expect: {
+    status: [200, 201],
+    headers: { "content-type": "json" },
+    bodyContains: ["a"],
+    bodyNotContains: ["b"],
+    json: { "$.items[0].id": 7, "$.ok": true },
+    maxDurationMs: 900,
+  },
+  save: { id: "$.items[0].id" },
+};
 
+describe("content-file: steps and test cases written back to the file format", () => {
   it("writes what it read, field for field, leaving out defaults", () => {
     expect(stepToFile(stepFromFile(everyField, "steps[0]"))).to.deep.equal(everyField);
     const minimal = { name: "ping", http: { method: "GET", path: "/" } };
@@ -241,5 +245,204 @@ describe("content-file: steps and test cases written back to the file format", (
       name: "t",
       steps: [],
     });
+  });
+});
+
+describe("content-file: browser steps (a step's browser object is BrowserStep's proto JSON)", () => {
+  /** One step of every action and locator form, as a person writes it (defaults left out). */
+  const everyAction = [
+    { name: "open sign-in", browser: { goto: { url: "/login" } } },
+    { name: "email", browser: { fill: { locator: { label: "Email" }, value: "{{EMAIL}}" } } },
+    { name: "clear", browser: { fill: { locator: { placeholder: "Search", exact: true } } } },
+    {
+      name: "submit",
+      browser: { click: { locator: { role: "button", name: "Sign in", exact: true } }, timeoutMs: 5000 },
+    },
+    { name: "second", browser: { click: { locator: { text: "More", nth: 2 } } } },
+    { name: "enter", browser: { press: { locator: { css: "input[name=q]" }, key: "Enter" } } },
+    { name: "tab", browser: { press: { key: "Tab" } } },
+    { name: "country", browser: { select: { locator: { testId: "country" }, options: ["de", "France"] } } },
+    { name: "terms", browser: { check: { locator: { role: "checkbox", name: "I agree" } } } },
+    { name: "news", browser: { uncheck: { locator: { label: "Newsletter" } } } },
+    { name: "menu", browser: { hover: { locator: { css: "nav > .menu" } } } },
+    { name: "gone", browser: { waitFor: { locator: { testId: "spinner" }, state: "detached" } } },
+    { name: "shown", browser: { waitFor: { locator: { role: "dialog" }, state: "visible" } } },
+    { name: "at home", browser: { waitFor: { url: "**/home" } } },
+    { name: "greeting", browser: { waitFor: { text: "Welcome back" } } },
+    { name: "visible", browser: { expect: { locator: { testId: "greeting" }, visible: true } } },
+    { name: "hidden", browser: { expect: { locator: { text: "Error" }, hidden: true } } },
+    { name: "text", browser: { expect: { locator: { testId: "greeting" }, text: "Hello" } } },
+    { name: "value", browser: { expect: { locator: { label: "Email" }, value: "" } } },
+    { name: "count", browser: { expect: { locator: { role: "listitem" }, count: 0 } } },
+    { name: "url", browser: { expect: { url: "/home" } } },
+    { name: "title", browser: { expect: { title: "Shop" } } },
+    { name: "home", browser: { screenshot: { name: "home", fullPage: true } } },
+    { name: "viewport", browser: { screenshot: { name: "viewport" } } },
+  ];
+
+  it("reads the documented example into BrowserSteps", () => {
+    const [read] = parseTestCaseFile(
+      `name: sign in
+recordTrace: true
+steps:
+  - name: open sign-in
+    browser: { goto: { url: /login } }
+  - name: email
+    browser: { fill: { locator: { label: Email }, value: "{{EMAIL}}" } }
+  - name: submit
+    browser: { click: { locator: { role: button, name: Sign in } }, timeoutMs: 5000 }
+  - name: greeting shown
+    browser: { expect: { locator: { testId: greeting }, text: Hello } }
+  - name: home
+    browser: { screenshot: { name: home, fullPage: true } }
+`,
+      "yaml",
+    );
+    expect(read?.recordTrace).to.equal(true);
+    expect(read?.steps.map((s) => toJson(StepSchema, s))).to.deep.equal([
+      { name: "open sign-in", browser: { goto: { url: "/login" } } },
+      { name: "email", browser: { fill: { locator: { label: "Email" }, value: "{{EMAIL}}" } } },
+      {
+        name: "submit",
+        browser: { click: { locator: { role: "button", name: "Sign in" } }, timeoutMs: 5000 },
+      },
+      { name: "greeting shown", browser: { expect: { locator: { testId: "greeting" }, text: "Hello" } } },
+      { name: "home", browser: { screenshot: { name: "home", fullPage: true } } },
+    ]);
+  });
+
+  it("writes every action back as it was read, and the text of a test case mixing kinds reads back the same", () => {
+    for (const written of everyAction) expect(stepToFile(stepFromFile(written, "s"))).to.deep.equal(written);
+    const steps = [stepFromFile(everyField, "s"), ...everyAction.map((s) => stepFromFile(s, "s"))];
+    for (const format of ["yaml", "json"] as const) {
+      const file = testCaseToFile({ name: "mixed", tags: [], enabled: true, recordTrace: true, steps });
+      const text = format === "json" ? JSON.stringify(file) : stringifyYaml(file);
+      const [read] = parseTestCaseFile(text, format);
+      expect(read?.recordTrace).to.equal(true);
+      expect(read?.steps.map((s) => toJson(StepSchema, s))).to.deep.equal(
+        steps.map((s) => toJson(StepSchema, s)),
+      );
+    }
+  });
+
+  it("writes an element state by its short name and reads the proto JSON name too", () => {
+    const full = stepFromFile(
+      { name: "w", browser: { waitFor: { locator: { css: "a" }, state: "ELEMENT_STATE_HIDDEN" } } },
+      "s",
+    );
+    expect(stepToFile(full)).to.deep.equal({
+      name: "w",
+      browser: { waitFor: { locator: { css: "a" }, state: "hidden" } },
+    });
+    expect(toJson(StepSchema, full)).to.have.nested.property("browser.waitFor.state", "ELEMENT_STATE_HIDDEN");
+    // A recordTrace left out is false, and false is not written.
+    expect(
+      testCaseToFile({ name: "t", tags: [], enabled: true, recordTrace: false, steps: [] }),
+    ).to.deep.equal({
+      name: "t",
+      steps: [],
+    });
+  });
+
+  it("names the bad field by its path in the file", () => {
+    const cases: [unknown, string][] = [
+      [{ name: "x" }, "steps[0]: needs http (a request to send) or browser (an action on the test's page)"],
+      [
+        { name: "x", http: { method: "GET", path: "/" }, browser: { goto: { url: "/" } } },
+        'steps[0].browser: cannot be set together with "http": a step is either a request or a browser action',
+      ],
+      [
+        { name: "x", browser: { goto: { url: "/" } }, expect: { status: 200 } },
+        "steps[0].expect: belongs to HTTP steps: a browser step checks the page with browser.expect",
+      ],
+      [
+        { name: "x", browser: { goto: { url: "/" } }, save: { a: "$.a" } },
+        "steps[0].save: belongs to HTTP steps: a browser step saves no values",
+      ],
+      [{ name: "x", browser: "goto /" }, "steps[0].browser: must be an object, not string"],
+      [
+        { name: "x", browser: { timeoutMs: 5 } },
+        "steps[0].browser: needs an action: one of goto, click, fill, press, select, check, uncheck, hover, waitFor, expect, screenshot",
+      ],
+      [
+        { name: "x", browser: { goto: { url: "/" }, click: {} } },
+        'steps[0].browser.click: cannot be set together with "goto": only one of goto, click, fill, press, select, check, uncheck, hover, waitFor, expect, screenshot is set',
+      ],
+      [
+        { name: "x", browser: { click: { locator: { role: "button", css: "b" } } } },
+        'steps[0].browser.click.locator.css: cannot be set together with "role": only one of role, label, text, placeholder, testId, css is set',
+      ],
+      [
+        { name: "x", browser: { click: { locator: { role: 7 } } } },
+        "steps[0].browser.click.locator.role: must be a string, not number",
+      ],
+      [
+        { name: "x", browser: { click: { locator: { test_id: "a" } } } },
+        'steps[0].browser.click.locator.test_id: unknown field (did you mean "testId"?)',
+      ],
+      [
+        { name: "x", browser: { click: { selector: "a" } } },
+        "steps[0].browser.click.selector: unknown field; expected one of: locator",
+      ],
+      [
+        { name: "x", browser: { click: { locator: { css: "a", exact: "yes" } } } },
+        "steps[0].browser.click.locator.exact: must be true or false, not string",
+      ],
+      [
+        { name: "x", browser: { click: { locator: { css: "a", nth: 1.5 } } } },
+        "steps[0].browser.click.locator.nth: must be a whole number, not 1.5",
+      ],
+      [
+        { name: "x", browser: { fill: { locator: { label: "Zip" }, value: 10115 } } },
+        "steps[0].browser.fill.value: must be a string, not number",
+      ],
+      [
+        { name: "x", browser: { select: { locator: { css: "s" }, options: ["a", 2] } } },
+        "steps[0].browser.select.options[1]: must be a string, not number",
+      ],
+      [
+        { name: "x", browser: { waitFor: { locator: { css: "a" }, state: "gone" } } },
+        "steps[0].browser.waitFor.state: must be one of visible, hidden, attached, detached",
+      ],
+      [
+        { name: "x", browser: { expect: { locator: { css: "a" }, visible: true, hidden: true } } },
+        'steps[0].browser.expect.hidden: cannot be set together with "visible": only one of visible, hidden, text, value, count, url, title is set',
+      ],
+      [
+        { name: "x", browser: { screenshot: { name: "a", full_page: true } } },
+        'steps[0].browser.screenshot.full_page: unknown field (did you mean "fullPage"?)',
+      ],
+    ];
+    for (const [step, message] of cases)
+      expect(errorOf(() => stepFromFile(step, "steps[0]"))).to.equal(message);
+    // A single option is a list of one, as elsewhere in the format.
+    expect(
+      toJson(
+        StepSchema,
+        stepFromFile({ name: "s", browser: { select: { locator: { css: "s" }, options: "de" } } }, "s"),
+      ),
+    ).to.have.deep.nested.property("browser.select.options", ["de"]);
+  });
+
+  it("rewrites the catalog's field paths of browser steps into the file's", () => {
+    expect(fileFieldPath("steps[2].browser.click.locator.role")).to.equal(
+      "steps[2].browser.click.locator.role",
+    );
+    expect(fileFieldPath("steps[0].browser.wait_for.locator.test_id")).to.equal(
+      "steps[0].browser.waitFor.locator.testId",
+    );
+    expect(fileFieldPath("steps[1].browser.timeout_ms")).to.equal("steps[1].browser.timeoutMs");
+    expect(fileFieldPath("steps.steps[3].browser.expect.locator")).to.equal(
+      "steps.steps[3].browser.expect.locator",
+    );
+  });
+
+  it("knows the ARIA roles of the playwright-core the executor drives", () => {
+    // The package exports no types path: its types sit beside its main file.
+    const main = createRequire(import.meta.url).resolve("playwright-core");
+    const types = readFileSync(join(dirname(main), "types", "types.d.ts"), "utf8");
+    const union = /getByRole\(role: ((?:"[a-z]+"\|?)+),/.exec(types)?.[1];
+    expect(union, "getByRole's role type in playwright-core").to.be.a("string");
+    expect([...ariaRoles]).to.deep.equal(union?.split("|").map((role) => JSON.parse(role)));
   });
 });

@@ -214,6 +214,8 @@ export const TestCase = defineEntity({
     enabled: p.boolean().default(true),
     /** The steps, in order (1 to 100). */
     steps: p.json<TestCaseStep[]>(),
+    /** Record a Playwright trace of every execution, not only of failed ones (TestCase.record_trace). */
+    recordTrace: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()
@@ -249,7 +251,7 @@ export const TestCase = defineEntity({
 });
 
 /**
- * A stored version of a test case: what it was (name, tags, enabled, steps), who stored it and
+ * A stored version of a test case: what it was (name, tags, enabled, steps, record_trace), who stored it and
  * when. The current version is always kept; at most KEPT_VERSIONS in all. A run's test names the
  * version it ran (runs' test_results.test_case_version), so it can be read back exactly.
  */
@@ -265,6 +267,7 @@ export const TestCaseVersion = defineEntity({
     tags: p.array(),
     enabled: p.boolean(),
     steps: p.json<TestCaseStep[]>(),
+    recordTrace: p.boolean().default(false),
     changedAt: p.datetime(),
     ...changedBy(),
   },

@@ -73,6 +73,7 @@ export function importContentHandlers({ db }: Deps): Handlers {
             return item(field, `testCases[${index}]`, given.id, {
               ...checked,
               enabled: given.enabled ?? true,
+              recordTrace: given.recordTrace,
             });
           });
       const plans: PlanItem[] = tooMany
@@ -297,6 +298,7 @@ function changedCaseFields(fields: TestCaseFields, row: TestCaseRow): string[] {
     fields.enabled !== row.enabled && "enabled",
     // jsonb keeps no key order; the comparison of values ignores it too.
     !isDeepStrictEqual(fields.steps, row.steps as JsonValue[]) && "steps",
+    fields.recordTrace !== row.record_trace && "recordTrace",
   ].filter((field) => field !== false);
 }
 

@@ -21,6 +21,7 @@ interface SelectedRow {
   name: string;
   steps: JsonValue[];
   version: number;
+  record_trace: boolean;
 }
 
 interface Selection {
@@ -101,7 +102,7 @@ function planReader(value: string): SelectionReader {
     async choose(candidates, sql) {
       const plan = pickByIdOrName(candidates, value, "test_plan", "test plan");
       const rows = await sql.all<SelectedRow>(
-        `select t.id, t.name, t.steps, t.version from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
+        `select t.id, t.name, t.steps, t.version, t.record_trace from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
          where pc.plan_id = ? and t.enabled order by pc.position`,
         [plan.id],
       );
@@ -117,7 +118,7 @@ function idsReader(given: readonly string[]): SelectionReader {
     ...(!tooMany && {
       listing: {
         select:
-          "select t.id, t.name, t.steps, t.version from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
+          "select t.id, t.name, t.steps, t.version, t.record_trace from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
         orderBy: "id",
         params: [textArray(ids)],
       },
@@ -141,7 +142,7 @@ function tagsReader(given: readonly string[]): SelectionReader {
   const tags = filterTags(given);
   return {
     listing: {
-      select: `select t.id, t.name, t.steps, t.version, t.created_at, count(*) over () as total from catalog.test_cases t
+      select: `select t.id, t.name, t.steps, t.version, t.record_trace, t.created_at, count(*) over () as total from catalog.test_cases t
                where t.project_id = p.id and t.enabled and ${anyTagCondition}
                order by t.created_at, t.id limit ?`,
       orderBy: "created_at, id",
@@ -211,6 +212,7 @@ export function resolveHandlers({ db }: Deps): Handlers {
                 name: row.name,
                 steps: stepsFromStorage(row.steps),
                 version: row.version,
+                recordTrace: row.record_trace,
               }),
           ),
           defaultRunName: runName(chosen.defaultName),

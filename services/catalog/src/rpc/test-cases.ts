@@ -59,7 +59,7 @@ async function findCaseVersion(
   version: number,
 ): Promise<{ row: TestCaseRow; current: number }> {
   const found = await sql.one<TestCaseRow & { current_version: number | null }>(
-    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, t.created_at, v.changed_at as updated_at,
+    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, v.record_trace, t.created_at, v.changed_at as updated_at,
        v.version, ${changedByJson} as updated_by, t.version as current_version
      from catalog.test_cases t
      left join catalog.test_case_versions v on v.test_case_id = t.id and v.version = ?
@@ -80,6 +80,7 @@ export interface TestCaseFields {
   enabled: boolean;
   /** Storage form (checkSteps). */
   steps: JsonValue[];
+  recordTrace: boolean;
 }
 
 /**
@@ -90,7 +91,7 @@ export function checkTestCase(
   input: { name: string; tags: readonly string[]; steps: readonly Step[] },
   prefix: string,
   violations: Violations,
-): Omit<TestCaseFields, "enabled"> {
+): Omit<TestCaseFields, "enabled" | "recordTrace"> {
   return {
     name: checkName(input.name, `${prefix}name`, violations),
     tags: checkTags(input.tags, `${prefix}tags`, violations),
@@ -111,8 +112,8 @@ export async function insertTestCase(
   const id = newId("tc");
   const now = new Date();
   await sql.all(
-    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, created_at, updated_at)
-     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?)`,
+    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, record_trace, created_at, updated_at)
+     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?, ?)`,
     [
       id,
       projectId,
@@ -120,6 +121,7 @@ export async function insertTestCase(
       textArray(fields.tags),
       fields.enabled,
       JSON.stringify(fields.steps),
+      fields.recordTrace,
       now,
       now,
     ],
@@ -144,20 +146,22 @@ export async function changeTestCase(
   changer: Changer,
   expectedVersion?: number,
 ): Promise<{ row: TestCaseRow; stored: boolean }> {
-  // name, tags, enabled, steps: each null when not set (coalesce keeps the stored one).
+  // name, tags, enabled, steps, record_trace: each null when not set (coalesce keeps the stored one).
   const values = [
     changes.name ?? null,
     changes.tags ? textArray(changes.tags) : null,
     changes.enabled ?? null,
     changes.steps ? JSON.stringify(changes.steps) : null,
+    changes.recordTrace ?? null,
   ];
   const stored = await sql.all(
     `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
-       enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), updated_at = ?,
-       version = t.version + 1
+       enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps),
+       record_trace = coalesce(?, t.record_trace), updated_at = ?, version = t.version + 1
      where t.project_id = ? and t.id = ? and (?::int is null or t.version = ?::int)
-       and (t.name, t.tags, t.enabled, t.steps) is distinct from
-         (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps))
+       and (t.name, t.tags, t.enabled, t.steps, t.record_trace) is distinct from
+         (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps),
+          coalesce(?::boolean, t.record_trace))
      returning t.id`,
     [...values, new Date(), projectId, id, expectedVersion ?? null, expectedVersion ?? null, ...values],
   );
@@ -177,7 +181,7 @@ export function testCaseHandlers({ db }: Deps): Handlers {
         return insertTestCase(
           sql,
           grant.project.id,
-          { ...fields, enabled: req.enabled ?? true },
+          { ...fields, enabled: req.enabled ?? true, recordTrace: req.recordTrace },
           changerOf(grant, req.actor),
         );
       });
@@ -260,7 +264,7 @@ export function testCaseHandlers({ db }: Deps): Handlers {
           sql,
           grant.project.id,
           req.testCaseId,
-          { name, tags, enabled: req.enabled, steps },
+          { name, tags, enabled: req.enabled, steps, recordTrace: req.recordTrace },
           changerOf(grant, req.actor),
           expected,
         );

@@ -44,6 +44,7 @@ export async function createTestCases(
         name: testCase.name,
         tags: testCase.tags,
         enabled: testCase.enabled,
+        recordTrace: testCase.recordTrace,
         steps: testCase.steps,
       });
       created.push(required(response.testCase, "test_case"));

@@ -5,6 +5,7 @@ import { Migration20261123051413_members_by_email } from "./Migration20261123051
 import { Migration20261124230335_normalized_emails } from "./Migration20261124230335_normalized_emails.js";
 import { Migration20261124232000_base_url_without_userinfo } from "./Migration20261124232000_base_url_without_userinfo.js";
 import { Migration20261125013339_versions } from "./Migration20261125013339_versions.js";
+import { Migration20261125042617_record_trace } from "./Migration20261125042617_record_trace.js";
 import { Migration20261125043432_project_artifacts } from "./Migration20261125043432_project_artifacts.js";
 
 export const migrations = [
@@ -17,5 +18,6 @@ export const migrations = [
     class: Migration20261124232000_base_url_without_userinfo,
   },
   { name: "Migration20261125013339_versions", class: Migration20261125013339_versions },
+  { name: "Migration20261125042617_record_trace", class: Migration20261125042617_record_trace },
   { name: "Migration20261125043432_project_artifacts", class: Migration20261125043432_project_artifacts },
 ];

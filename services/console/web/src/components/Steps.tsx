@@ -1,12 +1,19 @@
-// A test case's steps as stored or as a run ran them: the request (method, path, headers, query,
-// body), the expectations, the values saved. Strings show as stored: `{{NAME}}` stays a name, a
-// variable's value is never part of them. With an outcome, each step says whether it passed,
+// A test case's steps as stored or as a run ran them: an HTTP step's request (method, path, headers,
+// query, body), expectations and values saved; a browser step's action, its element as Playwright
+// code and what it types or checks (browser-step-text.ts). Strings show as stored: `{{NAME}}` stays
+// a name, a variable's value is never part of them. With an outcome, each step says whether it passed,
 // failed (with the test's summary as the reason) or did not run.
 import { toJsonString } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { HttpExpectation, HttpRequest, Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type {
+  BrowserStep,
+  HttpExpectation,
+  HttpRequest,
+  Step,
+} from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { ReactNode } from "react";
+import { browserStepText } from "../browser-step-text";
 import { duration } from "../format";
 import { Badge } from "./Status";
 
@@ -67,6 +74,8 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
                 expect={step.kind.value.expect}
                 save={step.kind.value.save}
               />
+            ) : step.kind.case === "browser" ? (
+              <BrowserStepView step={step.kind.value} />
             ) : (
               <p className="muted">A kind of step this console does not show yet.</p>
             )}
@@ -130,6 +139,34 @@ function HttpStepView({
             ))}
           </ul>
         </div>
+      )}
+    </div>
+  );
+}
+
+function BrowserStepView({ step }: { step: BrowserStep }) {
+  const { action, target, lines } = browserStepText(step);
+  return (
+    <div className="step-body">
+      <p className="step-request">
+        <span className="visually-hidden">In the browser: </span>
+        <code className="method">{action}</code>
+        {target !== undefined && (
+          <>
+            {" "}
+            <code className="path">{target}</code>
+          </>
+        )}
+        {step.timeoutMs ? (
+          <span className="muted small"> · times out after {duration(step.timeoutMs)}</span>
+        ) : null}
+      </p>
+      {lines.length > 0 && (
+        <ul className="checks">
+          {lines.map((line) => (
+            <li key={line}>{line}</li>
+          ))}
+        </ul>
       )}
     </div>
   );

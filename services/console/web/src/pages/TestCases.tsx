@@ -426,6 +426,11 @@ export function TestCase() {
               ))
             )}
           </Fact>
+          {(testCase.recordTrace || testCase.steps.some((step) => step.kind.case === "browser")) && (
+            <Fact term="Browser trace">
+              {testCase.recordTrace ? "Recorded at every run" : "Recorded when the test fails"}
+            </Fact>
+          )}
           <Fact term="Created">
             <Time at={testCase.createdAt} />
           </Fact>
