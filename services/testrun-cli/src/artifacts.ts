@@ -53,6 +53,8 @@ export function formatBytes(bytes: number): string {
 export function safeName(text: unknown, fallback: string, max = 60): string {
   const name = String(text ?? "")
     .normalize("NFKD")
+    // Accents go (é is e and a combining mark once decomposed); anything else not plain becomes -.
+    .replace(/\p{M}+/gu, "")
     .replace(/[^A-Za-z0-9._-]+/g, "-")
     .replace(/^[.-]+/, "")
     .slice(0, max)
