@@ -6,7 +6,7 @@ import { appendFileSync as appendFileSync2 } from "node:fs";
 
 // services/testrun-cli/src/cli.ts
 import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname2 } from "node:path";
+import { dirname as dirname3, resolve as resolve2 } from "node:path";
 
 // services/testrun-cli/src/args.ts
 import { parseArgs } from "node:util";
@@ -43,7 +43,8 @@ var waitOptions = {
   detach: { type: "boolean" },
   "allow-skipped": { type: "boolean" },
   junit: { type: "string" },
-  json: { type: "string" }
+  json: { type: "string" },
+  artifacts: { type: "string" }
 };
 var startOptions = { ...waitOptions, "no-wait": { type: "boolean" } };
 var optionsOf = {
@@ -113,7 +114,7 @@ function parseCommand(argv) {
       throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
     const wait = values["no-wait"] !== true;
     if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit"].find(
+      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
         (key) => values[key] !== void 0
       );
       if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
@@ -125,7 +126,8 @@ function parseCommand(argv) {
       detach: values.detach === true,
       allowSkipped: values["allow-skipped"] === true,
       ...optional("junit", str("junit")),
-      ...optional("json", str("json"))
+      ...optional("json", str("json")),
+      ...optional("artifacts", str("artifacts"))
     };
   };
   switch (name) {
@@ -195,6 +197,13 @@ function parseCommand(argv) {
 }
 var optional = (key, value) => value === void 0 ? {} : { [key]: value };
 
+// services/testrun-cli/src/artifacts.ts
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { dirname, relative, resolve, sep } from "node:path";
+import { pipeline } from "node:stream/promises";
+
 // services/testrun-cli/src/client.ts
 var ApiError = class extends Error {
   constructor(status, body, retryAfterSeconds) {
@@ -218,6 +227,14 @@ var NetworkError = class extends Error {
     this.name = "NetworkError";
   }
   maybeSent;
+};
+var TooLarge = class extends Error {
+  constructor(maxBytes) {
+    super(`more than ${maxBytes} bytes`);
+    this.maxBytes = maxBytes;
+    this.name = "TooLarge";
+  }
+  maxBytes;
 };
 var notSentCodes = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 var TestrunClient = class {
@@ -284,19 +301,84 @@ var TestrunClient = class {
   async json(method, path, options, more = {}) {
     return (await this.request(method, path, options, more.body, more.extraTimeoutMs)).body;
   }
+  /**
+   * GET /v1/artifacts/{id}: an artifact's bytes, read as they arrive. More than `maxBytes` is
+   * refused (TooLarge) without reading the rest. Fetched from this client's base URL, never from
+   * the artifact's `url`, so the key goes only where TESTRUN_URL points.
+   */
+  async getArtifact(id, options) {
+    const answer = await this.openArtifact(id, options);
+    const chunks = [];
+    for await (const chunk of answer.body(options.maxBytes)) chunks.push(chunk);
+    return { contentType: answer.contentType, bytes: Buffer.concat(chunks) };
+  }
+  /**
+   * GET /v1/artifacts/{id}, once its headers came; `body` then yields its bytes as they arrive,
+   * refusing more than `maxBytes` (TooLarge) and turning a connection lost midway into a
+   * NetworkError. `extraTimeoutMs` adds to the request's deadline, which covers the whole body.
+   */
+  async openArtifact(id, options = {}) {
+    const { res, timeout } = await this.send(
+      "GET",
+      `/v1/artifacts/${encodeURIComponent(id)}`,
+      options,
+      void 0,
+      options.extraTimeoutMs ?? 0,
+      "*/*"
+    );
+    async function* body(maxBytes) {
+      const reader = res.body?.getReader();
+      if (!reader) return;
+      try {
+        if (Number(res.headers.get("content-length") ?? 0) > maxBytes) throw new TooLarge(maxBytes);
+        let total = 0;
+        for (; ; ) {
+          let next;
+          try {
+            next = await reader.read();
+          } catch (error) {
+            if (options.signal?.aborted) throw options.signal.reason ?? error;
+            throw networkError(error, timeout.aborted);
+          }
+          if (next.done) return;
+          total += next.value.byteLength;
+          if (total > maxBytes) throw new TooLarge(maxBytes);
+          yield next.value;
+        }
+      } finally {
+        await reader.cancel().catch(() => void 0);
+      }
+    }
+    return { contentType: res.headers.get("content-type") ?? "application/octet-stream", body };
+  }
   /** One request; resolves with a 2xx answer, else throws ApiError or NetworkError (or the abort). */
   async request(method, path, options = {}, body, extraTimeoutMs = 0) {
+    const { res, timeout } = await this.send(method, path, options, body, extraTimeoutMs);
+    let text;
+    try {
+      text = await res.text();
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw networkError(error, timeout.aborted);
+    }
+    return { status: res.status, headers: res.headers, body: parseBody(text) };
+  }
+  /**
+   * Sends one request and waits for its answer's headers: a 2xx answer is returned with its body
+   * still to read (within the same deadline), any other is read and thrown as an ApiError.
+   */
+  async send(method, path, options, body, extraTimeoutMs, accept = "application/json") {
     const timeout = AbortSignal.timeout(this.timeoutMs + extraTimeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const headers = {
       authorization: `Bearer ${this.options.apiKey}`,
-      accept: "application/json",
+      accept,
       "user-agent": this.options.userAgent ?? "testrun-cli"
     };
     if (body !== void 0) headers["content-type"] = "application/json";
     if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
     let res;
-    let text;
+    let text = "";
     try {
       res = await this.fetch(`${this.baseUrl}${path}`, {
         method,
@@ -304,13 +386,13 @@ var TestrunClient = class {
         signal,
         ...body !== void 0 && { body: JSON.stringify(body) }
       });
-      text = await res.text();
+      if (!res.ok) text = await res.text();
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       throw networkError(error, timeout.aborted);
     }
+    if (res.ok) return { res, timeout };
     const parsed = parseBody(text);
-    if (res.ok) return { status: res.status, headers: res.headers, body: parsed };
     const retryAfter = Number(res.headers.get("retry-after"));
     throw new ApiError(
       res.status,
@@ -402,14 +484,14 @@ async function withRetries(call, policy, isRetryable = retryable) {
   }
 }
 function abortableSleep(ms, signal) {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve3, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
-      resolve();
+      resolve3();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
@@ -509,6 +591,122 @@ function explain(error) {
   return `${message} (HTTP ${status}${body.code ? ` ${body.code}` : ""})${hint ? `: ${hint}` : ""}`;
 }
 
+// services/testrun-cli/src/artifacts.ts
+var MiB = 1024 * 1024;
+var maxFileBytes = 256 * MiB;
+var maxTotalBytes = 1024 * MiB;
+var msPerMiB = 1e3;
+function failureScreenshot(test) {
+  const screenshots = (test.artifacts ?? []).filter((a) => a.kind === "screenshot");
+  return screenshots.find((a) => a.name === "failure") ?? screenshots[0];
+}
+function artifactsInOrder(test) {
+  const all = test.artifacts ?? [];
+  const first = test.status === "FAILED" ? failureScreenshot(test) : void 0;
+  return first ? [first, ...all.filter((a) => a !== first)] : all;
+}
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < MiB) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * MiB) return `${(bytes / MiB).toFixed(1)} MiB`;
+  return `${(bytes / (1024 * MiB)).toFixed(1)} GiB`;
+}
+function safeName(text, fallback, max = 60) {
+  const name = String(text ?? "").normalize("NFKD").replace(new RegExp("\\p{M}+", "gu"), "").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, max).replace(/[.-]+$/, "");
+  return name || fallback;
+}
+var extensions = {
+  "image/png": ".png",
+  "application/zip": ".zip",
+  "application/json": ".json"
+};
+function artifactPath(dir, test, artifact) {
+  const root = resolve(dir);
+  const folder = `${safeName(test.name, "test")}-${safeName(test.id, "test")}`;
+  const step = Number.isSafeInteger(artifact.step) && artifact.step >= 0 ? artifact.step : 0;
+  const extension = extensions[artifact.contentType] ?? ".bin";
+  const file = `${step}-${safeName(artifact.name, safeName(artifact.kind, "artifact"))}-${safeName(artifact.id, "artifact")}${extension}`;
+  const path = resolve(root, folder, file);
+  return path.startsWith(root + sep) ? path : void 0;
+}
+function attachmentPath(file, env) {
+  const project = env.CI_PROJECT_DIR?.trim();
+  if (!project) return file;
+  const inside = relative(resolve(project), file);
+  return inside && !inside.startsWith("..") && !inside.startsWith(sep) ? inside : file;
+}
+async function downloadArtifacts(client, run, dir, options) {
+  const fileLimit = options.maxFileBytes ?? maxFileBytes;
+  const totalLimit = options.maxTotalBytes ?? maxTotalBytes;
+  const result = { files: /* @__PURE__ */ new Map(), bytes: 0, failed: 0 };
+  for (const test of run.tests) {
+    for (const artifact of test.artifacts ?? []) {
+      const fail = (reason) => {
+        result.failed += 1;
+        options.onFailure(artifact, test, reason);
+      };
+      const path = artifactPath(dir, test, artifact);
+      const size = Number(artifact.sizeBytes);
+      if (!path) {
+        fail("no safe file name");
+        continue;
+      }
+      if (!Number.isSafeInteger(size) || size < 0) {
+        fail(`its sizeBytes (${artifact.sizeBytes}) is not a size`);
+        continue;
+      }
+      if (size > fileLimit) {
+        fail(`${formatBytes(size)} is over the ${formatBytes(fileLimit)} a file may have`);
+        continue;
+      }
+      if (result.bytes + size > totalLimit) {
+        fail(
+          `${formatBytes(size)} more would pass the ${formatBytes(totalLimit)} one command downloads (${formatBytes(result.bytes)} so far)`
+        );
+        continue;
+      }
+      try {
+        const written = await withRetries(() => download(client, artifact.id, path, size, options.signal), {
+          outageMs: 3e4,
+          ...options.signal && { signal: options.signal },
+          ...options.onRetry && { onRetry: options.onRetry }
+        });
+        result.files.set(artifact.id, path);
+        result.bytes += written;
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        fail(
+          error instanceof TooLarge ? `the API sent more than the ${size} bytes it is listed with` : explain(error)
+        );
+      }
+    }
+  }
+  return result;
+}
+async function download(client, id, path, size, signal) {
+  const answer = await client.openArtifact(id, {
+    ...signal && { signal },
+    extraTimeoutMs: Math.ceil(size / MiB) * msPerMiB
+  });
+  await mkdir(dirname(path), { recursive: true });
+  const partial = `${path}.${randomBytes(6).toString("hex")}.part`;
+  let written = 0;
+  async function* counted() {
+    for await (const chunk of answer.body(size)) {
+      written += chunk.byteLength;
+      yield chunk;
+    }
+  }
+  try {
+    await pipeline(counted, createWriteStream(partial, { flags: "wx" }));
+    await rename(partial, path);
+    return written;
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
+}
+
 // services/testrun-cli/src/help.ts
 var usage = `testrun: start Testrun runs from a pipeline, wait for them and report
 
@@ -529,6 +727,8 @@ Wait options (run, rerun, wait):
   --allow-skipped        exit 0, not 2, when the run was skipped
   --junit FILE           write a JUnit XML report (one testcase per test)
   --json FILE            write the run as the API returns it ("-" for stdout)
+  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
+                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
 
 Environment:
   TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
@@ -589,6 +789,14 @@ function testLine(test) {
   const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
   return `  ${test.status.padEnd(7)} ${test.name}${duration}${summary}`;
+}
+function screenshotLine(test) {
+  const screenshot = failureScreenshot(test);
+  return screenshot && `    screenshot: ${screenshot.url}`;
+}
+function failureLines(test) {
+  const screenshot = screenshotLine(test);
+  return [testLine(test), `    ${test.url}`, ...screenshot ? [screenshot] : []];
 }
 function statusLine(run) {
   const done = run.tests.filter((test) => final.has(test.status)).length;
@@ -656,7 +864,7 @@ var Progress = class {
 
 // services/testrun-cli/src/reports.ts
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname as dirname2 } from "node:path";
 
 // services/testrun-cli/src/junit.ts
 function escapeXml(text) {
@@ -664,7 +872,16 @@ function escapeXml(text) {
 }
 var attrs = (values) => Object.entries(values).filter(([, value]) => value !== null && value !== void 0).map(([name, value]) => ` ${name}="${escapeXml(String(value))}"`).join("");
 var seconds = (ms) => ((ms ?? 0) / 1e3).toFixed(3);
-function testcase(run, test, timedOut) {
+function output(test, attachments) {
+  const lines = [test.url];
+  for (const artifact of artifactsInOrder(test)) {
+    const file = attachments?.get(artifact.id);
+    lines.push(file ? `[[ATTACHMENT|${file}]]` : `${artifact.kind} ${artifact.name}: ${artifact.url}`);
+  }
+  return lines.map(escapeXml).join("\n");
+}
+function testcase(run, test, options) {
+  const timedOut = options.timedOut ?? false;
   const open = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>`;
   const summary = test.summary || "";
   let outcome = "";
@@ -682,12 +899,11 @@ ${test.url}`)}</failure>
 `;
   }
   return `${open}
-${outcome}      <system-out>${escapeXml(test.url)}</system-out>
+${outcome}      <system-out>${output(test, options.attachments)}</system-out>
     </testcase>
 `;
 }
 function junitXml(run, options = {}) {
-  const timedOut = options.timedOut ?? false;
   const failures = run.tests.filter((test) => test.status === "FAILED").length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
   const errors = run.tests.length - failures - skipped - run.tests.filter((t) => t.status === "PASSED").length;
@@ -706,7 +922,7 @@ function junitXml(run, options = {}) {
   <testsuite${attrs({ name: run.name, ...totals, time, timestamp: run.startedAt?.replace(/Z$/, ""), id: run.id, url: run.url })}>
     <properties>
 ${props}    </properties>
-` + run.tests.map((test) => testcase(run, test, timedOut)).join("") + "  </testsuite>\n</testsuites>\n";
+` + run.tests.map((test) => testcase(run, test, options)).join("") + "  </testsuite>\n</testsuites>\n";
 }
 
 // services/testrun-cli/src/summary.ts
@@ -741,7 +957,7 @@ function markdownSummary(run, options = {}) {
 function writeReports(run, targets, io, options = {}) {
   const attempt = (what, file, write) => {
     try {
-      if (file !== "-") mkdirSync(dirname(file), { recursive: true });
+      if (file !== "-") mkdirSync(dirname2(file), { recursive: true });
       write();
     } catch (error) {
       io.stderr.write(`testrun: could not write ${what} ${file}: ${error.message}
@@ -760,7 +976,11 @@ function writeReports(run, targets, io, options = {}) {
   }
   if (targets.stepSummary) {
     const file = targets.stepSummary;
-    attempt("the step summary", file, () => appendFileSync(file, markdownSummary(run, options)));
+    attempt(
+      "the step summary",
+      file,
+      () => appendFileSync(file, markdownSummary(run, { ...options.timedOut && { timedOut: true } }))
+    );
   }
 }
 
@@ -969,16 +1189,49 @@ var Session = class {
       } else {
         this.say(`It goes on; cancel it with: testrun cancel ${run.id}`);
       }
-      writeReports(run, targets, { ...this.io, stdout: this.io.json }, { timedOut: !run.finished });
+      const attachments2 = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
+      writeReports(
+        run,
+        targets,
+        { ...this.io, stdout: this.io.json },
+        { timedOut: !run.finished, ...attachments2 && { attachments: attachments2 } }
+      );
       return { code: ExitCode.timedOut, run };
     }
     this.say(statusLine(run));
     for (const test of run.tests.filter((t) => t.status === "FAILED"))
-      this.say(`${testLine(test)}
-    ${test.url}`);
+      for (const line of failureLines(test)) this.say(line);
     this.say(run.url);
-    writeReports(run, targets, { ...this.io, stdout: this.io.json });
+    const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
+    writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...attachments && { attachments } });
     return { code: exitCodeOf(run, flags.allowSkipped), run };
+  }
+  /**
+   * --artifacts DIR: downloads the artifacts of the run's final tests into DIR. Answers each
+   * downloaded file as the JUnit report names it. A download that fails is said on stderr and
+   * changes nothing else: the exit code stays the run's.
+   */
+  async downloadArtifacts(run, dir) {
+    const listed = run.tests.reduce((count, test) => count + (test.artifacts?.length ?? 0), 0);
+    if (!listed) {
+      this.say("Artifacts: the run's tests left none");
+      return /* @__PURE__ */ new Map();
+    }
+    const downloads = await downloadArtifacts(this.client, run, dir, {
+      ...this.io.stop && { signal: this.io.stop },
+      onFailure: (artifact, test, reason) => this.io.stderr.write(
+        `testrun: could not download artifact ${artifact.id} (${artifact.kind} "${artifact.name}" of test "${test.name}"): ${reason}
+`
+      ),
+      onRetry: (reason, delay) => this.say(`  (${reason}; trying again in ${formatDuration(delay)})`)
+    });
+    const failed = downloads.failed ? `; ${downloads.failed} could not be downloaded` : "";
+    this.say(
+      `Artifacts: ${downloads.files.size} of ${listed} files (${formatBytes(downloads.bytes)}) in ${resolve2(dir)}${failed}`
+    );
+    return new Map(
+      [...downloads.files].map(([id, file]) => [id, attachmentPath(file, this.io.env)])
+    );
   }
   /** SIGINT/SIGTERM while waiting: cancel the run (unless --detach), then end. */
   async interrupted(run, flags, progress) {
@@ -1027,7 +1280,11 @@ var Session = class {
     this.run = run;
     this.say(`Run ${run.id} "${run.name}": ${run.url}`);
     this.say(statusLine(run));
-    for (const test of run.tests) this.say(testLine(test));
+    for (const test of run.tests) {
+      this.say(testLine(test));
+      const screenshot = test.status === "FAILED" ? screenshotLine(test) : void 0;
+      if (screenshot) this.say(screenshot);
+    }
     if (json) writeReports(run, { json }, { ...this.io, stdout: this.io.json });
     return { code: ExitCode.passed, run };
   }
@@ -1079,7 +1336,7 @@ var Session = class {
   }
 };
 function writeJsonFile(file, text) {
-  mkdirSync2(dirname2(file), { recursive: true });
+  mkdirSync2(dirname3(file), { recursive: true });
   writeFileSync2(file, text);
 }
 function table(rows) {
@@ -1123,6 +1380,7 @@ function argvOf(env) {
   option("name");
   option("junit");
   option("json");
+  option("artifacts");
   if (input(env, "wait") && !booleanInput(env, "wait")) {
     argv.push("--no-wait");
     return argv;

@@ -2985,7 +2985,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve.call(this, root, ref);
+      let _sch = resolve3.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a3 = root.localRefs) === null || _a3 === void 0 ? void 0 : _a3[ref];
         const { schemaId } = this.opts;
@@ -3012,7 +3012,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve(root, ref) {
+    function resolve3(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3265,7 +3265,7 @@ var require_utils = __commonJS({
     }
     function removeDotSegments(path) {
       let input2 = path;
-      const output2 = [];
+      const output3 = [];
       let nextSlash = -1;
       let len = 0;
       while (len = input2.length) {
@@ -3273,10 +3273,10 @@ var require_utils = __commonJS({
           if (input2 === ".") {
             break;
           } else if (input2 === "/") {
-            output2.push("/");
+            output3.push("/");
             break;
           } else {
-            output2.push(input2);
+            output3.push(input2);
             break;
           }
         } else if (len === 2) {
@@ -3289,16 +3289,16 @@ var require_utils = __commonJS({
             }
           } else if (input2[0] === "/") {
             if (input2[1] === "." || input2[1] === "/") {
-              output2.push("/");
+              output3.push("/");
               break;
             }
           }
         } else if (len === 3) {
           if (input2 === "/..") {
-            if (output2.length !== 0) {
-              output2.pop();
+            if (output3.length !== 0) {
+              output3.pop();
             }
-            output2.push("/");
+            output3.push("/");
             break;
           }
         }
@@ -3320,8 +3320,8 @@ var require_utils = __commonJS({
             } else if (input2[2] === ".") {
               if (input2[3] === "/") {
                 input2 = input2.slice(3);
-                if (output2.length !== 0) {
-                  output2.pop();
+                if (output3.length !== 0) {
+                  output3.pop();
                 }
                 continue;
               }
@@ -3329,14 +3329,14 @@ var require_utils = __commonJS({
           }
         }
         if ((nextSlash = input2.indexOf("/", 1)) === -1) {
-          output2.push(input2);
+          output3.push(input2);
           break;
         } else {
-          output2.push(input2.slice(0, nextSlash));
+          output3.push(input2.slice(0, nextSlash));
           input2 = input2.slice(nextSlash);
         }
       }
-      return output2.join("");
+      return output3.join("");
     }
     function removeDotSegmentsRelative(path) {
       if (path === "" || path[0] === "/") {
@@ -3344,30 +3344,30 @@ var require_utils = __commonJS({
       }
       const segments = path.split("/");
       const last = segments.length - 1;
-      const output2 = [];
+      const output3 = [];
       let trailingDirectory = false;
       for (let i = 0; i <= last; i++) {
         const segment = segments[i];
         if (segment === "." || segment === "..") {
           if (segment === "..") {
-            if (output2.length !== 0 && output2[output2.length - 1] !== "..") {
-              output2.pop();
+            if (output3.length !== 0 && output3[output3.length - 1] !== "..") {
+              output3.pop();
             } else {
-              output2.push("..");
+              output3.push("..");
             }
           }
           trailingDirectory = i === last;
         } else {
-          output2.push(segment);
+          output3.push(segment);
         }
       }
-      if (trailingDirectory && output2[output2.length - 1] !== "..") {
-        output2.push("");
+      if (trailingDirectory && output3[output3.length - 1] !== "..") {
+        output3.push("");
       }
-      if (output2.length === 0 || output2[0] === "" || output2[0].includes(":")) {
-        output2.unshift(".");
+      if (output3.length === 0 || output3[0] === "" || output3[0].includes(":")) {
+        output3.unshift(".");
       }
-      return output2.join("/");
+      return output3.join("/");
     }
     var HOST_DELIMS = { "@": "%40", "/": "%2F", "?": "%3F", "#": "%23", ":": "%3A" };
     var HOST_DELIM_RE = /[@/?#:]/g;
@@ -3381,7 +3381,7 @@ var require_utils = __commonJS({
       if (input2.indexOf("%") === -1) {
         return input2;
       }
-      let output2 = "";
+      let output3 = "";
       for (let i = 0; i < input2.length; i++) {
         if (input2[i] === "%" && i + 2 < input2.length) {
           const hex3 = input2.slice(i + 1, i + 3);
@@ -3389,20 +3389,20 @@ var require_utils = __commonJS({
             const normalizedHex = hex3.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decodeUnreserved && isUnreserved(decoded)) {
-              output2 += decoded;
+              output3 += decoded;
             } else {
-              output2 += "%" + normalizedHex;
+              output3 += "%" + normalizedHex;
             }
             i += 2;
             continue;
           }
         }
-        output2 += input2[i];
+        output3 += input2[i];
       }
-      return output2;
+      return output3;
     }
     function normalizePathEncoding(input2) {
-      let output2 = "";
+      let output3 = "";
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
@@ -3411,46 +3411,46 @@ var require_utils = __commonJS({
             const normalizedHex = hex3.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (decoded !== "." && isUnreserved(decoded)) {
-              output2 += decoded;
+              output3 += decoded;
             } else {
-              output2 += "%" + normalizedHex;
+              output3 += "%" + normalizedHex;
             }
             i += 2;
             continue;
           }
         }
         if (isPathCharacter(ch)) {
-          output2 += ch;
+          output3 += ch;
         } else {
           const code2 = input2.charCodeAt(i);
           if (code2 < 128) {
-            output2 += isEscapeSafe(code2) ? ch : BYTE_HEX[code2];
+            output3 += isEscapeSafe(code2) ? ch : BYTE_HEX[code2];
           } else if (code2 < 55296 || code2 > 57343) {
-            output2 += percentEncodeNonAscii(code2);
+            output3 += percentEncodeNonAscii(code2);
           } else if (code2 <= 56319 && i + 1 < input2.length) {
             const low = input2.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output2 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output3 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
               i++;
             } else {
-              output2 += percentEncodeNonAscii(65533);
+              output3 += percentEncodeNonAscii(65533);
             }
           } else {
-            output2 += percentEncodeNonAscii(65533);
+            output3 += percentEncodeNonAscii(65533);
           }
         }
       }
-      return output2;
+      return output3;
     }
     function serializePathEncoding(input2, pathNoScheme = false) {
-      let output2 = "";
+      let output3 = "";
       let firstSegment = pathNoScheme && input2[0] !== "/";
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
           const hex3 = input2.slice(i + 1, i + 3);
           if (isHexPair(hex3)) {
-            output2 += "%" + hex3.toUpperCase();
+            output3 += "%" + hex3.toUpperCase();
             i += 2;
             continue;
           }
@@ -3459,62 +3459,62 @@ var require_utils = __commonJS({
           firstSegment = false;
         }
         if (isPathCharacter(ch) && (ch !== ":" || !firstSegment)) {
-          output2 += ch;
+          output3 += ch;
         } else {
           const code2 = input2.charCodeAt(i);
           if (code2 < 128) {
-            output2 += BYTE_HEX[code2];
+            output3 += BYTE_HEX[code2];
           } else if (code2 < 55296 || code2 > 57343) {
-            output2 += percentEncodeNonAscii(code2);
+            output3 += percentEncodeNonAscii(code2);
           } else if (code2 <= 56319 && i + 1 < input2.length) {
             const low = input2.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output2 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output3 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
               i++;
             } else {
-              output2 += percentEncodeNonAscii(65533);
+              output3 += percentEncodeNonAscii(65533);
             }
           } else {
-            output2 += percentEncodeNonAscii(65533);
+            output3 += percentEncodeNonAscii(65533);
           }
         }
       }
-      return output2;
+      return output3;
     }
     function encodeComponent(input2, isAllowed) {
-      let output2 = "";
+      let output3 = "";
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
           const hex3 = input2.slice(i + 1, i + 3);
           if (isHexPair(hex3)) {
-            output2 += "%" + hex3.toUpperCase();
+            output3 += "%" + hex3.toUpperCase();
             i += 2;
             continue;
           }
         }
         if (isAllowed(ch)) {
-          output2 += ch;
+          output3 += ch;
         } else {
           const code2 = input2.charCodeAt(i);
           if (code2 < 128) {
-            output2 += BYTE_HEX[code2];
+            output3 += BYTE_HEX[code2];
           } else if (code2 < 55296 || code2 > 57343) {
-            output2 += percentEncodeNonAscii(code2);
+            output3 += percentEncodeNonAscii(code2);
           } else if (code2 <= 56319 && i + 1 < input2.length) {
             const low = input2.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output2 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output3 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
               i++;
             } else {
-              output2 += percentEncodeNonAscii(65533);
+              output3 += percentEncodeNonAscii(65533);
             }
           } else {
-            output2 += percentEncodeNonAscii(65533);
+            output3 += percentEncodeNonAscii(65533);
           }
         }
       }
-      return output2;
+      return output3;
     }
     function encodeUserinfo(input2) {
       return encodeComponent(input2, isUserinfoCharacter);
@@ -3529,7 +3529,7 @@ var require_utils = __commonJS({
       return cp >= 48 && cp <= 57 || cp >= 65 && cp <= 90 || cp >= 97 && cp <= 122 || cp === 42 || cp === 43 || cp === 45 || cp === 46 || cp === 47 || cp === 64 || cp === 95;
     }
     function normalizeQueryFragmentEncoding(input2) {
-      let output2 = "";
+      let output3 = "";
       for (let i = 0; i < input2.length; i++) {
         const ch = input2[i];
         if (ch === "%" && i + 2 < input2.length) {
@@ -3538,51 +3538,51 @@ var require_utils = __commonJS({
             const normalizedHex = hex3.toUpperCase();
             const decoded = String.fromCharCode(parseInt(normalizedHex, 16));
             if (isUnreserved(decoded)) {
-              output2 += decoded;
+              output3 += decoded;
             } else {
-              output2 += "%" + normalizedHex;
+              output3 += "%" + normalizedHex;
             }
             i += 2;
             continue;
           }
         }
         if (isQueryFragmentCharacter(ch)) {
-          output2 += ch;
+          output3 += ch;
         } else {
           const code2 = input2.charCodeAt(i);
           if (code2 < 128) {
-            output2 += isEscapeSafe(code2) ? ch : BYTE_HEX[code2];
+            output3 += isEscapeSafe(code2) ? ch : BYTE_HEX[code2];
           } else if (code2 < 55296 || code2 > 57343) {
-            output2 += percentEncodeNonAscii(code2);
+            output3 += percentEncodeNonAscii(code2);
           } else if (code2 <= 56319 && i + 1 < input2.length) {
             const low = input2.charCodeAt(i + 1);
             if (low >= 56320 && low <= 57343) {
-              output2 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
+              output3 += percentEncodeNonAscii(65536 + (code2 - 55296 << 10) + (low - 56320));
               i++;
             } else {
-              output2 += percentEncodeNonAscii(65533);
+              output3 += percentEncodeNonAscii(65533);
             }
           } else {
-            output2 += percentEncodeNonAscii(65533);
+            output3 += percentEncodeNonAscii(65533);
           }
         }
       }
-      return output2;
+      return output3;
     }
     function escapePreservingEscapes(input2) {
-      let output2 = "";
+      let output3 = "";
       for (let i = 0; i < input2.length; i++) {
         if (input2[i] === "%" && i + 2 < input2.length) {
           const hex3 = input2.slice(i + 1, i + 3);
           if (isHexPair(hex3)) {
-            output2 += "%" + hex3.toUpperCase();
+            output3 += "%" + hex3.toUpperCase();
             i += 2;
             continue;
           }
         }
-        output2 += escape(input2[i]);
+        output3 += escape(input2[i]);
       }
-      return output2;
+      return output3;
     }
     function recomposeAuthority(component) {
       const uriTokens = [];
@@ -3876,7 +3876,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve(baseURI, relativeURI, options) {
+    function resolve3(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -3912,50 +3912,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative, options, skipNormalization) {
+    function resolveComponent(base, relative2, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse3(serialize(base, options), options);
-        relative = parse3(serialize(relative, options), options);
+        relative2 = parse3(serialize(relative2, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative.scheme) {
-        target.scheme = relative.scheme;
-        target.userinfo = relative.userinfo;
-        target.host = relative.host;
-        target.port = relative.port;
-        target.path = removeDotSegments(relative.path || "");
-        target.query = relative.query;
+      if (!options.tolerant && relative2.scheme) {
+        target.scheme = relative2.scheme;
+        target.userinfo = relative2.userinfo;
+        target.host = relative2.host;
+        target.port = relative2.port;
+        target.path = removeDotSegments(relative2.path || "");
+        target.query = relative2.query;
       } else {
-        if (relative.userinfo !== void 0 || relative.host !== void 0 || relative.port !== void 0) {
-          target.userinfo = relative.userinfo;
-          target.host = relative.host;
-          target.port = relative.port;
-          target.path = removeDotSegments(relative.path || "");
-          target.query = relative.query;
+        if (relative2.userinfo !== void 0 || relative2.host !== void 0 || relative2.port !== void 0) {
+          target.userinfo = relative2.userinfo;
+          target.host = relative2.host;
+          target.port = relative2.port;
+          target.path = removeDotSegments(relative2.path || "");
+          target.query = relative2.query;
         } else {
-          if (!relative.path) {
+          if (!relative2.path) {
             target.path = base.path;
-            if (relative.query !== void 0) {
-              target.query = relative.query;
+            if (relative2.query !== void 0) {
+              target.query = relative2.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative.path[0] === "/") {
-              target.path = removeDotSegments(relative.path);
+            if (relative2.path[0] === "/") {
+              target.path = removeDotSegments(relative2.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative.path;
+                target.path = "/" + relative2.path;
               } else if (!base.path) {
-                target.path = relative.path;
+                target.path = relative2.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative2.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative.query;
+            target.query = relative2.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -3963,7 +3963,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative.fragment;
+      target.fragment = relative2.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -4267,7 +4267,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve,
+      resolve: resolve3,
       resolveComponent,
       equal,
       serialize,
@@ -7258,7 +7258,7 @@ var require_dist = __commonJS({
 
 // services/testrun-cli/src/cli.ts
 import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { dirname as dirname2 } from "node:path";
+import { dirname as dirname3, resolve as resolve2 } from "node:path";
 
 // services/testrun-cli/src/args.ts
 import { parseArgs } from "node:util";
@@ -7295,7 +7295,8 @@ var waitOptions = {
   detach: { type: "boolean" },
   "allow-skipped": { type: "boolean" },
   junit: { type: "string" },
-  json: { type: "string" }
+  json: { type: "string" },
+  artifacts: { type: "string" }
 };
 var startOptions = { ...waitOptions, "no-wait": { type: "boolean" } };
 var optionsOf = {
@@ -7365,7 +7366,7 @@ function parseCommand(argv) {
       throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
     const wait = values["no-wait"] !== true;
     if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit"].find(
+      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
         (key) => values[key] !== void 0
       );
       if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
@@ -7377,7 +7378,8 @@ function parseCommand(argv) {
       detach: values.detach === true,
       allowSkipped: values["allow-skipped"] === true,
       ...optional("junit", str("junit")),
-      ...optional("json", str("json"))
+      ...optional("json", str("json")),
+      ...optional("artifacts", str("artifacts"))
     };
   };
   switch (name) {
@@ -7447,6 +7449,13 @@ function parseCommand(argv) {
 }
 var optional = (key, value) => value === void 0 ? {} : { [key]: value };
 
+// services/testrun-cli/src/artifacts.ts
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { dirname, relative, resolve, sep } from "node:path";
+import { pipeline } from "node:stream/promises";
+
 // services/testrun-cli/src/client.ts
 var ApiError = class extends Error {
   constructor(status, body, retryAfterSeconds) {
@@ -7470,6 +7479,14 @@ var NetworkError = class extends Error {
     this.name = "NetworkError";
   }
   maybeSent;
+};
+var TooLarge = class extends Error {
+  constructor(maxBytes) {
+    super(`more than ${maxBytes} bytes`);
+    this.maxBytes = maxBytes;
+    this.name = "TooLarge";
+  }
+  maxBytes;
 };
 var notSentCodes = /* @__PURE__ */ new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 var TestrunClient = class {
@@ -7536,19 +7553,84 @@ var TestrunClient = class {
   async json(method, path, options, more = {}) {
     return (await this.request(method, path, options, more.body, more.extraTimeoutMs)).body;
   }
+  /**
+   * GET /v1/artifacts/{id}: an artifact's bytes, read as they arrive. More than `maxBytes` is
+   * refused (TooLarge) without reading the rest. Fetched from this client's base URL, never from
+   * the artifact's `url`, so the key goes only where TESTRUN_URL points.
+   */
+  async getArtifact(id, options) {
+    const answer = await this.openArtifact(id, options);
+    const chunks = [];
+    for await (const chunk of answer.body(options.maxBytes)) chunks.push(chunk);
+    return { contentType: answer.contentType, bytes: Buffer.concat(chunks) };
+  }
+  /**
+   * GET /v1/artifacts/{id}, once its headers came; `body` then yields its bytes as they arrive,
+   * refusing more than `maxBytes` (TooLarge) and turning a connection lost midway into a
+   * NetworkError. `extraTimeoutMs` adds to the request's deadline, which covers the whole body.
+   */
+  async openArtifact(id, options = {}) {
+    const { res, timeout } = await this.send(
+      "GET",
+      `/v1/artifacts/${encodeURIComponent(id)}`,
+      options,
+      void 0,
+      options.extraTimeoutMs ?? 0,
+      "*/*"
+    );
+    async function* body(maxBytes) {
+      const reader = res.body?.getReader();
+      if (!reader) return;
+      try {
+        if (Number(res.headers.get("content-length") ?? 0) > maxBytes) throw new TooLarge(maxBytes);
+        let total = 0;
+        for (; ; ) {
+          let next;
+          try {
+            next = await reader.read();
+          } catch (error62) {
+            if (options.signal?.aborted) throw options.signal.reason ?? error62;
+            throw networkError(error62, timeout.aborted);
+          }
+          if (next.done) return;
+          total += next.value.byteLength;
+          if (total > maxBytes) throw new TooLarge(maxBytes);
+          yield next.value;
+        }
+      } finally {
+        await reader.cancel().catch(() => void 0);
+      }
+    }
+    return { contentType: res.headers.get("content-type") ?? "application/octet-stream", body };
+  }
   /** One request; resolves with a 2xx answer, else throws ApiError or NetworkError (or the abort). */
   async request(method, path, options = {}, body, extraTimeoutMs = 0) {
+    const { res, timeout } = await this.send(method, path, options, body, extraTimeoutMs);
+    let text2;
+    try {
+      text2 = await res.text();
+    } catch (error62) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error62;
+      throw networkError(error62, timeout.aborted);
+    }
+    return { status: res.status, headers: res.headers, body: parseBody(text2) };
+  }
+  /**
+   * Sends one request and waits for its answer's headers: a 2xx answer is returned with its body
+   * still to read (within the same deadline), any other is read and thrown as an ApiError.
+   */
+  async send(method, path, options, body, extraTimeoutMs, accept = "application/json") {
     const timeout = AbortSignal.timeout(this.timeoutMs + extraTimeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const headers = {
       authorization: `Bearer ${this.options.apiKey}`,
-      accept: "application/json",
+      accept,
       "user-agent": this.options.userAgent ?? "testrun-cli"
     };
     if (body !== void 0) headers["content-type"] = "application/json";
     if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
     let res;
-    let text2;
+    let text2 = "";
     try {
       res = await this.fetch(`${this.baseUrl}${path}`, {
         method,
@@ -7556,13 +7638,13 @@ var TestrunClient = class {
         signal,
         ...body !== void 0 && { body: JSON.stringify(body) }
       });
-      text2 = await res.text();
+      if (!res.ok) text2 = await res.text();
     } catch (error62) {
       if (options.signal?.aborted) throw options.signal.reason ?? error62;
       throw networkError(error62, timeout.aborted);
     }
+    if (res.ok) return { res, timeout };
     const parsed = parseBody(text2);
-    if (res.ok) return { status: res.status, headers: res.headers, body: parsed };
     const retryAfter = Number(res.headers.get("retry-after"));
     throw new ApiError(
       res.status,
@@ -7654,14 +7736,14 @@ async function withRetries(call2, policy, isRetryable = retryable) {
   }
 }
 function abortableSleep(ms, signal) {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve3, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
-      resolve();
+      resolve3();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
@@ -7761,6 +7843,122 @@ function explain(error62) {
   return `${message} (HTTP ${status}${body.code ? ` ${body.code}` : ""})${hint ? `: ${hint}` : ""}`;
 }
 
+// services/testrun-cli/src/artifacts.ts
+var MiB = 1024 * 1024;
+var maxFileBytes = 256 * MiB;
+var maxTotalBytes = 1024 * MiB;
+var msPerMiB = 1e3;
+function failureScreenshot(test) {
+  const screenshots = (test.artifacts ?? []).filter((a) => a.kind === "screenshot");
+  return screenshots.find((a) => a.name === "failure") ?? screenshots[0];
+}
+function artifactsInOrder(test) {
+  const all = test.artifacts ?? [];
+  const first = test.status === "FAILED" ? failureScreenshot(test) : void 0;
+  return first ? [first, ...all.filter((a) => a !== first)] : all;
+}
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < MiB) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * MiB) return `${(bytes / MiB).toFixed(1)} MiB`;
+  return `${(bytes / (1024 * MiB)).toFixed(1)} GiB`;
+}
+function safeName(text2, fallback, max = 60) {
+  const name = String(text2 ?? "").normalize("NFKD").replace(new RegExp("\\p{M}+", "gu"), "").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, max).replace(/[.-]+$/, "");
+  return name || fallback;
+}
+var extensions = {
+  "image/png": ".png",
+  "application/zip": ".zip",
+  "application/json": ".json"
+};
+function artifactPath(dir, test, artifact) {
+  const root = resolve(dir);
+  const folder = `${safeName(test.name, "test")}-${safeName(test.id, "test")}`;
+  const step = Number.isSafeInteger(artifact.step) && artifact.step >= 0 ? artifact.step : 0;
+  const extension = extensions[artifact.contentType] ?? ".bin";
+  const file2 = `${step}-${safeName(artifact.name, safeName(artifact.kind, "artifact"))}-${safeName(artifact.id, "artifact")}${extension}`;
+  const path = resolve(root, folder, file2);
+  return path.startsWith(root + sep) ? path : void 0;
+}
+function attachmentPath(file2, env) {
+  const project = env.CI_PROJECT_DIR?.trim();
+  if (!project) return file2;
+  const inside = relative(resolve(project), file2);
+  return inside && !inside.startsWith("..") && !inside.startsWith(sep) ? inside : file2;
+}
+async function downloadArtifacts(client, run, dir, options) {
+  const fileLimit = options.maxFileBytes ?? maxFileBytes;
+  const totalLimit = options.maxTotalBytes ?? maxTotalBytes;
+  const result = { files: /* @__PURE__ */ new Map(), bytes: 0, failed: 0 };
+  for (const test of run.tests) {
+    for (const artifact of test.artifacts ?? []) {
+      const fail = (reason) => {
+        result.failed += 1;
+        options.onFailure(artifact, test, reason);
+      };
+      const path = artifactPath(dir, test, artifact);
+      const size = Number(artifact.sizeBytes);
+      if (!path) {
+        fail("no safe file name");
+        continue;
+      }
+      if (!Number.isSafeInteger(size) || size < 0) {
+        fail(`its sizeBytes (${artifact.sizeBytes}) is not a size`);
+        continue;
+      }
+      if (size > fileLimit) {
+        fail(`${formatBytes(size)} is over the ${formatBytes(fileLimit)} a file may have`);
+        continue;
+      }
+      if (result.bytes + size > totalLimit) {
+        fail(
+          `${formatBytes(size)} more would pass the ${formatBytes(totalLimit)} one command downloads (${formatBytes(result.bytes)} so far)`
+        );
+        continue;
+      }
+      try {
+        const written = await withRetries(() => download(client, artifact.id, path, size, options.signal), {
+          outageMs: 3e4,
+          ...options.signal && { signal: options.signal },
+          ...options.onRetry && { onRetry: options.onRetry }
+        });
+        result.files.set(artifact.id, path);
+        result.bytes += written;
+      } catch (error62) {
+        if (options.signal?.aborted) throw error62;
+        fail(
+          error62 instanceof TooLarge ? `the API sent more than the ${size} bytes it is listed with` : explain(error62)
+        );
+      }
+    }
+  }
+  return result;
+}
+async function download(client, id, path, size, signal) {
+  const answer = await client.openArtifact(id, {
+    ...signal && { signal },
+    extraTimeoutMs: Math.ceil(size / MiB) * msPerMiB
+  });
+  await mkdir(dirname(path), { recursive: true });
+  const partial2 = `${path}.${randomBytes(6).toString("hex")}.part`;
+  let written = 0;
+  async function* counted() {
+    for await (const chunk of answer.body(size)) {
+      written += chunk.byteLength;
+      yield chunk;
+    }
+  }
+  try {
+    await pipeline(counted, createWriteStream(partial2, { flags: "wx" }));
+    await rename(partial2, path);
+    return written;
+  } catch (error62) {
+    await rm(partial2, { force: true });
+    throw error62;
+  }
+}
+
 // services/testrun-cli/src/help.ts
 var usage = `testrun: start Testrun runs from a pipeline, wait for them and report
 
@@ -7781,6 +7979,8 @@ Wait options (run, rerun, wait):
   --allow-skipped        exit 0, not 2, when the run was skipped
   --junit FILE           write a JUnit XML report (one testcase per test)
   --json FILE            write the run as the API returns it ("-" for stdout)
+  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
+                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
 
 Environment:
   TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
@@ -7841,6 +8041,14 @@ function testLine(test) {
   const duration3 = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
   return `  ${test.status.padEnd(7)} ${test.name}${duration3}${summary}`;
+}
+function screenshotLine(test) {
+  const screenshot = failureScreenshot(test);
+  return screenshot && `    screenshot: ${screenshot.url}`;
+}
+function failureLines(test) {
+  const screenshot = screenshotLine(test);
+  return [testLine(test), `    ${test.url}`, ...screenshot ? [screenshot] : []];
 }
 function statusLine(run) {
   const done = run.tests.filter((test) => final.has(test.status)).length;
@@ -7908,7 +8116,7 @@ var Progress = class {
 
 // services/testrun-cli/src/reports.ts
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname as dirname2 } from "node:path";
 
 // services/testrun-cli/src/junit.ts
 function escapeXml(text2) {
@@ -7916,7 +8124,16 @@ function escapeXml(text2) {
 }
 var attrs = (values) => Object.entries(values).filter(([, value]) => value !== null && value !== void 0).map(([name, value]) => ` ${name}="${escapeXml(String(value))}"`).join("");
 var seconds = (ms) => ((ms ?? 0) / 1e3).toFixed(3);
-function testcase(run, test, timedOut) {
+function output(test, attachments) {
+  const lines = [test.url];
+  for (const artifact of artifactsInOrder(test)) {
+    const file2 = attachments?.get(artifact.id);
+    lines.push(file2 ? `[[ATTACHMENT|${file2}]]` : `${artifact.kind} ${artifact.name}: ${artifact.url}`);
+  }
+  return lines.map(escapeXml).join("\n");
+}
+function testcase(run, test, options) {
+  const timedOut = options.timedOut ?? false;
   const open2 = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>`;
   const summary = test.summary || "";
   let outcome = "";
@@ -7934,12 +8151,11 @@ ${test.url}`)}</failure>
 `;
   }
   return `${open2}
-${outcome}      <system-out>${escapeXml(test.url)}</system-out>
+${outcome}      <system-out>${output(test, options.attachments)}</system-out>
     </testcase>
 `;
 }
 function junitXml(run, options = {}) {
-  const timedOut = options.timedOut ?? false;
   const failures = run.tests.filter((test) => test.status === "FAILED").length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
   const errors = run.tests.length - failures - skipped - run.tests.filter((t) => t.status === "PASSED").length;
@@ -7958,7 +8174,7 @@ function junitXml(run, options = {}) {
   <testsuite${attrs({ name: run.name, ...totals, time: time3, timestamp: run.startedAt?.replace(/Z$/, ""), id: run.id, url: run.url })}>
     <properties>
 ${props}    </properties>
-` + run.tests.map((test) => testcase(run, test, timedOut)).join("") + "  </testsuite>\n</testsuites>\n";
+` + run.tests.map((test) => testcase(run, test, options)).join("") + "  </testsuite>\n</testsuites>\n";
 }
 
 // services/testrun-cli/src/summary.ts
@@ -7993,7 +8209,7 @@ function markdownSummary(run, options = {}) {
 function writeReports(run, targets, io, options = {}) {
   const attempt = (what, file2, write) => {
     try {
-      if (file2 !== "-") mkdirSync(dirname(file2), { recursive: true });
+      if (file2 !== "-") mkdirSync(dirname2(file2), { recursive: true });
       write();
     } catch (error62) {
       io.stderr.write(`testrun: could not write ${what} ${file2}: ${error62.message}
@@ -8012,7 +8228,11 @@ function writeReports(run, targets, io, options = {}) {
   }
   if (targets.stepSummary) {
     const file2 = targets.stepSummary;
-    attempt("the step summary", file2, () => appendFileSync(file2, markdownSummary(run, options)));
+    attempt(
+      "the step summary",
+      file2,
+      () => appendFileSync(file2, markdownSummary(run, { ...options.timedOut && { timedOut: true } }))
+    );
   }
 }
 
@@ -8221,16 +8441,49 @@ var Session = class {
       } else {
         this.say(`It goes on; cancel it with: testrun cancel ${run.id}`);
       }
-      writeReports(run, targets, { ...this.io, stdout: this.io.json }, { timedOut: !run.finished });
+      const attachments2 = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
+      writeReports(
+        run,
+        targets,
+        { ...this.io, stdout: this.io.json },
+        { timedOut: !run.finished, ...attachments2 && { attachments: attachments2 } }
+      );
       return { code: ExitCode.timedOut, run };
     }
     this.say(statusLine(run));
     for (const test of run.tests.filter((t) => t.status === "FAILED"))
-      this.say(`${testLine(test)}
-    ${test.url}`);
+      for (const line of failureLines(test)) this.say(line);
     this.say(run.url);
-    writeReports(run, targets, { ...this.io, stdout: this.io.json });
+    const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
+    writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...attachments && { attachments } });
     return { code: exitCodeOf(run, flags.allowSkipped), run };
+  }
+  /**
+   * --artifacts DIR: downloads the artifacts of the run's final tests into DIR. Answers each
+   * downloaded file as the JUnit report names it. A download that fails is said on stderr and
+   * changes nothing else: the exit code stays the run's.
+   */
+  async downloadArtifacts(run, dir) {
+    const listed = run.tests.reduce((count, test) => count + (test.artifacts?.length ?? 0), 0);
+    if (!listed) {
+      this.say("Artifacts: the run's tests left none");
+      return /* @__PURE__ */ new Map();
+    }
+    const downloads = await downloadArtifacts(this.client, run, dir, {
+      ...this.io.stop && { signal: this.io.stop },
+      onFailure: (artifact, test, reason) => this.io.stderr.write(
+        `testrun: could not download artifact ${artifact.id} (${artifact.kind} "${artifact.name}" of test "${test.name}"): ${reason}
+`
+      ),
+      onRetry: (reason, delay) => this.say(`  (${reason}; trying again in ${formatDuration(delay)})`)
+    });
+    const failed = downloads.failed ? `; ${downloads.failed} could not be downloaded` : "";
+    this.say(
+      `Artifacts: ${downloads.files.size} of ${listed} files (${formatBytes(downloads.bytes)}) in ${resolve2(dir)}${failed}`
+    );
+    return new Map(
+      [...downloads.files].map(([id, file2]) => [id, attachmentPath(file2, this.io.env)])
+    );
   }
   /** SIGINT/SIGTERM while waiting: cancel the run (unless --detach), then end. */
   async interrupted(run, flags, progress) {
@@ -8279,7 +8532,11 @@ var Session = class {
     this.run = run;
     this.say(`Run ${run.id} "${run.name}": ${run.url}`);
     this.say(statusLine(run));
-    for (const test of run.tests) this.say(testLine(test));
+    for (const test of run.tests) {
+      this.say(testLine(test));
+      const screenshot = test.status === "FAILED" ? screenshotLine(test) : void 0;
+      if (screenshot) this.say(screenshot);
+    }
     if (json2) writeReports(run, { json: json2 }, { ...this.io, stdout: this.io.json });
     return { code: ExitCode.passed, run };
   }
@@ -8331,7 +8588,7 @@ var Session = class {
   }
 };
 function writeJsonFile(file2, text2) {
-  mkdirSync2(dirname2(file2), { recursive: true });
+  mkdirSync2(dirname3(file2), { recursive: true });
   writeFileSync2(file2, text2);
 }
 function table(rows) {
@@ -8543,7 +8800,7 @@ __export(external_exports, {
   number: () => number2,
   object: () => object,
   optional: () => optional2,
-  output: () => output,
+  output: () => output2,
   overwrite: () => _overwrite,
   parse: () => parse2,
   parseAsync: () => parseAsync2,
@@ -12876,9 +13133,9 @@ var $ZodTransform = /* @__PURE__ */ $constructor("$ZodTransform", (inst, def) =>
     }
     const _out = def.transform(payload.value, payload);
     if (ctx.async) {
-      const output2 = _out instanceof Promise ? _out : Promise.resolve(_out);
-      return output2.then((output3) => {
-        payload.value = output3;
+      const output3 = _out instanceof Promise ? _out : Promise.resolve(_out);
+      return output3.then((output4) => {
+        payload.value = output4;
         return payload;
       });
     }
@@ -13328,12 +13585,12 @@ var $ZodFunction = /* @__PURE__ */ $constructor("$ZodFunction", (inst, def) => {
       output: inst._def.output
     });
   };
-  inst.output = (output2) => {
+  inst.output = (output3) => {
     const F = inst.constructor;
     return new F({
       type: "function",
       input: inst._def.input,
-      output: output2
+      output: output3
     });
   };
   return inst;
@@ -13414,7 +13671,7 @@ var recursive = /* @__PURE__ */ new WeakMap();
 var NONE = 0;
 var ASSUMED = 1;
 var PROVEN = 2;
-function isRecursive(inst, stack, resolve) {
+function isRecursive(inst, stack, resolve3) {
   const cached2 = recursive.get(inst);
   if (cached2 !== void 0)
     return cached2 ? PROVEN : NONE;
@@ -13424,7 +13681,7 @@ function isRecursive(inst, stack, resolve) {
   let result = NONE;
   const check2 = (child) => {
     if (result !== PROVEN && child?._zod) {
-      const answer = isRecursive(child, stack, resolve);
+      const answer = isRecursive(child, stack, resolve3);
       if (answer > result)
         result = answer;
     }
@@ -13435,7 +13692,7 @@ function isRecursive(inst, stack, resolve) {
       const desc = Object.getOwnPropertyDescriptor(sh, key);
       if (spread && !desc.enumerable)
         continue;
-      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve) : NONE;
+      const child = desc.get ? ASSUMED : desc.value?._zod ? isRecursive(desc.value, stack, resolve3) : NONE;
       if (child > answer)
         answer = child;
     }
@@ -13499,7 +13756,7 @@ function isRecursive(inst, stack, resolve) {
       break;
     // `$ZodLazy` caches its inner on the def, so a resolved edge is followed exactly
     case "lazy": {
-      const inner = def._cachedInner ?? (resolve ? inst._zod.innerType : void 0);
+      const inner = def._cachedInner ?? (resolve3 ? inst._zod.innerType : void 0);
       merge2(inner ? isRecursive(inner, stack, false) : ASSUMED);
       break;
     }
@@ -26750,14 +27007,14 @@ var ZodTransform = /* @__PURE__ */ $constructor("ZodTransform", (inst, def) => {
         payload.issues.push(util_exports.issue(_issue));
       }
     };
-    const output2 = def.transform(payload.value, payload);
-    if (output2 instanceof Promise) {
-      return output2.then((output3) => {
-        payload.value = output3;
+    const output3 = def.transform(payload.value, payload);
+    if (output3 instanceof Promise) {
+      return output3.then((output4) => {
+        payload.value = output4;
         return payload;
       });
     }
-    payload.value = output2;
+    payload.value = output3;
     return payload;
   };
 });
@@ -28031,7 +28288,7 @@ function input(schema) {
     catch: (s, rewritten) => rewritten ? s._zod.def.innerType : s
   });
 }
-function output(schema) {
+function output2(schema) {
   return visit(schema, {
     pipe: (s) => outSide(s._zod.def),
     // A prefault value is fed through the schema, which makes it input-side, so a rewritten inner type leaves it stranded.
@@ -29688,12 +29945,12 @@ var StdioServerTransport = class {
     this.onclose?.();
   }
   send(message) {
-    return new Promise((resolve) => {
+    return new Promise((resolve3) => {
       const json2 = serializeMessage(message);
       if (this._stdout.write(json2)) {
-        resolve();
+        resolve3();
       } else {
-        this._stdout.once("drain", resolve);
+        this._stdout.once("drain", resolve3);
       }
     });
   }
@@ -35676,7 +35933,7 @@ var Protocol = class {
           return;
         }
         const pollInterval = task2.pollInterval ?? this._options?.defaultTaskPollInterval ?? 1e3;
-        await new Promise((resolve) => setTimeout(resolve, pollInterval));
+        await new Promise((resolve3) => setTimeout(resolve3, pollInterval));
         options?.signal?.throwIfAborted();
       }
     } catch (error62) {
@@ -35693,7 +35950,7 @@ var Protocol = class {
    */
   request(request, resultSchema, options) {
     const { relatedRequestId, resumptionToken, onresumptiontoken, task, relatedTask } = options ?? {};
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve3, reject) => {
       const earlyReject = (error62) => {
         reject(error62);
       };
@@ -35771,7 +36028,7 @@ var Protocol = class {
           if (!parseResult.success) {
             reject(parseResult.error);
           } else {
-            resolve(parseResult.data);
+            resolve3(parseResult.data);
           }
         } catch (error62) {
           reject(error62);
@@ -36033,12 +36290,12 @@ var Protocol = class {
       }
     } catch {
     }
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve3, reject) => {
       if (signal.aborted) {
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
         return;
       }
-      const timeoutId = setTimeout(resolve, interval);
+      const timeoutId = setTimeout(resolve3, interval);
       signal.addEventListener("abort", () => {
         clearTimeout(timeoutId);
         reject(new McpError(ErrorCode.InvalidRequest, "Request cancelled"));
@@ -37178,7 +37435,7 @@ var McpServer = class {
     let task = createTaskResult.task;
     const pollInterval = task.pollInterval ?? 5e3;
     while (task.status !== "completed" && task.status !== "failed" && task.status !== "cancelled") {
-      await new Promise((resolve) => setTimeout(resolve, pollInterval));
+      await new Promise((resolve3) => setTimeout(resolve3, pollInterval));
       const updatedTask = await extra.taskStore.getTask(taskId);
       if (!updatedTask) {
         throw new McpError(ErrorCode.InternalError, `Task ${taskId} not found during polling`);
@@ -37747,9 +38004,12 @@ var EMPTY_COMPLETION_RESULT = {
 };
 
 // services/testrun-cli/src/mcp/tools.ts
+var maxImages = 3;
+var maxImageBytes = 3 * 1024 * 1024;
 var serverInstructions = `Testrun runs HTTP test cases against a project's environments and reports the verdict.
 To test something: list_test_plans (or list_test_cases), then start_run, then get_run with waitSeconds 30 until finished is true.
 Give people the run's url. Each test of a run spends one of the project's credits.
+Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
 var text = (value) => ({
@@ -37779,12 +38039,63 @@ function errorResult(error62, idempotencyKey2) {
   }
   throw error62;
 }
-async function call(run, idempotencyKey2) {
+var pngSignature = [137, 80, 78, 71, 13, 10, 26, 10];
+async function withScreenshots(api, run, signal) {
+  const failed = run.finished ? run.tests.filter((test) => test.status === "FAILED") : [];
+  const shots = failed.flatMap((test) => {
+    const screenshot = failureScreenshot(test);
+    return screenshot ? [{ test, screenshot }] : [];
+  });
+  if (!shots.length) return text(run);
+  const notes = [];
+  const images = [];
+  let bytes = 0;
+  for (const { test, screenshot } of shots) {
+    const note = {
+      testResultId: test.id,
+      test: test.name,
+      artifactId: screenshot.id,
+      name: screenshot.name,
+      step: screenshot.step
+    };
+    const size = Number(screenshot.sizeBytes);
+    let reason;
+    if (images.length >= maxImages) reason = `only ${maxImages} screenshots come back with one result`;
+    else if (screenshot.contentType !== "image/png") reason = `not a PNG (${screenshot.contentType})`;
+    else if (!(size <= maxImageBytes - bytes))
+      reason = `its ${formatBytes(size)} would pass the ${formatBytes(maxImageBytes)} of images one result carries`;
+    if (!reason) {
+      try {
+        const answer = await api.getArtifact(screenshot.id, { maxBytes: size, signal });
+        if (pngSignature.every((byte, i) => answer.bytes[i] === byte)) {
+          images.push({
+            type: "image",
+            data: Buffer.from(answer.bytes).toString("base64"),
+            mimeType: "image/png"
+          });
+          bytes += answer.bytes.byteLength;
+        } else {
+          reason = "its bytes are not a PNG";
+        }
+      } catch (error62) {
+        if (signal.aborted) throw error62;
+        if (error62 instanceof TooLarge) reason = `the API sent more than the ${size} bytes it is listed with`;
+        else if (error62 instanceof ApiError || error62 instanceof NetworkError) reason = describeFailure(error62);
+        else throw error62;
+      }
+    }
+    notes.push(reason ? { ...note, attached: false, reason } : { ...note, attached: true });
+  }
+  return { content: [{ type: "text", text: JSON.stringify({ ...run, screenshots: notes }) }, ...images] };
+}
+async function call(run, idempotencyKey2, result = text) {
+  let value;
   try {
-    return text(await run());
+    value = await run();
   } catch (error62) {
     return errorResult(error62, idempotencyKey2);
   }
+  return result(value);
 }
 var reading = { readOnlyHint: true, openWorldHint: false };
 var starting = {
@@ -37879,11 +38190,15 @@ function registerTools(server, api) {
     "get_run",
     {
       title: "Read a run",
-      description: "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes.",
+      description: "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
       inputSchema: getRunInput,
       annotations: reading
     },
-    async ({ runId: id, waitSeconds }, { signal }) => call(() => api.getRun(id, waitSeconds, { signal }))
+    async ({ runId: id, waitSeconds }, { signal }) => call(
+      () => api.getRun(id, waitSeconds, { signal }),
+      void 0,
+      (run) => withScreenshots(api, run, signal)
+    )
   );
   server.registerTool(
     "cancel_run",
@@ -37928,8 +38243,8 @@ function testrunMcpServer(api) {
 async function serveMcpOverStdio(api, options = {}) {
   const stdin = options.stdin ?? process.stdin;
   const server = testrunMcpServer(api);
-  const closed = new Promise((resolve) => {
-    server.server.onclose = resolve;
+  const closed = new Promise((resolve3) => {
+    server.server.onclose = resolve3;
   });
   await server.connect(new StdioServerTransport(stdin, options.stdout ?? process.stdout));
   const close = () => void server.close();

@@ -75,8 +75,16 @@ export const runCli = (args: string[], env: Record<string, string>, file?: strin
 /** What the proxy does with one request; undefined forwards it as it is. */
 export type Intercept = (
   request: { method: string; path: string; body: string; headers: IncomingMessage["headers"] },
-  forward: () => Promise<{ status: number; headers: Headers; body: string }>,
+  forward: () => Promise<Forwarded>,
 ) => Promise<{ status: number; body: string } | "drop" | undefined>;
+
+/** The gateway's answer: `body` as text, `bytes` exactly as sent (an artifact's, say). */
+export interface Forwarded {
+  status: number;
+  headers: Headers;
+  body: string;
+  bytes: Buffer;
+}
 
 /** An HTTP proxy in front of the gateway that counts requests and may answer some itself. */
 export class GatewayProxy {
@@ -91,7 +99,7 @@ export class GatewayProxy {
       const body = Buffer.concat(chunks).toString("utf8");
       const request = { method: req.method ?? "GET", path: req.url ?? "/", body, headers: req.headers };
       this.requests.push({ method: request.method, path: request.path, headers: req.headers });
-      const forward = async () => {
+      const forward = async (): Promise<Forwarded> => {
         const headers = new Headers();
         for (const [name, value] of Object.entries(req.headers)) {
           if (typeof value === "string" && !["host", "connection", "content-length"].includes(name))
@@ -102,7 +110,8 @@ export class GatewayProxy {
           headers,
           ...(body && { body }),
         });
-        return { status: answer.status, headers: answer.headers, body: await answer.text() };
+        const bytes = Buffer.from(await answer.arrayBuffer());
+        return { status: answer.status, headers: answer.headers, body: bytes.toString("utf8"), bytes };
       };
       const own = await this.intercept?.(request, forward);
       if (own === "drop") {
@@ -122,7 +131,8 @@ export class GatewayProxy {
             headers[name] = value;
         }
       }
-      res.writeHead(answer.status, headers).end(answer.body);
+      // The gateway's own answer goes on byte for byte; one of the intercept's as its text.
+      res.writeHead(answer.status, headers).end("bytes" in answer ? answer.bytes : answer.body);
     });
   }
 

@@ -44,6 +44,7 @@ export function argvOf(env: Io["env"]): string[] {
   option("name");
   option("junit");
   option("json");
+  option("artifacts");
   if (input(env, "wait") && !booleanInput(env, "wait")) {
     argv.push("--no-wait");
     return argv;

@@ -17,6 +17,8 @@ export interface WaitFlags {
   allowSkipped: boolean;
   junit?: string;
   json?: string;
+  /** Download the artifacts of the run's tests into this directory. */
+  artifacts?: string;
 }
 
 export type Command =
@@ -48,6 +50,7 @@ const waitOptions: Options = {
   "allow-skipped": { type: "boolean" },
   junit: { type: "string" },
   json: { type: "string" },
+  artifacts: { type: "string" },
 };
 const startOptions: Options = { ...waitOptions, "no-wait": { type: "boolean" } };
 
@@ -129,7 +132,7 @@ export function parseCommand(argv: string[]): Command {
       throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
     const wait = values["no-wait"] !== true;
     if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit"].find(
+      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
         (key) => values[key] !== undefined,
       );
       if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
@@ -142,6 +145,7 @@ export function parseCommand(argv: string[]): Command {
       allowSkipped: values["allow-skipped"] === true,
       ...optional("junit", str("junit")),
       ...optional("json", str("json")),
+      ...optional("artifacts", str("artifacts")),
     };
   };
 

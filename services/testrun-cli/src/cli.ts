@@ -1,15 +1,16 @@
 // `testrun`: the commands (usage in help.ts, behaviour in docs/pipelines.md). main() takes the
 // process's surroundings as arguments, so the bin (bin.ts) and the GitHub Action (action.ts) share it.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { type Command, parseCommand, UsageError, type WaitFlags } from "./args.js";
+import { attachmentPath, downloadArtifacts, formatBytes } from "./artifacts.js";
 import { ApiError, NetworkError, TestrunClient } from "./client.js";
 import { formatDuration } from "./duration.js";
 import { explain } from "./errors.js";
 import { usage } from "./help.js";
 import type { TestrunApi } from "./mcp/tools.js";
 import { ExitCode, exitCodeOf, signalExitCode } from "./outcome.js";
-import { type Output, Progress, statusLine, testLine } from "./progress.js";
+import { failureLines, type Output, Progress, screenshotLine, statusLine, testLine } from "./progress.js";
 import { writeReports } from "./reports.js";
 import { withRetries } from "./retry.js";
 import { startSafely } from "./start.js";
@@ -208,15 +209,50 @@ class Session {
       } else {
         this.say(`It goes on; cancel it with: testrun cancel ${run.id}`);
       }
-      writeReports(run, targets, { ...this.io, stdout: this.io.json }, { timedOut: !run.finished });
+      const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : undefined;
+      writeReports(
+        run,
+        targets,
+        { ...this.io, stdout: this.io.json },
+        { timedOut: !run.finished, ...(attachments && { attachments }) },
+      );
       return { code: ExitCode.timedOut, run };
     }
     this.say(statusLine(run));
     for (const test of run.tests.filter((t) => t.status === "FAILED"))
-      this.say(`${testLine(test)}\n    ${test.url}`);
+      for (const line of failureLines(test)) this.say(line);
     this.say(run.url);
-    writeReports(run, targets, { ...this.io, stdout: this.io.json });
+    const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : undefined;
+    writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...(attachments && { attachments }) });
     return { code: exitCodeOf(run, flags.allowSkipped), run };
+  }
+
+  /**
+   * --artifacts DIR: downloads the artifacts of the run's final tests into DIR. Answers each
+   * downloaded file as the JUnit report names it. A download that fails is said on stderr and
+   * changes nothing else: the exit code stays the run's.
+   */
+  private async downloadArtifacts(run: Run, dir: string): Promise<Map<string, string>> {
+    const listed = run.tests.reduce((count, test) => count + (test.artifacts?.length ?? 0), 0);
+    if (!listed) {
+      this.say("Artifacts: the run's tests left none");
+      return new Map();
+    }
+    const downloads = await downloadArtifacts(this.client, run, dir, {
+      ...(this.io.stop && { signal: this.io.stop }),
+      onFailure: (artifact, test, reason) =>
+        this.io.stderr.write(
+          `testrun: could not download artifact ${artifact.id} (${artifact.kind} "${artifact.name}" of test "${test.name}"): ${reason}\n`,
+        ),
+      onRetry: (reason, delay) => this.say(`  (${reason}; trying again in ${formatDuration(delay)})`),
+    });
+    const failed = downloads.failed ? `; ${downloads.failed} could not be downloaded` : "";
+    this.say(
+      `Artifacts: ${downloads.files.size} of ${listed} files (${formatBytes(downloads.bytes)}) in ${resolve(dir)}${failed}`,
+    );
+    return new Map(
+      [...downloads.files].map(([id, file]) => [id, attachmentPath(file, this.io.env)] as const),
+    );
   }
 
   /** SIGINT/SIGTERM while waiting: cancel the run (unless --detach), then end. */
@@ -269,7 +305,11 @@ class Session {
     this.run = run;
     this.say(`Run ${run.id} "${run.name}": ${run.url}`);
     this.say(statusLine(run));
-    for (const test of run.tests) this.say(testLine(test));
+    for (const test of run.tests) {
+      this.say(testLine(test));
+      const screenshot = test.status === "FAILED" ? screenshotLine(test) : undefined;
+      if (screenshot) this.say(screenshot);
+    }
     if (json) writeReports(run, { json }, { ...this.io, stdout: this.io.json });
     return { code: ExitCode.passed, run };
   }

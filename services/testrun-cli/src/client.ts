@@ -44,6 +44,14 @@ export class NetworkError extends Error {
   }
 }
 
+/** An answer longer than the caller would read: the rest was not read. */
+export class TooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`more than ${maxBytes} bytes`);
+    this.name = "TooLarge";
+  }
+}
+
 export interface ClientOptions {
   /** The gateway's address, e.g. https://testrun.example.com (TESTRUN_URL). */
   baseUrl: string;
@@ -154,6 +162,65 @@ export class TestrunClient {
     return (await this.request(method, path, options, more.body, more.extraTimeoutMs)).body as T;
   }
 
+  /**
+   * GET /v1/artifacts/{id}: an artifact's bytes, read as they arrive. More than `maxBytes` is
+   * refused (TooLarge) without reading the rest. Fetched from this client's base URL, never from
+   * the artifact's `url`, so the key goes only where TESTRUN_URL points.
+   */
+  async getArtifact(
+    id: string,
+    options: RequestOptions & { maxBytes: number },
+  ): Promise<{ contentType: string; bytes: Uint8Array }> {
+    const answer = await this.openArtifact(id, options);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of answer.body(options.maxBytes)) chunks.push(chunk);
+    return { contentType: answer.contentType, bytes: Buffer.concat(chunks) };
+  }
+
+  /**
+   * GET /v1/artifacts/{id}, once its headers came; `body` then yields its bytes as they arrive,
+   * refusing more than `maxBytes` (TooLarge) and turning a connection lost midway into a
+   * NetworkError. `extraTimeoutMs` adds to the request's deadline, which covers the whole body.
+   */
+  async openArtifact(
+    id: string,
+    options: RequestOptions & { extraTimeoutMs?: number } = {},
+  ): Promise<{ contentType: string; body: (maxBytes: number) => AsyncGenerator<Uint8Array> }> {
+    const { res, timeout } = await this.send(
+      "GET",
+      `/v1/artifacts/${encodeURIComponent(id)}`,
+      options,
+      undefined,
+      options.extraTimeoutMs ?? 0,
+      "*/*",
+    );
+    async function* body(maxBytes: number): AsyncGenerator<Uint8Array> {
+      const reader = res.body?.getReader();
+      if (!reader) return;
+      try {
+        if (Number(res.headers.get("content-length") ?? 0) > maxBytes) throw new TooLarge(maxBytes);
+        let total = 0;
+        for (;;) {
+          let next: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            next = await reader.read();
+          } catch (error) {
+            if (options.signal?.aborted) throw options.signal.reason ?? error;
+            throw networkError(error, timeout.aborted);
+          }
+          if (next.done) return;
+          total += next.value.byteLength;
+          if (total > maxBytes) throw new TooLarge(maxBytes);
+          yield next.value;
+        }
+      } finally {
+        // Whatever was not read is not wanted: the connection is let go.
+        await reader.cancel().catch(() => undefined);
+      }
+    }
+    return { contentType: res.headers.get("content-type") ?? "application/octet-stream", body };
+  }
+
   /** One request; resolves with a 2xx answer, else throws ApiError or NetworkError (or the abort). */
   async request(
     method: string,
@@ -162,17 +229,40 @@ export class TestrunClient {
     body?: unknown,
     extraTimeoutMs = 0,
   ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+    const { res, timeout } = await this.send(method, path, options, body, extraTimeoutMs);
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw networkError(error, timeout.aborted);
+    }
+    return { status: res.status, headers: res.headers, body: parseBody(text) };
+  }
+
+  /**
+   * Sends one request and waits for its answer's headers: a 2xx answer is returned with its body
+   * still to read (within the same deadline), any other is read and thrown as an ApiError.
+   */
+  private async send(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    body: unknown,
+    extraTimeoutMs: number,
+    accept = "application/json",
+  ): Promise<{ res: Response; timeout: AbortSignal }> {
     const timeout = AbortSignal.timeout(this.timeoutMs + extraTimeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.apiKey}`,
-      accept: "application/json",
+      accept,
       "user-agent": this.options.userAgent ?? "testrun-cli",
     };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (options.idempotencyKey) headers["idempotency-key"] = options.idempotencyKey;
     let res: Response;
-    let text: string;
+    let text = "";
     try {
       res = await this.fetch(`${this.baseUrl}${path}`, {
         method,
@@ -180,14 +270,14 @@ export class TestrunClient {
         signal,
         ...(body !== undefined && { body: JSON.stringify(body) }),
       });
-      text = await res.text();
+      if (!res.ok) text = await res.text();
     } catch (error) {
       // The caller's own abort (a signal to stop) is not a network failure.
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       throw networkError(error, timeout.aborted);
     }
+    if (res.ok) return { res, timeout };
     const parsed = parseBody(text);
-    if (res.ok) return { status: res.status, headers: res.headers, body: parsed };
     const retryAfter = Number(res.headers.get("retry-after"));
     throw new ApiError(
       res.status,

@@ -19,6 +19,8 @@ Wait options (run, rerun, wait):
   --allow-skipped        exit 0, not 2, when the run was skipped
   --junit FILE           write a JUnit XML report (one testcase per test)
   --json FILE            write the run as the API returns it ("-" for stdout)
+  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
+                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
 
 Environment:
   TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com

@@ -2,7 +2,19 @@
 // `artifacts:reports:junit`, Jenkins `junit`). One <testsuite> per run and one <testcase> per test;
 // a failed test has a <failure> whose message is its summary, a skipped one <skipped>; times are in
 // seconds. Only what the Jenkins/Surefire schema allows, in its order.
+//
+// A test's artifacts go in its <system-out>: with --artifacts, one `[[ATTACHMENT|path]]` line per
+// downloaded file, the convention of Jenkins' JUnit attachments plugin that GitLab reads too (it
+// shows a test case's first one: the failure screenshot comes first); otherwise their urls.
+import { artifactsInOrder } from "./artifacts.js";
 import type { Run, TestResult } from "./types.js";
+
+export interface JunitOptions {
+  /** The wait timed out: tests not final are errors saying so. */
+  timedOut?: boolean;
+  /** The downloaded artifacts (--artifacts): their files as the report names them, by artifact id. */
+  attachments?: ReadonlyMap<string, string>;
+}
 
 /** Text safe in XML content and attribute values; characters XML 1.0 cannot carry are dropped. */
 export function escapeXml(text: string): string {
@@ -30,7 +42,18 @@ const attrs = (values: Record<string, string | number | null | undefined>) =>
 
 const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
 
-function testcase(run: Run, test: TestResult, timedOut: boolean): string {
+/** A test's <system-out> lines: its page, then each artifact as an attachment or its url. */
+function output(test: TestResult, attachments: ReadonlyMap<string, string> | undefined): string {
+  const lines = [test.url];
+  for (const artifact of artifactsInOrder(test)) {
+    const file = attachments?.get(artifact.id);
+    lines.push(file ? `[[ATTACHMENT|${file}]]` : `${artifact.kind} ${artifact.name}: ${artifact.url}`);
+  }
+  return lines.map(escapeXml).join("\n");
+}
+
+function testcase(run: Run, test: TestResult, options: JunitOptions): string {
+  const timedOut = options.timedOut ?? false;
   const open = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>`;
   const summary = test.summary || "";
   let outcome = "";
@@ -46,12 +69,11 @@ function testcase(run: Run, test: TestResult, timedOut: boolean): string {
       : `not finished (${test.status})`;
     outcome = `      <error${attrs({ message, type: test.status })}/>\n`;
   }
-  return `${open}\n${outcome}      <system-out>${escapeXml(test.url)}</system-out>\n    </testcase>\n`;
+  return `${open}\n${outcome}      <system-out>${output(test, options.attachments)}</system-out>\n    </testcase>\n`;
 }
 
 /** The JUnit XML document of a run (finished, or as last read when the wait timed out). */
-export function junitXml(run: Run, options: { timedOut?: boolean } = {}): string {
-  const timedOut = options.timedOut ?? false;
+export function junitXml(run: Run, options: JunitOptions = {}): string {
   const failures = run.tests.filter((test) => test.status === "FAILED").length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
   const errors =
@@ -73,7 +95,7 @@ export function junitXml(run: Run, options: { timedOut?: boolean } = {}): string
     `<testsuites${attrs({ name: "Testrun", ...totals, skipped: undefined, time })}>\n` +
     `  <testsuite${attrs({ name: run.name, ...totals, time, timestamp: run.startedAt?.replace(/Z$/, ""), id: run.id, url: run.url })}>\n` +
     `    <properties>\n${props}    </properties>\n` +
-    run.tests.map((test) => testcase(run, test, timedOut)).join("") +
+    run.tests.map((test) => testcase(run, test, options)).join("") +
     "  </testsuite>\n" +
     "</testsuites>\n"
   );

@@ -1,5 +1,6 @@
 // What a waiting `testrun` prints: on a CI log (not a terminal) one line per change; on a terminal
 // the same lines for finished tests and one live status line kept up to date below them.
+import { failureScreenshot } from "./artifacts.js";
 import { formatDuration } from "./duration.js";
 import type { Run, TestResult } from "./types.js";
 
@@ -16,6 +17,18 @@ export function testLine(test: TestResult): string {
   const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
   return `  ${test.status.padEnd(7)} ${test.name}${duration}${summary}`;
+}
+
+/** A failed test's screenshot (its failure screenshot, else its first) as a line, if it has one. */
+export function screenshotLine(test: TestResult): string | undefined {
+  const screenshot = failureScreenshot(test);
+  return screenshot && `    screenshot: ${screenshot.url}`;
+}
+
+/** A failed test as the end of a wait lists it: its line, its page, and what the browser saw. */
+export function failureLines(test: TestResult): string[] {
+  const screenshot = screenshotLine(test);
+  return [testLine(test), `    ${test.url}`, ...(screenshot ? [screenshot] : [])];
 }
 
 /** The run's state in one line: status and counts. */

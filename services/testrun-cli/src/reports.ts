@@ -3,7 +3,7 @@
 // exit code stays the run's.
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { junitXml } from "./junit.js";
+import { type JunitOptions, junitXml } from "./junit.js";
 import type { Output } from "./progress.js";
 import { markdownSummary } from "./summary.js";
 import type { Run } from "./types.js";
@@ -19,7 +19,7 @@ export function writeReports(
   run: Run,
   targets: ReportTargets,
   io: { stdout: Output; stderr: Output },
-  options: { timedOut?: boolean } = {},
+  options: JunitOptions = {},
 ): void {
   const attempt = (what: string, file: string, write: () => void) => {
     try {
@@ -40,6 +40,8 @@ export function writeReports(
   }
   if (targets.stepSummary) {
     const file = targets.stepSummary;
-    attempt("the step summary", file, () => appendFileSync(file, markdownSummary(run, options)));
+    attempt("the step summary", file, () =>
+      appendFileSync(file, markdownSummary(run, { ...(options.timedOut && { timedOut: true }) })),
+    );
   }
 }

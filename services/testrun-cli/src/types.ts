@@ -10,6 +10,22 @@ export interface TestResult {
   durationMs: number | null;
   summary: string;
   url: string;
+  /** What the test produced (browser tests), once it is final. Absent from gateways older than artifacts. */
+  artifacts?: Artifact[];
+}
+
+/** A file a test produced: a screenshot, a Playwright trace or the browser's log (docs/rest-api.md, "Artifacts"). */
+export interface Artifact {
+  id: string;
+  kind: "screenshot" | "trace" | "browser_log";
+  /** The screenshot step's name, `failure`, `trace` or `browser-log`. */
+  name: string;
+  contentType: string;
+  sizeBytes: number;
+  /** The number of the step it was taken at; 0 for the whole test. */
+  step: number;
+  /** GET /v1/artifacts/{id} under the API's public origin: the bytes, to a key of the project. */
+  url: string;
 }
 
 /** A run as GET /v1/runs/:id and POST /v1/runs answer it. */

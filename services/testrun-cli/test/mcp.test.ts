@@ -121,4 +121,49 @@ describe("the MCP tools over the REST client", () => {
       retryAfterSeconds: 17,
     });
   });
+
+  it("leaves out a screenshot the API refuses or that is not a PNG, saying why, and is no tool error", async () => {
+    const run = fakeRun("FAILED");
+    run.tests = [0, 1].map((i) => ({
+      ...(run.tests[1] as (typeof run.tests)[number]),
+      id: `tr_${i}`,
+      name: `page ${i}`,
+      artifacts: [
+        {
+          id: `art_${i}`,
+          kind: "screenshot" as const,
+          name: "failure",
+          contentType: "image/png",
+          sizeBytes: 12,
+          step: 1,
+          url: `http://api.example/v1/artifacts/art_${i}`,
+        },
+      ],
+    }));
+    gateway.answer = (request) => {
+      if (request.url === "/v1/artifacts/art_0")
+        return { status: 404, body: { error: "no such artifact", code: "not_found" } };
+      if (request.url === "/v1/artifacts/art_1") return { status: 200, body: "<html>" };
+      return { status: 200, body: run };
+    };
+    const result = (await client.callTool({
+      name: "get_run",
+      arguments: { runId: "run_1" },
+    })) as CallToolResult;
+    expect(result.isError ?? false).to.equal(false);
+    expect(result.content).to.have.length(1);
+    const [content] = result.content;
+    const json = JSON.parse(content?.type === "text" ? content.text : "");
+    expect(
+      json.screenshots.map((s: { attached: boolean; reason: string }) => [s.attached, s.reason]),
+    ).to.deep.equal([
+      [false, "HTTP 404 not_found: no such artifact"],
+      [false, "its bytes are not a PNG"],
+    ]);
+    expect(gateway.requests.map((r) => r.url)).to.deep.equal([
+      "/v1/runs/run_1",
+      "/v1/artifacts/art_0",
+      "/v1/artifacts/art_1",
+    ]);
+  });
 });

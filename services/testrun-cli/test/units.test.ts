@@ -6,10 +6,18 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { argvOf, input, setOutput } from "../src/action.js";
 import { defaultTimeoutMs, parseCommand, UsageError } from "../src/args.js";
+import {
+  artifactPath,
+  artifactsInOrder,
+  attachmentPath,
+  failureScreenshot,
+  safeName,
+} from "../src/artifacts.js";
 import { formatDuration, parseDuration } from "../src/duration.js";
 import { escapeXml, junitXml } from "../src/junit.js";
 import { Progress } from "../src/progress.js";
 import { markdownSummary } from "../src/summary.js";
+import type { Artifact, TestResult } from "../src/types.js";
 import { version } from "../src/version.js";
 import { fakeRun } from "./fake-gateway.js";
 
@@ -62,6 +70,7 @@ describe("testrun's command line", () => {
       json: "-",
     });
     expect(parseCommand(["run", "--plan", "Smoke", "--no-wait"])).to.deep.include({ wait: false });
+    expect(parseCommand(["wait", "run_1", "--artifacts", "out"])).to.deep.include({ artifacts: "out" });
   });
 
   it("parses the other commands", () => {
@@ -228,6 +237,54 @@ describe("testrun's reports", () => {
   });
 });
 
+describe("testrun's artifact files", () => {
+  const test = { ...fakeRun("FAILED").tests[1], id: "tr_1" } as TestResult;
+  const artifact: Artifact = {
+    id: "art_1",
+    kind: "screenshot",
+    name: "failure",
+    contentType: "image/png",
+    sizeBytes: 10,
+    step: 2,
+    url: "http://api.example/v1/artifacts/art_1",
+  };
+
+  it("names a file after its test, step, name and id, in letters, digits, dot, dash and underscore", () => {
+    expect(artifactPath("/ci/out", test, artifact)).to.equal("/ci/out/log-in-tr_1/2-failure-art_1.png");
+    const hostile = { ...test, name: "../../etc/passwd", id: "../tr_2" };
+    const nasty = { ...artifact, name: "..\\..\\évil: <shot>", id: "/art_2", contentType: "text/html" };
+    expect(artifactPath("/ci/out", hostile, nasty)).to.equal("/ci/out/etc-passwd-tr_2/2-evil-shot-art_2.bin");
+    // Nothing left of a name: its kind stands in; a step that is not a number counts as 0.
+    const empty = { ...artifact, name: "...", step: "../x" as unknown as number };
+    expect(artifactPath("/ci/out", { ...test, name: "//" }, empty)).to.equal(
+      "/ci/out/test-tr_1/0-screenshot-art_1.png",
+    );
+    expect(safeName("a".repeat(100), "x")).to.have.length(60);
+  });
+
+  it("names attachments relative to CI_PROJECT_DIR inside it, else absolute", () => {
+    const file = "/builds/team/app/out/t/1-failure-art_1.png";
+    expect(attachmentPath(file, { CI_PROJECT_DIR: "/builds/team/app" })).to.equal(
+      "out/t/1-failure-art_1.png",
+    );
+    expect(attachmentPath(file, { CI_PROJECT_DIR: "/builds/team/other" })).to.equal(file);
+    expect(attachmentPath(file, {})).to.equal(file);
+  });
+
+  it("puts a failed test's failure screenshot first, else its first screenshot", () => {
+    const home = { ...artifact, id: "art_0", name: "home", step: 1 };
+    const trace = { ...artifact, id: "art_t", kind: "trace" as const, name: "trace", step: 0 };
+    expect(failureScreenshot({ ...test, artifacts: [trace, home, artifact] })).to.equal(artifact);
+    expect(failureScreenshot({ ...test, artifacts: [trace, home] })).to.equal(home);
+    expect(failureScreenshot({ ...test, artifacts: [trace] })).to.equal(undefined);
+    expect(artifactsInOrder({ ...test, artifacts: [trace, home, artifact] })).to.deep.equal([
+      artifact,
+      trace,
+      home,
+    ]);
+  });
+});
+
 describe("the GitHub Action's inputs and outputs", () => {
   let dir: string;
   before(async () => {
@@ -243,6 +300,15 @@ describe("the GitHub Action's inputs and outputs", () => {
     expect(
       argvOf({ ...env, INPUT_TIMEOUT: "30m", INPUT_WAIT: "true", "INPUT_ALLOW-SKIPPED": "false" }),
     ).to.deep.equal(["run", "--plan", "Smoke", "--timeout", "30m", "--cancel-on-timeout"]);
+    expect(argvOf({ INPUT_PLAN: "Smoke", INPUT_JUNIT: "j.xml", INPUT_ARTIFACTS: "shots" })).to.deep.equal([
+      "run",
+      "--plan",
+      "Smoke",
+      "--junit",
+      "j.xml",
+      "--artifacts",
+      "shots",
+    ]);
     expect(argvOf({ INPUT_TAGS: "a,b", INPUT_WAIT: "false", INPUT_JSON: "run.json" })).to.deep.equal([
       "run",
       "--tags",

@@ -4,6 +4,7 @@ import {
   type Run,
   type TestPlan,
   type TestrunApi,
+  TooLarge,
 } from "@testrun/testrun-cli/mcp";
 import type { GatewayContext } from "../context.js";
 import { HttpError } from "../http-error.js";
@@ -22,7 +23,8 @@ interface RestRequest {
 /** What the route answered. */
 interface RestAnswer {
   status: number;
-  body: Record<string, unknown>;
+  /** A JSON answer's object, or the bytes of an artifact. */
+  body: Record<string, unknown> | Buffer;
   headers: Record<string, string>;
 }
 
@@ -56,7 +58,7 @@ function toolCallContext(parent: GatewayContext, request: RestRequest) {
     get body() {
       return answer.body;
     },
-    set body(body: Record<string, unknown>) {
+    set body(body: Record<string, unknown> | Buffer) {
       answer.body = body;
     },
   };
@@ -125,6 +127,13 @@ export function inProcessApi(parent: GatewayContext, handlers: V1Handlers): Test
         body: { failedOnly },
         headers: idempotency(options.idempotencyKey),
       });
+    },
+    // The route reads the artifact whole (GetArtifact carries its bytes): the bound is checked after.
+    async getArtifact(id, options) {
+      const { body, headers } = await answer(handlers.getArtifact, { params: { id } });
+      if (!Buffer.isBuffer(body)) throw new Error("GET /v1/artifacts/{id} answered without bytes");
+      if (body.byteLength > options.maxBytes) throw new TooLarge(options.maxBytes);
+      return { contentType: headers["content-type"] ?? "application/octet-stream", bytes: body };
     },
   };
 }

@@ -8,7 +8,9 @@ import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { ApiError, NetworkError, type TestrunClient } from "../client.js";
+import { failureScreenshot, formatBytes } from "../artifacts.js";
+import { ApiError, NetworkError, type TestrunClient, TooLarge } from "../client.js";
+import { describeFailure } from "../retry.js";
 import { startedRunOf } from "../start.js";
 import type { Run } from "../types.js";
 import { version } from "../version.js";
@@ -16,13 +18,26 @@ import { version } from "../version.js";
 /** What the tools need of the REST API: the typed client has exactly these methods. */
 export type TestrunApi = Pick<
   TestrunClient,
-  "listEnvironments" | "listTestPlans" | "listTestCases" | "startRun" | "getRun" | "cancelRun" | "rerunRun"
+  | "listEnvironments"
+  | "listTestPlans"
+  | "listTestCases"
+  | "startRun"
+  | "getRun"
+  | "cancelRun"
+  | "rerunRun"
+  | "getArtifact"
 >;
+
+/** At most this many screenshots come back as images with one get_run result... */
+export const maxImages = 3;
+/** ...and at most this many bytes of them together (4 MiB as the base64 the protocol carries). */
+export const maxImageBytes = 3 * 1024 * 1024;
 
 /** What the server tells a model once, at initialization: how the tools fit together. */
 export const serverInstructions = `Testrun runs HTTP test cases against a project's environments and reports the verdict.
 To test something: list_test_plans (or list_test_cases), then start_run, then get_run with waitSeconds 30 until finished is true.
 Give people the run's url. Each test of a run spends one of the project's credits.
+Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
 
@@ -62,13 +77,77 @@ function errorResult(error: unknown, idempotencyKey?: string): CallToolResult {
   throw error;
 }
 
-/** Runs one call of the API, turning its refusals into tool errors. */
-async function call(run: () => Promise<unknown>, idempotencyKey?: string): Promise<CallToolResult> {
+const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/**
+ * A finished run as get_run answers it: its JSON, then the screenshot of each failed test (its
+ * failure screenshot, else its first) as image content, at most maxImages of them and maxImageBytes
+ * together. When any failed test has a screenshot, the JSON gains `screenshots`: one entry per such
+ * test, in run order, saying whether its image follows (in that order) or why not. Each image is one
+ * request of the API (over stdio; in the gateway, none more).
+ */
+async function withScreenshots(api: TestrunApi, run: Run, signal: AbortSignal): Promise<CallToolResult> {
+  const failed = run.finished ? run.tests.filter((test) => test.status === "FAILED") : [];
+  const shots = failed.flatMap((test) => {
+    const screenshot = failureScreenshot(test);
+    return screenshot ? [{ test, screenshot }] : [];
+  });
+  if (!shots.length) return text(run);
+  const notes: Record<string, unknown>[] = [];
+  const images: CallToolResult["content"] = [];
+  let bytes = 0;
+  for (const { test, screenshot } of shots) {
+    const note = {
+      testResultId: test.id,
+      test: test.name,
+      artifactId: screenshot.id,
+      name: screenshot.name,
+      step: screenshot.step,
+    };
+    const size = Number(screenshot.sizeBytes);
+    let reason: string | undefined;
+    if (images.length >= maxImages) reason = `only ${maxImages} screenshots come back with one result`;
+    else if (screenshot.contentType !== "image/png") reason = `not a PNG (${screenshot.contentType})`;
+    else if (!(size <= maxImageBytes - bytes))
+      reason = `its ${formatBytes(size)} would pass the ${formatBytes(maxImageBytes)} of images one result carries`;
+    if (!reason) {
+      try {
+        const answer = await api.getArtifact(screenshot.id, { maxBytes: size, signal });
+        if (pngSignature.every((byte, i) => answer.bytes[i] === byte)) {
+          images.push({
+            type: "image",
+            data: Buffer.from(answer.bytes).toString("base64"),
+            mimeType: "image/png",
+          });
+          bytes += answer.bytes.byteLength;
+        } else {
+          reason = "its bytes are not a PNG";
+        }
+      } catch (error) {
+        if (signal.aborted) throw error;
+        if (error instanceof TooLarge) reason = `the API sent more than the ${size} bytes it is listed with`;
+        else if (error instanceof ApiError || error instanceof NetworkError) reason = describeFailure(error);
+        else throw error;
+      }
+    }
+    notes.push(reason ? { ...note, attached: false, reason } : { ...note, attached: true });
+  }
+  return { content: [{ type: "text", text: JSON.stringify({ ...run, screenshots: notes }) }, ...images] };
+}
+
+/** Runs one call of the API, turning its refusals into tool errors; `result` shapes its answer. */
+async function call<T>(
+  run: () => Promise<T>,
+  idempotencyKey?: string,
+  result: (value: T) => CallToolResult | Promise<CallToolResult> = text,
+): Promise<CallToolResult> {
+  let value: T;
   try {
-    return text(await run());
+    value = await run();
   } catch (error) {
     return errorResult(error, idempotencyKey);
   }
+  return result(value);
 }
 
 const reading: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
@@ -228,11 +307,16 @@ export function registerTools(server: McpServer, api: TestrunApi): void {
     {
       title: "Read a run",
       description:
-        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes.",
+        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
       inputSchema: getRunInput,
       annotations: reading,
     },
-    async ({ runId: id, waitSeconds }, { signal }) => call(() => api.getRun(id, waitSeconds, { signal })),
+    async ({ runId: id, waitSeconds }, { signal }) =>
+      call(
+        () => api.getRun(id, waitSeconds, { signal }),
+        undefined,
+        (run) => withScreenshots(api, run, signal),
+      ),
   );
 
   server.registerTool(
@@ -280,4 +364,4 @@ export function testrunMcpServer(api: TestrunApi): McpServer {
 }
 
 export type * from "../types.js";
-export { ApiError, NetworkError };
+export { ApiError, NetworkError, TooLarge };
