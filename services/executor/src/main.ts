@@ -1,6 +1,8 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { redisCommandTimeoutMs, runService, serviceClient } from "@testrun/kit";
+import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
+import { startEgressProxy } from "./browser/egress-proxy.js";
 import { BrowserPool } from "./browser/pool.js";
 import { configSchema } from "./config.js";
 import { EgressGuard } from "./egress/guard.js";
@@ -27,11 +29,22 @@ await runService({
       new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
       { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN, allow: config.EGRESS_ALLOW_CLUSTER_NAMES } },
     );
+    // Every page's traffic goes through this proxy, which connects through the same guard
+    // (docs/runs.md, "Egress"): chromium itself resolves and reaches nothing.
+    const proxy = await startEgressProxy(egress, { logger });
+    const {
+      proxy: proxySettings,
+      executablePath,
+      ...launchOptions
+    } = browserLaunchOptions(proxy, config.CHROMIUM_PATH);
     // One Chromium for the process, launched at the first browser step (none for HTTP-only work).
     const browsers = new BrowserPool({
-      executablePath: config.CHROMIUM_PATH,
+      executablePath: executablePath ?? config.CHROMIUM_PATH,
       contexts: config.BROWSER_CONTEXTS,
       logger,
+      proxy: proxySettings,
+      launchOptions,
+      contextOptions: browserContextOptions(),
     });
     const executor = new Executor({
       queue,
@@ -63,6 +76,7 @@ await runService({
     onStopping(async () => {
       await executor.stop(config.SHUTDOWN_TIMEOUT_MS);
       await browsers.close();
+      await proxy.close();
       await egress.close();
     });
     return [];

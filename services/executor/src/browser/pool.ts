@@ -33,7 +33,7 @@ export interface BrowserPoolOptions {
    * through the EgressGuard). Playwright adds `<-loopback>` to the bypass list, so loopback is
    * proxied too.
    */
-  proxy?: { server: string; bypass?: string };
+  proxy?: LaunchOptions["proxy"];
   /** More launch options (chromium-flags.ts); their `args` are added to baseChromiumArgs. */
   launchOptions?: Omit<LaunchOptions, "executablePath" | "proxy">;
   /** Options of every context (chromium-flags.ts: downloads refused, …). */
