@@ -7,8 +7,10 @@ import type { ServiceProcess } from "@testrun/kit/testing";
 import { startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import pg from "pg";
-import { seedDemo } from "../scripts/demo/seed.js";
+import type { Browser } from "playwright-core";
+import { type Demo, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
+import { launchBrowser, openSignInLink, shot, viewports } from "./browser.js";
 import { addCases, newProject, Pipeline, type RunBody, startE2eSystem } from "./pipeline.js";
 
 const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -20,6 +22,8 @@ describe("browser tests through the whole system", function () {
   let demo: Pipeline;
   let run: RunBody;
   let db: pg.Client;
+  let seeded: Demo;
+  let browser: Browser | undefined;
 
   before(async () => {
     system = await startE2eSystem({
@@ -31,12 +35,13 @@ describe("browser tests through the whole system", function () {
     });
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
     await db.connect();
-    const seeded = await seedDemo(system.env, system.demoTargetUrl);
+    seeded = await seedDemo(system.env, system.demoTargetUrl);
     demo = new Pipeline(system.gatewayUrl, seeded.secret);
     const started = await demo.start({ tags: ["browser"] });
     run = await demo.finished(started.id);
   });
   after(async () => {
+    await browser?.close();
     await db?.end();
     await system?.stop();
   });
@@ -103,6 +108,50 @@ describe("browser tests through the whole system", function () {
     const refused = await bytesOf(String(screenshot?.url), other.pipeline.key);
     expect(refused.status).to.equal(404);
   });
+
+  for (const width of ["wide", "narrow"] as const)
+    it(`shows the failed browser test at its run url: the failing step, its screenshot, the trace (${viewports[width].width} px)`, async () => {
+      const failed = testNamed("the monthly report loads");
+      browser ??= await launchBrowser();
+      const context = await browser.newContext({ viewport: viewports[width] });
+      try {
+        const page = await context.newPage();
+        await openSignInLink(page, system, seeded.ownerMemberId);
+        await page.goto(failed.url);
+        const failing = page
+          .getByRole("listitem")
+          .filter({ has: page.getByRole("heading", { name: "report ready" }) });
+        await failing.getByText("Failed", { exact: true }).waitFor();
+        await failing.getByText(/Why it failed: step 3 "report ready"/).waitFor();
+        // The screenshot of the page at that moment, loaded through the member's session.
+        const image = failing.getByRole("img", { name: /The page when the step failed/ });
+        await image.waitFor();
+        // Loaded, not a broken image: its natural size is the page's.
+        type Picture = { complete: boolean; naturalWidth: number };
+        await page.waitForFunction(
+          (img) => (img as unknown as Picture).complete,
+          await image.elementHandle(),
+        );
+        const naturalWidth = await image.evaluate((img) => (img as unknown as Picture).naturalWidth);
+        expect(naturalWidth).to.be.greaterThan(100);
+        // Steps that ran say how long they took.
+        const first = page
+          .getByRole("listitem")
+          .filter({ has: page.getByRole("heading", { name: "open the reports page" }) });
+        await first.getByText(/^\d+(\.\d)? (ms|s)$/).waitFor();
+        await shot(page, `browser-test-failed`, width);
+        if (width === "narrow") return;
+        // "Open trace" opens the console's trace viewer on this test's trace.
+        const [viewer] = await Promise.all([
+          context.waitForEvent("page"),
+          page.getByRole("link", { name: "Open trace" }).click(),
+        ]);
+        await viewer.getByText("getByRole('button', { name: 'Load report' })").first().waitFor();
+        await shot(viewer, "browser-test-trace", "wide");
+      } finally {
+        await context.close();
+      }
+    });
 
   it("ends a browser test whose executor is killed mid-test: another executor takes it over", async () => {
     const { projectId, pipeline } = await newProject(system, "killed executor", { credits: 10 });

@@ -11,7 +11,12 @@ import type {
   HttpRequest,
   Step,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import {
+  type Artifact,
+  ArtifactKind,
+  type StepResult,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { ReactNode } from "react";
 import { browserStepText } from "../browser-step-text";
 import { duration } from "../format";
@@ -23,7 +28,14 @@ export interface StepOutcome {
   /** 1-based number of the step that failed, when the test failed at a step. */
   failedStep?: number;
   summary: string;
+  /** How long each step that ran took (TestResult.step_results). */
+  stepResults?: readonly StepResult[];
+  /** The test's artifacts: its screenshots are shown under the step they were taken at. */
+  artifacts?: readonly Artifact[];
 }
+
+/** Where the member's browser reads an artifact: the console serves it with the session. */
+export const artifactUrl = (id: string) => `/artifacts/${encodeURIComponent(id)}`;
 
 type StepState = { tone: "good" | "bad" | "neutral"; label: string } | undefined;
 
@@ -47,6 +59,10 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
         const number = i + 1;
         const state = stateOf(number, outcome);
         const failed = state?.tone === "bad";
+        const took = outcome?.stepResults?.find((r) => r.number === number);
+        const shots = (outcome?.artifacts ?? []).filter(
+          (a) => a.kind === ArtifactKind.SCREENSHOT && a.step === number,
+        );
         return (
           <li
             key={`${number}-${step.name}`}
@@ -62,6 +78,7 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
                 {step.name}
               </h3>
               {state && <Badge tone={state.tone}>{state.label}</Badge>}
+              {took && <span className="muted small step-took">{duration(took.durationMs)}</span>}
             </div>
             {failed && outcome?.summary && (
               <p className="notice notice-error step-reason">
@@ -79,10 +96,26 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
             ) : (
               <p className="muted">A kind of step this console does not show yet.</p>
             )}
+            {shots.map((shot) => (
+              <Screenshot key={shot.id} shot={shot} stepName={step.name} />
+            ))}
           </li>
         );
       })}
     </ol>
+  );
+}
+
+/** A screenshot the browser took at a step, opening full size in a new tab. */
+function Screenshot({ shot, stepName }: { shot: Artifact; stepName: string }) {
+  const what = shot.name === "failure" ? "The page when the step failed" : `Screenshot “${shot.name}”`;
+  return (
+    <figure className="step-shot">
+      <a href={artifactUrl(shot.id)} target="_blank" rel="noopener">
+        <img src={artifactUrl(shot.id)} alt={`${what}, at step “${stepName}”`} loading="lazy" />
+      </a>
+      <figcaption className="muted small">{what} (opens full size)</figcaption>
+    </figure>
   );
 }
 

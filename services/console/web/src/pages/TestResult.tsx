@@ -3,13 +3,13 @@
 // ran and to the test case now. Followed live while the test is not final.
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { ArtifactKind, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../api";
 import { Fact, Facts, StartedFinished } from "../components/Facts";
 import { NotFound, QueryView } from "../components/States";
 import { TestStatusBadge } from "../components/Status";
-import { StepList } from "../components/Steps";
+import { artifactUrl, StepList } from "../components/Steps";
 import { duration } from "../format";
 import { useProject } from "../project";
 import { useRunWatch } from "../watch";
@@ -36,6 +36,8 @@ export function TestResult() {
   const next = index >= 0 ? run.tests[index + 1] : undefined;
   const testPath = (id: string) => path(`/runs/${run.id}/tests/${id}`);
   const failedAtStep = test.status === TestStatus.FAILED && test.failedStep !== undefined;
+  const trace = test.artifacts.find((a) => a.kind === ArtifactKind.TRACE);
+  const browserLog = test.artifacts.find((a) => a.kind === ArtifactKind.BROWSER_LOG);
 
   return (
     <>
@@ -103,6 +105,26 @@ export function TestResult() {
             Failed at step {test.failedStep} of {steps.length}.
           </p>
         )}
+        {(trace || browserLog) && (
+          <p className="artifact-actions">
+            {trace && (
+              // The Playwright trace viewer, served by the console, reads the trace with this session.
+              <a
+                className="button button-primary"
+                href={`/trace-viewer/index.html?trace=${encodeURIComponent(artifactUrl(trace.id))}`}
+                target="_blank"
+                rel="noopener"
+              >
+                Open trace
+              </a>
+            )}
+            {browserLog && (
+              <a className="button" href={artifactUrl(browserLog.id)} target="_blank" rel="noopener">
+                Browser log (console errors, failed requests)
+              </a>
+            )}
+          </p>
+        )}
       </section>
       <section aria-labelledby="steps-heading" className="section">
         <h2 id="steps-heading">Steps as run</h2>
@@ -112,7 +134,13 @@ export function TestResult() {
         </p>
         <StepList
           steps={steps}
-          outcome={{ status: test.status, failedStep: test.failedStep, summary: test.summary }}
+          outcome={{
+            status: test.status,
+            failedStep: test.failedStep,
+            summary: test.summary,
+            stepResults: test.stepResults,
+            artifacts: test.artifacts,
+          }}
         />
       </section>
     </>
