@@ -51,8 +51,8 @@ export type Step = Message<"testrun.catalog.v1.Step"> & {
 
   /**
    * What the step does. Exactly one kind must be set. A test case may mix kinds: values saved by
-   * an HTTP step are interpolated into later browser steps, and the browser starts with the
-   * cookies the test's HTTP steps received.
+   * an HTTP step are interpolated (`{{NAME}}`) into later browser steps. Cookies do not flow
+   * between them: HTTP steps keep none, and the browser starts with none.
    *
    * @generated from oneof testrun.catalog.v1.Step.kind
    */
