@@ -302,25 +302,26 @@ var TestrunClient = class {
     return (await this.request(method, path, options, more.body, more.extraTimeoutMs)).body;
   }
   /**
-   * GET /v1/artifacts/{id}: an artifact's bytes, read as they arrive. More than `maxBytes` is
-   * refused (TooLarge) without reading the rest. Fetched from this client's base URL, never from
-   * the artifact's `url`, so the key goes only where TESTRUN_URL points.
+   * GET /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}: an artifact's bytes, read as
+   * they arrive. More than `maxBytes` is refused (TooLarge) without reading the rest. Fetched from
+   * this client's base URL, never from the artifact's `url`, so the key goes only where
+   * TESTRUN_URL points.
    */
-  async getArtifact(id, options) {
-    const answer = await this.openArtifact(id, options);
+  async getArtifact(ref, options) {
+    const answer = await this.openArtifact(ref, options);
     const chunks = [];
     for await (const chunk of answer.body(options.maxBytes)) chunks.push(chunk);
     return { contentType: answer.contentType, bytes: Buffer.concat(chunks) };
   }
   /**
-   * GET /v1/artifacts/{id}, once its headers came; `body` then yields its bytes as they arrive,
+   * GET of an artifact (getArtifact), once its headers came; `body` then yields its bytes as they arrive,
    * refusing more than `maxBytes` (TooLarge) and turning a connection lost midway into a
    * NetworkError. `extraTimeoutMs` adds to the request's deadline, which covers the whole body.
    */
-  async openArtifact(id, options = {}) {
+  async openArtifact(ref, options = {}) {
     const { res, timeout } = await this.send(
       "GET",
-      `/v1/artifacts/${encodeURIComponent(id)}`,
+      artifactPath(ref),
       options,
       void 0,
       options.extraTimeoutMs ?? 0,
@@ -424,6 +425,7 @@ function networkError(error, timedOut) {
   const message = cause?.message ?? error.message ?? String(error);
   return new NetworkError(message, !notSentCodes.has(code), { cause: error });
 }
+var artifactPath = ({ runId, testResultId, id }) => `/v1/runs/${encodeURIComponent(runId)}/tests/${encodeURIComponent(testResultId)}/artifacts/${encodeURIComponent(id)}`;
 
 // services/testrun-cli/src/start.ts
 import { randomUUID } from "node:crypto";
@@ -620,7 +622,7 @@ var extensions = {
   "application/zip": ".zip",
   "application/json": ".json"
 };
-function artifactPath(dir, test, artifact) {
+function artifactPath2(dir, test, artifact) {
   const root = resolve(dir);
   const folder = `${safeName(test.name, "test")}-${safeName(test.id, "test")}`;
   const step = Number.isSafeInteger(artifact.step) && artifact.step >= 0 ? artifact.step : 0;
@@ -645,14 +647,14 @@ async function downloadArtifacts(client, run, dir, options) {
         result.failed += 1;
         options.onFailure(artifact, test, reason);
       };
-      const path = artifactPath(dir, test, artifact);
-      const size = Number(artifact.sizeBytes);
+      const path = artifactPath2(dir, test, artifact);
+      const size = Number(artifact.size);
       if (!path) {
         fail("no safe file name");
         continue;
       }
       if (!Number.isSafeInteger(size) || size < 0) {
-        fail(`its sizeBytes (${artifact.sizeBytes}) is not a size`);
+        fail(`its size (${artifact.size}) is not a size`);
         continue;
       }
       if (size > fileLimit) {
@@ -666,11 +668,20 @@ async function downloadArtifacts(client, run, dir, options) {
         continue;
       }
       try {
-        const written = await withRetries(() => download(client, artifact.id, path, size, options.signal), {
-          outageMs: 3e4,
-          ...options.signal && { signal: options.signal },
-          ...options.onRetry && { onRetry: options.onRetry }
-        });
+        const written = await withRetries(
+          () => download(
+            client,
+            { runId: run.id, testResultId: test.id, id: artifact.id },
+            path,
+            size,
+            options.signal
+          ),
+          {
+            outageMs: 3e4,
+            ...options.signal && { signal: options.signal },
+            ...options.onRetry && { onRetry: options.onRetry }
+          }
+        );
         result.files.set(artifact.id, path);
         result.bytes += written;
       } catch (error) {
@@ -683,8 +694,8 @@ async function downloadArtifacts(client, run, dir, options) {
   }
   return result;
 }
-async function download(client, id, path, size, signal) {
-  const answer = await client.openArtifact(id, {
+async function download(client, ref, path, size, signal) {
+  const answer = await client.openArtifact(ref, {
     ...signal && { signal },
     extraTimeoutMs: Math.ceil(size / MiB) * msPerMiB
   });

@@ -122,27 +122,27 @@ describe("artifacts over REST: listed with test results, bytes to the project's 
         kind: "screenshot",
         name: "failure: Sign in/../page",
         contentType: "image/png",
-        sizeBytes: 3000,
+        size: 3000,
         step: 1,
-        url: `${origin}/v1/artifacts/${ids[0]}`,
+        url: `${origin}/v1/runs/${run.id}/tests/${run.tests[0]?.id}/artifacts/${ids[0]}`,
       },
       {
         id: ids[1],
         kind: "trace",
         name: "trace",
         contentType: "application/zip",
-        sizeBytes: 5000,
+        size: 5000,
         step: 0,
-        url: `${origin}/v1/artifacts/${ids[1]}`,
+        url: `${origin}/v1/runs/${run.id}/tests/${run.tests[0]?.id}/artifacts/${ids[1]}`,
       },
       {
         id: ids[2],
         kind: "browser_log",
         name: "browser-log",
         contentType: "application/json",
-        sizeBytes: browserLog.byteLength,
+        size: browserLog.byteLength,
         step: 0,
-        url: `${origin}/v1/artifacts/${ids[2]}`,
+        url: `${origin}/v1/runs/${run.id}/tests/${run.tests[0]?.id}/artifacts/${ids[2]}`,
       },
     ]);
     // Every field of the contract is as before.
@@ -187,11 +187,18 @@ describe("artifacts over REST: listed with test results, bytes to the project's 
       return body.error;
     };
     const otherKey = await notFound(await download(url, otherPipeline.key));
+    const testPath = `${system.gatewayUrl}/v1/runs/${run.id}/tests/${run.tests[0]?.id}`;
     const unknown = await notFound(
-      await download(`${system.gatewayUrl}/v1/artifacts/art_01jd3k6q2r3s4t5v6w7x8y9z0a`, pipeline.key),
+      await download(`${testPath}/artifacts/art_01jd3k6q2r3s4t5v6w7x8y9z0a`, pipeline.key),
     );
     expect(otherKey, "another project's artifact reads as an unknown one").to.equal(unknown);
-    await notFound(await download(`${system.gatewayUrl}/v1/artifacts/not-an-artifact`, pipeline.key));
+    await notFound(await download(`${testPath}/artifacts/not-an-artifact`, pipeline.key));
+    // The artifact exists, but not under another run or test: its url names where it belongs.
+    const { run: another } = await failedRunWithArtifacts();
+    const elsewhere = url
+      .replace(run.id, another.id)
+      .replace(String(run.tests[0]?.id), String(another.tests[0]?.id));
+    expect(await notFound(await download(elsewhere, pipeline.key))).to.equal(unknown);
     expect((await download(url, undefined)).status).to.equal(401);
 
     // Past the retention period (30 days after it was stored).
@@ -225,21 +232,21 @@ describe("artifacts over REST: listed with test results, bytes to the project's 
 
     it("makes artifact urls from the origin each request came to, through trusted proxies too", async () => {
       const { run } = await failedRunWithArtifacts();
-      const id = run.tests[0]?.artifacts[0]?.id;
+      const path = `/v1/runs/${run.id}/tests/${run.tests[0]?.id}/artifacts/${run.tests[0]?.artifacts[0]?.id}`;
       const get = async (headers: Record<string, string>) => {
         const response = await fetch(`${http}/v1/runs/${run.id}`, {
           headers: { authorization: `Bearer ${pipeline.key}`, ...headers },
         });
         return ((await response.json()) as RunBody).tests[0]?.artifacts[0]?.url;
       };
-      expect(await get({})).to.equal(`${http}/v1/artifacts/${id}`);
+      expect(await get({})).to.equal(`${http}${path}`);
       expect(
         await get({
           "X-Forwarded-For": "10.1.2.3",
           "X-Forwarded-Proto": "https",
           "X-Forwarded-Host": "api.example.test",
         }),
-      ).to.equal(`https://api.example.test/v1/artifacts/${id}`);
+      ).to.equal(`https://api.example.test${path}`);
     });
   });
 });

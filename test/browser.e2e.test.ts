@@ -94,7 +94,7 @@ describe("browser tests through the whole system", function () {
     expect(png.status).to.equal(200);
     expect(png.type).to.equal("image/png");
     expect([...png.bytes.slice(0, 8)]).to.deep.equal(pngSignature);
-    expect(png.bytes.length).to.equal(screenshot?.sizeBytes);
+    expect(png.bytes.length).to.equal(screenshot?.size);
 
     const trace = await bytesOf(String(byKind.get("trace")?.url), demo.key);
     expect(trace.status).to.equal(200);

@@ -31,7 +31,7 @@ export interface ArtifactBody {
   kind: "screenshot" | "trace" | "browser_log";
   name: string;
   contentType: string;
-  sizeBytes: number;
+  size: number;
   step: number;
   url: string;
 }

@@ -293,20 +293,21 @@ describe("testrun and the MCP tools with a failed browser test's artifacts", fun
         byName(run, name),
       );
       const proxy = await GatewayProxy.start(system.gatewayUrl);
+      const artifactsAt = `/v1/runs/${run.id}/tests/${run.tests[0]?.id}/artifacts/`;
       proxy.intercept = async (request, forward) => {
-        if (request.path.startsWith(`/v1/runs/${run.id}`)) {
+        if (request.path.startsWith(`/v1/runs/${run.id}`) && !request.path.startsWith(artifactsAt)) {
           const answer = await forward();
           const body = JSON.parse(answer.body) as RunBody;
           for (const artifact of body.tests[0]?.artifacts ?? [])
-            if (artifact.id === huge?.id) artifact.sizeBytes = 300 * 1024 * 1024;
+            if (artifact.id === huge?.id) artifact.size = 300 * 1024 * 1024;
           // Past its retention period from now on: the gateway's own 404.
           await db.query("update runs.artifacts set expires_at = now() - interval '1 second' where id = $1", [
             expired?.id,
           ]);
           return { status: 200, body: JSON.stringify(body) };
         }
-        if (request.path === `/v1/artifacts/${longer?.id}`)
-          return { status: 200, body: "x".repeat((longer?.sizeBytes ?? 0) + 64 * 1024) };
+        if (request.path === `${artifactsAt}${longer?.id}`)
+          return { status: 200, body: "x".repeat((longer?.size ?? 0) + 64 * 1024) };
         return undefined;
       };
       try {
@@ -323,12 +324,12 @@ describe("testrun and the MCP tools with a failed browser test's artifacts", fun
         const test = `of test "sign in shows the greeting"`;
         expect(stderr.trim().split("\n")).to.deep.equal([
           `testrun: could not download artifact ${expired?.id} (screenshot "home" ${test}): no such artifact (HTTP 404 not_found)`,
-          `testrun: could not download artifact ${longer?.id} (screenshot "failure" ${test}): the API sent more than the ${longer?.sizeBytes} bytes it is listed with`,
+          `testrun: could not download artifact ${longer?.id} (screenshot "failure" ${test}): the API sent more than the ${longer?.size} bytes it is listed with`,
           `testrun: could not download artifact ${huge?.id} (trace "trace" ${test}): 300.0 MiB is over the 256.0 MiB a file may have`,
         ]);
         expect(stdout).to.match(/Artifacts: 1 of 4 files \(\d+ B\) in .*; 3 could not be downloaded\n/);
         // The one refused for its size was never asked for.
-        expect(proxy.count("GET", `/v1/artifacts/${huge?.id}`)).to.equal(0);
+        expect(proxy.count("GET", `${artifactsAt}${huge?.id}`)).to.equal(0);
         const [testResult] = run.tests;
         if (!testResult || !fine) throw new Error("no test");
         const written = expectedPath(out, testResult, fine, "browser-log.json");

@@ -23,7 +23,7 @@ export function artifactFileName(artifact: Pick<Artifact, "id" | "name" | "conte
 }
 
 /**
- * The headers GET /v1/artifacts/{id} answers an artifact's bytes with (api/operations.ts). The
+ * The headers GET of an artifact (/v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}) answers an artifact's bytes with (api/operations.ts). The
  * bytes come from a page under test: served from the API's origin, they must never be taken for
  * anything but their declared type (nosniff), never run script or load anything (the CSP, with
  * sandbox), and be saved rather than shown (attachment). Their content never changes, and only a

@@ -35,7 +35,7 @@ export const configSchema = baseConfigSchema.extend({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /**
    * The REST API's public origin (`https://host[:port]`, no path), the base of the artifact urls
-   * in test results (`{API_URL}/v1/artifacts/{id}`). Unset: the origin each request came to (its
+   * in test results (`{API_URL}/v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}`). Unset: the origin each request came to (its
    * Host, and X-Forwarded-Proto/-Host from trusted proxies, TRUST_PROXY_HOPS).
    */
   API_URL: z

@@ -78,18 +78,24 @@ const artifactKinds: Record<ArtifactKind, z.output<typeof artifactSchema>["kind"
   [ArtifactKind.BROWSER_LOG]: "browser_log",
 };
 
-/** Where GET /v1/artifacts/{id} serves an artifact's bytes, under the API's public origin. */
-export const artifactUrl = (origin: string, id: string): string =>
-  `${origin}/v1/artifacts/${encodeURIComponent(id)}`;
+/**
+ * Where GET /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId} serves an artifact's bytes,
+ * under the API's public origin.
+ */
+export const artifactUrl = (
+  origin: string,
+  artifact: Pick<Artifact, "id" | "runId" | "testResultId">,
+): string =>
+  `${origin}/v1/runs/${encodeURIComponent(artifact.runId)}/tests/${encodeURIComponent(artifact.testResultId)}/artifacts/${encodeURIComponent(artifact.id)}`;
 
 export const artifactJson = (artifact: Artifact, origin: string): z.output<typeof artifactSchema> => ({
   id: artifact.id,
   kind: artifactKinds[artifact.kind] ?? "screenshot",
   name: artifact.name,
   contentType: artifact.contentType as z.output<typeof artifactSchema>["contentType"],
-  sizeBytes: Number(artifact.sizeBytes),
+  size: Number(artifact.sizeBytes),
   step: artifact.step,
-  url: artifactUrl(origin, artifact.id),
+  url: artifactUrl(origin, artifact),
 });
 
 /** A test result; `origin` is the API's public origin, the base of its artifacts' urls. */

@@ -7,7 +7,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { type TestrunClient, TooLarge } from "./client.js";
+import { type ArtifactRef, type TestrunClient, TooLarge } from "./client.js";
 import { explain } from "./errors.js";
 import { withRetries } from "./retry.js";
 import type { Artifact, Run, TestResult } from "./types.js";
@@ -116,7 +116,7 @@ export interface Downloads {
  * Downloads every artifact of the run's tests into `dir` (artifactPath), each through a temporary
  * file renamed into place once whole, so a file that is there is complete. Each is one request
  * (429, 5xx and lost connections retried for up to 30 s, as reads are); a file larger than its
- * `sizeBytes` says, larger than maxFileBytes, or past maxTotalBytes for all is not written.
+ * `size` says, larger than maxFileBytes, or past maxTotalBytes for all is not written.
  */
 export async function downloadArtifacts(
   client: Pick<TestrunClient, "openArtifact">,
@@ -134,13 +134,13 @@ export async function downloadArtifacts(
         options.onFailure(artifact, test, reason);
       };
       const path = artifactPath(dir, test, artifact);
-      const size = Number(artifact.sizeBytes);
+      const size = Number(artifact.size);
       if (!path) {
         fail("no safe file name");
         continue;
       }
       if (!Number.isSafeInteger(size) || size < 0) {
-        fail(`its sizeBytes (${artifact.sizeBytes}) is not a size`);
+        fail(`its size (${artifact.size}) is not a size`);
         continue;
       }
       if (size > fileLimit) {
@@ -154,11 +154,21 @@ export async function downloadArtifacts(
         continue;
       }
       try {
-        const written = await withRetries(() => download(client, artifact.id, path, size, options.signal), {
-          outageMs: 30_000,
-          ...(options.signal && { signal: options.signal }),
-          ...(options.onRetry && { onRetry: options.onRetry }),
-        });
+        const written = await withRetries(
+          () =>
+            download(
+              client,
+              { runId: run.id, testResultId: test.id, id: artifact.id },
+              path,
+              size,
+              options.signal,
+            ),
+          {
+            outageMs: 30_000,
+            ...(options.signal && { signal: options.signal }),
+            ...(options.onRetry && { onRetry: options.onRetry }),
+          },
+        );
         result.files.set(artifact.id, path);
         result.bytes += written;
       } catch (error) {
@@ -177,12 +187,12 @@ export async function downloadArtifacts(
 /** One artifact to `path`, through a temporary file beside it; answers the bytes written. */
 async function download(
   client: Pick<TestrunClient, "openArtifact">,
-  id: string,
+  ref: ArtifactRef,
   path: string,
   size: number,
   signal: AbortSignal | undefined,
 ): Promise<number> {
-  const answer = await client.openArtifact(id, {
+  const answer = await client.openArtifact(ref, {
     ...(signal && { signal }),
     extraTimeoutMs: Math.ceil(size / MiB) * msPerMiB,
   });

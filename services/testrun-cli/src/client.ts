@@ -163,32 +163,33 @@ export class TestrunClient {
   }
 
   /**
-   * GET /v1/artifacts/{id}: an artifact's bytes, read as they arrive. More than `maxBytes` is
-   * refused (TooLarge) without reading the rest. Fetched from this client's base URL, never from
-   * the artifact's `url`, so the key goes only where TESTRUN_URL points.
+   * GET /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}: an artifact's bytes, read as
+   * they arrive. More than `maxBytes` is refused (TooLarge) without reading the rest. Fetched from
+   * this client's base URL, never from the artifact's `url`, so the key goes only where
+   * TESTRUN_URL points.
    */
   async getArtifact(
-    id: string,
+    ref: ArtifactRef,
     options: RequestOptions & { maxBytes: number },
   ): Promise<{ contentType: string; bytes: Uint8Array }> {
-    const answer = await this.openArtifact(id, options);
+    const answer = await this.openArtifact(ref, options);
     const chunks: Uint8Array[] = [];
     for await (const chunk of answer.body(options.maxBytes)) chunks.push(chunk);
     return { contentType: answer.contentType, bytes: Buffer.concat(chunks) };
   }
 
   /**
-   * GET /v1/artifacts/{id}, once its headers came; `body` then yields its bytes as they arrive,
+   * GET of an artifact (getArtifact), once its headers came; `body` then yields its bytes as they arrive,
    * refusing more than `maxBytes` (TooLarge) and turning a connection lost midway into a
    * NetworkError. `extraTimeoutMs` adds to the request's deadline, which covers the whole body.
    */
   async openArtifact(
-    id: string,
+    ref: ArtifactRef,
     options: RequestOptions & { extraTimeoutMs?: number } = {},
   ): Promise<{ contentType: string; body: (maxBytes: number) => AsyncGenerator<Uint8Array> }> {
     const { res, timeout } = await this.send(
       "GET",
-      `/v1/artifacts/${encodeURIComponent(id)}`,
+      artifactPath(ref),
       options,
       undefined,
       options.extraTimeoutMs ?? 0,
@@ -319,3 +320,14 @@ function networkError(error: unknown, timedOut: boolean): NetworkError {
   const message = cause?.message ?? (error as Error).message ?? String(error);
   return new NetworkError(message, !notSentCodes.has(code), { cause: error });
 }
+
+/** What names an artifact in the API: its id, its test result's and its run's. */
+export interface ArtifactRef {
+  runId: string;
+  testResultId: string;
+  id: string;
+}
+
+/** The path of an artifact's bytes: /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}. */
+export const artifactPath = ({ runId, testResultId, id }: ArtifactRef): string =>
+  `/v1/runs/${encodeURIComponent(runId)}/tests/${encodeURIComponent(testResultId)}/artifacts/${encodeURIComponent(id)}`;

@@ -21,10 +21,10 @@ export interface Artifact {
   /** The screenshot step's name, `failure`, `trace` or `browser-log`. */
   name: string;
   contentType: string;
-  sizeBytes: number;
+  size: number;
   /** The number of the step it was taken at; 0 for the whole test. */
   step: number;
-  /** GET /v1/artifacts/{id} under the API's public origin: the bytes, to a key of the project. */
+  /** GET /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId} under the API's public origin: the bytes, to a key of the project. */
   url: string;
 }
 

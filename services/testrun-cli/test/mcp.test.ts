@@ -134,16 +134,16 @@ describe("the MCP tools over the REST client", () => {
           kind: "screenshot" as const,
           name: "failure",
           contentType: "image/png",
-          sizeBytes: 12,
+          size: 12,
           step: 1,
-          url: `http://api.example/v1/artifacts/art_${i}`,
+          url: `http://api.example/v1/runs/run_1/tests/tr_${i}/artifacts/art_${i}`,
         },
       ],
     }));
     gateway.answer = (request) => {
-      if (request.url === "/v1/artifacts/art_0")
+      if (request.url === "/v1/runs/run_1/tests/tr_0/artifacts/art_0")
         return { status: 404, body: { error: "no such artifact", code: "not_found" } };
-      if (request.url === "/v1/artifacts/art_1") return { status: 200, body: "<html>" };
+      if (request.url === "/v1/runs/run_1/tests/tr_1/artifacts/art_1") return { status: 200, body: "<html>" };
       return { status: 200, body: run };
     };
     const result = (await client.callTool({
@@ -162,8 +162,8 @@ describe("the MCP tools over the REST client", () => {
     ]);
     expect(gateway.requests.map((r) => r.url)).to.deep.equal([
       "/v1/runs/run_1",
-      "/v1/artifacts/art_0",
-      "/v1/artifacts/art_1",
+      "/v1/runs/run_1/tests/tr_0/artifacts/art_0",
+      "/v1/runs/run_1/tests/tr_1/artifacts/art_1",
     ]);
   });
 });

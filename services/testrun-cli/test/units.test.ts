@@ -244,9 +244,9 @@ describe("testrun's artifact files", () => {
     kind: "screenshot",
     name: "failure",
     contentType: "image/png",
-    sizeBytes: 10,
+    size: 10,
     step: 2,
-    url: "http://api.example/v1/artifacts/art_1",
+    url: "http://api.example/v1/runs/run_1/tests/tr_1/artifacts/art_1",
   };
 
   it("names a file after its test, step, name and id, in letters, digits, dot, dash and underscore", () => {

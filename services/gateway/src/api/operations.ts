@@ -17,6 +17,7 @@ import {
   tagParam,
   testCasesAnswerSchema,
   testPlansAnswerSchema,
+  testResultIdParam,
   waitParam,
 } from "./schemas.js";
 
@@ -210,7 +211,7 @@ const artifactHeaders = keyedHeaders.extend({
     description:
       "An artifact's bytes never change: the client may keep them for an hour; shared caches may not (they are per key).",
   }),
-  "Content-Length": z.int().min(0).meta({ description: "sizeBytes of the artifact." }),
+  "Content-Length": z.int().min(0).meta({ description: "The artifact's size." }),
   "Content-Disposition": z.string().meta({
     description:
       "attachment, with a file name made of the artifact's name (letters, digits, . _ -) and its extension.",
@@ -391,12 +392,12 @@ export const operations = {
   getArtifact: {
     operationId: "getArtifact",
     method: "get",
-    path: "/v1/artifacts/{id}",
+    path: "/v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}",
     summary: "An artifact's bytes",
     description:
       "The bytes of an artifact of a test result (a screenshot, a Playwright trace, the browser's log), as its url in the test result names them, with its content type. Only for a key of the run's project: any other key, an unknown id, and an artifact past the retention period (30 days unless configured otherwise) give 404.",
     access: "read",
-    pathParams: z.object({ id: artifactIdParam }),
+    pathParams: z.object({ runId: runIdParam, testResultId: testResultIdParam, artifactId: artifactIdParam }),
     query: z.strictObject({}),
     responses: {
       200: {
@@ -407,7 +408,7 @@ export const operations = {
       },
       ...keyedFailures(),
       404: failure(
-        "No such artifact for this key: another project's, unknown, or past the retention period.",
+        "No such artifact for this key: another project's, unknown, not of that run and test, or past the retention period.",
         errors.notFound,
       ),
     },

@@ -145,7 +145,7 @@ export const artifactSchema = z
     contentType: z.enum(["image/png", "application/zip", "application/json"]).meta({
       description: "The media type GET on url answers with: image/png, application/zip or application/json.",
     }),
-    sizeBytes: z
+    size: z
       .int()
       .min(0)
       .meta({ description: "Its size in bytes.", examples: [48213] }),
@@ -159,8 +159,10 @@ export const artifactSchema = z
       }),
     url: z.string().meta({
       description:
-        "Where GET with a key of the run's project answers its bytes (GET /v1/artifacts/{id}); 404 with any other key, and once the retention period passed.",
-      examples: [`https://testrun.example.com/v1/artifacts/${examples.artifactId}`],
+        "Where GET with a key of the run's project answers its bytes (GET /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId}); 404 with any other key, and once the retention period passed.",
+      examples: [
+        `https://testrun.example.com/v1/runs/${examples.runId}/tests/${examples.testResultId}/artifacts/${examples.artifactId}`,
+      ],
     }),
   })
   .meta({
@@ -594,7 +596,7 @@ export const idempotencyKeyHeader = z
     examples: ["5f0c2e8a-9b1d-4c3e-8f7a-2d6b1e9c4a30"],
   });
 
-/** A run id; anything else cannot be a run of the project: 404 with the runs service's words (validate.ts). */
+/** An artifact id; anything else cannot be an artifact of the project: 404 (validate.ts). */
 export const artifactIdParam = z
   .string()
   .regex(new RegExp(idPattern("art")), "no such artifact")
@@ -602,6 +604,15 @@ export const artifactIdParam = z
     description:
       "The artifact's id (`art_…`); anything that is not an artifact of the key's project gives 404.",
     examples: [examples.artifactId],
+  });
+
+/** A test result id in an artifact's path; anything else cannot be a test of the run: 404 (validate.ts). */
+export const testResultIdParam = z
+  .string()
+  .regex(new RegExp(idPattern("tr")), "no such artifact")
+  .meta({
+    description: "The test result's id (`tr_…`) the artifact belongs to; any other gives 404.",
+    examples: [examples.testResultId],
   });
 
 export const runIdParam = z

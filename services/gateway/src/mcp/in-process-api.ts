@@ -129,9 +129,10 @@ export function inProcessApi(parent: GatewayContext, handlers: V1Handlers): Test
       });
     },
     // The route reads the artifact whole (GetArtifact carries its bytes): the bound is checked after.
-    async getArtifact(id, options) {
-      const { body, headers } = await answer(handlers.getArtifact, { params: { id } });
-      if (!Buffer.isBuffer(body)) throw new Error("GET /v1/artifacts/{id} answered without bytes");
+    async getArtifact(ref, options) {
+      const params = { runId: ref.runId, testResultId: ref.testResultId, artifactId: ref.id };
+      const { body, headers } = await answer(handlers.getArtifact, { params });
+      if (!Buffer.isBuffer(body)) throw new Error("GET of an artifact answered without bytes");
       if (body.byteLength > options.maxBytes) throw new TooLarge(options.maxBytes);
       return { contentType: headers["content-type"] ?? "application/octet-stream", bytes: body };
     },

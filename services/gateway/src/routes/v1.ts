@@ -136,9 +136,12 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
 
   route(operations.getArtifact, async (ctx, { params }) => {
     const { artifact, content } = await rpc(ctx, () =>
-      runs.getArtifact({ actor: actorOf(ctx), artifactId: params.id }, callOptions(ctx)),
+      runs.getArtifact({ actor: actorOf(ctx), artifactId: params.artifactId }, callOptions(ctx)),
     );
     if (!artifact) throw new Error("GetArtifact answered without an artifact");
+    // Its url names its run and test: an artifact asked for under another is not there.
+    if (artifact.runId !== params.runId || artifact.testResultId !== params.testResultId)
+      throw new HttpError(404, "not_found", "no such artifact");
     for (const [name, value] of Object.entries(artifactResponseHeaders(artifact))) ctx.set(name, value);
     ctx.body = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
   });

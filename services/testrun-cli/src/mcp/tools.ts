@@ -104,7 +104,7 @@ async function withScreenshots(api: TestrunApi, run: Run, signal: AbortSignal): 
       name: screenshot.name,
       step: screenshot.step,
     };
-    const size = Number(screenshot.sizeBytes);
+    const size = Number(screenshot.size);
     let reason: string | undefined;
     if (images.length >= maxImages) reason = `only ${maxImages} screenshots come back with one result`;
     else if (screenshot.contentType !== "image/png") reason = `not a PNG (${screenshot.contentType})`;
@@ -112,7 +112,10 @@ async function withScreenshots(api: TestrunApi, run: Run, signal: AbortSignal): 
       reason = `its ${formatBytes(size)} would pass the ${formatBytes(maxImageBytes)} of images one result carries`;
     if (!reason) {
       try {
-        const answer = await api.getArtifact(screenshot.id, { maxBytes: size, signal });
+        const answer = await api.getArtifact(
+          { runId: run.id, testResultId: test.id, id: screenshot.id },
+          { maxBytes: size, signal },
+        );
         if (pngSignature.every((byte, i) => answer.bytes[i] === byte)) {
           images.push({
             type: "image",
