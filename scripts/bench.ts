@@ -22,6 +22,9 @@
 // seeding) and prints the 10 functions of each with the most self time; PROFILE=starts does the
 // same for the start load alone. The .cpuprofile files stay in bench-profiles/.
 //
+// 4. browser tests (bench/browser.ts): browser tests a minute of an executor process against a
+//    floor driving the same Chromium, and the executor's memory, at 1, 2 and 4 browser contexts
+//    (BENCH_BROWSER_CONTEXTS, BENCH_BROWSER_TESTS); BENCH_ONLY=browser runs it alone.
 // BENCH_ONLY=growth runs the growth table alone (with PROFILE=growth: the runs, gateway and console
 // services profiled under it); BENCH_GROWTH_SIZES (default 20,100,500) and BENCH_GROWTH_WATCHERS
 // (default 0,5,20) choose its rows.
@@ -39,6 +42,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
+import { browserTable } from "./bench/browser.js";
 import { growthTable } from "./bench/growth.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { MemoryLimits } from "./bench/memory-limit.js";
@@ -232,7 +236,7 @@ try {
   // The growth table; it stops the executor for its floor.
   const after = new Map<string, number>();
   const executor = processes.get("executor");
-  if (only === "growth" || !profile) {
+  if (only === "growth" || (!profile && !only)) {
     after.set("executor", rssMiB(executor?.process.pid));
     await growthTable({
       system,
@@ -298,6 +302,16 @@ try {
   console.log(
     `| after the load | ${names.map((n) => (after.get(n) ?? Number.NaN).toFixed(0)).join(" | ")} |`,
   );
+
+  // 4. Browser tests, last: it replaces the executor with one per level of browser contexts.
+  if (only === "browser" || (!profile && !only))
+    await browserTable({
+      system,
+      projectId,
+      secret,
+      levels: numbers(process.env.BENCH_BROWSER_CONTEXTS, [1, 2, 4]),
+      tests: Number(process.env.BENCH_BROWSER_TESTS ?? 40),
+    });
 } finally {
   await floor?.stop();
   await system?.stop();
