@@ -6,6 +6,7 @@
 import type { ServiceProcess } from "@testrun/kit/testing";
 import { startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { unzipSync } from "fflate";
 import pg from "pg";
 import type { Browser } from "playwright-core";
 import { type Demo, seedDemo } from "../scripts/demo/seed.js";
@@ -148,6 +149,16 @@ describe("browser tests through the whole system", function () {
         ]);
         await viewer.getByText("getByRole('button', { name: 'Load report' })").first().waitFor();
         await shot(viewer, "browser-test-trace", "wide");
+        // A resource the trace captured never opens as a page of the console's origin (it could be
+        // HTML of the page under test's choosing): the viewer's worker refuses the navigation.
+        const trace = failed.artifacts.find((a) => a.kind === "trace");
+        const zip = await bytesOf(String(trace?.url), demo.key);
+        const resource = Object.keys(unzipSync(zip.bytes)).find((name) => name.startsWith("resources/"));
+        expect(resource, "the trace holds resources").to.be.a("string");
+        const opened = await viewer.goto(
+          `${system.consoleUrl}/trace-viewer/file/${resource?.slice("resources/".length)}`,
+        );
+        expect(opened?.status()).to.equal(403);
       } finally {
         await context.close();
       }

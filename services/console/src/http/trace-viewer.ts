@@ -76,8 +76,25 @@ export function traceViewerPolicy(root: string): string {
  * is 404 (never the console's app). Files are revalidated on each use (Last-Modified): the
  * viewer's names do not all change when playwright-core is upgraded.
  */
+/**
+ * Put before the viewer's own service worker, whose first listener answers first. That worker
+ * answers `/trace-viewer/file/<sha1>` with a resource captured in the trace, in its captured content
+ * type and with no policy: a page under test that links to its own HTML resource would have it
+ * open as a page of the console's origin, with the member's session. A trace's files are fetched
+ * by the viewer, never opened as pages (downloads carry `dn`): such a navigation is refused.
+ */
+export const workerGuard = `self.addEventListener("fetch", (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.mode !== "navigate" || !url.pathname.startsWith("${traceViewerPrefix}file")) return;
+  if (url.searchParams.has("dn")) return;
+  event.stopImmediatePropagation();
+  event.respondWith(new Response("A trace's files do not open as pages.", { status: 403, headers: { "content-type": "text/plain" } }));
+});
+`;
+
 export function traceViewer(root: string): Middleware {
   const policy = traceViewerPolicy(root);
+  let guardedWorker: string | undefined;
   return async (ctx, next) => {
     if (ctx.path === traceViewerPrefix.slice(0, -1)) {
       ctx.redirect(traceViewerPrefix);
@@ -109,6 +126,11 @@ export function traceViewer(root: string): Middleware {
       if (ctx.body instanceof Readable) ctx.body.destroy();
       ctx.status = 304;
       ctx.body = null;
+    } else if (file === "sw.bundle.js") {
+      if (ctx.body instanceof Readable) ctx.body.destroy();
+      guardedWorker ??= workerGuard + readFileSync(join(root, file), "utf8");
+      ctx.body = guardedWorker;
+      ctx.type = "text/javascript";
     }
   };
 }
