@@ -10,6 +10,7 @@ import {
   type Locator,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { errors, type Page, type Locator as PageLocator } from "playwright-core";
+import { NotAWebUrl, navigationUrl } from "../browser/chromium-flags.js";
 import { BrowserLost, BrowserUnavailable } from "../browser/pool.js";
 import { cannotConnect } from "./http.js";
 import type { StepContext, StepKind } from "./kind.js";
@@ -131,18 +132,20 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
   }
 }
 
-/** A path (appended to the environment's base URL) or an absolute http(s) URL. */
+/**
+ * A path (appended to the environment's base URL) or an absolute http(s) URL; the scheme check is
+ * the browser's one (chromium-flags.ts, navigationUrl).
+ */
 function resolveUrl(url: string, baseUrl: string): string {
   if (url.startsWith("/")) return `${baseUrl}${url}`;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
+  if (!URL.canParse(url))
     throw new StepFailure("the URL must start with / or be an absolute http or https URL");
+  try {
+    return navigationUrl(url, baseUrl).href;
+  } catch (error) {
+    if (error instanceof NotAWebUrl) throw new StepFailure("only http and https URLs can be opened");
+    throw error;
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-    throw new StepFailure("only http and https URLs can be opened");
-  return url;
 }
 
 /**
