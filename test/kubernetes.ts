@@ -9,6 +9,7 @@ import type { IContainer } from "kubernetes-models/v1/Container";
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import type { ISecret } from "kubernetes-models/v1/Secret";
 import type { IService } from "kubernetes-models/v1/Service";
+import { isCustomResource, validateCustomResource } from "./crds.js";
 
 export interface K8sObject {
   apiVersion: string;
@@ -41,9 +42,12 @@ interface ModelClass {
 /**
  * Validates an object against the JSON schema of its apiVersion and kind; throws on a schema error
  * and on an apiVersion or kind no schema is known for (never skips an object).
- * Note: the Kubernetes schemas do not forbid unknown fields, so a misspelt field is not caught here.
+ * Note: the Kubernetes schemas do not forbid unknown fields, so a misspelt field is not caught here
+ * (but in the custom resources, which test/crds.ts validates strictly).
  */
 export async function validateObject(object: K8sObject): Promise<void> {
+  // prometheus-operator's and KEDA's kinds: against their CRDs, strictly (test/crds.ts).
+  if (isCustomResource(object)) return validateCustomResource(object);
   const what = `${object.apiVersion} ${object.kind} ${object.metadata?.name}`;
   let models: Record<string, unknown>;
   try {

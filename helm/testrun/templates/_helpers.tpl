@@ -487,10 +487,13 @@ chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container'
 {{- end -}}
 {{- range $workload := fromYamlArray (include "testrun.workloads" (dict "root" $ "name" $name)) -}}
 {{- $a := $workload.values.autoscaling -}}
-{{- if and $.Values.autoscaling.enabled $a.enabled (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
+{{- if and (include "testrun.autoscaled" (dict "root" $ "name" $name "pool" $workload.pool "values" $workload.values)) (gt (int $a.minReplicas) (int $a.maxReplicas)) -}}
 {{- fail (printf "components.%s%s.autoscaling.minReplicas is above maxReplicas" $name (ternary (printf ".pools.%s" $workload.pool) "" (ne $workload.pool ""))) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- if and .Values.autoscaling.keda.enabled (not .Values.autoscaling.keda.serverAddress) -}}
+{{- fail "autoscaling.keda.serverAddress is required when autoscaling.keda.enabled is true: the Prometheus KEDA asks for the tests waiting (see docs/scaling.md)" -}}
 {{- end -}}
 {{- /* Every kind of test needs executors that take it, or its tests wait until the dispatch deadline. */ -}}
 {{- $kinds := list -}}
@@ -505,10 +508,10 @@ chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container'
 {{- end -}}
 {{- end -}}
 
-{{/* Whether an HPA scales a component. */}}
+{{/* Whether an autoscaler sets a Deployment's replicas: a CPU HPA, or KEDA's for executors. */}}
 {{- define "testrun.autoscaled" -}}
 {{- $values := fromYaml (include "testrun.values" .) -}}
-{{- if and .root.Values.autoscaling.enabled $values.autoscaling.enabled -}}true{{- end -}}
+{{- if or (and .root.Values.autoscaling.enabled $values.autoscaling.enabled) (include "testrun.kedaScaled" .) -}}true{{- end -}}
 {{- end -}}
 
 {{/* The fewest replicas a component runs: its replicas, or its HPA's minimum. */}}
