@@ -80,6 +80,12 @@ build: install
 # schemathesis before mocha: the run's last lines are then mocha's count of the tests it ran.
 test: prerequisites lint typecheck buf-lint check-generated check-action schemathesis test-only
 
+# The Grafana dashboard the chart ships (helm/testrun/dashboards/testrun.json), generated from
+# scripts/dashboard/testrun.ts; test/monitoring.test.ts fails when the committed JSON is stale.
+.PHONY: dashboard
+dashboard: install
+	node --conditions=source --import tsx scripts/dashboard/testrun.ts
+
 # The GitHub Action's committed bundles (action/index.mjs, action/testrun.mjs), built from
 # services/testrun-cli with esbuild; check-action fails when they are not what the sources build.
 action: install

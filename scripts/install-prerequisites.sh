@@ -4,7 +4,8 @@
 # tools, scripts/python-tools.sh), make, Node and npm (the Makefile installs
 # Node 24 into .tools when the system's is not 24), and Go >= 1.21 to build helm (the chart tests)
 # and MinIO (the artifact store's S3 tests) unless both are already built from the Makefile's
-# HELM_VERSION and MINIO_VERSION.
+# HELM_VERSION and MINIO_VERSION, and to fetch the monitoring CRDs; promtool (Debian's prometheus)
+# for the chart's alerting rules.
 #
 # Idempotent and cheap when nothing is missing: it only checks (no apt-get update then). As root it
 # installs what is missing with apt-get; otherwise through sudo when sudo works without a password
@@ -44,6 +45,11 @@ if [ "$purpose" = test ]; then
   # MinIO (the artifact store's S3 tests) is built with Go too, into a cache outside the clone.
   minio_version=$(sed -n 's/^MINIO_VERSION := //p' Makefile)
   go_new_enough || [ -x "${XDG_CACHE_HOME:-$HOME/.cache}/testrun/minio/$minio_version/minio" ] || need_go=yes
+  # The chart's monitoring tests take the ServiceMonitor, PodMonitor, PrometheusRule and ScaledObject
+  # CRDs from Go module zips (`go mod download`, test/crds.ts): any Go with modules will do.
+  command -v go >/dev/null 2>&1 || need_go=yes
+  # promtool (Debian's prometheus) checks and unit-tests the chart's alerting rules.
+  command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 fi
 
 [ ${#missing[@]} -eq 0 ] && [ $need_go = no ] && exit 0
