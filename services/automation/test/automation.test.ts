@@ -430,6 +430,9 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
     const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     const body = '{"type":"run.failed","timestamp":"2026-01-01T00:00:00.000Z","data":{"event":"run.failed"}}';
     expect(sign(secret, "dlv_01jd3k0000000000000000000", 1767225600, body)).to.equal(
+      "v1,AgvI2DXungifGpurtqeeEMjftFHR0BgwsVRTwWiyLyI=",
+    );
+    expect(sign(secret, "dlv_01jd3k0000000000000000000", 1767225600, body)).to.equal(
       new StandardWebhook("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").sign(
         "dlv_01jd3k0000000000000000000",
         new Date(1767225600 * 1000),
