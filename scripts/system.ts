@@ -106,6 +106,8 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     // A fresh key suits throwaway databases; with your own DATABASE_URL set VARIABLES_KEY too, or
     // variable values stored by an earlier run cannot be read.
     VARIABLES_KEY: process.env.VARIABLES_KEY ?? randomBytes(32).toString("base64"),
+    // The same for webhook secrets (docs/automation.md).
+    WEBHOOK_SECRETS_KEY: process.env.WEBHOOK_SECRETS_KEY ?? randomBytes(32).toString("base64"),
     HTTP_PORT: String(httpPort),
     // The runs service's run urls and the console's own origin; the console's curl examples.
     APP_URL: appUrl,
@@ -160,7 +162,13 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     );
     for (const service of systemServices) {
       const port = String(ports.get(service.name));
-      const base = service.name === "executor" ? executorEnv : env;
+      // Webhooks of the local system may go to local receivers, over plain http (not for production).
+      const base =
+        service.name === "executor"
+          ? executorEnv
+          : service.name === "automation"
+            ? { ...env, ...localTargetsEgress, WEBHOOK_ALLOW_HTTP: "true" }
+            : env;
       const ownHttpPort = httpPorts.get(service.name);
       const own = {
         ...ownEnv(service.name),

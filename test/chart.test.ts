@@ -113,6 +113,7 @@ const secretPlaceholders: Record<string, string> = {
   DATABASE_URL: "postgres://testrun:placeholder@postgres.example:5432/testrun",
   REDIS_URL: "redis://redis.example:6379",
   VARIABLES_KEY: Buffer.alloc(32, 7).toString("base64"),
+  WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 9).toString("base64"),
 };
 const secretPlaceholder = (variable: string) =>
   secretPlaceholders[variable] ?? "placeholder-token-".padEnd(48, "x");

@@ -330,6 +330,17 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
 {{- $_ := set $env "EGRESS_ALLOW_CLUSTER_NAMES" (toString $egress.allowClusterNames) -}}
 {{- end -}}
+{{- if eq .name "automation" -}}
+{{- /* Webhook deliveries go through the executors' egress rules (docs/automation.md, "Egress"). */ -}}
+{{- $egress := $root.Values.egress -}}
+{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (concat $egress.podCidrs $egress.serviceCidrs $egress.denyCidrs)) -}}
+{{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
+{{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
+{{- with include "testrun.appUrl" $root -}}
+{{- $_ := set $env "APP_URL" . -}}
+{{- $_ := set $env "API_URL" . -}}
+{{- end -}}
+{{- end -}}
 {{- range $key, $value := $root.Values.config.env -}}
 {{- $_ := set $env $key (toString $value) -}}
 {{- end -}}

@@ -1,21 +1,7 @@
 import { hostname } from "node:os";
 import { baseConfigSchema, portVar, redisUrl, serviceUrl, testKinds } from "@testrun/kit";
+import { egressAllowCidrs, egressClusterDomain, egressDenyCidrs } from "@testrun/kit/egress";
 import { z } from "zod";
-import { type Cidr, parseAllowList, parseCidrList } from "./egress/policy.js";
-
-/** A comma-separated list of address ranges (EGRESS_ALLOW_CIDRS, EGRESS_DENY_CIDRS); empty: none. */
-const cidrList = (parse: (text: string) => Cidr[]) =>
-  z
-    .string()
-    .default("")
-    .transform((text, ctx) => {
-      try {
-        return parse(text);
-      } catch (error) {
-        ctx.addIssue({ code: "custom", message: (error as Error).message });
-        return z.NEVER;
-      }
-    });
 
 /**
  * The executor's environment. The Helm chart sets every variable without a default (test/chart.test.ts
@@ -62,17 +48,11 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
    * 127.0.0.0/8 where tests run against local servers. Never an exception to EGRESS_DENY_CIDRS;
    * no IPv6 form of IPv4 addresses, nothing wider than /8 (IPv4) or /16 (IPv6).
    */
-  EGRESS_ALLOW_CIDRS: cidrList(parseAllowList),
+  EGRESS_ALLOW_CIDRS: egressAllowCidrs,
   /** Ranges refused on top of the built-in blocks: the chart puts the cluster's pods and services here. */
-  EGRESS_DENY_CIDRS: cidrList(parseCidrList),
+  EGRESS_DENY_CIDRS: egressDenyCidrs,
   /** The cluster's DNS domain: host names under it (and `.svc`, single labels) are refused. */
-  EGRESS_CLUSTER_DOMAIN: z
-    .string()
-    .regex(
-      /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i,
-      "must be a DNS domain like cluster.local",
-    )
-    .default("cluster.local"),
+  EGRESS_CLUSTER_DOMAIN: egressClusterDomain,
   /** "true": steps may name cluster services (`redis`, `<svc>.<ns>.svc`); their addresses are still checked. */
   EGRESS_ALLOW_CLUSTER_NAMES: z
     .enum(["true", "false"])

@@ -14,8 +14,8 @@ import {
 import type { Logger } from "@testrun/kit";
 import type { Artifact } from "./browser/artifacts.js";
 import { BrowserLost, type BrowserPool } from "./browser/pool.js";
-import { EgressGuard } from "./egress/guard.js";
-import { EgressPolicy } from "./egress/policy.js";
+import { EgressGuard } from "@testrun/kit/egress";
+import { EgressPolicy } from "@testrun/kit/egress";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
 import { oneLine, runSteps, type TestOutcome } from "./steps/runner.js";

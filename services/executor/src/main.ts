@@ -5,8 +5,8 @@ import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-
 import { startEgressProxy } from "./browser/egress-proxy.js";
 import { BrowserPool } from "./browser/pool.js";
 import { configSchema } from "./config.js";
-import { EgressGuard } from "./egress/guard.js";
-import { EgressPolicy } from "./egress/policy.js";
+import { EgressGuard } from "@testrun/kit/egress";
+import { EgressPolicy } from "@testrun/kit/egress";
 import { Executor } from "./executor.js";
 import { TestQueue } from "./queue.js";
 

@@ -21,8 +21,8 @@ import {
   navigationUrl,
 } from "../src/browser/chromium-flags.js";
 import { type EgressProxy, type EgressProxyOptions, startEgressProxy } from "../src/browser/egress-proxy.js";
-import { EgressGuard, type Resolve } from "../src/egress/guard.js";
-import { EgressPolicy, parseAllowList } from "../src/egress/policy.js";
+import { EgressGuard, type Resolve } from "@testrun/kit/egress";
+import { EgressPolicy, parseAllowList } from "@testrun/kit/egress";
 import { startWebTarget, type WebTarget } from "./egress-web-target.js";
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

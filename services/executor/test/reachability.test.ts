@@ -2,8 +2,8 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:net";
 import { findFreePort } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { EgressGuard } from "../src/egress/guard.js";
-import { EgressPolicy } from "../src/egress/policy.js";
+import { EgressGuard } from "@testrun/kit/egress";
+import { EgressPolicy } from "@testrun/kit/egress";
 import { checkReachable } from "../src/steps/reachability.js";
 import { localEgress, startTestTarget } from "./target.js";
 

@@ -13,7 +13,11 @@ export type IdPrefix =
   | "key"
   | "var"
   | "led"
-  | "art";
+  | "art"
+  | "sch"
+  | "whk"
+  | "dlv"
+  | "bdg";
 
 // Monotonic: ids made in the same millisecond still sort in creation order.
 const nextUlid = monotonicFactory();

@@ -13,6 +13,27 @@ import type { RunWithTests } from "./rows.js";
 import type { NewRun } from "./store/starts.js";
 
 const maxNameLength = 200;
+const maxIdempotencyKeyLength = 200;
+
+const keyInProgress = () =>
+  new ConnectError("a start with this idempotency_key is in progress; retry later", Code.Aborted);
+
+const isUniqueViolation = (error: unknown): boolean =>
+  (error as { code?: string }).code === "23505" ||
+  /unique constraint/i.test(String((error as Error).message));
+
+/**
+ * The run a start with this key already made (StartRunRequest.idempotency_key): the run itself
+ * once charged, ABORTED while that start is still in progress, undefined when there was none.
+ */
+async function startedWithKey(deps: StartDeps, projectId: string, key: string): Promise<Run | undefined> {
+  const earlier = await deps.starts.findByIdempotencyKey(projectId, key);
+  if (!earlier) return undefined;
+  if (earlier.chargeState !== "charged") throw keyInProgress();
+  const found = await deps.reads.getRun(projectId, earlier.id);
+  if (!found) throw keyInProgress();
+  return renderRun(found.run, found.tests, deps.links);
+}
 
 const startedBy = (actor: Actor) => {
   switch (actor.kind.case) {
@@ -48,6 +69,15 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   const requestedName = req.name ?? "";
   if ([...requestedName].length > maxNameLength)
     throw invalid(`name must be at most ${maxNameLength} characters`);
+  const idempotencyKey = req.idempotencyKey || null;
+  if (idempotencyKey !== null) {
+    if (actor.kind.case === "apiKey")
+      throw invalid("idempotency_key is for services starting runs, not API keys");
+    if ([...idempotencyKey].length > maxIdempotencyKeyLength)
+      throw invalid(`idempotency_key must be at most ${maxIdempotencyKeyLength} characters`);
+    const earlier = await startedWithKey(deps, req.projectId, idempotencyKey);
+    if (earlier) return earlier;
+  }
 
   const resolved = await deps.catalog
     .resolveRunSelection(
@@ -81,6 +111,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     name: requestedName || resolved.defaultRunName,
     ...startedBy(actor),
     recordTraces: req.recordTraces,
+    idempotencyKey,
     tests: resolved.testCases.map((tc) => ({
       id: newId("tr"),
       testCaseId: tc.testCaseId,
@@ -91,7 +122,15 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     })),
   };
   const amount = run.tests.length;
-  await deps.starts.insertPending(run);
+  try {
+    await deps.starts.insertPending(run);
+  } catch (error) {
+    // Another start with the same key got its row in first (its caller retried while it ran).
+    if (idempotencyKey === null || !isUniqueViolation(error)) throw error;
+    const earlier = await startedWithKey(deps, req.projectId, idempotencyKey);
+    if (earlier) return earlier;
+    throw keyInProgress();
+  }
 
   try {
     await deps.billing.chargeRun(

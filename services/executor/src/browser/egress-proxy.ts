@@ -25,7 +25,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { pipeline } from "node:stream";
 import type { Logger } from "@testrun/kit";
 import type { Dispatcher } from "undici";
-import type { EgressGuard } from "../egress/guard.js";
+import type { EgressGuard } from "@testrun/kit/egress";
 
 export interface EgressProxyOptions {
   /**

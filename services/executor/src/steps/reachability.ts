@@ -1,4 +1,4 @@
-import type { EgressGuard } from "../egress/guard.js";
+import type { EgressGuard } from "@testrun/kit/egress";
 
 export type Reachability =
   | { reachable: true }

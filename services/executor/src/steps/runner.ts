@@ -3,7 +3,7 @@ import type { Artifact } from "../browser/artifacts.js";
 import { BrowserLost, type BrowserPool } from "../browser/pool.js";
 import { TestBrowser } from "../browser/test-browser.js";
 import { unzipRatio } from "../browser/trace-redaction.js";
-import type { EgressGuard } from "../egress/guard.js";
+import type { EgressGuard } from "@testrun/kit/egress";
 import { browserStepKind } from "./browser.js";
 import { httpStepKind } from "./http.js";
 import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";

@@ -76,7 +76,17 @@ export const Run = defineEntity({
     version: p.bigint("number").default(0),
     /** Keep a Playwright trace of every browser test, passed or failed (StartRunRequest.record_traces). */
     recordTraces: p.boolean().default(false),
+    /** StartRunRequest.idempotency_key (services only): a repeat returns this run. */
+    idempotencyKey: p.text().nullable(),
   },
+  uniques: [
+    // One run per key and project; a start given up (abandoned) frees its key for a retry.
+    {
+      name: "runs_project_idempotency_key_unique",
+      properties: ["projectId", "idempotencyKey"],
+      where: "idempotency_key is not null and charge_state <> 'abandoned'",
+    },
+  ],
   indexes: [
     // ListRuns (GET /v1/runs): a project's runs newest first, at most 100 (the btree is read backwards).
     { name: "runs_project_created_index", properties: ["projectId", "createdAt", "id"] },
@@ -96,6 +106,12 @@ export const Run = defineEntity({
     // The reconciler's sweep over runs not yet final (dispatch deadline, runs whose tests are all
     // final but whose status was not updated); stays small, since finished runs leave it.
     { name: "runs_unfinished_index", properties: ["createdAt"], where: "status in ('queued', 'running')" },
+    // ListFinishedRuns: finished runs in the order they finished.
+    {
+      name: "runs_finished_index",
+      properties: ["finishedAt", "id"],
+      where: "finished_at is not null and charge_state = 'charged'",
+    },
     // The reconciler: starts left half-done, and refunds not yet confirmed by billing.
     {
       name: "runs_repair_index",

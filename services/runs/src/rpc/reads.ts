@@ -1,11 +1,12 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunStatus as ApiRunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { callerIdentity } from "@testrun/kit";
 import type { RunStatus } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
 import { invalid, runNotFound } from "../errors.js";
 import { renderRun, renderSteps, renderTest } from "../render.js";
-import { decodePageToken } from "../store/reads.js";
+import { decodeFinishedCursor, decodePageToken, encodeFinishedCursor } from "../store/reads.js";
 import { authorize, type Handlers } from "./context.js";
 
 /** ListRuns' status filter; UNSPECIFIED (and any unknown number) is not in it. */
@@ -24,7 +25,7 @@ const invalidToken = (): never => {
   throw invalid("page_token is not valid");
 };
 
-/** GetRun, ListRuns, GetTestResult: a project's runs and test results as callers read them. */
+/** GetRun, ListRuns, GetTestResult: a project's runs and test results as callers read them; ListFinishedRuns for services. */
 export function readHandlers(deps: ServiceDeps): Handlers {
   const { reads, links } = deps;
   return {
@@ -48,6 +49,20 @@ export function readHandlers(deps: ServiceDeps): Handlers {
         limit,
       );
       return { runs: page.runs.map((row) => renderRun(row, undefined, links)), nextPageToken: page.next };
+    },
+
+    async listFinishedRuns(req, ctx) {
+      if (callerIdentity(ctx) !== "service")
+        throw new ConnectError("only services may follow finished runs", Code.PermissionDenied);
+      if (req.limit < 0 || req.limit > 100) throw invalid("limit must be 0 to 100");
+      const after = req.cursor ? decodeFinishedCursor(req.cursor) : undefined;
+      if (req.cursor && !after) throw invalid("cursor is not valid");
+      const found = await reads.listFinished(after, req.limit === 0 ? 50 : req.limit);
+      const last = found.at(-1);
+      return {
+        runs: found.map((entry) => renderRun(entry.run, entry.tests, links)),
+        nextCursor: last ? encodeFinishedCursor(last.cursor) : req.cursor,
+      };
     },
 
     async getTestResult(req) {

@@ -48,6 +48,37 @@ export function decodePageToken(token: string): PageEnd | undefined {
   }
 }
 
+/** Where ListFinishedRuns' caller stands: the last run it was given, by (finished_at, id). */
+export interface FinishedCursor {
+  finishedAt: string;
+  id: string;
+}
+
+/** Opaque to callers, like page tokens: base64url of JSON, checked in full when it comes back. */
+export const encodeFinishedCursor = (end: FinishedCursor): string =>
+  Buffer.from(JSON.stringify({ f: end.finishedAt, i: end.id })).toString("base64url");
+
+/** The cursor a text carries; undefined when it was not made by encodeFinishedCursor. */
+export function decodeFinishedCursor(text: string): FinishedCursor | undefined {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (typeof fields !== "object" || fields === null) return undefined;
+  // The same checks as a page token's (its time and id have the same forms).
+  const page = decodePageToken(encodePageToken({ createdAt: String(fields.f), id: String(fields.i) }));
+  return page && { finishedAt: page.createdAt, id: page.id };
+}
+
+/**
+ * How long a finished run waits before ListFinishedRuns shows it: finished_at is the finishing
+ * transaction's start, so a run committed a moment after another that finished later would be
+ * passed by a cursor already beyond it (runs.proto, ListFinishedRuns).
+ */
+export const finishedRunsSettleMs = 2_000;
+
 /**
  * Reads that change nothing and take no locks: a run with its tests, pages of runs and one test
  * result. Only charged runs are visible, as everywhere.
@@ -71,6 +102,40 @@ export class RunReads {
     if (!found) return undefined;
     const { tests, ...run } = found;
     return { run, tests };
+  }
+
+  /**
+   * Finished runs after a cursor in the order they finished, with their tests, each finished at
+   * least `finishedRunsSettleMs` ago. finished_at travels as text at full precision (microseconds,
+   * UTC), as page tokens' created_at does.
+   */
+  async listFinished(
+    after: FinishedCursor | undefined,
+    limit: number,
+  ): Promise<(RunWithTests & { cursor: FinishedCursor })[]> {
+    const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[]; finished_key: string })[]>(
+      `select ${runColumns},
+         to_char(r.finished_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as finished_key,
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
+       from runs.runs r
+       where r.finished_at is not null and r.charge_state = 'charged'
+         and r.finished_at < now() - make_interval(secs => ?)
+         and (?::timestamptz is null or (r.finished_at, r.id) > (?::timestamptz, ?))
+       order by r.finished_at, r.id
+       limit ?`,
+      [
+        finishedRunsSettleMs / 1000,
+        after?.finishedAt ?? null,
+        after?.finishedAt ?? null,
+        after?.id ?? "",
+        limit,
+      ],
+    );
+    return rows.map(({ tests, finished_key, ...run }) => ({
+      run,
+      tests,
+      cursor: { finishedAt: finished_key, id: run.id },
+    }));
   }
 
   /**

@@ -12,6 +12,8 @@ export interface NewRun {
   startedByMemberId: string | null;
   /** StartRunRequest.record_traces. */
   recordTraces: boolean;
+  /** StartRunRequest.idempotency_key; null without one. */
+  idempotencyKey: string | null;
   tests: {
     id: string;
     testCaseId: string;
@@ -53,8 +55,8 @@ export class StartStore {
       `with run as (
          insert into runs.runs (id, project_id, environment_id, environment_base_url, test_plan_id, name, status,
            total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id,
-           record_traces)
-         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?)
+           record_traces, idempotency_key)
+         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?, ?)
          returning id)
        insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps,
          record_trace, queued_at)
@@ -73,9 +75,27 @@ export class StartStore {
         run.startedByKeyId,
         run.startedByMemberId,
         run.recordTraces,
+        run.idempotencyKey,
         tests,
       ],
     );
+  }
+
+  /**
+   * The run started earlier with this idempotency key in the project, and whether its start
+   * completed (charged) or is still in progress (pending); undefined when there is none.
+   */
+  async findByIdempotencyKey(
+    projectId: string,
+    key: string,
+  ): Promise<{ id: string; chargeState: "pending" | "charged" } | undefined> {
+    const rows = await this.orm.em.fork().execute<{ id: string; charge_state: "pending" | "charged" }[]>(
+      `select id, charge_state from runs.runs
+       where project_id = ? and idempotency_key = ? and charge_state <> 'abandoned'`,
+      [projectId, key],
+    );
+    const row = rows[0];
+    return row && { id: row.id, chargeState: row.charge_state };
   }
 
   /**

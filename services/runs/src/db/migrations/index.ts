@@ -5,6 +5,7 @@ import { Migration20261123091532_watch_and_filters } from "./Migration2026112309
 import { Migration20261125000000_run_version } from "./Migration20261125000000_run_version.js";
 import { Migration20261125013926_test_case_version } from "./Migration20261125013926_test_case_version.js";
 import { Migration20261125042741_artifacts } from "./Migration20261125042741_artifacts.js";
+import { Migration20261127203533_idempotency_key } from "./Migration20261127203533_idempotency_key.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -13,4 +14,5 @@ export const migrations = [
   { name: "Migration20261125000000_run_version", class: Migration20261125000000_run_version },
   { name: "Migration20261125013926_test_case_version", class: Migration20261125013926_test_case_version },
   { name: "Migration20261125042741_artifacts", class: Migration20261125042741_artifacts },
+  { name: "Migration20261127203533_idempotency_key", class: Migration20261127203533_idempotency_key },
 ];

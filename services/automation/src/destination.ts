@@ -1,0 +1,47 @@
+import type { EgressGuard } from "@testrun/kit/egress";
+
+export interface DestinationRules {
+  guard: EgressGuard;
+  /** WEBHOOK_ALLOW_HTTP: plain http allowed (local receivers only). */
+  allowHttp: boolean;
+  /** SLACK_WEBHOOK_HOSTS. */
+  slackHosts: readonly string[];
+}
+
+/**
+ * Why a webhook URL is refused, or undefined: https only (http with WEBHOOK_ALLOW_HTTP), no user
+ * name or password, and a host whose every address the egress rules allow (docs/automation.md,
+ * "Egress"). Checked at creation and again before every attempt, against the address resolved
+ * then; the attempt connects only to the addresses checked (the guard's lookup).
+ */
+export async function destinationProblem(
+  rules: DestinationRules,
+  text: string,
+  kind: "standard" | "slack",
+): Promise<string | undefined> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "is not a URL";
+  }
+  if (text.length > 2048) return "must be at most 2048 characters";
+  if (url.protocol !== "https:" && !(rules.allowHttp && url.protocol === "http:"))
+    return "must be an https URL";
+  if (url.username || url.password) return "must not carry a user name or password";
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (kind === "slack" && !rules.slackHosts.includes(host.toLowerCase()))
+    return `a Slack webhook posts to Slack's incoming-webhook URL (https://${rules.slackHosts[0] ?? "hooks.slack.com"}/…)`;
+  const refused = await new Promise<string | undefined>((resolve) =>
+    rules.guard.lookup(host, { all: true }, (error) =>
+      resolve(
+        error
+          ? (error as { code?: string }).code === "EGRESS_REFUSED"
+            ? "goes to an address webhooks may not reach (loopback, link-local or metadata, or the cluster)"
+            : "names a host that does not resolve"
+          : undefined,
+      ),
+    ),
+  );
+  return refused;
+}

@@ -1,0 +1,92 @@
+import { type Run, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { runJson } from "@testrun/kit/run-json";
+
+// What a delivery sends (docs/automation.md, "Payload"): Standard Webhooks JSON, or a Slack message.
+
+export interface EventData {
+  type: string;
+  /** When the event happened (the run's finish, the tick's due time). */
+  timestamp: Date;
+  run?: Run;
+  /** plan.state_changed: from and to. */
+  state?: { from: "passing" | "failing"; to: "passing" | "failing" };
+  /** schedule.tick_failed. */
+  tick?: { scheduleId: string; scheduleName: string; dueAt: Date; failure: string };
+}
+
+/** `{"type","timestamp","data":{"event",…,"run"}}`, the run as GET /v1/runs/:id shows it. */
+export function standardBody(event: EventData, apiUrl: string): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: event.timestamp.toISOString(),
+    data: {
+      event: event.type,
+      ...(event.state && { state: event.state }),
+      ...(event.tick && {
+        schedule: { id: event.tick.scheduleId, name: event.tick.scheduleName },
+        dueAt: event.tick.dueAt.toISOString(),
+        failure: event.tick.failure,
+      }),
+      ...(event.run && { run: runJson(event.run, apiUrl) }),
+    },
+  });
+}
+
+/** The most failed tests a Slack message lists; the rest are counted. */
+export const slackMaxFailedTests = 10;
+
+const slackEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/**
+ * Slack's incoming-webhook message: `text` (the notification's fallback) and section blocks in
+ * mrkdwn: status, plan and environment, failed tests with their summaries, the run's url.
+ */
+export function slackBody(event: EventData, names: { plan?: string; environment: string }): string {
+  const run = event.run;
+  if (!run) {
+    const tick = event.tick;
+    const text = `Schedule "${tick?.scheduleName}" could not start a run: ${tick?.failure}`;
+    return JSON.stringify({
+      text,
+      blocks: [{ type: "section", text: { type: "mrkdwn", text: `:warning: ${slackEscape(text)}` } }],
+    });
+  }
+  const status =
+    run.status === RunStatus.PASSED ? "passed" : run.status === RunStatus.FAILED ? "failed" : "was skipped";
+  const icon =
+    run.status === RunStatus.PASSED
+      ? ":white_check_mark:"
+      : run.status === RunStatus.FAILED
+        ? ":x:"
+        : ":grey_question:";
+  const headline = `Run "${run.name}" ${status}: ${run.passedTests} passed, ${run.failedTests} failed of ${run.totalTests}`;
+  const failed = run.tests.filter((t) => t.status === TestStatus.FAILED);
+  const lines = failed
+    .slice(0, slackMaxFailedTests)
+    .map((t) => `• *${slackEscape(t.name)}*: ${slackEscape(t.summary)}`);
+  if (failed.length > slackMaxFailedTests) lines.push(`and ${failed.length - slackMaxFailedTests} more`);
+  const blocks: unknown[] = [
+    {
+      type: "section",
+      text: { type: "mrkdwn", text: `${icon} *<${run.url}|${slackEscape(run.name)}>* ${status}` },
+    },
+    {
+      type: "section",
+      fields: [
+        { type: "mrkdwn", text: `*Plan*\n${slackEscape(names.plan ?? "(no plan)")}` },
+        { type: "mrkdwn", text: `*Environment*\n${slackEscape(names.environment)}` },
+        {
+          type: "mrkdwn",
+          text: `*Tests*\n${run.passedTests} passed, ${run.failedTests} failed, ${run.skippedTests} skipped`,
+        },
+      ],
+    },
+  ];
+  if (lines.length > 0)
+    blocks.push({
+      type: "section",
+      text: { type: "mrkdwn", text: `*Failed tests*\n${lines.join("\n")}`.slice(0, 3000) },
+    });
+  blocks.push({ type: "section", text: { type: "mrkdwn", text: `<${run.url}|Open the run>` } });
+  return JSON.stringify({ text: `${headline} ${run.url}`, blocks });
+}

@@ -1,0 +1,98 @@
+import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  type Artifact,
+  ArtifactKind,
+  type Run,
+  RunStatus,
+  SkipReason,
+  type TestResult,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+
+/**
+ * A run as GET /v1/runs/:id shows it (docs/rest-api.md, "Resources"), shared by the gateway and
+ * the automation service's webhook payloads, so that both always say the same. The gateway's
+ * render.ts types these by its OpenAPI schemas (api/schemas.ts).
+ */
+
+export const rfc3339 = (timestamp: Timestamp | undefined): string | null =>
+  timestamp ? timestampDate(timestamp).toISOString() : null;
+
+type Status = "QUEUED" | "RUNNING" | "PASSED" | "FAILED" | "SKIPPED";
+type SkipReasonName = "environment_unreachable" | "cancelled" | "no_executor";
+type ArtifactKindName = "screenshot" | "trace" | "browser_log";
+type ContentType = "image/png" | "application/zip" | "application/json";
+
+const durationOf = (ms: bigint | undefined): number | null => (ms === undefined ? null : Number(ms));
+
+/** A status by its enum name (the names of RunStatus and TestStatus are the contract's). */
+const statusOf = (name: string | undefined): Status => name as Status;
+
+const skipReasons: Partial<Record<SkipReason, SkipReasonName>> = {
+  [SkipReason.ENVIRONMENT_UNREACHABLE]: "environment_unreachable",
+  [SkipReason.CANCELLED]: "cancelled",
+  [SkipReason.NO_EXECUTOR]: "no_executor",
+};
+
+const artifactKinds: Record<ArtifactKind, ArtifactKindName | undefined> = {
+  [ArtifactKind.UNSPECIFIED]: undefined,
+  [ArtifactKind.SCREENSHOT]: "screenshot",
+  [ArtifactKind.TRACE]: "trace",
+  [ArtifactKind.BROWSER_LOG]: "browser_log",
+};
+
+/**
+ * Where GET /v1/runs/{runId}/tests/{testResultId}/artifacts/{artifactId} serves an artifact's bytes,
+ * under the API's public origin.
+ */
+export const artifactUrl = (
+  origin: string,
+  artifact: Pick<Artifact, "id" | "runId" | "testResultId">,
+): string =>
+  `${origin}/v1/runs/${encodeURIComponent(artifact.runId)}/tests/${encodeURIComponent(artifact.testResultId)}/artifacts/${encodeURIComponent(artifact.id)}`;
+
+export const artifactJson = (artifact: Artifact, origin: string) => ({
+  id: artifact.id,
+  kind: artifactKinds[artifact.kind] ?? "screenshot",
+  name: artifact.name,
+  contentType: artifact.contentType as ContentType,
+  size: Number(artifact.sizeBytes),
+  step: artifact.step,
+  url: artifactUrl(origin, artifact),
+});
+
+/** A test result; `origin` is the API's public origin, the base of its artifacts' urls. */
+export const testResultJson = (test: TestResult, origin: string) => ({
+  id: test.id,
+  testCaseId: test.testCaseId,
+  name: test.name,
+  status: statusOf(TestStatus[test.status]),
+  durationMs: durationOf(test.durationMs),
+  summary: test.summary,
+  url: test.url,
+  artifacts: test.artifacts
+    .filter((artifact) => artifactKinds[artifact.kind] !== undefined)
+    .map((artifact) => artifactJson(artifact, origin)),
+});
+
+/** A run's own fields, as both forms show them. */
+export const runFieldsJson = (run: Run) => ({
+  id: run.id,
+  name: run.name,
+  status: statusOf(RunStatus[run.status]),
+  finished: run.finished,
+  totalTests: run.totalTests,
+  passedTests: run.passedTests,
+  failedTests: run.failedTests,
+  startedAt: rfc3339(run.startedAt),
+  finishedAt: rfc3339(run.finishedAt),
+  durationMs: durationOf(run.durationMs),
+  skipReason: skipReasons[run.skipReason] ?? null,
+  url: run.url,
+});
+
+/** A run as GET /v1/runs/:id shows it (with its tests); `origin` as for testResultJson. */
+export const runJson = (run: Run, origin: string) => ({
+  ...runFieldsJson(run),
+  tests: run.tests.map((test) => testResultJson(test, origin)),
+});
