@@ -18,6 +18,7 @@ export const configSchema = baseConfigSchema
     CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
     BILLING_URL: serviceUrl.default("http://127.0.0.1:7103"),
     RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
+    AUTOMATION_URL: serviceUrl.default("http://127.0.0.1:7107"),
     /**
      * The address people open the console at (the runs service's APP_URL): the origin that
      * state-changing calls must come from, the base of sign-in links and of the OIDC redirect,
@@ -53,6 +54,11 @@ export const configSchema = baseConfigSchema
      * answers per minute, all clients together; beyond, 429 with Retry-After (http/auth-limit.ts).
      */
     AUTH_REQUESTS_PER_MINUTE: positiveInt(600),
+    /**
+     * Public badge requests (GET /badges/{token}.svg, no session) one replica answers per minute,
+     * all clients together; beyond, 429 with the unknown badge (http/badges.ts).
+     */
+    BADGE_REQUESTS_PER_MINUTE: positiveInt(6000),
   })
   .refine(
     (c) =>

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleAdminService } from "@testrun/gen/testrun/console/v1/console_pb";
@@ -35,6 +36,7 @@ await runService({
     const keys = serviceClient(KeysService, config.KEYS_URL, clientOptions);
     const runs = serviceClient(RunsService, config.RUNS_URL, clientOptions);
     const billing = serviceClient(BillingService, config.BILLING_URL, clientOptions);
+    const automation = serviceClient(AutomationService, config.AUTOMATION_URL, clientOptions);
 
     const sessions = new SessionStore(orm, {
       idleMs: config.SESSION_IDLE_MINUTES * 60_000,
@@ -72,6 +74,8 @@ await runService({
       webRoot,
       viewers,
       runs,
+      automation,
+      badgeRequests: new AuthAttempts(config.BADGE_REQUESTS_PER_MINUTE),
       consoleService: consoleService({
         viewers,
         sessions,
@@ -79,6 +83,7 @@ await runService({
         keys,
         runs,
         billing,
+        automation,
         watchWindowMs: config.WATCH_WINDOW_SECONDS * 1000,
         streams: new StreamSlots({
           perSession: config.WATCH_STREAMS_PER_SESSION,

@@ -2,6 +2,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { type Client, createContextValues, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Router from "@koa/router";
+import type { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
@@ -17,7 +18,9 @@ import { consoleRequestGate } from "../rpc/session-gate.js";
 import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { artifactRoutes } from "./artifacts.js";
 import { webApp } from "./assets.js";
+import type { AuthAttempts } from "./auth-limit.js";
 import { type AuthDeps, authRoutes } from "./auth-routes.js";
+import { badgeRoutes, loggedBadgePath } from "./badges.js";
 import { sameOriginWrites, securityHeaders } from "./security.js";
 import { traceViewer, traceViewerRoot } from "./trace-viewer.js";
 
@@ -54,13 +57,18 @@ export interface ConsoleAppOptions extends AuthDeps {
   viewers: Viewers;
   /** Where artifacts are read (GetArtifact, with the member as actor). */
   runs: Client<typeof RunsService>;
+  /** Where the public badge route reads a badge's state (GetBadgeState, by its token alone). */
+  automation: Client<typeof AutomationService>;
+  /** The bound on anonymous badge requests (BADGE_REQUESTS_PER_MINUTE). */
+  badgeRequests: AuthAttempts;
   /** Aborted when the console shuts down: ends live streams (run pages) so the server can close. */
   shutdownSignal?: AbortSignal;
 }
 
 /**
  * The console's HTTP/1.1 server: security headers and the same-origin rule on every request, then
- * probes, sign-in routes, the Connect API for the browser, artifacts, the Playwright trace viewer
+ * probes, sign-in routes, the Connect API for the browser, artifacts, public status badges, the
+ * Playwright trace viewer
  * (with a policy of its own, for its files only) and the web app's files.
  */
 export function createConsoleApp(options: ConsoleAppOptions): Koa {
@@ -71,6 +79,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
   probeRoutes(router, options.isReady);
   authRoutes(router, options);
   artifactRoutes(router, options);
+  badgeRoutes(router, options);
 
   // The session id travels from the cookie to the handlers as a context value, never as an argument.
   const api = connectNodeAdapter({
@@ -107,7 +116,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
       logger.debug(
         {
           method: ctx.method,
-          path: withoutKeys(ctx.path),
+          path: withoutKeys(loggedBadgePath(ctx.path)),
           status: ctx.status,
           ms: Math.round(performance.now() - started),
         },

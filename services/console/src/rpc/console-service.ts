@@ -7,12 +7,13 @@ import type { OidcBindings } from "../auth/oidc-bindings.js";
 import type { SessionStore } from "../auth/sessions.js";
 import { actorOf, type Viewers } from "../viewer.js";
 import { authoringHandlers } from "./authoring-handlers.js";
+import { type AutomationHandlerDeps, automationHandlers } from "./automation-handlers.js";
 import { contentDocumentHandlers } from "./content-document-handlers.js";
 import { contentHandlers } from "./content-handlers.js";
 import { relay } from "./relay.js";
 import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
 
-export interface ConsoleDeps extends RunHandlerDeps {
+export interface ConsoleDeps extends RunHandlerDeps, AutomationHandlerDeps {
   viewers: Viewers;
   sessions: SessionStore;
   catalog: Client<typeof CatalogService>;
@@ -63,6 +64,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
     ...contentHandlers(deps),
     ...authoringHandlers(deps),
     ...contentDocumentHandlers(deps),
+    ...automationHandlers(deps),
 
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,

@@ -16,6 +16,8 @@ const projectSections = [
   ["/test-cases", "Test cases"],
   ["/environments", "Environments"],
   ["/variables", "Variables"],
+  ["/schedules", "Schedules"],
+  ["/webhooks", "Webhooks"],
   ["/credits", "Credits"],
   ["/settings/api", "Settings: API & CI"],
 ] as const;

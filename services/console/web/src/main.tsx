@@ -17,6 +17,7 @@ import { OrgProjects } from "./pages/OrgProjects";
 import { ProjectOverview } from "./pages/ProjectOverview";
 import { Run } from "./pages/Run";
 import { Runs } from "./pages/Runs";
+import { Schedules, ScheduleView } from "./pages/Schedules";
 import { SignIn } from "./pages/SignIn";
 import { SignInLink } from "./pages/SignInLink";
 import { TestCaseEditor } from "./pages/TestCaseEditor";
@@ -25,6 +26,7 @@ import { EditTestPlan, NewTestPlan } from "./pages/TestPlanEditor";
 import { TestPlan, TestPlans } from "./pages/TestPlans";
 import { TestResult } from "./pages/TestResult";
 import { Variables } from "./pages/Variables";
+import { Webhooks, WebhookView } from "./pages/Webhooks";
 import { Shell } from "./Shell";
 import { SessionProvider } from "./session";
 import "./styles.css";
@@ -87,6 +89,10 @@ const router = createBrowserRouter(
         <Route path="/projects/:projectId/test-cases/:testCaseId/edit" element={<TestCaseEditor />} />
         <Route path="/projects/:projectId/environments" element={<Environments />} />
         <Route path="/projects/:projectId/variables" element={<Variables />} />
+        <Route path="/projects/:projectId/schedules" element={<Schedules />} />
+        <Route path="/projects/:projectId/schedules/:scheduleId" element={<ScheduleView />} />
+        <Route path="/projects/:projectId/webhooks" element={<Webhooks />} />
+        <Route path="/projects/:projectId/webhooks/:webhookId" element={<WebhookView />} />
         <Route path="/projects/:projectId/credits" element={<Credits />} />
         <Route path="/projects/:projectId/settings/api" element={<ApiKeys />} />
         <Route path="*" element={<NotFound />} />

@@ -5,6 +5,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link, useLocation, useParams } from "react-router";
 import { isNotFound } from "../api";
+import { PlanBadges } from "../components/Badges";
 import { DataTable } from "../components/DataTable";
 import { DeleteTestPlanDialog } from "../components/DeleteTestPlanDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
@@ -132,6 +133,7 @@ export function TestPlan() {
       ) : (
         <CaseTable testCases={testCases} numbered />
       )}
+      <PlanBadges projectId={projectId} testPlanId={testPlan.id} editor={editor} />
       {editor && <DeleteTestPlanDialog plan={testPlan} open={deleting} onClose={() => setDeleting(false)} />}
     </>
   );
