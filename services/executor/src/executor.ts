@@ -12,10 +12,9 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "@testrun/kit";
+import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Artifact } from "./browser/artifacts.js";
 import { BrowserLost, type BrowserPool } from "./browser/pool.js";
-import { EgressGuard } from "@testrun/kit/egress";
-import { EgressPolicy } from "@testrun/kit/egress";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
 import { oneLine, runSteps, type TestOutcome } from "./steps/runner.js";

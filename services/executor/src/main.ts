@@ -1,12 +1,11 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { redisCommandTimeoutMs, runService, serviceClient } from "@testrun/kit";
+import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
 import { startEgressProxy } from "./browser/egress-proxy.js";
 import { BrowserPool } from "./browser/pool.js";
 import { configSchema } from "./config.js";
-import { EgressGuard } from "@testrun/kit/egress";
-import { EgressPolicy } from "@testrun/kit/egress";
 import { Executor } from "./executor.js";
 import { TestQueue } from "./queue.js";
 

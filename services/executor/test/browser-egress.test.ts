@@ -11,6 +11,7 @@ import { request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { EgressGuard, EgressPolicy, parseAllowList, type Resolve } from "@testrun/kit/egress";
 import { expect } from "chai";
 import { pino } from "pino";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
@@ -21,8 +22,6 @@ import {
   navigationUrl,
 } from "../src/browser/chromium-flags.js";
 import { type EgressProxy, type EgressProxyOptions, startEgressProxy } from "../src/browser/egress-proxy.js";
-import { EgressGuard, type Resolve } from "@testrun/kit/egress";
-import { EgressPolicy, parseAllowList } from "@testrun/kit/egress";
 import { startWebTarget, type WebTarget } from "./egress-web-target.js";
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

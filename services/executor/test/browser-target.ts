@@ -6,8 +6,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { EgressGuard } from "@testrun/kit/egress";
-import { EgressPolicy, parseAllowList } from "@testrun/kit/egress";
+import { EgressGuard, EgressPolicy, parseAllowList } from "@testrun/kit/egress";
 
 /** The Chromium the tests drive: Debian's, unless CHROMIUM_PATH says otherwise. */
 export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

@@ -5,10 +5,16 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { stepsFromFile } from "@testrun/content-file";
+import {
+  defaultBlockedRanges,
+  EgressGuard,
+  EgressPolicy,
+  parseAllowList,
+  parseCidrList,
+  type Resolve,
+} from "@testrun/kit/egress";
 import { expect } from "chai";
 import { configSchema } from "../src/config.js";
-import { EgressGuard, type Resolve } from "@testrun/kit/egress";
-import { defaultBlockedRanges, EgressPolicy, parseAllowList, parseCidrList } from "@testrun/kit/egress";
 import { describeFetchError } from "../src/steps/http.js";
 import { checkReachable } from "../src/steps/reachability.js";
 import { runSteps } from "../src/steps/runner.js";

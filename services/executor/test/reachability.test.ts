@@ -1,9 +1,8 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
+import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import { findFreePort } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { EgressGuard } from "@testrun/kit/egress";
-import { EgressPolicy } from "@testrun/kit/egress";
 import { checkReachable } from "../src/steps/reachability.js";
 import { localEgress, startTestTarget } from "./target.js";
 

@@ -2,9 +2,8 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
+import { EgressGuard, EgressPolicy, parseAllowList } from "@testrun/kit/egress";
 import { localTargetsEgress } from "../../../scripts/system.js";
-import { EgressGuard } from "@testrun/kit/egress";
-import { EgressPolicy, parseAllowList } from "@testrun/kit/egress";
 
 /**
  * What steps against these targets (on 127.0.0.1) go through: the egress guard with loopback

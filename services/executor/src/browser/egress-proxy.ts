@@ -24,8 +24,8 @@ import {
 import type { AddressInfo, Socket } from "node:net";
 import { pipeline } from "node:stream";
 import type { Logger } from "@testrun/kit";
-import type { Dispatcher } from "undici";
 import type { EgressGuard } from "@testrun/kit/egress";
+import type { Dispatcher } from "undici";
 
 export interface EgressProxyOptions {
   /**

@@ -1,6 +1,6 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import type { TestBrowser } from "../browser/test-browser.js";
 import type { EgressGuard } from "@testrun/kit/egress";
+import type { TestBrowser } from "../browser/test-browser.js";
 import type { Variables } from "./variables.js";
 
 /** The step kinds of step.proto, named by their `kind` oneof case ("http", later "browser"…). */

@@ -1,9 +1,9 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { EgressGuard } from "@testrun/kit/egress";
 import type { Artifact } from "../browser/artifacts.js";
 import { BrowserLost, type BrowserPool } from "../browser/pool.js";
 import { TestBrowser } from "../browser/test-browser.js";
 import { unzipRatio } from "../browser/trace-redaction.js";
-import type { EgressGuard } from "@testrun/kit/egress";
 import { browserStepKind } from "./browser.js";
 import { httpStepKind } from "./http.js";
 import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";
