@@ -6,8 +6,10 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   callLoggingInterceptor,
+  httpMetricsMiddleware,
   type Logger,
   probeRoutes,
+  rpcMetricsInterceptor,
   serverTracingInterceptor,
   serviceReadMaxBytes,
   withoutKeys,
@@ -93,11 +95,15 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
     acceptCompression: [],
     requestGate: consoleRequestGate,
     ...(options.shutdownSignal && { shutdownSignal: options.shutdownSignal }),
-    interceptors: [serverTracingInterceptor, callLoggingInterceptor(logger)],
+    interceptors: [rpcMetricsInterceptor, serverTracingInterceptor, callLoggingInterceptor(logger)],
     contextValues: (req) =>
       createContextValues().set(sessionCookieKey, cookies.read(req.headers.cookie, cookies.sessionName)),
   });
 
+  // Outermost: every request with the status the browser got. The Connect API is one template
+  // here (its methods are counted as RPCs), never its paths: anyone may send any path under /api.
+  const apiRoute = `${apiPrefix}/{*rpc}`;
+  app.use(httpMetricsMiddleware((ctx) => (ctx.path.startsWith(`${apiPrefix}/`) ? apiRoute : undefined)));
   app.use(securityHeaders(options.appUrl));
   app.use(async (ctx, next) => {
     const started = performance.now();
