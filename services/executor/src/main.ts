@@ -8,6 +8,7 @@ import { configSchema } from "./config.js";
 import { EgressGuard } from "./egress/guard.js";
 import { EgressPolicy } from "./egress/policy.js";
 import { Executor } from "./executor.js";
+import { registerExecutorGauges } from "./metrics.js";
 import { TestQueue } from "./queue.js";
 
 await runService({
@@ -62,6 +63,7 @@ await runService({
       browsers,
       traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
     });
+    registerExecutorGauges({ slots: () => executor.slots, contexts: () => browsers.open });
     executor.start();
     logger.info(
       {

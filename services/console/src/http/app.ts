@@ -9,12 +9,14 @@ import {
   httpMetricsMiddleware,
   type Logger,
   probeRoutes,
+  recordRpc,
   rpcMetricsInterceptor,
   serverTracingInterceptor,
   serviceReadMaxBytes,
   withoutKeys,
 } from "@testrun/kit";
 import Koa from "koa";
+import { countRefusal, refusalsInterceptor } from "../metrics.js";
 import { consoleRequestGate } from "../rpc/session-gate.js";
 import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { artifactRoutes } from "./artifacts.js";
@@ -93,9 +95,24 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
     // Browsers (connect-web) never compress what they send: nothing is inflated here (the gate
     // refuses a compressed request before its body is read).
     acceptCompression: [],
-    requestGate: consoleRequestGate,
+    requestGate: (context) => {
+      const started = performance.now();
+      try {
+        consoleRequestGate(context);
+      } catch (error) {
+        // Refused before any interceptor runs: counted here as they would count it.
+        recordRpc(context.service.typeName, context.method.name, started, error);
+        countRefusal(error);
+        throw error;
+      }
+    },
     ...(options.shutdownSignal && { shutdownSignal: options.shutdownSignal }),
-    interceptors: [rpcMetricsInterceptor, serverTracingInterceptor, callLoggingInterceptor(logger)],
+    interceptors: [
+      rpcMetricsInterceptor,
+      refusalsInterceptor,
+      serverTracingInterceptor,
+      callLoggingInterceptor(logger),
+    ],
     contextValues: (req) =>
       createContextValues().set(sessionCookieKey, cookies.read(req.headers.cookie, cookies.sessionName)),
   });
