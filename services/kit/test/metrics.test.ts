@@ -7,7 +7,7 @@ import { type MetricSample, sampleValue, scrapeMetrics } from "@testrun/kit/test
 import { expect } from "chai";
 import Koa from "koa";
 import { pino } from "pino";
-import { httpMetricsMiddleware, initMetrics, serveMetrics } from "../src/metrics/index.js";
+import { counter, gauge, httpMetricsMiddleware, initMetrics, serveMetrics } from "../src/metrics/index.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
 import { testTokens } from "./helpers.js";
@@ -123,6 +123,16 @@ describe("metrics (kit)", () => {
     expect(delta(before, after, requests, { ...labels, code: "permission_denied" })).to.equal(1);
     expect(delta(before, after, requests, { ...labels, code: "unauthenticated" })).to.equal(1);
     expect(delta(before, after, "testrun_rpc_server_duration_seconds_count", labels)).to.equal(4);
+  });
+
+  it("gives two modules declaring one metric the same one (the gateway's and the console's refusals in one process)", async () => {
+    const first = counter<"reason">("testrun_kit_test_refusals_total", "refusals", ["reason"]);
+    const second = counter<"reason">("testrun_kit_test_refusals_total", "refusals", ["reason"]);
+    first.inc({ reason: "forbidden" });
+    second.inc({ reason: "forbidden" });
+    const samples = await scrapeMetrics(metricsUrl);
+    expect(sampleValue(samples, "testrun_kit_test_refusals_total", { reason: "forbidden" })).to.equal(2);
+    expect(() => gauge("testrun_kit_test_refusals_total", "not a gauge")).to.throw(/another type/);
   });
 
   it("serves Node's process metrics, and nothing but GET /metrics", async () => {

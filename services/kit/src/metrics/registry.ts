@@ -23,12 +23,29 @@ export function initMetrics(component: string): void {
   collectDefaultMetrics({ register: metricsRegistry });
 }
 
+/**
+ * The metric of that name already in the registry, or a new one. Two modules may declare the same
+ * metric (the gateway's and the console's refusals), and both are loaded in one process when the
+ * tests import both; prom-client would refuse the second registration.
+ */
+function existingOr<M>(name: string, make: () => M, kind: new (...args: never[]) => M): M {
+  const existing = metricsRegistry.getSingleMetric(name);
+  if (existing === undefined) return make();
+  if (!(existing instanceof kind)) throw new Error(`metric ${name} is already registered with another type`);
+  return existing;
+}
+
 /** A counter in the process's registry. Label values must be bounded (never ids, keys or names). */
 export const counter = <L extends string = never>(
   name: string,
   help: string,
   labelNames: readonly L[] = [],
-) => new Counter<L>({ name, help, labelNames, registers: [metricsRegistry] });
+) =>
+  existingOr(
+    name,
+    () => new Counter<L>({ name, help, labelNames, registers: [metricsRegistry] }),
+    Counter<L>,
+  );
 
 /** A gauge in the process's registry; `collect` runs at scrape time. */
 export const gauge = <L extends string = never>(
@@ -36,14 +53,25 @@ export const gauge = <L extends string = never>(
   help: string,
   labelNames: readonly L[] = [],
   collect?: (this: Gauge<L>) => void | Promise<void>,
-) => new Gauge<L>({ name, help, labelNames, registers: [metricsRegistry], ...(collect && { collect }) });
+) =>
+  existingOr(
+    name,
+    () => new Gauge<L>({ name, help, labelNames, registers: [metricsRegistry], ...(collect && { collect }) }),
+    Gauge<L>,
+  );
 
 /** A duration histogram (seconds, `durationBuckets`) in the process's registry. */
 export const durationHistogram = <L extends string = never>(
   name: string,
   help: string,
   labelNames: readonly L[] = [],
-) => new Histogram<L>({ name, help, labelNames, buckets: durationBuckets, registers: [metricsRegistry] });
+) =>
+  existingOr(
+    name,
+    () =>
+      new Histogram<L>({ name, help, labelNames, buckets: durationBuckets, registers: [metricsRegistry] }),
+    Histogram<L>,
+  );
 
 /**
  * A reading for gauges taken at scrape time from a database or Redis, shared for `ttlMs`: scrapes
