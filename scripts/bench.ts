@@ -25,6 +25,9 @@
 // 4. browser tests (bench/browser.ts): browser tests a minute of an executor process against a
 //    floor driving the same Chromium, and the executor's memory, at 1, 2 and 4 browser contexts
 //    (BENCH_BROWSER_CONTEXTS, BENCH_BROWSER_TESTS); BENCH_ONLY=browser runs it alone.
+// 5. the cost of metrics (bench/metrics.ts): the read load with every /metrics on and with
+//    METRICS_PORT=0, CPU time per request of each, and a /metrics scrape's time under that load;
+//    BENCH_ONLY=metrics runs it alone (on systems of its own).
 // BENCH_ONLY=growth runs the growth table alone (with PROFILE=growth: the runs, gateway and console
 // services profiled under it); BENCH_GROWTH_SIZES (default 20,100,500) and BENCH_GROWTH_WATCHERS
 // (default 0,5,20) choose its rows.
@@ -46,7 +49,9 @@ import { browserTable } from "./bench/browser.js";
 import { growthTable } from "./bench/growth.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { MemoryLimits } from "./bench/memory-limit.js";
+import { metricsTable } from "./bench/metrics.js";
 import { seedDemo } from "./demo/seed.js";
+import { serviceNames } from "./services.js";
 import { type System, startSystem } from "./system.js";
 
 const connections = 50;
@@ -312,6 +317,31 @@ try {
       levels: numbers(process.env.BENCH_BROWSER_CONTEXTS, [1, 2, 4]),
       tests: Number(process.env.BENCH_BROWSER_TESTS ?? 40),
     });
+
+  // 5. The cost of metrics, on systems of its own (the one above stopped: the cores are theirs).
+  if (only === "metrics" || (!profile && !only)) {
+    await floor?.stop();
+    await system?.stop();
+    floor = undefined;
+    system = undefined;
+    await metricsTable({
+      adminDatabaseUrl: process.env.DATABASE_URL ?? postgres?.url ?? "",
+      connections,
+      seconds,
+      start: (metrics, databaseUrl) =>
+        startSystem({
+          databaseUrl,
+          redisUrl,
+          ports: "free",
+          keepOutput: false,
+          extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", NODE_ENV: "production" },
+          ...(!metrics && {
+            serviceEnv: Object.fromEntries(serviceNames.map((name) => [name, { METRICS_PORT: "0" }])),
+          }),
+          launch: (service) => ({ file: process.execPath, args: [launcher, service], cwd: repoRoot }),
+        }),
+    });
+  }
 } finally {
   await floor?.stop();
   await system?.stop();

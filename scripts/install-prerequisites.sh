@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `make run` and `make test` need beside Node, on Debian: PostgreSQL and Redis (throwaway
-# servers), Debian's chromium and the browser image's fonts (the browser tests, the image test), Python 3 with venv (the tests' Python
+# servers), Debian's chromium and the browser image's fonts (the browser tests, the image test), Prometheus
+# (the metrics test), Python 3 with venv (the tests' Python
 # tools, scripts/python-tools.sh), make, Node and npm (the Makefile installs
 # Node 24 into .tools when the system's is not 24), and Go >= 1.21 to build helm (the chart tests)
 # and MinIO (the artifact store's S3 tests) unless both are already built from the Makefile's
@@ -34,6 +35,8 @@ if [ "$purpose" = test ]; then
   for font in fonts-liberation fonts-noto-core fonts-noto-color-emoji; do
     dpkg-query -W -f='${Status}' "$font" 2>/dev/null | grep -q 'install ok installed' || missing+=("$font")
   done
+  # A real Prometheus (Debian's 2.42, with promtool) scrapes the whole system in test/metrics.e2e.test.ts.
+  [ -x /usr/bin/prometheus ] || missing+=(prometheus)
   # Python with venv for the tests' outside consumers (scripts/python-tools.sh, test/python-requirements.txt).
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   # helm's go.mod needs Go 1.26, which any Go >= 1.21 fetches by itself (GOTOOLCHAIN=auto); an older

@@ -11,6 +11,8 @@ export interface ServiceEntry {
   name: string;
   /** PORT: gRPC. */
   port: number;
+  /** METRICS_PORT: GET /metrics for Prometheus (HTTP/1.1); the default in src/config.ts. */
+  metricsPort: number;
   /** HTTP_PORT, when the service also serves HTTP (/healthz, /readyz). */
   httpPort?: number;
   /** Path prefixes the public host (Ingress / HTTPRoute) sends to its httpPort. */
@@ -42,6 +44,7 @@ const known = new Set([
   "name",
   "port",
   "httpPort",
+  "metricsPort",
   "paths",
   "calls",
   "secrets",
@@ -105,6 +108,7 @@ export function parseRegistryDocument(text: string): { services: ServiceEntry[];
     return {
       name,
       port: port(raw.port, "port"),
+      metricsPort: port(raw.metricsPort, "metricsPort"),
       ...(raw.httpPort !== undefined && { httpPort: port(raw.httpPort, "httpPort") }),
       paths: list(raw.paths, "paths"),
       calls: list(raw.calls, "calls"),
@@ -119,7 +123,11 @@ export function parseRegistryDocument(text: string): { services: ServiceEntry[];
   const names = entries.map((entry) => entry.name);
   const duplicate = names.find((name, index) => names.indexOf(name) !== index);
   if (duplicate) throw new Error(`${registryPath}: "${duplicate}" is listed twice`);
-  const ports = entries.flatMap((entry) => [entry.port, ...(entry.httpPort ? [entry.httpPort] : [])]);
+  const ports = entries.flatMap((entry) => [
+    entry.port,
+    entry.metricsPort,
+    ...(entry.httpPort ? [entry.httpPort] : []),
+  ]);
   const clash = ports.find((port, index) => ports.indexOf(port) !== index);
   if (clash) throw new Error(`${registryPath}: port ${clash} is used twice`);
   for (const entry of entries) {

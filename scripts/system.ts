@@ -18,6 +18,7 @@ import { redisUsers, services } from "./services.js";
 export const systemServices = services.map((service) => ({
   name: service.name,
   port: service.port,
+  metricsPort: service.metricsPort,
   httpPort: service.httpPort,
   database: service.migrates,
   redis: service.redis !== undefined,
@@ -65,6 +66,8 @@ export interface System {
   consoleUrl: string;
   demoTargetUrl: string;
   processes: Map<string, ServiceProcess>;
+  /** Where each service serves GET /metrics (its METRICS_PORT), by name. */
+  metricsUrls: Map<string, string>;
   /** Stops every process with SIGTERM, the gateway first; resolves with their exit codes. */
   stop(): Promise<(number | null)[]>;
 }
@@ -82,6 +85,8 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   const portOf = async (fixed: number) => (options.ports === "fixed" ? fixed : await findFreePort());
   const ports = new Map<string, number>();
   for (const service of systemServices) ports.set(service.name, await portOf(service.port));
+  const metricsPorts = new Map<string, number>();
+  for (const service of systemServices) metricsPorts.set(service.name, await portOf(service.metricsPort));
   // HTTP ports: the registry's when fixed (the gateway's and the console's may be chosen).
   const chosenHttpPorts: Record<string, number | undefined> = {
     gateway: options.httpPort,
@@ -173,6 +178,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
       const own = {
         ...ownEnv(service.name),
         ...(ownHttpPort !== undefined && { HTTP_PORT: String(ownHttpPort) }),
+        METRICS_PORT: String(metricsPorts.get(service.name)),
         ...options.serviceEnv?.[service.name],
       };
       const launch = options.launch?.(service.name);
@@ -196,6 +202,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     consoleUrl: appUrl,
     demoTargetUrl: `http://127.0.0.1:${demoTargetPort}`,
     processes,
+    metricsUrls: new Map([...metricsPorts].map(([name, port]) => [name, `http://127.0.0.1:${port}/metrics`])),
     stop,
   };
 }

@@ -335,7 +335,9 @@ describe("helm chart helm/testrun", () => {
           const port = setting(schema, env.values, "PORT") as number;
           const http = "HTTP_PORT" in schema.shape;
           const httpPort = setting(schema, env.values, "HTTP_PORT") as number | undefined;
-          const expected = http ? [port, httpPort] : [port];
+          const metricsPort = setting(schema, env.values, "METRICS_PORT") as number;
+          expect(metricsPort, `${name} METRICS_PORT`).to.be.above(0);
+          const expected = http ? [port, httpPort, metricsPort] : [port, metricsPort];
           const exposed = (container.ports ?? []).map((candidate) => candidate.containerPort);
           expect([...exposed].sort(), `${name} container ports`).to.deep.equal([...expected].sort());
 
@@ -894,6 +896,35 @@ describe("helm chart helm/testrun", () => {
       expect(httpAccess(given, "gateway")).to.deep.equal(["outside: ipBlock 10.0.0.0/8"]);
     });
 
+    it("admits the metrics ports only from metrics.scrapeFrom (nobody by default), never through the Ingress", async () => {
+      const metricsAccess = (chart: RenderedChart) =>
+        registry.map((service) => {
+          const { workload, env } = componentContainer(chart, service.name);
+          const metricsPort = setting(schemaOf(service.name), env.values, "METRICS_PORT") as number;
+          return [service.name, [...chart.ingressSources(workload, metricsPort)].sort()];
+        });
+      const closed = await render(["ingress.enabled=true"]);
+      expect(metricsAccess(closed)).to.deep.equal(registry.map((service) => [service.name, []]));
+      for (const ingress of closed.ofKind<{ spec?: unknown }>("Ingress")) {
+        const ports = JSON.stringify(ingress.spec).match(/"number":(\d+)/g) ?? [];
+        for (const service of registry)
+          expect(ports, `the Ingress sends to ${service.name}'s metrics port`).to.not.include(
+            `"number":${service.metricsPort}`,
+          );
+      }
+      const monitoring = { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } };
+      const scraped = await render([
+        "metrics.scrapeFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring",
+      ]);
+      expect(metricsAccess(scraped)).to.deep.equal(
+        registry.map((service) => [
+          service.name,
+          [`outside: namespaceSelector ${JSON.stringify(monitoring)}`],
+        ]),
+      );
+      for (const policy of scraped.ofKind("NetworkPolicy")) await validateObject(policy);
+    });
+
     it("refuses to render with an ingress controller of neither namespace nor labels, saying what to set", async () => {
       const result = await tryRenderChart(chartPath, {
         release,
@@ -950,6 +981,10 @@ describe("helm chart helm/testrun", () => {
           "HTTP_PORT" in schema.shape ? setting(schema, {}, "HTTP_PORT") : undefined,
           `${service.name}: services.yaml httpPort vs src/config.ts HTTP_PORT`,
         ).to.equal(service.httpPort);
+        expect(
+          setting(schema, {}, "METRICS_PORT"),
+          `${service.name}: services.yaml metricsPort vs src/config.ts METRICS_PORT`,
+        ).to.equal(service.metricsPort);
       }
     });
 

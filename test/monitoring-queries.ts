@@ -33,7 +33,7 @@ export const contractMetrics: Record<string, "counter" | "gauge" | "histogram"> 
 };
 
 /** The series names a metric of a type exposes: a histogram's _bucket, _sum and _count. */
-const seriesNames = (name: string, type: string) =>
+export const seriesNames = (name: string, type: string) =>
   type === "histogram" ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
 
 /** Node's process metrics as prom-client's collectDefaultMetrics() names them (every component has them). */

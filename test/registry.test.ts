@@ -17,14 +17,16 @@ const packages = readdirSync(`${repoRoot}services`).filter((pkg) =>
 const tools = ["cli"];
 
 interface ConfigSchema {
-  shape: Record<string, unknown>;
+  shape: Record<string, { safeParse(value: unknown): { data?: unknown } } | undefined>;
 }
 const configKeys = new Map<string, string[]>();
+const configSchemas = new Map<string, ConfigSchema>();
 for (const name of names) {
   const module = (await import(`${repoRoot}services/${name}/src/config.ts`)) as {
     configSchema: ConfigSchema;
   };
   configKeys.set(name, Object.keys(module.configSchema.shape));
+  configSchemas.set(name, module.configSchema);
 }
 
 /** The rows of Markdown tables whose first cell is `name`. */
@@ -58,6 +60,16 @@ describe("the registry of services (helm/testrun/services.yaml)", () => {
     }
   });
 
+  it("gives every service the metrics port its config defaults to (METRICS_PORT)", () => {
+    for (const service of services) {
+      const metricsPort = configSchemas.get(service.name)?.shape.METRICS_PORT?.safeParse(undefined).data;
+      expect(
+        metricsPort,
+        `${service.name}: services.yaml metricsPort must be the METRICS_PORT default of services/${service.name}/src/config.ts`,
+      ).to.equal(service.metricsPort);
+    }
+  });
+
   it("names only secrets the service's config declares", () => {
     for (const service of services) {
       const declared = configKeys.get(service.name) ?? [];
@@ -79,20 +91,23 @@ describe("the registry of services (helm/testrun/services.yaml)", () => {
 
   it("refuses malformed entries with a message naming them", () => {
     expect(() =>
-      parseRegistry("services:\n  - name: a\n    port: 1\n    migrates: false\n    bogus: 1\n"),
+      parseRegistry(
+        "services:\n  - name: a\n    port: 1\n    metricsPort: 2\n    migrates: false\n    bogus: 1\n",
+      ),
     ).to.throw(/services\[0\] \(a\): unknown key "bogus"/);
     expect(() =>
       parseRegistry(
-        "services:\n  - { name: a, port: 1, migrates: false }\n  - { name: b, port: 1, migrates: false }\n",
+        "services:\n  - { name: a, port: 1, metricsPort: 2, migrates: false }\n  - { name: b, port: 1, metricsPort: 3, migrates: false }\n",
       ),
     ).to.throw(/port 1 is used twice/);
     expect(() =>
-      parseRegistry("services:\n  - { name: a, port: 1, migrates: false, calls: [z] }\n"),
+      parseRegistry("services:\n  - { name: a, port: 1, metricsPort: 2, migrates: false, calls: [z] }\n"),
     ).to.throw(/a calls unknown z/);
   });
 
   it("gives a Redis user (its rules) to exactly the services whose secrets hold REDIS_URL, never a wide rule", () => {
-    const entry = (fields: string) => `services:\n  - { name: a, port: 1, migrates: false, ${fields} }\n`;
+    const entry = (fields: string) =>
+      `services:\n  - { name: a, port: 1, metricsPort: 2, migrates: false, ${fields} }\n`;
     expect(() => parseRegistry(entry("secrets: [REDIS_URL]"))).to.throw(/a needs redis rules exactly when/);
     expect(() => parseRegistry(entry('redis: "~k +get"'))).to.throw(/a needs redis rules exactly when/);
     expect(parseRegistry(entry('secrets: [REDIS_URL], redis: "~k:* +get"'))[0]?.redis).to.equal("~k:* +get");
@@ -144,7 +159,7 @@ describe("the registry of services (helm/testrun/services.yaml)", () => {
       const markdown = read(file);
       const missing = services.flatMap((service) => {
         const rows = tableRows(markdown, service.name).join("\n");
-        const ports = [service.port, ...(service.httpPort ? [service.httpPort] : [])];
+        const ports = [service.port, service.metricsPort, ...(service.httpPort ? [service.httpPort] : [])];
         return ports
           .filter((port) => !new RegExp(`\\b${port}\\b`).test(rows))
           .map((port) => `${service.name} ${port}`);

@@ -58,6 +58,12 @@ spec:
       protocol: TCP
       # Connect, gRPC and gRPC-Web over cleartext HTTP/2.
       appProtocol: kubernetes.io/h2c
+    # GET /metrics for Prometheus (HTTP/1.1); never behind the Ingress or HTTPRoute.
+    - name: metrics
+      port: {{ $facts.metricsPort }}
+      targetPort: metrics
+      protocol: TCP
+      appProtocol: http
 {{- end -}}
 
 {{- define "testrun.component.probe" -}}
@@ -166,6 +172,9 @@ spec:
             {{- end }}
             - name: grpc
               containerPort: {{ $facts.port }}
+              protocol: TCP
+            - name: metrics
+              containerPort: {{ $facts.metricsPort }}
               protocol: TCP
           envFrom:
             - configMapRef:
@@ -303,7 +312,8 @@ else anyone. A YAML list of NetworkPolicy peers, empty for anyone.
 
 {{/*
 Who may connect to a component: the HTTP ports as testrun.httpPeers says,
-every gRPC port only from the components whose config names it (their <NAME>_URL). The kubelet's
+every gRPC port only from the components whose config names it (their <NAME>_URL), the metrics
+port only from metrics.scrapeFrom (nobody when empty). The kubelet's
 probes come from the pod's node, which Kubernetes says a NetworkPolicy cannot block (up to the CNI:
 docs/deploy.md, Network policies).
 */}}
@@ -322,7 +332,8 @@ spec:
     matchLabels:
       {{- include "testrun.selectorLabels" . | nindent 6 }}
   policyTypes: [Ingress]
-  {{- if or $facts.httpPort $callers }}
+  {{- $scrapers := $root.Values.metrics.scrapeFrom }}
+  {{- if or $facts.httpPort $callers $scrapers }}
   ingress:
     {{- if $facts.httpPort }}
     - ports:
@@ -343,6 +354,13 @@ spec:
           protocol: TCP
       from:
         - {{ include "testrun.peerSelector" (dict "root" $root "components" $callers) | indent 10 | trim }}
+    {{- end }}
+    {{- with $scrapers }}
+    - ports:
+        - port: {{ $facts.metricsPort }}
+          protocol: TCP
+      from:
+        {{- toYaml . | nindent 8 }}
     {{- end }}
   {{- else }}
   # Nobody calls it.

@@ -261,6 +261,7 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- $env := dict
   "LOG_LEVEL" $root.Values.config.logLevel
   "PORT" (toString $facts.port)
+  "METRICS_PORT" (toString $facts.metricsPort)
   "SHUTDOWN_DRAIN_MS" (toString (int $values.shutdown.drainMs))
   "SHUTDOWN_TIMEOUT_MS" (toString (int $values.shutdown.timeoutMs))
 -}}

@@ -12,6 +12,7 @@ const flag = z
 /** The automation service's environment (docs/automation.md). The Helm chart sets every variable without a default (test/chart.test.ts checks). */
 export const configSchema = baseConfigSchema.extend({
   PORT: portVar(7107),
+  METRICS_PORT: portVar(9467),
   DATABASE_URL: postgresUrl,
   /** The catalog, which authorizes actors (CheckAccess). */
   CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),

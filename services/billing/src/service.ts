@@ -10,8 +10,15 @@ import {
 import { type CatalogService, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { requireAccess, requireActor, requireOperator } from "@testrun/kit";
+import { counter, requireAccess, requireActor, requireOperator } from "@testrun/kit";
 import type { Entry, Ledger, Written } from "./ledger.js";
+
+// Domain metrics (docs/operations.md, "Metrics"): credits, never per project (bounded labels).
+const creditsSpent = counter(
+  "testrun_credits_spent_total",
+  "Credits spent by run starts (refunds subtract nothing here)",
+);
+const creditsRefunded = counter("testrun_credits_refunded_total", "Credits refunded");
 
 const kinds = {
   grant: LedgerEntryKind.GRANT,
@@ -123,6 +130,8 @@ export function billingService(
       requireIds(req.projectId, req.runId);
       const amount = requireAmount(req.amount);
       const outcome = await ledger.charge(req.projectId, req.runId, amount, `run started: ${amount} tests`);
+      // A repeated charge (the runs service retrying) spent nothing more.
+      if (outcome.kind === "written") creditsSpent.inc(amount);
       return answer(outcome, "the charge of this run", amount);
     },
 
@@ -130,10 +139,9 @@ export function billingService(
       requireIds(req.projectId, req.runId);
       const amount = requireAmount(req.amount);
       requireText(req.reason, "reason", 500);
-      return answer(
-        await ledger.refund(req.projectId, req.runId, amount, req.reason),
-        "the refund of this run",
-      );
+      const outcome = await ledger.refund(req.projectId, req.runId, amount, req.reason);
+      if (outcome.kind === "written") creditsRefunded.inc(amount);
+      return answer(outcome, "the refund of this run");
     },
 
     async listLedger(req) {

@@ -5,6 +5,8 @@ import { isBase64Key } from "./cipher.js";
 /** The catalog's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
 export const configSchema = baseConfigSchema.extend({
   PORT: portVar(7102),
+  // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
+  METRICS_PORT: portVar(9462),
   DATABASE_URL: postgresUrl,
   /** Where it announces changes that take access away (docs/security.md, "Cached grants"). */
   REDIS_URL: redisUrl,

@@ -12,6 +12,8 @@ export const configSchema = baseConfigSchema
   .extend({
     // PORT serves gRPC (health, ConsoleAdminService for testrunctl); HTTP_PORT serves browsers.
     PORT: portVar(7106),
+    // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
+    METRICS_PORT: portVar(9466),
     HTTP_PORT: portVar(3000),
     DATABASE_URL: postgresUrl,
     KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),

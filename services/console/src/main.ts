@@ -16,6 +16,7 @@ import { Directory } from "./directory.js";
 import { createConsoleApp } from "./http/app.js";
 import { AuthAttempts } from "./http/auth-limit.js";
 import { ConsoleCookies } from "./http/cookies.js";
+import { registerWatchStreamsGauge } from "./metrics.js";
 import { adminService } from "./rpc/admin-service.js";
 import { consoleService } from "./rpc/console-service.js";
 import { StreamSlots } from "./rpc/stream-slots.js";
@@ -59,6 +60,11 @@ await runService({
     onShutdown(() => clearInterval(sweeper));
 
     const streamsEnd = new AbortController();
+    const streams = new StreamSlots({
+      perSession: config.WATCH_STREAMS_PER_SESSION,
+      perProject: config.WATCH_STREAMS_PER_PROJECT,
+    });
+    registerWatchStreamsGauge(() => streams.open);
     const viewers = new Viewers(sessions, directory);
     const app = createConsoleApp({
       shutdownSignal: streamsEnd.signal,
@@ -85,10 +91,7 @@ await runService({
         billing,
         automation,
         watchWindowMs: config.WATCH_WINDOW_SECONDS * 1000,
-        streams: new StreamSlots({
-          perSession: config.WATCH_STREAMS_PER_SESSION,
-          perProject: config.WATCH_STREAMS_PER_PROJECT,
-        }),
+        streams,
         apiUrl: config.API_URL,
         ...(oidc && bindings && { oidcProvider: oidc.providerName, bindings }),
       }),

@@ -10,6 +10,8 @@ import { z } from "zod";
  */
 export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).extend({
   PORT: portVar(7105),
+  // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
+  METRICS_PORT: portVar(9465),
   REDIS_URL: redisUrl,
   /** The executor identity: the runs service and GetVariableValues accept only this token. */
   EXECUTOR_TOKEN: z.string().min(32, "must be at least 32 characters"),

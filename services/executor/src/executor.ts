@@ -1,6 +1,7 @@
 // The executor loop: takes tests from the queue, claims them from the runs service, runs their
 // steps under a heartbeat-kept lease, reports results. PostgreSQL (through the runs service) is the
 // source of truth; the stream only says "look at this test".
+
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
@@ -15,6 +16,7 @@ import type { Logger } from "@testrun/kit";
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Artifact } from "./browser/artifacts.js";
 import { BrowserLost, type BrowserPool } from "./browser/pool.js";
+import { stepKindOf, testsExecuted } from "./metrics.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
 import { oneLine, runSteps, type TestOutcome } from "./steps/runner.js";
@@ -100,6 +102,12 @@ export class Executor {
     this.#o = options;
     this.#egress = options.egress ?? new EgressGuard(new EgressPolicy());
     this.#freeSlots = Array.from({ length: options.concurrency }, (_, i) => options.concurrency - i);
+  }
+
+  /** Test slots busy and free now (the metrics' gauge). */
+  get slots(): { busy: number; free: number } {
+    const free = this.#freeSlots.length;
+    return { busy: this.#o.concurrency - free, free };
   }
 
   start(): void {
@@ -237,8 +245,12 @@ export class Executor {
 
     try {
       const outcome = await this.#execute(assignment, log, work.signal);
-      if (outcome === "skipped") return ack();
+      if (outcome === "skipped") {
+        testsExecuted.inc({ status: "skipped", step_kind: stepKindOf(assignment) });
+        return ack();
+      }
       await this.#complete(assignment, outcome, log);
+      testsExecuted.inc({ status: outcome.passed ? "passed" : "failed", step_kind: stepKindOf(assignment) });
       return ack();
     } catch (error) {
       if (error instanceof BrowserLost) {

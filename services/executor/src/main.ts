@@ -7,6 +7,7 @@ import { startEgressProxy } from "./browser/egress-proxy.js";
 import { BrowserPool } from "./browser/pool.js";
 import { configSchema } from "./config.js";
 import { Executor } from "./executor.js";
+import { registerExecutorGauges } from "./metrics.js";
 import { TestQueue } from "./queue.js";
 
 await runService({
@@ -61,6 +62,7 @@ await runService({
       browsers,
       traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
     });
+    registerExecutorGauges({ slots: () => executor.slots, contexts: () => browsers.open });
     executor.start();
     logger.info(
       {

@@ -1,5 +1,5 @@
 import Router from "@koa/router";
-import { type Logger, probeRoutes } from "@testrun/kit";
+import { httpMetricsMiddleware, type Logger, probeRoutes } from "@testrun/kit";
 import Koa from "koa";
 import type { GatewayState } from "./context.js";
 import { llmsTxt } from "./llms-txt.js";
@@ -39,6 +39,8 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
   // MCP for AI agents: the same operations as tools, with the same keys and limits.
   mcpRoute(router, { auth: options.auth, handlers });
 
+  // Outermost: counts every request with the status the client got, by route template.
+  app.use(httpMetricsMiddleware());
   app.use(async (ctx, next) => {
     await next();
     // Not ready (draining): the connection closes after this response, so a client keeping

@@ -253,6 +253,7 @@ function tooManyFailures(retryAfterSeconds: number): HttpError {
     `too many failed authentications from this address; retry in ${retryAfterSeconds} s`,
     {},
     { "Retry-After": String(retryAfterSeconds) },
+    "auth_failures",
   );
 }
 

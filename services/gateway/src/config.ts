@@ -7,6 +7,8 @@ const positiveInt = (defaultValue: number) => z.coerce.number().int().positive()
 export const configSchema = baseConfigSchema.extend({
   // PORT serves gRPC health (for uniform probes); HTTP_PORT serves /v1.
   PORT: portVar(7100),
+  // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
+  METRICS_PORT: portVar(9460),
   HTTP_PORT: portVar(8080),
   // Defaults: the fixed local ports of `make run`, as the other services default them.
   KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),

@@ -1,4 +1,5 @@
 import type { ErrorCode } from "./api/schemas.js";
+import type { RefusalReason } from "./metrics.js";
 
 export type { ErrorCode };
 
@@ -17,6 +18,8 @@ export class HttpError extends Error {
     message: string,
     readonly extra: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
+    /** Which limit a 429 is (the metrics' refusal reason); the per-key rate limit when unset. */
+    readonly refusal?: RefusalReason,
   ) {
     super(message);
   }

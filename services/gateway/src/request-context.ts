@@ -4,6 +4,7 @@ import { type Logger, withoutKeys } from "@testrun/kit";
 import type Koa from "koa";
 import type { GatewayState } from "./context.js";
 import { type ErrorBody, HttpError, internalError } from "./http-error.js";
+import { countRefusal } from "./metrics.js";
 
 /** An incoming X-Request-Id we pass on: short, and only characters that are safe in logs and headers. */
 const saneRequestId = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -52,6 +53,7 @@ export function requestContext(
       const known = error instanceof HttpError ? error : undefined;
       if (!known) ctx.state.log.error({ err: error }, "request failed");
       const answer = known ?? internalError();
+      countRefusal(answer);
       ctx.status = answer.status;
       for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value);
       const body: ErrorBody = { error: answer.message, code: answer.code, ...answer.extra };

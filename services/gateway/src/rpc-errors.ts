@@ -43,6 +43,7 @@ export function httpErrorFromRpc(error: unknown): { http: HttpError; expected: b
           `${message}; retry in ${capacityRetrySeconds} s`,
           {},
           { "Retry-After": String(capacityRetrySeconds) },
+          "waits_exhausted",
         ),
         expected: true,
       };

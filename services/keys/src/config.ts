@@ -4,6 +4,8 @@ import type { z } from "zod";
 /** The keys service's environment. The Helm chart sets every variable without a default (test/chart.test.ts checks). */
 export const configSchema = baseConfigSchema.extend({
   PORT: portVar(7101),
+  // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
+  METRICS_PORT: portVar(9461),
   DATABASE_URL: postgresUrl,
   /** Where the verified-key cache lives, shared with the gateway (services/kit/src/key-cache.ts). */
   REDIS_URL: redisUrl,

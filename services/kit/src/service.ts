@@ -5,6 +5,8 @@ import type { z } from "zod";
 import { type BaseConfig, ConfigError, loadConfig } from "./config.js";
 import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
+import { initMetrics } from "./metrics/registry.js";
+import { serveMetrics } from "./metrics/server.js";
 import { connectRedis } from "./redis.js";
 import { ServingStatus } from "./rpc/health.js";
 import { type ServiceBinding, startRpcServer } from "./rpc/server.js";
@@ -41,7 +43,12 @@ export interface ServiceContext<C> {
  * What runService needs of a service's configuration. SERVICE_TOKEN may be left out by a service
  * that only calls others under another identity (the executor, which holds EXECUTOR_TOKEN alone).
  */
-export type ServiceConfig = Omit<BaseConfig, "SERVICE_TOKEN"> & { SERVICE_TOKEN?: string; PORT: number };
+export type ServiceConfig = Omit<BaseConfig, "SERVICE_TOKEN"> & {
+  SERVICE_TOKEN?: string;
+  PORT: number;
+  /** Where GET /metrics is served (docs/operations.md, "Metrics"); 0 or unset: not served. */
+  METRICS_PORT?: number;
+};
 
 export interface ServiceDefinition<S extends z.ZodType<ServiceConfig>> {
   /** Short name (keys, catalog, …): used in logs, traces and health. */
@@ -117,6 +124,8 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     process.exit(2);
   }
 
+  // Before setup, which makes the service's own metrics: every series says which component it is.
+  initMetrics(definition.name);
   const shutdownSteps: { name: string; run: () => Promise<void> | void }[] = [];
   const stoppingSteps: (() => Promise<void> | void)[] = [];
   if (orm) shutdownSteps.push({ name: "closing the database", run: () => orm.close() });
@@ -151,6 +160,14 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     logger,
     streamsPerConnection: definition.streamsPerConnection?.(config),
   });
+  if (config.METRICS_PORT) {
+    const metrics = await serveMetrics({ port: config.METRICS_PORT, host: config.HOST, logger });
+    // Scraped through the drain; closed with the other clean-up steps.
+    shutdownSteps.push({
+      name: "closing the metrics server",
+      run: () => new Promise<void>((resolve) => metrics.close(() => resolve()).closeAllConnections()),
+    });
+  }
   server.health.setAll(ServingStatus.SERVING);
   ready = true;
   logger.info({ port: server.port }, "listening");

@@ -9,6 +9,8 @@ const bytes = (defaultBytes: number) => z.coerce.number().int().positive().defau
 export const configSchema = baseConfigSchema
   .extend({
     PORT: portVar(7104),
+    // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
+    METRICS_PORT: portVar(9464),
     DATABASE_URL: postgresUrl,
     REDIS_URL: redisUrl,
     CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),

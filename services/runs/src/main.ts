@@ -16,6 +16,7 @@ import { configSchema } from "./config.js";
 import { Credits } from "./credits.js";
 import { database } from "./db/index.js";
 import { Dispatcher } from "./dispatcher.js";
+import { registerQueueGauges } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
 import { RunEvents } from "./run-events.js";
@@ -70,6 +71,13 @@ await runService({
       watches.close();
     });
     onShutdown(() => events.close(), "closing the run events subscriber");
+    registerQueueGauges({
+      orm,
+      redis,
+      logger,
+      dispatchDeadlineMs: config.DISPATCH_DEADLINE_MS,
+      openWatchStreams: () => watches.openStreams,
+    });
     const reconciler = new Reconciler(
       new ReconcileStore(orm, config.MAX_ATTEMPTS),
       credits,

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
+import { countFinished, leaseLapses, reconcilerRepairs } from "./metrics.js";
 import type { RunEvents } from "./run-events.js";
 import type { ReconcileStore } from "./store/reconcile.js";
 
@@ -59,9 +60,15 @@ export class Reconciler {
     try {
       for (const start of await this.store.unfinishedStarts(this.options.startGraceMs, batch)) {
         const outcome = await this.credits.undoStart(start.id, start.project_id, start.total_tests);
-        if (outcome === "undone") this.logger.info({ runId: start.id }, "crashed start refunded and removed");
+        if (outcome === "undone") {
+          reconcilerRepairs.inc({ kind: "start_undone" });
+          this.logger.info({ runId: start.id }, "crashed start refunded and removed");
+        }
       }
-      for (const runId of await this.store.unsettledRefunds(batch)) await this.credits.settle(runId);
+      for (const runId of await this.store.unsettledRefunds(batch)) {
+        await this.credits.settle(runId);
+        reconcilerRepairs.inc({ kind: "refund_retried" });
+      }
 
       const republish: Dispatch[] = [];
       // A backlog behind busy executors (a 500-test run on one pod) may wait longer than the
@@ -80,6 +87,10 @@ export class Reconciler {
           this.options.republishMs,
           deadlines[item.kind],
         );
+        if (outcome.repair) reconcilerRepairs.inc({ kind: outcome.repair });
+        // Giving a test up ends a lease that lapsed (a timed-out one too: it lapsed, untaken).
+        if (outcome.repair === "given_up" || outcome.repair === "timed_out") leaseLapses.inc();
+        countFinished(outcome.effects);
         if (outcome.settled) await this.events.changed(item.run_id);
         if (outcome.republish)
           republish.push({
@@ -92,6 +103,7 @@ export class Reconciler {
       }
       if (republish.length > 0) {
         await this.dispatcher.publish(republish);
+        reconcilerRepairs.inc({ kind: "redispatched" }, republish.length);
         this.logger.info({ tests: republish.length }, "tests published again");
       }
     } catch (err) {

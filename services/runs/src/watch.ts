@@ -195,6 +195,11 @@ export class RunWatches {
   private readonly feeds = new Map<string, RunFeed>();
   private closed = false;
 
+  /** WatchRun streams open now (a gauge of the metrics). */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
   constructor(
     private readonly events: RunEvents,
     private readonly reads: WatchReads,

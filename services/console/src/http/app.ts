@@ -7,13 +7,17 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   callLoggingInterceptor,
+  httpMetricsMiddleware,
   type Logger,
   probeRoutes,
+  recordRpc,
+  rpcMetricsInterceptor,
   serverTracingInterceptor,
   serviceReadMaxBytes,
   withoutKeys,
 } from "@testrun/kit";
 import Koa from "koa";
+import { countRefusal, refusalsInterceptor } from "../metrics.js";
 import { consoleRequestGate } from "../rpc/session-gate.js";
 import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { artifactRoutes } from "./artifacts.js";
@@ -100,13 +104,32 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
     // Browsers (connect-web) never compress what they send: nothing is inflated here (the gate
     // refuses a compressed request before its body is read).
     acceptCompression: [],
-    requestGate: consoleRequestGate,
+    requestGate: (context) => {
+      const started = performance.now();
+      try {
+        consoleRequestGate(context);
+      } catch (error) {
+        // Refused before any interceptor runs: counted here as they would count it.
+        recordRpc(context.service.typeName, context.method.name, started, error);
+        countRefusal(error);
+        throw error;
+      }
+    },
     ...(options.shutdownSignal && { shutdownSignal: options.shutdownSignal }),
-    interceptors: [serverTracingInterceptor, callLoggingInterceptor(logger)],
+    interceptors: [
+      rpcMetricsInterceptor,
+      refusalsInterceptor,
+      serverTracingInterceptor,
+      callLoggingInterceptor(logger),
+    ],
     contextValues: (req) =>
       createContextValues().set(sessionCookieKey, cookies.read(req.headers.cookie, cookies.sessionName)),
   });
 
+  // Outermost: every request with the status the browser got. The Connect API is one template
+  // here (its methods are counted as RPCs), never its paths: anyone may send any path under /api.
+  const apiRoute = `${apiPrefix}/{*rpc}`;
+  app.use(httpMetricsMiddleware((ctx) => (ctx.path.startsWith(`${apiPrefix}/`) ? apiRoute : undefined)));
   app.use(securityHeaders(options.appUrl));
   app.use(async (ctx, next) => {
     const started = performance.now();

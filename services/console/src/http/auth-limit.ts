@@ -1,4 +1,5 @@
 import type Koa from "koa";
+import { refusals } from "../metrics.js";
 
 /**
  * A token bucket for the anonymous sign-in routes (/auth/link, /auth/link/preview, /auth/oidc/*),
@@ -40,6 +41,7 @@ export class AuthAttempts {
     return async (ctx, next) => {
       const retryAfter = this.take();
       if (retryAfter === 0) return next();
+      refusals.inc({ reason: "rate_limited" });
       ctx.status = 429;
       ctx.set("Retry-After", String(retryAfter));
       ctx.set("Cache-Control", "no-store");

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { refusals } from "../metrics.js";
 
 /** The bounds on live run streams (WatchRun) one console replica serves at once. */
 export interface StreamBounds {
@@ -31,7 +32,15 @@ export class StreamSlots {
   private readonly sessions = new Map<string, Set<AbortController>>();
   private readonly projects = new Map<string, number>();
 
+  /** Live streams open on this replica. */
+  private openCount = 0;
+
   constructor(readonly bounds: StreamBounds) {}
+
+  /** Live streams open on this replica now (the metrics' gauge). */
+  get open(): number {
+    return this.openCount;
+  }
 
   /**
    * Takes a place for one stream of the session (its digest) in the project. RESOURCE_EXHAUSTED
@@ -41,6 +50,8 @@ export class StreamSlots {
   acquire(sessionDigest: string, projectId: string): StreamSlot {
     const ofSession = this.sessions.get(sessionDigest) ?? new Set<AbortController>();
     const ofProject = this.projects.get(projectId) ?? 0;
+    if (ofSession.size >= this.bounds.perSession || ofProject >= this.bounds.perProject)
+      refusals.inc({ reason: "waits_exhausted" });
     if (ofSession.size >= this.bounds.perSession)
       throw new ConnectError(
         `this session follows ${this.bounds.perSession} runs live already, the most it may; the page reads the run every few seconds instead`,
@@ -54,12 +65,14 @@ export class StreamSlots {
     const stream = new AbortController();
     this.sessions.set(sessionDigest, ofSession.add(stream));
     this.projects.set(projectId, ofProject + 1);
+    this.openCount++;
     let released = false;
     return {
       signal: stream.signal,
       release: () => {
         if (released) return;
         released = true;
+        this.openCount--;
         ofSession.delete(stream);
         if (ofSession.size === 0 && this.sessions.get(sessionDigest) === ofSession)
           this.sessions.delete(sessionDigest);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type Run, WatchMode } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callOptions, type GatewayContext } from "../context.js";
 import { HttpError } from "../http-error.js";
+import { longPollWaitsOpen } from "../metrics.js";
 import { type actorOf, rpc, type V1Deps } from "./deps.js";
 
 /** Which run, for whom: what GetRun and WatchRun both take. */
@@ -42,11 +43,14 @@ export async function waitForRun(
       `${held}; retry in ${busyRetrySeconds} s, or poll without wait`,
       {},
       { "Retry-After": String(busyRetrySeconds) },
+      "waits_exhausted",
     );
   }
+  longPollWaitsOpen.inc();
   try {
     return await follow(ctx, deps, request, seconds);
   } finally {
+    longPollWaitsOpen.dec();
     await slot.release().catch((err: unknown) => ctx.state.log.warn({ err }, "could not free a wait slot"));
   }
 }

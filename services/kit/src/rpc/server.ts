@@ -12,6 +12,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "@testrun/gen/grpc/health/v1/health_pb";
 import { ServerReflection } from "@testrun/gen/grpc/reflection/v1/reflection_pb";
 import type { Logger } from "pino";
+import { recordRpc, rpcMetricsInterceptor } from "../metrics/red.js";
 import { serverTracingInterceptor } from "../telemetry/interceptors.js";
 import { type CallerIdentity, serviceTokenGate } from "./auth.js";
 import { serviceReadMaxBytes, unparsableBodyIsInvalidArgument } from "./bodies.js";
@@ -127,6 +128,7 @@ export interface RpcServer {
 export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
   const health = new HealthRegistry(options.services.map((s) => s.desc.typeName));
   const interceptors: Interceptor[] = [
+    rpcMetricsInterceptor,
     serverTracingInterceptor,
     callLoggingInterceptor(options.logger),
     nulTextInterceptor(new Set(options.services.flatMap((s) => s.nulAllowed ?? []))),
@@ -153,6 +155,7 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     // public health and reflection, get them inflated, never beyond the bound.
     readMaxBytes: serviceReadMaxBytes,
     requestGate: (context) => {
+      const started = performance.now();
       unparsableBodyIsInvalidArgument(context);
       try {
         tokenGate(context);
@@ -160,6 +163,8 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
         // The interceptors never see a call refused here: log it as they would a failed call,
         // so that probing with a wrong token still shows in the service's log.
         const code = error instanceof ConnectError ? Code[error.code] : undefined;
+        // Counted as the interceptors would have: refusals are what a dashboard must show.
+        recordRpc(context.service.typeName, context.method.name, started, error);
         options.logger.info(
           { rpc: `${context.service.typeName}/${context.method.name}`, code },
           "rpc refused",

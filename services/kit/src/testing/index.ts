@@ -1,4 +1,5 @@
 export * from "./bodies.js";
+export * from "./metrics.js";
 export * from "./minio.js";
 export * from "./process.js";
 export * from "./redis-users.js";

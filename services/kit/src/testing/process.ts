@@ -87,14 +87,14 @@ export async function startServiceProcess(
   const child = launch
     ? spawn(launch.file, launch.args, {
         cwd: launch.cwd,
-        env: { PORT: "0", HOST: "127.0.0.1", ...env },
+        env: { PORT: "0", METRICS_PORT: "0", HOST: "127.0.0.1", ...env },
         stdio: ["ignore", "pipe", "pipe"],
         ...(launch.uid !== undefined && { uid: launch.uid }),
         ...(launch.gid !== undefined && { gid: launch.gid }),
       })
     : spawn(process.execPath, serviceCommand(name, [], options.entry), {
         cwd: repoRoot,
-        env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+        env: { ...process.env, PORT: "0", METRICS_PORT: "0", HOST: "127.0.0.1", ...env },
         stdio: ["ignore", "pipe", "pipe"],
       });
   const lines: string[] = [];

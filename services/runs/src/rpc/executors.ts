@@ -10,6 +10,7 @@ import {
 import { callerIdentity, dbDate } from "@testrun/kit";
 import type { RunStatus, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
+import { testKindOf } from "../dispatcher.js";
 import {
   claimRefusals,
   completeRefusals,
@@ -19,6 +20,7 @@ import {
   releaseRefusals,
   skipRunRefusals,
 } from "../errors.js";
+import { leaseLapses, testsClaimed } from "../metrics.js";
 import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
 import { afterCommit, type Handlers } from "./context.js";
 
@@ -85,9 +87,14 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
       if (executorId.length < 1 || executorId.length > 200)
         throw invalid("executor_id must be 1 to 200 characters");
       const outcome = await leases.claim(req.testResultId, req.executorId);
-      if (outcome.kind === "gave_up") await afterCommit(deps, outcome.runId, outcome.effects);
+      if (outcome.kind === "gave_up") {
+        leaseLapses.inc();
+        await afterCommit(deps, outcome.runId, outcome.effects);
+      }
       if (outcome.kind !== "claimed") throw refusal(claimRefusals, outcome);
       const { run, test } = outcome;
+      testsClaimed.inc({ pool: testKindOf(test.steps) });
+      if (outcome.tookOverLapsed) leaseLapses.inc();
       await events.changed(run.id);
       return {
         assignment: create(TestAssignmentSchema, {

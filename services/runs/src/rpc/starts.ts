@@ -3,6 +3,7 @@ import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StartRunRequestSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { ServiceDeps } from "../deps.js";
 import { invalid, runNotFound } from "../errors.js";
+import { runsStarted } from "../metrics.js";
 import { startRun } from "../start.js";
 import { authorize, type Handlers } from "./context.js";
 
@@ -17,7 +18,9 @@ export function startHandlers(deps: ServiceDeps): Handlers {
   const { reads } = deps;
   return {
     async startRun(req, context) {
-      return { run: await startRun(deps, req, context.signal) };
+      const run = await startRun(deps, req, context.signal);
+      runsStarted.inc();
+      return { run };
     },
 
     async rerunRun(req, context) {
@@ -44,6 +47,7 @@ export function startHandlers(deps: ServiceDeps): Handlers {
         }),
         context.signal,
       );
+      runsStarted.inc();
       return { run };
     },
   };

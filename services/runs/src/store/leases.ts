@@ -27,7 +27,8 @@ type Final = { kind: "final" };
 type NotCurrent = { kind: "not_current" };
 
 export type ClaimOutcome =
-  | { kind: "claimed"; run: RunRow; test: TestRow }
+  /** `tookOverLapsed`: the test's earlier lease had lapsed (a lapse, counted in the metrics). */
+  | { kind: "claimed"; run: RunRow; test: TestRow; tookOverLapsed: boolean }
   /** The lease lapsed for the last allowed time: the test is now FAILED (committed). */
   | { kind: "gave_up"; runId: string; effects: Effects }
   /** The project holds its share of the slots while others wait: the test stays QUEUED (committed). */
@@ -119,7 +120,7 @@ export class LeaseStore {
       );
       // The new attempt's result will show only its own artifacts.
       if (test.attempt > 0) await dropEarlierAttempts(em, test.id);
-      return { kind: "claimed", run, test: rows[0] as TestRow };
+      return { kind: "claimed", run, test: rows[0] as TestRow, tookOverLapsed: lapsed === 1 };
     });
   }
 

@@ -1,4 +1,5 @@
 import type { Orm, TestKind } from "@testrun/kit";
+import type { RepairKind } from "../metrics.js";
 import { isFinal, type TestRow, testColumns } from "../rows.js";
 import { lockRun, transaction } from "./locking.js";
 import { type Effects, giveUp, settle } from "./settle.js";
@@ -108,7 +109,7 @@ export class ReconcileStore {
     testResultId: string,
     republishMs: number,
     deadlineMs: number | null,
-  ): Promise<{ republish: boolean; settled?: boolean; effects: Effects }> {
+  ): Promise<{ republish: boolean; settled?: boolean; repair?: RepairKind; effects: Effects }> {
     return transaction(this.orm, async (em) => {
       const run = await lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [
         testResultId,
@@ -135,14 +136,24 @@ export class ReconcileStore {
            where id = ?`,
           [test.id],
         );
-        return { republish: false, settled: true, effects: await settle(em, run.id) };
+        return {
+          republish: false,
+          settled: true,
+          repair: "skipped_no_executor",
+          effects: await settle(em, run.id),
+        };
       }
       if (test.lapsed) {
         // The last allowed lapse, or nobody took the test over for a whole dispatch deadline.
         if (test.lapsed_leases + 1 >= this.maxAttempts)
-          return { republish: false, settled: true, effects: await giveUp(em, test) };
+          return { republish: false, settled: true, repair: "given_up", effects: await giveUp(em, test) };
         if (test.lapsed_long)
-          return { republish: false, settled: true, effects: await giveUp(em, test, untakenSummary) };
+          return {
+            republish: false,
+            settled: true,
+            repair: "timed_out",
+            effects: await giveUp(em, test, untakenSummary),
+          };
         return { republish: test.due, effects: {} };
       }
       return { republish: test.status === "queued" && test.due, effects: {} };

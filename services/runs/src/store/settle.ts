@@ -6,6 +6,8 @@ import { isFinal, type TestRow } from "../rows.js";
 /** What a write left to do once committed: a refund to settle, tests to publish. */
 export interface Effects {
   refundRunId?: string;
+  /** The status the run finished with, when this write finished it (counted once committed). */
+  finished?: RunStatus;
   publish?: Dispatch[];
 }
 
@@ -53,13 +55,16 @@ export async function settle(em: EntityManager, runId: string, reason?: SkipReas
     status === "skipped" ? (reason ?? (tally.no_executor ? "no_executor" : null)) : null;
   const refundDue = final ? tally.refundable : 0;
   const refundReason = refundDue > 0 ? refundReasons[reason ?? "no_executor"] : null;
-  await em.execute(
+  const updated = await em.execute<{ id: string }[]>(
     `update runs.runs set passed_tests = ?, failed_tests = ?, skipped_tests = ?, status = ?, skip_reason = ?,
        finished_at = case when ? then now() end, refund_due = ?, refund_reason = ?
-     where id = ? and finished_at is null`,
+     where id = ? and finished_at is null returning id`,
     [tally.passed, tally.failed, tally.skipped, status, skipReason, final, refundDue, refundReason, runId],
   );
-  return refundDue > 0 ? { refundRunId: runId } : {};
+  return {
+    ...(refundDue > 0 && { refundRunId: runId }),
+    ...(final && updated.length > 0 && { finished: status }),
+  };
 }
 
 /** FAILED after its last allowed lapse, or left untaken (caller holds the run and test locks). */
