@@ -4,7 +4,7 @@
 // the dashboard as scripts/dashboard/testrun.ts generates it, and every metric the queries name one
 // the services export (test/monitoring-queries.ts).
 import { execFile } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { promisify } from "node:util";
 import { repoRoot } from "@testrun/kit/testing";
