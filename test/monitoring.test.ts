@@ -115,7 +115,7 @@ describe("chart monitoring and scaling (helm/testrun, monitoring.*, autoscaling.
       .filter((service) => selectorMatches(selector, service.metadata?.labels))
       .map((service) => service.metadata?.labels?.["app.kubernetes.io/component"])
       .sort();
-    expect(scraped).to.deep.equal(["billing", "catalog", "console", "gateway", "keys", "runs"]);
+    expect(scraped).to.deep.equal(["automation", "billing", "catalog", "console", "gateway", "keys", "runs"]);
     const podSelector = podMonitor?.spec.selector as Parameters<typeof selectorMatches>[0];
     const executorPods = chart
       .workloads()
