@@ -1,5 +1,6 @@
 export * from "./bodies.js";
 export * from "./catalog.js";
+export * from "./grpc-js.js";
 export * from "./in-process.js";
 export * from "./minio.js";
 export * from "./process.js";
