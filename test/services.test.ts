@@ -6,11 +6,11 @@ import {
   createTestDatabase,
   runServiceCommand,
   startServiceProcess,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import pg from "pg";
 import { services } from "../scripts/services.js";
-import { testTokens } from "../services/kit/test/helpers.js";
 
 /** Every service with data (the registry's migrates), and the schema it owns: its name. */
 const schemaOwners = Object.fromEntries(

@@ -1,17 +1,19 @@
-import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { bind, runService, serviceClient } from "@testrun/kit";
+import { runService, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
-import { Ledger } from "./ledger.js";
-import { billingService } from "./service.js";
+import { wireBilling } from "./wiring.js";
 
 await runService({
   name: "billing",
   config: configSchema,
   database,
-  setup: ({ config, orm }) => {
-    const catalog = serviceClient(CatalogService, config.CATALOG_URL, { token: config.SERVICE_TOKEN });
-    return [bind(BillingService, billingService(new Ledger(orm), catalog))];
+  setup: ({ config, orm, onShutdown }) => {
+    const billing = wireBilling({
+      orm,
+      catalog: serviceClient(CatalogService, config.CATALOG_URL, { token: config.SERVICE_TOKEN }),
+    });
+    onShutdown(() => billing.stop());
+    return billing.services;
   },
 });

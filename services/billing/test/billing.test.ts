@@ -13,10 +13,10 @@ import {
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import pg from "pg";
-import { testTokens } from "../../kit/test/helpers.js";
 
 /** A BillingService client as another codebase builds it: grpc-js from the .proto files alone. */
 function grpcJsBillingClient(

@@ -1,27 +1,22 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { BillingService, LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
-import { newId, serviceClient } from "@testrun/kit";
-import { runServiceCommand, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Orm, ServiceWiring } from "@testrun/kit";
+import { newId } from "@testrun/kit";
+import { member, migratedTestDatabase, operator, seedOrganization } from "@testrun/kit/testing";
 import { expect } from "chai";
-import {
-  type Harness,
-  member,
-  operator,
-  seedOrganization,
-  startCatalog,
-} from "../../catalog/test/harness.js";
 
+// In-process (docs/development.md, "Tests"): billing and a real catalog served by one router
+// transport, on the test run's PostgreSQL; billing.test.ts covers the wire and the process.
 describe("billing credits with a real catalog", () => {
-  let catalog: Harness;
-  let billing: ServiceProcess;
+  let catalog: InProcessCatalog;
+  let orm: Orm;
+  let billing: ServiceWiring;
   let projectId: string;
   let viewerId: string;
 
-  const client = () =>
-    serviceClient(BillingService, billing.url, {
-      token: String(catalog.env.SERVICE_TOKEN),
-      timeoutMs: 30_000,
-    });
+  const client = () => catalog.rpc.client(BillingService, String(catalog.env.SERVICE_TOKEN));
   const codeOf = (call: Promise<unknown>) =>
     call.then(
       () => "OK",
@@ -33,8 +28,15 @@ describe("billing credits with a real catalog", () => {
 
   before(async () => {
     catalog = await startCatalog();
-    await runServiceCommand("billing", ["migrate"], catalog.env);
-    billing = await startServiceProcess("billing", { ...catalog.env, CATALOG_URL: catalog.process.url });
+    // By import(), as @testrun/catalog/testing loads the catalog: the kit's copy of MikroORM.
+    const { database, wireBilling } = await import("../src/wiring.js");
+    ({ orm } = await migratedTestDatabase(database, catalog.env.DATABASE_URL));
+    // Billing asks the catalog in-process, as it asks it over gRPC when deployed.
+    billing = wireBilling({
+      orm,
+      catalog: catalog.rpc.client(CatalogService, String(catalog.env.SERVICE_TOKEN)),
+    });
+    catalog.rpc.serve(...billing.services);
   });
   beforeEach(async () => {
     const seeded = await seedOrganization(catalog.catalog);
@@ -42,7 +44,8 @@ describe("billing credits with a real catalog", () => {
     viewerId = seeded.members.viewer;
   });
   after(async () => {
-    await billing?.stop("SIGKILL");
+    await billing?.stop();
+    await orm?.close();
     await catalog?.stop();
   });
 

@@ -1,23 +1,22 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { MemberState, Permission, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { expect } from "chai";
 import {
   apiKey,
   type Catalog,
-  type Harness,
   httpStep,
   member,
   operator,
   rejects,
   seedOrganization,
-  startCatalog,
   unique,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { expect } from "chai";
 
 describe("catalog: members, roles and rights", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   let catalog: Catalog;
 
   before(async () => {

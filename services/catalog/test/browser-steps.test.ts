@@ -4,22 +4,21 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { parseTestCaseFile } from "@testrun/content-file";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { repoRoot } from "@testrun/kit/testing";
-import { expect } from "chai";
 import {
   type Catalog,
-  type Harness,
   httpStep,
   member,
   newProject,
   rejects,
+  repoRoot,
   seedOrganization,
-  startCatalog,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { expect } from "chai";
 
 /** A step from its proto JSON (what the file format's `browser` object is). */
 const step = (json: unknown): Step => fromJson(StepSchema, json as JsonValue);
@@ -64,7 +63,7 @@ const everyAction = [
 ];
 
 describe("catalog: browser steps", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   let catalog: Catalog;
   let seed: Awaited<ReturnType<typeof seedOrganization>>;
   let editor: Actor;

@@ -1,26 +1,25 @@
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf } from "@testrun/content-file";
 import { EnvironmentSchema, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { newId } from "@testrun/kit";
-import { runServiceCommand } from "@testrun/kit/testing";
-import { expect } from "chai";
 import {
   apiKey,
   type Catalog,
-  type Harness,
   httpStep,
   member,
   newProject,
   operator,
   rejects,
+  runServiceCommand,
   seedOrganization,
-  startCatalog,
   unique,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { expect } from "chai";
 
 /** Field paths of the FieldViolations detail of an INVALID_ARGUMENT error. */
 async function violatedFields(call: Promise<unknown>): Promise<{ fields: string[]; message: string }> {
@@ -30,7 +29,7 @@ async function violatedFields(call: Promise<unknown>): Promise<{ fields: string[
 }
 
 describe("catalog: project content", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   let catalog: Catalog;
   let seed: Awaited<ReturnType<typeof seedOrganization>>;
   let editor: Actor;

@@ -2,18 +2,18 @@
 // lower(): a lookalike address is the same address, in the organization it was added to only, and
 // the migration brings existing rows to that form (docs/security.md, "Sign-in").
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { MemberState, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { migrateDatabase, openDatabase } from "@testrun/kit";
-import { createTestDatabase } from "@testrun/kit/testing";
+import { createTestDatabase, member, operator, rejects, unique } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { database } from "../src/db/index.js";
-import { type Harness, member, operator, rejects, startCatalog, unique } from "./harness.js";
 
 const kelvin = "\u212A"; // KELVIN SIGN: NFKC makes it "K", lower case "k".
 
 describe("catalog: email addresses", () => {
-  let harness: Harness;
+  let harness: InProcessCatalog;
 
   before(async () => {
     harness = await startCatalog();

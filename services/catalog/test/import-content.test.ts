@@ -4,6 +4,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf, importItemsOf, readContentDocument, writeContentDocument } from "@testrun/content-file";
 import {
   ImportContentResponseSchema,
@@ -15,17 +16,8 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
+import { type Catalog, httpStep, member, newProject, rejects, seedOrganization } from "@testrun/kit/testing";
 import { expect } from "chai";
-import {
-  type Catalog,
-  type Harness,
-  httpStep,
-  member,
-  newProject,
-  rejects,
-  seedOrganization,
-  startCatalog,
-} from "./harness.js";
 
 type CaseInit = MessageInitShape<typeof ImportTestCaseSchema>;
 type PlanInit = MessageInitShape<typeof ImportTestPlanSchema>;
@@ -46,7 +38,7 @@ const outcomes = (items: { path: string; outcome: ItemOutcome; changedFields: st
   items.map((i) => [i.path, ItemOutcome[i.outcome], i.changedFields.join(",")]);
 
 describe("catalog: ImportContent (content documents)", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   let catalog: Catalog;
   let seed: Awaited<ReturnType<typeof seedOrganization>>;
   let editor: Actor;

@@ -1,23 +1,22 @@
 import { type MessageInitShape, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf } from "@testrun/content-file";
 import type { ResolveRunSelectionRequestSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { AmbiguousNameSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { expect } from "chai";
 import {
   apiKey,
   type Catalog,
-  type Harness,
   httpStep,
   member,
   operator,
   rejects,
   seedOrganization,
-  startCatalog,
   unique,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { expect } from "chai";
 
 type Selection = MessageInitShape<typeof ResolveRunSelectionRequestSchema>["selection"];
 const plan = (value: string): Selection => ({ case: "testPlan", value });
@@ -25,7 +24,7 @@ const ids = (...list: string[]): Selection => ({ case: "testCaseIds", value: { i
 const tags = (...list: string[]): Selection => ({ case: "tags", value: { tags: list } });
 
 describe("catalog: ResolveRunSelection", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   let catalog: Catalog;
   let seed: Awaited<ReturnType<typeof seedOrganization>>;
   let editor: Actor;

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type DescMessage, type MessageShape, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import {
   CreateVariableResponseSchema,
   GetProjectResponseSchema,
@@ -10,25 +11,22 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { VariablesGrants } from "@testrun/kit";
-import { runServiceCommand, startServiceProcess } from "@testrun/kit/testing";
-import { expect } from "chai";
 import {
   apiKey,
   type Catalog,
-  catalogClient,
-  type Harness,
   member,
   operator,
   rejects,
+  runServiceCommand,
   seedOrganization,
-  startCatalog,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { expect } from "chai";
 
 /** Values unlike anything else in the suite, so finding one anywhere is a leak. */
 const secret = (label: string) => `${label}-${randomBytes(12).toString("hex")}`;
 
 describe("catalog: variables", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   /** What an executor does with the grant the runs service issued with its claim of the test. */
   const readValues = (executor: Catalog, projectId: string, testResultId: string) =>
     executor.getVariableValues({
@@ -261,10 +259,11 @@ describe("catalog: variables", () => {
   });
 
   it("without VARIABLES_KEY, refuses to store or hand out values but serves the rest", async () => {
-    const { VARIABLES_KEY: _, ...env } = h.env;
-    const keyless = await startServiceProcess("catalog", env);
+    // The same database and tokens, wired without the key.
+    const keyless = await startCatalog({ ...h.env, VARIABLES_KEY: undefined });
     try {
-      const client = catalogClient(keyless.url, env.SERVICE_TOKEN ?? "");
+      await keyless.logLine((line) => line.includes("VARIABLES_KEY is not set"));
+      const client = keyless.catalog;
       const projectId = seed.projectId;
       const refused = await rejects(
         client.createVariable({ actor: editor, projectId, name: "NEW", value: value("keyless") }),
@@ -274,8 +273,7 @@ describe("catalog: variables", () => {
       expect((await client.listVariables({ actor: editor, projectId })).variables.length).to.be.greaterThan(
         0,
       );
-      const executor = catalogClient(keyless.url, env.EXECUTOR_TOKEN ?? "");
-      await rejects(readValues(executor, projectId, "tr_x"), Code.FailedPrecondition);
+      await rejects(readValues(keyless.executor, projectId, "tr_x"), Code.FailedPrecondition);
     } finally {
       await keyless.stop();
     }
@@ -291,14 +289,14 @@ describe("catalog: variables", () => {
     expect(failure).to.not.contain(bad);
   });
 
-  // Runs last: everything above sent values through the process.
-  it("no value ever appears in the process's log output", async () => {
-    // A last call whose audit line marks the end: stdout is one ordered stream, so once that line
+  // Runs last: everything above sent values through the catalog.
+  it("no value ever appears in the catalog's log output", async () => {
+    // A last call whose audit line marks the end: the log is one ordered stream, so once that line
     // has arrived, so has every line written before it.
     const marker = "tr_01jd3kzzzzzzzzzzzzzzzzzzzz";
     await readValues(h.executor, seed.projectId, marker);
     await h.logLine((line) => line.includes(marker));
-    const log = h.process.output().join("\n");
+    const log = h.lines().join("\n");
     expect(log).to.contain("rpc ok");
     for (const v of used) expect(log).to.not.contain(v);
   });

@@ -2,24 +2,23 @@ import { setTimeout } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf } from "@testrun/content-file";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { EditConflictSchema, FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { newId } from "@testrun/kit";
-import { runServiceCommand } from "@testrun/kit/testing";
-import { expect } from "chai";
-import pg from "pg";
 import {
   type Catalog,
-  type Harness,
   httpStep,
   member,
   rejects,
+  runServiceCommand,
   seedOrganization,
-  startCatalog,
   unique,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { expect } from "chai";
+import pg from "pg";
 
 /** An operator actor with a name (the harness's operator() is named "test"). */
 const operatorNamed = (name: string): Actor =>
@@ -47,7 +46,7 @@ async function conflictOf(call: Promise<unknown>) {
 }
 
 describe("catalog: versions of test cases and plans", () => {
-  let h: Harness;
+  let h: InProcessCatalog;
   let catalog: Catalog;
   let seed: Awaited<ReturnType<typeof seedOrganization>>;
   let editor: Actor;

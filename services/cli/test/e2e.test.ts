@@ -16,9 +16,9 @@ import {
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { testTokens } from "../../kit/test/helpers.js";
 
 interface CliRun {
   code: number | null;

@@ -1,28 +1,23 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { bind, runService, serviceClient } from "@testrun/kit";
-import { Access } from "./access.js";
+import { runService, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
-import { keysService } from "./service.js";
-import { KeyStore } from "./store.js";
+import { wireKeys } from "./wiring.js";
 
 await runService({
   name: "keys",
   config: configSchema,
   database,
   redis: true,
-  setup: ({ config, orm, redis, logger }) => {
-    const catalog = serviceClient(CatalogService, config.CATALOG_URL, { token: config.SERVICE_TOKEN });
-    const service = keysService({
-      store: new KeyStore(orm),
-      access: new Access(catalog),
+  setup: ({ config, orm, redis, logger, onShutdown }) => {
+    const keys = wireKeys({
+      config,
+      orm,
       redis,
-      keyCacheSecret: config.KEY_CACHE_SECRET,
       logger,
+      catalog: serviceClient(CatalogService, config.CATALOG_URL, { token: config.SERVICE_TOKEN }),
     });
-    // A presented secret is only ever fingerprinted, never stored or compared as text: any text
-    // is an answer of UNKNOWN there, NUL included (keys.proto, VerifyKey).
-    return [bind(KeysService, service, [], ["testrun.keys.v1.VerifyKeyRequest.secret"])];
+    onShutdown(() => keys.stop());
+    return keys.services;
   },
 });

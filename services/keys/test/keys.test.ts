@@ -2,8 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import type { DescService } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { CatalogService, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import {
@@ -15,29 +15,30 @@ import {
   VerifyKeyResult,
 } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import {
+  connectRedis,
   fingerprintOf,
   keyCacheKey,
+  loadConfig,
   newId,
   openKeyCacheEntry,
   sealKeyCacheEntry,
-  serviceClient,
   tombstoneTtlSeconds,
   validEntryTtlSeconds,
 } from "@testrun/kit";
 import {
+  type CapturedLogger,
+  capturedLogger,
   componentRedisUrl,
-  createTestDatabase,
-  findFreePort,
-  runServiceCommand,
-  type ServiceProcess,
-  startServiceProcess,
+  type InProcessRpc,
+  inProcessRpc,
+  migratedTestDatabase,
   startThrowawayRedis,
   type ThrowawayServer,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { testTokens } from "../../kit/test/helpers.js";
 import { base62Alphabet, checksumOf } from "../src/secret.js";
 
 const day = 86_400_000;
@@ -55,8 +56,30 @@ const operator = (): Actor =>
   create(ActorSchema, { kind: { case: "operator", value: { name: "keys test" } } });
 const member = (id: string): Actor => create(ActorSchema, { kind: { case: "memberId", value: id } });
 
-function authedClient<S extends DescService>(desc: S, url: string, token: string): Client<S> {
-  return serviceClient(desc, url, { token, timeoutMs: 30_000 });
+/**
+ * The keys service wired as main.ts wires it, served by `rpc` (in-process, docs/development.md,
+ * "Tests"); `stop` ends it as its shutdown would.
+ */
+async function serveKeys(
+  rpc: InProcessRpc,
+  env: Record<string, string>,
+  catalog: Client<typeof CatalogService>,
+  log: CapturedLogger,
+): Promise<{ stop(): Promise<void> }> {
+  // By import(), as @testrun/catalog/testing loads the catalog: the kit's copy of MikroORM.
+  const { configSchema, database, wireKeys } = await import("../src/wiring.js");
+  const config = loadConfig(configSchema, env);
+  const { orm } = await migratedTestDatabase(database, config.DATABASE_URL);
+  const redis = await connectRedis(config.REDIS_URL);
+  const wired = wireKeys({ config, orm, redis, logger: log.logger, catalog });
+  rpc.serve(...wired.services);
+  return {
+    async stop() {
+      await wired.stop();
+      redis.disconnect();
+      await orm.close();
+    },
+  };
 }
 
 /** The ConnectError a call failed with; fails the test when it succeeded or the code differs. */
@@ -79,15 +102,18 @@ function unissuedSecret(): string {
   return `trk_${random}${checksumOf(random)}`;
 }
 
-describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", () => {
+describe("keys service (keys and catalog in-process, real PostgreSQL and Redis)", () => {
   const tokens = testTokens();
-  let keysProcess: ServiceProcess;
-  let catalogProcess: ServiceProcess;
+  let rpc: InProcessRpc;
+  // The most verbose level, so that the log check at the end sees everything the service can say.
+  const keysLog = capturedLogger("keys", "trace");
+  let keysService: { stop(): Promise<void> };
+  let catalogService: InProcessCatalog;
   let keys: Client<typeof KeysService>;
   let catalog: Client<typeof CatalogService>;
   let db: pg.Client;
   let redis: Redis;
-  /** What the keys process was started with. */
+  /** What the keys service was wired with. */
   let keysEnv: Record<string, string>;
   /** Every secret handed out during the suite, to look for in the logs at the end. */
   const issued: string[] = [];
@@ -162,29 +188,24 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
 
   before(async function () {
     this.timeout(60_000);
-    const env: Record<string, string> = {
+    // Both on one router transport: each calls the other (CheckAccess; the catalog telling the keys
+    // service when a member loses rights) in-process, with the service token.
+    rpc = inProcessRpc({
+      tokens: { service: tokens.SERVICE_TOKEN, executor: tokens.EXECUTOR_TOKEN },
+      logger: keysLog.logger,
+    });
+    keys = rpc.client(KeysService, tokens.SERVICE_TOKEN);
+    catalog = rpc.client(CatalogService, tokens.SERVICE_TOKEN);
+    catalogService = await startCatalog({}, { rpc, tokens, keys });
+    keysEnv = {
       ...tokens,
-      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      DATABASE_URL: catalogService.env.DATABASE_URL ?? "",
       // As deployed: the keys service's own Redis user (test/global-setup.ts made it).
       REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "keys"),
+      LOG_LEVEL: "trace",
     };
-    await runServiceCommand("keys", ["migrate"], env);
-    await runServiceCommand("catalog", ["migrate"], env);
-    // Each needs the other's address: the keys port is chosen first, so the catalog can tell the
-    // keys service when a member loses rights.
-    const keysPort = await findFreePort();
-    catalogProcess = await startServiceProcess("catalog", {
-      ...env,
-      KEYS_URL: `http://127.0.0.1:${keysPort}`,
-      REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
-      VARIABLES_KEY: randomBytes(32).toString("base64"),
-    });
-    // The most verbose level, so that the log check at the end sees everything the service can say.
-    keysEnv = { ...env, CATALOG_URL: catalogProcess.url, LOG_LEVEL: "trace" };
-    keysProcess = await startServiceProcess("keys", { ...keysEnv, PORT: String(keysPort) });
-    keys = authedClient(KeysService, keysProcess.url, tokens.SERVICE_TOKEN);
-    catalog = authedClient(CatalogService, catalogProcess.url, tokens.SERVICE_TOKEN);
-    db = new pg.Client({ connectionString: env.DATABASE_URL });
+    keysService = await serveKeys(rpc, keysEnv, catalog, keysLog);
+    db = new pg.Client({ connectionString: keysEnv.DATABASE_URL });
     await db.connect();
     redis = new Redis(String(process.env.REDIS_URL));
 
@@ -198,8 +219,8 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
   after(async () => {
     await db?.end();
     redis?.disconnect();
-    await keysProcess?.stop("SIGTERM");
-    await catalogProcess?.stop("SIGTERM");
+    await keysService?.stop();
+    await catalogService?.stop();
   });
 
   describe("CreateKey and ListKeys", () => {
@@ -693,26 +714,22 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
     });
   });
 
-  it("refuses the executor's token and calls without a token", async () => {
-    const executor = authedClient(KeysService, keysProcess.url, tokens.EXECUTOR_TOKEN);
-    await rejects(executor.verifyKey({ secret: unissuedSecret() }), Code.PermissionDenied);
-    const anonymous = createClient(KeysService, createGrpcTransport({ baseUrl: keysProcess.url }));
-    await rejects(anonymous.verifyKey({ secret: unissuedSecret() }), Code.Unauthenticated);
-  });
-
   describe("when Redis fails", () => {
-    let lonely: ServiceProcess;
+    const lonelyLog = capturedLogger("keys", "trace");
+    let lonely: { stop(): Promise<void> };
     let redisServer: ThrowawayServer;
     let client: Client<typeof KeysService>;
 
     before(async () => {
       redisServer = await startThrowawayRedis();
-      lonely = await startServiceProcess("keys", { ...keysEnv, REDIS_URL: redisServer.url });
-      client = authedClient(KeysService, lonely.url, tokens.SERVICE_TOKEN);
+      // A second keys service on its own Redis, beside the first, asking the same catalog.
+      const own = inProcessRpc({ tokens: { service: tokens.SERVICE_TOKEN }, logger: lonelyLog.logger });
+      lonely = await serveKeys(own, { ...keysEnv, REDIS_URL: redisServer.url }, catalog, lonelyLog);
+      client = own.client(KeysService, tokens.SERVICE_TOKEN);
     });
     after(async () => {
-      stoppedLogs.push(...(lonely?.output() ?? []));
-      await lonely?.stop("SIGTERM");
+      stoppedLogs.push(...lonelyLog.lines());
+      await lonely?.stop();
       await redisServer?.stop();
     });
 
@@ -736,7 +753,7 @@ describe("keys service (real keys and catalog processes, PostgreSQL, Redis)", ()
   describe("logs", () => {
     it("never hold a secret, after everything above", () => {
       expect(issued.length).to.be.above(100);
-      const lines = [...keysProcess.output(), ...catalogProcess.output(), ...stoppedLogs];
+      const lines = [...keysLog.lines(), ...catalogService.lines(), ...stoppedLogs];
       expect(lines.length).to.be.above(100);
       for (const secret of issued) {
         // The part after the display prefix is what must never be seen again.

@@ -42,7 +42,12 @@ export function withoutKeys(text: string): string {
  * in flight go out together with the next one; pino flushes what is left when the process exits
  * (not on SIGKILL, a V8 out-of-memory abort or a native crash: then the lines of one batch are lost).
  */
-export function createLogger(service: string, level = "info"): Logger {
+export function createLogger(
+  service: string,
+  level = "info",
+  /** Where the lines go instead of stdout: a test's in-process service keeps them to read. */
+  destination?: { write(line: string): void },
+): Logger {
   return pino(
     {
       level,
@@ -57,6 +62,6 @@ export function createLogger(service: string, level = "info"): Logger {
         return { trace_id: traceId, span_id: spanId };
       },
     },
-    pino.destination({ dest: 1, sync: false }),
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

@@ -5,6 +5,7 @@ import {
   Code,
   ConnectError,
   type ConnectRouter,
+  type ConnectRouterOptions,
   type Interceptor,
   type ServiceImpl,
 } from "@connectrpc/connect";
@@ -37,6 +38,17 @@ export interface ServiceBinding {
    * bound (the runs service's PutArtifact, which carries an artifact); every other method keeps it.
    */
   readMaxBytes?: Readonly<Record<string, number>>;
+}
+
+/**
+ * A service put together from its dependencies (each service's `wiring.ts`): what it serves, and
+ * how to stop its background work. Its main.ts serves it through `runService`; tests serve it
+ * in-process (`inProcessRpc`, @testrun/kit/testing) or the same way main.ts does.
+ */
+export interface ServiceWiring {
+  services: ServiceBinding[];
+  /** Stops the background work the wiring started (last started, first stopped). */
+  stop(): Promise<void>;
 }
 
 /** Typed helper so `impl` is checked against its descriptor. */
@@ -120,12 +132,21 @@ export interface RpcServer {
   shutdown(timeoutMs: number): Promise<void>;
 }
 
+/** How calls reach a service's handlers, whatever carries them: a socket or a router transport. */
+export interface RpcRouting {
+  /** Registers the services, grpc.health.v1 and gRPC reflection v1 on a Connect router. */
+  routes(router: ConnectRouter): void;
+  /** Interceptors, body bounds and the service-token gate: what every call goes through first. */
+  options: ConnectRouterOptions;
+  readonly health: HealthRegistry;
+}
+
 /**
- * Serves the given services, plus grpc.health.v1 and gRPC reflection v1, over HTTP/2 cleartext
- * speaking gRPC, gRPC-Web and Connect. Health starts NOT_SERVING: call `health.setAll(SERVING)`
- * once the process is ready.
+ * The routes and the per-call checks of a service, shared by `startRpcServer` and the tests'
+ * in-process transport (`inProcessRpc`, @testrun/kit/testing), so both run the same gate and
+ * interceptors in front of the same handlers (docs/development.md, "Tests").
  */
-export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+export function rpcRouting(options: Pick<RpcServerOptions, "services" | "tokens" | "logger">): RpcRouting {
   const health = new HealthRegistry(options.services.map((s) => s.desc.typeName));
   const interceptors: Interceptor[] = [
     rpcMetricsInterceptor,
@@ -146,33 +167,45 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     router.service(Health, health.impl());
     router.service(ServerReflection, reflectionImpl(exposed));
   };
-
-  const adapter = connectNodeAdapter({
+  return {
     routes,
-    interceptors,
-    // Bodies are bounded (docs/security.md, "Resource limits"), and no body is read before the
-    // token is checked. Compressed requests stay accepted: only callers holding a token, and the
-    // public health and reflection, get them inflated, never beyond the bound.
-    readMaxBytes: serviceReadMaxBytes,
-    requestGate: (context) => {
-      const started = performance.now();
-      unparsableBodyIsInvalidArgument(context);
-      try {
-        tokenGate(context);
-      } catch (error) {
-        // The interceptors never see a call refused here: log it as they would a failed call,
-        // so that probing with a wrong token still shows in the service's log.
-        const code = error instanceof ConnectError ? Code[error.code] : undefined;
-        // Counted as the interceptors would have: refusals are what a dashboard must show.
-        recordRpc(context.service.typeName, context.method.name, started, error);
-        options.logger.info(
-          { rpc: `${context.service.typeName}/${context.method.name}`, code },
-          "rpc refused",
-        );
-        throw error;
-      }
+    health,
+    options: {
+      interceptors,
+      // Bodies are bounded (docs/security.md, "Resource limits"), and no body is read before the
+      // token is checked. Compressed requests stay accepted: only callers holding a token, and the
+      // public health and reflection, get them inflated, never beyond the bound.
+      readMaxBytes: serviceReadMaxBytes,
+      requestGate: (context) => {
+        const started = performance.now();
+        unparsableBodyIsInvalidArgument(context);
+        try {
+          tokenGate(context);
+        } catch (error) {
+          // The interceptors never see a call refused here: log it as they would a failed call,
+          // so that probing with a wrong token still shows in the service's log.
+          const code = error instanceof ConnectError ? Code[error.code] : undefined;
+          // Counted as the interceptors would have: refusals are what a dashboard must show.
+          recordRpc(context.service.typeName, context.method.name, started, error);
+          options.logger.info(
+            { rpc: `${context.service.typeName}/${context.method.name}`, code },
+            "rpc refused",
+          );
+          throw error;
+        }
+      },
     },
-  });
+  };
+}
+
+/**
+ * Serves the given services, plus grpc.health.v1 and gRPC reflection v1, over HTTP/2 cleartext
+ * speaking gRPC, gRPC-Web and Connect. Health starts NOT_SERVING: call `health.setAll(SERVING)`
+ * once the process is ready.
+ */
+export async function startRpcServer(options: RpcServerOptions): Promise<RpcServer> {
+  const { routes, options: routerOptions, health } = rpcRouting(options);
+  const adapter = connectNodeAdapter({ routes, ...routerOptions });
   const server = http2.createServer(
     {
       settings: { maxConcurrentStreams: options.streamsPerConnection ?? defaultStreamsPerConnection },

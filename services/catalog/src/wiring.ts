@@ -1,0 +1,69 @@
+import type { Client } from "@connectrpc/connect";
+import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import {
+  announceAccessChange,
+  bind,
+  keepAccessEpoch,
+  type Logger,
+  type Orm,
+  type ServiceWiring,
+  VariablesGrants,
+} from "@testrun/kit";
+import type { Redis } from "ioredis";
+import { VariableCipher } from "./cipher.js";
+import type { Config } from "./config.js";
+import { Outbox } from "./outbox.js";
+import { catalogService, executorMethods, nulAllowed } from "./service.js";
+import { Database } from "./sql.js";
+
+export { configSchema } from "./config.js";
+export { database } from "./db/index.js";
+
+/** What the catalog is made of: its configuration, database, Redis, log, and the services it tells. */
+export interface CatalogDependencies {
+  config: Config;
+  orm: Orm;
+  redis: Redis;
+  logger: Logger;
+  /** Told when a member loses rights or a project is deleted (through the outbox). */
+  keys: Client<typeof KeysService>;
+  /** Told when a project is deleted, so its artifacts go too (through the outbox). */
+  runs: Client<typeof RunsService>;
+}
+
+/**
+ * The catalog's wiring, for main.ts and tests alike: CatalogService, the outbox that delivers its
+ * notifications (started here), and the access epoch it keeps (docs/security.md, "Cached grants").
+ */
+export function wireCatalog({ config, orm, redis, logger, keys, runs }: CatalogDependencies): ServiceWiring {
+  const db = new Database(orm);
+  const outbox = new Outbox(db, { keys, runs }, logger, config.KEYS_RETRY_MS);
+  outbox.start();
+  const stopKeepingEpoch = keepAccessEpoch(redis, logger);
+  if (!config.VARIABLES_KEY)
+    logger.warn("VARIABLES_KEY is not set: variable values can be neither stored nor read");
+  const cipher = config.VARIABLES_KEY ? new VariableCipher(config.VARIABLES_KEY) : undefined;
+  return {
+    services: [
+      bind(
+        CatalogService,
+        catalogService({
+          db,
+          outbox,
+          announceAccessChange: () => announceAccessChange(redis, logger),
+          cipher,
+          logger,
+          variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
+        }),
+        executorMethods,
+        nulAllowed,
+      ),
+    ],
+    async stop() {
+      stopKeepingEpoch();
+      await outbox.stop();
+    },
+  };
+}

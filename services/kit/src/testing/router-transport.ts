@@ -1,0 +1,22 @@
+import { createRouterTransport, type Transport } from "@connectrpc/connect";
+import type { Logger } from "pino";
+import { bearerTokenInterceptor, type CallerIdentity } from "../rpc/auth.js";
+import { rpcRouting, type ServiceBinding } from "../rpc/server.js";
+
+/**
+ * The server side of `inProcessRpc`: the services behind a router transport with the real server's
+ * routes, gate and interceptors, called with `token` (none: anonymous). in-process.ts loads this
+ * module by `import()`, see there.
+ */
+export function routerTransport(
+  services: readonly ServiceBinding[],
+  tokens: Partial<Record<CallerIdentity, string>>,
+  logger: Logger,
+  token: string | undefined,
+): Transport {
+  const routing = rpcRouting({ services, tokens, logger });
+  return createRouterTransport(routing.routes, {
+    router: routing.options,
+    transport: { interceptors: token ? [bearerTokenInterceptor(token)] : [] },
+  });
+}
