@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { DescService } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";

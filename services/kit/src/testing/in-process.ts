@@ -1,10 +1,9 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "../db.js";
 import { createLogger, type Logger } from "../logger.js";
 import type { CallerIdentity } from "../rpc/auth.js";
-import { bearerTokenInterceptor } from "../rpc/auth.js";
-import { rpcRouting, type ServiceBinding } from "../rpc/server.js";
+import type { ServiceBinding } from "../rpc/server.js";
 import { createTestDatabase } from "./servers.js";
 
 /**
