@@ -3,16 +3,20 @@
 import { once } from "node:events";
 import { createCliContext, createSignInLink } from "@testrun/cli";
 import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/kit/testing";
+import { seedDemoAutomation } from "./demo/automation.js";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js";
 
 const owned: ThrowawayServer[] = [];
 let system: System | undefined;
+let receiver: WebhookReceiver | undefined;
 let stopping = false;
 
 async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
+    await receiver?.close();
     await system?.stop();
     await Promise.all(owned.map((server) => server.stop()));
   }
@@ -35,6 +39,15 @@ try {
     onLine: (line) => console.log(line),
   });
   const demo = await seedDemo(system.env, system.demoTargetUrl);
+  // The demo webhook's receiver: each event it gets, and whether its signature verified, in this output.
+  receiver = await startWebhookReceiver({
+    onReceived: (webhook) =>
+      console.log(
+        `[webhook-receiver] ${webhook.type || "(not JSON)"} webhook-id ${webhook.id} signature ${webhook.verified ? "verified" : "INVALID"}`,
+      ),
+  });
+  const automation = await seedDemoAutomation(system.env, demo, receiver.url);
+  receiver.setSecrets([automation.webhookSecret]);
   const signIn = await createSignInLink(createCliContext(system.env), { memberId: demo.ownerMemberId });
   console.log(`
 Testrun is running (Ctrl-C stops everything). A demo project is seeded.
@@ -53,6 +66,12 @@ The demo project's API key, shown once:
   # the answer's "url" opens the run in the web console, where it follows the run live
   # the browser tests (one passes, one fails on purpose with a screenshot): -d '{"tags": ["browser"]}'
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/runs/<id from the answer above>
+
+Automation: the schedule "Smoke every minute" starts the Smoke plan on its own each minute; every
+run's events go to a local receiver (${receiver.url}) that checks their signatures: see the
+[webhook-receiver] lines in this output. The Smoke plan's status badge on the local environment:
+
+  ${automation.badgeUrl}
 
 Admin CLI against this system:  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl --help
 `);

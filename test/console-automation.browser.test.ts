@@ -1,13 +1,15 @@
 // Schedules, webhooks and status badges in the console, in a real browser against the whole system
 // (the automation service among it): a schedule created with its next three times shown as the
 // cron expression is typed, a field error at the cron field; a webhook whose signing secret shows
-// once; a delivery after a run finishes, redelivered; a plan's badge created, shown, read as SVG
+// once (a host that does not resolve refused at its field first); a delivery to a local receiver
+// after a run finishes, its signature checked, redelivered with the same webhook-id; a plan's badge created, shown, read as SVG
 // by anyone, and revoked. Viewers read, Editors change. At 1280 and 390 px; every page saved
 // under .tmp/screenshots.
 import { createCliContext, createTestPlan } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
+import { startWebhookReceiver, type WebhookReceiver } from "../scripts/webhook-receiver.js";
 import { errorAt, expectNoErrorAt, shot } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { addCases, getCase } from "./pipeline.js";
@@ -18,6 +20,9 @@ describe("console automation in a browser", function () {
   const viewerEmail = "vera@acme-automation.example";
   let planId: string;
   let viewerId: string;
+  // A receiver the system's automation service may reach (loopback over http, as scripts/system.ts allows).
+  let receiver: WebhookReceiver;
+  const receiverLink = () => new RegExp(receiver.url.replace(/[.]/g, "\\."));
   const path = (rest: string) => `${suite.system.consoleUrl}/projects/${suite.project.projectId}${rest}`;
 
   before(async () => {
@@ -31,6 +36,10 @@ describe("console automation in a browser", function () {
       })
     ).id;
     viewerId = (await suite.member(viewerEmail, Role.VIEWER)).id;
+    receiver = await startWebhookReceiver();
+  });
+  after(async () => {
+    await receiver?.close();
   });
 
   it("creates a schedule, showing its next three times as it is typed and a bad expression at its field", async () => {
@@ -41,7 +50,7 @@ describe("console automation in a browser", function () {
     await page.getByRole("button", { name: "New schedule" }).click();
     const dialog = page.getByRole("dialog", { name: "New schedule" });
     await dialog.getByLabel("Name").fill("Hourly smoke");
-    await dialog.getByLabel("Test plan").selectOption({ label: "Smoke" });
+    await dialog.getByLabel("Test plan", { exact: true }).selectOption({ label: "Smoke" });
     await dialog.getByLabel("Environment").selectOption({ label: "demo" });
     const cron = dialog.getByLabel("Cron expression");
     await cron.fill("not a cron");
@@ -54,8 +63,8 @@ describe("console automation in a browser", function () {
     const ticks = dialog.getByTestId("next-ticks").locator("li");
     await eventually(async () => ((await ticks.count()) === 3 ? true : undefined), "three next times");
     await expectNoErrorAt(cron);
-    // Each on the hour, an hour apart.
-    for (const text of await ticks.allTextContents()) expect(text).to.match(/:00 UTC$/);
+    // Each on the hour, in the zone chosen (the browser's locale decides 12 or 24 hours).
+    for (const text of await ticks.allTextContents()) expect(text).to.match(/:00( [AP]M)? UTC$/);
     await shot(page, "automation-schedule-form", "wide");
     await dialog.getByRole("button", { name: "Create schedule" }).click();
     await page.getByText("Hourly smoke created.").waitFor();
@@ -90,28 +99,36 @@ describe("console automation in a browser", function () {
     await page.getByText("No webhooks yet.").waitFor();
     await page.getByRole("button", { name: "New webhook" }).click();
     const dialog = page.getByRole("dialog", { name: "New webhook" });
-    // Somewhere on the internet that answers nothing here: the delivery is logged with its error.
-    await dialog.getByLabel("URL").fill("https://receiver.testrun-automation.example/hook");
+    // A host name that does not resolve is refused at its field, nothing created.
+    const url = dialog.getByLabel("URL");
+    await url.fill("https://receiver.testrun-automation.invalid/hook");
     await dialog.getByLabel(/Run finished/).check();
     await dialog.getByLabel("Every run").check();
+    await dialog.getByRole("button", { name: "Create webhook" }).click();
+    expect(
+      await eventually(async () => (await url.getAttribute("aria-invalid")) ?? undefined, "the URL's error"),
+    ).to.equal("true");
+    expect(await errorAt(url)).to.include("does not resolve");
     await shot(page, "automation-webhook-form", "wide");
+    await url.fill(receiver.url);
     await dialog.getByRole("button", { name: "Create webhook" }).click();
     const secretDialog = page.getByRole("dialog", { name: "Webhook created" });
     await secretDialog.getByText("You will not see it again").waitFor();
     const secret = await secretDialog.getByLabel("Signing secret").inputValue();
     expect(secret).to.match(/^whsec_/);
     suite.secrets.push(secret);
+    receiver.setSecrets([secret]);
     await shot(page, "automation-webhook-secret", "wide");
     await secretDialog.getByRole("button", { name: "Done" }).click();
     expect(await page.content()).not.to.include(secret);
     await page.reload();
-    await page.getByRole("link", { name: /receiver\.testrun-automation\.example/ }).waitFor();
+    await page.getByRole("link", { name: receiverLink() }).waitFor();
     expect(await page.content()).not.to.include(secret);
     await shot(page, "automation-webhooks", "wide");
 
     const run = await suite.project.pipeline.start({ testPlan: "Smoke" });
     await suite.project.pipeline.finished(run.id);
-    await page.getByRole("link", { name: /receiver\.testrun-automation\.example/ }).click();
+    await page.getByRole("link", { name: receiverLink() }).click();
     await page.getByRole("heading", { name: "Deliveries" }).waitFor();
     const delivery = page.getByRole("row", { name: new RegExp(run.id) });
     await eventually(
@@ -125,17 +142,28 @@ describe("console automation in a browser", function () {
     );
     expect(await delivery.textContent()).to.include("run.finished");
     await shot(page, "automation-deliveries", "wide");
+    // The receiver got it, signed with the secret shown once.
+    const first = await eventually(
+      async () => receiver.received.find((r) => r.body.includes(run.id)),
+      "the run's event at the receiver",
+    );
+    expect(first.verified).to.equal(true);
+    expect(first.type).to.equal("run.finished");
     await delivery.getByRole("button", { name: /^Redeliver / }).click();
     await page.getByText(/is being sent again now/).waitFor();
+    // Sent again with the same webhook-id, so a receiver can tell it is the same event.
+    const again = await eventually(
+      async () => receiver.received.filter((r) => r.id === first.id)[1],
+      "the redelivery at the receiver",
+    );
+    expect(again.verified).to.equal(true);
 
     const narrow = await suite.signedIn("narrow", suite.project.ownerId);
     await narrow.goto(page.url());
     await narrow.getByRole("row", { name: new RegExp(run.id) }).waitFor();
     await shot(narrow, "automation-deliveries", "narrow");
     await narrow.goto(path("/webhooks"));
-    await narrow
-      .getByRole("button", { name: "Rotate the secret of https://receiver.testrun-automation.example/hook" })
-      .click();
+    await narrow.getByRole("button", { name: `Rotate the secret of ${receiver.url}` }).click();
     await narrow.getByRole("button", { name: "Rotate secret" }).click();
     const rotated = await narrow
       .getByRole("dialog", { name: "Copy the new signing secret" })
@@ -210,7 +238,7 @@ describe("console automation in a browser", function () {
     expect(await page.getByRole("button", { name: "New schedule" }).count()).to.equal(0);
     expect(await page.getByRole("button", { name: /^Pause / }).count()).to.equal(0);
     await page.goto(path("/webhooks"));
-    await page.getByRole("link", { name: /receiver\.testrun-automation\.example/ }).click();
+    await page.getByRole("link", { name: receiverLink() }).click();
     await page.getByRole("heading", { name: "Deliveries" }).waitFor();
     expect(await page.getByRole("button", { name: /^Redeliver / }).count()).to.equal(0);
     await shot(page, "automation-deliveries-viewer", "narrow");

@@ -29,6 +29,9 @@ export interface Demo {
   /** The demo organization's owner (owner@demo.example). */
   ownerMemberId: string;
   secret: string;
+  /** The Smoke plan and the environment it runs on by default ("local", the demo target). */
+  smokePlanId: string;
+  localEnvironmentId: string;
 }
 
 export async function seedDemo(env: Record<string, string>, targetUrl: string): Promise<Demo> {
@@ -39,7 +42,12 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
     ownerName: "Demo Owner",
   });
   const project = await createProject(ctx, { organizationId: organization?.id ?? "", name: "Demo project" });
-  await createEnvironment(ctx, { projectId: project.id, name: "local", baseUrl: targetUrl, isDefault: true });
+  const local = await createEnvironment(ctx, {
+    projectId: project.id,
+    name: "local",
+    baseUrl: targetUrl,
+    isDefault: true,
+  });
   await createEnvironment(ctx, { projectId: project.id, name: "unreachable", baseUrl: "http://127.0.0.1:9" });
   await createTestCases(ctx, {
     projectId: project.id,
@@ -48,7 +56,7 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
       return readTestCaseFile(readFileSync(file, "utf8"), file.pathname);
     }),
   });
-  await createTestPlan(ctx, {
+  const smoke = await createTestPlan(ctx, {
     projectId: project.id,
     name: "Smoke",
     description: "The checks every deploy must pass",
@@ -68,5 +76,11 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
     name: "make run demo",
     creatorMemberId: owner?.id ?? "",
   });
-  return { projectId: project.id, ownerMemberId: owner?.id ?? "", secret };
+  return {
+    projectId: project.id,
+    ownerMemberId: owner?.id ?? "",
+    secret,
+    smokePlanId: smoke.id,
+    localEnvironmentId: local.id,
+  };
 }

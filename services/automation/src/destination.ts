@@ -32,16 +32,20 @@ export async function destinationProblem(
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (kind === "slack" && !rules.slackHosts.includes(host.toLowerCase()))
     return `a Slack webhook posts to Slack's incoming-webhook URL (https://${rules.slackHosts[0] ?? "hooks.slack.com"}/…)`;
-  const refused = await new Promise<string | undefined>((resolve) =>
-    rules.guard.lookup(host, { all: true }, (error) =>
+  // A name that does not resolve is refused at creation (a webhook that could never be delivered
+  // is a mistake to say now, at its field); a resolver that fails for a while says so apart.
+  return new Promise<string | undefined>((resolve) =>
+    rules.guard.lookup(host, { all: true }, (error) => {
+      const code = (error as { code?: string } | null)?.code;
       resolve(
-        error
-          ? (error as { code?: string }).code === "EGRESS_REFUSED"
+        !error
+          ? undefined
+          : code === "EGRESS_REFUSED"
             ? "goes to an address webhooks may not reach (loopback, link-local or metadata, or the cluster)"
-            : "names a host that does not resolve"
-          : undefined,
-      ),
-    ),
+            : code === "EAI_AGAIN"
+              ? "names a host that could not be resolved just now: try again in a moment"
+              : "names a host that does not resolve: check the host name",
+      );
+    }),
   );
-  return refused;
 }

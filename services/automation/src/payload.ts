@@ -34,6 +34,10 @@ export function standardBody(event: EventData, apiUrl: string): string {
 
 /** The most failed tests a Slack message lists; the rest are counted. */
 export const slackMaxFailedTests = 10;
+/** Slack's bound on a section block's text (api.slack.com, "Section block"). */
+export const slackSectionTextLimit = 3000;
+/** Room kept for the "and N more" line. */
+const moreLineRoom = 40;
 
 const slackEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
@@ -61,10 +65,17 @@ export function slackBody(event: EventData, names: { plan?: string; environment:
         : ":grey_question:";
   const headline = `Run "${run.name}" ${status}: ${run.passedTests} passed, ${run.failedTests} failed of ${run.totalTests}`;
   const failed = run.tests.filter((t) => t.status === TestStatus.FAILED);
-  const lines = failed
-    .slice(0, slackMaxFailedTests)
-    .map((t) => `• *${slackEscape(t.name)}*: ${slackEscape(t.summary)}`);
-  if (failed.length > slackMaxFailedTests) lines.push(`and ${failed.length - slackMaxFailedTests} more`);
+  // As many failed tests as fit in one section (Slack refuses a section's text over 3000
+  // characters), at most slackMaxFailedTests; the rest counted, never cut mid-line.
+  let failedText = "*Failed tests*";
+  let listed = 0;
+  for (const test of failed.slice(0, slackMaxFailedTests)) {
+    const line = `• *${slackEscape(test.name)}*: ${slackEscape(test.summary)}`;
+    if (failedText.length + 1 + line.length > slackSectionTextLimit - moreLineRoom) break;
+    failedText += `\n${line}`;
+    listed++;
+  }
+  if (failed.length > listed) failedText += `\nand ${failed.length - listed} more`;
   const blocks: unknown[] = [
     {
       type: "section",
@@ -82,11 +93,7 @@ export function slackBody(event: EventData, names: { plan?: string; environment:
       ],
     },
   ];
-  if (lines.length > 0)
-    blocks.push({
-      type: "section",
-      text: { type: "mrkdwn", text: `*Failed tests*\n${lines.join("\n")}`.slice(0, 3000) },
-    });
+  if (failed.length > 0) blocks.push({ type: "section", text: { type: "mrkdwn", text: failedText } });
   blocks.push({ type: "section", text: { type: "mrkdwn", text: `<${run.url}|Open the run>` } });
   return JSON.stringify({ text: `${headline} ${run.url}`, blocks });
 }

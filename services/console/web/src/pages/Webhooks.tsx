@@ -618,35 +618,44 @@ export function WebhookView() {
                 cell: (d) => (
                   <span className="cell-lines">
                     <Badge tone={deliveryStateTone[d.state]}>{deliveryStateName[d.state]}</Badge>
+                    <span className="small muted">
+                      {d.attempts === 1 ? "1 attempt" : `${d.attempts} attempts`}
+                    </span>
                     {d.state === DeliveryState.PENDING && d.nextAttemptAt && (
                       <span className="small muted">
-                        next attempt <Time at={d.nextAttemptAt} />
+                        next <Time at={d.nextAttemptAt} />
                       </span>
                     )}
                   </span>
                 ),
               },
-              { label: "Attempts", number: true, cell: (d) => d.attempts },
               {
-                label: "Response",
-                cell: (d) =>
-                  d.lastResponseCode !== undefined ? (
-                    <code>{d.lastResponseCode}</code>
-                  ) : (
-                    <span className="muted">none</span>
-                  ),
+                // The receiver's last answer: its status code, and what went wrong when it did.
+                label: "Last answer",
+                cell: (d) => (
+                  <span className="cell-lines">
+                    {d.lastResponseCode !== undefined ? (
+                      <code>{d.lastResponseCode}</code>
+                    ) : (
+                      <span className="muted">none</span>
+                    )}
+                    {d.lastError && <span className="small">{sentence(d.lastError)}</span>}
+                  </span>
+                ),
               },
               {
-                label: "Last error",
-                cell: (d) =>
-                  d.lastError ? (
-                    <span className="small">{sentence(d.lastError)}</span>
-                  ) : (
-                    <span className="muted">—</span>
-                  ),
+                label: "When",
+                cell: (d) => (
+                  <span className="cell-lines">
+                    <span>
+                      created <Time at={d.createdAt} />
+                    </span>
+                    <span className="small muted">
+                      last attempt <Time at={d.lastAttemptAt} missing="not yet" />
+                    </span>
+                  </span>
+                ),
               },
-              { label: "Created", cell: (d) => <Time at={d.createdAt} /> },
-              { label: "Last attempt", cell: (d) => <Time at={d.lastAttemptAt} missing="not yet" /> },
             ]}
             actions={
               editor

@@ -1,0 +1,225 @@
+// Webhook delivery against real catalog, runs, PostgreSQL and a local receiver that checks
+// signatures with the `standardwebhooks` package (scripts/webhook-receiver.ts): a FAILED delivery
+// redelivered, an attempt that times out retried, and an address refused at delivery time
+// (docs/automation.md, "Delivery, retries and bounds" and "Egress"). Retry delays and the attempt
+// timeout are set short here.
+import { randomBytes } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
+import {
+  AutomationService,
+  type Delivery,
+  DeliveryState,
+  NotifyMode,
+  WebhookEvent,
+} from "@testrun/gen/testrun/automation/v1/automation_pb";
+import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { serviceClient } from "@testrun/kit";
+import {
+  createTestDatabase,
+  eventually,
+  runServiceCommand,
+  type ServiceProcess,
+  startServiceProcess,
+} from "@testrun/kit/testing";
+import { expect } from "chai";
+import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
+import { member, operator } from "../../catalog/test/harness.js";
+import { lease, type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
+
+describe("automation service: webhook delivery, redelivery, timeouts and refusals", () => {
+  let stack: Stack;
+  let project: Project;
+  let receiver: WebhookReceiver;
+  const processes: ServiceProcess[] = [];
+  let baseEnv: Record<string, string>;
+
+  before(async () => {
+    stack = await startStack();
+    baseEnv = {
+      ...stack.env,
+      RUNS_URL: stack.runsProcess.url,
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
+      TICK_INTERVAL_MS: "100",
+      FOLLOW_INTERVAL_MS: "100",
+      WEBHOOK_RETRY_DELAYS_MS: "200,200,200",
+      WEBHOOK_TIMEOUT_MS: "500",
+      WEBHOOK_ALLOW_HTTP: "true",
+    };
+  });
+  beforeEach(async () => {
+    project = await seedProject(stack, 1000n);
+    receiver = await startWebhookReceiver();
+  });
+  afterEach(async () => {
+    await receiver.close();
+    for (const p of processes.splice(0)) await p.stop("SIGTERM");
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  /** An automation service on a database of its own; `egress` its allowance (loopback by default). */
+  async function startAutomation(databaseUrl: string, egress: Record<string, string>) {
+    const env = { ...baseEnv, DATABASE_URL: databaseUrl, ...egress };
+    await runServiceCommand("automation", ["migrate"], env);
+    const process = await startServiceProcess("automation", env);
+    processes.push(process);
+    const client: Client<typeof AutomationService> = serviceClient(AutomationService, process.url, {
+      token: stack.env.SERVICE_TOKEN as string,
+      timeoutMs: 30_000,
+    });
+    return { process, client };
+  }
+  const loopbackAllowed = { EGRESS_ALLOW_CIDRS: "127.0.0.0/8,::1/128" };
+  const editor = () => member(project.members.editor);
+
+  /** Starts a run of the project's plan and completes every test of it as `status`. */
+  async function finishedRun(status: TestStatus): Promise<Run> {
+    const { run } = await stack.runs.startRun({
+      actor: editor(),
+      projectId: project.projectId,
+      selection: { case: "testPlan", value: project.planId },
+    });
+    const { run: started } = await stack.runs.getRun({
+      actor: operator(),
+      projectId: project.projectId,
+      runId: run?.id ?? "",
+    });
+    for (const test of started?.tests ?? []) {
+      const { assignment } = await stack.executor.claimTest({ testResultId: test.id, executorId: "pod-a/0" });
+      await stack.executor.completeTest({ ...lease(assignment), status, summary: "", durationMs: 5n });
+    }
+    return run as Run;
+  }
+
+  async function webhookTo(client: Client<typeof AutomationService>, url: string) {
+    const created = await client.createWebhook({
+      actor: editor(),
+      projectId: project.projectId,
+      url,
+      events: [WebhookEvent.RUN_FINISHED],
+      notifyMode: NotifyMode.EVERY_RUN,
+    });
+    return { id: created.webhook?.id ?? "", secret: created.secret };
+  }
+
+  /** The webhook's one delivery once `done` says it is as expected. */
+  const deliveryWhen = (
+    client: Client<typeof AutomationService>,
+    webhookId: string,
+    what: string,
+    done: (d: Delivery) => boolean,
+  ) =>
+    eventually(
+      async () => {
+        const { deliveries } = await client.listDeliveries({
+          actor: editor(),
+          projectId: project.projectId,
+          webhookId,
+        });
+        return deliveries.length === 1 && deliveries[0] && done(deliveries[0]) ? deliveries[0] : undefined;
+      },
+      what,
+      30_000,
+    );
+
+  it("redelivers a FAILED delivery with the same webhook-id, and it is delivered", async () => {
+    const { client } = await startAutomation(
+      await createTestDatabase(String(process.env.DATABASE_URL)),
+      loopbackAllowed,
+    );
+    const webhook = await webhookTo(client, receiver.url);
+    receiver.setSecrets([webhook.secret]);
+    receiver.answerWith(500);
+    const run = await finishedRun(TestStatus.PASSED);
+    // The first attempt and three retries answered 500: FAILED.
+    const failed = await deliveryWhen(
+      client,
+      webhook.id,
+      "the delivery FAILED",
+      (d) => d.state === DeliveryState.FAILED,
+    );
+    expect(failed.attempts).to.equal(4);
+    expect(failed.lastResponseCode).to.equal(500);
+    expect(failed.lastError).to.include("answered 500");
+    expect(receiver.received.map((r) => r.id)).to.deep.equal(Array(4).fill(failed.id));
+
+    receiver.answerWith(200);
+    const { delivery } = await client.redeliver({
+      actor: editor(),
+      projectId: project.projectId,
+      deliveryId: failed.id,
+    });
+    expect(delivery?.state).to.equal(DeliveryState.PENDING);
+    const delivered = await deliveryWhen(
+      client,
+      webhook.id,
+      "the redelivery delivered",
+      (d) => d.state === DeliveryState.DELIVERED,
+    );
+    expect(delivered.attempts).to.equal(5);
+    expect(delivered.lastResponseCode).to.equal(200);
+    expect(delivered.lastError).to.equal("");
+    const last = receiver.received.at(-1);
+    expect(receiver.received).to.have.length(5);
+    expect(last?.id).to.equal(failed.id);
+    expect(last?.verified).to.equal(true);
+    expect(JSON.parse(last?.body ?? "{}").data.run.id).to.equal(run.id);
+  });
+
+  it("retries an attempt the receiver does not answer within WEBHOOK_TIMEOUT_MS, then delivers it", async () => {
+    const { client } = await startAutomation(
+      await createTestDatabase(String(process.env.DATABASE_URL)),
+      loopbackAllowed,
+    );
+    const webhook = await webhookTo(client, receiver.url);
+    receiver.setSecrets([webhook.secret]);
+    receiver.answerWith("hang");
+    await finishedRun(TestStatus.FAILED);
+    const timedOut = await deliveryWhen(
+      client,
+      webhook.id,
+      "an attempt timed out",
+      (d) => d.state === DeliveryState.PENDING && d.attempts >= 1,
+    );
+    expect(timedOut.lastError).to.equal("no answer within 500 ms");
+    expect(timedOut.lastResponseCode).to.equal(undefined);
+    receiver.answerWith(200);
+    const delivered = await deliveryWhen(
+      client,
+      webhook.id,
+      "delivered once answered",
+      (d) => d.state === DeliveryState.DELIVERED,
+    );
+    expect(delivered.attempts).to.be.within(2, 4);
+    // Every attempt, the unanswered ones too, carried the one webhook-id and a valid signature.
+    expect(new Set(receiver.received.map((r) => r.id))).to.deep.equal(new Set([delivered.id]));
+    expect(receiver.received.every((r) => r.verified)).to.equal(true);
+  });
+
+  it("refuses at delivery time an address the rules no longer allow, saying why, and sends nothing", async () => {
+    // Created while loopback was allowed, to a host name (localhost) that resolves to loopback;
+    // then the service restarts without the allowance, as a production one runs.
+    const database = await createTestDatabase(String(process.env.DATABASE_URL));
+    const before = await startAutomation(database, loopbackAllowed);
+    const url = receiver.url.replace("127.0.0.1", "localhost");
+    const webhook = await webhookTo(before.client, url);
+    await before.process.stop("SIGTERM");
+    const { client } = await startAutomation(database, { EGRESS_ALLOW_CIDRS: "" });
+    await finishedRun(TestStatus.FAILED);
+    const refused = await deliveryWhen(client, webhook.id, "the attempt refused", (d) => d.attempts >= 1);
+    expect(refused.lastError).to.equal(
+      "refused: the URL goes to an address webhooks may not reach (loopback, link-local or metadata, or the cluster)",
+    );
+    expect(refused.lastResponseCode).to.equal(undefined);
+    // Retried like any failure, then FAILED; never sent.
+    const failed = await deliveryWhen(
+      client,
+      webhook.id,
+      "the delivery FAILED",
+      (d) => d.state === DeliveryState.FAILED,
+    );
+    expect(failed.attempts).to.equal(4);
+    expect(receiver.received).to.have.length(0);
+  });
+});
