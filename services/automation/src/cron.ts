@@ -22,7 +22,10 @@ export function cronProblems(
     problems.push({ field: "cron", description: "must be 1 to 200 characters" });
   else
     try {
-      new Cron(cron, { paused: true, mode: allowSeconds ? "5-or-6-parts" : "5-part" });
+      const job = new Cron(cron, { paused: true, mode: allowSeconds ? "5-or-6-parts" : "5-part" });
+      // "0 0 31 2 *" parses, but no day matches it: an active schedule that would never run.
+      if (job.nextRun() === null)
+        problems.push({ field: "cron", description: "no date matches it: it would never run" });
     } catch (error) {
       problems.push({ field: "cron", description: (error as Error).message.replace(/^CronPattern: /, "") });
     }

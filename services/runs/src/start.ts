@@ -1,9 +1,10 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { newId, requireActor } from "@testrun/kit";
+import { newId, requireAccess, requireActor } from "@testrun/kit";
 import type { TestStepSnapshot } from "./db/entities.js";
 import type { StartDeps } from "./deps.js";
 import { testKindOf } from "./dispatcher.js";
@@ -75,6 +76,9 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       throw invalid("idempotency_key is for services starting runs, not API keys");
     if ([...idempotencyKey].length > maxIdempotencyKeyLength)
       throw invalid(`idempotency_key must be at most ${maxIdempotencyKeyLength} characters`);
+    // A repeat hands back a run: only to whoever may start one in the project (the start below
+    // is authorized by the catalog's resolution, which a repeat never reaches).
+    await requireAccess(deps.catalog, actor, req.projectId, Permission.START_RUN);
     const earlier = await startedWithKey(deps, req.projectId, idempotencyKey);
     if (earlier) return earlier;
   }

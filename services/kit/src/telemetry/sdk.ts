@@ -28,7 +28,17 @@ export function startTelemetry(serviceName: string): void {
         startIncomingSpanHook: (request) => urlAttributesWithoutKeys(request.url ?? "/"),
       }),
       new KoaInstrumentation(),
-      new PgInstrumentation({ enhancedDatabaseReporting: false }),
+      // MikroORM sends statements with their values written in (em.execute's parameters too), so
+      // the recorded text would carry badge tokens, sealed secrets and whatever else a row holds:
+      // its string literals are replaced.
+      new PgInstrumentation({
+        enhancedDatabaseReporting: false,
+        requestHook: (span, { query }) => {
+          const recorded = (span as unknown as { attributes?: Record<string, unknown> }).attributes ?? {};
+          for (const key of ["db.query.text", "db.statement"])
+            if (typeof recorded[key] === "string") span.setAttribute(key, withoutLiterals(query.text));
+        },
+      }),
       new IORedisInstrumentation(),
       // No undici (fetch) instrumentation: it records each request's full URL, and the executor's
       // requests carry interpolated variable values in paths and queries.
@@ -44,6 +54,15 @@ export async function stopTelemetry(): Promise<void> {
   await running?.shutdown().catch(() => undefined);
 }
 
+/** SQL text with every string literal ('…', quotes doubled inside) written as '?'. */
+export const withoutLiterals = (sql: string) => sql.replace(/'(?:[^']|'')*'/g, "'?'");
+
+/**
+ * The console's public badge route, `/badges/{token}.svg` (docs/automation.md, "Badges"): the
+ * token is the right to read the badge, kept out of traces as out of the console's log lines.
+ */
+const withoutBadgeToken = (path: string) => path.replace(/^\/badges\/[^/]*$/, "/badges/[token].svg");
+
 /**
  * The span attributes of an incoming request's URL (`/path?query`, as the request line has it)
  * that would carry a key-shaped part, with it replaced; they override the instrumentation's own.
@@ -53,7 +72,8 @@ function urlAttributesWithoutKeys(url: string): Record<string, string> {
   const path = queryAt < 0 ? url : url.slice(0, queryAt);
   const query = queryAt < 0 ? "" : url.slice(queryAt + 1);
   const attributes: Record<string, string> = {};
-  if (withoutKeys(path) !== path) attributes["url.path"] = withoutKeys(path);
+  const tracedPath = withoutBadgeToken(withoutKeys(path));
+  if (tracedPath !== path) attributes["url.path"] = tracedPath;
   if (withoutKeys(query) !== query) attributes["url.query"] = withoutKeys(query);
   return attributes;
 }
