@@ -28,6 +28,10 @@
 // 5. the cost of metrics (bench/metrics.ts): the read load with every /metrics on and with
 //    METRICS_PORT=0, CPU time per request of each, and a /metrics scrape's time under that load;
 //    BENCH_ONLY=metrics runs it alone (on systems of its own).
+// 6. automation (bench/automation.ts): webhook latency and deliveries per second per replica, delivery
+//    through a receiver answering 500 and then nothing before it recovers, and 1,000 schedules on two
+//    replicas, tick by tick; on a system of its own. BENCH_ONLY=automation runs it alone;
+//    BENCH_AUTOMATION_RUNS (100), BENCH_AUTOMATION_DRAIN (500), BENCH_SCHEDULE_TICKS (2) size it.
 // BENCH_ONLY=growth runs the growth table alone (with PROFILE=growth: the runs, gateway and console
 // services profiled under it); BENCH_GROWTH_SIZES (default 20,100,500) and BENCH_GROWTH_WATCHERS
 // (default 0,5,20) choose its rows.
@@ -45,6 +49,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
+import { automationTable } from "./bench/automation.js";
 import { browserTable } from "./bench/browser.js";
 import { growthTable } from "./bench/growth.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
@@ -338,6 +343,32 @@ try {
           ...(!metrics && {
             serviceEnv: Object.fromEntries(serviceNames.map((name) => [name, { METRICS_PORT: "0" }])),
           }),
+          launch: (service) => ({ file: process.execPath, args: [launcher, service], cwd: repoRoot }),
+        }),
+    });
+  }
+
+  // 6. Automation, on a system of its own (it runs its own automation replicas).
+  if (only === "automation" || (!profile && !only)) {
+    await floor?.stop();
+    await system?.stop();
+    floor = undefined;
+    system = undefined;
+    await automationTable({
+      adminDatabaseUrl: process.env.DATABASE_URL ?? postgres?.url ?? "",
+      launcher,
+      latencyRuns: Number(process.env.BENCH_AUTOMATION_RUNS ?? 100),
+      drainRuns: Number(process.env.BENCH_AUTOMATION_DRAIN ?? 500),
+      scheduleProjects: 20,
+      schedulesPerProject: 50,
+      scheduleTicks: Number(process.env.BENCH_SCHEDULE_TICKS ?? 2),
+      start: (databaseUrl) =>
+        startSystem({
+          databaseUrl,
+          redisUrl,
+          ports: "free",
+          keepOutput: false,
+          extraEnv: { RATE_LIMIT_PER_MINUTE: "1000000", NODE_ENV: "production" },
           launch: (service) => ({ file: process.execPath, args: [launcher, service], cwd: repoRoot }),
         }),
     });
