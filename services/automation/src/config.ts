@@ -30,6 +30,8 @@ export const configSchema = baseConfigSchema.extend({
   TICK_INTERVAL_MS: positiveMs(1_000),
   /** How often the replica holding the cursor asks the runs service for newly finished runs. */
   FOLLOW_INTERVAL_MS: positiveMs(1_000),
+  /** Days a finished delivery or schedule tick is kept (history.ts); pending ones are kept until done. */
+  HISTORY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**
    * Delays before each retry of a failed delivery, comma-separated milliseconds; after the last,
    * the delivery is FAILED. Default 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 12 h (about 21 hours).

@@ -5,12 +5,16 @@ import { bind, fromHandlerGroups, runService, serviceClient } from "@testrun/kit
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
+import { pruneHistory } from "./history.js";
 import { type EventData, slackBody, standardBody } from "./payload.js";
 import { badgeHandlers } from "./rpc/badges.js";
 import { scheduleHandlers } from "./rpc/schedules.js";
 import { webhookHandlers } from "./rpc/webhooks.js";
 import { SecretCipher } from "./secrets.js";
 import { deliverDue, followRuns, loop, recordDueTicks, startOneTick, type WorkerDeps } from "./workers.js";
+
+/** How often old deliveries and ticks are pruned (history.ts); a full batch prunes again at once. */
+const pruneEveryMs = 10 * 60_000;
 
 await runService({
   name: "automation",
@@ -74,6 +78,7 @@ await runService({
       loop("ticks", config.TICK_INTERVAL_MS, () => recordDueTicks(deps), logger),
       loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps), logger),
       loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps), logger),
+      loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS), logger),
     ];
     const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps), logger);
     loops.push(deliveries);
