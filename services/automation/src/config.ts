@@ -48,7 +48,8 @@ export const configSchema = baseConfigSchema.extend({
       return delays;
     }),
   /** One delivery attempt's whole time: connect, send, answer (at most 64 KiB of it is read). */
-  WEBHOOK_TIMEOUT_MS: positiveMs(10_000),
+  /** At most 30 s: a delivery claim lasts 60 s, and an attempt outliving it could be made twice. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(30_000).default(10_000),
   /** Deliveries one replica attempts at once. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   /** Host names a Slack-kind webhook may post to. */

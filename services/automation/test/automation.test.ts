@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
 import { type Client, Code } from "@connectrpc/connect";
 import {
   AutomationService,
@@ -10,6 +11,7 @@ import {
   WebhookEvent,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { TagListSchema } from "@testrun/gen/testrun/common/v1/selection_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import {
@@ -163,6 +165,21 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
       paused: false,
     });
     expect(active.schedule?.nextTicks).to.have.length(3);
+    // Another member changing what it runs becomes the member it acts for; a rename does not.
+    const renamed = await automation.updateSchedule({
+      actor: member(project.members.admin),
+      projectId: project.projectId,
+      scheduleId: schedule?.id ?? "",
+      name: "Hourly smoke, renamed",
+    });
+    expect(renamed.schedule?.actsForMemberId).to.equal(project.members.editor);
+    const retargeted = await automation.updateSchedule({
+      actor: member(project.members.admin),
+      projectId: project.projectId,
+      scheduleId: schedule?.id ?? "",
+      selection: { case: "tags", value: create(TagListSchema, { tags: ["smoke"] }) },
+    });
+    expect(retargeted.schedule?.actsForMemberId).to.equal(project.members.admin);
     const preview = await automation.previewSchedule({
       actor: viewer,
       projectId: project.projectId,

@@ -193,13 +193,17 @@ export function scheduleHandlers(deps: ScheduleDeps): Partial<ServiceImpl<typeof
       let member = current.acts_for_member_id;
       let reason = current.stopped_reason;
       if (req.paused === true) state = "paused";
-      if (req.paused === false) {
-        // Activating makes the caller the member it acts for (a stopped schedule needs a new one).
+      const changesWhatRuns = req.environmentId !== undefined || req.selection.case !== undefined;
+      // Changing what it runs, or activating it, makes that member the one it acts for: the runs
+      // it starts are then theirs (a stopped schedule needs a new member; an operator's edit keeps
+      // the member it had).
+      if (req.paused === false || (changesWhatRuns && req.actor?.kind.case === "memberId"))
         member = memberOf(req.actor);
+      if (req.paused === false) {
         state = "active";
         reason = "";
       }
-      if (req.environmentId !== undefined || req.selection.case || req.paused === false)
+      if (changesWhatRuns || req.paused === false)
         await checkSelection(
           deps,
           { ...(req.actor as Actor), kind: { case: "memberId", value: member } } as Actor,
