@@ -73,6 +73,9 @@ run's events go to a local receiver (${receiver.url}) that checks their signatur
 
   ${automation.badgeUrl}
 
+Prometheus metrics, one port per component (docs/operations.md):
+${[...system.metricsUrls].map(([name, url]) => `  curl -s ${url}   # ${name}`).join("\n")}
+
 Admin CLI against this system:  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl --help
 `);
   await Promise.race([...system.processes.values()].map((service) => once(service.process, "exit")));
