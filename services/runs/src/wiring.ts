@@ -141,6 +141,9 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
     },
     openWatchStreams: () => watches.openStreams,
     async stop() {
+      // Open WatchRun streams end first (`stopping` did so already when main.ts stops; tests stop
+      // the wiring without it): each holds a refresh timer that would keep the process alive.
+      watches.close();
       // Last started, first stopped; all of it before Redis and the database close.
       await step("stopping the artifact sweeper", () => sweeper.stop());
       await step("closing the artifact store", () => contents.close());
