@@ -9,12 +9,12 @@ import {
   startServiceProcess,
   startThrowawayRedis,
   type ThrowawayServer,
+  withBrokenReadBack,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
-import { withBrokenReadBack } from "../services/runs/test/harness.js";
 import { addCases, getCase, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
 
 describe("runs through failures, through the real gateway", () => {

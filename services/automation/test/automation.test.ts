@@ -17,14 +17,18 @@ import { serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   eventually,
+  leaseOf,
+  type RunsProcessStack,
+  type RunsProject,
   runServiceCommand,
   type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { member, operator, rejects } from "../../catalog/test/harness.js";
-import { lease, type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 import { sign } from "../src/secrets.js";
 
 interface Received {
@@ -56,14 +60,14 @@ async function startReceiver() {
 }
 
 describe("automation service: schedules, webhooks, badges against real catalog, runs, PostgreSQL", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: RunsProcessStack;
+  let project: RunsProject;
   let replicas: ServiceProcess[] = [];
   let automation: Client<typeof AutomationService>;
   let automationDb: string;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startRunsProcessStack();
     automationDb = await createTestDatabase(String(process.env.DATABASE_URL));
     const env = {
       ...stack.env,
@@ -88,7 +92,7 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
     });
   });
   beforeEach(async () => {
-    project = await seedProject(stack, 1000n);
+    project = await seedRunsProject(stack, 1000n);
   });
   after(async () => {
     for (const replica of replicas) await replica.stop("SIGTERM");
@@ -104,7 +108,7 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
     for (const test of run?.tests ?? []) {
       const { assignment } = await stack.executor.claimTest({ testResultId: test.id, executorId: "pod-a/0" });
       await stack.executor.completeTest({
-        ...lease(assignment),
+        ...leaseOf(assignment),
         status,
         summary: status === TestStatus.FAILED ? "expected 200, got 500" : "",
         durationMs: 5n,
@@ -188,7 +192,7 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
     });
     expect(preview.nextTicks).to.have.length(3);
     // Another project's schedule is NOT_FOUND there.
-    const other = await seedProject(stack, 0n);
+    const other = await seedRunsProject(stack, 0n);
     await rejects(
       automation.getSchedule({
         actor: member(other.members.editor),
@@ -278,7 +282,7 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
   });
 
   it("records a tick without credits with its reason, and stops the schedule when its member is demoted", async () => {
-    const poor = await seedProject(stack, 0n);
+    const poor = await seedRunsProject(stack, 0n);
     const { schedule } = await automation.createSchedule({
       actor: member(poor.members.editor),
       projectId: poor.projectId,

@@ -17,24 +17,28 @@ import { serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   eventually,
+  leaseOf,
+  type RunsProcessStack,
+  type RunsProject,
   runServiceCommand,
   type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
 import { member, operator } from "../../catalog/test/harness.js";
-import { lease, type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 
 describe("automation service: webhook delivery, redelivery, timeouts and refusals", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: RunsProcessStack;
+  let project: RunsProject;
   let receiver: WebhookReceiver;
   const processes: ServiceProcess[] = [];
   let baseEnv: Record<string, string>;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startRunsProcessStack();
     baseEnv = {
       ...stack.env,
       RUNS_URL: stack.runsProcess.url,
@@ -47,7 +51,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     };
   });
   beforeEach(async () => {
-    project = await seedProject(stack, 1000n);
+    project = await seedRunsProject(stack, 1000n);
     receiver = await startWebhookReceiver();
   });
   afterEach(async () => {
@@ -87,7 +91,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     });
     for (const test of started?.tests ?? []) {
       const { assignment } = await stack.executor.claimTest({ testResultId: test.id, executorId: "pod-a/0" });
-      await stack.executor.completeTest({ ...lease(assignment), status, summary: "", durationMs: 5n });
+      await stack.executor.completeTest({ ...leaseOf(assignment), status, summary: "", durationMs: 5n });
     }
     return run as Run;
   }

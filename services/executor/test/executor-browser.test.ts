@@ -2,21 +2,27 @@
 // services, its steps in real Chromium against a real web application on 127.0.0.2: the result is
 // reported after the artifacts were handed over (PutArtifact), whatever the runs service did with them.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import {
+  type RunsProcessStack,
+  type RunsProject,
+  type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
+  startServiceProcess,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import { operator } from "../../catalog/test/harness.js";
-import { type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 import { type BrowserTarget, startBrowserTarget, stepsOf } from "./browser-target.js";
 
 describe("executor process running a browser test", function () {
   this.timeout(60_000);
-  let stack: Stack;
+  let stack: RunsProcessStack;
   let target: BrowserTarget;
   let executor: ServiceProcess;
-  let project: Project;
+  let project: RunsProject;
 
   before(async () => {
-    stack = await startStack({}, 6);
+    stack = await startRunsProcessStack({}, 6);
     target = await startBrowserTarget();
     executor = await startServiceProcess("executor", {
       REDIS_URL: stack.redisUrlOf("executor"),
@@ -26,7 +32,7 @@ describe("executor process running a browser test", function () {
       // Only the browser target's address: 127.0.0.1 (the services) stays refused.
       EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
     });
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
   });
   after(async () => {
     await executor?.stop("SIGTERM");

@@ -1,21 +1,27 @@
 // The executor process running a test end to end against the real runs and catalog services (and
 // their PostgreSQL and Redis), its steps against a real HTTP server: what it reports of a failure.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import {
+  type RunsProcessStack,
+  type RunsProject,
+  type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
+  startServiceProcess,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
 import { operator } from "../../catalog/test/harness.js";
-import { type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 import { startTestTarget, type TestTarget } from "./target.js";
 
 describe("executor process with the runs service", () => {
-  let stack: Stack;
+  let stack: RunsProcessStack;
   let target: TestTarget;
   let executor: ServiceProcess;
-  let project: Project;
+  let project: RunsProject;
 
   before(async () => {
-    stack = await startStack({}, 6);
+    stack = await startRunsProcessStack({}, 6);
     target = await startTestTarget();
     executor = await startServiceProcess("executor", {
       REDIS_URL: stack.redisUrlOf("executor"),
@@ -25,7 +31,7 @@ describe("executor process with the runs service", () => {
       TEST_DEADLINE_MS: "2000",
       ...localTargetsEgress,
     });
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
   });
   after(async () => {
     await executor?.stop("SIGTERM");

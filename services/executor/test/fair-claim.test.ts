@@ -4,21 +4,28 @@
 // soon as a slot frees, and the backlog's refused tests come back and run later.
 import { RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { executorGroup, testStream } from "@testrun/kit";
-import { eventually, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import {
+  eventually,
+  type RunsProcessStack,
+  type RunsProject,
+  type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
+  startServiceProcess,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import { HeldTarget } from "../../../test/held-target.js";
 import { httpStep, operator } from "../../catalog/test/harness.js";
-import { type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 
 describe("executor with fair claiming between projects", function () {
   // Four service processes and an executor to start.
   this.timeout(60_000);
-  let stack: Stack;
+  let stack: RunsProcessStack;
   let target: HeldTarget;
   let executor: ServiceProcess;
 
   before(async () => {
-    stack = await startStack(
+    stack = await startRunsProcessStack(
       { MAX_RUNNING_PER_PROJECT: "1", REPUBLISH_AFTER_MS: "300", RECONCILE_INTERVAL_MS: "100" },
       8,
     );
@@ -41,7 +48,7 @@ describe("executor with fair claiming between projects", function () {
 
   /** A project whose default environment is the held target. */
   const projectOnTarget = async () => {
-    const project = await seedProject(stack);
+    const project = await seedRunsProject(stack);
     const { environment } = await stack.catalog.catalog.createEnvironment({
       actor: operator(),
       projectId: project.projectId,
@@ -52,7 +59,7 @@ describe("executor with fair claiming between projects", function () {
   };
   /** Starts a run of `count` test cases of one GET step to `path`. */
   const startRun = async (
-    { project, environmentId }: { project: Project; environmentId: string },
+    { project, environmentId }: { project: RunsProject; environmentId: string },
     path: string,
     count: number,
   ) => {
@@ -77,7 +84,7 @@ describe("executor with fair claiming between projects", function () {
     });
     return run?.id ?? "";
   };
-  const finished = (project: Project, runId: string) =>
+  const finished = (project: RunsProject, runId: string) =>
     eventually(async () => {
       const { run } = await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId });
       return run?.finishedAt ? run : undefined;

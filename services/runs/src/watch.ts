@@ -295,5 +295,9 @@ export class RunWatches {
   close(): void {
     this.closed = true;
     for (const interrupt of this.streams) interrupt();
+    // A stream whose caller stopped reading sits at a `yield` and reaches its clean-up only if read
+    // again: its feed's refresh timer stops here, so a shutdown is not held by it.
+    for (const feed of this.feeds.values()) feed.close();
+    this.feeds.clear();
   }
 }

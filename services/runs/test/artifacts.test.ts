@@ -12,10 +12,22 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceReadMaxBytes } from "@testrun/kit";
-import { eventually, repoRoot, sharedMinio } from "@testrun/kit/testing";
+import {
+  apiKey,
+  eventually,
+  httpStep,
+  leaseOf,
+  member,
+  operator,
+  type RunsProject,
+  rejects,
+  repoRoot,
+  seedOrganization,
+  seedRunsProject,
+  sharedMinio,
+} from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
-import { apiKey, httpStep, member, operator, rejects, seedOrganization } from "../../catalog/test/harness.js";
-import { lease, type Project, type Stack, seedProject, startStack } from "./harness.js";
 
 const MiB = 1024 * 1024;
 
@@ -25,7 +37,7 @@ interface Backend {
   /** The runs service's settings for it. */
   env: Record<string, string>;
   /** The keys of the artifacts whose bytes it holds under `prefix` (`<project>/<run>/`). */
-  keys(stack: Stack, prefix: string): Promise<string[]>;
+  keys(stack: InProcessRunsStack, prefix: string): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -88,8 +100,8 @@ const png = (size = 1024) => {
 for (const makeBackend of [postgresBackend, s3Backend]) {
   describe(`artifacts in the ${makeBackend === postgresBackend ? "PostgreSQL" : "S3 (MinIO)"} store`, () => {
     let backend: Backend;
-    let stack: Stack;
-    let project: Project;
+    let stack: InProcessRunsStack;
+    let project: RunsProject;
     /** A test case of three steps, so that step numbers have room. */
     let threeSteps: string;
 
@@ -97,7 +109,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       // Four processes, their migrations and (the first time) MinIO.
       this.timeout(120_000);
       backend = await makeBackend();
-      stack = await startStack({
+      stack = await startRunsStack({
         ...backend.env,
         // The caps, small enough to reach in a test: 20 MiB per artifact is the default.
         RUN_ARTIFACTS_MAX_BYTES: String(30 * MiB),
@@ -106,7 +118,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       });
     });
     beforeEach(async () => {
-      project = await seedProject(stack);
+      project = await seedRunsProject(stack);
       const { testCase } = await stack.catalog.catalog.createTestCase({
         actor: operator(),
         projectId: project.projectId,
@@ -136,11 +148,11 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
     };
 
     const put = (
-      claim: { assignment?: Parameters<typeof lease>[0] },
+      claim: { assignment?: Parameters<typeof leaseOf>[0] },
       fields: Partial<PutArtifactRequest> = {},
     ) =>
       stack.executor.putArtifact({
-        ...lease(claim.assignment),
+        ...leaseOf(claim.assignment),
         kind: ArtifactKind.SCREENSHOT,
         name: "failure",
         contentType: "image/png",
@@ -191,7 +203,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       expect(running.run?.tests[0]?.artifacts).to.deep.equal([]);
 
       const done = await stack.executor.completeTest({
-        ...lease(claim.assignment),
+        ...leaseOf(claim.assignment),
         status: TestStatus.FAILED,
         summary: "step 2: expected status 200, got 500",
         durationMs: 900n,
@@ -286,7 +298,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       const loaded = grpc.loadPackageDefinition(definition) as unknown as {
         testrun: { runs: { v1: { RunsService: grpc.ServiceClientConstructor } } };
       };
-      const host = new URL(stack.runsProcess.url).host;
+      const host = new URL(await stack.listen()).host;
       const executor = new loaded.testrun.runs.v1.RunsService(host, grpc.credentials.createInsecure());
       const reader = new loaded.testrun.runs.v1.RunsService(host, grpc.credentials.createInsecure(), {
         "grpc.max_receive_message_length": 64 * MiB,
@@ -307,7 +319,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
           "PutArtifact",
           String(stack.env.EXECUTOR_TOKEN),
           {
-            ...lease(claim.assignment),
+            ...leaseOf(claim.assignment),
             kind: "ARTIFACT_KIND_SCREENSHOT",
             name: "home",
             contentType: "image/png",
@@ -331,7 +343,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       // The other methods keep the services' bound: a heartbeat of more than 8 MiB is not read.
       await rejects(
         stack.executor.heartbeatTest({
-          ...lease(claim.assignment),
+          ...leaseOf(claim.assignment),
           leaseToken: "x".repeat(serviceReadMaxBytes + 1),
         }),
         Code.ResourceExhausted,
@@ -398,7 +410,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       // Only executors store artifacts; only the catalog purges them.
       await rejects(
         stack.runs.putArtifact(
-          create(PutArtifactRequestSchema, { ...lease(claim.assignment), kind: ArtifactKind.SCREENSHOT }),
+          create(PutArtifactRequestSchema, { ...leaseOf(claim.assignment), kind: ArtifactKind.SCREENSHOT }),
         ),
         Code.PermissionDenied,
       );
@@ -412,7 +424,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       );
 
       await stack.executor.completeTest({
-        ...lease(claim.assignment),
+        ...leaseOf(claim.assignment),
         status: TestStatus.PASSED,
         summary: "",
         durationMs: 1n,
@@ -425,7 +437,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
     it("drops an earlier attempt's artifacts when the test is claimed again: unreadable at once, bytes deleted", async () => {
       const claim = await claimed();
       const old = (await put(claim, { name: "before" })).artifact?.id ?? "";
-      await stack.executor.releaseTest({ ...lease(claim.assignment), reason: "shutting down" });
+      await stack.executor.releaseTest({ ...leaseOf(claim.assignment), reason: "shutting down" });
       const again = (
         await stack.executor.claimTest({ testResultId: claim.testResultId, executorId: "pod-b/0" })
       ).assignment;
@@ -435,7 +447,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       await rejects(put(claim, { name: "late" }), Code.Aborted);
       const fresh = (await put({ assignment: again }, { name: "after" })).artifact?.id ?? "";
       await stack.executor.completeTest({
-        ...lease(again),
+        ...leaseOf(again),
         status: TestStatus.PASSED,
         summary: "",
         durationMs: 5n,
@@ -463,7 +475,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       const { artifact } = await put(claim);
       const id = artifact?.id ?? "";
       await stack.executor.completeTest({
-        ...lease(claim.assignment),
+        ...leaseOf(claim.assignment),
         status: TestStatus.PASSED,
         summary: "",
         durationMs: 1n,
@@ -506,7 +518,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
         (await put(claim, { name: "b" })).artifact?.id ?? "",
       ];
       await stack.executor.completeTest({
-        ...lease(claim.assignment),
+        ...leaseOf(claim.assignment),
         status: TestStatus.PASSED,
         summary: "",
         durationMs: 1n,
@@ -543,7 +555,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       const claim = await claimed();
       const complete = (stepResults: { number: number; status: TestStatus; durationMs: bigint }[]) =>
         stack.executor.completeTest({
-          ...lease(claim.assignment),
+          ...leaseOf(claim.assignment),
           status: TestStatus.PASSED,
           summary: "",
           durationMs: 30n,

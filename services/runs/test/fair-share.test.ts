@@ -4,17 +4,24 @@
 // never refused; concurrent claims of one project cannot overshoot its share.
 import { Code } from "@connectrpc/connect";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { eventually } from "@testrun/kit/testing";
+import {
+  eventually,
+  leaseOf,
+  operator,
+  type RunsProject,
+  rejects,
+  seedRunsProject,
+  streamDispatches,
+} from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
 import pg from "pg";
-import { operator, rejects } from "../../catalog/test/harness.js";
 import { claimLockKey } from "../src/fair-share.js";
-import { lease, type Project, type Stack, seedProject, startStack, streamDispatches } from "./harness.js";
 
 describe("fair claiming between projects", () => {
-  let stack: Stack;
+  let stack: InProcessRunsStack;
   before(async () => {
-    stack = await startStack(
+    stack = await startRunsStack(
       { MAX_RUNNING_PER_PROJECT: "1", REPUBLISH_AFTER_MS: "300", RECONCILE_INTERVAL_MS: "100" },
       7,
     );
@@ -32,7 +39,7 @@ describe("fair claiming between projects", () => {
   });
 
   const runOf = new Map<string, string>();
-  const startPlan = async (project: Project) => {
+  const startPlan = async (project: RunsProject) => {
     const { run } = await stack.runs.startRun({
       actor: project.key,
       projectId: project.projectId,
@@ -46,7 +53,7 @@ describe("fair claiming between projects", () => {
     (await stack.executor.claimTest({ testResultId, executorId: "pod-a/0" })).assignment;
   const refused = (testResultId: string) =>
     rejects(stack.executor.claimTest({ testResultId, executorId: "pod-a/0" }), Code.ResourceExhausted);
-  const statusOf = async (project: Project, testResultId: string) =>
+  const statusOf = async (project: RunsProject, testResultId: string) =>
     (
       await stack.runs.getTestResult({
         actor: project.key,
@@ -59,8 +66,8 @@ describe("fair claiming between projects", () => {
     (await streamDispatches(stack.redis)).filter((d) => d?.testResultId === testResultId).length;
 
   it("lets a lone project use every slot, and holds it to its share only while another project waits", async () => {
-    const a = await seedProject(stack);
-    const b = await seedProject(stack);
+    const a = await seedRunsProject(stack);
+    const b = await seedRunsProject(stack);
     const [a1, a2, a3] = await startPlan(a);
     // Alone: beyond its share of 1.
     const heldByA = [await claim(a1), await claim(a2)];
@@ -79,7 +86,7 @@ describe("fair claiming between projects", () => {
     // A's tests end: A waits with nothing running, so B (at its share) must leave it the slot.
     for (const held of heldByA)
       await stack.executor.completeTest({
-        ...lease(held),
+        ...leaseOf(held),
         status: TestStatus.PASSED,
         summary: "",
         durationMs: 1n,
@@ -97,8 +104,8 @@ describe("fair claiming between projects", () => {
   });
 
   it("never refuses taking over a lapsed lease, even over the project's share", async () => {
-    const a = await seedProject(stack);
-    const b = await seedProject(stack);
+    const a = await seedRunsProject(stack);
+    const b = await seedRunsProject(stack);
     const [a1, a2, a3] = await startPlan(a);
     await claim(a1);
     await claim(a2);
@@ -116,8 +123,8 @@ describe("fair claiming between projects", () => {
   });
 
   it("keeps a test deferred again and again QUEUED past the dispatch deadline, published again each interval", async () => {
-    const a = await seedProject(stack);
-    const b = await seedProject(stack);
+    const a = await seedRunsProject(stack);
+    const b = await seedRunsProject(stack);
     const [a1, a2] = await startPlan(a);
     await claim(a1);
     await startPlan(b);
@@ -140,8 +147,8 @@ describe("fair claiming between projects", () => {
   });
 
   it("serialises one project's claims, so two at once cannot both take the last slot of its share", async () => {
-    const a = await seedProject(stack);
-    const b = await seedProject(stack);
+    const a = await seedRunsProject(stack);
+    const b = await seedRunsProject(stack);
     // Tests of two runs: their claims lock different run rows, so only the project's lock orders them.
     const [first] = await startPlan(a);
     const [second] = await startPlan(a);

@@ -1,21 +1,28 @@
 import { Code } from "@connectrpc/connect";
 import { type Run, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { eventually } from "@testrun/kit/testing";
+import {
+  balanceOf,
+  eventually,
+  leaseOf,
+  member,
+  type RunsProject,
+  rejects,
+  seedRunsProject,
+} from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
-import { member, rejects } from "../../catalog/test/harness.js";
-import { balanceOf, lease, type Project, type Stack, seedProject, startStack } from "./harness.js";
 
 // ListFinishedRuns (how the automation service follows runs) and StartRun's idempotency_key (how
 // a schedule's tick starts one run however often it is retried): runs.proto.
 describe("runs service: finished runs for services, idempotent starts", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: InProcessRunsStack;
+  let project: RunsProject;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startRunsStack();
   });
   beforeEach(async () => {
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
   });
   after(async () => {
     await stack?.stop();
@@ -34,7 +41,7 @@ describe("runs service: finished runs for services, idempotent starts", () => {
     for (const [index, test] of (run?.tests ?? []).entries()) {
       const { assignment } = await stack.executor.claimTest({ testResultId: test.id, executorId: "pod-a/0" });
       await stack.executor.completeTest({
-        ...lease(assignment),
+        ...leaseOf(assignment),
         status: index === 0 ? TestStatus.FAILED : TestStatus.PASSED,
         summary: index === 0 ? "expected 200, got 500" : "",
         durationMs: 10n,

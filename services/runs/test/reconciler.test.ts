@@ -1,33 +1,32 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { newId } from "@testrun/kit";
-import { eventually } from "@testrun/kit/testing";
-import { expect } from "chai";
-import { operator, rejects } from "../../catalog/test/harness.js";
 import {
   balanceOf,
-  lease,
-  type Project,
-  replicaWithHeldBilling,
-  type Stack,
-  seedProject,
-  startStack,
+  eventually,
+  leaseOf,
+  operator,
+  type RunsProject,
+  rejects,
+  seedRunsProject,
   streamDispatches,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import { expect } from "chai";
 
 describe("runs reconciler: lost dispatches and lapsed leases", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: InProcessRunsStack;
+  let project: RunsProject;
 
   before(async () => {
-    stack = await startStack({
+    stack = await startRunsStack({
       LEASE_MS: "400",
       MAX_ATTEMPTS: "2",
       RECONCILE_INTERVAL_MS: "100",
       REPUBLISH_AFTER_MS: "300",
       START_GRACE_MS: "300",
     });
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
   });
   after(async () => {
     await stack?.stop();
@@ -53,7 +52,7 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
     for (const test of run?.tests ?? []) {
       const { assignment } = await stack.executor.claimTest({ testResultId: test.id, executorId: "pod/0" });
       await stack.executor.completeTest({
-        ...lease(assignment),
+        ...leaseOf(assignment),
         status: TestStatus.PASSED,
         summary: "",
         durationMs: 1n,
@@ -86,53 +85,6 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
     expect(entries.map((e) => e.amount).sort()).to.deep.equal([-2n, 2n]);
   });
 
-  it("refuses a charge that reaches billing after the start was given up, so no credit is taken", async () => {
-    // A second runs replica whose link to billing holds every byte until released: its start's
-    // charge is on its way while this stack's replica gives the start up (START_GRACE_MS).
-    const { link, client: replica, stop } = await replicaWithHeldBilling(stack, 30_000);
-    try {
-      const before = await balanceOf(stack, project.projectId);
-      const starting = replica.startRun({
-        actor: project.key,
-        projectId: project.projectId,
-        selection: { case: "testPlan", value: project.planId },
-      });
-      const outcome = starting.then(
-        () => "started",
-        (error: unknown) => Code[ConnectError.from(error).code],
-      );
-      const runId = await eventually(async () => {
-        const { rows } = await stack.db.query<{ id: string }>(
-          "select id from runs.runs where project_id = $1 and charge_state <> 'charged'",
-          [project.projectId],
-        );
-        return rows[0]?.id;
-      }, "the start to be stored as pending");
-      await eventually(async () => {
-        const left = await stack.db.query("select 1 from runs.runs where id = $1", [runId]);
-        return left.rowCount === 0 ? true : undefined;
-      }, "the reconciler to give the start up");
-
-      link.release();
-      expect(await outcome).to.equal("Unavailable");
-      expect(await balanceOf(stack, project.projectId)).to.equal(before);
-      const { entries } = await stack.billing.listLedger({
-        actor: operator(),
-        projectId: project.projectId,
-        runId,
-      });
-      expect(entries).to.deep.equal([]);
-      // The late charge itself, repeated: still refused, still nothing taken.
-      await rejects(
-        stack.billing.chargeRun({ projectId: project.projectId, runId, amount: 3n }),
-        Code.Aborted,
-      );
-      expect(await balanceOf(stack, project.projectId)).to.equal(before);
-    } finally {
-      await stop();
-    }
-  });
-
   it("lets another executor take over a lapsed lease, and fails the test after MAX_ATTEMPTS lapses", async () => {
     const { run } = await stack.runs.startRun({
       actor: project.key,
@@ -154,7 +106,7 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
       "the lease to lapse",
     );
     expect(second?.attempt).to.equal(2);
-    await rejects(stack.executor.heartbeatTest(lease(first)), Code.Aborted);
+    await rejects(stack.executor.heartbeatTest(leaseOf(first)), Code.Aborted);
 
     // Its lease lapses too: the second lapse (MAX_ATTEMPTS=2) fails the test and the run.
     const failed = await eventually(async () => {
@@ -167,17 +119,17 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
       "the executor stopped responding 2 times (lease lapsed); giving up",
     );
     expect(failed.tests[0]?.attempt).to.equal(2);
-    await rejects(stack.executor.heartbeatTest(lease(second)), Code.FailedPrecondition);
+    await rejects(stack.executor.heartbeatTest(leaseOf(second)), Code.FailedPrecondition);
     // The test was executed (and lost) twice: its credit is not given back.
     expect(await balanceOf(stack, project.projectId)).to.equal(96n);
   });
 });
 
 describe("runs reconciler: dispatch deadline", () => {
-  let stack: Stack;
+  let stack: InProcessRunsStack;
 
   before(async () => {
-    stack = await startStack(
+    stack = await startRunsStack(
       { RECONCILE_INTERVAL_MS: "100", DISPATCH_DEADLINE_MS: "500", REPUBLISH_AFTER_MS: "100" },
       6,
     );
@@ -187,7 +139,7 @@ describe("runs reconciler: dispatch deadline", () => {
   });
 
   it("skips a run nobody took with no_executor and refunds its credits", async () => {
-    const project = await seedProject(stack);
+    const project = await seedRunsProject(stack);
     const { run } = await stack.runs.startRun({
       actor: project.key,
       projectId: project.projectId,
@@ -210,7 +162,7 @@ describe("runs reconciler: dispatch deadline", () => {
   });
 
   it("keeps a backlog QUEUED past the deadline while an executor is at work, and skips it once none is", async () => {
-    const project = await seedProject(stack);
+    const project = await seedRunsProject(stack);
     const start = async () =>
       (
         await stack.runs.startRun({
@@ -245,7 +197,7 @@ describe("runs reconciler: dispatch deadline", () => {
 
     // The executor finishes and none takes anything for a deadline: now the tests are given up.
     await stack.executor.completeTest({
-      ...lease(assignment),
+      ...leaseOf(assignment),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 5n,

@@ -3,31 +3,30 @@
 // handed back and when the reconciler publishes it again; and the dispatch deadline counts for each
 // kind apart, since separate executor pools take separate kinds.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { eventually } from "@testrun/kit/testing";
-import { expect } from "chai";
 import {
   createBrowserTestCase,
-  lease,
-  type Project,
-  type Stack,
-  seedProject,
-  startStack,
+  eventually,
+  leaseOf,
+  type RunsProject,
+  seedRunsProject,
   streamDispatches,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import { expect } from "chai";
 
 describe("runs: each test published to the executors of its kind", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: InProcessRunsStack;
+  let project: RunsProject;
   let browserCase: string;
   /** seedProject's "login" case: one HTTP step. */
   let httpCase: string;
 
   before(async () => {
-    stack = await startStack(
+    stack = await startRunsStack(
       { RECONCILE_INTERVAL_MS: "100", REPUBLISH_AFTER_MS: "100", DISPATCH_DEADLINE_MS: "600" },
       7,
     );
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
     browserCase = await createBrowserTestCase(stack, project.projectId, "sign in");
     httpCase = project.cases[0] ?? "";
   });
@@ -63,7 +62,7 @@ describe("runs: each test published to the executors of its kind", () => {
     const { browserTest } = await startBoth();
     const { assignment } = await stack.executor.claimTest({ testResultId: browserTest, executorId: "pod/0" });
     await stack.redis.flushdb();
-    await stack.executor.releaseTest({ ...lease(assignment), reason: "executor shutting down" });
+    await stack.executor.releaseTest({ ...leaseOf(assignment), reason: "executor shutting down" });
     expect(await published("browser")).to.include(browserTest);
     expect(await published("http")).to.not.include(browserTest);
   });
@@ -98,7 +97,7 @@ describe("runs: each test published to the executors of its kind", () => {
     const meanwhile = await getRun(runId);
     expect(meanwhile?.tests.find((test) => test.id === httpTest)?.status).to.equal(TestStatus.RUNNING);
     await stack.executor.completeTest({
-      ...lease(assignment),
+      ...leaseOf(assignment),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 3n,

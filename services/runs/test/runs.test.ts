@@ -1,41 +1,39 @@
-import { Code, ConnectError } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
+import { Code } from "@connectrpc/connect";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { AmbiguousNameSchema, InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { RunStartedSchema, RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { newId, VariablesGrants } from "@testrun/kit";
-import { eventually, repoRoot } from "@testrun/kit/testing";
-import { expect } from "chai";
-import { apiKey, member, operator, rejects } from "../../catalog/test/harness.js";
-import { rerunName } from "../src/rpc/starts.js";
 import {
+  apiKey,
   balanceOf,
-  lease,
-  type Project,
-  replicaWithHeldBilling,
-  type Stack,
-  seedProject,
-  startStack,
+  leaseOf,
+  member,
+  operator,
+  type RunsProject,
+  rejects,
+  seedRunsProject,
   streamDispatches,
   withBrokenReadBack,
-} from "./harness.js";
+} from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import { expect } from "chai";
+import { rerunName } from "../src/rpc/starts.js";
 
 describe("runs service with real catalog, billing, PostgreSQL and Redis", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: InProcessRunsStack;
+  let project: RunsProject;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startRunsStack();
   });
   beforeEach(async () => {
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
   });
   after(async () => {
     await stack?.stop();
   });
 
-  const start = (selection: Parameters<Stack["runs"]["startRun"]>[0]["selection"], extra = {}) =>
+  const start = (selection: Parameters<InProcessRunsStack["runs"]["startRun"]>[0]["selection"], extra = {}) =>
     stack.runs.startRun({ actor: project.key, projectId: project.projectId, selection, ...extra });
   const claim = (testResultId: string, executorId = "pod-a/0") =>
     stack.executor.claimTest({ testResultId, executorId });
@@ -136,7 +134,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
   });
 
   it("refuses a run the balance cannot pay: InsufficientCredits, nothing stored or charged", async () => {
-    const poor = await seedProject(stack, 2n);
+    const poor = await seedRunsProject(stack, 2n);
     const error = await rejects(
       stack.runs.startRun({
         actor: poor.key,
@@ -174,9 +172,9 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
     await rejects(claim(first?.id ?? "", "pod-b/0"), Code.Aborted);
 
-    const beat = await stack.executor.heartbeatTest(lease(a));
+    const beat = await stack.executor.heartbeatTest(leaseOf(a));
     expect(beat.leaseExpiresAt).to.not.equal(undefined);
-    await rejects(stack.executor.heartbeatTest({ ...lease(a), leaseToken: "not-mine" }), Code.Aborted);
+    await rejects(stack.executor.heartbeatTest({ ...leaseOf(a), leaseToken: "not-mine" }), Code.Aborted);
 
     const running = (
       await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId: run?.id ?? "" })
@@ -185,7 +183,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     expect(running?.tests[0]?.startedAt).to.not.equal(undefined);
 
     const done = await stack.executor.completeTest({
-      ...lease(a),
+      ...leaseOf(a),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 120n,
@@ -194,7 +192,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     expect(done.runFinished).to.equal(false);
     // Repeating the same report returns the stored result.
     const again = await stack.executor.completeTest({
-      ...lease(a),
+      ...leaseOf(a),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 120n,
@@ -204,7 +202,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
 
     const b = (await claim(second?.id ?? "")).assignment;
     const last = await stack.executor.completeTest({
-      ...lease(b),
+      ...leaseOf(b),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 80n,
@@ -234,12 +232,17 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     const [t1, t2, t3] = run?.tests ?? [];
     const a1 = (await claim(t1?.id ?? "")).assignment;
     await rejects(
-      stack.executor.completeTest({ ...lease(a1), status: TestStatus.RUNNING, summary: "", durationMs: 1n }),
+      stack.executor.completeTest({
+        ...leaseOf(a1),
+        status: TestStatus.RUNNING,
+        summary: "",
+        durationMs: 1n,
+      }),
       Code.InvalidArgument,
     );
     await rejects(
       stack.executor.completeTest({
-        ...lease(a1),
+        ...leaseOf(a1),
         status: TestStatus.FAILED,
         summary: "a\nb",
         durationMs: 1n,
@@ -248,7 +251,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
     await rejects(
       stack.executor.completeTest({
-        ...lease(a1),
+        ...leaseOf(a1),
         status: TestStatus.FAILED,
         summary: "x".repeat(301),
         durationMs: 1n,
@@ -256,17 +259,22 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       Code.InvalidArgument,
     );
     const summary = "step 1 log in: expected status 200, got 500";
-    await stack.executor.completeTest({ ...lease(a1), status: TestStatus.FAILED, summary, durationMs: 10n });
+    await stack.executor.completeTest({
+      ...leaseOf(a1),
+      status: TestStatus.FAILED,
+      summary,
+      durationMs: 10n,
+    });
     const a2 = (await claim(t2?.id ?? "")).assignment;
     await stack.executor.completeTest({
-      ...lease(a2),
+      ...leaseOf(a2),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 10n,
     });
     const a3 = (await claim(t3?.id ?? "")).assignment;
     const last = await stack.executor.completeTest({
-      ...lease(a3),
+      ...leaseOf(a3),
       status: TestStatus.SKIPPED,
       summary: "n/a",
       durationMs: 0n,
@@ -287,7 +295,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     const results = await Promise.all(
       assignments.map(({ assignment }) =>
         stack.executor.completeTest({
-          ...lease(assignment),
+          ...leaseOf(assignment),
           status: TestStatus.PASSED,
           summary: "",
           durationMs: 5n,
@@ -349,7 +357,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       Code.Aborted,
       "another executor holds the lease on this test",
     );
-    const stale = { ...lease(a), leaseToken: "not-mine" };
+    const stale = { ...leaseOf(a), leaseToken: "not-mine" };
     await refused(
       stack.executor.heartbeatTest(stale),
       Code.Aborted,
@@ -367,7 +375,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     );
     await refused(
       stack.executor.completeTest({
-        ...lease(a),
+        ...leaseOf(a),
         status: TestStatus.FAILED,
         summary: "",
         durationMs: 1n,
@@ -382,32 +390,32 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       "this claim is not the current one",
     );
     await refused(
-      stack.executor.skipRun({ runId, ...lease(a), testResultId: newId("tr"), ...unreachable }),
+      stack.executor.skipRun({ runId, ...leaseOf(a), testResultId: newId("tr"), ...unreachable }),
       Code.NotFound,
       "no such test result in this run",
     );
     // None of the refusals changed the claim: it completes as the one current claim.
-    await stack.executor.completeTest({ ...lease(a), ...passed });
+    await stack.executor.completeTest({ ...leaseOf(a), ...passed });
 
     await refused(claim(a?.testResultId ?? ""), Code.FailedPrecondition, "the test is final: drop it");
     await refused(
-      stack.executor.heartbeatTest(lease(a)),
+      stack.executor.heartbeatTest(leaseOf(a)),
       Code.FailedPrecondition,
       "the test is final: stop working on it",
     );
     await refused(
-      stack.executor.releaseTest({ ...lease(a), reason: "x" }),
+      stack.executor.releaseTest({ ...leaseOf(a), reason: "x" }),
       Code.FailedPrecondition,
       "the test is final",
     );
     await refused(
-      stack.executor.completeTest({ ...lease(a), ...passed, summary: "another report" }),
+      stack.executor.completeTest({ ...leaseOf(a), ...passed, summary: "another report" }),
       Code.FailedPrecondition,
       "the test is already final: result discarded",
     );
     const b = (await claim(run?.tests[1]?.id ?? "")).assignment;
     await refused(
-      stack.executor.skipRun({ runId, ...lease(b), ...unreachable }),
+      stack.executor.skipRun({ runId, ...leaseOf(b), ...unreachable }),
       Code.FailedPrecondition,
       "a test of the run already passed or failed",
     );
@@ -417,7 +425,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
       runId,
     });
     await refused(
-      stack.executor.skipRun({ runId, ...lease(b), ...unreachable }),
+      stack.executor.skipRun({ runId, ...leaseOf(b), ...unreachable }),
       Code.Aborted,
       "the run already finished",
     );
@@ -428,16 +436,16 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     const testId = run?.tests[0]?.id ?? "";
     const a = (await claim(testId)).assignment;
     const before = (await streamDispatches(stack.redis)).filter((d) => d?.testResultId === testId).length;
-    await stack.executor.releaseTest({ ...lease(a), reason: "shutting down" });
-    await stack.executor.releaseTest({ ...lease(a), reason: "shutting down" });
+    await stack.executor.releaseTest({ ...leaseOf(a), reason: "shutting down" });
+    await stack.executor.releaseTest({ ...leaseOf(a), reason: "shutting down" });
     const after = (await streamDispatches(stack.redis)).filter((d) => d?.testResultId === testId).length;
     expect(after).to.equal(before + 1);
-    await rejects(stack.executor.heartbeatTest(lease(a)), Code.Aborted);
+    await rejects(stack.executor.heartbeatTest(leaseOf(a)), Code.Aborted);
     const b = (await claim(testId, "pod-b/0")).assignment;
     expect(b?.attempt).to.equal(2);
-    await rejects(stack.executor.releaseTest({ ...lease(a), reason: "late" }), Code.Aborted);
+    await rejects(stack.executor.releaseTest({ ...leaseOf(a), reason: "late" }), Code.Aborted);
     await stack.executor.completeTest({
-      ...lease(b),
+      ...leaseOf(b),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 1n,
@@ -454,7 +462,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
     const request = {
       runId: run?.id ?? "",
-      ...lease(a),
+      ...leaseOf(a),
       reason: SkipReason.ENVIRONMENT_UNREACHABLE,
       summary: "environment unreachable: connection refused",
     };
@@ -470,14 +478,14 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     // Idempotent: the same call returns the run unchanged and refunds nothing more.
     expect((await stack.executor.skipRun(request)).run?.status).to.equal(RunStatus.SKIPPED);
     expect(await balanceOf(stack, project.projectId)).to.equal(100n);
-    await rejects(stack.executor.heartbeatTest(lease(a)), Code.FailedPrecondition);
+    await rejects(stack.executor.heartbeatTest(leaseOf(a)), Code.FailedPrecondition);
   });
 
   it("refuses SkipRun once a test passed", async () => {
     const { run } = await start({ case: "testPlan", value: project.planId });
     const a = (await claim(run?.tests[0]?.id ?? "")).assignment;
     await stack.executor.completeTest({
-      ...lease(a),
+      ...leaseOf(a),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 1n,
@@ -486,7 +494,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     await rejects(
       stack.executor.skipRun({
         runId: run?.id ?? "",
-        ...lease(b),
+        ...leaseOf(b),
         reason: SkipReason.ENVIRONMENT_UNREACHABLE,
         summary: "x",
       }),
@@ -523,7 +531,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     // Two tests were still QUEUED; the RUNNING one used its credit.
     expect(await balanceOf(stack, project.projectId)).to.equal(99n);
     await rejects(
-      stack.executor.completeTest({ ...lease(a), status: TestStatus.PASSED, summary: "", durationMs: 1n }),
+      stack.executor.completeTest({ ...leaseOf(a), status: TestStatus.PASSED, summary: "", durationMs: 1n }),
       Code.FailedPrecondition,
     );
     // An executor that only now finds the environment down is told the claim is no longer its own,
@@ -531,7 +539,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     await rejects(
       stack.executor.skipRun({
         runId,
-        ...lease(a),
+        ...leaseOf(a),
         reason: SkipReason.ENVIRONMENT_UNREACHABLE,
         summary: "environment unreachable: connection refused",
       }),
@@ -551,7 +559,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     });
     expect(alreadyFinished).to.equal(false);
     expect(cancelled?.skipReason).to.equal(SkipReason.CANCELLED);
-    const other = await seedProject(stack, 0n);
+    const other = await seedRunsProject(stack, 0n);
     await rejects(
       stack.runs.cancelRun({ actor: other.key, projectId: project.projectId, runId: run?.id ?? "" }),
       Code.NotFound,
@@ -603,7 +611,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     const [t1, t2, t3] = run?.tests ?? [];
     const complete = async (testResultId: string, status: TestStatus) => {
       const assignment = (await claim(testResultId)).assignment;
-      await stack.executor.completeTest({ ...lease(assignment), status, summary: "", durationMs: 1n });
+      await stack.executor.completeTest({ ...leaseOf(assignment), status, summary: "", durationMs: 1n });
     };
     await rejects(
       stack.runs.rerunRun({ actor: project.key, projectId: project.projectId, runId, failedOnly: true }),
@@ -661,7 +669,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     expect((await list(1000)).runs).to.have.length(3);
     await rejects(list(-1), Code.InvalidArgument);
 
-    const other = await seedProject(stack, 0n);
+    const other = await seedRunsProject(stack, 0n);
     const otherKey = apiKey(other.members.editor, other.projectId);
     expect((await stack.runs.listRuns({ actor: otherKey, projectId: other.projectId })).runs).to.have.length(
       0,
@@ -682,7 +690,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     const [t1, t2] = run?.tests ?? [];
     const a1 = (await claim(t1?.id ?? "")).assignment;
     const report = {
-      ...lease(a1),
+      ...leaseOf(a1),
       status: TestStatus.FAILED,
       summary: 'step 1 "call": got 500',
       durationMs: 3n,
@@ -699,7 +707,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     // Failed before any step ran: no step named.
     const a2 = (await claim(t2?.id ?? "")).assignment;
     await stack.executor.completeTest({
-      ...lease(a2),
+      ...leaseOf(a2),
       status: TestStatus.FAILED,
       summary: "x",
       durationMs: 0n,
@@ -726,7 +734,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     expect(queued.test?.failedStep).to.equal(undefined);
 
     await rejects(stack.runs.getTestResult({ ...ids, testResultId: newId("tr") }), Code.NotFound);
-    const other = await seedProject(stack, 0n);
+    const other = await seedRunsProject(stack, 0n);
     await rejects(
       stack.runs.getTestResult({
         actor: apiKey(other.members.editor, other.projectId),
@@ -903,93 +911,5 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
     });
     expect(run?.status).to.equal(RunStatus.RUNNING);
     expect(await balanceOf(stack, project.projectId)).to.equal(97n);
-  });
-
-  it("undoes a start whose caller stopped waiting before the charge was confirmed: no run, no credit taken", async () => {
-    // A runs replica whose link to billing holds every byte until released: its charge is on the
-    // way when the caller's deadline passes. The reconciler's grace (60 s) is not what undoes it.
-    const { link, client: impatient, stop } = await replicaWithHeldBilling(stack, 1_000);
-    try {
-      const before = await balanceOf(stack, project.projectId);
-      const outcome = await impatient
-        .startRun({
-          actor: project.key,
-          projectId: project.projectId,
-          selection: { case: "testPlan", value: project.planId },
-        })
-        .then(
-          () => "started",
-          (error: unknown) => Code[ConnectError.from(error).code],
-        );
-      expect(outcome).to.equal("DeadlineExceeded");
-      // The start got as far as the charge (stored, held back from billing), so what follows is
-      // the undo of a start under way, not of one that never began.
-      const { rows: stalled } = await stack.db.query<{ charge_state: string }>(
-        "select charge_state from runs.runs where project_id = $1",
-        [project.projectId],
-      );
-      expect(stalled.map((r) => r.charge_state))
-        .to.have.length(1)
-        .and.not.include("charged");
-
-      // The charge and the refund now reach billing; whatever landed is given back and the
-      // pending run removed, so a client that posts again pays once.
-      link.release();
-      await eventually(async () => {
-        const { rows } = await stack.db.query("select 1 from runs.runs where project_id = $1", [
-          project.projectId,
-        ]);
-        return rows.length === 0 ? true : undefined;
-      }, "the start to be undone");
-      expect(await balanceOf(stack, project.projectId)).to.equal(before);
-      const { entries } = await stack.billing.listLedger({ actor: operator(), projectId: project.projectId });
-      expect(entries.reduce((sum, e) => sum + e.amount, 0n)).to.equal(before);
-    } finally {
-      await stop();
-    }
-  });
-
-  it("serves a grpc-js client built from the .proto files: StartRun then GetRun", async () => {
-    const definition = protoLoader.loadSync("testrun/runs/v1/runs.proto", {
-      includeDirs: [`${repoRoot}proto`],
-      longs: String,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-    });
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-      testrun: { runs: { v1: { RunsService: grpc.ServiceClientConstructor } } };
-    };
-    const client = new loaded.testrun.runs.v1.RunsService(
-      new URL(stack.runsProcess.url).host,
-      grpc.credentials.createInsecure(),
-    );
-    const metadata = new grpc.Metadata();
-    metadata.set("authorization", `Bearer ${stack.env.SERVICE_TOKEN}`);
-    type Answer = { run: { id: string; status: string; finished: boolean; tests: { status: string }[] } };
-    const call = (method: string, request: object) =>
-      new Promise<Answer>((resolve, reject) =>
-        (client as unknown as Record<string, (...args: unknown[]) => void>)[method]?.(
-          request,
-          metadata,
-          (error: grpc.ServiceError | null, response: Answer) => (error ? reject(error) : resolve(response)),
-        ),
-      );
-    try {
-      const actor = { operator: { name: "grpc-js" } };
-      const started = await call("StartRun", {
-        actor,
-        projectId: project.projectId,
-        testPlan: project.planId,
-      });
-      expect(started.run.status).to.equal("RUN_STATUS_RUNNING");
-      expect(started.run.finished).to.equal(false);
-      expect(started.run.tests.map((t) => t.status)).to.deep.equal(Array(3).fill("TEST_STATUS_QUEUED"));
-      const read = await call("GetRun", { actor, projectId: project.projectId, runId: started.run.id });
-      expect(read.run.id).to.equal(started.run.id);
-      expect(read.run.tests).to.have.length(3);
-    } finally {
-      client.close();
-    }
   });
 });

@@ -10,22 +10,34 @@ import {
   WatchRunResponseSchema,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { type Orm, openDatabase, serviceClient } from "@testrun/kit";
-import { eventually, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import {
+  apiKey,
+  eventually,
+  httpStep,
+  leaseOf,
+  operator,
+  type Runs,
+  type RunsProcessStack,
+  type RunsProject,
+  rejects,
+  type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
+  startServiceProcess,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { apiKey, httpStep, operator, rejects } from "../../catalog/test/harness.js";
 import { database } from "../src/db/index.js";
 import { Links } from "../src/render.js";
 import { RunEvents } from "../src/run-events.js";
 import { RunReads } from "../src/store/reads.js";
 import { RunWatches } from "../src/watch.js";
-import { lease, type Project, type Runs, type Stack, seedProject, startStack } from "./harness.js";
 
 /** Every message of a WatchRun stream in `mode`, one at a time; `cancel()` is the caller going away. */
 function watchMessages(
   client: Runs,
-  request: { actor: Project["key"]; projectId: string; runId: string },
+  request: { actor: RunsProject["key"]; projectId: string; runId: string },
   mode: WatchMode,
 ) {
   const abort = new AbortController();
@@ -42,7 +54,7 @@ function watchMessages(
 }
 
 /** A WatchRun stream read one message at a time; `cancel()` is the caller going away. */
-function watch(client: Runs, request: { actor: Project["key"]; projectId: string; runId: string }) {
+function watch(client: Runs, request: { actor: RunsProject["key"]; projectId: string; runId: string }) {
   const abort = new AbortController();
   const messages = client.watchRun(request, { signal: abort.signal, timeoutMs: 0 })[Symbol.asyncIterator]();
   return {
@@ -56,15 +68,15 @@ function watch(client: Runs, request: { actor: Project["key"]; projectId: string
 }
 
 describe("runs service: WatchRun", () => {
-  let stack: Stack;
-  let project: Project;
+  let stack: RunsProcessStack;
+  let project: RunsProject;
   /** A second replica on the same database and Redis, which re-reads on its own only every 10 minutes. */
   let replica: ServiceProcess;
   let onReplica: Runs;
 
   before(async () => {
     // The first replica's fallback re-read is quick, so a change made behind its back shows soon.
-    stack = await startStack({ WATCH_REFRESH_MS: "300" });
+    stack = await startRunsProcessStack({ WATCH_REFRESH_MS: "300" });
     replica = await startServiceProcess("runs", {
       ...stack.env,
       WATCH_REFRESH_MS: "600000",
@@ -73,7 +85,7 @@ describe("runs service: WatchRun", () => {
     onReplica = serviceClient(RunsService, replica.url, { token: String(stack.env.SERVICE_TOKEN) });
   });
   beforeEach(async () => {
-    project = await seedProject(stack);
+    project = await seedRunsProject(stack);
   });
   after(async () => {
     await replica?.stop("SIGTERM");
@@ -107,7 +119,7 @@ describe("runs service: WatchRun", () => {
     expect(running?.finished).to.equal(false);
 
     await stack.executor.completeTest({
-      ...lease(a),
+      ...leaseOf(a),
       status: TestStatus.PASSED,
       summary: "",
       durationMs: 7n,
@@ -147,7 +159,7 @@ describe("runs service: WatchRun", () => {
     // Through the first replica, while this one would re-read on its own only in 10 minutes.
     const a = await claim(run?.tests[0]?.id ?? "");
     expect((await stream.next())?.tests[0]?.status).to.equal(TestStatus.RUNNING);
-    await stack.executor.releaseTest({ ...lease(a), reason: "shutting down" });
+    await stack.executor.releaseTest({ ...leaseOf(a), reason: "shutting down" });
     const released = await stream.next();
     expect(released?.tests[0]?.status).to.equal(TestStatus.QUEUED);
     expect(released?.tests[0]?.attempt).to.equal(1);
@@ -231,7 +243,7 @@ describe("runs service: WatchRun", () => {
 
   it("refuses, before any message, a run of another project or an unknown run", async () => {
     const run = await startOne();
-    const other = await seedProject(stack, 0n);
+    const other = await seedRunsProject(stack, 0n);
     const otherKey = apiKey(other.members.editor, other.projectId);
     const first = (request: Parameters<typeof watch>[1]) => watch(stack.runs, request).next();
     await rejects(
@@ -245,7 +257,7 @@ describe("runs service: WatchRun", () => {
     await rejects(first(ids("run_unknown")), Code.NotFound);
     await rejects(
       first({
-        actor: undefined as unknown as Project["key"],
+        actor: undefined as unknown as RunsProject["key"],
         projectId: project.projectId,
         runId: run?.id ?? "",
       }),
@@ -344,13 +356,13 @@ describe("runs service: WatchRun", () => {
         const a = await claim(first);
         const b = await claim(second);
         await stack.executor.completeTest({
-          ...lease(a),
+          ...leaseOf(a),
           status: TestStatus.PASSED,
           summary: "",
           durationMs: 3n,
         });
         await stack.executor.completeTest({
-          ...lease(b),
+          ...leaseOf(b),
           status: TestStatus.FAILED,
           summary: "no",
           durationMs: 4n,
@@ -420,7 +432,7 @@ describe("runs service: WatchRun", () => {
             ),
           ).to.deep.equal(Array(6).fill(TestStatus.RUNNING));
           await stack.executor.completeTest({
-            ...lease(assignment),
+            ...leaseOf(assignment),
             status: TestStatus.PASSED,
             summary: "",
             durationMs: 1n,

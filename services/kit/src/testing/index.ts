@@ -6,6 +6,7 @@ export * from "./metrics.js";
 export * from "./minio.js";
 export * from "./process.js";
 export * from "./redis-users.js";
+export * from "./runs.js";
 export * from "./servers.js";
 export * from "./tokens.js";
 export * from "./wait.js";

@@ -2,26 +2,22 @@ import { createConnection, createServer, type Socket } from "node:net";
 import type { Client } from "@connectrpc/connect";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { decodeDispatch, newId, serviceClient, type TestKind, testStreams } from "@testrun/kit";
-import {
-  componentRedisUrl,
-  createTestDatabase,
-  findFreePort,
-  runServiceCommand,
-  type ServiceProcess,
-  startServiceProcess,
-} from "@testrun/kit/testing";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { decodeDispatch, newId, serviceClient, type TestKind, testStreams } from "../index.js";
 import {
   apiKey,
-  type Harness,
+  type CatalogHarness,
+  type CatalogProcess,
   httpStep,
   operator,
   seedOrganization,
-  startCatalog,
+  startCatalogProcess,
   unique,
-} from "../../catalog/test/harness.js";
+} from "./catalog.js";
+import { runServiceCommand, type ServiceProcess, startServiceProcess } from "./process.js";
+import { componentRedisUrl } from "./redis-users.js";
+import { createTestDatabase, findFreePort } from "./servers.js";
 
 export type Runs = Client<typeof RunsService>;
 export type Billing = Client<typeof BillingService>;
@@ -30,11 +26,14 @@ function client<S extends typeof RunsService | typeof BillingService>(desc: S, u
   return serviceClient(desc, url, { token, timeoutMs: 30_000 });
 }
 
-/** The whole chain the runs service needs, each a real process: catalog, billing, runs. */
-export interface Stack {
-  catalog: Harness;
-  billingProcess: ServiceProcess;
-  runsProcess: ServiceProcess;
+/**
+ * The whole chain the runs service needs: catalog, billing, runs. Each a real process
+ * (`startRunsProcessStack`, here), or all three in the test's process (`startRunsStack` of
+ * `@testrun/runs/testing`); the helpers below take either.
+ */
+export interface RunsStack {
+  catalog: CatalogHarness;
+  /** The runs service's settings (tokens, DATABASE_URL; REDIS_URL the administrator's URL). */
   env: Record<string, string>;
   /** Runs client with the service token (gateway, CLI). */
   runs: Runs;
@@ -53,11 +52,21 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Starts catalog, billing and runs; `runsEnv` overrides the runs service's settings. */
-export async function startStack(runsEnv: Record<string, string> = {}, redisDb = 5): Promise<Stack> {
+/** The stack as real processes, for what crosses them (sockets, signals, replicas, executors). */
+export interface RunsProcessStack extends RunsStack {
+  catalog: CatalogProcess;
+  billingProcess: ServiceProcess;
+  runsProcess: ServiceProcess;
+}
+
+/** Starts catalog, billing and runs as processes; `runsEnv` overrides the runs service's settings. */
+export async function startRunsProcessStack(
+  runsEnv: Record<string, string> = {},
+  redisDb = 5,
+): Promise<RunsProcessStack> {
   // The runs service's port, chosen first: the catalog tells it of deleted projects (RUNS_URL).
   const runsPort = await findFreePort();
-  const catalog = await startCatalog({ RUNS_URL: `http://127.0.0.1:${runsPort}` });
+  const catalog = await startCatalogProcess({ RUNS_URL: `http://127.0.0.1:${runsPort}` });
   await runServiceCommand("billing", ["migrate"], catalog.env);
   const billingProcess = await startServiceProcess("billing", {
     ...catalog.env,
@@ -110,7 +119,7 @@ export async function startStack(runsEnv: Record<string, string> = {}, redisDb =
 }
 
 /** A project with an environment, three enabled cases (two tagged "smoke"), one disabled case and a plan. */
-export async function seedProject(stack: Stack, credits = 100n) {
+export async function seedRunsProject(stack: RunsStack, credits = 100n) {
   const { catalog } = stack.catalog;
   const seeded = await seedOrganization(catalog);
   const { projectId } = seeded;
@@ -157,9 +166,9 @@ export async function seedProject(stack: Stack, credits = 100n) {
   };
 }
 
-export type Project = Awaited<ReturnType<typeof seedProject>>;
+export type RunsProject = Awaited<ReturnType<typeof seedRunsProject>>;
 
-export const balanceOf = async (stack: Stack, projectId: string) =>
+export const balanceOf = async (stack: RunsStack, projectId: string) =>
   (await stack.billing.getBalance({ actor: operator(), projectId })).balance;
 
 /** Every dispatch on the executors' stream of one kind of test (HTTP-only ones by default), in order. */
@@ -176,7 +185,11 @@ export const storedBrowserStep = { name: "open the home page", browser: { goto: 
  * made the browser step directly in the catalog's table, so that what is tested here (the routing
  * of browser tests) does not depend on the catalog's validation of browser steps.
  */
-export async function createBrowserTestCase(stack: Stack, projectId: string, name: string): Promise<string> {
+export async function createBrowserTestCase(
+  stack: RunsStack,
+  projectId: string,
+  name: string,
+): Promise<string> {
   const { testCase } = await stack.catalog.catalog.createTestCase({
     actor: operator(),
     projectId,
@@ -193,7 +206,8 @@ export async function createBrowserTestCase(stack: Stack, projectId: string, nam
   return id;
 }
 
-export const lease = (a: TestAssignment | undefined) => ({
+/** The lease of an assignment, as the executor's calls name it. */
+export const leaseOf = (a: TestAssignment | undefined) => ({
   testResultId: a?.testResultId ?? "",
   leaseToken: a?.leaseToken ?? "",
 });
@@ -239,7 +253,7 @@ export async function heldLink(port: string | number) {
  * are on their way, neither lost nor arrived, for as long as a test needs. `client` calls it with
  * the service token and `timeoutMs` as its deadline.
  */
-export async function replicaWithHeldBilling(stack: Stack, timeoutMs: number) {
+export async function replicaWithHeldBilling(stack: RunsProcessStack, timeoutMs: number) {
   const link = await heldLink(new URL(stack.billingProcess.url).port);
   const replica = await startServiceProcess("runs", { ...stack.env, BILLING_URL: link.url });
   return {
