@@ -336,6 +336,7 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
         EXECUTOR_TOKEN: randomBytes(32).toString("base64url"),
         KEY_CACHE_SECRET: randomBytes(32).toString("base64url"),
         VARIABLES_KEY: randomBytes(32).toString("base64"),
+        WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
         ...Object.fromEntries(
           [...ports].map(([name, port]) => [`${name.toUpperCase()}_URL`, `http://127.0.0.1:${port}`]),
         ),

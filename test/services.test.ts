@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
@@ -23,6 +24,7 @@ describe("every service", () => {
   before(async () => {
     env = {
       ...testTokens(),
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
       CATALOG_URL: "http://127.0.0.1:1",
       HTTP_PORT: "0",

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -8,7 +9,6 @@ import {
   Role,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
-import { expect } from "chai";
 import pg from "pg";
 import { newId, serviceClient } from "../index.js";
 import { runServiceCommand, type ServiceProcess, startServiceProcess } from "./process.js";
@@ -115,9 +115,11 @@ export async function rejects(call: Promise<unknown>, code: Code): Promise<Conne
     () => undefined,
     (error: unknown) => ConnectError.from(error),
   );
-  expect(outcome, `expected ${Code[code]}, but the call succeeded`).to.be.instanceOf(ConnectError);
+  // node:assert, not chai: this module ships in the kit's `testing` export, which the production
+  // image's dependencies must resolve (test/image.test.ts), and chai is a test-only dependency.
+  assert.ok(outcome instanceof ConnectError, `expected ${Code[code]}, but the call succeeded`);
   const error = outcome as ConnectError;
-  expect(Code[error.code], error.rawMessage).to.equal(Code[code]);
+  assert.equal(Code[error.code], Code[code], error.rawMessage);
   return error;
 }
 
