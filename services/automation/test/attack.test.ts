@@ -19,13 +19,19 @@ import { serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   eventually,
+  leaseOf,
+  member,
+  operator,
+  type RunsProcessStack,
+  type RunsProject,
+  rejects,
   runServiceCommand,
   type ServiceProcess,
+  seedRunsProject,
+  startRunsProcessStack,
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { member, operator, rejects } from "../../catalog/test/harness.js";
-import { lease, type Project, type Stack, seedProject, startStack } from "../../runs/test/harness.js";
 
 /** A receiver whose every answer `handle` writes; counts the requests it got. */
 async function startServer(handle: (res: import("node:http").ServerResponse) => void) {
@@ -54,9 +60,9 @@ async function startServer(handle: (res: import("node:http").ServerResponse) => 
 
 describe("automation service under attack", function () {
   this.timeout(120_000);
-  let stack: Stack;
-  let project: Project;
-  let other: Project;
+  let stack: RunsProcessStack;
+  let project: RunsProject;
+  let other: RunsProject;
   let replica: ServiceProcess;
   let automation: Client<typeof AutomationService>;
   /** Every webhook secret and badge token seen: none may be in the service's output. */
@@ -64,7 +70,7 @@ describe("automation service under attack", function () {
   const timeoutMs = 1_500;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startRunsProcessStack();
     const env = {
       ...stack.env,
       DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
@@ -85,8 +91,8 @@ describe("automation service under attack", function () {
       token: stack.env.SERVICE_TOKEN as string,
       timeoutMs: 30_000,
     });
-    project = await seedProject(stack, 1000n);
-    other = await seedProject(stack, 1000n);
+    project = await seedRunsProject(stack, 1000n);
+    other = await seedRunsProject(stack, 1000n);
   });
   after(async () => {
     await replica?.stop("SIGTERM");
@@ -134,7 +140,11 @@ describe("automation service under attack", function () {
     });
     for (const test of run?.tests ?? []) {
       const { assignment } = await stack.executor.claimTest({ testResultId: test.id, executorId: "pod-a/0" });
-      await stack.executor.completeTest({ ...lease(assignment), status: TestStatus.PASSED, durationMs: 5n });
+      await stack.executor.completeTest({
+        ...leaseOf(assignment),
+        status: TestStatus.PASSED,
+        durationMs: 5n,
+      });
     }
     return run?.id ?? "";
   }
@@ -269,7 +279,7 @@ describe("automation service under attack", function () {
   });
 
   it("stops a schedule whose member left the organization, and starts nothing more for them", async () => {
-    const leaving = await seedProject(stack, 1000n);
+    const leaving = await seedRunsProject(stack, 1000n);
     const { schedule } = await automation.createSchedule({
       actor: member(leaving.members.editor),
       projectId: leaving.projectId,

@@ -1,11 +1,6 @@
 import { status } from "@grpc/grpc-js";
-import {
-  bearerMetadata,
-  type CatalogProcess,
-  callGrpcJs,
-  grpcJsClient,
-  startCatalogProcess,
-} from "@testrun/kit/testing";
+import { type CatalogProcess, startCatalogProcess } from "@testrun/kit/testing";
+import { bearerMetadata, callGrpcJs, grpcJsClient } from "@testrun/kit/testing/grpc-js";
 import { expect } from "chai";
 
 // What crosses processes (docs/development.md, "Tests"): the catalog as a real process, started as

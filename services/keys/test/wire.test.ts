@@ -1,16 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import {
-  bearerMetadata,
-  callGrpcJs,
   componentRedisUrl,
   createTestDatabase,
-  grpcJsClient,
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
   testTokens,
 } from "@testrun/kit/testing";
+import { bearerMetadata, callGrpcJs, grpcJsClient } from "@testrun/kit/testing/grpc-js";
 import { expect } from "chai";
 
 // What crosses processes (docs/development.md, "Tests"): the keys service as a real process,

@@ -1,20 +1,26 @@
 import { Code } from "@connectrpc/connect";
+import {
+  member,
+  type RunsProcessStack,
+  type RunsProject,
+  rejects,
+  seedRunsProject,
+  startRunsProcessStack,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
-import { member, rejects } from "../../catalog/test/harness.js";
-import { type Project, type Stack, seedProject, startStack } from "./harness.js";
 
 // StartRunRequest.idempotency_key hands back the run an earlier start made: only to someone who
 // may start runs in that project (found by an outsider review). A repeat is a start, so it is
 // authorized as one; otherwise a key names another project's run, or a Viewer's call reads one.
 describe("runs service: an idempotent repeat is authorized as a start", () => {
-  let stack: Stack;
-  let project: Project;
-  let other: Project;
+  let stack: RunsProcessStack;
+  let project: RunsProject;
+  let other: RunsProject;
 
   before(async () => {
-    stack = await startStack();
-    project = await seedProject(stack);
-    other = await seedProject(stack);
+    stack = await startRunsProcessStack();
+    project = await seedRunsProject(stack);
+    other = await seedRunsProject(stack);
   });
   after(async () => {
     await stack?.stop();

@@ -1,3 +1,5 @@
+// An export of its own (@testrun/kit/testing/grpc-js), not in @testrun/kit/testing: grpc-js is a
+// test-only dependency, and the image resolves @testrun/kit/testing with production ones alone.
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { repoRoot } from "./process.js";

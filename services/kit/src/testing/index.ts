@@ -1,6 +1,5 @@
 export * from "./bodies.js";
 export * from "./catalog.js";
-export * from "./grpc-js.js";
 export * from "./in-process.js";
 export * from "./metrics.js";
 export * from "./minio.js";
