@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { type BaseConfig, ConfigError, loadConfig } from "./config.js";
 import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "./db.js";
 import { createLogger } from "./logger.js";
-import { initMetrics } from "./metrics/registry.js";
+import { initMetrics, turnMetricsOff } from "./metrics/registry.js";
 import { serveMetrics } from "./metrics/server.js";
 import { connectRedis } from "./redis.js";
 import { ServingStatus } from "./rpc/health.js";
@@ -125,7 +125,8 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
   }
 
   // Before setup, which makes the service's own metrics: every series says which component it is.
-  initMetrics(definition.name);
+  if (config.METRICS_PORT) initMetrics(definition.name);
+  else turnMetricsOff();
   const shutdownSteps: { name: string; run: () => Promise<void> | void }[] = [];
   const stoppingSteps: (() => Promise<void> | void)[] = [];
   if (orm) shutdownSteps.push({ name: "closing the database", run: () => orm.close() });

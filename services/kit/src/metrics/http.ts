@@ -1,4 +1,5 @@
 import { httpDuration, httpRequests } from "./red.js";
+import { recordingMetrics } from "./registry.js";
 
 /** What the middleware reads of a Koa context (Koa's own, with @koa/router's matched layer). */
 interface MeasuredContext {
@@ -24,6 +25,10 @@ export function httpMetricsMiddleware(
   routeOf?: (ctx: MeasuredContext & { path: string }) => string | undefined,
 ) {
   return async (ctx: MeasuredContext & { path: string }, next: () => Promise<unknown>): Promise<void> => {
+    if (!recordingMetrics()) {
+      await next();
+      return;
+    }
     const started = performance.now();
     let status: number | undefined;
     try {

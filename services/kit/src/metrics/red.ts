@@ -1,5 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { counter, durationHistogram } from "./registry.js";
+import { counter, durationHistogram, recordingMetrics } from "./registry.js";
 
 // RED metrics of every component (docs/operations.md, "Metrics"): rate, errors and duration of the
 // RPCs it serves and, for the gateway and the console, of its HTTP requests.
@@ -41,6 +41,7 @@ export const codeLabel = (error?: unknown): string =>
 
 /** Counts one RPC and its duration, from `started` (performance.now()). */
 export function recordRpc(service: string, method: string, started: number, error?: unknown): void {
+  if (!recordingMetrics()) return;
   rpcRequests.inc({ rpc_service: service, rpc_method: method, code: codeLabel(error) });
   rpcDuration.observe({ rpc_service: service, rpc_method: method }, (performance.now() - started) / 1000);
 }
@@ -50,6 +51,7 @@ export function recordRpc(service: string, method: string, started: number, erro
  * it failed). The outermost interceptor, so that it sees what the caller gets.
  */
 export const rpcMetricsInterceptor: Interceptor = (next) => async (req) => {
+  if (!recordingMetrics()) return next(req);
   const started = performance.now();
   const service = req.service.typeName;
   const method = req.method.name;

@@ -10,6 +10,19 @@ export const metricsRegistry = new Registry();
 export const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 let started: string | undefined;
+let recording = true;
+
+/** Whether the RED metrics are recorded: off in a process that serves no /metrics (METRICS_PORT=0). */
+export const recordingMetrics = (): boolean => recording;
+
+/**
+ * A process that serves no /metrics records no RED metrics and starts no process metrics: nobody
+ * could read them, and `make bench` measures the instrumentation's cost against this (docs/
+ * development.md). The domain's few counters still count (one increment per run or test event).
+ */
+export function turnMetricsOff(): void {
+  recording = false;
+}
 
 /**
  * Labels every series with the component's name and starts Node's process metrics (CPU, memory,
