@@ -75,8 +75,8 @@ export function Schedules() {
       </div>
       <p className="lead">
         Runs that start on their own: a test plan or tags on an environment, at the times a cron expression
-        gives. Each run spends credits like any other and acts for the member who made (or last resumed) the
-        schedule.
+        gives. Each run spends credits like any other and acts for the member who made the schedule, last
+        resumed it or last changed what it runs.
       </p>
       {project.data && !editor && (
         <p className="notice notice-info">Viewers see the schedules; Editors and above change them.</p>
