@@ -1,12 +1,33 @@
 // Mocha's configuration. `npx mocha` (what `make test-only` runs) runs every test file; `npx mocha
 // <file>…` runs only the files named: mocha appends a config's `spec` to the command line's, so the
 // whole list is given only when the command line names no test file.
+//
+// The whole list runs in parallel worker processes (TEST_JOBS, default 2): most of a file's time
+// is spent waiting on the processes it starts, so two files at once keep both cores busy. Each
+// worker has a Redis of its own (test/global-setup.ts); with a REDIS_URL of your own the files run
+// one at a time, as they do when named on the command line.
+const { globSync } = require("node:fs");
+
 const namesTestFiles = process.argv.slice(2).some((arg) => /\.test\.ts$/.test(arg));
+const parallel = !namesTestFiles && !process.env.REDIS_URL && process.env.TEST_JOBS !== "1";
+
+// The slowest files first (each starts whole systems, browsers or many processes), so that no
+// long file starts last and runs alone: a worker that finishes early takes the short files.
+const slowestFirst = [
+  "test/**/*.browser.test.ts",
+  "test/**/*.e2e.test.ts",
+  "services/{cli,automation,executor}/test/**/*.test.ts",
+  "services/*/test/**/*.test.ts",
+  "test/**/*.test.ts",
+];
+const allFiles = [...new Set(slowestFirst.flatMap((pattern) => globSync(pattern).sort()))];
 
 module.exports = {
   "node-option": ["import=tsx", "conditions=source"],
   require: ["test/global-setup.ts"],
-  spec: namesTestFiles ? [] : ["services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+  spec: namesTestFiles ? [] : allFiles,
+  parallel,
+  ...(parallel && { jobs: Number(process.env.TEST_JOBS ?? 2) }),
   timeout: 30000,
   exit: false,
   reporter: "test/reporter.cjs",

@@ -13,6 +13,12 @@
  * On a server started here, the run fails at the end when Redis refused a component anything
  * (ACL LOG): a service whose code path needs a command or key its rules lack is found even when
  * that code swallows the error (a best-effort cache write, say).
+ *
+ * When mocha runs files in parallel (.mocharc.cjs), each worker process gets a throwaway Redis of
+ * its own, started before its first file: the test files share Redis-wide state (the runs stream,
+ * Pub/Sub channels, FLUSHALL), so two files at once on one server would take each other's work.
+ * PostgreSQL stays shared: every suite has a database of its own. A worker's Redis is checked for
+ * refusals after each of its files, and is killed when the worker exits (kit testing/servers.ts).
  */
 import { Redis } from "ioredis";
 import { redisUsers } from "../scripts/services.js";
@@ -27,6 +33,29 @@ import {
 const started: ThrowawayServer[] = [];
 let ownRedisUrl: string | undefined;
 
+/** Set for the workers when Redis is the run's own: then each worker starts one of its own. */
+const ownRedisFlag = "TESTRUN_THROWAWAY_REDIS";
+let workerRedis: Promise<string> | undefined;
+
+/** Root hooks, run in mocha's parallel workers (MOCHA_WORKER_ID) only. */
+export const mochaHooks = {
+  async beforeAll(): Promise<void> {
+    if (process.env.MOCHA_WORKER_ID === undefined || process.env[ownRedisFlag] !== "1") return;
+    workerRedis ??= startWorkerRedis();
+    process.env.REDIS_URL = await workerRedis;
+  },
+  async afterAll(): Promise<void> {
+    if (workerRedis) await failOnRefusals(await workerRedis);
+  },
+};
+
+async function startWorkerRedis(): Promise<string> {
+  // Stopped by the kill-on-exit of servers.ts when mocha ends the worker.
+  const redis = await startThrowawayRedis();
+  await createRedisUsers(redis.url, redisUsers);
+  return redis.url;
+}
+
 export async function mochaGlobalSetup(): Promise<void> {
   const [postgres, redis] = await Promise.all([
     process.env.DATABASE_URL ? undefined : startThrowawayPostgres(),
@@ -39,6 +68,7 @@ export async function mochaGlobalSetup(): Promise<void> {
   if (redis) {
     started.push(redis);
     process.env.REDIS_URL = redis.url;
+    process.env[ownRedisFlag] = "1";
     ownRedisUrl = redis.url;
   }
   await createRedisUsers(String(process.env.REDIS_URL), redisUsers);
@@ -60,6 +90,8 @@ async function failOnRefusals(adminUrl: string): Promise<void> {
   try {
     await admin.connect();
     log = (await admin.call("ACL", "LOG")) as unknown[];
+    // A worker's server is checked after each file: the next file is judged on its own calls.
+    await admin.call("ACL", "LOG", "RESET");
   } finally {
     admin.disconnect();
   }

@@ -32,15 +32,37 @@ export interface ThrowawayServer {
  * (ip_local_port_range, 32768–60999 by default), not with port 0: port 0 hands out ephemeral ports,
  * the ones every outgoing connection of the tests and services takes its local port from, so a port
  * found that way could be taken by a PostgreSQL or Redis connection before its server bound it.
+ *
+ * A port is free only until its server binds it, and a whole system asks for some 25 before any of
+ * them listens: a port handed out once is not handed out again by this process (else two services
+ * of one system could be given the same one), and each mocha worker (MOCHA_WORKER_ID, when tests
+ * run in parallel) draws from its own slice of the range, so two workers never race for a port.
  */
 export async function findFreePort(): Promise<number> {
-  const below = Math.min(ephemeralPortsStart(), 32_768);
-  const from = Math.max(1_024, below - 12_000);
+  const { from, to } = portSlice();
+  if (handedOut.size > (to - from) / 2) handedOut.clear(); // long since bound or given up
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = from + Math.floor(Math.random() * (below - from));
+    const port = from + Math.floor(Math.random() * (to - from));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
     if (await isFree(port)) return port;
   }
-  throw new Error(`could not find a free port in ${from}-${below - 1}`);
+  throw new Error(`could not find a free port in ${from}-${to - 1}`);
+}
+
+const handedOut = new Set<number>();
+/** How many slices the range is cut into: more than the jobs a two-core machine runs. */
+const portSlices = 4;
+
+/** This process's part of the range below the ephemeral ports: all of it, or its worker's slice. */
+function portSlice(): { from: number; to: number } {
+  const below = Math.min(ephemeralPortsStart(), 32_768);
+  const from = Math.max(1_024, below - 12_000);
+  const worker = Number(process.env.MOCHA_WORKER_ID);
+  if (!Number.isInteger(worker) || worker < 0) return { from, to: below };
+  const size = Math.floor((below - from) / portSlices);
+  const start = from + (worker % portSlices) * size;
+  return { from: start, to: start + size };
 }
 
 /** The first ephemeral port of this machine (Linux), or 32768 where it cannot be read. */
