@@ -51,6 +51,8 @@ export interface SystemOptions {
    * the image does (services/kit/dist/launch.js). The process then gets only its environment.
    */
   launch?: (service: SystemServiceName) => LaunchCommand;
+  /** Whether `databaseUrl` has every service's migrations already (tests copy a migrated template). */
+  migrated?: boolean;
 }
 
 export interface System {
@@ -141,7 +143,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     ...(options.onLine && { onLine: options.onLine }),
   };
 
-  for (const service of systemServices.filter((s) => s.database)) {
+  for (const service of systemServices.filter((s) => s.database && !options.migrated)) {
     await runServiceCommand(service.name, ["migrate"], { ...env, ...ownEnv(service.name) });
   }
   const processes = new Map<string, ServiceProcess>();

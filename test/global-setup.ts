@@ -20,6 +20,8 @@
  * PostgreSQL stays shared: every suite has a database of its own. A worker's Redis is checked for
  * refusals after each of its files, and is killed when the worker exits (kit testing/servers.ts).
  */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { redisUsers } from "../scripts/services.js";
 import { stopSharedMinio } from "../services/kit/src/testing/minio.js";
@@ -57,6 +59,9 @@ async function startWorkerRedis(): Promise<string> {
 }
 
 export async function mochaGlobalSetup(): Promise<void> {
+  // Every node process the tests start (services, CLIs, migrations, workers) loads the same modules:
+  // V8's compiled code is kept on disk and reused (Node's module compile cache).
+  process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), "testrun-node-compile-cache");
   const [postgres, redis] = await Promise.all([
     process.env.DATABASE_URL ? undefined : startThrowawayPostgres(),
     process.env.REDIS_URL ? undefined : startThrowawayRedis(),

@@ -10,9 +10,9 @@ import {
   grantCredits,
   readTestCaseFile,
 } from "@testrun/cli";
-import { createTestDatabase, eventually } from "@testrun/kit/testing";
+import { createMigratedTestDatabase, eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { type System, type SystemOptions, startSystem } from "../scripts/system.js";
+import { type System, type SystemOptions, startSystem, systemServices } from "../scripts/system.js";
 import { expectDocumented } from "./openapi-check.js";
 
 export interface TestResultBody {
@@ -123,14 +123,20 @@ export class Pipeline {
   }
 }
 
+/** The services with a database, in start order: what a system's database is migrated for. */
+const migratingServices = systemServices.filter((service) => service.database).map((service) => service.name);
+
 /**
  * The whole system for one end-to-end suite: a database of its own, REDIS_URL (unless `redisUrl`
  * is given), free ports, and a rate limit a suite polling runs to their end stays under (the
  * production 60 requests a minute would not do); `extraEnv` and `serviceEnv` on top.
  */
 export async function startE2eSystem(options: Partial<SystemOptions> = {}): Promise<System> {
+  // A database of its own, copied from one the services' migrations were applied to once.
+  const migrated = options.databaseUrl === undefined;
   return startSystem({
-    databaseUrl: await createTestDatabase(String(process.env.DATABASE_URL)),
+    databaseUrl: options.databaseUrl ?? (await createMigratedTestDatabase(migratingServices)),
+    migrated,
     redisUrl: String(process.env.REDIS_URL),
     ports: "free",
     ...options,

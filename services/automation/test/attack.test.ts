@@ -17,7 +17,7 @@ import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import {
-  createTestDatabase,
+  createMigratedTestDatabase,
   eventually,
   leaseOf,
   member,
@@ -25,7 +25,6 @@ import {
   type RunsProcessStack,
   type RunsProject,
   rejects,
-  runServiceCommand,
   type ServiceProcess,
   seedRunsProject,
   startRunsProcessStack,
@@ -73,7 +72,7 @@ describe("automation service under attack", function () {
     stack = await startRunsProcessStack();
     const env = {
       ...stack.env,
-      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      DATABASE_URL: await createMigratedTestDatabase(["automation"]),
       RUNS_URL: stack.runsProcess.url,
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",
@@ -85,7 +84,6 @@ describe("automation service under attack", function () {
       EGRESS_ALLOW_CIDRS: "127.0.0.0/8",
       LOG_LEVEL: "debug",
     };
-    await runServiceCommand("automation", ["migrate"], env);
     replica = await startServiceProcess("automation", env);
     automation = serviceClient(AutomationService, replica.url, {
       token: stack.env.SERVICE_TOKEN as string,

@@ -15,12 +15,11 @@ import { TagListSchema } from "@testrun/gen/testrun/common/v1/selection_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import {
-  createTestDatabase,
+  createMigratedTestDatabase,
   eventually,
   leaseOf,
   type RunsProcessStack,
   type RunsProject,
-  runServiceCommand,
   type ServiceProcess,
   seedRunsProject,
   startRunsProcessStack,
@@ -68,7 +67,7 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
 
   before(async () => {
     stack = await startRunsProcessStack();
-    automationDb = await createTestDatabase(String(process.env.DATABASE_URL));
+    automationDb = await createMigratedTestDatabase(["automation"]);
     const env = {
       ...stack.env,
       DATABASE_URL: automationDb,
@@ -83,7 +82,6 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
       EGRESS_ALLOW_CIDRS: "127.0.0.0/8",
       SLACK_WEBHOOK_HOSTS: "127.0.0.1",
     };
-    await runServiceCommand("automation", ["migrate"], env);
     // Two replicas at once: ticks and deliveries are claimed in PostgreSQL.
     replicas = [await startServiceProcess("automation", env), await startServiceProcess("automation", env)];
     automation = serviceClient(AutomationService, replicas[0]?.url ?? "", {

@@ -15,12 +15,11 @@ import {
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import {
-  createTestDatabase,
+  createMigratedTestDatabase,
   eventually,
   leaseOf,
   type RunsProcessStack,
   type RunsProject,
-  runServiceCommand,
   type ServiceProcess,
   seedRunsProject,
   startRunsProcessStack,
@@ -62,10 +61,9 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     await stack?.stop();
   });
 
-  /** An automation service on a database of its own; `egress` its allowance (loopback by default). */
+  /** An automation service on a migrated database of its own; `egress` its allowance (loopback by default). */
   async function startAutomation(databaseUrl: string, egress: Record<string, string>) {
     const env = { ...baseEnv, DATABASE_URL: databaseUrl, ...egress };
-    await runServiceCommand("automation", ["migrate"], env);
     const process = await startServiceProcess("automation", env);
     processes.push(process);
     const client: Client<typeof AutomationService> = serviceClient(AutomationService, process.url, {
@@ -129,7 +127,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
 
   it("redelivers a FAILED delivery with the same webhook-id, and it is delivered", async () => {
     const { client } = await startAutomation(
-      await createTestDatabase(String(process.env.DATABASE_URL)),
+      await createMigratedTestDatabase(["automation"]),
       loopbackAllowed,
     );
     const webhook = await webhookTo(client, receiver.url);
@@ -173,7 +171,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
 
   it("retries an attempt the receiver does not answer within WEBHOOK_TIMEOUT_MS, then delivers it", async () => {
     const { client } = await startAutomation(
-      await createTestDatabase(String(process.env.DATABASE_URL)),
+      await createMigratedTestDatabase(["automation"]),
       loopbackAllowed,
     );
     const webhook = await webhookTo(client, receiver.url);
@@ -204,7 +202,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
   it("refuses at delivery time an address the rules no longer allow, saying why, and sends nothing", async () => {
     // Created while loopback was allowed, to a host name (localhost) that resolves to loopback;
     // then the service restarts without the allowance, as a production one runs.
-    const database = await createTestDatabase(String(process.env.DATABASE_URL));
+    const database = await createMigratedTestDatabase(["automation"]);
     const before = await startAutomation(database, loopbackAllowed);
     const url = receiver.url.replace("127.0.0.1", "localhost");
     const webhook = await webhookTo(before.client, url);

@@ -8,9 +8,8 @@ import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { newId, serviceClient } from "@testrun/kit";
 import {
-  createTestDatabase,
+  createMigratedTestDatabase,
   repoRoot,
-  runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
   testTokens,
@@ -58,11 +57,10 @@ describe("billing service over real gRPC", () => {
   before(async () => {
     env = {
       ...tokens,
-      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      DATABASE_URL: await createMigratedTestDatabase(["billing"]),
       // Charge and refund never consult the catalog.
       CATALOG_URL: "http://127.0.0.1:1",
     };
-    await runServiceCommand("billing", ["migrate"], env);
   });
   beforeEach(async () => {
     billing = await startServiceProcess("billing", env);

@@ -10,10 +10,9 @@ import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import {
   componentRedisUrl,
-  createTestDatabase,
+  createMigratedTestDatabase,
   findFreePort,
   repoRoot,
-  runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
   testTokens,
@@ -52,12 +51,11 @@ describe("testrunctl against the real services", function () {
     const env = {
       ...tokens,
       ...urls,
-      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      DATABASE_URL: await createMigratedTestDatabase(["catalog", "keys", "billing"]),
       // The keys service's own Redis user (test/global-setup.ts made it).
       REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "keys"),
       VARIABLES_KEY: randomBytes(32).toString("base64"),
     };
-    for (const name of ["catalog", "keys", "billing"]) await runServiceCommand(name, ["migrate"], env);
     services.push(
       ...(await Promise.all([
         startServiceProcess("catalog", {

@@ -16,9 +16,8 @@ import {
 } from "@testrun/kit";
 import {
   componentRedisUrl,
-  createTestDatabase,
+  createMigratedTestDatabase,
   findFreePort,
-  runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
 } from "@testrun/kit/testing";
@@ -115,7 +114,7 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
     call(via.http, path, bearer(secret));
 
   before(async () => {
-    databaseUrl = await createTestDatabase(String(process.env.DATABASE_URL));
+    databaseUrl = await createMigratedTestDatabase(["catalog", "keys"]);
     const [keysPort, catalogPort] = [await findFreePort(), await findFreePort()];
     const keysUrl = `http://127.0.0.1:${keysPort}`;
     const catalogUrl = `http://127.0.0.1:${catalogPort}`;
@@ -128,8 +127,6 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       DATABASE_URL: databaseUrl,
       REDIS_URL: componentRedisUrl(adminRedisUrl, "keys"),
     };
-    await runServiceCommand("catalog", ["migrate"], common);
-    await runServiceCommand("keys", ["migrate"], common);
     [catalogProcess, keysProcess] = await Promise.all([
       startServiceProcess("catalog", {
         ...common,

@@ -19,9 +19,8 @@ import {
 } from "@testrun/kit";
 import {
   componentRedisUrl,
-  createTestDatabase,
+  createMigratedTestDatabase,
   findFreePort,
-  runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
 } from "@testrun/kit/testing";
@@ -58,7 +57,7 @@ describe("gateway and forged key-cache entries (catalog, keys and gateway as pro
 
   before(async () => {
     const adminRedisUrl = String(process.env.REDIS_URL);
-    const databaseUrl = await createTestDatabase(String(process.env.DATABASE_URL));
+    const databaseUrl = await createMigratedTestDatabase(["catalog", "keys"]);
     const [keysPort, catalogPort] = [await findFreePort(), await findFreePort()];
     const keysUrl = `http://127.0.0.1:${keysPort}`;
     const catalogUrl = `http://127.0.0.1:${catalogPort}`;
@@ -67,8 +66,6 @@ describe("gateway and forged key-cache entries (catalog, keys and gateway as pro
       DATABASE_URL: databaseUrl,
       REDIS_URL: componentRedisUrl(adminRedisUrl, "keys"),
     };
-    await runServiceCommand("catalog", ["migrate"], keysEnv);
-    await runServiceCommand("keys", ["migrate"], keysEnv);
     processes.push(
       await startServiceProcess("catalog", {
         ...tokens,

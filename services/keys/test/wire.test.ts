@@ -2,8 +2,7 @@ import { randomBytes } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import {
   componentRedisUrl,
-  createTestDatabase,
-  runServiceCommand,
+  createMigratedTestDatabase,
   type ServiceProcess,
   startServiceProcess,
   testTokens,
@@ -21,12 +20,11 @@ describe("keys service over real gRPC", () => {
   before(async () => {
     const env: Record<string, string> = {
       ...tokens,
-      DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+      DATABASE_URL: await createMigratedTestDatabase(["keys"]),
       REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "keys"),
       // VerifyKey never asks the catalog.
       CATALOG_URL: "http://127.0.0.1:1",
     };
-    await runServiceCommand("keys", ["migrate"], env);
     keys = await startServiceProcess("keys", env);
   });
   after(async () => {

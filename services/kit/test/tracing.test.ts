@@ -5,12 +5,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { newId } from "@testrun/kit";
-import {
-  componentRedisUrl,
-  createTestDatabase,
-  runServiceCommand,
-  startServiceProcess,
-} from "@testrun/kit/testing";
+import { componentRedisUrl, createMigratedTestDatabase, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { keyShapedSecret, startGateway } from "../../gateway/test/support.js";
 import { testTokens } from "./helpers.js";
@@ -58,13 +53,8 @@ describe("tracing across services", () => {
   it("continues the caller's trace through a service into the next one, with linked client and server spans", async () => {
     const collector = await startCollector();
     const tokens = testTokens();
-    const database = await createTestDatabase(String(process.env.DATABASE_URL));
+    const database = await createMigratedTestDatabase(["billing"]);
     const telemetry = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_EXPORTER: "otlp" };
-    await runServiceCommand("billing", ["migrate"], {
-      ...tokens,
-      DATABASE_URL: database,
-      CATALOG_URL: "http://127.0.0.1:1",
-    });
     const catalog = await startServiceProcess("catalog", {
       ...tokens,
       ...telemetry,

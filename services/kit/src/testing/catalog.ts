@@ -11,9 +11,9 @@ import {
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import pg from "pg";
 import { newId, serviceClient } from "../index.js";
-import { runServiceCommand, type ServiceProcess, startServiceProcess } from "./process.js";
+import { createMigratedTestDatabase } from "./migrated.js";
+import { type ServiceProcess, startServiceProcess } from "./process.js";
 import { componentRedisUrl } from "./redis-users.js";
-import { createTestDatabase } from "./servers.js";
 import { testTokens } from "./tokens.js";
 
 export type Catalog = Client<typeof CatalogServiceDesc>;
@@ -56,14 +56,14 @@ export async function startCatalogProcess(extraEnv: Record<string, string> = {})
   const tokens = testTokens();
   const env: Record<string, string> = {
     ...tokens,
-    DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+    // Migrated for the catalog and billing (the runs harness starts billing on it too).
+    DATABASE_URL: await createMigratedTestDatabase(["catalog", "billing"]),
     KEYS_URL: "http://127.0.0.1:1",
     // As deployed: the catalog's own Redis user (test/global-setup.ts made it).
     REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
     VARIABLES_KEY: randomBytes(32).toString("base64"),
     ...extraEnv,
   };
-  await runServiceCommand("catalog", ["migrate"], env);
   const waiting = new Set<{ test: (line: string) => boolean; resolve: (line: string) => void }>();
   const process_ = await startServiceProcess("catalog", env, {
     onLine: (line) => {

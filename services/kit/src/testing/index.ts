@@ -2,6 +2,7 @@ export * from "./bodies.js";
 export * from "./catalog.js";
 export * from "./in-process.js";
 export * from "./metrics.js";
+export * from "./migrated.js";
 export * from "./minio.js";
 export * from "./process.js";
 export * from "./redis-users.js";

@@ -15,9 +15,10 @@ import {
   startCatalogProcess,
   unique,
 } from "./catalog.js";
-import { runServiceCommand, type ServiceProcess, startServiceProcess } from "./process.js";
+import { createMigratedTestDatabase } from "./migrated.js";
+import { type ServiceProcess, startServiceProcess } from "./process.js";
 import { componentRedisUrl } from "./redis-users.js";
-import { createTestDatabase, findFreePort } from "./servers.js";
+import { findFreePort } from "./servers.js";
 
 export type Runs = Client<typeof RunsService>;
 export type Billing = Client<typeof BillingService>;
@@ -67,7 +68,7 @@ export async function startRunsProcessStack(
   // The runs service's port, chosen first: the catalog tells it of deleted projects (RUNS_URL).
   const runsPort = await findFreePort();
   const catalog = await startCatalogProcess({ RUNS_URL: `http://127.0.0.1:${runsPort}` });
-  await runServiceCommand("billing", ["migrate"], catalog.env);
+  // The catalog's database has the billing service's tables too (startCatalogProcess).
   const billingProcess = await startServiceProcess("billing", {
     ...catalog.env,
     CATALOG_URL: catalog.process.url,
@@ -77,7 +78,7 @@ export async function startRunsProcessStack(
   const redisUrlOf = (component: string) => componentRedisUrl(adminRedisUrl.toString(), component);
   const env: Record<string, string> = {
     ...catalog.env,
-    DATABASE_URL: await createTestDatabase(String(process.env.DATABASE_URL)),
+    DATABASE_URL: await createMigratedTestDatabase(["runs"]),
     // The administrator's URL of the database; the runs process connects as its own user.
     REDIS_URL: adminRedisUrl.toString(),
     CATALOG_URL: catalog.process.url,
@@ -85,7 +86,6 @@ export async function startRunsProcessStack(
     APP_URL: "https://app.testrun.example",
     ...runsEnv,
   };
-  await runServiceCommand("runs", ["migrate"], env);
   const redis = new Redis(env.REDIS_URL as string);
   await redis.flushdb();
   const runsProcess = await startServiceProcess("runs", {

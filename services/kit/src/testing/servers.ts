@@ -283,15 +283,17 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
 
 /**
  * Creates a database (default: a unique `t_<random>`) on the server of `baseUrl` and returns its
- * URL, so every suite can have an isolated database on one shared server.
+ * URL, so every suite can have an isolated database on one shared server. With `template`, the
+ * database starts as a copy of that one (kit testing/migrated.ts).
  */
-export async function createTestDatabase(baseUrl: string, name?: string): Promise<string> {
+export async function createTestDatabase(baseUrl: string, name?: string, template?: string): Promise<string> {
   const database = name ?? `t_${randomBytes(6).toString("hex")}`;
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) throw new Error(`unsafe database name: ${database}`);
+  for (const identifier of [database, template ?? "t"])
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(identifier)) throw new Error(`unsafe database name: ${identifier}`);
   const client = new pg.Client({ connectionString: baseUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE "${database}"`);
+    await client.query(`CREATE DATABASE "${database}"${template ? ` TEMPLATE "${template}"` : ""}`);
   } finally {
     await client.end();
   }
