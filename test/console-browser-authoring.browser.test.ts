@@ -33,7 +33,11 @@ const documentedPolicy =
 
 describe("console: authoring browser steps, artifacts and the trace viewer in a browser", function () {
   this.timeout(120_000);
-  const suite = consoleBrowserSuite("Acme browser authoring", { credits: 10 });
+  const suite = consoleBrowserSuite("Acme browser authoring", {
+    credits: 10,
+    // Its last tests stop the executor, to claim a test as one would.
+    ownSystem: true,
+  });
   const { signedIn, member } = suite;
   let system: System;
   let acme: TestProject;

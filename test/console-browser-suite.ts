@@ -1,13 +1,13 @@
-// What a console browser suite sets up, once per describe: the whole system, one browser, a project
-// with its organization, and pages in contexts of their own (no cookie shared between them), closed
-// after each test.
+// What a console browser suite sets up, once per describe: the whole system (the test process's
+// shared one unless it asks for its own), one browser, a project with its organization, and pages
+// in contexts of their own (no cookie shared between them), closed after each test.
 import { addMember, createCliContext } from "@testrun/cli";
 import type { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, viewports } from "./browser.js";
 import { consoleClient, signIn } from "./console-client.js";
-import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { newProject, sharedE2eSystem, startE2eSystem, type TestProject } from "./pipeline.js";
 
 export type Width = keyof typeof viewports;
 
@@ -27,7 +27,14 @@ export interface ConsoleBrowserSuite {
 }
 
 /** Registers the suite's hooks in the calling describe; its fields are set once `before` has run. */
-export function consoleBrowserSuite(projectName: string, options: { credits: number }): ConsoleBrowserSuite {
+export function consoleBrowserSuite(
+  projectName: string,
+  options: {
+    credits: number;
+    /** A system of the suite's own, for a suite that stops one of its services; else the shared one. */
+    ownSystem?: boolean;
+  },
+): ConsoleBrowserSuite {
   const contexts: BrowserContext[] = [];
   const suite = {
     secrets: [] as string[],
@@ -56,7 +63,7 @@ export function consoleBrowserSuite(projectName: string, options: { credits: num
   };
 
   before(async () => {
-    suite.system = await startE2eSystem();
+    suite.system = options.ownSystem ? await startE2eSystem() : await sharedE2eSystem();
     suite.browser = await launchBrowser();
     suite.project = await newProject(suite.system, projectName, options);
     const owner = consoleClient(suite.system, await signIn(suite.system, suite.project.ownerId));
@@ -68,7 +75,7 @@ export function consoleBrowserSuite(projectName: string, options: { credits: num
   });
   after(async () => {
     await suite.browser?.close();
-    await suite.system?.stop();
+    if (options.ownSystem) await suite.system?.stop();
   });
   return suite;
 }

@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { demoCredentials } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
-import { startE2eSystem } from "./pipeline.js";
+import { sharedE2eSystem } from "./pipeline.js";
 import { cliEnv, runCli } from "./testrun-cli.js";
 
 const testrunctl = new URL("../services/cli/bin/testrunctl", import.meta.url).pathname;
@@ -19,12 +19,11 @@ describe("a new organization's owner builds and runs a project in the console al
   let system: System;
   let browser: Browser;
   before(async () => {
-    system = await startE2eSystem();
+    system = await sharedE2eSystem();
     browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
-    await system?.stop();
   });
 
   /** testrunctl as the operator runs it: the services' URLs and the service token, nothing else. */

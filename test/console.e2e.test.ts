@@ -16,7 +16,7 @@ import {
   signIn,
   signInLinkOf,
 } from "./console-client.js";
-import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { newProject, sharedE2eSystem, type TestProject } from "./pipeline.js";
 
 describe("console (end to end)", function () {
   this.timeout(60_000);
@@ -42,7 +42,7 @@ describe("console (end to end)", function () {
     ).organization?.id ?? "";
 
   before(async () => {
-    system = await startE2eSystem();
+    system = await sharedE2eSystem();
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
     await db.connect();
     acme = await newProject(system, "Acme console", { credits: 0 });
@@ -50,7 +50,6 @@ describe("console (end to end)", function () {
 
   after(async () => {
     await db?.end();
-    await system?.stop();
   });
 
   describe("sign-in links", () => {

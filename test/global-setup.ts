@@ -25,6 +25,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { redisUsers } from "../scripts/services.js";
 import { stopSharedMinio } from "../services/kit/src/testing/minio.js";
+import { stopTestProcessResources } from "../services/kit/src/testing/process-scope.js";
 import { createRedisUsers } from "../services/kit/src/testing/redis-users.js";
 import {
   startThrowawayPostgres,
@@ -39,7 +40,10 @@ let ownRedisUrl: string | undefined;
 const ownRedisFlag = "TESTRUN_THROWAWAY_REDIS";
 let workerRedis: Promise<string> | undefined;
 
-/** Root hooks, run in mocha's parallel workers (MOCHA_WORKER_ID) only. */
+/**
+ * Root hooks. In a parallel run they run in the workers around each file; in a serial run once,
+ * around the whole run.
+ */
 export const mochaHooks = {
   async beforeAll(): Promise<void> {
     if (process.env.MOCHA_WORKER_ID === undefined || process.env[ownRedisFlag] !== "1") return;
@@ -47,6 +51,9 @@ export const mochaHooks = {
     process.env.REDIS_URL = await workerRedis;
   },
   async afterAll(): Promise<void> {
+    // A serial run ends here: what its suites shared (test/pipeline.ts) is stopped. A worker's
+    // shared resources outlive each of its files and are killed when the worker exits.
+    if (process.env.MOCHA_WORKER_ID === undefined) await stopTestProcessResources();
     if (workerRedis) await failOnRefusals(await workerRedis);
   },
 };

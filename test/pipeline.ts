@@ -10,7 +10,7 @@ import {
   grantCredits,
   readTestCaseFile,
 } from "@testrun/cli";
-import { createMigratedTestDatabase, eventually } from "@testrun/kit/testing";
+import { createMigratedTestDatabase, eventually, keepForTestProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { type System, type SystemOptions, startSystem, systemServices } from "../scripts/system.js";
 import { expectDocumented } from "./openapi-check.js";
@@ -142,6 +142,32 @@ export async function startE2eSystem(options: Partial<SystemOptions> = {}): Prom
     ...options,
     extraEnv: { RATE_LIMIT_PER_MINUTE: "100000", ...options.extraEnv },
   });
+}
+
+let sharedSystem: Promise<System> | undefined;
+
+/**
+ * The whole system with startE2eSystem's defaults, shared by the suites of one test process that
+ * need nothing of their own: each works in a project (and organization) of its own, and none stops,
+ * restarts or reconfigures a service, or reads a figure of the whole system. Starting a system costs
+ * some seconds of both cores; a suite that needs other settings, or stops a service, starts its own.
+ * Started on first use, and stopped when the test process ends (kit testing/process-scope.ts).
+ */
+export function sharedE2eSystem(): Promise<System> {
+  sharedSystem ??= startE2eSystem().then((system) => {
+    keepForTestProcess({
+      stop: () => system.stop(),
+      kill: () => {
+        for (const child of system.processes.values()) child.process.kill("SIGKILL");
+      },
+    });
+    return system;
+  });
+  // A failed start fails the suite that asked; the next one tries again.
+  sharedSystem.catch(() => {
+    sharedSystem = undefined;
+  });
+  return sharedSystem;
 }
 
 export interface TestProject {

@@ -9,7 +9,7 @@ import { createCliContext, createEnvironment, setVariable } from "@testrun/cli";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { echoes, fragments, secret, secretWindows } from "../services/executor/test/echoes.js";
-import { addCases, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
+import { addCases, newProject, type Pipeline, sharedE2eSystem } from "./pipeline.js";
 
 const encodings = Object.entries(echoes);
 /** A form a header can carry as it is: printable ASCII. */
@@ -70,7 +70,7 @@ describe("redaction of a secret a target sends back encoded, through the real ga
   before(async () => {
     target = startEchoTarget();
     await once(target, "listening");
-    system = await startE2eSystem();
+    system = await sharedE2eSystem();
     const project = await newProject(system, "redaction", { credits: 200 });
     pipeline = project.pipeline;
     const ctx = createCliContext(system.env);
@@ -94,7 +94,6 @@ describe("redaction of a secret a target sends back encoded, through the real ga
   });
   after(async () => {
     target?.close();
-    await system?.stop();
   });
 
   it("stores summaries holding no encoded form of it and no 8 characters of it in a row", async () => {

@@ -3,7 +3,7 @@
 import { createCliContext, createEnvironment, createTestPlan, getBalance } from "@testrun/cli";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
-import { type Answer, addCases, getCase, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
+import { type Answer, addCases, getCase, newProject, type Pipeline, sharedE2eSystem } from "./pipeline.js";
 
 interface ListedRun {
   id: string;
@@ -55,7 +55,7 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
   };
 
   before(async () => {
-    system = await startE2eSystem();
+    system = await sharedE2eSystem();
     const selection = await newProject(system, "selection", { credits: 1000, defaultEnvironment: false });
     ({ pipeline, projectId } = selection);
     // "demo" is first and not the default; "Staging", created later, is.
@@ -113,10 +113,6 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
       run: otherRun.id,
     };
   });
-  after(async () => {
-    await system?.stop();
-  });
-
   describe("the environment", () => {
     it("is the project's default when none is named", async () => {
       const run = await pipeline.start({ testPlan: "Release" });

@@ -5,6 +5,7 @@ export * from "./metrics.js";
 export * from "./migrated.js";
 export * from "./minio.js";
 export * from "./process.js";
+export * from "./process-scope.js";
 export * from "./redis-users.js";
 export * from "./runs.js";
 export * from "./servers.js";
