@@ -145,16 +145,22 @@ export async function startE2eSystem(options: Partial<SystemOptions> = {}): Prom
 }
 
 let sharedSystem: Promise<System> | undefined;
+/** Above the databases other harnesses use (the runs stacks take 5). */
+const sharedSystemRedisDb = 13;
 
 /**
  * The whole system with startE2eSystem's defaults, shared by the suites of one test process that
  * need nothing of their own: each works in a project (and organization) of its own, and none stops,
- * restarts or reconfigures a service, or reads a figure of the whole system. Starting a system costs
+ * restarts or reconfigures a service, flushes Redis, or reads a figure of the whole system. Starting a system costs
  * some seconds of both cores; a suite that needs other settings, or stops a service, starts its own.
  * Started on first use, and stopped when the test process ends (kit testing/process-scope.ts).
  */
 export function sharedE2eSystem(): Promise<System> {
-  sharedSystem ??= startE2eSystem().then((system) => {
+  // A Redis database of its own: a suite's own system, started meanwhile on the same server, must
+  // not take this one's tests from its stream (Pub/Sub notices carry run ids, which do not clash).
+  const redisUrl = new URL(String(process.env.REDIS_URL));
+  redisUrl.pathname = `/${sharedSystemRedisDb}`;
+  sharedSystem ??= startE2eSystem({ redisUrl: redisUrl.toString() }).then((system) => {
     keepForTestProcess({
       stop: () => system.stop(),
       kill: () => {
