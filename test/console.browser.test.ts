@@ -10,9 +10,9 @@ import { expect } from "chai";
 import pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { startOidcProvider, type TestOidcProvider } from "../services/console/test/oidc-provider.js";
 import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
 import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
+import { startOidcProvider, type TestOidcProvider } from "./oidc-provider.js";
 import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
 
 describe("console in a browser", function () {

@@ -6,9 +6,9 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createCliContext, createEnvironment, setVariable } from "@testrun/cli";
+import { echoes, fragments, secret, secretWindows } from "@testrun/executor/testing";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
-import { echoes, fragments, secret, secretWindows } from "../services/executor/test/echoes.js";
 import { addCases, newProject, type Pipeline, sharedE2eSystem } from "./pipeline.js";
 
 const encodings = Object.entries(echoes);

@@ -18,8 +18,11 @@ import {
   createMigratedTestDatabase,
   eventually,
   leaseOf,
+  member,
+  operator,
   type RunsProcessStack,
   type RunsProject,
+  rejects,
   type ServiceProcess,
   seedRunsProject,
   startRunsProcessStack,
@@ -27,7 +30,6 @@ import {
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Webhook as StandardWebhook } from "standardwebhooks";
-import { member, operator, rejects } from "../../catalog/test/harness.js";
 import { sign } from "../src/secrets.js";
 
 interface Received {

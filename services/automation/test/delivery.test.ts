@@ -18,6 +18,8 @@ import {
   createMigratedTestDatabase,
   eventually,
   leaseOf,
+  member,
+  operator,
   type RunsProcessStack,
   type RunsProject,
   type ServiceProcess,
@@ -27,7 +29,6 @@ import {
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
-import { member, operator } from "../../catalog/test/harness.js";
 
 describe("automation service: webhook delivery, redelivery, timeouts and refusals", () => {
   let stack: RunsProcessStack;

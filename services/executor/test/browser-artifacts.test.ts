@@ -1,6 +1,7 @@
 // What a browser test leaves behind: screenshots (PNG), a Playwright trace (kept on failure or
 // when asked) with every variable's value replaced by {{NAME}}, and the page's log.
 import { createHash } from "node:crypto";
+import { secret } from "@testrun/executor/testing";
 import { expect } from "chai";
 import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
 import { type Artifact, ArtifactKind, maxScreenshotBytes } from "../src/browser/artifacts.js";
@@ -16,7 +17,6 @@ import {
   startBrowserTarget,
   stepsOf,
 } from "./browser-target.js";
-import { secret } from "./echoes.js";
 
 const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** Width and height from a PNG's IHDR chunk. */

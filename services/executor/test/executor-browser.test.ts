@@ -3,6 +3,7 @@
 // reported after the artifacts were handed over (PutArtifact), whatever the runs service did with them.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
+  operator,
   type RunsProcessStack,
   type RunsProject,
   type ServiceProcess,
@@ -11,7 +12,6 @@ import {
   startServiceProcess,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { operator } from "../../catalog/test/harness.js";
 import { type BrowserTarget, startBrowserTarget, stepsOf } from "./browser-target.js";
 
 describe("executor process running a browser test", function () {

@@ -2,6 +2,7 @@
 // their PostgreSQL and Redis), its steps against a real HTTP server: what it reports of a failure.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
+  operator,
   type RunsProcessStack,
   type RunsProject,
   type ServiceProcess,
@@ -11,7 +12,6 @@ import {
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
-import { operator } from "../../catalog/test/harness.js";
 import { startTestTarget, type TestTarget } from "./target.js";
 
 describe("executor process with the runs service", () => {

@@ -6,6 +6,8 @@ import { RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { executorGroup, testStream } from "@testrun/kit";
 import {
   eventually,
+  httpStep,
+  operator,
   type RunsProcessStack,
   type RunsProject,
   type ServiceProcess,
@@ -15,7 +17,6 @@ import {
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { HeldTarget } from "../../../test/held-target.js";
-import { httpStep, operator } from "../../catalog/test/harness.js";
 
 describe("executor with fair claiming between projects", function () {
   // Four service processes and an executor to start.

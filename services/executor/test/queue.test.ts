@@ -21,11 +21,11 @@ import {
   startServiceProcess,
   startThrowawayRedis,
   type ThrowawayServer,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
 import { redisUsers } from "../../../scripts/services.js";
-import { testTokens } from "../../kit/test/helpers.js";
 import { TestQueue } from "../src/queue.js";
 
 describe("executor process and the test queue", () => {

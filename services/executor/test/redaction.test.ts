@@ -1,5 +1,7 @@
 // The redaction of a test's summary: a variable's value in every form a target commonly sends it
 // back in, checked against Node's own encoders (not the module's), and the last check for fragments.
+
+import { base64, echoes, fragments, secret, secretWindows } from "@testrun/executor/testing";
 import { expect } from "chai";
 import {
   base64Cores,
@@ -10,7 +12,6 @@ import {
   redactedActual,
 } from "../src/steps/redaction.js";
 import { Variables } from "../src/steps/variables.js";
-import { base64, echoes, fragments, secret, secretWindows } from "./echoes.js";
 
 describe("redaction of a variable's value in the forms a target sends it back in", () => {
   const vars = () => new Variables({ SECRET: secret });

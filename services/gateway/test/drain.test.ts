@@ -4,10 +4,16 @@ import { CatalogService, ListTestPlansResponseSchema } from "@testrun/gen/testru
 import { KeysService, VerifyKeyResult } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunSchema, RunStatus, RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { bind, createLogger, type RpcServer, startRpcServer } from "@testrun/kit";
-import { componentRedisUrl, eventually } from "@testrun/kit/testing";
+import {
+  componentRedisUrl,
+  eventually,
+  type GatewayProcess,
+  keyShapedSecret,
+  startGateway,
+  testTokens,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
-import { testTokens } from "../../kit/test/helpers.js";
-import { call, type GatewayProcess, keyShapedSecret, startGateway } from "./support.js";
+import { call } from "./support.js";
 
 /**
  * The gateway's downstream services, answering at once except for one project, whose test plans

@@ -18,23 +18,17 @@ import {
   componentRedisUrl,
   createMigratedTestDatabase,
   findFreePort,
+  type GatewayProcess,
+  keyShapedSecret,
   type ServiceProcess,
+  startGateway,
   startServiceProcess,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { testTokens } from "../../kit/test/helpers.js";
-import {
-  type Answer,
-  call,
-  expectError,
-  freshAddress,
-  type GatewayProcess,
-  keyShapedSecret,
-  requestLogLine,
-  startGateway,
-} from "./support.js";
+import { type Answer, call, expectError, freshAddress, requestLogLine } from "./support.js";
 
 /**
  * The gateway end to end: catalog, keys and two gateways as real processes on one database and

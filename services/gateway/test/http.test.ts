@@ -1,21 +1,17 @@
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
-import { componentRedisUrl } from "@testrun/kit/testing";
-import { expect } from "chai";
-import { testTokens } from "../../kit/test/helpers.js";
-import { buildOpenApiDocument } from "../src/api/openapi.js";
-import { llmsTxt } from "../src/llms-txt.js";
 import {
-  type Answer,
-  call,
-  expectError,
-  freshAddress,
+  componentRedisUrl,
   type GatewayProcess,
   keyShapedSecret,
-  requestLogLine,
   startGateway,
-} from "./support.js";
+  testTokens,
+} from "@testrun/kit/testing";
+import { expect } from "chai";
+import { buildOpenApiDocument } from "../src/api/openapi.js";
+import { llmsTxt } from "../src/llms-txt.js";
+import { type Answer, call, expectError, freshAddress, requestLogLine } from "./support.js";
 
 /**
  * The gateway's HTTP surface that needs no working key: authentication failures, the limit on

@@ -21,13 +21,16 @@ import {
   componentRedisUrl,
   createMigratedTestDatabase,
   findFreePort,
+  type GatewayProcess,
+  keyShapedSecret,
   type ServiceProcess,
+  startGateway,
   startServiceProcess,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { testTokens } from "../../kit/test/helpers.js";
-import { call, expectError, type GatewayProcess, keyShapedSecret, startGateway } from "./support.js";
+import { call, expectError } from "./support.js";
 
 describe("gateway and forged key-cache entries (catalog, keys and gateway as processes)", function () {
   this.timeout(60_000);

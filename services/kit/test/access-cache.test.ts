@@ -8,6 +8,7 @@ import {
   Permission,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { testTokens } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { pino } from "pino";
@@ -16,7 +17,6 @@ import { connectRedis } from "../src/redis.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
 import { startThrowawayRedis, type ThrowawayServer } from "../src/testing/index.js";
-import { testTokens } from "./helpers.js";
 
 describe("AccessCache", () => {
   const tokens = testTokens();

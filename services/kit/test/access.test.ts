@@ -9,12 +9,12 @@ import {
   Permission,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { testTokens } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { requireAccess } from "../src/access.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
-import { testTokens } from "./helpers.js";
 
 describe("requireAccess", () => {
   const tokens = testTokens();

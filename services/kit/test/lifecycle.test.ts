@@ -3,9 +3,14 @@ import { once } from "node:events";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
-import { repoRoot, type ServiceProcess, serviceCommand, startServiceProcess } from "@testrun/kit/testing";
+import {
+  repoRoot,
+  type ServiceProcess,
+  serviceCommand,
+  startServiceProcess,
+  testTokens,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
-import { testTokens } from "./helpers.js";
 
 describe("a service process (kit lifecycle)", () => {
   const tokens = testTokens();

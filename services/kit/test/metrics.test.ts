@@ -3,14 +3,13 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import Router from "@koa/router";
 import { CatalogService, CheckAccessResponseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { type MetricSample, sampleValue, scrapeMetrics } from "@testrun/kit/testing";
+import { type MetricSample, sampleValue, scrapeMetrics, testTokens } from "@testrun/kit/testing";
 import { expect } from "chai";
 import Koa from "koa";
 import { pino } from "pino";
 import { counter, gauge, httpMetricsMiddleware, initMetrics, serveMetrics } from "../src/metrics/index.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
-import { testTokens } from "./helpers.js";
 
 describe("metrics (kit)", () => {
   const logger = pino({ level: "silent" });

@@ -4,12 +4,12 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService, GetBalanceResponseSchema } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, WatchRunResponseSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { testTokens } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { serviceClient } from "../src/rpc/client.js";
 import { nulTextMessage } from "../src/rpc/nul-text.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
-import { testTokens } from "./helpers.js";
 
 describe("text holding NUL", () => {
   const tokens = testTokens();

@@ -7,11 +7,11 @@ import {
   ChargeRunResponseSchema,
   GetBalanceResponseSchema,
 } from "@testrun/gen/testrun/billing/v1/billing_pb";
+import { testTokens } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
-import { testTokens } from "./helpers.js";
 
 describe("service client repeats", () => {
   const tokens = testTokens();

@@ -9,9 +9,9 @@ import {
   startThrowawayPostgres,
   startThrowawayRedis,
   type ThrowawayServer,
+  testTokens,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
-import { testTokens } from "./helpers.js";
 
 /**
  * SIGTERM ends a service process within its shutdown budget even when PostgreSQL and Redis hang

@@ -5,10 +5,15 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { newId } from "@testrun/kit";
-import { componentRedisUrl, createMigratedTestDatabase, startServiceProcess } from "@testrun/kit/testing";
+import {
+  componentRedisUrl,
+  createMigratedTestDatabase,
+  keyShapedSecret,
+  startGateway,
+  startServiceProcess,
+  testTokens,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
-import { keyShapedSecret, startGateway } from "../../gateway/test/support.js";
-import { testTokens } from "./helpers.js";
 
 interface ExportedSpan {
   traceId: string;

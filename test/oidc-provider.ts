@@ -1,4 +1,4 @@
-// A real OpenID provider for the console's tests (oidc-provider, the certified implementation), on
+// A real OpenID provider for the console's sign-in tests (oidc-provider, the certified implementation), on
 // a free loopback port. Its development login form takes any login: the login typed is the account,
 // and the account's email. The ID token stays minimal (the library's conform mode), so the console
 // must read the email from UserInfo, as with providers that do the same.
