@@ -156,11 +156,17 @@ const sharedSystemRedisDb = 13;
  * Started on first use, and stopped when the test process ends (kit testing/process-scope.ts).
  */
 export function sharedE2eSystem(): Promise<System> {
+  sharedSystem ??= startSharedSystem();
+  return sharedSystem;
+}
+
+async function startSharedSystem(): Promise<System> {
   // A Redis database of its own: a suite's own system, started meanwhile on the same server, must
   // not take this one's tests from its stream (Pub/Sub notices carry run ids, which do not clash).
   const redisUrl = new URL(String(process.env.REDIS_URL));
   redisUrl.pathname = `/${sharedSystemRedisDb}`;
-  sharedSystem ??= startE2eSystem({ redisUrl: redisUrl.toString() }).then((system) => {
+  try {
+    const system = await startE2eSystem({ redisUrl: redisUrl.toString() });
     keepForTestProcess({
       stop: () => system.stop(),
       kill: () => {
@@ -168,12 +174,11 @@ export function sharedE2eSystem(): Promise<System> {
       },
     });
     return system;
-  });
-  // A failed start fails the suite that asked; the next one tries again.
-  sharedSystem.catch(() => {
+  } catch (error) {
+    // A failed start fails the suite that asked; the next one tries again.
     sharedSystem = undefined;
-  });
-  return sharedSystem;
+    throw error;
+  }
 }
 
 export interface TestProject {

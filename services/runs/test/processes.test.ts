@@ -10,6 +10,7 @@ import {
   balanceOf,
   eventually,
   operator,
+  quickReconciler,
   type RunsProcessStack,
   type RunsProject,
   rejects,
@@ -128,14 +129,8 @@ describe("runs reconciler across processes: a charge that arrives late", () => {
   let project: RunsProject;
 
   before(async () => {
-    // As in reconciler.test.ts: the reconciler gives up a start still pending after START_GRACE_MS.
-    stack = await startRunsProcessStack({
-      LEASE_MS: "400",
-      MAX_ATTEMPTS: "2",
-      RECONCILE_INTERVAL_MS: "100",
-      REPUBLISH_AFTER_MS: "300",
-      START_GRACE_MS: "300",
-    });
+    // The reconciler gives up a start still pending after START_GRACE_MS.
+    stack = await startRunsProcessStack(quickReconciler);
     project = await seedRunsProject(stack);
   });
   after(async () => {

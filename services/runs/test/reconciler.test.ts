@@ -6,6 +6,7 @@ import {
   eventually,
   leaseOf,
   operator,
+  quickReconciler,
   type RunsProject,
   rejects,
   seedRunsProject,
@@ -19,13 +20,7 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsStack({
-      LEASE_MS: "400",
-      MAX_ATTEMPTS: "2",
-      RECONCILE_INTERVAL_MS: "100",
-      REPUBLISH_AFTER_MS: "300",
-      START_GRACE_MS: "300",
-    });
+    stack = await startRunsStack(quickReconciler);
     project = await seedRunsProject(stack);
   });
   after(async () => {

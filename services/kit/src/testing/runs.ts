@@ -168,6 +168,19 @@ export async function seedRunsProject(stack: RunsStack, credits = 100n) {
 
 export type RunsProject = Awaited<ReturnType<typeof seedRunsProject>>;
 
+/**
+ * Runs-service settings under which the reconciler acts within a second: leases lapse after 400 ms,
+ * a lost dispatch is published again after 300 ms, a start still pending after 300 ms is given up,
+ * and a test is tried twice.
+ */
+export const quickReconciler = {
+  LEASE_MS: "400",
+  MAX_ATTEMPTS: "2",
+  RECONCILE_INTERVAL_MS: "100",
+  REPUBLISH_AFTER_MS: "300",
+  START_GRACE_MS: "300",
+};
+
 export const balanceOf = async (stack: RunsStack, projectId: string) =>
   (await stack.billing.getBalance({ actor: operator(), projectId })).balance;
 
