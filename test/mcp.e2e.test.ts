@@ -29,7 +29,7 @@ import type { System } from "../scripts/system.js";
 import { version } from "../services/testrun-cli/src/version.js";
 import { HeldTarget } from "./held-target.js";
 import { expectDocumented } from "./openapi-check.js";
-import { addCases, getCase, newProject, Pipeline, type RunBody, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, Pipeline, type RunBody, sharedE2eSystem, startE2eSystem } from "./pipeline.js";
 import { cliEnv, runCli, testrunBin } from "./testrun-cli.js";
 
 const exec = promisify(execFile);
@@ -126,7 +126,7 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
 
   before(async () => {
     held = await HeldTarget.start();
-    system = await startE2eSystem();
+    system = await sharedE2eSystem();
     // The demo project `make run` seeds: its key is the one the banner prints.
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);
@@ -142,7 +142,6 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
   after(async () => {
     await client?.close();
     await held?.stop();
-    await system?.stop();
   });
 
   describe("over Streamable HTTP with the official SDK's client", () => {

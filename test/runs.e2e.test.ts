@@ -9,7 +9,7 @@ import { eventually, startServiceProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
-import { addCases, getCase, newProject, Pipeline, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, Pipeline, sharedE2eSystem, startE2eSystem } from "./pipeline.js";
 
 describe("runs through the REST API, executed for real", () => {
   let system: System;
@@ -17,13 +17,11 @@ describe("runs through the REST API, executed for real", () => {
   let pipeline: Pipeline;
 
   before(async () => {
-    system = await startE2eSystem();
+    // The shared system: the demo seed is a new organization each time it is called.
+    system = await sharedE2eSystem();
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     projectId = demo.projectId;
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);
-  });
-  after(async () => {
-    await system?.stop();
   });
 
   it("runs the Smoke plan, whose login uses secret variables, to PASSED", async () => {
