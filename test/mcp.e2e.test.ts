@@ -29,7 +29,15 @@ import type { System } from "../scripts/system.js";
 import { version } from "../services/testrun-cli/src/version.js";
 import { HeldTarget } from "./held-target.js";
 import { expectDocumented } from "./openapi-check.js";
-import { addCases, getCase, newProject, Pipeline, type RunBody, sharedE2eSystem, startE2eSystem } from "./pipeline.js";
+import {
+  addCases,
+  getCase,
+  newProject,
+  Pipeline,
+  type RunBody,
+  sharedE2eSystem,
+  startE2eSystem,
+} from "./pipeline.js";
 import { cliEnv, runCli, testrunBin } from "./testrun-cli.js";
 
 const exec = promisify(execFile);

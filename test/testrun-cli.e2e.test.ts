@@ -15,7 +15,15 @@ import { parse } from "yaml";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { HeldTarget } from "./held-target.js";
-import { addCases, getCase, newProject, Pipeline, type RunBody, sharedE2eSystem, startE2eSystem } from "./pipeline.js";
+import {
+  addCases,
+  getCase,
+  newProject,
+  Pipeline,
+  type RunBody,
+  sharedE2eSystem,
+  startE2eSystem,
+} from "./pipeline.js";
 import { cliEnv, GatewayProxy, runCli, startCli } from "./testrun-cli.js";
 
 const exec = promisify(execFile);
@@ -485,7 +493,9 @@ describe("testrun under a small rate limit", function () {
     const redis = new Redis(String(process.env.REDIS_URL));
     const windowEnd = Date.now() + shortWindowMs;
     try {
-      expect(await redis.pexpire(`testrun:gateway:rate:${fingerprintOf(pipeline.key)}`, shortWindowMs)).to.equal(1);
+      expect(
+        await redis.pexpire(`testrun:gateway:rate:${fingerprintOf(pipeline.key)}`, shortWindowMs),
+      ).to.equal(1);
     } finally {
       redis.disconnect();
     }
