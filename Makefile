@@ -77,8 +77,13 @@ services/console/web-build/index.html: $(WEB_SOURCES) node_modules/.package-lock
 build: install
 	npm run build
 
-# schemathesis before mocha: the run's last lines are then mocha's count of the tests it ran.
-test: prerequisites lint typecheck buf-lint check-generated check-action schemathesis test-only
+# Every step before mocha, two at a time (each waits only for its own inputs: the checks for
+# `install`, schemathesis for the web app and the Python tools), each step's output kept together;
+# then mocha, so that the run's last lines are its count of the tests it ran.
+TEST_STEPS := lint typecheck buf-lint check-generated check-action schemathesis helm minio web python-tools
+test: prerequisites
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_STEPS)
+	npx mocha
 
 # The Grafana dashboard the chart ships (helm/testrun/dashboards/testrun.json), generated from
 # scripts/dashboard/testrun.ts; test/monitoring.test.ts fails when the committed JSON is stale.

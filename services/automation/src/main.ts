@@ -1,20 +1,9 @@
-import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { bind, fromHandlerGroups, runService, serviceClient } from "@testrun/kit";
-import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
+import { runService, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
-import { pruneHistory } from "./history.js";
-import { type EventData, slackBody, standardBody } from "./payload.js";
-import { badgeHandlers } from "./rpc/badges.js";
-import { scheduleHandlers } from "./rpc/schedules.js";
-import { webhookHandlers } from "./rpc/webhooks.js";
-import { SecretCipher } from "./secrets.js";
-import { deliverDue, followRuns, loop, recordDueTicks, startOneTick, type WorkerDeps } from "./workers.js";
-
-/** How often old deliveries and ticks are pruned (history.ts); a full batch prunes again at once. */
-const pruneEveryMs = 10 * 60_000;
+import { wireAutomation } from "./wiring.js";
 
 await runService({
   name: "automation",
@@ -22,76 +11,15 @@ await runService({
   database,
   setup: ({ config, orm, logger, onStopping, onShutdown }) => {
     const token = { token: config.SERVICE_TOKEN };
-    const catalog = serviceClient(CatalogService, config.CATALOG_URL, token);
-    const runs = serviceClient(RunsService, config.RUNS_URL, token);
-    const cipher = new SecretCipher(config.WEBHOOK_SECRETS_KEY);
-    const guard = new EgressGuard(
-      new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
-      { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN } },
-    );
-    const destinations = {
-      guard,
-      allowHttp: config.WEBHOOK_ALLOW_HTTP,
-      slackHosts: config.SLACK_WEBHOOK_HOSTS,
-    };
-    if (config.WEBHOOK_ALLOW_HTTP)
-      logger.warn("WEBHOOK_ALLOW_HTTP is on: webhooks may use plain http (not for production)");
-    const operator = { kind: { case: "operator" as const, value: { name: "automation" } } };
-    /** Names for Slack messages; the ids when the catalog cannot say. */
-    const render = async (event: EventData, kind: "standard" | "slack") => {
-      if (kind === "standard") return standardBody(event, config.API_URL);
-      const run = event.run;
-      const [plan, environment] = run
-        ? await Promise.all([
-            run.testPlanId
-              ? catalog
-                  .getTestPlan({ actor: operator, projectId: run.projectId, testPlanId: run.testPlanId })
-                  .then(
-                    (r) => r.testPlan?.name,
-                    () => run.testPlanId,
-                  )
-              : undefined,
-            catalog
-              .getEnvironment({ actor: operator, projectId: run.projectId, environmentId: run.environmentId })
-              .then(
-                (r) => r.environment?.name,
-                () => run.environmentId,
-              ),
-          ])
-        : [undefined, ""];
-      return slackBody(event, { plan, environment: environment ?? run?.environmentId ?? "" });
-    };
-    const deps: WorkerDeps = {
+    const automation = wireAutomation({
+      config,
       orm,
       logger,
-      catalog,
-      runs,
-      cipher,
-      guard,
-      destinations,
-      render,
-      retryDelaysMs: config.WEBHOOK_RETRY_DELAYS_MS,
-      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-      concurrency: config.WEBHOOK_CONCURRENCY,
-    };
-    const loops = [
-      loop("ticks", config.TICK_INTERVAL_MS, () => recordDueTicks(deps), logger),
-      loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps), logger),
-      loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps), logger),
-      loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS), logger),
-    ];
-    const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps), logger);
-    loops.push(deliveries);
-    onStopping(async () => {
-      await Promise.all(loops.map((l) => l.stop()));
+      catalog: serviceClient(CatalogService, config.CATALOG_URL, token),
+      runs: serviceClient(RunsService, config.RUNS_URL, token),
     });
-    onShutdown(() => guard.close(), "closing webhook connections");
-    const impl = fromHandlerGroups(
-      AutomationService,
-      scheduleHandlers({ orm, catalog, allowSeconds: config.SCHEDULE_ALLOW_SECONDS }),
-      webhookHandlers({ orm, catalog, cipher, destinations, wake: () => deliveries.wake() }),
-      badgeHandlers({ orm, catalog, appUrl: config.APP_URL }),
-    );
-    return [bind(AutomationService, impl)];
+    onStopping(() => automation.stopping());
+    onShutdown(() => automation.stop(), "closing webhook connections");
+    return automation.services;
   },
 });

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Client, Code } from "@connectrpc/connect";
 import {
-  AutomationService,
+  type AutomationService,
   DeliveryState,
   NotifyMode,
   ScheduleState,
@@ -15,22 +15,18 @@ import {
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { serviceClient } from "@testrun/kit";
 import {
-  createMigratedTestDatabase,
   eventually,
   leaseOf,
   member,
   operator,
-  type RunsProcessStack,
   type RunsProject,
   rejects,
-  type ServiceProcess,
   seedRunsProject,
-  startRunsProcessStack,
-  startServiceProcess,
 } from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
+import { type InProcessAutomation, startAutomation } from "./in-process.js";
 
 /** A receiver whose every answer `handle` writes; counts the requests it got. */
 async function startServer(handle: (res: import("node:http").ServerResponse) => void) {
@@ -59,21 +55,18 @@ async function startServer(handle: (res: import("node:http").ServerResponse) => 
 
 describe("automation service under attack", function () {
   this.timeout(120_000);
-  let stack: RunsProcessStack;
+  let stack: InProcessRunsStack;
   let project: RunsProject;
   let other: RunsProject;
-  let replica: ServiceProcess;
+  let replica: InProcessAutomation;
   let automation: Client<typeof AutomationService>;
   /** Every webhook secret and badge token seen: none may be in the service's output. */
   const secrets: string[] = [];
   const timeoutMs = 1_500;
 
   before(async () => {
-    stack = await startRunsProcessStack();
+    stack = await startRunsStack();
     const env = {
-      ...stack.env,
-      DATABASE_URL: await createMigratedTestDatabase(["automation"]),
-      RUNS_URL: stack.runsProcess.url,
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",
       FOLLOW_INTERVAL_MS: "100",
@@ -84,16 +77,13 @@ describe("automation service under attack", function () {
       EGRESS_ALLOW_CIDRS: "127.0.0.0/8",
       LOG_LEVEL: "debug",
     };
-    replica = await startServiceProcess("automation", env);
-    automation = serviceClient(AutomationService, replica.url, {
-      token: stack.env.SERVICE_TOKEN as string,
-      timeoutMs: 30_000,
-    });
+    replica = await startAutomation(stack, env);
+    automation = replica.client;
     project = await seedRunsProject(stack, 1000n);
     other = await seedRunsProject(stack, 1000n);
   });
   after(async () => {
-    await replica?.stop("SIGTERM");
+    await replica?.stop();
     await stack?.stop();
   });
 
@@ -389,7 +379,7 @@ describe("automation service under attack", function () {
 
   it("logged no webhook secret and no badge token", () => {
     expect(secrets.length).to.be.greaterThan(3);
-    const output = replica.output().join("\n");
+    const output = replica.lines().join("\n");
     for (const secret of secrets) {
       expect(output.includes(secret), "a secret in the log").to.equal(false);
       expect(output.includes(secret.replace(/^whsec_/, "")), "a secret's key in the log").to.equal(false);

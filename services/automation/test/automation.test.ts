@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { type Client, Code } from "@connectrpc/connect";
 import {
-  AutomationService,
+  type AutomationService,
   BadgeState,
   NotifyMode,
   ScheduleState,
@@ -13,24 +13,20 @@ import {
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { TagListSchema } from "@testrun/gen/testrun/common/v1/selection_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { serviceClient } from "@testrun/kit";
 import {
-  createMigratedTestDatabase,
   eventually,
   leaseOf,
   member,
   operator,
-  type RunsProcessStack,
   type RunsProject,
   rejects,
-  type ServiceProcess,
   seedRunsProject,
-  startRunsProcessStack,
-  startServiceProcess,
 } from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { sign } from "../src/secrets.js";
+import { type InProcessAutomation, startAutomation } from "./in-process.js";
 
 interface Received {
   headers: IncomingMessage["headers"];
@@ -61,19 +57,14 @@ async function startReceiver() {
 }
 
 describe("automation service: schedules, webhooks, badges against real catalog, runs, PostgreSQL", () => {
-  let stack: RunsProcessStack;
+  let stack: InProcessRunsStack;
   let project: RunsProject;
-  let replicas: ServiceProcess[] = [];
+  let replicas: InProcessAutomation[] = [];
   let automation: Client<typeof AutomationService>;
-  let automationDb: string;
 
   before(async () => {
-    stack = await startRunsProcessStack();
-    automationDb = await createMigratedTestDatabase(["automation"]);
+    stack = await startRunsStack();
     const env = {
-      ...stack.env,
-      DATABASE_URL: automationDb,
-      RUNS_URL: stack.runsProcess.url,
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",
       FOLLOW_INTERVAL_MS: "100",
@@ -85,17 +76,15 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
       SLACK_WEBHOOK_HOSTS: "127.0.0.1",
     };
     // Two replicas at once: ticks and deliveries are claimed in PostgreSQL.
-    replicas = [await startServiceProcess("automation", env), await startServiceProcess("automation", env)];
-    automation = serviceClient(AutomationService, replicas[0]?.url ?? "", {
-      token: stack.env.SERVICE_TOKEN as string,
-      timeoutMs: 30_000,
-    });
+    const first = await startAutomation(stack, env);
+    replicas = [first, await startAutomation(stack, env, first.databaseUrl)];
+    automation = first.client;
   });
   beforeEach(async () => {
     project = await seedRunsProject(stack, 1000n);
   });
   after(async () => {
-    for (const replica of replicas) await replica.stop("SIGTERM");
+    for (const replica of replicas) await replica.stop();
     await stack?.stop();
   });
 

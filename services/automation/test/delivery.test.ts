@@ -6,42 +6,36 @@
 import { randomBytes } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import {
-  AutomationService,
+  type AutomationService,
   type Delivery,
   DeliveryState,
   NotifyMode,
   WebhookEvent,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { serviceClient } from "@testrun/kit";
 import {
-  createMigratedTestDatabase,
   eventually,
   leaseOf,
   member,
   operator,
-  type RunsProcessStack,
   type RunsProject,
-  type ServiceProcess,
   seedRunsProject,
-  startRunsProcessStack,
-  startServiceProcess,
 } from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
+import { type InProcessAutomation, startAutomation as startInProcess } from "./in-process.js";
 
 describe("automation service: webhook delivery, redelivery, timeouts and refusals", () => {
-  let stack: RunsProcessStack;
+  let stack: InProcessRunsStack;
   let project: RunsProject;
   let receiver: WebhookReceiver;
-  const processes: ServiceProcess[] = [];
+  const started: InProcessAutomation[] = [];
   let baseEnv: Record<string, string>;
 
   before(async () => {
-    stack = await startRunsProcessStack();
+    stack = await startRunsStack();
     baseEnv = {
-      ...stack.env,
-      RUNS_URL: stack.runsProcess.url,
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",
       FOLLOW_INTERVAL_MS: "100",
@@ -56,22 +50,17 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
   });
   afterEach(async () => {
     await receiver.close();
-    for (const p of processes.splice(0)) await p.stop("SIGTERM");
+    for (const automation of started.splice(0)) await automation.stop();
   });
   after(async () => {
     await stack?.stop();
   });
 
-  /** An automation service on a migrated database of its own; `egress` its allowance (loopback by default). */
-  async function startAutomation(databaseUrl: string, egress: Record<string, string>) {
-    const env = { ...baseEnv, DATABASE_URL: databaseUrl, ...egress };
-    const process = await startServiceProcess("automation", env);
-    processes.push(process);
-    const client: Client<typeof AutomationService> = serviceClient(AutomationService, process.url, {
-      token: stack.env.SERVICE_TOKEN as string,
-      timeoutMs: 30_000,
-    });
-    return { process, client };
+  /** An automation service on `databaseUrl` (a new one by default) with `egress`, its allowance. */
+  async function startAutomation(egress: Record<string, string>, databaseUrl?: string) {
+    const automation = await startInProcess(stack, { ...baseEnv, ...egress }, databaseUrl);
+    started.push(automation);
+    return automation;
   }
   const loopbackAllowed = { EGRESS_ALLOW_CIDRS: "127.0.0.0/8,::1/128" };
   const editor = () => member(project.members.editor);
@@ -127,10 +116,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     );
 
   it("redelivers a FAILED delivery with the same webhook-id, and it is delivered", async () => {
-    const { client } = await startAutomation(
-      await createMigratedTestDatabase(["automation"]),
-      loopbackAllowed,
-    );
+    const { client } = await startAutomation(loopbackAllowed);
     const webhook = await webhookTo(client, receiver.url);
     receiver.setSecrets([webhook.secret]);
     receiver.answerWith(500);
@@ -171,10 +157,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
   });
 
   it("retries an attempt the receiver does not answer within WEBHOOK_TIMEOUT_MS, then delivers it", async () => {
-    const { client } = await startAutomation(
-      await createMigratedTestDatabase(["automation"]),
-      loopbackAllowed,
-    );
+    const { client } = await startAutomation(loopbackAllowed);
     const webhook = await webhookTo(client, receiver.url);
     receiver.setSecrets([webhook.secret]);
     receiver.answerWith("hang");
@@ -203,12 +186,11 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
   it("refuses at delivery time an address the rules no longer allow, saying why, and sends nothing", async () => {
     // Created while loopback was allowed, to a host name (localhost) that resolves to loopback;
     // then the service restarts without the allowance, as a production one runs.
-    const database = await createMigratedTestDatabase(["automation"]);
-    const before = await startAutomation(database, loopbackAllowed);
+    const before = await startAutomation(loopbackAllowed);
     const url = receiver.url.replace("127.0.0.1", "localhost");
     const webhook = await webhookTo(before.client, url);
-    await before.process.stop("SIGTERM");
-    const { client } = await startAutomation(database, { EGRESS_ALLOW_CIDRS: "" });
+    await before.stop();
+    const { client } = await startAutomation({ EGRESS_ALLOW_CIDRS: "" }, before.databaseUrl);
     await finishedRun(TestStatus.FAILED);
     const refused = await deliveryWhen(client, webhook.id, "the attempt refused", (d) => d.attempts >= 1);
     expect(refused.lastError).to.equal(

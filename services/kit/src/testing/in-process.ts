@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "../db.js";
@@ -47,6 +48,10 @@ export function inProcessRpc(options: {
     }
     return transport;
   };
+  // Each call runs in the async context of this point (test set-up), not the caller's: a process
+  // boundary shares none, and what the caller's context holds must not reach the handler (a
+  // MikroORM transaction of the calling service, say, would be taken for the handler's own).
+  const boundary = new AsyncResource("testrun.inProcessRpc");
   return {
     serve(...added) {
       services.push(...added);
@@ -54,8 +59,8 @@ export function inProcessRpc(options: {
     },
     client(desc, token) {
       const late: Transport = {
-        unary: async (...args) => (await current(token)).unary(...args),
-        stream: async (...args) => (await current(token)).stream(...args),
+        unary: (...args) => boundary.runInAsyncScope(async () => (await current(token)).unary(...args)),
+        stream: (...args) => boundary.runInAsyncScope(async () => (await current(token)).stream(...args)),
       };
       return createClient(desc, late);
     },
