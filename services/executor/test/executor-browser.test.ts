@@ -1,41 +1,31 @@
-// The executor process running a browser test end to end against the real runs and catalog
-// services, its steps in real Chromium against a real web application on 127.0.0.2: the result is
+// The executor running a browser test end to end against the real runs and catalog services (all
+// in-process), its steps in real Chromium against a real web application on 127.0.0.2: the result is
 // reported after the artifacts were handed over (PutArtifact), whatever the runs service did with them.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import {
-  operator,
-  type RunsProcessStack,
-  type RunsProject,
-  type ServiceProcess,
-  seedRunsProject,
-  startRunsProcessStack,
-  startServiceProcess,
-} from "@testrun/kit/testing";
+import { operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
 import { type BrowserTarget, startBrowserTarget, stepsOf } from "./browser-target.js";
+import { type InProcessExecutor, startExecutor } from "./in-process.js";
 
-describe("executor process running a browser test", function () {
+describe("executor running a browser test", function () {
   this.timeout(60_000);
-  let stack: RunsProcessStack;
+  let stack: InProcessRunsStack;
   let target: BrowserTarget;
-  let executor: ServiceProcess;
+  let executor: InProcessExecutor;
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsProcessStack({}, 6);
+    stack = await startRunsStack({}, 6);
     target = await startBrowserTarget();
-    executor = await startServiceProcess("executor", {
-      REDIS_URL: stack.redisUrlOf("executor"),
-      RUNS_URL: stack.runsProcess.url,
-      CATALOG_URL: stack.catalog.process.url,
-      EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
+    executor = await startExecutor(stack, {
       // Only the browser target's address: 127.0.0.1 (the services) stays refused.
       EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
     });
     project = await seedRunsProject(stack);
   });
   after(async () => {
-    await executor?.stop("SIGTERM");
+    await executor?.stop();
     await target?.close();
     await stack?.stop();
   });
@@ -85,6 +75,6 @@ describe("executor process running a browser test", function () {
         'step 4 "echoed": expect getByTestId(\'echo\') text: expected text to contain "something else", got "You typed: {{TYPED}}"',
     });
     // Whatever the runs service did with the screenshot and the trace, no log line holds the value.
-    expect(executor.output().join("\n")).to.not.include(value);
+    expect(executor.lines().join("\n")).to.not.include(value);
   });
 });

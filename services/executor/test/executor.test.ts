@@ -1,40 +1,31 @@
-// The executor process running a test end to end against the real runs and catalog services (and
-// their PostgreSQL and Redis), its steps against a real HTTP server: what it reports of a failure.
+// The executor running a test end to end against the real runs and catalog services (and their
+// PostgreSQL and Redis), all in-process, its steps against a real HTTP server: what it reports of a
+// failure.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import {
-  operator,
-  type RunsProcessStack,
-  type RunsProject,
-  type ServiceProcess,
-  seedRunsProject,
-  startRunsProcessStack,
-  startServiceProcess,
-} from "@testrun/kit/testing";
+import { operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
+import { type InProcessExecutor, startExecutor } from "./in-process.js";
 import { startTestTarget, type TestTarget } from "./target.js";
 
-describe("executor process with the runs service", () => {
-  let stack: RunsProcessStack;
+describe("executor with the runs service", () => {
+  let stack: InProcessRunsStack;
   let target: TestTarget;
-  let executor: ServiceProcess;
+  let executor: InProcessExecutor;
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsProcessStack({}, 6);
+    stack = await startRunsStack({}, 6);
     target = await startTestTarget();
-    executor = await startServiceProcess("executor", {
-      REDIS_URL: stack.redisUrlOf("executor"),
-      RUNS_URL: stack.runsProcess.url,
-      CATALOG_URL: stack.catalog.process.url,
-      EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
+    executor = await startExecutor(stack, {
       TEST_DEADLINE_MS: "2000",
       ...localTargetsEgress,
     });
     project = await seedRunsProject(stack);
   });
   after(async () => {
-    await executor?.stop("SIGTERM");
+    await executor?.stop();
     await target?.close();
     await stack?.stop();
   });

@@ -1,48 +1,36 @@
-// Fair claiming end to end: an executor process, the real runs service (MAX_RUNNING_PER_PROJECT=1)
+// Fair claiming end to end: an executor, the real runs service (both in-process) (MAX_RUNNING_PER_PROJECT=1)
 // with its PostgreSQL and Redis, and a target whose answers the test holds. One project's backlog
 // fills the executor's slots; another project's test, queued behind that backlog, still runs as
 // soon as a slot frees, and the backlog's refused tests come back and run later.
 import { RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { executorGroup, testStream } from "@testrun/kit";
-import {
-  eventually,
-  httpStep,
-  operator,
-  type RunsProcessStack,
-  type RunsProject,
-  type ServiceProcess,
-  seedRunsProject,
-  startRunsProcessStack,
-  startServiceProcess,
-} from "@testrun/kit/testing";
+import { eventually, httpStep, operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
+import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
 import { expect } from "chai";
 import { HeldTarget } from "../../../test/held-target.js";
+import { type InProcessExecutor, startExecutor } from "./in-process.js";
 
 describe("executor with fair claiming between projects", function () {
-  // Four service processes and an executor to start.
   this.timeout(60_000);
-  let stack: RunsProcessStack;
+  let stack: InProcessRunsStack;
   let target: HeldTarget;
-  let executor: ServiceProcess;
+  let executor: InProcessExecutor;
 
   before(async () => {
-    stack = await startRunsProcessStack(
+    stack = await startRunsStack(
       { MAX_RUNNING_PER_PROJECT: "1", REPUBLISH_AFTER_MS: "300", RECONCILE_INTERVAL_MS: "100" },
       8,
     );
     target = await HeldTarget.start();
-    executor = await startServiceProcess("executor", {
+    executor = await startExecutor(stack, {
       REDIS_URL: String(stack.env.REDIS_URL),
-      RUNS_URL: stack.runsProcess.url,
-      CATALOG_URL: stack.catalog.process.url,
-      EXECUTOR_TOKEN: String(stack.env.EXECUTOR_TOKEN),
       CONCURRENCY: "2",
       // The held target listens on loopback, which the executor's egress guard refuses by default.
       EGRESS_ALLOW_CIDRS: "127.0.0.0/8",
     });
   });
   after(async () => {
-    await executor?.stop("SIGTERM");
+    await executor?.stop();
     await target?.stop();
     await stack?.stop();
   });

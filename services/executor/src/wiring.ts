@@ -1,0 +1,113 @@
+import type { Client } from "@connectrpc/connect";
+import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type Logger, redisCommandTimeoutMs, type ServiceWiring } from "@testrun/kit";
+import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
+import type { Redis } from "ioredis";
+import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
+import { startEgressProxy } from "./browser/egress-proxy.js";
+import { BrowserPool } from "./browser/pool.js";
+import type { Config } from "./config.js";
+import { Executor } from "./executor.js";
+import { TestQueue } from "./queue.js";
+
+export { configSchema } from "./config.js";
+
+/** What an executor is made of: its configuration, Redis, log, and the runs service and catalog (executor token). */
+export interface ExecutorDependencies {
+  config: Config;
+  redis: Redis;
+  logger: Logger;
+  /** Claims, leases and completes tests; takes artifacts. */
+  runs: Client<typeof RunsService>;
+  /** The test cases' steps and the variables granted to a claim. */
+  catalog: Client<typeof CatalogService>;
+  /** Its consumer name in the streams' group. */
+  name: string;
+}
+
+export interface ExecutorWiring extends ServiceWiring {
+  executor: Executor;
+  browsers: BrowserPool;
+}
+
+/**
+ * An executor's wiring, for main.ts and tests alike: it serves no RPC; its work is reading the
+ * test streams and running what it claims, started here. `stop` takes no new tests, gives those in
+ * flight SHUTDOWN_TIMEOUT_MS, then closes the browser, the egress proxy and the guard.
+ */
+export async function wireExecutor({
+  config,
+  redis,
+  logger,
+  runs,
+  catalog,
+  name,
+}: ExecutorDependencies): Promise<ExecutorWiring> {
+  // The reading connection waits up to readBlockMs on purpose: its commands may take that long more.
+  const readBlockMs = 2_000;
+  const reader = redis.duplicate({ commandTimeout: readBlockMs + redisCommandTimeoutMs });
+  await reader.connect();
+  const queue = new TestQueue(reader, redis, name, config.EXECUTOR_STEP_KINDS);
+  await queue.ensureGroup();
+  // Every connection to an environment (reachability check, steps) goes through this guard.
+  const egress = new EgressGuard(
+    new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
+    { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN, allow: config.EGRESS_ALLOW_CLUSTER_NAMES } },
+  );
+  // Every page's traffic goes through this proxy, which connects through the same guard
+  // (docs/runs.md, "Egress"): chromium itself resolves and reaches nothing.
+  const proxy = await startEgressProxy(egress, { logger });
+  const {
+    proxy: proxySettings,
+    executablePath,
+    ...launchOptions
+  } = browserLaunchOptions(proxy, config.CHROMIUM_PATH);
+  // One Chromium for the process, launched at the first browser step (none for HTTP-only work).
+  const browsers = new BrowserPool({
+    executablePath: executablePath ?? config.CHROMIUM_PATH,
+    contexts: config.BROWSER_CONTEXTS,
+    logger,
+    proxy: proxySettings,
+    launchOptions,
+    contextOptions: browserContextOptions(),
+  });
+  const executor = new Executor({
+    queue,
+    runs,
+    catalog,
+    logger,
+    name,
+    concurrency: config.CONCURRENCY,
+    leaseMs: config.LEASE_MS,
+    reachabilityTimeoutMs: config.REACHABILITY_TIMEOUT_MS,
+    egress,
+    responseMaxBytes: config.RESPONSE_MAX_BYTES,
+    testDeadlineMs: config.TEST_DEADLINE_MS,
+    readBlockMs,
+    browsers,
+    traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
+  });
+  executor.start();
+  logger.info(
+    {
+      concurrency: config.CONCURRENCY,
+      browserContexts: config.BROWSER_CONTEXTS,
+      consumer: name,
+      stepKinds: config.EXECUTOR_STEP_KINDS,
+    },
+    "executor started",
+  );
+  return {
+    services: [],
+    executor,
+    browsers,
+    async stop() {
+      // No new tests (the reader closes), then those in flight end or are interrupted.
+      await executor.stop(config.SHUTDOWN_TIMEOUT_MS);
+      await browsers.close();
+      await proxy.close();
+      await egress.close();
+    },
+  };
+}
