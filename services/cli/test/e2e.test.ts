@@ -1,5 +1,7 @@
-// testrunctl end to end: the real bin as a child process, against the catalog, keys and billing
-// services running as real processes on a real PostgreSQL and Redis.
+// testrunctl end to end: a child process, against the catalog, keys and billing services running
+// as real processes on a real PostgreSQL and Redis. It runs as the image runs it, the built
+// `launch.js testrunctl` (when the tests built dist/, kit testing/process.ts); the repository's
+// bin/testrunctl, from source through tsx, where a test says so: a start costs twice the CPU.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -9,6 +11,7 @@ import { join } from "node:path";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import {
+  builtServicesFlag,
   componentRedisUrl,
   createMigratedTestDatabase,
   findFreePort,
@@ -75,9 +78,16 @@ describe("testrunctl against the real services", function () {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  /** Runs services/cli/bin/testrunctl as an operator would, from another directory. */
-  async function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
-    const child = spawn(`${repoRoot}services/cli/bin/testrunctl`, args, {
+  /** Runs testrunctl as an operator would, from another directory; `bin`: services/cli/bin/testrunctl. */
+  async function cli(
+    args: string[],
+    options: { stdin?: string; env?: Record<string, string>; bin?: boolean } = {},
+  ) {
+    const [command, argv] =
+      options.bin || process.env[builtServicesFlag] !== "1"
+        ? [`${repoRoot}services/cli/bin/testrunctl`, args]
+        : [process.execPath, [`${repoRoot}services/kit/dist/launch.js`, "testrunctl", ...args]];
+    const child = spawn(command, argv, {
       cwd: dir,
       env: { PATH: process.env.PATH, ...(options.env ?? cliEnv) },
       stdio: ["pipe", "pipe", "pipe"],
@@ -131,7 +141,10 @@ describe("testrunctl against the real services", function () {
     expect(owner).to.include({ organizationId: org.id, role: "ROLE_OWNER", state: "MEMBER_STATE_ACTIVE" });
     expect(project).to.include({ organizationId: org.id, name: "shop", description: "the web shop" });
 
-    const { organizations } = await json<{ organizations: Obj[] }>(["org", "list"]);
+    // The repository's bin/testrunctl, from another directory, reads what the built one wrote.
+    const listed = await cli(["org", "list", "--json"], { bin: true });
+    expect(listed.code, listed.stderr).to.equal(0);
+    const { organizations } = JSON.parse(listed.stdout) as { organizations: Obj[] };
     expect(organizations.map((o) => o.id)).to.include(org.id);
     const { projects } = await json<{ projects: Obj[] }>(["project", "list", "--org", org.id]);
     expect(projects).to.deep.equal([project]);
@@ -789,7 +802,7 @@ describe("testrunctl against the real services", function () {
   });
 
   it("reports a refusal, an unknown project and a wrong token as one line with exit code 1", async () => {
-    const unknownProject = await cli(["env", "list", "-p", "prj_00000000000000000000000000"]);
+    const unknownProject = await cli(["env", "list", "-p", "prj_00000000000000000000000000"], { bin: true });
     expect(unknownProject.code).to.equal(1);
     expect(unknownProject.stdout).to.equal("");
     expect(unknownProject.stderr).to.match(/^error: not found: .+ \(catalog ListEnvironments\)\n$/);

@@ -20,17 +20,33 @@ export interface ServiceProcess {
 }
 
 /**
- * The node arguments that run a service's main module from source with tracing preloaded;
- * `entry` (relative to the repository) runs another module of the service instead.
+ * Set (to "1") when every package's dist/ was just built from its sources (the tests' global set-up
+ * builds it): services then start from their built modules, as the image starts them, without
+ * compiling TypeScript at every start (half a second of a core each). Unset (`make run`), sources.
+ */
+export const builtServicesFlag = "TESTRUN_SERVICES_BUILT";
+
+/**
+ * The node arguments that run a service's main module with tracing preloaded: the built one when
+ * `builtServicesFlag` says dist/ is current, else its source through tsx. `entry` (a source path
+ * relative to the repository) runs another module of the service instead.
  */
 export function serviceCommand(name: string, args: readonly string[] = [], entry?: string): string[] {
+  const source = entry ?? `services/${name}/src/main.ts`;
+  if (process.env[builtServicesFlag] === "1")
+    return [
+      "--import",
+      `${repoRoot}services/kit/dist/telemetry/preload.js`,
+      `${repoRoot}${source.replace(/\/src\//, "/dist/").replace(/\.ts$/, ".js")}`,
+      ...args,
+    ];
   return [
     "--conditions=source",
     "--import",
     "tsx",
     "--import",
     `${repoRoot}services/kit/src/telemetry/preload.ts`,
-    `${repoRoot}${entry ?? `services/${name}/src/main.ts`}`,
+    `${repoRoot}${source}`,
     ...args,
   ];
 }
