@@ -79,8 +79,9 @@ build: install
 
 # Every step before mocha, two at a time (each waits only for its own inputs: the checks for
 # `install`, schemathesis for the web app and the Python tools), each step's output kept together;
-# then mocha, so that the run's last lines are its count of the tests it ran.
-TEST_STEPS := lint typecheck buf-lint check-generated check-action schemathesis helm minio web python-tools
+# then mocha, so that the run's last lines are its count of the tests it ran. `build` here leaves
+# mocha's own (test/global-setup.ts: the services the tests start run built) nothing to do.
+TEST_STEPS := lint typecheck buf-lint check-generated check-action schemathesis build helm minio web python-tools
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_STEPS)
 	npx mocha
