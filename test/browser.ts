@@ -32,7 +32,12 @@ export async function launchBrowser(): Promise<Browser> {
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
-  await page.screenshot({ path: join(screenshotDir, `${name}.jpeg`), fullPage: true, type: "jpeg", quality: 85 });
+  await page.screenshot({
+    path: join(screenshotDir, `${name}.jpeg`),
+    fullPage: true,
+    type: "jpeg",
+    quality: 85,
+  });
 }
 
 /** Saves the page as `<name>-<width>` and checks nothing overflows sideways. */
