@@ -109,15 +109,18 @@ python-tools:
 
 # helm, for the chart tests: no Debian or npm package carries it, so it is built from the Go module
 # proxy once (about 3 min on 2 cores). GOTOOLCHAIN=auto lets any Go >= 1.21 fetch the Go its go.mod needs.
-# .tools/helm.version records the HELM_VERSION it was built from, so bumping HELM_VERSION rebuilds it.
+# Built into a cache outside the clone keyed by HELM_VERSION, like MinIO below, so that every clone
+# and worktree reuses it (a link from .tools/bin/helm, where the tests run it); bumping
+# HELM_VERSION builds the new one.
 HELM_VERSION := v3.22.0
-.PHONY: helm FORCE
+HELM_BIN := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/testrun/helm/$(HELM_VERSION)/helm
+.PHONY: helm
 helm: .tools/bin/helm
-.tools/helm.version: FORCE
-	@mkdir -p .tools; [ "$$(cat $@ 2>/dev/null)" = "$(HELM_VERSION)" ] || echo "$(HELM_VERSION)" >$@
-.tools/bin/helm: .tools/helm.version
-	GOBIN=$(CURDIR)/.tools/bin GOTOOLCHAIN=auto go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
-	@touch $@
+$(HELM_BIN):
+	GOBIN=$(dir $@) GOTOOLCHAIN=auto go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+.tools/bin/helm: $(HELM_BIN) FORCE
+	@mkdir -p $(dir $@); [ "$$(readlink $@)" = "$(HELM_BIN)" ] || ln -sfn $(HELM_BIN) $@
+.PHONY: FORCE
 
 # MinIO, the S3-compatible server the artifact store's S3 tests run against (a test-time server,
 # AGPLv3, never shipped): built from the Go module proxy like helm (about 9 min on 2 cores the first

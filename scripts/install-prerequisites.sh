@@ -46,8 +46,7 @@ if [ "$purpose" = test ]; then
   # Go counts as missing. bookworm's golang-go is 1.19, so on bookworm it comes from bookworm-backports.
   go_new_enough() { [[ $(go env GOVERSION 2>/dev/null) =~ go1\.([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 21 ]; }
   helm_version=$(sed -n 's/^HELM_VERSION := //p' Makefile)
-  go_new_enough || { [ -x .tools/bin/helm ] && [ "$(cat .tools/helm.version 2>/dev/null)" = "$helm_version" ]; } ||
-    need_go=yes
+  go_new_enough || [ -x "${XDG_CACHE_HOME:-$HOME/.cache}/testrun/helm/$helm_version/helm" ] || need_go=yes
   # MinIO (the artifact store's S3 tests) is built with Go too, into a cache outside the clone.
   minio_version=$(sed -n 's/^MINIO_VERSION := //p' Makefile)
   go_new_enough || [ -x "${XDG_CACHE_HOME:-$HOME/.cache}/testrun/minio/$minio_version/minio" ] || need_go=yes
