@@ -17,7 +17,9 @@ const parallel = !namesTestFiles && !process.env.REDIS_URL && process.env.TEST_J
 const slowestFirst = [
   "test/**/*.browser.test.ts",
   "test/**/*.e2e.test.ts",
-  "services/{cli,automation,executor}/test/**/*.test.ts",
+  // Some 20 s each: the image's replay, helm templates, every service's start.
+  "test/{image,chart,services,monitoring}.test.ts",
+  "services/{cli,executor,kit,automation}/test/**/*.test.ts",
   "services/*/test/**/*.test.ts",
   "test/**/*.test.ts",
 ];
