@@ -77,11 +77,12 @@ services/console/web-build/index.html: $(WEB_SOURCES) node_modules/.package-lock
 build: install
 	npm run build
 
-# Every step before mocha, two at a time (each waits only for its own inputs: the checks for
-# `install`, schemathesis for the web app and the Python tools), each step's output kept together;
-# then mocha, so that the run's last lines are its count of the tests it ran. `build` here leaves
-# mocha's own (test/global-setup.ts: the services the tests start run built) nothing to do.
-TEST_STEPS := lint typecheck buf-lint check-generated check-action schemathesis build helm minio web python-tools
+# Every step before mocha, two at a time (each waits only for its own inputs), each step's output
+# kept together; then mocha, so that the run's last lines are its count of the tests it ran.
+# schemathesis is one of mocha's files (test/schemathesis.e2e.test.ts), run beside the others.
+# `build` here leaves mocha's own (test/global-setup.ts: the services the tests start run built)
+# nothing to do.
+TEST_STEPS := lint typecheck buf-lint check-generated check-action build helm minio web python-tools
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(TEST_STEPS)
 	npx mocha
@@ -141,7 +142,7 @@ test-only: prerequisites install helm minio web python-tools
 
 # schemathesis (pinned in test/python-requirements.txt) against the live gateway of the whole system
 # (throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are set), from the OpenAPI document
-# it serves, with its default checks; any finding fails. Bounded: 50 examples per operation and phase (about a minute).
+# it serves, with its default checks; any finding fails. `make test` runs it as one of mocha's files. Bounded: 50 examples per operation and phase (about a minute).
 schemathesis: prerequisites install web python-tools
 	node --conditions=source --import tsx scripts/schemathesis.ts
 
