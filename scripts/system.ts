@@ -68,6 +68,11 @@ export interface System {
   consoleUrl: string;
   demoTargetUrl: string;
   processes: Map<string, ServiceProcess>;
+  /**
+   * The environment each service was started with (its ports, Redis user and secrets included),
+   * by name: another replica of it, started with this, joins the same system.
+   */
+  serviceEnvs: Map<string, Record<string, string>>;
   /** Where each service serves GET /metrics (its METRICS_PORT), by name. */
   metricsUrls: Map<string, string>;
   /** Stops every process with SIGTERM, the gateway first; resolves with their exit codes. */
@@ -147,6 +152,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     await runServiceCommand(service.name, ["migrate"], { ...env, ...ownEnv(service.name) });
   }
   const processes = new Map<string, ServiceProcess>();
+  const serviceEnvs = new Map<string, Record<string, string>>();
   const stop = async () => {
     const order = [...processes.values()].reverse();
     const codes: (number | null)[] = [];
@@ -184,6 +190,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
         ...options.serviceEnv?.[service.name],
       };
       const launch = options.launch?.(service.name);
+      serviceEnvs.set(service.name, { ...base, ...own, PORT: port });
       processes.set(
         service.name,
         await startServiceProcess(
@@ -204,6 +211,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
     consoleUrl: appUrl,
     demoTargetUrl: `http://127.0.0.1:${demoTargetPort}`,
     processes,
+    serviceEnvs,
     metricsUrls: new Map([...metricsPorts].map(([name, port]) => [name, `http://127.0.0.1:${port}/metrics`])),
     stop,
   };

@@ -22,7 +22,7 @@ import {
   removeMember,
 } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { eventually, repoRoot } from "@testrun/kit/testing";
+import { eventually, type GatewayProcess, repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
@@ -31,12 +31,12 @@ import { HeldTarget } from "./held-target.js";
 import { expectDocumented } from "./openapi-check.js";
 import {
   addCases,
+  gatewayOnSharedSystem,
   getCase,
   newProject,
   Pipeline,
   type RunBody,
   sharedE2eSystem,
-  startE2eSystem,
 } from "./pipeline.js";
 import { cliEnv, runCli, testrunBin } from "./testrun-cli.js";
 
@@ -570,16 +570,17 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
 describe("MCP under a small rate limit: tool calls and REST requests share the key's", function () {
   this.timeout(60_000);
   const limit = 8;
-  let system: System;
+  let gateway: GatewayProcess;
   let pipeline: Pipeline;
 
   before(async () => {
-    system = await startE2eSystem({ extraEnv: { RATE_LIMIT_PER_MINUTE: String(limit) } });
-    const demo = await seedDemo(system.env, system.demoTargetUrl);
-    pipeline = new Pipeline(system.gatewayUrl, demo.secret);
+    const shared = await gatewayOnSharedSystem({ RATE_LIMIT_PER_MINUTE: String(limit) });
+    gateway = shared.gateway;
+    const demo = await seedDemo(shared.system.env, shared.system.demoTargetUrl);
+    pipeline = new Pipeline(gateway.http, demo.secret);
   });
   after(async () => {
-    await system?.stop();
+    await gateway?.stop();
   });
 
   it("counts every POST to /v1/mcp as one request: initialize, the initialized notification, tools/list, each tool call", async () => {
@@ -588,7 +589,7 @@ describe("MCP under a small rate limit: tool calls and REST requests share the k
       return answer.status === 429 ? "429" : Number(answer.headers.get("ratelimit-remaining"));
     };
     // initialize and notifications/initialized (its GET for a stream is 405, before any key check).
-    const client = await remote(system.gatewayUrl, bearer(pipeline.key));
+    const client = await remote(gateway.http, bearer(pipeline.key));
     try {
       expect(await remaining()).to.equal(limit - 3);
       await tool(client, "list_test_plans");

@@ -10,7 +10,13 @@ import {
   grantCredits,
   readTestCaseFile,
 } from "@testrun/cli";
-import { createMigratedTestDatabase, eventually, keepForTestProcess } from "@testrun/kit/testing";
+import {
+  createMigratedTestDatabase,
+  eventually,
+  type GatewayProcess,
+  keepForTestProcess,
+  startGateway,
+} from "@testrun/kit/testing";
 import { expect } from "chai";
 import { type System, type SystemOptions, startSystem, systemServices } from "../scripts/system.js";
 import { expectDocumented } from "./openapi-check.js";
@@ -160,13 +166,40 @@ export function sharedE2eSystem(): Promise<System> {
   return sharedSystem;
 }
 
-async function startSharedSystem(): Promise<System> {
-  // A Redis database of its own: a suite's own system, started meanwhile on the same server, must
-  // not take this one's tests from its stream (Pub/Sub notices carry run ids, which do not clash).
+/**
+ * The shared system's Redis database, with the administrator's URL: a database of its own, so that
+ * a suite's own system, started meanwhile on the same server, does not take this one's tests from
+ * its stream (Pub/Sub notices carry run ids, which do not clash).
+ */
+export function sharedSystemRedisUrl(): string {
   const redisUrl = new URL(String(process.env.REDIS_URL));
   redisUrl.pathname = `/${sharedSystemRedisDb}`;
+  return redisUrl.toString();
+}
+
+/**
+ * A gateway of its own in front of the shared system (its services, its Redis, its secrets), with
+ * `env` on top: for a suite whose only need of its own is a gateway setting (a small rate limit,
+ * fewer waits per key), one process instead of a whole system. The suite stops it.
+ */
+export async function gatewayOnSharedSystem(
+  env: Record<string, string>,
+): Promise<{ system: System; gateway: GatewayProcess }> {
+  const system = await sharedE2eSystem();
+  const gateway = await startGateway({
+    ...system.serviceEnvs.get("gateway"),
+    // Ports of its own: the shared system's gateway has those it was started with.
+    PORT: "0",
+    HTTP_PORT: "0",
+    METRICS_PORT: "0",
+    ...env,
+  });
+  return { system, gateway };
+}
+
+async function startSharedSystem(): Promise<System> {
   try {
-    const system = await startE2eSystem({ redisUrl: redisUrl.toString() });
+    const system = await startE2eSystem({ redisUrl: sharedSystemRedisUrl() });
     keepForTestProcess({
       stop: () => system.stop(),
       kill: () => {

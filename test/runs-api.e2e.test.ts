@@ -2,7 +2,7 @@
 // Idempotency-Key, through the real gateway with every service a real process. The environment
 // under test is a HeldTarget: a run stays RUNNING exactly until the test releases its request.
 import { createCliContext, createEnvironment, createKey, getBalance } from "@testrun/cli";
-import { eventually } from "@testrun/kit/testing";
+import { eventually, type GatewayProcess } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import type { System } from "../scripts/system.js";
@@ -10,11 +10,12 @@ import { HeldTarget } from "./held-target.js";
 import {
   type Answer,
   addCases,
+  gatewayOnSharedSystem,
   getCase,
   newProject,
   Pipeline,
   type RunBody,
-  startE2eSystem,
+  sharedSystemRedisUrl,
 } from "./pipeline.js";
 
 const waitsPerKey = 2;
@@ -22,6 +23,8 @@ const waitsPerKey = 2;
 describe("pipelines' REST additions: long-poll, cancel, rerun, Idempotency-Key", function () {
   this.timeout(60_000);
   let system: System;
+  /** The gateway of this suite, with WAITS_PER_KEY of its own, before the shared system. */
+  let gateway: GatewayProcess;
   let target: HeldTarget;
   let redis: Redis;
   let projectId: string;
@@ -45,8 +48,8 @@ describe("pipelines' REST additions: long-poll, cancel, rerun, Idempotency-Key",
 
   before(async () => {
     target = await HeldTarget.start();
-    system = await startE2eSystem({ serviceEnv: { gateway: { WAITS_PER_KEY: String(waitsPerKey) } } });
-    redis = new Redis(String(process.env.REDIS_URL));
+    ({ system, gateway } = await gatewayOnSharedSystem({ WAITS_PER_KEY: String(waitsPerKey) }));
+    redis = new Redis(sharedSystemRedisUrl());
     const project = await newProject(system, "pipelines api", { credits: 1000 });
     projectId = project.projectId;
     ownerId = project.ownerId;
@@ -66,12 +69,12 @@ describe("pipelines' REST additions: long-poll, cancel, rerun, Idempotency-Key",
     );
     const created = await createKey(ctx(), { projectId, name: "waits", creatorMemberId: project.ownerId });
     keyId = created.key?.id ?? "";
-    pipeline = new Pipeline(system.gatewayUrl, created.secret);
+    pipeline = new Pipeline(gateway.http, created.secret);
   });
   after(async () => {
     redis?.disconnect();
     await target?.stop();
-    await system?.stop();
+    await gateway?.stop();
   });
 
   describe("GET /v1/runs/{id}?wait=S", () => {
@@ -133,7 +136,7 @@ describe("pipelines' REST additions: long-poll, cancel, rerun, Idempotency-Key",
       expectError(refused, 429, "rate_limited", "waits");
       expect(Number(refused.headers.get("retry-after"))).to.be.at.least(1);
       const other = (await createKey(ctx(), { projectId, name: "other", creatorMemberId: ownerId })).secret;
-      const otherWait = new Pipeline(system.gatewayUrl, other).call("GET", `/v1/runs/${started.id}?wait=1`);
+      const otherWait = new Pipeline(gateway.http, other).call("GET", `/v1/runs/${started.id}?wait=1`);
       expect((await otherWait).status).to.equal(200);
       release();
       for (const answer of await Promise.all(waits)) expect(answer.body.finished).to.equal(true);
@@ -341,7 +344,7 @@ describe("pipelines' REST additions: long-poll, cancel, rerun, Idempotency-Key",
       expectError(rerun, 422, "idempotency_key_reused");
       const otherKey = (await createKey(ctx(), { projectId, name: "apart", creatorMemberId: ownerId }))
         .secret;
-      const other = await new Pipeline(system.gatewayUrl, otherKey).call(
+      const other = await new Pipeline(gateway.http, otherKey).call(
         "POST",
         "/v1/runs",
         { tags: ["waited"], environment: "held" },

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { createCliContext, createEnvironment } from "@testrun/cli";
 import { fingerprintOf } from "@testrun/kit";
-import { repoRoot } from "@testrun/kit/testing";
+import { type GatewayProcess, repoRoot } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { parse } from "yaml";
@@ -17,12 +17,13 @@ import type { System } from "../scripts/system.js";
 import { HeldTarget } from "./held-target.js";
 import {
   addCases,
+  gatewayOnSharedSystem,
   getCase,
   newProject,
   Pipeline,
   type RunBody,
   sharedE2eSystem,
-  startE2eSystem,
+  sharedSystemRedisUrl,
 } from "./pipeline.js";
 import { cliEnv, GatewayProxy, runCli, startCli } from "./testrun-cli.js";
 
@@ -469,16 +470,17 @@ describe("testrun under a small rate limit", function () {
   // The key's window is cut to `shortWindowMs` below: the 429 is waited out for up to that long.
   this.timeout(60_000);
   const limit = 3;
-  let system: System;
+  let gateway: GatewayProcess;
   let pipeline: Pipeline;
 
   before(async () => {
-    system = await startE2eSystem({ extraEnv: { RATE_LIMIT_PER_MINUTE: String(limit) } });
-    const demo = await seedDemo(system.env, system.demoTargetUrl);
-    pipeline = new Pipeline(system.gatewayUrl, demo.secret);
+    const shared = await gatewayOnSharedSystem({ RATE_LIMIT_PER_MINUTE: String(limit) });
+    gateway = shared.gateway;
+    const demo = await seedDemo(shared.system.env, shared.system.demoTargetUrl);
+    pipeline = new Pipeline(gateway.http, demo.secret);
   });
   after(async () => {
-    await system?.stop();
+    await gateway?.stop();
   });
 
   it("waits out a 429 met while waiting, for as long as Retry-After says, and still reports the run", async () => {
@@ -490,7 +492,7 @@ describe("testrun under a small rate limit", function () {
     // from a minute to `shortWindowMs` away, so the wait is real but not a minute long. The CLI
     // must start within it (its start is the last request allowed), hence some seconds of room.
     const shortWindowMs = 15_000;
-    const redis = new Redis(String(process.env.REDIS_URL));
+    const redis = new Redis(sharedSystemRedisUrl());
     const windowEnd = Date.now() + shortWindowMs;
     try {
       expect(
@@ -501,7 +503,7 @@ describe("testrun under a small rate limit", function () {
     }
     const { code, stdout, stderr } = await runCli(
       ["run", "--plan", "Smoke"],
-      cliEnv(system.gatewayUrl, pipeline.key),
+      cliEnv(gateway.http, pipeline.key),
     );
     expect(code, stdout + stderr).to.equal(0);
     expect(stdout, stdout).to.match(/\(HTTP 429 rate_limited: .*; trying again in (\d+s|1m)\)/);
