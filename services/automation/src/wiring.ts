@@ -97,14 +97,14 @@ export function wireAutomation({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
   };
-  const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps), logger);
   const loops = [
     loop("ticks", config.TICK_INTERVAL_MS, () => recordDueTicks(deps), logger),
     loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps), logger),
     loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps), logger),
     loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS), logger),
-    deliveries,
   ];
+  const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps), logger);
+  loops.push(deliveries);
   const stopping = async () => {
     await Promise.all(loops.map((l) => l.stop()));
   };

@@ -48,9 +48,11 @@ export function inProcessRpc(options: {
     }
     return transport;
   };
-  // Each call runs in the async context of this point (test set-up), not the caller's: a process
+  // Each call starts in the async context of this point (test set-up), not the caller's: a process
   // boundary shares none, and what the caller's context holds must not reach the handler (a
-  // MikroORM transaction of the calling service, say, would be taken for the handler's own).
+  // MikroORM transaction of the calling service, say, would be taken for the handler's own). A
+  // unary call runs there whole; a stream's handler runs as its messages are read, in the reader's
+  // context, which no in-process service does inside a transaction today.
   const boundary = new AsyncResource("testrun.inProcessRpc");
   return {
     serve(...added) {
