@@ -27,19 +27,22 @@ export interface ServiceProcess {
 export const builtServicesFlag = "TESTRUN_SERVICES_BUILT";
 
 /**
- * The node arguments that run a service's main module with tracing preloaded: the built one when
- * `builtServicesFlag` says dist/ is current, else its source through tsx. `entry` (a source path
- * relative to the repository) runs another module of the service instead.
+ * The node arguments that run a service's main module with tracing preloaded: when
+ * `builtServicesFlag` says dist/ is current, built, through the image's launcher (kit launch.ts);
+ * else its source through tsx. `entry` (a source path relative to the repository) runs another
+ * module of the service instead (built: its dist/ twin, with the preload).
  */
 export function serviceCommand(name: string, args: readonly string[] = [], entry?: string): string[] {
   const source = entry ?? `services/${name}/src/main.ts`;
   if (process.env[builtServicesFlag] === "1")
-    return [
-      "--import",
-      `${repoRoot}services/kit/dist/telemetry/preload.js`,
-      `${repoRoot}${source.replace(/\/src\//, "/dist/").replace(/\.ts$/, ".js")}`,
-      ...args,
-    ];
+    return entry === undefined
+      ? [`${repoRoot}services/kit/dist/launch.js`, name, ...args]
+      : [
+          "--import",
+          `${repoRoot}services/kit/dist/telemetry/preload.js`,
+          `${repoRoot}${entry.replace(/\/src\//, "/dist/").replace(/\.ts$/, ".js")}`,
+          ...args,
+        ];
   return [
     "--conditions=source",
     "--import",
