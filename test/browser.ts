@@ -26,18 +26,13 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /**
- * Saves what the page shows now as .tmp/screenshots/<name>.jpeg: JPEG, not PNG, because the
- * browser encodes a full page in half the time (some 240 are taken), and at this quality the text
- * reads as well for whoever looks at them.
+ * Saves what the page shows now as .tmp/screenshots/<name>.png. PNG, though JPEG encodes a full
+ * page in half the time: the screenshots are there to be looked at, and the file viewer we look
+ * with shows PNG only.
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
-  await page.screenshot({
-    path: join(screenshotDir, `${name}.jpeg`),
-    fullPage: true,
-    type: "jpeg",
-    quality: 85,
-  });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true });
 }
 
 /** Saves the page as `<name>-<width>` and checks nothing overflows sideways. */
