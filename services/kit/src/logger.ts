@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { trace } from "@opentelemetry/api";
 import { type Logger, pino } from "pino";
 
@@ -39,8 +40,8 @@ export function withoutKeys(text: string): string {
  *
  * Written asynchronously: a synchronous write (a system call) per line cost each service several
  * per cent of its CPU under load (docs/development.md, "Benchmarks"). Lines logged while a write is
- * in flight go out together with the next one; pino flushes what is left when the process exits
- * (not on SIGKILL, a V8 out-of-memory abort or a native crash: then the lines of one batch are lost).
+ * in flight go out together with the next one. A graceful exit waits for them (`exitOnceLogged`);
+ * on any other exit pino flushes what is left (not on SIGKILL, a V8 out-of-memory abort or a native crash: then the lines of one batch are lost).
  */
 export function createLogger(
   service: string,
@@ -64,4 +65,27 @@ export function createLogger(
     },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/**
+ * Exits with `code` once every line logged so far is written, or after `boundMs`. Call it right
+ * after logging the process's last line. pino's own flush at exit is synchronous and does not wait
+ * for a write still in flight, so a plain `process.exit` can put the last line before the one
+ * being written ("stopped" before "closing"), and an operator reading the shutdown misreads it.
+ */
+export async function exitOnceLogged(logger: Logger, code: number, boundMs = 1000): Promise<never> {
+  const destination = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  // Asynchronous stdout is always mid-write just after a line: "drain" is its last one finishing.
+  if (destination instanceof EventEmitter) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, boundMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      destination.once("drain", done);
+      destination.once("error", done);
+    });
+  }
+  process.exit(code);
 }

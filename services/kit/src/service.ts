@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { type BaseConfig, ConfigError, loadConfig } from "./config.js";
 import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "./db.js";
-import { createLogger } from "./logger.js";
+import { createLogger, exitOnceLogged } from "./logger.js";
 import { initMetrics, turnMetricsOff } from "./metrics/registry.js";
 import { serveMetrics } from "./metrics/server.js";
 import { connectRedis } from "./redis.js";
@@ -202,10 +202,10 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     if (budget.unfinished.length > 0) {
       // Left running, not finished: the exit closes their connections.
       logger.error({ unfinished: budget.unfinished, budgetMs }, "shutdown budget ran out");
-      process.exit(1);
+      return exitOnceLogged(logger, 1);
     }
     logger.info("stopped");
-    process.exit(0);
+    return exitOnceLogged(logger, 0);
   };
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
