@@ -13,7 +13,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
 import { basename, dirname, join, posix, relative } from "node:path";
 
 export interface Instruction {
@@ -313,14 +313,40 @@ async function runCached(command: string, args: string[], cwd: string, cacheRoot
   // Nothing writes into a stage's folder after its RUN, so the cache can be linked, not copied. The
   // cache is the whole folder after the RUN: what the RUN deleted must go too.
   if (await stat(cached).catch(() => undefined)) {
+    const now = new Date();
+    await utimes(cached, now, now);
     for (const entry of await readdir(cwd)) await rm(join(cwd, entry), { recursive: true, force: true });
     return copyFolder(cached, cwd, { link: true });
   }
   await run(command, args, cwd);
-  // Only the latest outcome is kept: a node_modules folder is large.
-  await rm(cacheRoot, { recursive: true, force: true });
-  await copyFolder(cwd, `${cached}.partial`, { link: true });
-  await rename(`${cached}.partial`, cached);
+  // A unique name: another clone's run may be making the same entry at the same time.
+  const partial = `${cached}.${process.pid}.partial`;
+  await copyFolder(cwd, partial, { link: true });
+  await rename(partial, cached).catch(() => rm(partial, { recursive: true, force: true }));
+  await keepLatestOutcomes(cacheRoot);
+}
+
+/**
+ * The cache is shared by every clone on the machine (docs/development.md, "The image"), so it keeps
+ * a few outcomes of each RUN, the most recently used: a node_modules folder is large, and a clone
+ * on another branch should not evict this one's. Unfinished entries of a run that died are swept.
+ */
+async function keepLatestOutcomes(cacheRoot: string, keep = 3): Promise<void> {
+  const entries = await Promise.all(
+    (await readdir(cacheRoot)).map(async (name) => ({
+      name,
+      usedMs: (await stat(join(cacheRoot, name)).catch(() => undefined))?.mtimeMs ?? 0,
+    })),
+  );
+  const dayAgo = Date.now() - 24 * 3600_000;
+  const stale = [
+    ...entries.filter((entry) => entry.name.endsWith(".partial") && entry.usedMs < dayAgo),
+    ...entries
+      .filter((entry) => !entry.name.endsWith(".partial"))
+      .sort((a, b) => b.usedMs - a.usedMs)
+      .slice(keep),
+  ];
+  for (const entry of stale) await rm(join(cacheRoot, entry.name), { recursive: true, force: true });
 }
 
 /** Runs a command with this process's Node first on PATH; rejects with its output when it fails. */

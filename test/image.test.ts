@@ -22,6 +22,7 @@ import {
   startServiceProcess,
   startThrowawayRedis,
   type ThrowawayServer,
+  testrunCache,
 } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { redisUsers, services } from "../scripts/services.js";
@@ -68,7 +69,7 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
         context: repoRoot,
         scratch,
         npmCiExtraArgs: ["--prefer-offline"],
-        runCache: join(repoRoot, "node_modules/.cache/image-replay"),
+        runCache: testrunCache("image-replay"),
       },
       [finalStage, "browser"],
     );

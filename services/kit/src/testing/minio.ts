@@ -9,9 +9,9 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot } from "./process.js";
+import { repoRoot, testrunCache } from "./process.js";
 import { findFreePort } from "./servers.js";
 
 export interface ThrowawayS3 {
@@ -31,8 +31,7 @@ export function minioBinary(): string {
   const makefile = readFileSync(join(repoRoot, "Makefile"), "utf8");
   const version = /^MINIO_VERSION := (\S+)$/m.exec(makefile)?.[1];
   if (!version) throw new Error("the Makefile names no MINIO_VERSION");
-  const cache = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
-  return join(cache, "testrun", "minio", version, "minio");
+  return testrunCache("minio", version, "minio");
 }
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,10 +1,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 /** Repository root, from which service entry points are found. */
 export const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
+
+/**
+ * A path in the tools' cache outside the clone (`$XDG_CACHE_HOME/testrun`, else `~/.cache/testrun`),
+ * shared by every clone and worktree on the machine, as the Makefile's helm and MinIO are.
+ */
+export function testrunCache(...parts: string[]): string {
+  return join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "testrun", ...parts);
+}
 
 /** A service running as a real child process, started the way production starts it. */
 export interface ServiceProcess {
