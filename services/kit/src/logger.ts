@@ -68,14 +68,17 @@ export function createLogger(
 }
 
 /**
- * Exits with `code` once every line logged so far is written, or after `boundMs`. Call it right
- * after logging the process's last line. pino's own flush at exit is synchronous and does not wait
- * for a write still in flight, so a plain `process.exit` can put the last line before the one
- * being written ("stopped" before "closing"), and an operator reading the shutdown misreads it.
+ * Exits with `code` once every line logged so far is written, or after `boundMs`. pino's own flush
+ * at exit is synchronous and does not wait for a write still in flight, so a plain `process.exit`
+ * can put the last line before the one being written ("stopped" before "closing"), or, when the
+ * reader of stdout is behind, lose lines or cut one in half (services/kit/test/logger.test.ts).
  */
 export async function exitOnceLogged(logger: Logger, code: number, boundMs = 1000): Promise<never> {
-  const destination = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
-  // Asynchronous stdout is always mid-write just after a line: "drain" is its last one finishing.
+  const destination = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | { write(chunk: string): unknown }
+    | undefined;
+  // Asynchronous stdout (sonic-boom) says "drain" when its last write finishes. An empty write makes
+  // sure one is coming even when the last line was below LOG_LEVEL and nothing is in flight.
   if (destination instanceof EventEmitter) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, boundMs);
@@ -85,6 +88,7 @@ export async function exitOnceLogged(logger: Logger, code: number, boundMs = 100
       };
       destination.once("drain", done);
       destination.once("error", done);
+      destination.write("");
     });
   }
   process.exit(code);
