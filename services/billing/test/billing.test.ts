@@ -178,7 +178,9 @@ async function waitForLockWaiter(client: pg.Client): Promise<void> {
   // documented way to observe it, and each round is a real query, not a timed guess.
   for (;;) {
     const { rows } = await client.query(
-      "select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory'",
+      // This test's database only: the other mocha workers' claims take advisory locks too.
+      `select count(*)::int as n from pg_stat_activity
+        where wait_event_type = 'Lock' and wait_event = 'advisory' and datname = current_database()`,
     );
     if (rows[0].n > 0) return;
     await setTimeout(10);

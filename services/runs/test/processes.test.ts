@@ -38,7 +38,8 @@ describe("runs service across processes: a held link to billing, a grpc-js clien
   it("undoes a start whose caller stopped waiting before the charge was confirmed: no run, no credit taken", async () => {
     // A runs replica whose link to billing holds every byte until released: its charge is on the
     // way when the caller's deadline passes. The reconciler's grace (60 s) is not what undoes it.
-    const { link, client: impatient, stop } = await replicaWithHeldBilling(stack, 1_000);
+    // The deadline leaves a freshly started replica time to reach the charge even on a busy machine.
+    const { link, client: impatient, stop } = await replicaWithHeldBilling(stack, 3_000);
     try {
       const before = await balanceOf(stack, project.projectId);
       const outcome = await impatient

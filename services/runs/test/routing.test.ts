@@ -23,7 +23,7 @@ describe("runs: each test published to the executors of its kind", () => {
 
   before(async () => {
     stack = await startRunsStack(
-      { RECONCILE_INTERVAL_MS: "100", REPUBLISH_AFTER_MS: "100", DISPATCH_DEADLINE_MS: "600" },
+      { RECONCILE_INTERVAL_MS: "100", REPUBLISH_AFTER_MS: "100", DISPATCH_DEADLINE_MS: "1500" },
       7,
     );
     project = await seedRunsProject(stack);

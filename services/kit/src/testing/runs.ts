@@ -169,12 +169,14 @@ export async function seedRunsProject(stack: RunsStack, credits = 100n) {
 export type RunsProject = Awaited<ReturnType<typeof seedRunsProject>>;
 
 /**
- * Runs-service settings under which the reconciler acts within a second: leases lapse after 400 ms,
+ * Runs-service settings under which the reconciler acts within a second or so: leases lapse after 1 s,
  * a lost dispatch is published again after 300 ms, a start still pending after 300 ms is given up,
  * and a test is tried twice.
  */
 export const quickReconciler = {
-  LEASE_MS: "400",
+  // Short enough to watch leases lapse, long enough for a test's next call to land inside one on a
+  // busy machine.
+  LEASE_MS: "1000",
   MAX_ATTEMPTS: "2",
   RECONCILE_INTERVAL_MS: "100",
   REPUBLISH_AFTER_MS: "300",
