@@ -122,7 +122,8 @@ describe("fair streams and waits (end to end)", function () {
       creatorMemberId: initech.ownerId,
     });
     const second = new Pipeline(system.gatewayUrl, secret);
-    const wait = (pipeline: Pipeline) => pipeline.call("GET", `/v1/runs/${initech.runId}?wait=2`);
+    // Long enough that the held waits are still on when the fourth arrives, on a busy machine too.
+    const wait = (pipeline: Pipeline) => pipeline.call("GET", `/v1/runs/${initech.runId}?wait=5`);
     // The first key holds all it may, the second one: the project holds WAITS_PER_PROJECT.
     const waits = [wait(initech.pipeline), wait(initech.pipeline), wait(second)];
     await eventually(

@@ -50,7 +50,7 @@ describe("testrun with long-poll, cancel, rerun and Idempotency-Key", function (
     return { executing, release };
   };
 
-  it("long-polls: finishes within a second of the run, with one read per 30 s", async () => {
+  it("long-polls: finishes as soon as the run does, with one read per 30 s", async () => {
     const proxy = await GatewayProxy.start(system.gatewayUrl);
     const { executing, release } = holdThree();
     try {
@@ -61,7 +61,8 @@ describe("testrun with long-poll, cancel, rerun and Idempotency-Key", function (
       release();
       const { code, stdout } = await cli.done;
       expect(code, stdout).to.equal(0);
-      expect(Date.now() - released).to.be.below(4_000);
+      // Seconds, not the 15 s a polling client would wait for its next read: room for a busy machine.
+      expect(Date.now() - released).to.be.below(8_000);
       const reads = proxy.requests.filter((r) => r.method === "GET" && r.path.startsWith("/v1/runs/"));
       expect(reads.map((r) => r.path.replace(/run_\w+/, "ID"))).to.deep.equal(["/v1/runs/ID?wait=30"]);
     } finally {
