@@ -12,7 +12,7 @@
  * for them: the replay checks they are installed here, and records them.
  */
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes } from "node:fs/promises";
 import { basename, dirname, join, posix, relative } from "node:path";
 
@@ -312,24 +312,34 @@ async function runCached(command: string, args: string[], cwd: string, cacheRoot
   const cached = join(cacheRoot, key);
   // Nothing writes into a stage's folder after its RUN, so the cache can be linked, not copied. The
   // cache is the whole folder after the RUN: what the RUN deleted must go too.
-  if (await stat(cached).catch(() => undefined)) {
-    const now = new Date();
-    await utimes(cached, now, now);
+  // Marked as used first, so a concurrent eviction spares it; gone meanwhile, it is a miss.
+  if (await markUsed(cached)) {
     for (const entry of await readdir(cwd)) await rm(join(cwd, entry), { recursive: true, force: true });
     return copyFolder(cached, cwd, { link: true });
   }
   await run(command, args, cwd);
   // A unique name: another clone's run may be making the same entry at the same time.
-  const partial = `${cached}.${process.pid}.partial`;
+  const partial = `${cached}.${randomBytes(6).toString("hex")}.partial`;
   await copyFolder(cwd, partial, { link: true });
   await rename(partial, cached).catch(() => rm(partial, { recursive: true, force: true }));
+  await markUsed(cached);
   await keepLatestOutcomes(cacheRoot);
+}
+
+/** Sets an entry's time to now (what eviction goes by); false when there is no such entry. */
+async function markUsed(entry: string): Promise<boolean> {
+  const now = new Date();
+  return utimes(entry, now, now).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
  * The cache is shared by every clone on the machine (docs/development.md, "The image"), so it keeps
  * a few outcomes of each RUN, the most recently used: a node_modules folder is large, and a clone
- * on another branch should not evict this one's. Unfinished entries of a run that died are swept.
+ * on another branch should not evict this one's. An entry used in the last hour stays even past
+ * `keep`: another run may be restoring from it. Unfinished entries of a run that died are swept.
  */
 async function keepLatestOutcomes(cacheRoot: string, keep = 3): Promise<void> {
   const entries = await Promise.all(
@@ -338,13 +348,15 @@ async function keepLatestOutcomes(cacheRoot: string, keep = 3): Promise<void> {
       usedMs: (await stat(join(cacheRoot, name)).catch(() => undefined))?.mtimeMs ?? 0,
     })),
   );
+  const hourAgo = Date.now() - 3600_000;
   const dayAgo = Date.now() - 24 * 3600_000;
   const stale = [
     ...entries.filter((entry) => entry.name.endsWith(".partial") && entry.usedMs < dayAgo),
     ...entries
       .filter((entry) => !entry.name.endsWith(".partial"))
       .sort((a, b) => b.usedMs - a.usedMs)
-      .slice(keep),
+      .slice(keep)
+      .filter((entry) => entry.usedMs < hourAgo),
   ];
   for (const entry of stale) await rm(join(cacheRoot, entry.name), { recursive: true, force: true });
 }

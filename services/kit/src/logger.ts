@@ -88,7 +88,12 @@ export async function exitOnceLogged(logger: Logger, code: number, boundMs = 100
       };
       destination.once("drain", done);
       destination.once("error", done);
-      destination.write("");
+      destination.once("close", done);
+      try {
+        destination.write("");
+      } catch {
+        done(); // Already closed: nothing more can be written.
+      }
     });
   }
   process.exit(code);
