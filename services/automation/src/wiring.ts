@@ -3,7 +3,7 @@ import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { bind, fromHandlerGroups, type Logger, type Orm, type ServiceWiring } from "@testrun/kit";
-import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
+import { EgressGuard, EgressPolicy, type Resolve } from "@testrun/kit/egress";
 import type { Config } from "./config.js";
 import { pruneHistory } from "./history.js";
 import { type EventData, slackBody, standardBody } from "./payload.js";
@@ -28,6 +28,8 @@ export interface AutomationDependencies {
   catalog: Client<typeof CatalogService>;
   /** StartRun for schedules, ListFinishedRuns for webhooks and badges. */
   runs: Client<typeof RunsService>;
+  /** How webhook hosts are resolved: the system resolver unless a test swaps it. */
+  resolve?: Resolve;
 }
 
 export interface AutomationWiring extends ServiceWiring {
@@ -46,16 +48,18 @@ export function wireAutomation({
   logger,
   catalog,
   runs,
+  resolve,
 }: AutomationDependencies): AutomationWiring {
   const cipher = new SecretCipher(config.WEBHOOK_SECRETS_KEY);
   const guard = new EgressGuard(
     new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
-    { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN } },
+    { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN }, resolve },
   );
   const destinations = {
     guard,
     allowHttp: config.WEBHOOK_ALLOW_HTTP,
     slackHosts: config.SLACK_WEBHOOK_HOSTS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   };
   if (config.WEBHOOK_ALLOW_HTTP)
     logger.warn("WEBHOOK_ALLOW_HTTP is on: webhooks may use plain http (not for production)");

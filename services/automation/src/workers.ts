@@ -248,8 +248,11 @@ async function readBounded(response: Response): Promise<string> {
 async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
   let code: number | null = null;
   let error = "";
-  const problem = await destinationProblem(deps.destinations, delivery.url, delivery.kind);
-  if (problem) error = `refused: the URL ${problem}`;
+  // One deadline for the whole attempt: resolving the host, connecting, the answer.
+  const deadline = AbortSignal.timeout(deps.timeoutMs);
+  const problem = await destinationProblem(deps.destinations, delivery.url, delivery.kind, deadline);
+  if (deadline.aborted) error = `no answer within ${deps.timeoutMs} ms`;
+  else if (problem) error = `refused: the URL ${problem}`;
   else
     try {
       const timestamp = Math.floor(Date.now() / 1000);
@@ -259,7 +262,7 @@ async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
       const response = await deps.guard.fetch(delivery.url, {
         method: "POST",
         redirect: "manual",
-        signal: AbortSignal.timeout(deps.timeoutMs),
+        signal: deadline,
         headers: {
           "content-type": "application/json",
           "user-agent": "Testrun-Webhooks/1",

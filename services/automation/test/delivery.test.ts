@@ -4,7 +4,8 @@
 // (docs/automation.md, "Delivery, retries and bounds" and "Egress"). Retry delays and the attempt
 // timeout are set short here.
 import { randomBytes } from "node:crypto";
-import type { Client } from "@connectrpc/connect";
+import { promises as dns } from "node:dns";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import {
   type AutomationService,
   type Delivery,
@@ -13,6 +14,7 @@ import {
   WebhookEvent,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import type { Resolve } from "@testrun/kit/egress";
 import {
   eventually,
   leaseOf,
@@ -57,8 +59,8 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
   });
 
   /** An automation service on `databaseUrl` (a new one by default) with `egress`, its allowance. */
-  async function startAutomation(egress: Record<string, string>, databaseUrl?: string) {
-    const automation = await startInProcess(stack, { ...baseEnv, ...egress }, databaseUrl);
+  async function startAutomation(egress: Record<string, string>, databaseUrl?: string, resolve?: Resolve) {
+    const automation = await startInProcess(stack, { ...baseEnv, ...egress }, databaseUrl, resolve);
     started.push(automation);
     return automation;
   }
@@ -181,6 +183,53 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     // Every attempt, the unanswered ones too, carried the one webhook-id and a valid signature.
     expect(new Set(receiver.received.map((r) => r.id))).to.deep.equal(new Set([delivered.id]));
     expect(receiver.received.every((r) => r.verified)).to.equal(true);
+  });
+
+  it("ends an attempt whose host name does not resolve within WEBHOOK_TIMEOUT_MS, and delivers once it does", async () => {
+    // A resolver that stops answering for the receiver's name after the webhook is saved, as a
+    // DNS server that went quiet, until the test lets it answer again.
+    const name = "hooks.example.test";
+    let answering = true;
+    let answerAgain = () => {};
+    const resumed = new Promise<void>((resume) => (answerAgain = resume));
+    const resolve: Resolve = async (hostname, family) => {
+      if (hostname !== name) return dns.lookup(hostname, { all: true, family: family as 0 | 4 | 6 });
+      if (!answering) await resumed;
+      return [{ address: "127.0.0.1", family: 4 }];
+    };
+    const { client } = await startAutomation(loopbackAllowed, undefined, resolve);
+    const webhook = await webhookTo(client, receiver.url.replace("127.0.0.1", name));
+    receiver.setSecrets([webhook.secret]);
+    answering = false;
+    // Saving another webhook to it is not held either: the field says to try again.
+    const refused = await webhookTo(client, receiver.url.replace("127.0.0.1", name)).catch((e: unknown) =>
+      ConnectError.from(e),
+    );
+    expect(refused).to.be.instanceOf(ConnectError);
+    expect((refused as ConnectError).code).to.equal(Code.InvalidArgument);
+    expect((refused as ConnectError).rawMessage).to.contain(
+      "could not be resolved just now: try again in a moment",
+    );
+    await finishedRun(TestStatus.PASSED);
+    const timedOut = await deliveryWhen(
+      client,
+      webhook.id,
+      "an attempt ended by its deadline while the name did not resolve",
+      (d) => d.state === DeliveryState.PENDING && d.attempts >= 1,
+    );
+    expect(timedOut.lastError).to.equal("no answer within 500 ms");
+    expect(receiver.received).to.have.length(0);
+
+    answering = true;
+    answerAgain();
+    const delivered = await deliveryWhen(
+      client,
+      webhook.id,
+      "delivered once the name resolves",
+      (d) => d.state === DeliveryState.DELIVERED,
+    );
+    expect(delivered.lastError).to.equal("");
+    expect(receiver.received.map((r) => r.verified)).to.deep.equal([true]);
   });
 
   it("refuses at delivery time an address the rules no longer allow, saying why, and sends nothing", async () => {

@@ -3,6 +3,7 @@ import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { loadConfig, openDatabase } from "@testrun/kit";
+import type { Resolve } from "@testrun/kit/egress";
 import { capturedLogger, createMigratedTestDatabase, inProcessRpc } from "@testrun/kit/testing";
 import type { InProcessRunsStack } from "@testrun/runs/testing";
 
@@ -22,12 +23,14 @@ export interface InProcessAutomation {
  * The automation service in-process against `stack` (catalog and runs in-process too), with
  * `env` (WEBHOOK_SECRETS_KEY and the short intervals tests use) on top of the stack's tokens. Its
  * background loops (ticks, starts, following runs, deliveries) run as in production. A database
- * is given for a second replica or a restart; by default one is migrated afresh.
+ * is given for a second replica or a restart; by default one is migrated afresh. `resolve` swaps
+ * the resolver webhook hosts are looked up with.
  */
 export async function startAutomation(
   stack: InProcessRunsStack,
   env: Record<string, string>,
   databaseUrl?: string,
+  resolve?: Resolve,
 ): Promise<InProcessAutomation> {
   // By import(), as @testrun/runs/testing loads the runs service: the kit's copy of MikroORM.
   const { configSchema, database, wireAutomation } = await import("../src/wiring.js");
@@ -42,6 +45,7 @@ export async function startAutomation(
     logger: log.logger,
     catalog: stack.rpc.client(CatalogService, token),
     runs: stack.rpc.client(RunsService, token),
+    resolve,
   });
   // Its own router: replicas serve the same service, which one router cannot hold twice.
   const rpc = inProcessRpc({ tokens: { service: token }, logger: log.logger });
