@@ -53,7 +53,13 @@ export function wireAutomation({
   const cipher = new SecretCipher(config.WEBHOOK_SECRETS_KEY);
   const guard = new EgressGuard(
     new EgressPolicy({ allow: config.EGRESS_ALLOW_CIDRS, deny: config.EGRESS_DENY_CIDRS }),
-    { clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN }, resolve },
+    {
+      clusterNames: { domain: config.EGRESS_CLUSTER_DOMAIN },
+      resolve,
+      // An attempt gives up on a slow lookup at its deadline; this keeps the ones left running to
+      // what the delivery slots alone allowed, plus as many for saves (docs/automation.md, "Egress").
+      maxLookups: 2 * config.WEBHOOK_CONCURRENCY,
+    },
   );
   const destinations = {
     guard,

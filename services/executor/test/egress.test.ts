@@ -568,3 +568,27 @@ describe("what a failed connection says", () => {
     );
   });
 });
+
+describe("egress guard: lookups in flight (maxLookups)", () => {
+  it("fails a lookup past the bound at once as EAI_AGAIN, and takes lookups again once one ends", async () => {
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const resolve: Resolve = async () => {
+      await answered;
+      return [{ address: "203.0.113.7", family: 4 }];
+    };
+    const guard = new EgressGuard(policy(), { resolve, maxLookups: 1 });
+    const lookup = (host: string) =>
+      new Promise<{ code?: string; address?: string }>((done) =>
+        guard.lookup(host, {}, (error, address) =>
+          done(error ? { code: (error as NodeJS.ErrnoException).code } : { address: String(address) }),
+        ),
+      );
+
+    const slow = lookup("slow.example.test");
+    expect(await lookup("other.example.test")).to.deep.equal({ code: "EAI_AGAIN" });
+    answer();
+    expect(await slow).to.deep.equal({ address: "203.0.113.7" });
+    expect(await lookup("other.example.test")).to.deep.equal({ address: "203.0.113.7" });
+  });
+});

@@ -61,12 +61,29 @@ export class EgressGuard {
    */
   readonly dispatcher = new Agent({ connect: (options, callback) => this.#connect(options, callback) });
 
+  readonly #maxLookups: number;
+  #lookupsInFlight = 0;
+
   constructor(
     policy: EgressPolicy,
-    { resolve = systemResolve, clusterNames = {} }: { resolve?: Resolve; clusterNames?: ClusterNames } = {},
+    {
+      resolve = systemResolve,
+      clusterNames = {},
+      maxLookups = Number.POSITIVE_INFINITY,
+    }: {
+      resolve?: Resolve;
+      clusterNames?: ClusterNames;
+      /**
+       * Lookups in flight at once; past it a lookup fails at once as EAI_AGAIN. The system resolver
+       * runs on libuv's few threads and a lookup cannot be cancelled, so a caller that gives up on
+       * slow ones (a webhook attempt's deadline) would otherwise let them pile up there.
+       */
+      maxLookups?: number;
+    } = {},
   ) {
     this.#policy = policy;
     this.#resolve = resolve;
+    this.#maxLookups = maxLookups;
     this.#refusesName = clusterNames.allow ? () => false : (name) => isClusterName(name, clusterNames.domain);
   }
 
@@ -89,8 +106,14 @@ export class EgressGuard {
       queueMicrotask(() => callback(new EgressRefused(), "", 0));
       return;
     }
+    if (this.#lookupsInFlight >= this.#maxLookups) {
+      queueMicrotask(() => callback(tryAgain(hostname), "", 0));
+      return;
+    }
+    this.#lookupsInFlight += 1;
     this.#resolve(hostname, options.family === 4 || options.family === 6 ? options.family : 0).then(
       (addresses) => {
+        this.#lookupsInFlight -= 1;
         if (addresses.length === 0) return callback(notFound(hostname), "", 0);
         if (!addresses.every(({ address }) => this.#policy.allows(address)))
           return callback(new EgressRefused(), "", 0);
@@ -98,7 +121,10 @@ export class EgressGuard {
         const [first] = addresses as [LookupAddress];
         callback(null, first.address, first.family);
       },
-      (error: NodeJS.ErrnoException) => callback(error, "", 0),
+      (error: NodeJS.ErrnoException) => {
+        this.#lookupsInFlight -= 1;
+        callback(error, "", 0);
+      },
     );
   };
 
@@ -132,6 +158,11 @@ export class EgressGuard {
   close(): Promise<void> {
     return this.dispatcher.close();
   }
+}
+
+/** What the system resolver says when it cannot answer now: callers already treat it as passing. */
+function tryAgain(hostname: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`getaddrinfo EAI_AGAIN ${hostname}`), { code: "EAI_AGAIN" });
 }
 
 function notFound(hostname: string): NodeJS.ErrnoException {
