@@ -29,7 +29,7 @@ export interface WorkerDeps {
 /** The most of an answer a delivery reads (the rest is dropped): only its status and a line are kept. */
 export const responseReadBytes = 64 * 1024;
 /** How long a claimed delivery is the claimer's before another replica may try it (a crash mid-attempt). */
-const claimMs = 60_000;
+export const claimMs = 60_000;
 /** How long a tick whose start keeps failing for want of the runs service is retried. */
 const tickGiveUpMs = 10 * 60_000;
 

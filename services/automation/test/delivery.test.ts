@@ -158,6 +158,53 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     expect(JSON.parse(last?.body ?? "{}").data.run.id).to.equal(run.id);
   });
 
+  it("redelivers a PENDING delivery at once when its retry is far off, never while an attempt is under way", async () => {
+    // Retries two minutes apart: longer than a claim lasts, so only Redeliver brings one sooner. An
+    // attempt held for 5 s: Redeliver is surely called while it is under way. Two replicas: the one
+    // not busy with the attempt would take a delivery made due again.
+    const env = { ...loopbackAllowed, WEBHOOK_RETRY_DELAYS_MS: "120000", WEBHOOK_TIMEOUT_MS: "5000" };
+    const { client, databaseUrl } = await startAutomation(env);
+    await startAutomation(env, databaseUrl);
+    const webhook = await webhookTo(client, receiver.url);
+    receiver.setSecrets([webhook.secret]);
+    receiver.answerWith("hang");
+    await finishedRun(TestStatus.PASSED);
+    await eventually(async () => receiver.received[0], "the first attempt at the receiver");
+    const { deliveries } = await client.listDeliveries({
+      actor: editor(),
+      projectId: project.projectId,
+      webhookId: webhook.id,
+    });
+    const redeliver = () =>
+      client.redeliver({
+        actor: editor(),
+        projectId: project.projectId,
+        deliveryId: deliveries[0]?.id ?? "",
+      });
+    // While the receiver holds the first attempt: nothing more is sent.
+    await redeliver();
+    const waiting = await deliveryWhen(
+      client,
+      webhook.id,
+      "the held attempt ended by its deadline",
+      (d) => d.attempts === 1,
+    );
+    expect(waiting.state).to.equal(DeliveryState.PENDING);
+    expect(receiver.received).to.have.length(1);
+
+    // Its retry two minutes away: Redeliver sends it now.
+    receiver.answerWith(200);
+    await redeliver();
+    const delivered = await deliveryWhen(
+      client,
+      webhook.id,
+      "the redelivery delivered",
+      (d) => d.state === DeliveryState.DELIVERED,
+    );
+    expect(delivered.attempts).to.equal(2);
+    expect(receiver.received.map((r) => r.id)).to.deep.equal([delivered.id, delivered.id]);
+  });
+
   it("retries an attempt the receiver does not answer within WEBHOOK_TIMEOUT_MS, then delivers it", async () => {
     const { client } = await startAutomation(loopbackAllowed);
     const webhook = await webhookTo(client, receiver.url);

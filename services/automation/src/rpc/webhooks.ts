@@ -18,6 +18,7 @@ import { authorize } from "../access.js";
 import { type DestinationRules, destinationProblem } from "../destination.js";
 import { exhausted, invalid, maxWebhooks, notFound, violations } from "../errors.js";
 import { newWebhookSecret, type SecretCipher } from "../secrets.js";
+import { claimMs } from "../workers.js";
 
 export const eventNames: Record<WebhookEvent, string | undefined> = {
   [WebhookEvent.UNSPECIFIED]: undefined,
@@ -266,11 +267,17 @@ export function webhookHandlers(deps: WebhookDeps): Partial<ServiceImpl<typeof A
         );
         row = existing[0];
         if (!row) throw notFound("delivery");
-        if (row.state === "pending")
-          await em().execute(
-            "update automation.deliveries set next_attempt_at = now() where id = ? and state = 'pending'",
-            [row.id],
+        // Brought forward only when its next attempt is further off than a claim lasts: a claimed
+        // delivery (an attempt under way) is never due again sooner, so it is not sent twice at once.
+        if (row.state === "pending") {
+          const [forward] = await em().execute<DeliveryRow[]>(
+            `update automation.deliveries set next_attempt_at = now()
+             where id = ? and state = 'pending' and next_attempt_at > now() + make_interval(secs => ?) returning *`,
+            [row.id, claimMs / 1000],
           );
+          if (!forward) return { delivery: deliveryProto(row) };
+          row = forward;
+        }
       }
       deps.wake();
       return { delivery: deliveryProto({ ...row, state: "pending", next_attempt_at: new Date() }) };

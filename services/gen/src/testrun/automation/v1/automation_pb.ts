@@ -1242,7 +1242,7 @@ export const RedeliverRequestSchema: GenMessage<RedeliverRequest> = /*@__PURE__*
  */
 export type RedeliverResponse = Message<"testrun.automation.v1.RedeliverResponse"> & {
   /**
-   * The delivery, PENDING with its next attempt due now.
+   * The delivery, PENDING with its next attempt due now (or when it was already due, within a minute).
    *
    * @generated from field: testrun.automation.v1.Delivery delivery = 1;
    */
@@ -1906,7 +1906,9 @@ export const AutomationService: GenService<{
     output: typeof ListDeliveriesResponseSchema;
   },
   /**
-   * Delivers an event again, now, as a new attempt of the same delivery (same webhook-id).
+   * Delivers an event again, now, as a new attempt of the same delivery (same webhook-id). A
+   * PENDING delivery whose next attempt is under way or due within a minute is left as it is: one
+   * delivery is never sent twice at once.
    *
    * @generated from rpc testrun.automation.v1.AutomationService.Redeliver
    */
