@@ -5,7 +5,7 @@
 // timeout are set short here.
 import { randomBytes } from "node:crypto";
 import { promises as dns } from "node:dns";
-import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import { type Client, Code } from "@connectrpc/connect";
 import {
   type AutomationService,
   type Delivery,
@@ -21,6 +21,7 @@ import {
   member,
   operator,
   type RunsProject,
+  rejects,
   seedRunsProject,
 } from "@testrun/kit/testing";
 import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
@@ -97,6 +98,13 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     return { id: created.webhook?.id ?? "", secret: created.secret };
   }
 
+  /** A webhook to `url` (the receiver's by default) whose signatures the receiver checks. */
+  async function receiverWebhook(client: Client<typeof AutomationService>, url = receiver.url) {
+    const webhook = await webhookTo(client, url);
+    receiver.setSecrets([webhook.secret]);
+    return webhook;
+  }
+
   /** The webhook's one delivery once `done` says it is as expected. */
   const deliveryWhen = (
     client: Client<typeof AutomationService>,
@@ -119,8 +127,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
 
   it("redelivers a FAILED delivery with the same webhook-id, and it is delivered", async () => {
     const { client } = await startAutomation(loopbackAllowed);
-    const webhook = await webhookTo(client, receiver.url);
-    receiver.setSecrets([webhook.secret]);
+    const webhook = await receiverWebhook(client);
     receiver.answerWith(500);
     const run = await finishedRun(TestStatus.PASSED);
     // The first attempt and three retries answered 500: FAILED.
@@ -165,8 +172,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     const env = { ...loopbackAllowed, WEBHOOK_RETRY_DELAYS_MS: "120000", WEBHOOK_TIMEOUT_MS: "5000" };
     const { client, databaseUrl } = await startAutomation(env);
     await startAutomation(env, databaseUrl);
-    const webhook = await webhookTo(client, receiver.url);
-    receiver.setSecrets([webhook.secret]);
+    const webhook = await receiverWebhook(client);
     receiver.answerWith("hang");
     await finishedRun(TestStatus.PASSED);
     await eventually(async () => receiver.received[0], "the first attempt at the receiver");
@@ -207,8 +213,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
 
   it("retries an attempt the receiver does not answer within WEBHOOK_TIMEOUT_MS, then delivers it", async () => {
     const { client } = await startAutomation(loopbackAllowed);
-    const webhook = await webhookTo(client, receiver.url);
-    receiver.setSecrets([webhook.secret]);
+    const webhook = await receiverWebhook(client);
     receiver.answerWith("hang");
     await finishedRun(TestStatus.FAILED);
     const timedOut = await deliveryWhen(
@@ -236,27 +241,23 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     // A resolver that stops answering for the receiver's name after the webhook is saved, as a
     // DNS server that went quiet, until the test lets it answer again.
     const name = "hooks.example.test";
-    let answering = true;
+    /** Pending while the resolver does not answer for `name`. */
+    let quiet: Promise<void> | undefined;
     let answerAgain = () => {};
-    const resumed = new Promise<void>((resume) => (answerAgain = resume));
     const resolve: Resolve = async (hostname, family) => {
       if (hostname !== name) return dns.lookup(hostname, { all: true, family: family as 0 | 4 | 6 });
-      if (!answering) await resumed;
+      await quiet;
       return [{ address: "127.0.0.1", family: 4 }];
     };
     const { client } = await startAutomation(loopbackAllowed, undefined, resolve);
-    const webhook = await webhookTo(client, receiver.url.replace("127.0.0.1", name));
-    receiver.setSecrets([webhook.secret]);
-    answering = false;
+    const webhook = await receiverWebhook(client, receiver.url.replace("127.0.0.1", name));
+    quiet = new Promise<void>((resume) => (answerAgain = resume));
     // Saving another webhook to it is not held either: the field says to try again.
-    const refused = await webhookTo(client, receiver.url.replace("127.0.0.1", name)).catch((e: unknown) =>
-      ConnectError.from(e),
+    const refused = await rejects(
+      webhookTo(client, receiver.url.replace("127.0.0.1", name)),
+      Code.InvalidArgument,
     );
-    expect(refused).to.be.instanceOf(ConnectError);
-    expect((refused as ConnectError).code).to.equal(Code.InvalidArgument);
-    expect((refused as ConnectError).rawMessage).to.contain(
-      "could not be resolved just now: try again in a moment",
-    );
+    expect(refused.rawMessage).to.contain("could not be resolved just now: try again in a moment");
     await finishedRun(TestStatus.PASSED);
     const timedOut = await deliveryWhen(
       client,
@@ -267,7 +268,6 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     expect(timedOut.lastError).to.equal("no answer within 500 ms");
     expect(receiver.received).to.have.length(0);
 
-    answering = true;
     answerAgain();
     const delivered = await deliveryWhen(
       client,

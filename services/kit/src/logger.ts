@@ -41,7 +41,8 @@ export function withoutKeys(text: string): string {
  * Written asynchronously: a synchronous write (a system call) per line cost each service several
  * per cent of its CPU under load (docs/development.md, "Benchmarks"). Lines logged while a write is
  * in flight go out together with the next one. A graceful exit waits for them (`exitOnceLogged`);
- * on any other exit pino flushes what is left (not on SIGKILL, a V8 out-of-memory abort or a native crash: then the lines of one batch are lost).
+ * on any other exit pino flushes what is left (not on SIGKILL, a V8 out-of-memory abort or a native
+ * crash: then the lines of one batch are lost).
  */
 export function createLogger(
   service: string,
