@@ -1,6 +1,8 @@
 // `make run`: the whole system on this machine, each service its own process on its documented port,
 // against DATABASE_URL / REDIS_URL or throwaway servers, with a demo project seeded. Ctrl-C stops everything.
 import { once } from "node:events";
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
 import { createCliContext, createSignInLink } from "@testrun/cli";
 import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/kit/testing";
 import { seedDemoAutomation } from "./demo/automation.js";
@@ -24,6 +26,27 @@ async function stopAll(code: number): Promise<never> {
 }
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
+
+/**
+ * The banner's line on the demo's browser tests: how to start them, or, on a machine without the
+ * browser the executor drives (scripts/install-prerequisites.sh could not install it), that they
+ * will wait for an executor that can run them, and why.
+ */
+async function browserTestsLine(): Promise<string> {
+  const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  const start = `-d '{"tags": ["browser"]}'`;
+  try {
+    await access(chromium, constants.X_OK);
+    return `  # the browser tests (one passes, one fails on purpose with a screenshot): ${start}`;
+  } catch {
+    const deadlineMinutes = Math.round(Number(process.env.DISPATCH_DEADLINE_MS ?? 15 * 60_000) / 60_000);
+    return [
+      `  # the browser tests: ${start}. This machine has no ${chromium} (apt-get install -y chromium as root),`,
+      "  # so its executor takes no browser tests: they wait as QUEUED for an executor that can run them, and",
+      `  # after the dispatch deadline (${deadlineMinutes} min) end SKIPPED, "no executor here can run browser tests", credits back`,
+    ].join("\n");
+  }
+}
 
 try {
   const postgres = process.env.DATABASE_URL ? undefined : await startThrowawayPostgres();
@@ -64,7 +87,7 @@ The demo project's API key, shown once:
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" -H 'Content-Type: application/json' \\
        -d '{"testPlan": "Smoke"}' ${system.gatewayUrl}/v1/runs
   # the answer's "url" opens the run in the web console, where it follows the run live
-  # the browser tests (one passes, one fails on purpose with a screenshot): -d '{"tags": ["browser"]}'
+${await browserTestsLine()}
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/runs/<id from the answer above>
 
 Automation: the schedule "Smoke every minute" starts the Smoke plan on its own each minute; every
