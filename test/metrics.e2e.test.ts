@@ -12,6 +12,7 @@ import {
   declaredMetricSeries,
   exportedMetricNames,
   type PromSeries,
+  promtoolCheckMetrics,
   startPrometheus,
   type ThrowawayPrometheus,
 } from "./metrics.js";
@@ -168,9 +169,19 @@ describe("metrics scraped by a real Prometheus", () => {
       "testrun_long_poll_waits_open",
       "testrun_browser_contexts_open",
       "nodejs_eventloop_lag_p99_seconds",
+      "nodejs_active_handles",
       "nodejs_gc_duration_seconds_bucket",
     ])
       expect(names.has(name), name).to.equal(true);
+  });
+
+  it("passes promtool check metrics at every component", async () => {
+    const complaints: string[] = [];
+    for (const [component, url] of system.metricsUrls) {
+      const { code, output } = await promtoolCheckMetrics(await (await fetch(url)).text());
+      if (code !== 0 || output !== "") complaints.push(`${component} (exit ${code}):\n${output}`);
+    }
+    expect(complaints, complaints.join("\n")).to.deep.equal([]);
   });
 
   it("declares every metric the chart's dashboard, alert rules and ScaledObjects query", async function () {

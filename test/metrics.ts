@@ -32,6 +32,31 @@ export async function declaredMetricSeries(system: Pick<System, "metricsUrls">):
 
 export const prometheusBinary = process.env.TESTRUN_PROMETHEUS ?? "/usr/bin/prometheus";
 
+/**
+ * `promtool check metrics` (Debian's prometheus package) over an exposition: its exit code and
+ * what it printed (each lint problem a line; nothing when the exposition passes).
+ */
+export async function promtoolCheckMetrics(
+  exposition: string,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn("promtool", ["check", "metrics"], { stdio: ["pipe", "pipe", "pipe"] });
+  const output: string[] = [];
+  child.stdout.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "ENOENT"
+          ? new Error("promtool is missing: run scripts/install-prerequisites.sh (Debian's prometheus)")
+          : error,
+      ),
+    );
+    child.once("close", resolve);
+  });
+  child.stdin.end(exposition);
+  return { code: await exited, output: output.join("") };
+}
+
 /** A vector result of Prometheus' HTTP API: each series' labels and value. */
 export interface PromSeries {
   metric: Record<string, string>;

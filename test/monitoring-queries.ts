@@ -3,6 +3,7 @@
 // contract of docs/operations.md, "Metrics"), so a query of a metric nobody exports fails a test.
 // metricNamesInDashboard() and metricNamesInRules() also serve a check against a real scrape.
 import { readFileSync } from "node:fs";
+import { collectProcessMetrics } from "@testrun/kit";
 import { repoRoot } from "@testrun/kit/testing";
 import client from "prom-client";
 
@@ -36,10 +37,10 @@ export const contractMetrics: Record<string, "counter" | "gauge" | "histogram"> 
 export const seriesNames = (name: string, type: string) =>
   type === "histogram" ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
 
-/** Node's process metrics as prom-client's collectDefaultMetrics() names them (every component has them). */
+/** Node's process metrics as every component's collectProcessMetrics() names them. */
 export async function defaultMetricSeries(): Promise<string[]> {
   const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   const metrics = await registry.getMetricsAsJSON();
   return metrics.flatMap((metric) => seriesNames(metric.name, String(metric.type)));
 }

@@ -33,7 +33,24 @@ export function initMetrics(component: string): void {
   if (started !== undefined) throw new Error(`metrics already started for ${started}, not ${component}`);
   started = component;
   metricsRegistry.setDefaultLabels({ component });
-  collectDefaultMetrics({ register: metricsRegistry });
+  collectProcessMetrics(metricsRegistry);
+}
+
+/**
+ * prom-client's gauges of all a process's handles, requests and resources, named like counters:
+ * `promtool check metrics` refuses them, and each is the sum of its by-type twin
+ * (`sum without (type) (nodejs_active_handles)`), which stays.
+ */
+const droppedDefaultMetrics = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+];
+
+/** Node's process metrics (prom-client's defaults but `droppedDefaultMetrics`) in `registry`. */
+export function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of droppedDefaultMetrics) registry.removeSingleMetric(name);
 }
 
 /**
