@@ -27,6 +27,8 @@ export interface ServiceEntry {
   migrates: boolean;
   headless: boolean;
   podNameVariable?: string;
+  /** The gRPC health name its readiness probe asks for, when not the process's own (""). */
+  readiness?: string;
   /** The ACL rules of its own Redis user (after the registry's redisCommon), when it uses Redis. */
   redis?: string;
 }
@@ -52,6 +54,7 @@ const known = new Set([
   "migrates",
   "headless",
   "podNameVariable",
+  "readiness",
   "redis",
 ]);
 
@@ -117,6 +120,12 @@ export function parseRegistryDocument(text: string): { services: ServiceEntry[];
       migrates: raw.migrates as boolean,
       headless: raw.headless === true,
       ...(typeof raw.podNameVariable === "string" && { podNameVariable: raw.podNameVariable }),
+      ...(raw.readiness !== undefined && {
+        readiness:
+          typeof raw.readiness === "string" && /^[a-z][a-z0-9.]*$/.test(raw.readiness)
+            ? raw.readiness
+            : fail("readiness: a gRPC health name (a.b.c)"),
+      }),
       ...(raw.redis !== undefined && { redis: checkRules(`${where}: redis`, raw.redis) }),
     };
   });

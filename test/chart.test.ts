@@ -354,8 +354,14 @@ describe("helm chart helm/testrun", () => {
             for (const probe of [probes.liveness, probes.readiness, container.startupProbe].filter(Boolean)) {
               expect(probe?.grpc, `${name}: a native gRPC probe`).to.not.equal(undefined);
               expect(probe?.grpc?.port, `${name} gRPC probe port`).to.equal(port);
-              expect(probe?.grpc?.service ?? "", `${name} gRPC probe service`).to.equal("");
             }
+            // Alive and started: the process (""); ready: what the registry names, if anything
+            // (an executor: while it takes some kind of test).
+            for (const probe of [probes.liveness, container.startupProbe].filter(Boolean))
+              expect(probe?.grpc?.service ?? "", `${name} gRPC probe service`).to.equal("");
+            expect(probes.readiness?.grpc?.service ?? "", `${name} readiness service`).to.equal(
+              registry.find((entry) => entry.name === name)?.readiness ?? "",
+            );
           }
 
           const services = servicesOf(chart, name);

@@ -31,6 +31,7 @@ export const contractMetrics: Record<string, "counter" | "gauge" | "histogram"> 
   testrun_tests_executed_total: "counter",
   testrun_executor_slots: "gauge",
   testrun_browser_contexts_open: "gauge",
+  testrun_executor_kind_available: "gauge",
 };
 
 /** The series names a metric of a type exposes: a histogram's _bucket, _sum and _count. */

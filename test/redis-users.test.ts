@@ -24,6 +24,7 @@ import { Redis } from "ioredis";
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { ISecret } from "kubernetes-models/v1/Secret";
 import { redisUsers } from "../scripts/services.js";
+import { executorKindsKey } from "../services/runs/src/executor-kinds.js";
 import { runChangesChannel } from "../services/runs/src/run-events.js";
 import { renderChart } from "./helm.js";
 import type { K8sObject } from "./kubernetes.js";
@@ -80,6 +81,11 @@ const probes: { command: (string | number)[]; allowed: readonly Component[] }[] 
   { command: ["XACK", testStreams.browser, executorGroup, "0-1"], allowed: ["executor"] },
   { command: ["XRANGE", testStreams.browser, "-", "+"], allowed: [] },
   { command: ["XADD", "testrun:tests:other", "*", "dispatch", "x"], allowed: [] },
+  // What the executors report of the kinds of test they take: kept by the runs service alone.
+  { command: ["HSET", executorKindsKey, "pod-1", "{}"], allowed: ["runs"] },
+  { command: ["HGETALL", executorKindsKey], allowed: ["runs"] },
+  { command: ["HDEL", executorKindsKey, "pod-1"], allowed: ["runs"] },
+  { command: ["SET", executorKindsKey, "x"], allowed: [] },
   // Run change notices: the runs service alone, and only on its channel.
   { command: ["PUBLISH", runChangesChannel, "run_x"], allowed: ["runs"] },
   // The access epoch: the catalog starts new ones, the runs service reads it.

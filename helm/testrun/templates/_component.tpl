@@ -75,7 +75,7 @@ httpGet:
 {{- else }}
 grpc:
   port: {{ $facts.port }}
-  service: ""
+  service: {{ .service | default "" | quote }}
 {{- end }}
 periodSeconds: {{ .timing.periodSeconds }}
 timeoutSeconds: {{ .timing.timeoutSeconds }}
@@ -192,7 +192,7 @@ spec:
           livenessProbe:
             {{- include "testrun.component.probe" (dict "facts" $facts "path" "/healthz" "timing" $probes.liveness) | trim | nindent 12 }}
           readinessProbe:
-            {{- include "testrun.component.probe" (dict "facts" $facts "path" "/readyz" "timing" $probes.readiness) | trim | nindent 12 }}
+            {{- include "testrun.component.probe" (dict "facts" $facts "path" "/readyz" "service" $facts.readiness "timing" $probes.readiness) | trim | nindent 12 }}
           resources:
             {{- toYaml $values.resources | nindent 12 }}
           securityContext:
@@ -263,6 +263,9 @@ metadata:
     {{- end }}
 spec:
   maxUnavailable: {{ .root.Values.podDisruptionBudget.maxUnavailable }}
+  # A pod that is not ready serves nothing to protect (an executor pool whose browser does not
+  # start is not ready): evicting it never waits on the budget, so a node drain is not held by it.
+  unhealthyPodEvictionPolicy: AlwaysAllow
   selector:
     matchLabels:
       {{- include "testrun.workloadSelectorLabels" . | nindent 6 }}

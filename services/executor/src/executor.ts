@@ -15,7 +15,8 @@ import {
 import type { Logger } from "@testrun/kit";
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Artifact } from "./browser/artifacts.js";
-import { BrowserLost, type BrowserPool } from "./browser/pool.js";
+import { BrowserLost, type BrowserPool, BrowserUnavailable } from "./browser/pool.js";
+import type { TestKinds } from "./kinds.js";
 import { stepKindOf, testsExecuted } from "./metrics.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
@@ -50,6 +51,13 @@ export interface ExecutorOptions {
   browsers?: BrowserPool;
   /** The largest zipped Playwright trace kept (BROWSER_TRACE_MAX_BYTES; default 32 MiB). */
   traceMaxBytes?: number;
+  /** The kinds of test taken now (the queue reads only theirs): while none is, nothing is read. */
+  kinds?: TestKinds;
+  /**
+   * Told when a test's browser could not be started (browser/probe.ts): browser tests are taken no
+   * more until it starts again. The test itself is handed back.
+   */
+  browserUnavailable?: (error: BrowserUnavailable) => void;
 }
 
 /** Why a running test was interrupted. */
@@ -102,6 +110,11 @@ export class Executor {
     this.#o = options;
     this.#egress = options.egress ?? new EgressGuard(new EgressPolicy());
     this.#freeSlots = Array.from({ length: options.concurrency }, (_, i) => options.concurrency - i);
+    // A kind taken again (or for the first time): what dead executors left of it is looked for at
+    // the next read, not half a lease later.
+    options.kinds?.onChange(() => {
+      this.#nextTakeOver = 0;
+    });
   }
 
   /** Test slots busy and free now (the metrics' gauge). */
@@ -145,6 +158,12 @@ export class Executor {
           await Promise.race([...this.#inFlight.keys(), this.#stopRequested.promise]);
           continue;
         }
+        const { kinds } = this.#o;
+        if (kinds && kinds.taken.length === 0) {
+          // Nothing this executor can run now (a browser pool whose browser does not start).
+          await Promise.race([kinds.changed(), this.#stopRequested.promise]);
+          continue;
+        }
         const entries = await this.#nextEntries(this.#freeSlots.length);
         for (const entry of entries) this.#startTest(entry);
         failures = 0;
@@ -182,7 +201,10 @@ export class Executor {
         return orphans;
       }
     }
-    return queue.read(count, this.#o.readBlockMs ?? 2_000);
+    // While a kind's first check is under way (its browser launching), short reads: its stream is
+    // read as soon as it is taken, not after a read of the others has waited its whole time.
+    const blockMs = this.#o.readBlockMs ?? 2_000;
+    return queue.read(count, this.#o.kinds?.checking ? Math.min(100, blockMs) : blockMs);
   }
 
   #startTest(entry: QueueEntry): void {
@@ -225,7 +247,8 @@ export class Executor {
     }
     if (!assignment) throw new Error("ClaimTest answered without an assignment");
     const log = logger.child({ testResultId, runId: assignment.runId, attempt: assignment.attempt });
-    log.info("test claimed");
+    // At debug: a test's one line at info is its result ("test completed").
+    log.debug("test claimed");
 
     // Heartbeats keep the lease (and the queue entry) ours; losing the lease stops the test.
     const work = new AbortController();
@@ -253,6 +276,18 @@ export class Executor {
       testsExecuted.inc({ status: outcome.passed ? "passed" : "failed", step_kind: stepKindOf(assignment) });
       return ack();
     } catch (error) {
+      if (error instanceof BrowserUnavailable) {
+        // Not the test's fault, and no result: it goes back to the queue for an executor that can
+        // run it (or, past the dispatch deadline, is skipped saying why none here can).
+        this.#o.browserUnavailable?.(error);
+        await runs
+          .releaseTest({ ...lease, reason: "the executor's browser could not be started" })
+          .catch((e: unknown) => {
+            if (!notOurs(e)) throw e;
+          });
+        log.warn({ cause: error.message }, "test handed back: its browser could not be started");
+        return ack();
+      }
       if (error instanceof BrowserLost) {
         // No result: the browser died, not the test. Without heartbeats the lease lapses and the
         // runs service hands the test out again, up to its max_attempts (a page that crashes the

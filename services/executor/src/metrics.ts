@@ -19,7 +19,17 @@ export function stepKindOf(assignment: TestAssignment): "http" | "browser" | "mi
 export function registerExecutorGauges(read: {
   slots: () => { busy: number; free: number };
   contexts: () => number;
+  /** The kinds of test it is configured for, and whether it takes each now. */
+  kinds: () => { kind: string; taken: boolean }[];
 }) {
+  gauge<"pool">(
+    "testrun_executor_kind_available",
+    "1 while this executor takes the tests of a pool (kind: http, browser) it is configured for, 0 while it cannot run them (its browser does not start)",
+    ["pool"],
+    function () {
+      for (const { kind, taken } of read.kinds()) this.set({ pool: kind }, taken ? 1 : 0);
+    },
+  );
   gauge<"state">(
     "testrun_executor_slots",
     "Test slots of this executor, busy or free",

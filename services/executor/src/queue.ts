@@ -1,7 +1,8 @@
 // The executors' side of the test streams (contract in @testrun/kit dispatch.ts): one consumer
 // group per stream, new entries read with XREADGROUP, entries of a dead consumer taken over with
 // XAUTOCLAIM. An executor reads the streams of the kinds of test it takes (EXECUTOR_STEP_KINDS):
-// an HTTP-only pool never sees a browser test.
+// an HTTP-only pool never sees a browser test; and of those, only the kinds it can run now
+// (kinds.ts): one whose browser does not start leaves browser tests to others.
 import type { TestDispatch } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { decodeDispatch, executorGroup, type TestKind, testKinds, testStreams } from "@testrun/kit";
 import type { Redis } from "ioredis";
@@ -35,12 +36,15 @@ export class TestQueue {
    *   the same one would wait behind it
    * @param commands the connection for everything else
    * @param kinds the kinds of test this executor takes (default: every kind)
+   * @param takes whether it takes a kind now (default: always): the streams of the others are not
+   *   read, and what was read of them meanwhile is left pending, for whoever takes it over
    */
   constructor(
     private readonly reader: Redis,
     private readonly commands: Redis,
     private readonly consumer: string,
     kinds: readonly TestKind[] = testKinds,
+    private readonly takes: (kind: TestKind) => boolean = () => true,
   ) {
     if (kinds.length === 0) throw new Error("an executor must take at least one kind of test");
     this.#streams = [...new Set(kinds)].map((kind) => ({ kind, stream: testStreams[kind] }));
@@ -66,8 +70,12 @@ export class TestQueue {
    * the other kind's tests wait.
    */
   read(count: number, blockMs: number): Promise<QueueEntry[]> {
+    // Held entries of a kind no longer taken stay pending in the group (taken over once idle).
+    this.#held.splice(0, this.#held.length, ...this.#held.filter((entry) => this.takes(kindOf(entry.id))));
     if (this.#held.length > 0) return Promise.resolve(this.#held.splice(0, count));
-    const perStream = Math.max(1, Math.floor(count / this.#streams.length));
+    const streams = this.#streams.filter(({ kind }) => this.takes(kind));
+    if (streams.length === 0) return Promise.resolve([]);
+    const perStream = Math.max(1, Math.floor(count / streams.length));
     return this.#withGroup(async () => {
       const reply = (await this.reader
         .callBuffer(
@@ -80,16 +88,19 @@ export class TestQueue {
           "BLOCK",
           blockMs,
           "STREAMS",
-          ...this.#streams.map((s) => s.stream),
-          ...this.#streams.map(() => ">"),
+          ...streams.map((s) => s.stream),
+          ...streams.map(() => ">"),
         )
         .catch((error: unknown) => {
           if (isUnblocked(error)) return null;
           throw error;
         })) as StreamsReply | null;
-      const entries = streamsOf(reply).flatMap(([stream, streamEntries]) =>
-        streamEntries.map((entry) => this.#toEntry(this.#kindOf(stream.toString()), entry)),
-      );
+      // A kind no longer taken since the read began (its browser stopped starting): its entries
+      // stay pending, like those of a dead executor, for an executor that takes the kind.
+      const entries = streamsOf(reply).flatMap(([stream, streamEntries]) => {
+        const kind = this.#kindOf(stream.toString());
+        return this.takes(kind) ? streamEntries.map((entry) => this.#toEntry(kind, entry)) : [];
+      });
       this.#held.push(...entries.splice(count));
       return entries;
     });
@@ -104,6 +115,7 @@ export class TestQueue {
     return this.#withGroup(async () => {
       const entries: QueueEntry[] = [];
       for (const { kind, stream } of this.#streams) {
+        if (!this.takes(kind)) continue;
         let cursor = "0-0";
         do {
           if (entries.length >= count) return entries;
@@ -176,11 +188,16 @@ export class TestQueue {
 
   /** The stream and stream entry id of a handle made by #toEntry. */
   #locate(id: string): { stream: string; entryId: string } {
-    const colon = id.indexOf(":");
-    const kind = id.slice(0, colon) as TestKind;
-    if (colon < 0 || !testKinds.includes(kind)) throw new Error(`not a queue entry handle: ${id}`);
-    return { stream: testStreams[kind], entryId: id.slice(colon + 1) };
+    return { stream: testStreams[kindOf(id)], entryId: id.slice(id.indexOf(":") + 1) };
   }
+}
+
+/** The kind of a handle made by #toEntry (`browser:1764000000000-0`). */
+function kindOf(id: string): TestKind {
+  const colon = id.indexOf(":");
+  const kind = id.slice(0, colon) as TestKind;
+  if (colon < 0 || !testKinds.includes(kind)) throw new Error(`not a queue entry handle: ${id}`);
+  return kind;
 }
 
 type StreamEntries = [Buffer, Buffer[]][];

@@ -7,8 +7,10 @@ import type { Redis } from "ioredis";
 import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
 import { startEgressProxy } from "./browser/egress-proxy.js";
 import { BrowserPool } from "./browser/pool.js";
+import { BrowserProbe } from "./browser/probe.js";
 import type { Config } from "./config.js";
 import { Executor } from "./executor.js";
+import { KindReporter, TestKinds } from "./kinds.js";
 import { TestQueue } from "./queue.js";
 
 export { configSchema } from "./config.js";
@@ -29,12 +31,20 @@ export interface ExecutorDependencies {
 export interface ExecutorWiring extends ServiceWiring {
   executor: Executor;
   browsers: BrowserPool;
+  /** The kinds of test it takes now (gRPC health and the metrics report them: main.ts). */
+  kinds: TestKinds;
+  /**
+   * Resolves once the first check of each kind that needs one is done (its browser launched, or
+   * not): the kinds taken are known from then on.
+   */
+  checked: Promise<void>;
 }
 
 /**
  * An executor's wiring, for main.ts and tests alike: it serves no RPC; its work is reading the
- * test streams and running what it claims, started here. `stop` takes no new tests, gives those in
- * flight SHUTDOWN_TIMEOUT_MS, then closes the browser, the egress proxy and the guard.
+ * test streams and running what it claims, started here, and checking that it can run the kinds it
+ * is configured for (its browser launches: browser/probe.ts). `stop` takes no new tests, gives those
+ * in flight SHUTDOWN_TIMEOUT_MS, then closes the browser, the egress proxy and the guard.
  */
 export async function wireExecutor({
   config,
@@ -48,7 +58,8 @@ export async function wireExecutor({
   const readBlockMs = 2_000;
   const reader = redis.duplicate({ commandTimeout: readBlockMs + redisCommandTimeoutMs });
   await reader.connect();
-  const queue = new TestQueue(reader, redis, name, config.EXECUTOR_STEP_KINDS);
+  const kinds = new TestKinds(config.EXECUTOR_STEP_KINDS, logger);
+  const queue = new TestQueue(reader, redis, name, kinds.configured, (kind) => kinds.takes(kind));
   await queue.ensureGroup();
   // Every connection to an environment (reachability check, steps) goes through this guard.
   const egress = new EgressGuard(
@@ -63,7 +74,7 @@ export async function wireExecutor({
     executablePath,
     ...launchOptions
   } = browserLaunchOptions(proxy, config.CHROMIUM_PATH);
-  // One Chromium for the process, launched at the first browser step (none for HTTP-only work).
+  // One Chromium for the process, launched at start when it takes browser tests (none for HTTP-only work).
   const browsers = new BrowserPool({
     executablePath: executablePath ?? config.CHROMIUM_PATH,
     contexts: config.BROWSER_CONTEXTS,
@@ -87,8 +98,15 @@ export async function wireExecutor({
     readBlockMs,
     browsers,
     traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
+    kinds,
+    browserUnavailable: (error) => probe.failed(error),
   });
+  const probe = new BrowserProbe(browsers, kinds);
+  const reporter = new KindReporter(runs, name, kinds, logger);
   executor.start();
+  reporter.start();
+  // HTTP tests are taken at once; browser tests once the browser launched.
+  const checked = kinds.configured.includes("browser") ? probe.start() : Promise.resolve();
   logger.info(
     {
       concurrency: config.CONCURRENCY,
@@ -102,9 +120,13 @@ export async function wireExecutor({
     services: [],
     executor,
     browsers,
+    kinds,
+    checked,
     async stop() {
       // No new tests (the reader closes), then those in flight end or are interrupted.
       await executor.stop(config.SHUTDOWN_TIMEOUT_MS);
+      probe.stop();
+      await reporter.stop();
       await browsers.close();
       await proxy.close();
       await egress.close();

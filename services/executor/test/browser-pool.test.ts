@@ -1,7 +1,7 @@
 // The executor's one Chromium and its contexts: a fresh context per test, at most BROWSER_CONTEXTS
 // at once (a test waits for one under its deadline), and a browser that crashed launched again.
 import { expect } from "chai";
-import { BrowserLost, BrowserPool } from "../src/browser/pool.js";
+import { BrowserLost, BrowserPool, BrowserUnavailable, launchFailure } from "../src/browser/pool.js";
 import { runSteps } from "../src/steps/runner.js";
 import {
   type BrowserTarget,
@@ -120,15 +120,41 @@ describe("browser pool (one Chromium per executor process, a context per test)",
     expect(pool.launches).to.equal(3);
   });
 
-  it("fails a browser test saying the browser could not start (CHROMIUM_PATH wrong)", async () => {
+  it("gives a browser test no result when the browser cannot start (CHROMIUM_PATH wrong), saying why", async () => {
     const pool = new BrowserPool({ executablePath: "/nonexistent/chromium", contexts: 1 });
     pools.push(pool);
-    const outcome = await run(pool, [open("/")]);
-    expect(outcome).to.include({
-      passed: false,
-      failedStep: 1,
-      summary: 'step 1 "open /": the executor could not start its browser',
-    });
+    // Not the test's fault: no FAILED result (the executor hands the test back: executor.ts).
+    const error = await run(pool, [open("/")]).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).to.be.instanceOf(BrowserUnavailable);
+    expect((error as Error).message).to.equal("the browser is not installed (no file at CHROMIUM_PATH)");
     expect(pool.open, "its slot freed").to.equal(0);
+    // The check at start says the same, and names no path.
+    const launched = await pool.launch().then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(launched?.message).to.equal("the browser is not installed (no file at CHROMIUM_PATH)");
+  });
+
+  it("says why a launch failed in words without its path: not executable, a missing library, too slow", () => {
+    expect(
+      launchFailure(new Error("browserType.launch: Failed to launch: Error: spawn /opt/x EACCES")),
+    ).to.equal("the browser cannot be executed (CHROMIUM_PATH: permission denied)");
+    expect(
+      launchFailure(
+        new Error(
+          "browserType.launch: Target page, context or browser has been closed\nBrowser logs:\n/opt/x/chrome: error while loading shared libraries: libnss3.so: cannot open shared object file",
+        ),
+      ),
+    ).to.equal("the browser is missing a system library (libnss3.so)");
+    expect(launchFailure(new Error("browserType.launch: Timeout 30000ms exceeded."))).to.equal(
+      "the browser did not start within 30 s",
+    );
+    expect(
+      launchFailure(new Error("browserType.launch: Target page, context or browser has been closed")),
+    ).to.equal("the browser exited as it started");
   });
 });

@@ -9,6 +9,10 @@ import type { InProcessRunsStack } from "@testrun/runs/testing";
 export interface InProcessExecutor {
   /** Every line it logged so far. */
   lines(): string[];
+  /** Resolves with the first line it logged, or logs later, that passes `test`. */
+  logLine(test: (line: string) => boolean): Promise<string>;
+  /** Resolves once it checked the kinds it is configured for (its browser launched, or not). */
+  checked: Promise<void>;
   /** As main.ts's shutdown: no new tests, those in flight end, then the browser and Redis close. */
   stop(): Promise<void>;
 }
@@ -43,6 +47,8 @@ export async function startExecutor(
   });
   return {
     lines: log.lines,
+    logLine: log.line,
+    checked: wiring.checked,
     async stop() {
       await wiring.stop();
       await redis.quit();

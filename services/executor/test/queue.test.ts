@@ -3,6 +3,9 @@
 // leaving unclaimable tests pending, stopping on SIGTERM). Running tests end to end needs the runs
 // service.
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { Health, HealthCheckResponse_ServingStatus as Status } from "@testrun/gen/grpc/health/v1/health_pb";
 import { TestDispatchSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   connectRedis,
@@ -16,8 +19,11 @@ import {
 import {
   componentRedisUrl,
   createRedisUsers,
+  eventually,
   findFreePort,
   type ServiceProcess,
+  sampleValue,
+  scrapeMetrics,
   startServiceProcess,
   startThrowawayRedis,
   type ThrowawayServer,
@@ -203,6 +209,67 @@ describe("executor process and the test queue", () => {
     const { consumers } = await pending(testStreams.browser);
     expect(consumers).to.have.length(1);
     expect(consumers[0]).to.not.equal("dead");
+  });
+
+  describe("with a browser that does not start (CHROMIUM_PATH names no file)", () => {
+    const cause = "the browser is not installed (no file at CHROMIUM_PATH)";
+    const notTaking = `not taking browser tests: ${cause}`;
+    /** The executor's gRPC health of `service`, as a probe asks (no token); NOT_FOUND for a name it does not report. */
+    const health = async (service: string) => {
+      const client = createClient(Health, createGrpcTransport({ baseUrl: executor?.url ?? "" }));
+      return client.check({ service }).then(
+        (answer) => Status[answer.status],
+        (error: unknown) => Code[ConnectError.from(error).code],
+      );
+    };
+
+    it("takes HTTP tests only, and says so once in its log, in its gRPC health and in its metrics", async () => {
+      await publishTests(redis, [queued("browser"), queued("http")]);
+      const metricsPort = await findFreePort();
+      await start({
+        CHROMIUM_PATH: "/nonexistent/chromium",
+        METRICS_PORT: String(metricsPort),
+        // Each launch tried is a debug line: the retries are seen, the warning is not repeated.
+        LOG_LEVEL: "debug",
+      });
+      await logged(notTaking);
+      await handled("http");
+      // Never delivered: the browser test waits in its stream for an executor that can run it.
+      expect((await pending(testStreams.browser)).count).to.equal(0);
+      expect(await redis.xlen(testStreams.browser)).to.equal(1);
+
+      // Alive, and ready since it takes HTTP tests; the kind it does not take, by name.
+      expect(await health("")).to.equal("SERVING");
+      expect(await health("testrun.executor.tests")).to.equal("SERVING");
+      expect(await health("testrun.executor.tests.http")).to.equal("SERVING");
+      expect(await health("testrun.executor.tests.browser")).to.equal("NOT_SERVING");
+
+      const samples = await scrapeMetrics(`http://127.0.0.1:${metricsPort}/metrics`);
+      const available = (pool: string) =>
+        samples.find(
+          (sample) => sample.name === "testrun_executor_kind_available" && sample.labels.pool === pool,
+        )?.value;
+      expect(available("http")).to.equal(1);
+      expect(available("browser")).to.equal(0);
+      expect(sampleValue(samples, "testrun_executor_slots", { state: "free" })).to.be.above(0);
+
+      // Tried again (backing off from a second), said once.
+      const tries = () =>
+        (executor?.output() ?? []).filter((line) =>
+          line.includes('"msg":"the browser could not be started"'),
+        );
+      await eventually(async () => (tries().length >= 2 ? true : undefined), "a second launch", 10_000);
+      expect((executor?.output() ?? []).filter((line) => line.includes(notTaking))).to.have.length(1);
+    });
+
+    it("is alive but not ready when it takes browser tests only", async () => {
+      await start({ EXECUTOR_STEP_KINDS: "browser", CHROMIUM_PATH: "/nonexistent/chromium" });
+      await logged(notTaking);
+      expect(await health("")).to.equal("SERVING");
+      expect(await health("testrun.executor.tests")).to.equal("NOT_SERVING");
+      expect(await health("testrun.executor.tests.browser")).to.equal("NOT_SERVING");
+      expect(await health("testrun.executor.tests.http")).to.equal("NotFound");
+    });
   });
 
   it("refuses an unknown EXECUTOR_STEP_KINDS, naming the kinds", async () => {

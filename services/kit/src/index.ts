@@ -4,6 +4,7 @@ export * from "./actor.js";
 export * from "./config.js";
 export * from "./db.js";
 export * from "./dispatch.js";
+export * from "./executor-kinds.js";
 export * from "./http-server.js";
 export * from "./ids.js";
 export * from "./key-cache.js";

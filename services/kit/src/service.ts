@@ -37,6 +37,12 @@ export interface ServiceContext<C> {
    * drains (what readiness probes report; gRPC health says the same).
    */
   isReady(): boolean;
+  /**
+   * Reports a part of the service under its own name in gRPC health, beside the process (""): SERVING
+   * while `serving` (and the process serves), NOT_SERVING otherwise; from SIGTERM on, NOT_SERVING like
+   * the rest. An executor reports each kind of test it is configured for (a probe may ask for one).
+   */
+  setHealth(name: string, serving: boolean): void;
 }
 
 /**
@@ -136,6 +142,10 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
   if (redis) shutdownSteps.push({ name: "closing Redis", run: async () => void (await redis.quit()) });
 
   let ready = false;
+  let stopping = false;
+  /** The parts set through setHealth; applied once the server serves, and at every change after. */
+  const parts = new Map<string, boolean>();
+  let health: { set(name: string, status: ServingStatus): void } | undefined;
   const undeclared = (what: string): never => {
     throw new Error(`${definition.name} did not declare ${what} in its service definition`);
   };
@@ -152,6 +162,10 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
       shutdownSteps.push({ name, run: step }),
     onStopping: (step) => stoppingSteps.push(step),
     isReady: () => ready,
+    setHealth: (name, serving) => {
+      parts.set(name, serving);
+      if (ready && !stopping) health?.set(name, serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    },
   });
   const server = await startRpcServer({
     services,
@@ -170,10 +184,12 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     });
   }
   server.health.setAll(ServingStatus.SERVING);
+  health = server.health;
+  for (const [name, serving] of parts)
+    health.set(name, serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
   ready = true;
   logger.info({ port: server.port }, "listening");
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;

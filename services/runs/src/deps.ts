@@ -7,6 +7,7 @@ import type { ArtifactContents } from "./artifacts/contents.js";
 import type { ArtifactSweeper } from "./artifacts/sweeper.js";
 import type { Credits } from "./credits.js";
 import type { Dispatcher } from "./dispatcher.js";
+import type { ExecutorKinds } from "./executor-kinds.js";
 import type { Links } from "./render.js";
 import type { RunEvents } from "./run-events.js";
 import type { ArtifactStore } from "./store/artifacts.js";
@@ -50,4 +51,6 @@ export interface ServiceDeps extends StartDeps {
   sweeper: ArtifactSweeper;
   /** ARTIFACT_MAX_BYTES: the largest artifact PutArtifact stores. */
   artifactMaxBytes: number;
+  /** What the executors say of each kind: what a QUEUED test waits for (TestResult.waiting_for). */
+  kinds: ExecutorKinds;
 }

@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
-import { countFinished, leaseLapses, reconcilerRepairs } from "./metrics.js";
+import type { ExecutorKinds } from "./executor-kinds.js";
+import { reportFinished } from "./finished.js";
+import { leaseLapses, reconcilerRepairs } from "./metrics.js";
 import type { RunEvents } from "./run-events.js";
 import type { ReconcileStore } from "./store/reconcile.js";
 
@@ -22,8 +24,9 @@ const batch = 500;
  * Repairs what crashes and lost messages leave behind, from PostgreSQL (the source of truth):
  * starts that never completed are refunded and removed, refunds not yet confirmed are retried,
  * QUEUED tests nobody claimed and tests whose lease lapsed are published again, tests QUEUED past
- * the dispatch deadline while no executor is at work on their kind are SKIPPED (no_executor), and tests whose
- * leases lapsed too often FAIL.
+ * the dispatch deadline while no executor is at work on their kind are SKIPPED (no_executor; their
+ * summary says why none here can run them when the executors said: executor-kinds.ts), and tests
+ * whose leases lapsed too often FAIL.
  * Every step is idempotent, so replicas may reconcile at the same time.
  */
 export class Reconciler {
@@ -38,6 +41,8 @@ export class Reconciler {
     private readonly events: RunEvents,
     private readonly options: ReconcilerOptions,
     private readonly logger: Logger,
+    /** What the executors say of each kind: read at each pass (also for the reads' waiting_for). */
+    private readonly kinds?: ExecutorKinds,
   ) {}
 
   /** Runs a pass now, then one every interval, each after the previous ended. */
@@ -70,6 +75,7 @@ export class Reconciler {
         reconcilerRepairs.inc({ kind: "refund_retried" });
       }
 
+      await this.kinds?.refresh();
       const republish: Dispatch[] = [];
       // A backlog behind busy executors (a 500-test run on one pod) may wait longer than the
       // deadline; only while no executor is at work on tests of its kind (separate pools take
@@ -86,11 +92,12 @@ export class Reconciler {
           item.id,
           this.options.republishMs,
           deadlines[item.kind],
+          this.kinds?.skipSummary(item.kind),
         );
         if (outcome.repair) reconcilerRepairs.inc({ kind: outcome.repair });
         // Giving a test up ends a lease that lapsed (a timed-out one too: it lapsed, untaken).
         if (outcome.repair === "given_up" || outcome.repair === "timed_out") leaseLapses.inc();
-        countFinished(outcome.effects);
+        reportFinished(outcome.effects, this.logger);
         if (outcome.settled) await this.events.changed(item.run_id);
         if (outcome.republish)
           republish.push({

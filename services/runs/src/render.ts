@@ -20,6 +20,8 @@ import type {
   RunStatus as StoredStatus,
   StoredStepResult,
 } from "./db/entities.js";
+import { testKindOf } from "./dispatcher.js";
+import type { ExecutorKinds } from "./executor-kinds.js";
 import type { ArtifactRow, RunRow, TestRow } from "./rows.js";
 
 const runStatuses: Record<StoredStatus, RunStatus> = {
@@ -88,7 +90,11 @@ const renderStepResult = (step: StoredStepResult) => ({
   durationMs: BigInt(step.duration_ms),
 });
 
-export function renderTest(row: TestRow, projectId: string, links: Links): TestResult {
+/**
+ * A test as the API shows it. `kinds` (what the executors say of each kind) fills what a QUEUED test
+ * waits for, in the reads that show it to a user (GetRun, GetTestResult, WatchRun).
+ */
+export function renderTest(row: TestRow, projectId: string, links: Links, kinds?: ExecutorKinds): TestResult {
   return create(TestResultSchema, {
     id: row.id,
     testCaseId: row.test_case_id,
@@ -107,6 +113,7 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
     failedStep: row.failed_step ?? undefined,
     artifacts: (row.artifacts ?? []).map(renderArtifact),
     stepResults: row.step_results.map(renderStepResult),
+    waitingFor: (row.status === "queued" && kinds?.waitingFor(testKindOf(row.steps))) || "",
   });
 }
 
@@ -114,8 +121,13 @@ export function renderTest(row: TestRow, projectId: string, links: Links): TestR
 export const renderSteps = (row: TestRow): Step[] =>
   row.steps.map((step) => fromJson(StepSchema, step as JsonValue));
 
-/** The API shape of a run; `tests` undefined leaves them out (ListRuns). */
-export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Links): Run {
+/** The API shape of a run; `tests` undefined leaves them out (ListRuns); `kinds` as for renderTest. */
+export function renderRun(
+  row: RunRow,
+  tests: TestRow[] | undefined,
+  links: Links,
+  kinds?: ExecutorKinds,
+): Run {
   const startedAt = dbDateOrNull(row.started_at);
   const finishedAt = dbDateOrNull(row.finished_at);
   return create(RunSchema, {
@@ -137,7 +149,7 @@ export function renderRun(row: RunRow, tests: TestRow[] | undefined, links: Link
     environmentId: row.environment_id,
     testPlanId: row.test_plan_id ?? undefined,
     createdAt: timestampFromDate(dbDate(row.created_at)),
-    tests: (tests ?? []).map((test) => renderTest(test, row.project_id, links)),
+    tests: (tests ?? []).map((test) => renderTest(test, row.project_id, links, kinds)),
     startedByKeyId: row.started_by_key_id ?? undefined,
     startedByMemberId: row.started_by_member_id ?? undefined,
     version: BigInt(row.version),

@@ -4,6 +4,7 @@ import { fromHandlerGroups } from "@testrun/kit";
 import type { ServiceDeps } from "./deps.js";
 import { artifactHandlers } from "./rpc/artifacts.js";
 import { cancelHandlers } from "./rpc/cancel.js";
+import { executorKindHandlers } from "./rpc/executor-kinds.js";
 import { executorHandlers } from "./rpc/executors.js";
 import { readHandlers } from "./rpc/reads.js";
 import { startHandlers } from "./rpc/starts.js";
@@ -17,6 +18,7 @@ export const executorMethods = [
   "CompleteTest",
   "SkipRun",
   "PutArtifact",
+  "ReportExecutorKinds",
 ];
 
 /** Every method of RunsService, from its handler groups (rpc/). */
@@ -29,5 +31,6 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     cancelHandlers(deps),
     executorHandlers(deps),
     artifactHandlers(deps),
+    executorKindHandlers(deps),
   );
 }

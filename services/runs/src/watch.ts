@@ -8,6 +8,7 @@ import {
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "pino";
 import { runNotFound } from "./errors.js";
+import type { ExecutorKinds } from "./executor-kinds.js";
 import { type Links, renderRun } from "./render.js";
 import type { RunRow, RunWithTests, TestRow } from "./rows.js";
 import type { RunEvents } from "./run-events.js";
@@ -69,6 +70,7 @@ class RunFeed {
     events: RunEvents,
     private readonly options: WatchOptions,
     private readonly logger: Logger,
+    private readonly kinds?: ExecutorKinds,
   ) {
     this.stopListening = events.listen(runId, () => void this.refresh());
     this.timer = setInterval(() => void this.refresh(), options.refreshMs);
@@ -97,7 +99,7 @@ class RunFeed {
     const state = this.state as NonNullable<RunFeed["state"]>;
     const version = versionOf(state.run);
     if (this.rendered?.version !== version)
-      this.rendered = { version, run: renderRun(state.run, state.tests, this.links) };
+      this.rendered = { version, run: renderRun(state.run, state.tests, this.links, this.kinds) };
     return this.rendered;
   }
 
@@ -206,6 +208,8 @@ export class RunWatches {
     private readonly links: Links,
     private readonly options: WatchOptions,
     private readonly logger: Logger,
+    /** What a QUEUED test waits for (TestResult.waiting_for), as of each rendering. */
+    private readonly kinds?: ExecutorKinds,
   ) {}
 
   /**
@@ -227,7 +231,7 @@ export class RunWatches {
 
     let feed = this.feeds.get(runId);
     if (!feed) {
-      feed = new RunFeed(runId, this.reads, this.links, this.events, this.options, this.logger);
+      feed = new RunFeed(runId, this.reads, this.links, this.events, this.options, this.logger, this.kinds);
       this.feeds.set(runId, feed);
     }
     const pending: Change[] = [];
@@ -263,11 +267,11 @@ export class RunWatches {
           // usual case, a change from the version sent, is rendered once for all streams.
           let rendered: Run;
           if (change.since === version) {
-            change.rendered ??= renderRun(change.run, change.tests, this.links);
+            change.rendered ??= renderRun(change.run, change.tests, this.links, this.kinds);
             rendered = change.rendered;
           } else {
             const tests = change.tests.filter((test) => versionOf(test) > version);
-            rendered = renderRun(change.run, tests, this.links);
+            rendered = renderRun(change.run, tests, this.links, this.kinds);
           }
           yield create(WatchRunResponseSchema, { change: rendered, sinceVersion: BigInt(version) });
           version = versionOf(change.run);

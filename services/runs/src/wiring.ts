@@ -10,6 +10,7 @@ import { ArtifactSweeper } from "./artifacts/sweeper.js";
 import type { Config } from "./config.js";
 import { Credits } from "./credits.js";
 import { Dispatcher } from "./dispatcher.js";
+import { ExecutorKinds } from "./executor-kinds.js";
 import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
 import { RunEvents } from "./run-events.js";
@@ -67,6 +68,8 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
   const access = new AccessCache(catalog, redis, logger, { ttlMs: config.ACCESS_CACHE_MS });
   const reads = new RunReads(orm);
   const links = new Links(config.APP_URL);
+  // Refreshed by the reconciler at each pass.
+  const kinds = new ExecutorKinds(redis, logger);
   const watches = new RunWatches(
     events,
     reads,
@@ -77,6 +80,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
       maxStreams: config.WATCH_MAX_STREAMS,
     },
     logger,
+    kinds,
   );
   const reconciler = new Reconciler(
     new ReconcileStore(orm, config.MAX_ATTEMPTS),
@@ -90,6 +94,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
       dispatchDeadlineMs: config.DISPATCH_DEADLINE_MS,
     },
     logger,
+    kinds,
   );
   reconciler.start();
   const contents = artifactContents(config, orm);
@@ -125,6 +130,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
     contents,
     sweeper,
     artifactMaxBytes: config.ARTIFACT_MAX_BYTES,
+    kinds,
   });
   return {
     // PutArtifact carries an artifact of up to ARTIFACT_MAX_BYTES, with room for the request's

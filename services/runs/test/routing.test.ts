@@ -2,12 +2,14 @@
 // tests, an HTTP-only test to the stream it always had (kit dispatch.ts), at its start, when it is
 // handed back and when the reconciler publishes it again; and the dispatch deadline counts for each
 // kind apart, since separate executor pools take separate kinds.
+import { Code } from "@connectrpc/connect";
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   createBrowserTestCase,
   eventually,
   leaseOf,
   type RunsProject,
+  rejects,
   seedRunsProject,
   streamDispatches,
 } from "@testrun/kit/testing";
@@ -81,18 +83,36 @@ describe("runs: each test published to the executors of its kind", () => {
     expect(await published("browser")).to.not.include(httpTest);
   });
 
-  it("skips browser tests nobody takes (no_executor) while executors are at work on HTTP tests only", async () => {
+  it("skips browser tests nobody takes (no_executor) while executors are at work on HTTP tests only, saying none is configured for them", async () => {
     const { runId, httpTest, browserTest } = await startBoth();
-    // An HTTP executor at work: its lease (30 s) stays live, and heartbeats keep it so.
+    // An HTTP pool, which says so: it takes HTTP tests and is not configured for browser tests.
+    await stack.executor.reportExecutorKinds({
+      executor: "http-pod",
+      kinds: [
+        { kind: "http", configured: true, available: true },
+        { kind: "browser", configured: false, available: false },
+      ],
+    });
+    // At work: its lease (30 s) stays live, and heartbeats keep it so.
     const { assignment } = await stack.executor.claimTest({
       testResultId: httpTest,
       executorId: "http-pod/0",
     });
+    // Meanwhile the browser test says what it waits for.
+    const waiting = await eventually(async () => {
+      const test = (await getRun(runId))?.tests.find((candidate) => candidate.id === browserTest);
+      return test?.waitingFor ? test : undefined;
+    }, "the browser test to say what it waits for");
+    expect(waiting.waitingFor).to.equal(
+      "an executor that can run browser tests: no executor is configured for them",
+    );
     const skipped = await eventually(async () => {
       const test = (await getRun(runId))?.tests.find((candidate) => candidate.id === browserTest);
       return test?.status === TestStatus.SKIPPED ? test : undefined;
     }, "the browser test to be skipped past the dispatch deadline");
-    expect(skipped.summary).to.equal("no executor took the test before the dispatch deadline");
+    expect(skipped.summary).to.equal(
+      "no executor here can run browser tests: no executor is configured for them",
+    );
     // The HTTP test is untouched: its executor is at work on it.
     const meanwhile = await getRun(runId);
     expect(meanwhile?.tests.find((test) => test.id === httpTest)?.status).to.equal(TestStatus.RUNNING);
@@ -104,5 +124,36 @@ describe("runs: each test published to the executors of its kind", () => {
     });
     const finished = await getRun(runId);
     expect(finished).to.include({ status: RunStatus.PASSED, passedTests: 1, skippedTests: 1 });
+    // Stopping, the pool withdraws its report: nothing is known of the kinds any more.
+    await stack.executor.reportExecutorKinds({ executor: "http-pod", kinds: [] });
+  });
+
+  it("refuses a report of the kinds an executor takes that it could not show, and any caller but an executor", async () => {
+    const report = (kinds: object[], executor = "pod-1") =>
+      stack.executor.reportExecutorKinds({ executor, kinds } as never);
+    const refused = async (call: Promise<unknown>, message: string) =>
+      expect((await rejects(call, Code.InvalidArgument)).rawMessage).to.equal(message);
+    await refused(report([{ kind: "ftp", configured: true }]), "kind must be one of http, browser");
+    await refused(
+      report([
+        { kind: "http", configured: true, available: true },
+        { kind: "http", configured: true, available: true },
+      ]),
+      "kind http is given twice",
+    );
+    await refused(
+      report([{ kind: "browser", configured: true, cause: "line one\nline two" }]),
+      "cause must be one line",
+    );
+    await refused(
+      report([{ kind: "browser", configured: true, cause: "x".repeat(201) }]),
+      "cause must be at most 200 characters",
+    );
+    await refused(
+      report([{ kind: "browser", configured: true, available: true, cause: "broken" }]),
+      "cause is for a kind configured and not available",
+    );
+    await refused(report([], ""), "executor must be 1 to 200 characters");
+    await rejects(stack.runs.reportExecutorKinds({ executor: "pod-1", kinds: [] }), Code.PermissionDenied);
   });
 });

@@ -4,7 +4,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { RunStatus, SkipReason, type TestResult, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 
 const absolute = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short" });
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
@@ -124,8 +124,17 @@ export const skipReasonText: Record<SkipReason, string> = {
   [SkipReason.CANCELLED]:
     "Skipped: the run was cancelled before any test passed or failed. The credits of the tests not yet started were refunded.",
   [SkipReason.NO_EXECUTOR]:
-    "Skipped: no executor took the tests in time. The credits of the tests that never started were refunded.",
+    "Skipped: no executor took the tests in time (each test's summary says why, when it is known). The credits of the tests that never started were refunded.",
 };
+
+/**
+ * What a QUEUED test waits for, as a sentence: an executor, or, when the runs service knows that
+ * none here can run it (TestResult.waiting_for), one that can, and why none does. Empty otherwise.
+ */
+export function waitingText(test: Pick<TestResult, "status" | "waitingFor">): string {
+  if (test.status !== TestStatus.QUEUED) return "";
+  return test.waitingFor ? `Waiting for ${test.waitingFor}` : "Waiting for an executor";
+}
 
 /** Why a run was skipped, in a few words for a list (skipReasonText says it in full). */
 export const skipReasonShort: Record<SkipReason, string> = {

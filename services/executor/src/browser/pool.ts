@@ -1,7 +1,8 @@
 // One Chromium per executor process, shared by its tests: each test gets a browser context of its
 // own (no cookie, storage or cache shared with another test), at most `contexts` at a time. The
-// browser is launched at the first browser step, not at start (an executor that only runs HTTP
-// steps never starts one), and launched again after it crashed or disconnected.
+// browser is launched at start by an executor that takes browser tests (`launch`, browser/probe.ts:
+// the check that it can run them; one that takes only HTTP tests never starts one), and launched
+// again at the next browser step after it crashed or disconnected.
 import type { Logger } from "@testrun/kit";
 import {
   type Browser,
@@ -41,9 +42,32 @@ export interface BrowserPoolOptions {
   logger?: Logger;
 }
 
-/** The browser could not be started (a wrong CHROMIUM_PATH, no memory): not the test's fault. */
+/**
+ * The browser could not be started (a wrong CHROMIUM_PATH, a missing library, no memory): not the
+ * test's fault. Its message says why in words a user may read (no path); `cause` is the launch's
+ * own error, for the operator's log.
+ */
 export class BrowserUnavailable extends Error {
   override name = "BrowserUnavailable";
+}
+
+/** How long one launch may take before it counts as failed (Playwright's own default is 3 minutes). */
+export const launchTimeoutMs = 30_000;
+
+/**
+ * Why a launch failed, from Playwright's error, in one line without the path or the command line
+ * (which the error holds, with chromium's own output): what a test's summary may say.
+ */
+export function launchFailure(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  if (/executable doesn't exist|ENOENT/.test(text))
+    return "the browser is not installed (no file at CHROMIUM_PATH)";
+  if (/EACCES|EPERM/.test(text)) return "the browser cannot be executed (CHROMIUM_PATH: permission denied)";
+  const library = /error while loading shared libraries: ([\w.+-]+)/.exec(text);
+  if (library) return `the browser is missing a system library (${library[1]})`;
+  if (/Timeout \d+ms exceeded/.test(text))
+    return `the browser did not start within ${launchTimeoutMs / 1000} s`;
+  return "the browser exited as it started";
 }
 
 /**
@@ -137,6 +161,15 @@ export class BrowserPool {
   }
 
   /**
+   * Launches the browser unless it runs already: the check that it starts at all (browser/probe.ts).
+   * It then stays up for the next test. Rejects with BrowserUnavailable, saying why.
+   */
+  async launch(): Promise<void> {
+    if (this.#closed) throw new BrowserUnavailable("the executor is stopping");
+    await this.#launched();
+  }
+
+  /**
    * A fresh context, once a slot is free: waits while `contexts` are open, until `signal` aborts
    * (the test's deadline, or the test being stopped), which rejects with the signal's reason.
    */
@@ -182,6 +215,7 @@ export class BrowserPool {
     const { executablePath, proxy, launchOptions = {}, logger } = this.#o;
     const launching = chromium
       .launch({
+        timeout: launchTimeoutMs,
         ...launchOptions,
         executablePath,
         ...(proxy && { proxy }),
@@ -207,9 +241,10 @@ export class BrowserPool {
         },
         (error: unknown) => {
           if (this.#browser === launching) this.#browser = undefined;
-          // The cause (a missing binary, a missing library) is for operators: it names paths.
-          logger?.error({ err: error, executablePath }, "the browser could not be started");
-          throw new BrowserUnavailable("the browser could not be started");
+          // Said once, when the kind turns unavailable (kinds.ts), not at every retry; the error
+          // itself (it names paths) is for operators.
+          logger?.debug({ err: error, executablePath }, "the browser could not be started");
+          throw new BrowserUnavailable(launchFailure(error), { cause: error });
         },
       );
     this.#browser = launching;

@@ -11,7 +11,7 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { errors, type Page, type Locator as PageLocator } from "playwright-core";
 import { NotAWebUrl, navigationUrl } from "../browser/chromium-flags.js";
-import { BrowserLost, BrowserUnavailable } from "../browser/pool.js";
+import { BrowserLost } from "../browser/pool.js";
 import { cannotConnect } from "./http.js";
 import type { StepContext, StepKind } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
@@ -23,12 +23,9 @@ export const browserStepKind: StepKind<"browser"> = {
   async run(step, ctx) {
     if (!ctx.browser) throw new StepFailure("this executor runs no browser steps");
     // Waiting for a browser context counts against the test's deadline only, not the step's timeout.
-    const page = await ctx.browser.page(ctx.signal).catch((error: unknown) => {
-      // Not the test's fault, but its result all the same; the cause is in the executor's log.
-      if (error instanceof BrowserUnavailable)
-        throw new StepFailure("the executor could not start its browser");
-      throw error;
-    });
+    // A browser that cannot be started (BrowserUnavailable) is not the test's fault: the test gets
+    // no result and is handed back (executor.ts), like one whose browser crashed.
+    const page = await ctx.browser.page(ctx.signal);
     const timeoutMs = step.timeoutMs > 0 ? step.timeoutMs : defaultBrowserTimeoutMs;
     const action = actionOf(step, { page, ctx, timeoutMs });
     try {

@@ -1,7 +1,7 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { EgressGuard } from "@testrun/kit/egress";
 import type { Artifact } from "../browser/artifacts.js";
-import { BrowserLost, type BrowserPool } from "../browser/pool.js";
+import { BrowserLost, type BrowserPool, BrowserUnavailable } from "../browser/pool.js";
 import { TestBrowser } from "../browser/test-browser.js";
 import { unzipRatio } from "../browser/trace-redaction.js";
 import { browserStepKind } from "./browser.js";
@@ -71,8 +71,9 @@ class DeadlinePassed extends Error {}
 
 /**
  * Runs a test's steps in order; the first failing step fails the test and the rest do not run.
- * Rejects with the signal's reason when the test is stopped, and with BrowserLost when the browser
- * crashed under it (the test is then run again under its lease rules: executor.ts).
+ * Rejects with the signal's reason when the test is stopped, with BrowserLost when the browser
+ * crashed under it (the test is then run again under its lease rules: executor.ts), and with
+ * BrowserUnavailable when its browser could not be started (the test is handed back).
  */
 export async function runSteps(steps: readonly Step[], options: RunOptions): Promise<TestOutcome> {
   const started = performance.now();
@@ -135,7 +136,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
           ranFor(true);
         } catch (error) {
           if (outer.aborted) throw outer.reason;
-          if (error instanceof BrowserLost) throw error;
+          if (error instanceof BrowserLost || error instanceof BrowserUnavailable) throw error;
           ranFor(false);
           if (deadline.signal.aborted) return overDeadline();
           const why =

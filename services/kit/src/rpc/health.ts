@@ -30,6 +30,16 @@ export class HealthRegistry {
     this.changes.emit("change");
   }
 
+  /**
+   * Sets one name's status (added when new: a part of the service that is not a gRPC service of
+   * its own, such as a kind of test an executor takes), telling every watcher.
+   */
+  set(service: string, status: ServingStatus): void {
+    if (this.statuses.get(service) === status) return;
+    this.statuses.set(service, status);
+    this.changes.emit("change");
+  }
+
   status(service: string): ServingStatus | undefined {
     return this.statuses.get(service);
   }

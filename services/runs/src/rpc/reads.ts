@@ -27,13 +27,13 @@ const invalidToken = (): never => {
 
 /** GetRun, ListRuns, GetTestResult: a project's runs and test results as callers read them; ListFinishedRuns for services. */
 export function readHandlers(deps: ServiceDeps): Handlers {
-  const { reads, links } = deps;
+  const { reads, links, kinds } = deps;
   return {
     async getRun(req) {
       await authorize(deps, req.actor, req.projectId, Permission.READ);
       const found = await reads.getRun(req.projectId, req.runId);
       if (!found) throw runNotFound();
-      return { run: renderRun(found.run, found.tests, links) };
+      return { run: renderRun(found.run, found.tests, links, kinds) };
     },
 
     async listRuns(req) {
@@ -71,7 +71,7 @@ export function readHandlers(deps: ServiceDeps): Handlers {
       if (!found.run) throw runNotFound();
       if (!found.test) throw new ConnectError("no such test in this run", Code.NotFound);
       return {
-        test: renderTest(found.test, req.projectId, links),
+        test: renderTest(found.test, req.projectId, links, kinds),
         steps: renderSteps(found.test),
         maxAttempts: deps.maxAttempts,
       };

@@ -4,6 +4,9 @@ import { isFinal, type TestRow, testColumns } from "../rows.js";
 import { lockRun, transaction } from "./locking.js";
 import { type Effects, giveUp, settle } from "./settle.js";
 
+/** A test QUEUED past the dispatch deadline when the executors said nothing of why none took it. */
+const noExecutorSummary = "no executor took the test before the dispatch deadline";
+
 /** A lapsed test that nobody took over while no executor was at work, for a whole dispatch deadline. */
 const untakenSummary =
   "the executor stopped responding (lease lapsed) and no executor took the test over before the dispatch deadline";
@@ -103,12 +106,14 @@ export class ReconcileStore {
   /**
    * Deals with one test the reconciler found (re-checked under locks, since an executor may have
    * acted meanwhile). Answers whether to publish it again, whether the test became final (so its
-   * run changed), plus any refund now due.
+   * run changed), plus any refund now due. `skipSummary`: what a test skipped past the deadline
+   * says (why no executor here can run it, when known: executor-kinds.ts).
    */
   reconcileTest(
     testResultId: string,
     republishMs: number,
     deadlineMs: number | null,
+    skipSummary = noExecutorSummary,
   ): Promise<{ republish: boolean; settled?: boolean; repair?: RepairKind; effects: Effects }> {
     return transaction(this.orm, async (em) => {
       const run = await lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [
@@ -132,9 +137,9 @@ export class ReconcileStore {
       if (test.overdue) {
         await em.execute(
           `update runs.test_results set status = 'skipped', refundable = true, skip_reason = 'no_executor',
-             summary = 'no executor took the test before the dispatch deadline', finished_at = now()
+             summary = ?, finished_at = now()
            where id = ?`,
-          [test.id],
+          [skipSummary, test.id],
         );
         return {
           republish: false,

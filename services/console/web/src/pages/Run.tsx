@@ -12,7 +12,7 @@ import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../compone
 import { Fact, Facts, StartedFinished } from "../components/Facts";
 import { Failed, Loading, NotFound } from "../components/States";
 import { RunCounts, RunStatusBadge, TestStatusBadge } from "../components/Status";
-import { duration, plural, skipReasonText } from "../format";
+import { duration, plural, skipReasonText, waitingText } from "../format";
 import { useProject } from "../project";
 import { useRunWatch } from "../watch";
 
@@ -159,7 +159,15 @@ function TestTable({ run }: { run: RunMessage }) {
         {
           label: "Summary",
           className: "cell-summary",
-          cell: (test) => test.summary || <span className="muted">—</span>,
+          // A waiting test says what for: muted while it only waits its turn, plain when no executor
+          // here can take it.
+          cell: (test) =>
+            test.summary ||
+            (test.status === TestStatus.QUEUED ? (
+              <span className={test.waitingFor ? undefined : "muted"}>{waitingText(test)}</span>
+            ) : (
+              <span className="muted">—</span>
+            )),
         },
       ]}
     />

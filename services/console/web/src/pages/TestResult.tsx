@@ -10,7 +10,7 @@ import { Fact, Facts, StartedFinished } from "../components/Facts";
 import { NotFound, QueryView } from "../components/States";
 import { TestStatusBadge } from "../components/Status";
 import { artifactUrl, StepList } from "../components/Steps";
-import { duration } from "../format";
+import { duration, waitingText } from "../format";
 import { useProject } from "../project";
 import { useRunWatch } from "../watch";
 
@@ -69,6 +69,13 @@ export function TestResult() {
           {watch.reconnecting
             ? "Connection lost: reconnecting…"
             : "Not finished: this page updates when the test does."}
+        </p>
+      )}
+      {test.status === TestStatus.QUEUED && (
+        <p className="notice notice-info">
+          {waitingText(test)}.
+          {test.waitingFor &&
+            " If none takes it in time, it is skipped, saying why, and its credit refunded."}
         </p>
       )}
       {test.attempt > 1 && (
