@@ -85,6 +85,8 @@ describe("console runs (end to end)", function () {
         // One test at a time: the tests of a held run beyond the first stay QUEUED.
         executor: { CONCURRENCY: "1" },
         console: { WATCH_WINDOW_SECONDS: String(watchWindowSeconds) },
+        // Each call it serves logged ("rpc ok", at debug): which calls a console read made.
+        catalog: { LOG_LEVEL: "debug" },
       },
     });
     target = await HeldTarget.start();

@@ -115,6 +115,8 @@ export async function startOneTick(deps: WorkerDeps): Promise<boolean> {
         "update automation.schedule_ticks set state = 'started', run_id = ?, attempts = attempts + 1 where schedule_id = ? and due_at = ?",
         [run?.id ?? null, tick.schedule_id, dueAt],
       );
+      // At debug: the runs service logs the run's start (and its end) at info.
+      deps.logger.debug({ scheduleId: tick.schedule_id, runId: run?.id }, "schedule started a run");
       return true;
     } catch (error) {
       const e = ConnectError.from(error);
@@ -160,6 +162,10 @@ export async function startOneTick(deps: WorkerDeps): Promise<boolean> {
           "update automation.schedules set state = 'stopped', next_due_at = null, stopped_reason = ? where id = ?",
           [`stopped: ${failure}; activate it again to act for yourself`, tick.schedule_id],
         );
+      deps.logger.warn(
+        { scheduleId: tick.schedule_id, projectId: tick.project_id, failure, stopped: lostRights },
+        "a schedule's run could not start",
+      );
       await enqueue(
         em,
         tick.project_id,
@@ -199,6 +205,7 @@ export async function followRuns(deps: WorkerDeps): Promise<number> {
 interface DueDelivery {
   id: string;
   webhook_id: string;
+  project_id: string;
   body: string;
   attempts: number;
   url: string;
@@ -212,7 +219,7 @@ interface DueDelivery {
 async function claimDeliveries(deps: WorkerDeps, limit: number): Promise<DueDelivery[]> {
   return deps.orm.em.fork().transactional(async (em) => {
     const rows = await em.execute<DueDelivery[]>(
-      `select d.id, d.webhook_id, d.body, d.attempts, w.url, w.kind, w.secret_sealed, w.previous_secret_sealed,
+      `select d.id, d.webhook_id, w.project_id, d.body, d.attempts, w.url, w.kind, w.secret_sealed, w.previous_secret_sealed,
          coalesce(w.previous_secret_expires_at > now(), false) as previous_valid
        from automation.deliveries d join automation.webhooks w on w.id = d.webhook_id
        where d.state = 'pending' and d.next_attempt_at <= now()
@@ -294,6 +301,23 @@ async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
      where id = ?`,
     [state, attempts, code, error, state, (delay ?? 0) / 1000, delivery.id],
   );
+  // A failed attempt is what a person looks for (a receiver down, a signature rejected); a delivered
+  // one is routine. Never the URL, should a message quote it: a Slack webhook's URL is its secret.
+  const path = URL.parse(delivery.url)?.pathname ?? "";
+  const reason = [delivery.url, ...(path.length > 1 ? [path] : [])].reduce(
+    (text, secret) => text.split(secret).join("[url]"),
+    error,
+  );
+  const ids = {
+    deliveryId: delivery.id,
+    webhookId: delivery.webhook_id,
+    projectId: delivery.project_id,
+    attempts,
+  };
+  if (!error) deps.logger.debug({ ...ids, status: code }, "webhook delivered");
+  else if (state === "pending")
+    deps.logger.warn({ ...ids, reason, retryInMs: delay }, "webhook delivery failed; retrying");
+  else deps.logger.warn({ ...ids, reason }, "webhook delivery failed; giving up");
 }
 
 /** Attempts the due deliveries, `concurrency` at once; answers how many it attempted. */

@@ -46,7 +46,8 @@ describe("catalog: variables", () => {
   };
 
   before(async () => {
-    h = await startCatalog();
+    // At debug: every line the catalog can write, each call's "rpc ok" included, is checked below.
+    h = await startCatalog({ LOG_LEVEL: "debug" });
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

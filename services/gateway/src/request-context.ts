@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type Router from "@koa/router";
-import { type Logger, withoutKeys } from "@testrun/kit";
+import { type Logger, probePaths, withoutKeys } from "@testrun/kit";
 import type Koa from "koa";
 import type { GatewayState } from "./context.js";
 import { type ErrorBody, HttpError, internalError } from "./http-error.js";
@@ -13,7 +13,8 @@ const saneRequestId = /^[A-Za-z0-9._:-]{8,128}$/;
  * The outermost middleware: gives every request an id (X-Request-Id, taken from the client when
  * sane, else generated) and a logger carrying it; turns every error into the `{ error, code }`
  * body; answers unknown paths with 404 and known paths with a wrong method (OPTIONS included)
- * with 405 and Allow; writes one log line per request.
+ * with 405 and Allow; writes one log line per request (the probes' at debug: the kubelet asks them
+ * every few seconds, and they would bury the API's requests).
  *
  * Also fixes the request's public origin (`state.origin`), the base of the urls it answers with.
  *
@@ -66,7 +67,8 @@ export function requestContext(
     }
 
     const key = ctx.state.key;
-    (log ?? logger).info(
+    const probe = probePaths.has(ctx.path) && ctx.status < 500;
+    (log ?? logger)[probe ? "debug" : "info"](
       {
         ...(!log && { requestId }),
         method: ctx.method,

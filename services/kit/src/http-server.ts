@@ -57,6 +57,9 @@ interface ProbeContext {
   body: unknown;
 }
 
+/** The paths of `probeRoutes`: asked every few seconds by the kubelet, so logged at debug only. */
+export const probePaths: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
+
 /**
  * Kubernetes' HTTP probes on a service's HTTP port: `/healthz` (liveness) is 200 while the process
  * runs, draining included (a failed liveness probe would restart it); `/readyz` is 503 from SIGTERM

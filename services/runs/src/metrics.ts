@@ -10,8 +10,6 @@ import {
 } from "@testrun/kit";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import type { RunStatus } from "./db/entities.js";
-import type { Effects } from "./store/settle.js";
 
 // The runs service's domain metrics (docs/operations.md, "Metrics"). Labels are run statuses,
 // test kinds (pools) and repair kinds: bounded, never ids.
@@ -44,11 +42,6 @@ export const reconcilerRepairs = counter<"kind">(
   "Reconciler repairs, by kind",
   ["kind"],
 );
-
-/** Counts a run that a committed write finished (settle's `finished`). */
-export function countFinished(effects: Effects): void {
-  if (effects.finished) runsFinished.inc({ status: effects.finished satisfies RunStatus });
-}
 
 /** How long a scrape-time reading of PostgreSQL and Redis is reused: scrapes stay cheap. */
 const readingTtlMs = 5_000;

@@ -175,6 +175,19 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   if (!charged && (await deps.credits.undoStart(run.id, run.projectId, amount)) !== "started") {
     throw new ConnectError("the run could not be started; its credits were given back", Code.Unavailable);
   }
+  // The one line a start leaves at info (its calls log at debug); the run's end is logged once too
+  // (finished.ts). A repeat with the same idempotency key returned above, before it.
+  deps.logger.info(
+    {
+      runId: run.id,
+      projectId: run.projectId,
+      tests: amount,
+      ...(run.testPlanId && { testPlanId: run.testPlanId }),
+      environmentId: run.environmentId,
+      ...(run.startedByKeyId ? { keyId: run.startedByKeyId } : { memberId: run.startedByMemberId }),
+    },
+    "run started",
+  );
 
   // Read back before publishing: the answer shows the run as it starts (every test QUEUED), not
   // as executors may already have moved it a moment later. (Its own statement, not part of the

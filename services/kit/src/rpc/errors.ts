@@ -7,7 +7,9 @@ const quietServices = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.Serv
 /**
  * Logs every call's outcome with its duration, and turns any error that is not a deliberate
  * ConnectError into a bare INTERNAL: a driver's message can carry SQL or data, and must stay in
- * our logs rather than reach the caller.
+ * our logs rather than reach the caller. A call that succeeded is logged at debug: services call
+ * each other constantly (the automation service follows finished runs every second), and at info
+ * those lines would bury the events a person looks for (docs/operations.md, "Logs").
  */
 export function callLoggingInterceptor(logger: Logger): Interceptor {
   return (next) => async (req) => {
@@ -16,7 +18,7 @@ export function callLoggingInterceptor(logger: Logger): Interceptor {
     const quiet = quietServices.has(req.service.typeName);
     try {
       const res = await next(req);
-      if (!quiet) logger.info({ rpc, ms: Math.round(performance.now() - started) }, "rpc ok");
+      if (!quiet) logger.debug({ rpc, ms: Math.round(performance.now() - started) }, "rpc ok");
       return res;
     } catch (error) {
       const ms = Math.round(performance.now() - started);

@@ -5,7 +5,7 @@ import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { requireActor } from "@testrun/kit";
 import type { ServiceDeps } from "../deps.js";
 import { invalid, runNotFound } from "../errors.js";
-import { countFinished } from "../metrics.js";
+import { reportFinished } from "../finished.js";
 import type { Effects } from "../store/settle.js";
 
 /** Some of RunsService's methods; service.ts puts the groups together. */
@@ -41,11 +41,11 @@ export async function authorize(
  * run changed), then publishes and refunds.
  */
 export async function afterCommit(
-  { events, dispatcher, credits }: ServiceDeps,
+  { events, dispatcher, credits, logger }: ServiceDeps,
   changedRunId: string | undefined,
   effects: Effects,
 ): Promise<void> {
-  countFinished(effects);
+  reportFinished(effects, logger);
   if (changedRunId) await events.changed(changedRunId);
   if (effects.publish) await dispatcher.publish(effects.publish);
   if (effects.refundRunId) await credits.settle(effects.refundRunId);

@@ -6,9 +6,20 @@ import { isFinal, type TestRow } from "../rows.js";
 /** What a write left to do once committed: a refund to settle, tests to publish. */
 export interface Effects {
   refundRunId?: string;
-  /** The status the run finished with, when this write finished it (counted once committed). */
-  finished?: RunStatus;
+  /** The run this write finished, if it did: counted and logged once committed (finished.ts). */
+  finished?: FinishedRun;
   publish?: Dispatch[];
+}
+
+/** A run as it finished: its status and tally, for the one line its end leaves in the log. */
+export interface FinishedRun {
+  runId: string;
+  projectId: string;
+  status: RunStatus;
+  skipReason: SkipReason | null;
+  passed: number;
+  failed: number;
+  skipped: number;
 }
 
 /** The summary of a test whose executors stopped responding `times` times. */
@@ -55,15 +66,28 @@ export async function settle(em: EntityManager, runId: string, reason?: SkipReas
     status === "skipped" ? (reason ?? (tally.no_executor ? "no_executor" : null)) : null;
   const refundDue = final ? tally.refundable : 0;
   const refundReason = refundDue > 0 ? refundReasons[reason ?? "no_executor"] : null;
-  const updated = await em.execute<{ id: string }[]>(
+  const [updated] = await em.execute<{ project_id: string }[]>(
     `update runs.runs set passed_tests = ?, failed_tests = ?, skipped_tests = ?, status = ?, skip_reason = ?,
        finished_at = case when ? then now() end, refund_due = ?, refund_reason = ?
-     where id = ? and finished_at is null returning id`,
+     where id = ? and finished_at is null returning project_id`,
     [tally.passed, tally.failed, tally.skipped, status, skipReason, final, refundDue, refundReason, runId],
   );
+  // `finished_at is null` above: only the write that finishes the run reports it.
+  const finished: FinishedRun | undefined =
+    final && updated
+      ? {
+          runId,
+          projectId: updated.project_id,
+          status,
+          skipReason,
+          passed: tally.passed,
+          failed: tally.failed,
+          skipped: tally.skipped,
+        }
+      : undefined;
   return {
     ...(refundDue > 0 && { refundRunId: runId }),
-    ...(final && updated.length > 0 && { finished: status }),
+    ...(finished && { finished }),
   };
 }
 
