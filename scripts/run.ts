@@ -8,6 +8,7 @@ import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } fro
 import { seedDemoAutomation } from "./demo/automation.js";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";
+import { terminalLog } from "./terminal-log.js";
 import { startWebhookReceiver, type WebhookReceiver } from "./webhook-receiver.js";
 
 const owned: ThrowawayServer[] = [];
@@ -48,6 +49,23 @@ async function browserTestsLine(): Promise<string> {
   }
 }
 
+/**
+ * How the services' lines are printed: readable, each behind its service's name (terminal-log.ts);
+ * LOG_FORMAT=json prints them as the services write them (for jq, or a log shipper). LOG_LEVEL
+ * (debug, say) reaches every service through the environment.
+ */
+function printLine(): (line: string, service: string) => void {
+  if (process.env.LOG_FORMAT === "json") return (line) => console.log(line);
+  const format = terminalLog({
+    colorize: Boolean(process.stdout.isTTY),
+    traceIds: Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT),
+  });
+  return (line, service) => console.log(format(line, service));
+}
+
+/** Credits each project made here gets (NEW_PROJECT_CREDITS of the catalog); set it to try another. */
+const newProjectCredits = process.env.NEW_PROJECT_CREDITS ?? "10000";
+
 try {
   const postgres = process.env.DATABASE_URL ? undefined : await startThrowawayPostgres();
   const redis = process.env.REDIS_URL ? undefined : await startThrowawayRedis();
@@ -58,8 +76,10 @@ try {
     redisUrl: process.env.REDIS_URL ?? redis?.url ?? "",
     ports: "fixed",
     httpPort: Number(process.env.HTTP_PORT ?? 8080),
+    // Generous for the demo: a project made in the console can run at once (docs/runs.md, "Credits").
+    serviceEnv: { catalog: { NEW_PROJECT_CREDITS: newProjectCredits } },
     keepOutput: false,
-    onLine: (line) => console.log(line),
+    onLine: printLine(),
   });
   const demo = await seedDemo(system.env, system.demoTargetUrl);
   // The demo webhook's receiver: each event it gets, and whether its signature verified, in this output.
@@ -98,6 +118,9 @@ run's events go to a local receiver (${receiver.url}) that checks their signatur
 
 Prometheus metrics, one port per component (docs/operations.md):
 ${[...system.metricsUrls].map(([name, url]) => `  curl -s ${url}   # ${name}`).join("\n")}
+
+A project you create in the console starts with ${Number(newProjectCredits).toLocaleString("en")} credits (NEW_PROJECT_CREDITS); more:
+  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl credits grant <n> --project <prj_…> --reason "<why>"
 
 Admin CLI against this system:  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl --help
 `);

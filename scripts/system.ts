@@ -44,7 +44,8 @@ export interface SystemOptions {
   extraEnv?: Record<string, string>;
   /** Extra environment for one service only (an executor's concurrency, say); wins over extraEnv. */
   serviceEnv?: Partial<Record<SystemServiceName, Record<string, string>>>;
-  onLine?: (line: string) => void;
+  /** Every line a service writes (its JSON log lines, anything on stderr), with the service's name. */
+  onLine?: (line: string, service: string) => void;
   keepOutput?: boolean;
   /**
    * How to run a service other than from source through tsx: `make bench` runs the built copy as
@@ -143,10 +144,11 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   // Executors hold only their own token, as in the chart: the system is tested as deployed.
   const { SERVICE_TOKEN: _notForExecutors, ...executorBase } = env;
   const executorEnv = { ...localTargetsEgress, ...executorBase, ...ownEnv("executor") };
-  const output = {
+  const { onLine } = options;
+  const output = (service: string) => ({
     keepOutput: options.keepOutput ?? true,
-    ...(options.onLine && { onLine: options.onLine }),
-  };
+    ...(onLine && { onLine: (line: string) => onLine(line, service) }),
+  });
 
   for (const service of systemServices.filter((s) => s.database && !options.migrated)) {
     await runServiceCommand(service.name, ["migrate"], { ...env, ...ownEnv(service.name) });
@@ -170,7 +172,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
           DEMO_PASSWORD: demoCredentials.password,
           DEMO_EMAIL: demoCredentials.email,
         },
-        { ...output, entry: "services/executor/src/demo-target/main.ts" },
+        { ...output("demo-target"), entry: "services/executor/src/demo-target/main.ts" },
       ),
     );
     for (const service of systemServices) {
@@ -196,7 +198,7 @@ export async function startSystem(options: SystemOptions): Promise<System> {
         await startServiceProcess(
           service.name,
           { ...base, ...own, PORT: port },
-          { ...output, ...(launch && { launch }) },
+          { ...output(service.name), ...(launch && { launch }) },
         ),
       );
     }
