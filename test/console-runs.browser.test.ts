@@ -288,6 +288,12 @@ describe("console runs in a browser", function () {
     await dialog.getByRole("radio", { name: "Tags" }).check();
     await dialog.getByLabel("three").check();
     await dialog.getByText("Not enough credits: this run needs 3 credits; the project has 1.").waitFor();
+    // And who can add credits: no member can (the system names no OPERATOR_CONTACT).
+    await dialog
+      .getByText(
+        "Credits are granted by an operator of this Testrun installation, not by the organization's owners or admins.",
+      )
+      .waitFor();
     await dialog.getByRole("button", { name: "Start run" }).click();
     await dialog.getByRole("alert").getByText("This run needs 3 credits; the project has 1.").waitFor();
     await screenshot(page, "start-run-short-1280");

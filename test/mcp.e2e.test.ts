@@ -288,7 +288,8 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
           json: {
             status: 402,
             code: "insufficient_credits",
-            error: "not enough test-run credits: 1 needed, 0 available",
+            error:
+              "not enough test-run credits: 1 needed, 0 available; an operator of this Testrun installation grants credits (testrunctl credits grant): ask them for more",
             required: 1,
             available: 0,
           },

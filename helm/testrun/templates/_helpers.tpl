@@ -305,10 +305,16 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- $_ := set $env "APP_URL" . -}}
 {{- end -}}
 {{- end -}}
+{{- if eq .name "catalog" -}}
+{{- $_ := set $env "NEW_PROJECT_CREDITS" (toString (int $root.Values.credits.newProject)) -}}
+{{- end -}}
 {{- if eq .name "console" -}}
 {{- with include "testrun.appUrl" $root -}}
 {{- $_ := set $env "APP_URL" . -}}
 {{- $_ := set $env "API_URL" . -}}
+{{- end -}}
+{{- with trim $root.Values.credits.operatorContact -}}
+{{- $_ := set $env "OPERATOR_CONTACT" . -}}
 {{- end -}}
 {{- $console := $root.Values.console -}}
 {{- $_ := set $env "SESSION_IDLE_MINUTES" (toString (int $console.sessionIdleMinutes)) -}}

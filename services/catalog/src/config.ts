@@ -14,6 +14,14 @@ export const configSchema = baseConfigSchema.extend({
   KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
   /** The runs service, told when a project is deleted, so its artifacts go too (default: its local port). */
   RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
+  /** The billing service, asked for a new project's credits (default: its local port). */
+  BILLING_URL: serviceUrl.default("http://127.0.0.1:7103"),
+  /**
+   * Credits every new project is granted once (a ledger grant keyed by the project, through the
+   * outbox: never twice, and not lost when billing is down). 0 grants nothing: credits come only
+   * from an operator's `testrunctl credits grant`. The chart sets 100, `make run` 10,000.
+   */
+  NEW_PROJECT_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   /**
    * First wait before retrying a notification the keys service (or the runs service) did not
    * acknowledge; doubles each time.

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
+import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Logger } from "@testrun/kit";
@@ -13,7 +14,14 @@ interface NotificationRow {
   member_id: string | null;
   lost_at: Date | null;
   project_id: string | null;
+  credits: number | null;
 }
+
+/**
+ * The idempotency key of a new project's grant: one per project, so the grant lands once however
+ * often it is delivered (BillingService.GrantCredits is idempotent per project and key).
+ */
+export const newProjectGrantKey = "new-project";
 
 /** Longest wait between two attempts of one notification. */
 const maxBackoffMs = 10 * 60_000;
@@ -22,7 +30,8 @@ const maxBackoffMs = 10 * 60_000;
  * Tells other services what the catalog changed that concerns them: the keys service of a member
  * who lost EDITOR-or-above rights (KeysService.DisableKeysOfMember) and of a deleted project
  * (RevokeProjectKeys); the runs service of a deleted project, whose artifacts must go
- * (RunsService.PurgeProjectArtifacts).
+ * (RunsService.PurgeProjectArtifacts); the billing service of a new project's credits
+ * (BillingService.GrantCredits, as an operator, NEW_PROJECT_CREDITS).
  *
  * The change and its notifications are written in one transaction (`enqueue…`, rows in
  * catalog.key_notifications, named after its first use). Right after the commit the RPC that made
@@ -34,6 +43,8 @@ const maxBackoffMs = 10 * 60_000;
  * moment of the commit; the notification makes the keys service's own answers (VerifyKey, its
  * gateway cache, ListKeys) agree. It is safe for artifacts because every read of one asks the
  * catalog first (CheckAccess: the deleted project is NOT_FOUND), so only their deletion waits.
+ * A new project's grant is keyed by the project (`newProjectGrantKey`), so a delivery repeated
+ * after a crash or a lost answer grants nothing more.
  */
 export class Outbox {
   private timer: NodeJS.Timeout | undefined;
@@ -45,6 +56,7 @@ export class Outbox {
     private readonly services: {
       keys: Pick<Client<typeof KeysService>, "disableKeysOfMember" | "revokeProjectKeys">;
       runs: Pick<Client<typeof RunsService>, "purgeProjectArtifacts">;
+      billing: Pick<Client<typeof BillingService>, "grantCredits">;
     },
     private readonly logger: Logger,
     private readonly retryMs = 10_000,
@@ -66,22 +78,31 @@ export class Outbox {
     ];
   }
 
+  /**
+   * Records, inside the caller's transaction, that a new project is to be granted its first
+   * credits (NEW_PROJECT_CREDITS); nothing when that is 0.
+   */
+  async enqueueNewProjectGrant(sql: Sql, projectId: string, credits: number): Promise<string[]> {
+    return credits > 0 ? [await this.enqueue(sql, "grant_new_project_credits", { projectId, credits })] : [];
+  }
+
   private async enqueue(
     sql: Sql,
     kind: NotificationKind,
-    fields: { memberId?: string; lostAt?: Date; projectId?: string },
+    fields: { memberId?: string; lostAt?: Date; projectId?: string; credits?: number },
   ): Promise<string> {
     const id = randomUUID();
     // Not due for the retry loop before the caller's own attempt has had its chance.
     await sql.all(
-      `insert into catalog.key_notifications (id, kind, member_id, lost_at, project_id, created_at, attempts, next_attempt_at)
-       values (?, ?, ?, ?, ?, ?, 0, ?)`,
+      `insert into catalog.key_notifications (id, kind, member_id, lost_at, project_id, credits, created_at, attempts, next_attempt_at)
+       values (?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       [
         id,
         kind,
         fields.memberId ?? null,
         fields.lostAt ?? null,
         fields.projectId ?? null,
+        fields.credits ?? null,
         new Date(),
         new Date(Date.now() + this.retryMs),
       ],
@@ -95,7 +116,7 @@ export class Outbox {
       const row = await this.db
         .read((sql) =>
           sql.one<NotificationRow>(
-            "select id, kind, member_id, lost_at, project_id from catalog.key_notifications where id = ?",
+            "select id, kind, member_id, lost_at, project_id, credits from catalog.key_notifications where id = ?",
             [id],
           ),
         )
@@ -133,7 +154,7 @@ export class Outbox {
         `update catalog.key_notifications n set next_attempt_at = ?
          where n.id in (select id from catalog.key_notifications where next_attempt_at <= now()
                         order by next_attempt_at limit 50 for update skip locked)
-         returning n.id, n.kind, n.member_id, n.lost_at, n.project_id, n.attempts`,
+         returning n.id, n.kind, n.member_id, n.lost_at, n.project_id, n.credits, n.attempts`,
         [new Date(Date.now() + maxBackoffMs)],
       ),
     );
@@ -142,7 +163,7 @@ export class Outbox {
 
   /** Delivers one notification to its service; answers what it did, for the log line. */
   private async send(row: NotificationRow): Promise<{ message: string; count: number }> {
-    const { keys, runs } = this.services;
+    const { keys, runs, billing } = this.services;
     switch (row.kind) {
       case "disable_member_keys": {
         const { disabledCount } = await keys.disableKeysOfMember({
@@ -164,13 +185,49 @@ export class Outbox {
           count: Number(deletedCount + remainingCount),
         };
       }
+      case "grant_new_project_credits":
+        return this.grantNewProject(billing, row.project_id ?? "", row.credits ?? 0);
+    }
+  }
+
+  /**
+   * Grants a new project its credits, once. A project deleted before its grant was delivered is
+   * NOT_FOUND in billing's access check: nothing is owed to it any more. ALREADY_EXISTS means the
+   * project's grant is already in the ledger (with another amount: not possible from here, since
+   * the amount travels with the row): done either way.
+   */
+  private async grantNewProject(
+    billing: Pick<Client<typeof BillingService>, "grantCredits">,
+    projectId: string,
+    credits: number,
+  ): Promise<{ message: string; count: number }> {
+    try {
+      const { entry } = await billing.grantCredits({
+        actor: { kind: { case: "operator", value: { name: "catalog (NEW_PROJECT_CREDITS)" } } },
+        projectId,
+        amount: BigInt(credits),
+        reason: "granted to every new project (NEW_PROJECT_CREDITS)",
+        idempotencyKey: newProjectGrantKey,
+      });
+      return { message: "billing service granted the new project its credits", count: Number(entry?.amount) };
+    } catch (error) {
+      const code = ConnectError.from(error).code;
+      if (code === Code.NotFound)
+        return { message: "the new project was deleted before its grant", count: 0 };
+      if (code === Code.AlreadyExists) return { message: "the new project already had its grant", count: 0 };
+      throw error;
     }
   }
 
   private async attempt(row: NotificationRow, attempts: number): Promise<void> {
     const subject =
       row.kind === "disable_member_keys" ? { member_id: row.member_id } : { project_id: row.project_id };
-    const service = row.kind === "purge_project_artifacts" ? "runs" : "keys";
+    const service =
+      row.kind === "purge_project_artifacts"
+        ? "runs"
+        : row.kind === "grant_new_project_credits"
+          ? "billing"
+          : "keys";
     try {
       const { message, count } = await this.send(row);
       this.logger.info({ ...subject, count }, message);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
+import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -35,8 +36,9 @@ export interface InProcessCatalog extends CatalogHarness {
  * The catalog wired as main.ts wires it (`wireCatalog`), on a freshly migrated database of the
  * test run's PostgreSQL and its own Redis user, served in-process through a router transport
  * (`inProcessRpc`: the service-token gate and interceptors of the real server). By default the
- * keys and runs services are not running: their URLs point at a port where nothing listens, as when
- * they are down. `keys`/`runs` (clients of `options.rpc`, say) put them in reach.
+ * keys, runs and billing services are not running: their URLs point at a port where nothing
+ * listens, as when they are down. `keys`/`runs`/`billing` (clients of `options.rpc`, say) put them
+ * in reach.
  *
  * What it does not exercise is what crosses processes: the socket, HTTP/2, the gRPC framing, the
  * `serve`/`migrate` commands, signals. Each service keeps tests over a real process for those.
@@ -48,6 +50,7 @@ export async function startCatalog(
     rpc?: InProcessRpc;
     keys?: Client<typeof KeysService>;
     runs?: Client<typeof RunsService>;
+    billing?: Client<typeof BillingService>;
     /** The tokens (those of `rpc` when it is given); fresh ones otherwise, or those of `extraEnv`. */
     tokens?: ReturnType<typeof testTokens>;
   } = {},
@@ -60,6 +63,7 @@ export async function startCatalog(
     DATABASE_URL: url,
     KEYS_URL: "http://127.0.0.1:1",
     RUNS_URL: "http://127.0.0.1:1",
+    BILLING_URL: "http://127.0.0.1:1",
     // As deployed: the catalog's own Redis user (test/global-setup.ts made it).
     REDIS_URL: componentRedisUrl(String(process.env.REDIS_URL), "catalog"),
     VARIABLES_KEY: randomBytes(32).toString("base64"),
@@ -83,6 +87,7 @@ export async function startCatalog(
     logger: log.logger,
     keys: options.keys ?? serviceClient(KeysService, config.KEYS_URL, peer),
     runs: options.runs ?? serviceClient(RunsService, config.RUNS_URL, peer),
+    billing: options.billing ?? serviceClient(BillingService, config.BILLING_URL, peer),
   });
   rpc.serve(...wired.services);
   const db = new pg.Client({ connectionString: url });

@@ -1,4 +1,5 @@
 import type { Client } from "@connectrpc/connect";
+import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -31,15 +32,25 @@ export interface CatalogDependencies {
   keys: Client<typeof KeysService>;
   /** Told when a project is deleted, so its artifacts go too (through the outbox). */
   runs: Client<typeof RunsService>;
+  /** Asked for a new project's credits (NEW_PROJECT_CREDITS, through the outbox). */
+  billing: Client<typeof BillingService>;
 }
 
 /**
  * The catalog's wiring, for main.ts and tests alike: CatalogService, the outbox that delivers its
  * notifications (started here), and the access epoch it keeps (docs/security.md, "Cached grants").
  */
-export function wireCatalog({ config, orm, redis, logger, keys, runs }: CatalogDependencies): ServiceWiring {
+export function wireCatalog({
+  config,
+  orm,
+  redis,
+  logger,
+  keys,
+  runs,
+  billing,
+}: CatalogDependencies): ServiceWiring {
   const db = new Database(orm);
-  const outbox = new Outbox(db, { keys, runs }, logger, config.KEYS_RETRY_MS);
+  const outbox = new Outbox(db, { keys, runs, billing }, logger, config.KEYS_RETRY_MS);
   outbox.start();
   const stopKeepingEpoch = keepAccessEpoch(redis, logger);
   if (!config.VARIABLES_KEY)
@@ -56,6 +67,7 @@ export function wireCatalog({ config, orm, redis, logger, keys, runs }: CatalogD
           cipher,
           logger,
           variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
+          newProjectCredits: config.NEW_PROJECT_CREDITS,
         }),
         executorMethods,
         nulAllowed,

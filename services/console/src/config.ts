@@ -29,6 +29,12 @@ export const configSchema = baseConfigSchema
     APP_URL: origin.default("http://localhost:3000"),
     /** The REST API's base address, shown in the console's curl examples. */
     API_URL: origin.default("http://localhost:8080"),
+    /**
+     * Who grants credits here (operators, with `testrunctl credits grant`), in the operators' own
+     * words ("the platform team, #testrun on Slack"): the console names them where a balance is
+     * short. Unset: it says only "an operator of this Testrun installation".
+     */
+    OPERATOR_CONTACT: z.string().trim().min(1).max(200).optional(),
     /** A session ends after this long without a call… */
     SESSION_IDLE_MINUTES: positiveInt(12 * 60),
     /** …and this long after sign-in at the latest. */

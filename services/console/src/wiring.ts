@@ -121,6 +121,7 @@ export function wireConsole({
       watchWindowMs: config.WATCH_WINDOW_SECONDS * 1000,
       streams,
       apiUrl: config.API_URL,
+      operatorContact: config.OPERATOR_CONTACT ?? "",
       ...(oidc && bindings && { oidcProvider: oidc.providerName, bindings }),
     }),
   });

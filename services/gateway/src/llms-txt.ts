@@ -21,7 +21,8 @@ To test something and get a verdict:
 Rules:
 - Errors are \`{"error": "<message>", "code": "<code>"}\`: branch on the status and code. 409
   ambiguous_name lists \`candidates\`: retry with one of those ids. 402 insufficient_credits: stop and
-  report \`required\` and \`available\`. 401/403: the key does not work; ask a person for another.
+  report \`required\` and \`available\` to a person (only an operator of this Testrun grants
+  credits). 401/403: the key does not work; ask a person for another.
 - 429: wait \`Retry-After\` seconds. A key may make 60 requests a minute and hold 10 waits at once (a project's keys 50 together).
 - A POST that got no answer may be retried with the same Idempotency-Key: it answers with the same
   run (header \`Idempotency-Replayed: true\`) instead of starting another. A 500 that carries an \`id\`

@@ -11,6 +11,13 @@ const restFieldNames: Record<string, string> = {
   tags: "tags",
 };
 
+/**
+ * Where more credits come from, for the 402's message: neither a key nor a member of the project
+ * can add any; an operator of the installation grants them (`testrunctl credits grant`).
+ */
+export const creditsFrom =
+  "an operator of this Testrun installation grants credits (testrunctl credits grant): ask them for more";
+
 /** Seconds a client is told to wait when a service is at one of its capacity bounds. */
 export const capacityRetrySeconds = 5;
 
@@ -70,7 +77,8 @@ export function httpErrorFromRpc(error: unknown): { http: HttpError; expected: b
         http: new HttpError(
           402,
           "insufficient_credits",
-          `not enough test-run credits: ${required} needed, ${available} available`,
+          // Says who can help: no key and no member can add credits, only an operator.
+          `not enough test-run credits: ${required} needed, ${available} available; ${creditsFrom}`,
           { required, available },
         ),
         expected: true,

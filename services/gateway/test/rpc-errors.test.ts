@@ -65,6 +65,10 @@ describe("gateway: gRPC errors of services -> HTTP errors of /v1", () => {
     const mapped = map(error);
     expect(mapped).to.include({ status: 402, code: "insufficient_credits" });
     expect(mapped.extra).to.deep.equal({ required: 12, available: 3 });
+    // No key and no member can add credits: the message says who can.
+    expect(mapped.message).to.equal(
+      "not enough test-run credits: 12 needed, 3 available; an operator of this Testrun installation grants credits (testrunctl credits grant): ask them for more",
+    );
   });
 
   it("decodes details that came over the wire (binary Any values), as a gRPC client receives them", () => {

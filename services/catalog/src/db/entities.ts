@@ -362,7 +362,8 @@ export const Variable = defineEntity({
 
 /**
  * What another service must be told (KeysService.DisableKeysOfMember / RevokeProjectKeys,
- * RunsService.PurgeProjectArtifacts).
+ * RunsService.PurgeProjectArtifacts), or asked (BillingService.GrantCredits: a new project's
+ * credits, NEW_PROJECT_CREDITS).
  */
 export const NOTIFICATION_KINDS = [
   "disable_member_keys",
@@ -375,6 +376,7 @@ export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
  * Outbox of calls another service has not acknowledged yet (outbox.ts); named after its first use,
  * the keys service. A loss of rights (or a deleted project) writes its rows in the same transaction
  * as the change, so the notification cannot be lost: the catalog delivers it right after the commit
+  "grant_new_project_credits",
  * and, while the service is unreachable, retries with backoff until it succeeds; the row is deleted
  * on success. Every call is idempotent, so a repeated delivery is harmless.
  */
@@ -387,7 +389,7 @@ export const KeyNotification = defineEntity({
     /** disable_member_keys: the member who lost rights, and when (its rights_lost_at). */
     memberId: p.text().nullable(),
     lostAt: p.datetime().nullable(),
-    /** revoke_project_keys, purge_project_artifacts: the deleted project. */
+    /** revoke_project_keys, purge_project_artifacts: the deleted project; grant_new_project_credits: the new one. */
     projectId: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     /** Failed deliveries so far; sets the backoff. */
@@ -396,6 +398,11 @@ export const KeyNotification = defineEntity({
     nextAttemptAt: p.datetime(),
     /** The gRPC code of the last failure (e.g. UNAVAILABLE), for operators; never a message. */
     lastError: p.text().nullable(),
+    /**
+     * grant_new_project_credits: the credits, as NEW_PROJECT_CREDITS said when the project was
+     * created (a later change of the setting changes no grant already on its way).
+     */
+    credits: p.integer().nullable(),
   },
   indexes: [
     // The retry loop's scan: due rows first.
@@ -405,7 +412,7 @@ export const KeyNotification = defineEntity({
     {
       name: "key_notifications_fields_match_kind",
       expression:
-        "(kind = 'disable_member_keys' and member_id is not null and lost_at is not null) or (kind in ('revoke_project_keys', 'purge_project_artifacts') and project_id is not null)",
+        "(kind = 'disable_member_keys' and member_id is not null and lost_at is not null) or (kind in ('revoke_project_keys', 'purge_project_artifacts') and project_id is not null) or (kind = 'grant_new_project_credits' and project_id is not null and credits > 0)",
     },
   ],
 });

@@ -20,6 +20,8 @@ export interface Deps {
   logger: Logger;
   /** Checks the runs service's grant that lets an executor read a project's values for one test. */
   variablesGrants: VariablesGrants;
+  /** Credits each new project is granted once (NEW_PROJECT_CREDITS; 0: none). */
+  newProjectCredits: number;
 }
 
 /** Some of CatalogService's methods; service.ts puts the groups together. */

@@ -36,24 +36,29 @@ export const testPlansOf = (sql: Sql, projectId: string) =>
   );
 
 /** CreateProject, GetProject, ListProjects, UpdateProject, DeleteProject. */
-export function projectHandlers({ db, outbox, announceAccessChange }: Deps): Handlers {
+export function projectHandlers({ db, outbox, announceAccessChange, newProjectCredits }: Deps): Handlers {
   return {
     async createProject(req) {
       const violations = new Violations();
       const name = checkName(req.name, "name", violations);
       const description = checkDescription(req.description, "description", violations);
       try {
-        const project = await db.write(async (sql) => {
+        const { project, queued } = await db.write(async (sql) => {
           await authorizeOrganization(sql, req.actor, req.organizationId, true);
           violations.check();
           const now = new Date();
-          return sql.one<ProjectRow>(
+          const project = (await sql.one<ProjectRow>(
             `insert into catalog.projects as p (id, organization_id, name, description, created_at, updated_at)
              values (?, ?, ?, ?, ?, ?) returning ${projectColumns}`,
             [newId("prj"), req.organizationId, name, description, now, now],
-          );
+          )) as ProjectRow;
+          // Its first credits, in the same transaction: granted once even if the catalog stops
+          // right after the commit (the outbox's retry loop then delivers them).
+          return { project, queued: await outbox.enqueueNewProjectGrant(sql, project.id, newProjectCredits) };
         });
-        return { project: projectToProto(project as ProjectRow) };
+        // Delivered before answering, so the project can start a run as soon as it exists.
+        await outbox.deliver(queued);
+        return { project: projectToProto(project) };
       } catch (error) {
         if (violatesUnique(error, "projects_organization_name_unique")) throw nameTaken(name);
         throw error;

@@ -20,6 +20,8 @@ export interface ConsoleDeps extends RunHandlerDeps, AutomationHandlerDeps {
   keys: Client<typeof KeysService>;
   /** What the console's curl examples call (API_URL). */
   apiUrl: string;
+  /** Who grants credits (OPERATOR_CONTACT; "" when not configured). */
+  operatorContact: string;
   /** Host of the OIDC issuer, when OIDC sign-in is configured. */
   oidcProvider?: string;
   /** Members bound to OpenID subjects, when OIDC sign-in is configured. */
@@ -78,6 +80,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
         memberships: viewer.memberships,
         expiresAt: timestampFromDate(viewer.expiresAt),
         apiUrl: deps.apiUrl,
+        operatorContact: deps.operatorContact,
       };
     },
 

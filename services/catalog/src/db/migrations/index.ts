@@ -7,6 +7,7 @@ import { Migration20261124232000_base_url_without_userinfo } from "./Migration20
 import { Migration20261125013339_versions } from "./Migration20261125013339_versions.js";
 import { Migration20261125042617_record_trace } from "./Migration20261125042617_record_trace.js";
 import { Migration20261125043432_project_artifacts } from "./Migration20261125043432_project_artifacts.js";
+import { Migration20261128120312_new_project_credits } from "./Migration20261128120312_new_project_credits.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -20,4 +21,5 @@ export const migrations = [
   { name: "Migration20261125013339_versions", class: Migration20261125013339_versions },
   { name: "Migration20261125042617_record_trace", class: Migration20261125042617_record_trace },
   { name: "Migration20261125043432_project_artifacts", class: Migration20261125043432_project_artifacts },
+  { name: "Migration20261128120312_new_project_credits", class: Migration20261128120312_new_project_credits },
 ];

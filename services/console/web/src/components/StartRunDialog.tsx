@@ -9,6 +9,7 @@ import { ConsoleService, type RunSelectionSchema } from "@testrun/gen/testrun/co
 import { type FormEvent, useDeferredValue, useId, useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { count, plural } from "../format";
+import { GrantedBy } from "./CreditsHelp";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
 import { Field, FieldSet } from "./Field";
 
@@ -303,7 +304,7 @@ export function StartRunDialog({
               {short && (
                 <p className="notice notice-warning">
                   Not enough credits: this run needs {plural(shown.testCount, "credit")}; the project has{" "}
-                  {count(shown.balance)}.
+                  {count(shown.balance)}. <GrantedBy />
                 </p>
               )}
             </>

@@ -5,6 +5,7 @@ import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Link } from "react-router";
 import { isNotFound } from "../api";
+import { NoCredits } from "../components/CreditsHelp";
 import { DataTable } from "../components/DataTable";
 import { Pager, usePageToken } from "../components/Pager";
 import { Empty, NotFound, QueryView } from "../components/States";
@@ -45,14 +46,11 @@ export function Credits() {
               <p className="balance-value">{count(data.balance)}</p>
               <p className="muted small">credits available now</p>
             </section>
+            {data.balance === 0n && <NoCredits projectId={projectId} />}
             <section aria-labelledby="ledger-heading" className="section">
               <h2 id="ledger-heading">Ledger</h2>
               {data.entries.length === 0 ? (
-                <Empty title="No credits were granted or spent yet.">
-                  <p>
-                    An operator grants credits with <code>testrunctl credits grant</code>.
-                  </p>
-                </Empty>
+                <Empty title="No credits were granted or spent yet." />
               ) : (
                 <DataTable
                   rows={data.entries}

@@ -4,6 +4,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link } from "react-router";
 import { isNotFound } from "../api";
+import { NoCredits } from "../components/CreditsHelp";
 import { DeleteProjectDialog, EditProjectDialog } from "../components/ProjectDialogs";
 import { StartRunDialog } from "../components/StartRunDialog";
 import { Empty, NotFound, QueryView } from "../components/States";
@@ -34,6 +35,8 @@ export function ProjectOverview() {
       </div>
       {p?.description && <p className="lead">{p.description}</p>}
       <p className="muted">Your role here: {roleName[role]}</p>
+      {/* Over the page, not in the narrow balance panel: the first thing a member must know. */}
+      {credits.data?.balance === 0n && <NoCredits projectId={projectId} />}
       <div className="overview">
         <section className="overview-runs" aria-labelledby="recent-heading">
           <div className="section-head">
