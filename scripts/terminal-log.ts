@@ -37,14 +37,17 @@ export function terminalLog(options: TerminalLogOptions = {}): (line: string, se
   };
 }
 
-/** A pino line (a JSON object with a level), or undefined for anything else. */
+/**
+ * A log line: a JSON object with a level or a message (the demo target's own lines have no level:
+ * info), or undefined for anything else.
+ */
 function parseLogLine(line: string): Record<string, unknown> | undefined {
   if (!line.startsWith("{")) return undefined;
   try {
     const entry = JSON.parse(line) as unknown;
-    return typeof entry === "object" && entry !== null && "level" in entry
-      ? (entry as Record<string, unknown>)
-      : undefined;
+    if (typeof entry !== "object" || entry === null || !("level" in entry || "msg" in entry))
+      return undefined;
+    return { level: "info", ...entry };
   } catch {
     return undefined;
   }

@@ -34,6 +34,10 @@ describe("make run's terminal form of the services' logs", () => {
     expect(format(String(warning), "automation")).to.match(
       /\] WARN: automation {2}webhook delivery failed; retrying \{"deliveryId":"dlv_1","reason":"answered 500"\}$/,
     );
+    // The demo target's own lines: JSON without a level or a time.
+    expect(format('{"service":"demo-target","msg":"listening","port":8090}', "demo-target")).to.equal(
+      'INFO: demo-target listening {"port":8090}',
+    );
     // What a process writes to stderr outside its logger (a crash's stack) stays as it is, named.
     expect(format("    at main (file:///app/main.js:1:1)", "executor")).to.equal(
       "executor        at main (file:///app/main.js:1:1)",
