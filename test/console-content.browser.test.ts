@@ -1,12 +1,14 @@
 // A project's test cases and plans as one file in the console, in a real browser against the whole
 // system: an Editor exports the project and imports the same file back (everything unchanged,
 // nothing to apply), then a changed copy (previewed item by item, applied, the new test case
-// listed); an import with one bad item shows that item's problems beside it and cannot be applied,
-// and changes nothing; a Viewer may export but sees no Import, and the catalog refuses the
-// Viewer's ImportContent. At 1280 and 390 px; every dialog state saved under .tmp/screenshots.
+// listed); the export imported into another project creates its items there, its environments
+// and its variables without values, which the console then names as still to set; an import with
+// one bad item shows that item's problems beside it and cannot be applied, and changes nothing; a
+// Viewer may export but sees no Import, and the catalog refuses the Viewer's ImportContent. At 1280
+// and 390 px; every dialog state saved under .tmp/screenshots.
 import { readFile } from "node:fs/promises";
 import { Code } from "@connectrpc/connect";
-import { createCliContext, createTestPlan } from "@testrun/cli";
+import { createCliContext, createEnvironment, createTestPlan, setVariable } from "@testrun/cli";
 import { fileFieldPath, importItemsOf, readContentDocument } from "@testrun/content-file";
 import { ImportContentResponseSchema, ItemOutcome, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
@@ -64,7 +66,7 @@ describe("console: test cases and plans as a file (export, import) in a browser"
 
       await page.getByRole("button", { name: "Export" }).click();
       const exporting = page.getByRole("dialog", { name: "Export test cases and plans" });
-      await exporting.getByText("2 test cases and 1 test plan").waitFor();
+      await exporting.getByText("2 test cases, 1 test plan and 1 environment").waitFor();
       await shot(page, "content-export", width);
       const [download] = await Promise.all([
         page.waitForEvent("download"),
@@ -97,7 +99,7 @@ describe("console: test cases and plans as a file (export, import) in a browser"
       await dialog
         .getByText("Everything in the file is already in the project: there is nothing to import.")
         .waitFor();
-      await dialog.getByText("3 items already as in the file, left alone").waitFor();
+      await dialog.getByText("4 items already as in the file, left alone").waitFor();
       expect(await dialog.getByRole("button", { name: "Apply" }).isDisabled()).to.equal(true);
       expect(
         await dialog
@@ -126,7 +128,7 @@ describe("console: test cases and plans as a file (export, import) in a browser"
       dialog = page.getByRole("dialog", { name: "Preview of the import" });
       await dialog
         .getByText(
-          "Applying creates 1 test case and changes 1 test case and 1 test plan, and leaves 1 test case as it is.",
+          "Applying creates 1 test case and changes 1 test case and 1 test plan, and leaves 1 environment and 1 test case as they are.",
         )
         .waitFor();
       const renamed = dialog.getByRole("row", { name: /Log in works/ });
@@ -151,7 +153,7 @@ describe("console: test cases and plans as a file (export, import) in a browser"
       dialog = page.getByRole("dialog", { name: "Imported" });
       await dialog
         .getByText(
-          "Created 1 test case. Changed 1 test case and 1 test plan. 1 item was already as in the file.",
+          "Created 1 test case. Changed 1 test case and 1 test plan. 2 items were already as in the file.",
         )
         .waitFor();
       await shot(page, "content-import-applied", width);
@@ -164,6 +166,97 @@ describe("console: test cases and plans as a file (export, import) in a browser"
       const { testCases, testPlans } = await owner.exportContent({ projectId });
       const signUp = testCases.find((c) => c.name === "Sign up");
       expect(testPlans[0]?.testCaseIds).to.deep.equal([health?.id, login?.id, signUp?.id]);
+    });
+
+    it(`another project's export imports as it is: items by name, environments, variables named as still to set (${px(width)} px)`, async () => {
+      const source = await projectWithContent(`Moving ${width}`, width);
+      const ctx = createCliContext(system.env);
+      const secret = `moving-secret-${width}-${Date.now()}`;
+      await setVariable(ctx, { projectId: source.projectId, name: "API_TOKEN", value: secret });
+      await createEnvironment(ctx, {
+        projectId: source.projectId,
+        name: "staging",
+        baseUrl: "https://staging.example.com",
+        isDefault: false,
+      });
+      const { page: sourcePage } = source;
+      await sourcePage.getByRole("button", { name: "Export" }).click();
+      const exporting = sourcePage.getByRole("dialog", { name: "Export test cases and plans" });
+      await exporting.getByText("2 test cases, 1 test plan, 2 environments and 1 variable name").waitFor();
+      const [download] = await Promise.all([
+        sourcePage.waitForEvent("download"),
+        exporting.getByRole("button", { name: /^Download / }).click(),
+      ]);
+      const text = await readFile((await download.path()) ?? "", "utf8");
+      // Names only: the value is nowhere in the file.
+      expect(text).to.not.contain(secret);
+      expect(text).to.match(new RegExp(`^project: ${source.projectId}\n`));
+
+      // A new project: the same "demo" environment (matched by name), nothing else.
+      const target = await newProject(system, `Moved ${width}`, { credits: 0 });
+      const page = await signedIn(width, target.ownerId);
+      await page.goto(`${system.consoleUrl}/projects/${target.projectId}/test-cases`);
+      await page.getByRole("button", { name: "Import" }).click();
+      let dialog = page.getByRole("dialog", { name: "Import test cases and plans" });
+      await dialog.getByLabel("File").setInputFiles({
+        name: "moving.yaml",
+        mimeType: "application/yaml",
+        buffer: Buffer.from(text),
+      });
+      await dialog.getByRole("button", { name: "Preview" }).click();
+      dialog = page.getByRole("dialog", { name: "Preview of the import" });
+      await dialog.getByText(/^This file comes from another project/).waitFor();
+      await dialog
+        .getByText(
+          "Applying creates 1 environment, 1 variable, 2 test cases and 1 test plan, and leaves 1 environment as it is.",
+        )
+        .waitFor();
+      const variableRow = dialog.getByRole("row", { name: /API_TOKEN/ });
+      await variableRow.getByText("New", { exact: true }).waitFor();
+      await variableRow.getByText("without a value").waitFor();
+      await dialog
+        .getByRole("row", { name: /staging/ })
+        .getByText("New", { exact: true })
+        .waitFor();
+      await dialog.getByText(/^1 variable has no value after this import: API_TOKEN\./).waitFor();
+      await shot(page, "content-import-other-project", width);
+
+      await dialog.getByRole("button", { name: "Apply" }).click();
+      dialog = page.getByRole("dialog", { name: "Imported" });
+      await dialog
+        .getByText(
+          "Created 1 environment, 1 variable, 2 test cases and 1 test plan. 1 item was already as in the file.",
+        )
+        .waitFor();
+      await dialog.getByText(/^1 variable has no value yet: API_TOKEN\./).waitFor();
+      await shot(page, "content-import-variables-to-set", width);
+      await dialog.getByRole("link", { name: "Set its value on the Variables page" }).click();
+
+      // The Variables page marks it, and takes its first value.
+      await page.getByRole("heading", { name: "Variables" }).waitFor();
+      await page.getByText(/^1 variable has no value yet: API_TOKEN\./).waitFor();
+      const row = page.getByRole("row", { name: /API_TOKEN/ });
+      await row.getByText("Not set", { exact: true }).waitFor();
+      await shot(page, "variables-not-set", width);
+      await row.getByRole("button", { name: "Set value of API_TOKEN" }).click();
+      const setting = page.getByRole("dialog", { name: "Value of API_TOKEN" });
+      await setting.getByLabel(/^Value/).fill(`target-${secret}`);
+      await setting.getByRole("button", { name: "Save value" }).click();
+      await page.getByText("Value of API_TOKEN saved. Runs started from now on use it.").waitFor();
+      await row.getByText("hidden", { exact: true }).waitFor();
+      expect(await page.getByText(/no value yet/).count()).to.equal(0);
+
+      // The target holds the source's items under ids of its own.
+      const owner = consoleClient(system, await signIn(system, target.ownerId));
+      const moved = await owner.exportContent({ projectId: target.projectId });
+      expect(moved.testCases.map((c) => c.name)).to.deep.equal(["Log in", "Health"]);
+      expect(moved.testCases.map((c) => c.id)).to.not.include(source.login?.id);
+      expect(moved.testPlans[0]?.testCaseIds).to.deep.equal([moved.testCases[1]?.id, moved.testCases[0]?.id]);
+      expect(moved.environments.map((e) => [e.name, e.baseUrl, e.isDefault])).to.deep.equal([
+        ["demo", system.demoTargetUrl, true],
+        ["staging", "https://staging.example.com", false],
+      ]);
+      expect(moved.variableNames).to.deep.equal(["API_TOKEN"]);
     });
 
     it(`an import with one bad item shows its problems beside it and cannot be applied; nothing changes (${px(width)} px)`, async () => {

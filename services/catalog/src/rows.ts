@@ -127,8 +127,11 @@ export interface VariableRow {
   name: string;
   created_at: Date;
   updated_at: Date;
+  /** Whether a value is stored (an imported variable has none until it is set). */
+  has_value: boolean;
 }
-export const variableColumns = "v.id, v.project_id, v.name, v.created_at, v.updated_at";
+export const variableColumns =
+  "v.id, v.project_id, v.name, v.created_at, v.updated_at, v.value_ciphertext is not null as has_value";
 
 const time = (date: Date) => timestampFromDate(date);
 
@@ -219,4 +222,5 @@ export const variableToProto = (row: VariableRow): Variable =>
     name: row.name,
     createdAt: time(row.created_at),
     updatedAt: time(row.updated_at),
+    hasValue: row.has_value,
   });

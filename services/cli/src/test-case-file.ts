@@ -34,13 +34,13 @@ export function readTestCaseFile(text: string, fileName: string): TestCaseInput[
 
 /**
  * What `case create --file` reads: one test case, a list of them, or a content document, whose
- * test plans are read (and checked) too. The other forms hold no plans.
+ * test plans, environments and variables are read (and checked) too. The other forms hold none.
  */
 export function readCaseFile(text: string, fileName: string): ContentDocument {
   return inFile(fileName, () => {
     const document = parseDocument(text, formatOfFileName(fileName));
     if (isContentDocument(document)) return contentDocumentFromFile(document);
-    return { testCases: testCasesFromFile(document), testPlans: [] };
+    return { environments: [], variables: [], testCases: testCasesFromFile(document), testPlans: [] };
   });
 }
 

@@ -141,8 +141,15 @@ export const testCaseView = view(
 export const variableView = view(
   VariableSchema,
   "variables",
-  ["ID", "NAME", "CREATED", "UPDATED"],
-  (variable: Variable) => [variable.id, variable.name, time(variable.createdAt), time(variable.updatedAt)],
+  ["ID", "NAME", "VALUE", "CREATED", "UPDATED"],
+  (variable: Variable) => [
+    variable.id,
+    variable.name,
+    // Never the value itself: whether there is one (an imported variable has none until set).
+    variable.hasValue ? "set" : "NOT SET",
+    time(variable.createdAt),
+    time(variable.updatedAt),
+  ],
 );
 
 export const keyView = {
@@ -204,12 +211,29 @@ export const importView = {
   json: (response: ImportContentResponse) => messageJson(ImportContentResponseSchema, response),
 };
 
-/** What an import did (or a dry run would do), in one line. */
+/**
+ * What an import did (or a dry run would do), in one line; then, when the document came from
+ * another project or variables are still without a value, a line for each.
+ */
 export function importSummary(result: ImportContentResponse): string {
   const counts = (items: readonly ImportedItem[], what: string) => {
     const of = (outcome: ItemOutcome) => items.filter((item) => item.outcome === outcome).length;
     return `${what}: ${of(ItemOutcome.CREATED)} ${result.applied ? "created" : "to create"}, ${of(ItemOutcome.CHANGED)} ${result.applied ? "changed" : "to change"}, ${of(ItemOutcome.UNCHANGED)} unchanged`;
   };
+  const settings = [
+    result.environments.length > 0 && counts(result.environments, "environments"),
+    result.variables.length > 0 && counts(result.variables, "variables"),
+  ].filter((part) => part !== false);
   const others = `${result.otherTestCases} test case${result.otherTestCases === 1 ? "" : "s"} and ${result.otherTestPlans} test plan${result.otherTestPlans === 1 ? "" : "s"} of the project are not in the document and stay as they are`;
-  return `${result.applied ? "imported" : "dry run, nothing written"}: ${counts(result.testCases, "test cases")}; ${counts(result.testPlans, "test plans")}. ${others}.`;
+  const lines = [
+    `${result.applied ? "imported" : "dry run, nothing written"}: ${[...settings, counts(result.testCases, "test cases"), counts(result.testPlans, "test plans")].join("; ")}. ${others}.`,
+  ];
+  if (result.fromOtherProject)
+    lines.push("the document comes from another project: its ids were not used, items were matched by name");
+  const unset = result.variablesWithoutValue;
+  if (unset.length > 0)
+    lines.push(
+      `${unset.length === 1 ? "1 variable has" : `${unset.length} variables have`} no value yet${result.applied ? "" : " after this import"}: ${unset.join(", ")}; set each with \`testrunctl var set NAME\` (steps naming one fail until it is set)`,
+    );
+  return lines.join("\n");
 }

@@ -447,6 +447,71 @@ describe("testrunctl against the real services", function () {
     expect(testPlans[0]?.testCaseIds).to.deep.equal([profile.id, login.id, after[2]?.id]);
   });
 
+  it("imports a project's export into a new project as it is: items by name, environments, variables without values to set", async () => {
+    const source = (await orgAndProject()).project;
+    const token = `token-${randomBytes(12).toString("hex")}`;
+    const file = join(dir, "moving.yaml");
+    await writeFile(
+      file,
+      "- name: a\n  steps: [{ name: s, http: { method: GET, path: '/a?t={{API_TOKEN}}' } }]\n",
+    );
+    await json(["case", "create", "-p", source.id, "-f", file]);
+    await json(["plan", "create", "p", "-p", source.id, "--case", "a"]);
+    await json([
+      "env",
+      "create",
+      "staging",
+      "-p",
+      source.id,
+      "--base-url",
+      "https://staging.example.com",
+      "--default",
+    ]);
+    await json(["var", "set", "API_TOKEN", "-p", source.id], token);
+    const exported = await cli(["content", "export", "-p", source.id]);
+    expect(exported.code, exported.stderr).to.equal(0);
+    expect(exported.stdout).to.not.contain(token);
+    expect(exported.stdout).to.match(
+      new RegExp(
+        `^project: ${source.id}\nenvironments:\n  - name: staging\n    baseUrl: https://staging.example.com\n    isDefault: true\nvariables:\n  - API_TOKEN\ntestCases:\n`,
+      ),
+    );
+    await writeFile(file, exported.stdout);
+
+    const { project } = await orgAndProject();
+    const run = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout.split("\n").map((line) => line.split(/ {2,}/).slice(0, 3))).to.deep.equal([
+      ["ITEM", "NAME", "OUTCOME"],
+      ["environments[0]", "staging", "new"],
+      ["variables[0]", "API_TOKEN", "new"],
+      ["testCases[0]", "a", "new"],
+      ["testPlans[0]", "p", "new"],
+      [""],
+    ]);
+    expect(run.stderr).to.equal(
+      [
+        "imported: environments: 1 created, 0 changed, 0 unchanged; variables: 1 created, 0 changed, 0 unchanged; test cases: 1 created, 0 changed, 0 unchanged; test plans: 1 created, 0 changed, 0 unchanged. 0 test cases and 0 test plans of the project are not in the document and stay as they are.",
+        "the document comes from another project: its ids were not used, items were matched by name",
+        "1 variable has no value yet: API_TOKEN; set each with `testrunctl var set NAME` (steps naming one fail until it is set)",
+        "",
+      ].join("\n"),
+    );
+    const listed = await cli(["var", "list", "-p", project.id]);
+    expect(listed.stdout).to.match(/^ID +NAME +VALUE +CREATED +UPDATED\nvar_\w+ +API_TOKEN +NOT SET +/);
+    // Again: nothing new; then the value set, and nothing left to set.
+    const again = await cli(["content", "import", "-p", project.id, "-f", file]);
+    expect(again.stdout).to.not.match(/ new /);
+    await json(["var", "set", "API_TOKEN", "-p", project.id], "b-token");
+    const { variables } = await json<{ variables: Obj[] }>(["var", "list", "-p", project.id]);
+    expect(variables.map((v) => [v.name, v.hasValue])).to.deep.equal([["API_TOKEN", true]]);
+    const last = await cli(["content", "import", "-p", project.id, "-f", file, "--dry-run"]);
+    expect(last.stderr).to.not.contain("no value");
+    const { testPlans } = await json<{ testPlans: Obj[] }>(["plan", "list", "-p", project.id]);
+    const { testCases } = await json<{ testCases: Obj[] }>(["case", "list", "-p", project.id]);
+    expect(testPlans.map((plan) => plan.testCaseIds)).to.deep.equal([testCases.map((c) => c.id)]);
+  });
+
   it("carries browser steps and recordTrace through case create, content export and import, with nothing special", async () => {
     const { project } = await orgAndProject();
     const file = join(dir, "browser.yaml");
@@ -647,7 +712,15 @@ describe("testrunctl against the real services", function () {
       `${fromStdin}\n`,
     );
     expect(created.created).to.equal(true);
-    expect(created.variable).to.have.all.keys("id", "projectId", "name", "createdAt", "updatedAt");
+    expect(created.variable).to.have.all.keys(
+      "id",
+      "projectId",
+      "name",
+      "createdAt",
+      "updatedAt",
+      "hasValue",
+    );
+    expect(created.variable.hasValue).to.equal(true);
     const human = await cli(["var", "set", "API_TOKEN", "-p", project.id, "--value", fromFlag]);
     expect(human.code, human.stderr).to.equal(0);
     expect(human.stderr).to.equal("created variable API_TOKEN\n");

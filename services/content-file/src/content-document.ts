@@ -1,7 +1,15 @@
 // A project's content as one document (docs/runs.md, "Content documents"): its test cases and test
-// plans, exported by `testrunctl content export` and the console, imported by `testrunctl content
-// import` and the console (CatalogService.ImportContent), kept in a repository and reviewed as code.
+// plans, environments and variable names, exported by `testrunctl content export` and the console,
+// imported by `testrunctl content import` and the console (CatalogService.ImportContent), kept in a
+// repository and reviewed as code.
 //
+//   project: prj_…              # optional: the project it was exported from; in another project
+//                               # the ids below are not that project's, so items match by name
+//   environments:               # matched by name
+//     - name: staging
+//       baseUrl: https://staging.example.com
+//       isDefault: true         # optional, default false
+//   variables: [API_TOKEN]      # names only: a document never carries a value
 //   testCases:
 //     - id: tc_…                # optional: the test case it is; else it is matched by name
 //       name: log in works
@@ -17,6 +25,7 @@ import type { ImportContentRequestSchema } from "@testrun/gen/testrun/catalog/v1
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { stringify as stringifyYaml } from "yaml";
 import {
+  boolean,
   child,
   InputError,
   item,
@@ -48,14 +57,30 @@ export interface TestPlanInput {
   path: string;
 }
 
+/** An environment of a content document, matched to the project's by name. */
+export interface EnvironmentInput {
+  name: string;
+  baseUrl: string;
+  /** Absent in the document: false. */
+  isDefault: boolean;
+  /** Where it sits in the document: "environments[0]". */
+  path: string;
+}
+
 /** What a content document holds, read. */
 export interface ContentDocument {
+  /** The project it was exported from, when it says. */
+  project?: string;
+  environments: EnvironmentInput[];
+  /** Variable names. */
+  variables: string[];
   testCases: TestCaseInput[];
   testPlans: TestPlanInput[];
 }
 
-const documentFields = ["testCases", "testPlans"] as const;
+const documentFields = ["project", "environments", "variables", "testCases", "testPlans"] as const;
 const testPlanFields = ["id", "name", "description", "testCases"] as const;
+const environmentFields = ["name", "baseUrl", "isDefault"] as const;
 
 /**
  * Parses a content document's text, failing on the first problem with an InputError naming the
@@ -79,11 +104,20 @@ export function contentDocumentFromFile(document: unknown): ContentDocument {
         "the document is one test case: a content document is an object whose testCases holds the test cases (and testPlans the plans)",
       );
     object(document, "", documentFields);
-    throw InputError.ofDocument("a content document holds testCases, testPlans or both");
+    throw InputError.ofDocument("a content document holds testCases, testPlans, environments or variables");
   }
   object(document, "", documentFields);
-  const { testPlans } = document;
+  const { testPlans, environments, variables } = document;
+  const project = optionalString(document.project, "project");
   return {
+    ...(project !== undefined && { project }),
+    environments:
+      environments === undefined
+        ? []
+        : list(environments, "environments").map((entry, index) =>
+            environmentFromFile(entry, item("environments", index)),
+          ),
+    variables: variables === undefined ? [] : variableNames(variables),
     testCases: testCasesFromFile(document),
     testPlans:
       testPlans === undefined
@@ -92,6 +126,30 @@ export function contentDocumentFromFile(document: unknown): ContentDocument {
             testPlanFromFile(entry, item("testPlans", index)),
           ),
   };
+}
+
+function environmentFromFile(value: unknown, path: string): EnvironmentInput {
+  const environment = object(value, path, environmentFields);
+  return {
+    name: string(environment.name, child(path, "name")),
+    baseUrl: string(environment.baseUrl, child(path, "baseUrl")),
+    isDefault:
+      environment.isDefault === undefined ? false : boolean(environment.isDefault, child(path, "isDefault")),
+    path,
+  };
+}
+
+/** A list of names; an object in it (`- name: X`, `- X: secret`) is refused: values never go in a file. */
+function variableNames(value: unknown): string[] {
+  return list(value, "variables").map((entry, index) => {
+    const path = item("variables", index);
+    if (typeof entry === "object" && entry !== null && !Array.isArray(entry))
+      throw new InputError(
+        path,
+        "must be a variable's name: a document lists variables by name only, never with a value",
+      );
+    return string(entry, path);
+  });
 }
 
 function testPlanFromFile(value: unknown, path: string): TestPlanInput {
@@ -108,12 +166,19 @@ function testPlanFromFile(value: unknown, path: string): TestPlanInput {
 
 /**
  * A document's items as CatalogService.ImportContent takes them, in document order, so the
- * catalog's `test_cases[i]` / `test_plans[i]` are the document's `testCases[i]` / `testPlans[i]`.
+ * catalog's `test_cases[i]` / `test_plans[i]` are the document's `testCases[i]` / `testPlans[i]`
+ * (and so on), with the project it came from.
  */
 export function importItemsOf(
   document: ContentDocument,
-): Pick<MessageInitShape<typeof ImportContentRequestSchema>, "testCases" | "testPlans"> {
+): Pick<
+  MessageInitShape<typeof ImportContentRequestSchema>,
+  "testCases" | "testPlans" | "environments" | "variables" | "sourceProjectId"
+> {
   return {
+    ...(document.project !== undefined && { sourceProjectId: document.project }),
+    environments: document.environments.map(({ name, baseUrl, isDefault }) => ({ name, baseUrl, isDefault })),
+    variables: [...document.variables],
     testCases: document.testCases.map(({ id, name, tags, enabled, recordTrace, steps }) => ({
       id,
       name,
@@ -150,16 +215,33 @@ export interface StoredTestPlan {
   testCaseIds: readonly string[];
 }
 
+/** An environment as the catalog returns it. */
+export interface StoredEnvironment {
+  name: string;
+  baseUrl: string;
+  isDefault: boolean;
+}
+
 /**
- * A project's test cases and plans as a content document, every item with its id, in the order
+ * What an export holds: the project's test cases and plans; and, when given, the project's id, its
+ * environments and its variables' names (never a value: there is no field for one).
+ */
+export interface StoredContent {
+  projectId?: string;
+  environments?: readonly StoredEnvironment[];
+  variableNames?: readonly string[];
+  testCases: readonly StoredTestCase[];
+  testPlans: readonly StoredTestPlan[];
+}
+
+/**
+ * A project's content as a content document, every test case and plan with its id, in the order
  * given (the catalog's: oldest first, so a later export changes only what changed). A plan names
  * each of its test cases by name when no other test case of the document has that name (ignoring
  * letter case) and it is no test case's id, so the plan reads like what it runs; by id otherwise.
+ * The project, environments and variables come first, when given (and not empty).
  */
-export function contentDocumentToFile(content: {
-  testCases: readonly StoredTestCase[];
-  testPlans: readonly StoredTestPlan[];
-}): { testCases: JsonValue[]; testPlans: JsonValue[] } {
+export function contentDocumentToFile(content: StoredContent): { [key: string]: JsonValue } {
   const ids = new Set(content.testCases.map((testCase) => testCase.id));
   const named = new Map<string, number>();
   for (const { name } of content.testCases) {
@@ -172,7 +254,19 @@ export function contentDocumentToFile(content: {
       named.get(name.toLowerCase()) === 1 && !ids.has(name) ? name : id,
     ]),
   );
+  const environments = content.environments ?? [];
+  const variables = content.variableNames ?? [];
   return {
+    ...(content.projectId !== undefined && { project: content.projectId }),
+    ...(environments.length > 0 && {
+      environments: environments.map(({ name, baseUrl, isDefault }) => ({
+        name,
+        baseUrl,
+        // Written only when true: a reader takes an absent `isDefault` as false.
+        ...(isDefault && { isDefault: true }),
+      })),
+    }),
+    ...(variables.length > 0 && { variables: [...variables] }),
     testCases: content.testCases.map((testCase) => ({ id: testCase.id, ...testCaseToFile(testCase) })),
     testPlans: content.testPlans.map((plan) => ({
       id: plan.id,
@@ -184,10 +278,7 @@ export function contentDocumentToFile(content: {
 }
 
 /** The content document's text, in YAML or JSON; readContentDocument reads it back as the same items. */
-export function writeContentDocument(
-  content: { testCases: readonly StoredTestCase[]; testPlans: readonly StoredTestPlan[] },
-  format: FileFormat,
-): string {
+export function writeContentDocument(content: StoredContent, format: FileFormat): string {
   const document = contentDocumentToFile(content);
   if (format === "json") return `${JSON.stringify(document, null, 2)}\n`;
   // No line folding: a long string stays on one line, so a change to it is a one-line diff.

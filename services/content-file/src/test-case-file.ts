@@ -50,12 +50,18 @@ export type FileFormat = "json" | "yaml";
 export const formatOfFileName = (fileName: string): FileFormat =>
   /\.json$/i.test(fileName) ? "json" : "yaml";
 
-/** Whether a parsed document is a project's content document (an object with testCases or testPlans). */
+/**
+ * Whether a parsed document is a project's content document: an object with testCases, testPlans,
+ * environments or variables.
+ */
 export const isContentDocument = (document: unknown): document is Record<string, unknown> =>
   typeof document === "object" &&
   document !== null &&
   !Array.isArray(document) &&
-  ("testCases" in document || "testPlans" in document);
+  ("testCases" in document ||
+    "testPlans" in document ||
+    "environments" in document ||
+    "variables" in document);
 
 /**
  * Parses a file's text and converts every test case, failing on the first problem with an

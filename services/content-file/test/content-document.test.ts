@@ -180,7 +180,62 @@ describe("content-file: content documents (a project's test cases and plans)", (
       { name: "p", description: "", testCases: ["ping"], path: "testPlans[0]" },
       { name: "empty", description: "", testCases: [], path: "testPlans[1]" },
     ]);
-    expect(readContentDocument('{"testPlans": []}', "json")).to.deep.equal({ testCases: [], testPlans: [] });
+    expect(readContentDocument('{"testPlans": []}', "json")).to.deep.equal({
+      environments: [],
+      variables: [],
+      testCases: [],
+      testPlans: [],
+    });
+  });
+
+  it("carries the project it came from, its environments and its variables' names (never a value)", () => {
+    const content = {
+      projectId: "prj_01jd000000000000000000000a",
+      environments: [
+        { name: "staging", baseUrl: "https://staging.example.com", isDefault: true },
+        { name: "local", baseUrl: "http://localhost:8080", isDefault: false },
+      ],
+      variableNames: ["API_TOKEN", "DEMO_PASSWORD"],
+      testCases: testCases.slice(0, 1),
+      testPlans: [],
+    };
+    const yaml = writeContentDocument(content, "yaml");
+    // The project and settings first, a field at its default left out, then the test cases.
+    expect(yaml).to.match(
+      /^project: prj_01jd000000000000000000000a\nenvironments:\n {2}- name: staging\n {4}baseUrl: https:\/\/staging.example.com\n {4}isDefault: true\n {2}- name: local\n {4}baseUrl: http:\/\/localhost:8080\nvariables:\n {2}- API_TOKEN\n {2}- DEMO_PASSWORD\ntestCases:\n/,
+    );
+    for (const format of ["yaml", "json"] as const) {
+      const read = readContentDocument(writeContentDocument(content, format), format);
+      expect([read.project, read.environments, read.variables]).to.deep.equal([
+        "prj_01jd000000000000000000000a",
+        [
+          {
+            name: "staging",
+            baseUrl: "https://staging.example.com",
+            isDefault: true,
+            path: "environments[0]",
+          },
+          { name: "local", baseUrl: "http://localhost:8080", isDefault: false, path: "environments[1]" },
+        ],
+        ["API_TOKEN", "DEMO_PASSWORD"],
+      ]);
+      const items = importItemsOf(read);
+      expect([items.sourceProjectId, items.environments, items.variables]).to.deep.equal([
+        "prj_01jd000000000000000000000a",
+        [
+          { name: "staging", baseUrl: "https://staging.example.com", isDefault: true },
+          { name: "local", baseUrl: "http://localhost:8080", isDefault: false },
+        ],
+        ["API_TOKEN", "DEMO_PASSWORD"],
+      ]);
+    }
+    // Without them (a hand-written file, or an export made before they were written): none.
+    const bare = readContentDocument(writeContentDocument({ testCases, testPlans }, "yaml"), "yaml");
+    expect([bare.project, bare.environments, bare.variables]).to.deep.equal([undefined, [], []]);
+    expect(importItemsOf(bare)).to.not.have.property("sourceProjectId");
+    // A document of environments or variables alone is a content document too.
+    expect(readContentDocument("variables: [A]", "yaml").variables).to.deep.equal(["A"]);
+    expect(parseTestCaseFile("environments: []", "yaml")).to.deep.equal([]);
   });
 
   it("names the field of the first mistake by its path in the document", () => {
@@ -201,9 +256,31 @@ describe("content-file: content documents (a project's test cases and plans)", (
       ],
       ["testPlans: [{ name: p, testCases: [1] }]", "testPlans[0].testCases[0]: must be a string, not number"],
       ["testPlans: [{ testCases: [a] }]", "testPlans[0].name: is required"],
-      ["testCases: []\nplans: []", "plans: unknown field; expected one of: testCases, testPlans"],
-      ["environments: []", "environments: unknown field; expected one of: testCases, testPlans"],
-      ["{}", "a content document holds testCases, testPlans or both"],
+      [
+        "testCases: []\nplans: []",
+        "plans: unknown field; expected one of: project, environments, variables, testCases, testPlans",
+      ],
+      ["project: prj_1", "a content document holds testCases, testPlans, environments or variables"],
+      ["{}", "a content document holds testCases, testPlans, environments or variables"],
+      ["project: 7\ntestCases: []", "project: must be a string, not number"],
+      ["environments: [{ name: e }]", "environments[0].baseUrl: is required"],
+      [
+        "environments: [{ name: e, base_url: http://x }]",
+        'environments[0].base_url: unknown field (did you mean "baseUrl"?)',
+      ],
+      [
+        "environments: [{ name: e, baseUrl: http://x, default: true }]",
+        "environments[0].default: unknown field; expected one of: name, baseUrl, isDefault",
+      ],
+      [
+        "environments: [{ name: e, baseUrl: http://x, isDefault: yes }]",
+        "environments[0].isDefault: must be true or false, not string",
+      ],
+      [
+        "variables: [{ API_TOKEN: hunter2 }]",
+        "variables[0]: must be a variable's name: a document lists variables by name only, never with a value",
+      ],
+      ["variables: [A, 7]", "variables[1]: must be a string, not number"],
       ["", "the document: must be an object, not null"],
     ];
     for (const [text, message] of cases)

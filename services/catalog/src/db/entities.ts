@@ -332,9 +332,10 @@ export const Variable = defineEntity({
     projectId: p.manyToOne(Project).mapToPk().joinColumn("project_id").deleteRule("cascade"),
     /** As written in `{{NAME}}`; stored as given, unique in the project ignoring case. */
     name: p.text(),
-    valueCiphertext: p.blob(),
-    valueIv: p.blob(),
-    valueTag: p.blob(),
+    /** All three null: a variable without a value yet (ImportContent creates them by name only). */
+    valueCiphertext: p.blob().nullable(),
+    valueIv: p.blob().nullable(),
+    valueTag: p.blob().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()
@@ -357,6 +358,12 @@ export const Variable = defineEntity({
     // GCM's standard nonce and full-length tag; anything else is a bug in the encryption code.
     { name: "variables_value_iv_length", expression: "octet_length(value_iv) = 12" },
     { name: "variables_value_tag_length", expression: "octet_length(value_tag) = 16" },
+    // A value is whole or absent: never a ciphertext without its nonce and tag.
+    {
+      name: "variables_value_whole",
+      expression:
+        "(value_ciphertext is null) = (value_iv is null) and (value_iv is null) = (value_tag is null)",
+    },
   ],
 });
 

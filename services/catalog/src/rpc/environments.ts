@@ -16,7 +16,8 @@ const missing = (id: string) => notFound(`environment ${id || "(empty id)"} not 
 const lockProject = (sql: Sql, projectId: string) =>
   sql.all("select id from catalog.projects where id = ? for update", [projectId]);
 
-const clearDefault = (sql: Sql, projectId: string, now: Date) =>
+/** The project's default environment stops being it (before another becomes it; ImportContent too). */
+export const clearDefault = (sql: Sql, projectId: string, now: Date) =>
   sql.all(
     "update catalog.environments set is_default = false, updated_at = ? where project_id = ? and is_default",
     [now, projectId],

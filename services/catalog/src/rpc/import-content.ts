@@ -17,6 +17,18 @@ import { type Sql, textArray } from "../sql.js";
 import { codePoints, maxNameLength } from "../validate.js";
 import { type Changer, changerOf } from "../versions.js";
 import type { Deps, Handlers } from "./context.js";
+import { decide, hasProblem, type Item, item, type Keyed, lowerKeys } from "./import-items.js";
+import {
+  applySettings,
+  checkEnvironments,
+  checkVariables,
+  type EnvironmentItem,
+  matchEnvironments,
+  matchVariables,
+  maxDocumentEnvironments,
+  maxDocumentVariables,
+  type VariableItem,
+} from "./import-settings.js";
 import { changeTestCase, checkTestCase, insertTestCase, type TestCaseFields } from "./test-cases.js";
 import {
   changeTestPlan,
@@ -28,36 +40,23 @@ import {
 } from "./test-plans.js";
 
 // ImportContent: a content document's test cases and plans made the project's (catalog.proto and
-// docs/runs.md, "Content documents"). Three passes: every item's fields are checked with the rules
-// of CreateTestCase / CreateTestPlan; every item is matched to one of the project's (by id, else by
-// name) and every plan's test cases resolved; only then, when nothing was wrong, is anything written.
+// docs/runs.md, "Content documents"), with its environments and variable names (import-settings.ts).
+// Three passes: every item's fields are checked with the rules of CreateTestCase / CreateTestPlan;
+// every item is matched to one of the project's (by id, else by name; by name alone in a file of
+// another project) and every plan's test cases resolved; only then, when nothing was wrong, is
+// anything written.
 
 /** The most test cases and test plans one document holds. */
 export const maxDocumentTestCases = 500;
 export const maxDocumentTestPlans = 100;
 
-/** An item of the request, checked, and what became of it. */
-interface Item<Fields> {
-  /** Its path in the request (`test_cases[3]`) and in the document (`testCases[3]`). */
-  field: string;
-  path: string;
-  id: string | undefined;
-  fields: Fields;
-  /** The project's item it is, once matched; its id. */
-  match?: string;
-  outcome: ItemOutcome;
-  changed: string[];
-}
-
-type CaseItem = Item<TestCaseFields>;
+/** A test case; `sourceId`: its id in a file of another project, which that file's plans may name. */
+type CaseItem = Item<TestCaseFields> & { sourceId?: string };
 type PlanItem = Item<Omit<TestPlanFields, "testCaseIds">> & {
   references: readonly string[];
   /** Each reference resolved: a test case's id, or the path of a test case of the document to create. */
   resolved: string[];
 };
-
-/** Project rows read with the lower-case form of their name (PostgreSQL's, as ResolveRunSelection compares). */
-type Keyed<T> = T & { name_key: string };
 
 /** ImportContent. */
 export function importContentHandlers({ db }: Deps): Handlers {
@@ -65,27 +64,41 @@ export function importContentHandlers({ db }: Deps): Handlers {
     async importContent(req) {
       const violations = new Violations();
       const tooMany = checkCounts(req, violations);
+      // A file of another project names that project's items: its ids are not looked up here.
+      const foreign = Boolean(req.sourceProjectId) && req.sourceProjectId !== req.projectId;
+      const ownId = (id: string | undefined) => (foreign ? undefined : id);
+      const environments: EnvironmentItem[] = tooMany ? [] : checkEnvironments(req, violations);
+      const variables: VariableItem[] = tooMany ? [] : checkVariables(req, violations);
       const cases: CaseItem[] = tooMany
         ? []
         : req.testCases.map((given, index) => {
             const field = `test_cases[${index}]`;
             const checked = checkTestCase(given, `${field}.`, violations);
-            return item(field, `testCases[${index}]`, given.id, {
-              ...checked,
-              enabled: given.enabled ?? true,
-              recordTrace: given.recordTrace,
-            });
+            return {
+              ...item(field, `testCases[${index}]`, ownId(given.id), {
+                ...checked,
+                enabled: given.enabled ?? true,
+                recordTrace: given.recordTrace,
+              }),
+              ...(foreign && given.id && { sourceId: given.id }),
+            };
           });
       const plans: PlanItem[] = tooMany
         ? []
         : req.testPlans.map((given, index) => {
             const field = `test_plans[${index}]`;
             return {
-              ...item(field, `testPlans[${index}]`, given.id, checkTestPlan(given, `${field}.`, violations)),
+              ...item(
+                field,
+                `testPlans[${index}]`,
+                ownId(given.id),
+                checkTestPlan(given, `${field}.`, violations),
+              ),
               references: checkReferenceCount(given.testCases, `${field}.test_cases`, violations),
               resolved: [],
             };
           });
+      const settings = { environments, variables, variablesWithoutValue: [] as string[], foreign };
       const run = async (sql: Sql) => {
         const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
         const { project } = grant;
@@ -93,20 +106,26 @@ export function importContentHandlers({ db }: Deps): Handlers {
         // Imports of one project take turns, so two cannot both create the same new test case.
         if (!req.dryRun)
           await sql.all("select id from catalog.projects where id = ? for no key update", [project.id]);
-        const others = await match(sql, project.id, cases, plans, violations, !req.dryRun);
-        const response = responseOf(cases, plans, others, false);
-        if (!violations.empty) throw refusal(violations, response, [...cases, ...plans], req);
+        await matchEnvironments(sql, project.id, environments, violations, !req.dryRun);
+        settings.variablesWithoutValue = await matchVariables(
+          sql,
+          project.id,
+          variables,
+          violations,
+          !req.dryRun,
+        );
+        const others = await match(sql, project.id, cases, plans, violations, !req.dryRun, foreign);
+        const response = responseOf(cases, plans, others, settings, false);
+        if (!violations.empty)
+          throw refusal(violations, response, [...environments, ...variables, ...cases, ...plans], req);
         if (req.dryRun) return response;
+        await applySettings(sql, project.id, environments, variables);
         await apply(sql, project.id, cases, plans, changerOf(grant, req.actor));
-        return responseOf(cases, plans, others, true);
+        return responseOf(cases, plans, others, settings, true);
       };
       return req.dryRun ? db.read(run) : db.write(run);
     },
   };
-}
-
-function item<Fields>(field: string, path: string, id: string | undefined, fields: Fields): Item<Fields> {
-  return { field, path, id, fields, outcome: ItemOutcome.UNSPECIFIED, changed: [] };
 }
 
 /** Past a document's bounds nothing else is checked: the request is refused for its size alone. */
@@ -118,6 +137,8 @@ function checkCounts(req: ImportContentRequest, violations: Violations): boolean
         `must hold at most ${max} ${what} (got ${length}): split the document into several`,
       );
   };
+  count(req.environments.length, maxDocumentEnvironments, "environments", "environments");
+  count(req.variables.length, maxDocumentVariables, "variables", "variables");
   count(req.testCases.length, maxDocumentTestCases, "test_cases", "test cases");
   count(req.testPlans.length, maxDocumentTestPlans, "test_plans", "test plans");
   return !violations.empty;
@@ -138,26 +159,6 @@ function checkReferenceCount(
 }
 
 /**
- * Whether a violation was added under an item's path. When more were added than are listed, any
- * item may have one: each is taken to have a problem.
- */
-const hasProblem = (violations: Violations, field: string) =>
-  violations.truncated ||
-  violations.list.some(
-    (v) => v.field === field || v.field.startsWith(`${field}.`) || v.field.startsWith(`${field}[`),
-  );
-
-/** The lower-case forms of `texts`, as PostgreSQL's lower() makes them (the catalog's one rule for names). */
-async function lowerKeys(sql: Sql, texts: readonly string[]): Promise<string[]> {
-  if (texts.length === 0) return [];
-  const rows = await sql.all<{ key: string }>(
-    "select lower(x) as key from unnest(?::text[]) with ordinality as u(x, n) order by n",
-    [textArray(texts)],
-  );
-  return rows.map((row) => row.key);
-}
-
-/**
  * Matches every item to the project's (setting `match`, `outcome`, `changed`), resolves the plans'
  * test cases, and adds what is wrong. Reads only the project's items the document may name (by id
  * or name), locked when the import is to be written. Returns how many of the project's test cases
@@ -170,6 +171,7 @@ async function match(
   plans: PlanItem[],
   violations: Violations,
   lock: boolean,
+  foreign: boolean,
 ): Promise<{ testCases: number; testPlans: number }> {
   const references = plans.flatMap((plan) => plan.references);
   // One query for every name: the cases', the plans', then the plans' references.
@@ -198,8 +200,8 @@ async function match(
      order by tp.created_at, tp.id${forUpdate}`,
     [projectId, textArray(plans.flatMap((p) => (p.id ? [p.id] : []))), textArray(planKeys)],
   );
-  matchItems(cases, caseKeys, caseRows, "test case", violations);
-  matchItems(plans, planKeys, planRows, "test plan", violations);
+  matchItems(cases, caseKeys, caseRows, "test case", violations, foreign);
+  matchItems(plans, planKeys, planRows, "test plan", violations, foreign);
 
   const rowOf = new Map(caseRows.map((row) => [row.id, row]));
   for (const testCase of cases) {
@@ -237,6 +239,7 @@ function matchItems<Fields extends { name: string }>(
   rows: readonly Keyed<{ id: string }>[],
   what: string,
   violations: Violations,
+  foreign: boolean,
 ): void {
   const byId = new Map(rows.map((row) => [row.id, row]));
   const matchedBy = new Map<string, Item<Fields>>();
@@ -255,7 +258,9 @@ function matchItems<Fields extends { name: string }>(
       if (twin >= 0)
         violations.add(
           `${entry.field}.name`,
-          `${items[twin]?.path} has the same name: give this ${what} its id, or another name`,
+          foreign
+            ? `${items[twin]?.path} has the same name: the file comes from another project, so its ${what}s are matched by name and each needs a name of its own`
+            : `${items[twin]?.path} has the same name: give this ${what} its id, or another name`,
         );
       else if (named.length > 1)
         violations.add(
@@ -276,18 +281,6 @@ function matchItems<Fields extends { name: string }>(
       entry.match = found;
     }
   });
-}
-
-/** The item's outcome: unknown with a problem, CREATED without a match, else CHANGED or UNCHANGED. */
-function decide(entry: Item<unknown>, violations: Violations, changed: string[] | undefined): void {
-  if (hasProblem(violations, entry.field)) return;
-  entry.changed = changed ?? [];
-  entry.outcome =
-    changed === undefined
-      ? ItemOutcome.CREATED
-      : changed.length > 0
-        ? ItemOutcome.CHANGED
-        : ItemOutcome.UNCHANGED;
 }
 
 /** The fields of a test case, in the document's terms, that differ from its row. */
@@ -326,18 +319,24 @@ function resolveReferences(
   const inDocument = new Set(cases.flatMap((c) => (c.match ? [c.match] : [])));
   // The document's test cases by what they will be: their match, or new (their path); unknown for
   // one whose id or name has a problem (a reference to it adds nothing to that problem).
+  const documentCases = cases.map((c, index) => ({
+    id:
+      c.match ??
+      (hasProblem(violations, `${c.field}.id`) || hasProblem(violations, `${c.field}.name`)
+        ? undefined
+        : c.path),
+    key: caseKeys[index] ?? "",
+  }));
   const after = [
     ...caseRows.filter((row) => !inDocument.has(row.id)).map((row) => ({ id: row.id, key: row.name_key })),
-    ...cases.map((c, index) => ({
-      id:
-        c.match ??
-        (hasProblem(violations, `${c.field}.id`) || hasProblem(violations, `${c.field}.name`)
-          ? undefined
-          : c.path),
-      key: caseKeys[index] ?? "",
-    })),
+    ...documentCases,
   ];
   const ids = new Set(caseRows.map((row) => row.id));
+  // In a file of another project a plan may name a test case by that project's id (as an export
+  // does for test cases sharing a name): it is the document's test case of that id.
+  const bySourceId = new Map(
+    cases.flatMap((c, index) => (c.sourceId ? [[c.sourceId, documentCases[index]?.id]] : [])),
+  );
   let next = 0;
   for (const plan of plans) {
     const listField = `${plan.field}.test_cases`;
@@ -356,6 +355,7 @@ function resolveReferences(
         return unresolved;
       }
       if (ids.has(reference)) return reference;
+      if (bySourceId.has(reference)) return bySourceId.get(reference) ?? unresolved;
       const found = after.filter((testCase) => testCase.key === key);
       const [only] = found;
       if (found.length === 1 && only?.id) return only.id;
@@ -423,6 +423,12 @@ function responseOf(
   cases: readonly CaseItem[],
   plans: readonly PlanItem[],
   others: { testCases: number; testPlans: number },
+  settings: {
+    environments: readonly EnvironmentItem[];
+    variables: readonly VariableItem[];
+    variablesWithoutValue: readonly string[];
+    foreign: boolean;
+  },
   applied: boolean,
 ): ImportContentResponse {
   const entry = (i: Item<{ name: string }>): MessageInitShape<typeof ImportedItemSchema> => ({
@@ -438,27 +444,41 @@ function responseOf(
     applied,
     otherTestCases: others.testCases,
     otherTestPlans: others.testPlans,
+    environments: settings.environments.map(entry),
+    variables: settings.variables.map(entry),
+    variablesWithoutValue: [...settings.variablesWithoutValue],
+    fromOtherProject: settings.foreign,
   });
 }
+
+/** A name as the refusal's message quotes it: an item's name may be the problem (too long). */
+const clip = (name: string) =>
+  codePoints(name) > maxNameLength ? `${[...name].slice(0, maxNameLength).join("")}…` : name;
+
+/** A violation's item: `test_cases[3]` of `test_cases[3].steps[0]`. */
+const itemField = /^(environments|variables|test_cases|test_plans)\[(\d+)\]/;
 
 /**
  * INVALID_ARGUMENT with every violation, items in document order, and what the import would do
  * with the items that have none. The message names the first bad item and its first problem.
  */
-/** A name as the refusal's message quotes it: an item's name may be the problem (too long). */
-const clip = (name: string) =>
-  codePoints(name) > maxNameLength ? `${[...name].slice(0, maxNameLength).join("")}…` : name;
-
 function refusal(
   violations: Violations,
   response: ImportContentResponse,
   items: readonly Item<{ name: string }>[],
   req: ImportContentRequest,
 ): ConnectError {
+  // Items in the order a document lists them: environments, variables, test cases, test plans.
+  const sections = {
+    environments: 0,
+    variables: req.environments.length,
+    test_cases: req.environments.length + req.variables.length,
+    test_plans: req.environments.length + req.variables.length + req.testCases.length,
+  };
   const order = (field: string) => {
-    const found = /^test_(cases|plans)\[(\d+)\]/.exec(field);
+    const found = itemField.exec(field);
     if (!found) return -1;
-    return (found[1] === "cases" ? 0 : req.testCases.length) + Number(found[2]);
+    return sections[found[1] as keyof typeof sections] + Number(found[2]);
   };
   const list = [...violations.list].sort((a, b) => order(a.field) - order(b.field));
   const [first] = list;
@@ -466,7 +486,7 @@ function refusal(
   const problem = owner
     ? `${owner.field} "${clip(owner.fields.name)}": ${first?.field.slice(owner.field.length + 1)}: ${first?.description}`
     : `${first?.field}: ${first?.description}`;
-  const bad = new Set(list.map((v) => /^test_(cases|plans)\[\d+\]/.exec(v.field)?.[0] ?? v.field)).size;
+  const bad = new Set(list.map((v) => itemField.exec(v.field)?.[0] ?? v.field)).size;
   const where = violations.truncated ? "" : ` in ${bad === 1 ? "1 item" : `${bad} items`}`;
   const more =
     violations.count > 1

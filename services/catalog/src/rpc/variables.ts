@@ -157,9 +157,11 @@ export function variableHandlers({ db, cipher, logger, variablesGrants }: Deps):
       const rows = await db.read(async (sql) => {
         const project = await sql.one("select id from catalog.projects where id = ?", [req.projectId]);
         if (!project) throw notFound(`project ${req.projectId || "(empty id)"} not found`);
+        // A variable without a value yet (imported by name) is left out: a step naming it fails
+        // as for an unknown variable.
         return sql.all<VariableRow & { value_ciphertext: Buffer; value_iv: Buffer; value_tag: Buffer }>(
           `select ${variableColumns}, v.value_ciphertext, v.value_iv, v.value_tag from catalog.variables v
-           where v.project_id = ? order by v.created_at, v.id`,
+           where v.project_id = ? and v.value_ciphertext is not null order by v.created_at, v.id`,
           [req.projectId],
         );
       });

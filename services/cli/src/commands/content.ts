@@ -6,9 +6,11 @@ import {
   type FileFormat,
   fileFieldPath,
   importItemsOf,
+  type StoredContent,
   writeContentDocument,
 } from "@testrun/content-file";
 import {
+  type Environment,
   ImportContentRequestSchema,
   type ImportContentResponse,
   type TestCase,
@@ -159,19 +161,40 @@ export async function resolveTestCases(
 const maxDocumentTestCases = 500;
 
 /**
- * The project's test cases, with their steps, and its test plans: what a content document holds.
- * A project of more than 500 test cases is more than one document holds: a CommandError.
+ * The project's test cases, with their steps, its test plans, environments and variables' names
+ * (never values): what a content document holds. A project of more than 500 test cases is more
+ * than one document holds: a CommandError.
  */
 export async function readContent(
   ctx: CliContext,
   input: { projectId: string },
-): Promise<{ testCases: TestCase[]; testPlans: TestPlan[] }> {
+): Promise<
+  StoredContent & {
+    projectId: string;
+    testCases: TestCase[];
+    testPlans: TestPlan[];
+    environments: Environment[];
+    variableNames: string[];
+  }
+> {
   const { testCases, truncated } = await listTestCases(ctx, { ...input, includeSteps: true });
   if (truncated)
     throw new CommandError(
       `the project has more than ${maxDocumentTestCases} test cases, more than a content document holds (docs/runs.md, "Content documents")`,
     );
-  return { testCases, testPlans: await listTestPlans(ctx, input) };
+  const request = { actor: ctx.actor, projectId: input.projectId };
+  const [testPlans, { environments }, { variables }] = await Promise.all([
+    listTestPlans(ctx, input),
+    ctx.catalog.listEnvironments(request),
+    ctx.catalog.listVariables(request),
+  ]);
+  return {
+    projectId: input.projectId,
+    testCases,
+    testPlans,
+    environments,
+    variableNames: variables.map((variable) => variable.name),
+  };
 }
 
 /** The project's content as a document's text (docs/runs.md, "Content documents"). */
@@ -235,7 +258,7 @@ export function registerContentCommands(
     .action(async (options: { json?: boolean; project: string; file: string }) => {
       const text = options.file === "-" ? await io.readStdin() : await readInput(options.file);
       const fileName = options.file === "-" ? "stdin" : options.file;
-      const { testCases, testPlans } = readCaseFile(text, fileName);
+      const { testCases, testPlans, environments, variables } = readCaseFile(text, fileName);
       const created = await createTestCases(ctx(), { projectId: options.project, testCases });
       if (options.json) io.stdout(jsonText(testCaseView.listJson(created)));
       else if (created.length > 0) io.stdout(testCaseView.table(created));
@@ -248,6 +271,10 @@ export function registerContentCommands(
       if (testPlans.length > 0)
         io.stderr(
           `note: the file's ${testPlans.length === 1 ? "test plan was" : `${testPlans.length} test plans were`} not created: test plans are imported with \`testrunctl content import\`\n`,
+        );
+      if (environments.length + variables.length > 0)
+        io.stderr(
+          "note: the file's environments and variables were not created: they are imported with `testrunctl content import`\n",
         );
     });
   leaf(testCase, "list", "list a project's test cases, oldest first (at most 500)")
@@ -307,10 +334,14 @@ export function registerContentCommands(
   // --- content documents ---------------------------------------------------------------------
   const content = program
     .command("content")
-    .description("a project's test cases and plans as one YAML or JSON document (docs/runs.md)");
+    .description(
+      "a project's test cases and plans, environments and variable names as one YAML or JSON document (docs/runs.md)",
+    );
   content
     .command("export")
-    .description("print the project's test cases and plans as a content document, with their ids")
+    .description(
+      "print the project's test cases and plans (with their ids), environments and variable names (never values) as a content document",
+    )
     .addOption(projectOption().makeOptionMandatory())
     .addOption(
       new Option("--format <format>", "the document's format").choices(["yaml", "json"]).default("yaml"),
@@ -321,7 +352,7 @@ export function registerContentCommands(
   leaf(
     content,
     "import",
-    "make the project's test cases and plans like a content document's: matched by id, else by name; created, changed or left alone; all or nothing",
+    "make the project's test cases, plans and environments like a content document's, and create its variables without values: matched by id, else by name (by name alone for a document of another project); created, changed or left alone; all or nothing",
   )
     .addOption(projectOption().makeOptionMandatory())
     .requiredOption("-f, --file <path>", 'the document ("-" reads standard input as YAML or JSON)')
@@ -335,7 +366,7 @@ export function registerContentCommands(
         dryRun: options.dryRun ?? false,
       });
       if (options.json) return io.stdout(jsonText(importView.json(result)));
-      const items = [...result.testCases, ...result.testPlans];
+      const items = [...result.environments, ...result.variables, ...result.testCases, ...result.testPlans];
       if (items.length > 0) io.stdout(importView.table(items));
       io.stderr(`${importSummary(result)}\n`);
     });

@@ -23,7 +23,8 @@ const maxDocumentTestCases = 500;
 /**
  * ConsoleService's content documents (docs/runs.md, "Content documents"): the web app writes and
  * reads the document's text with @testrun/content-file, as testrunctl does; these read the items
- * for it and pass its items to CatalogService.ImportContent as the signed-in member, which decides.
+ * (test cases, plans, environments, variable names) for it and pass its items to
+ * CatalogService.ImportContent as the signed-in member, which decides.
  */
 export function contentDocumentHandlers(
   deps: ContentDocumentHandlerDeps,
@@ -34,16 +35,19 @@ export function contentDocumentHandlers(
     async exportContent(req, ctx) {
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
       const { projectId } = req;
-      const [{ testCases, truncated }, { testPlans }] = await Promise.all([
+      const [{ testCases, truncated }, { testPlans }, { environments }, { variables }] = await Promise.all([
         relay(catalog.listTestCases({ actor, projectId, includeSteps: true })),
         relay(catalog.listTestPlans({ actor, projectId })),
+        relay(catalog.listEnvironments({ actor, projectId })),
+        // Names only: the catalog never returns a value here.
+        relay(catalog.listVariables({ actor, projectId })),
       ]);
       if (truncated)
         throw new ConnectError(
           `the project has more than ${maxDocumentTestCases} test cases, more than a content document holds`,
           Code.FailedPrecondition,
         );
-      return { testCases, testPlans };
+      return { testCases, testPlans, environments, variableNames: variables.map((v) => v.name) };
     },
 
     async importContent(req, ctx) {
@@ -53,6 +57,9 @@ export function contentDocumentHandlers(
         projectId: req.projectId,
         testCases: req.testCases,
         testPlans: req.testPlans,
+        environments: req.environments,
+        variables: req.variables,
+        sourceProjectId: req.sourceProjectId,
         dryRun: req.dryRun,
       });
       // The console read up to this much; the actor it adds could take it past the catalog's bound.

@@ -8,6 +8,7 @@ import { Migration20261125013339_versions } from "./Migration20261125013339_vers
 import { Migration20261125042617_record_trace } from "./Migration20261125042617_record_trace.js";
 import { Migration20261125043432_project_artifacts } from "./Migration20261125043432_project_artifacts.js";
 import { Migration20261128120312_new_project_credits } from "./Migration20261128120312_new_project_credits.js";
+import { Migration20261128120712_variables_without_value } from "./Migration20261128120712_variables_without_value.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -22,4 +23,8 @@ export const migrations = [
   { name: "Migration20261125042617_record_trace", class: Migration20261125042617_record_trace },
   { name: "Migration20261125043432_project_artifacts", class: Migration20261125043432_project_artifacts },
   { name: "Migration20261128120312_new_project_credits", class: Migration20261128120312_new_project_credits },
+  {
+    name: "Migration20261128120712_variables_without_value",
+    class: Migration20261128120712_variables_without_value,
+  },
 ];

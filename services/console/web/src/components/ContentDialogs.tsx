@@ -1,8 +1,9 @@
-// A project's test cases and plans as one file (docs/console.md, "Test cases as files"): Export
-// writes the content document and downloads it; Import reads one, previews what it would create,
-// change and leave alone, item by item with each item's problems, and applies it all or nothing.
-// The file is read and written here, with the reader and writer testrunctl uses
-// (@testrun/content-file); the catalog checks and matches the items (ImportContent).
+// A project's test cases and plans, environments and variable names as one file (docs/console.md,
+// "Test cases as files"): Export writes the content document and downloads it; Import reads one,
+// previews what it would create, change and leave alone, item by item with each item's problems,
+// and applies it all or nothing, then names the variables still without a value. The file is read
+// and written here, with the reader and writer testrunctl uses (@testrun/content-file); the
+// catalog checks and matches the items (ImportContent).
 import { create } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
@@ -23,6 +24,7 @@ import {
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { ConsoleService, ImportContentRequestSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, type ReactNode, type RefObject, useEffect, useRef, useState } from "react";
+import { Link } from "react-router";
 import { binaryTransport, errorOf } from "../api";
 import { binaryBytes, catalogMessageBytes } from "../catalog-bound";
 import { count, plural } from "../format";
@@ -74,20 +76,28 @@ export function ExportDialog({
   const fileName = exportFileName(projectName, format);
   const save = () => {
     if (!content.data) return;
-    download(writeContentDocument(content.data, format), fileName, format);
+    download(writeContentDocument({ ...content.data, projectId }, format), fileName, format);
     onClose();
   };
   return (
     <Dialog title="Export test cases and plans" open={open} onClose={onClose}>
       <div className="stack">
         <p>
-          One file holding every test case and test plan of the project, each with its id. Keep it in your
-          repository and review changes to it like code; <strong>Import</strong> applies a changed copy back.
+          One file holding every test case and test plan of the project, each with its id, its environments
+          and the names of its variables (never their values). Keep it in your repository and review changes
+          to it like code; <strong>Import</strong> applies a changed copy back, here or in another project.
         </p>
         <QueryView query={content} what="the test cases and plans">
           {(data) => (
             <p className="preview preview-line" role="status">
-              {plural(data.testCases.length, "test case")} and {plural(data.testPlans.length, "test plan")}
+              {joined([
+                plural(data.testCases.length, "test case"),
+                plural(data.testPlans.length, "test plan"),
+                ...(data.environments.length > 0 ? [plural(data.environments.length, "environment")] : []),
+                ...(data.variableNames.length > 0
+                  ? [plural(data.variableNames.length, "variable name")]
+                  : []),
+              ])}
             </p>
           )}
         </QueryView>
@@ -145,7 +155,7 @@ function previewOfRefusal(error: unknown): Preview | undefined {
   for (const { field, description } of failure
     .findDetails(FieldViolationsSchema)
     .flatMap((d) => d.violations)) {
-    const item = /^(testCases|testPlans)\[\d+\]/.exec(field)?.[0];
+    const item = /^(environments|variables|testCases|testPlans)\[\d+\]/.exec(field)?.[0];
     if (!item) {
       general.push(`${field}: ${description}`);
       continue;
@@ -259,6 +269,7 @@ export function ImportDialog({ projectId, open, onClose }: DialogProps & { proje
           <div ref={outcome} tabIndex={-1} className="notice notice-info" role="status">
             {appliedSummary(applied)}
           </div>
+          <VariablesToSet result={applied} projectId={projectId} onFollow={close} />
           <DialogActions
             onCancel={reset}
             cancelLabel="Import another file"
@@ -271,6 +282,7 @@ export function ImportDialog({ projectId, open, onClose }: DialogProps & { proje
       ) : preview ? (
         <PreviewOf
           preview={preview}
+          projectId={projectId}
           outcome={outcome}
           applying={importing.isPending}
           error={previewOfRefusal(importing.error) ? undefined : importing.error}
@@ -283,9 +295,10 @@ export function ImportDialog({ projectId, open, onClose }: DialogProps & { proje
       ) : (
         <form className="stack" onSubmit={previewFile} noValidate>
           <p>
-            A content document as <strong>Export</strong> writes it (YAML or JSON). Its test cases and plans
-            are matched to the project's by id, else by name: you see what would be created, changed and left
-            alone before anything is.
+            A content document as <strong>Export</strong> writes it (YAML or JSON), from this project or
+            another. Its test cases and plans are matched to the project's by id, else by name (by name alone
+            when the file comes from another project), its environments and variables by name: you see what
+            would be created, changed and left alone before anything is.
           </p>
           <Field
             label="File"
@@ -343,8 +356,59 @@ interface Row extends ImportedItem {
   kind: string;
 }
 
+/**
+ * The project's variables without a value as the import leaves them: tests naming them fail until
+ * each is set, on the Variables page (values never come in a file).
+ */
+function VariablesToSet({
+  result,
+  projectId,
+  onFollow,
+}: {
+  result: ImportResult;
+  projectId: string;
+  onFollow?: () => void;
+}) {
+  const names = result.variablesWithoutValue;
+  if (names.length === 0) return null;
+  const one = names.length === 1;
+  return (
+    <p className="notice notice-warning break" role="note">
+      {one ? "1 variable has" : `${count(names.length)} variables have`} no value
+      {result.applied ? " yet" : " after this import"}:{" "}
+      {names.map((name, index) => (
+        <span key={name}>
+          {index > 0 && ", "}
+          <code>{name}</code>
+        </span>
+      ))}
+      . A file carries names only: steps naming {one ? "it" : "them"} fail until {one ? "it is" : "they are"}{" "}
+      set.{" "}
+      {result.applied && (
+        <Link to={`/projects/${projectId}/variables`} onClick={onFollow}>
+          Set {one ? "its value" : "their values"} on the Variables page
+        </Link>
+      )}
+    </p>
+  );
+}
+
+const kindOf = {
+  environments: "Environment",
+  variables: "Variable",
+  testCases: "Test case",
+  testPlans: "Test plan",
+} as const;
+
+/** The result's items, in document order: environments, variables, test cases, test plans. */
+const rowsOf = (result: ImportResult): Row[] =>
+  (Object.keys(kindOf) as (keyof typeof kindOf)[]).flatMap((key) =>
+    result[key].map((i) => ({ ...i, kind: kindOf[key] })),
+  );
+
 function PreviewOf({
   preview,
+  projectId,
   outcome,
   applying,
   error,
@@ -352,6 +416,7 @@ function PreviewOf({
   onApply,
 }: {
   preview: Preview;
+  projectId: string;
   outcome: RefObject<HTMLDivElement | null>;
   applying: boolean;
   error: unknown;
@@ -359,10 +424,7 @@ function PreviewOf({
   onApply: () => void;
 }) {
   const { result, problems, general } = preview;
-  const rows: Row[] = [
-    ...result.testCases.map((i) => ({ ...i, kind: "Test case" })),
-    ...result.testPlans.map((i) => ({ ...i, kind: "Test plan" })),
-  ];
+  const rows = rowsOf(result);
   const bad = rows.filter((row) => problems.has(row.path));
   const attention = rows.filter((row) => row.outcome !== ItemOutcome.UNCHANGED || problems.has(row.path));
   const unchanged = rows.filter((row) => row.outcome === ItemOutcome.UNCHANGED && !problems.has(row.path));
@@ -395,6 +457,9 @@ function PreviewOf({
               {row.outcome === ItemOutcome.CHANGED && (
                 <span className="small">{row.changedFields.join(", ")}</span>
               )}
+              {row.kind === kindOf.variables && row.outcome === ItemOutcome.CREATED && (
+                <span className="small">without a value</span>
+              )}
               {problems.has(row.path) && (
                 <ul className="import-problems" aria-label={`Problems of ${row.path}`}>
                   {problems.get(row.path)?.map(([field, description]) => (
@@ -412,6 +477,12 @@ function PreviewOf({
   );
   return (
     <div className="stack">
+      {result.fromOtherProject && (
+        <p className="notice notice-info">
+          This file comes from another project: its ids name that project's items, so its test cases and plans
+          are matched to this project's by name, and created where none has the name.
+        </p>
+      )}
       <div
         ref={outcome}
         tabIndex={-1}
@@ -443,6 +514,7 @@ function PreviewOf({
       {(result.otherTestCases > 0 || result.otherTestPlans > 0) && (
         <p className="muted small">{othersSentence(result)}</p>
       )}
+      {!refused && <VariablesToSet result={result} projectId={projectId} />}
       <ErrorNotice error={error} />
       <DialogActions
         onCancel={onBack}
@@ -457,24 +529,29 @@ function PreviewOf({
   );
 }
 
+const what = {
+  environments: "environment",
+  variables: "variable",
+  testCases: "test case",
+  testPlans: "test plan",
+} as const;
+
 /** "3 test cases", "1 test plan" by outcome, for the sentences below. */
 function counted(result: ImportResult, outcome: ItemOutcome): string[] {
-  const cases = result.testCases.filter((i) => i.outcome === outcome).length;
-  const plans = result.testPlans.filter((i) => i.outcome === outcome).length;
-  return [cases > 0 && plural(cases, "test case"), plans > 0 && plural(plans, "test plan")].filter(
-    (part): part is string => part !== false,
-  );
+  return (Object.keys(what) as (keyof typeof what)[]).flatMap((key) => {
+    const n = result[key].filter((i) => i.outcome === outcome).length;
+    return n > 0 ? [plural(n, what[key])] : [];
+  });
 }
 
-const joined = (parts: string[]) => parts.join(" and ");
+/** "a", "a and b", "a, b and c". */
+const joined = (parts: string[]) =>
+  parts.length <= 2 ? parts.join(" and ") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
 
 /** "1 test case and 2 test plans", "as it is" / "as they are": the items of an outcome. */
 function itemsOf(result: ImportResult, outcome: ItemOutcome): { text: string; one: boolean } {
-  const parts = counted(result, outcome);
-  const total =
-    result.testCases.filter((i) => i.outcome === outcome).length +
-    result.testPlans.filter((i) => i.outcome === outcome).length;
-  return { text: joined(parts), one: total === 1 };
+  const total = rowsOf(result).filter((i) => i.outcome === outcome).length;
+  return { text: joined(counted(result, outcome)), one: total === 1 };
 }
 
 function previewSummary(result: ImportResult): string {
@@ -503,9 +580,7 @@ function othersSentence(result: ImportResult): string {
 function appliedSummary(result: ImportResult): string {
   const created = counted(result, ItemOutcome.CREATED);
   const changed = counted(result, ItemOutcome.CHANGED);
-  const unchanged =
-    result.testCases.filter((i) => i.outcome === ItemOutcome.UNCHANGED).length +
-    result.testPlans.filter((i) => i.outcome === ItemOutcome.UNCHANGED).length;
+  const unchanged = rowsOf(result).filter((i) => i.outcome === ItemOutcome.UNCHANGED).length;
   return [
     created.length > 0 && `Created ${joined(created)}.`,
     changed.length > 0 && `Changed ${joined(changed)}.`,

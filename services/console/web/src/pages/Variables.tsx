@@ -1,6 +1,6 @@
 // A project's variables, by name only: values are write-only. Editors and above create them, set
 // a new value, and delete them after seeing which test cases name them (docs/console.md,
-// "Authoring").
+// "Authoring"). A variable an import created has no value yet: it is marked, and listed on top.
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import type { Variable } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
@@ -12,6 +12,7 @@ import { DataTable } from "../components/DataTable";
 import { Dialog, DialogActions, ErrorNotice } from "../components/Dialog";
 import { Field, useFocusOnError } from "../components/Field";
 import { Empty, NotFound, QueryView } from "../components/States";
+import { Badge } from "../components/Status";
 import { Time } from "../components/Time";
 import { plural } from "../format";
 import { useProject } from "../project";
@@ -86,55 +87,68 @@ export function Variables() {
         }
       >
         {(data) => (
-          <DataTable
-            rows={data.variables}
-            columns={[
-              { label: "Name", className: "cell-strong", cell: (variable) => <code>{variable.name}</code> },
-              { label: "Value", className: "muted", cell: () => "hidden" },
-              {
-                label: "Changed",
-                cell: (variable) => <Time at={variable.updatedAt ?? variable.createdAt} />,
-              },
-            ]}
-            actions={
-              editor
-                ? (variable) => (
-                    <div className="row-actions">
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`Set new value of ${variable.name}`}
-                        onClick={() => {
-                          setSaved(undefined);
-                          setSetting(variable);
-                        }}
-                      >
-                        Set new value
-                      </button>
-                      <button
-                        type="button"
-                        className="button button-small button-danger"
-                        aria-label={`Delete ${variable.name}`}
-                        onClick={() => {
-                          setSaved(undefined);
-                          setDeleting(variable);
-                        }}
-                      >
-                        Delete
-                      </button>
-                    </div>
-                  )
-                : undefined
-            }
-          />
+          <>
+            <Unset variables={data.variables} editor={editor} />
+            <DataTable
+              rows={data.variables}
+              columns={[
+                { label: "Name", className: "cell-strong", cell: (variable) => <code>{variable.name}</code> },
+                {
+                  label: "Value",
+                  cell: (variable) =>
+                    variable.hasValue ? (
+                      <span className="muted">hidden</span>
+                    ) : (
+                      <Badge tone="bad">Not set</Badge>
+                    ),
+                },
+                {
+                  label: "Changed",
+                  cell: (variable) => <Time at={variable.updatedAt ?? variable.createdAt} />,
+                },
+              ]}
+              actions={
+                editor
+                  ? (variable) => (
+                      <div className="row-actions">
+                        <button
+                          type="button"
+                          className={`button button-small${variable.hasValue ? "" : " button-primary"}`}
+                          aria-label={`${variable.hasValue ? "Set new value" : "Set value"} of ${variable.name}`}
+                          onClick={() => {
+                            setSaved(undefined);
+                            setSetting(variable);
+                          }}
+                        >
+                          {variable.hasValue ? "Set new value" : "Set value"}
+                        </button>
+                        <button
+                          type="button"
+                          className="button button-small button-danger"
+                          aria-label={`Delete ${variable.name}`}
+                          onClick={() => {
+                            setSaved(undefined);
+                            setDeleting(variable);
+                          }}
+                        >
+                          Delete
+                        </button>
+                      </div>
+                    )
+                  : undefined
+              }
+            />
+          </>
         )}
       </QueryView>
       <SetValueDialog
         projectId={projectId}
         variable={setting}
         onClose={() => setSetting(undefined)}
-        onSaved={(variableName) =>
-          setSaved(`New value of ${variableName} saved. Runs started from now on use it.`)
+        onSaved={(variableName, first) =>
+          setSaved(
+            `${first ? "Value" : "New value"} of ${variableName} saved. Runs started from now on use it.`,
+          )
         }
       />
       {creating && (
@@ -155,6 +169,29 @@ export function Variables() {
         />
       )}
     </>
+  );
+}
+
+/**
+ * The variables without a value (created by an import, which carries names only): steps naming
+ * them fail until they have one.
+ */
+function Unset({ variables, editor }: { variables: readonly Variable[]; editor: boolean }) {
+  const unset = variables.filter((variable) => !variable.hasValue);
+  if (unset.length === 0) return null;
+  const one = unset.length === 1;
+  return (
+    <p className="notice notice-warning break" role="note">
+      {one ? "1 variable has" : `${unset.length} variables have`} no value yet:{" "}
+      {unset.map((variable, index) => (
+        <span key={variable.id}>
+          {index > 0 && ", "}
+          <code>{variable.name}</code>
+        </span>
+      ))}
+      . Steps naming {one ? "it" : "them"} fail until {one ? "it is" : "they are"} set
+      {editor ? ": use Set value in each one's row." : " by an Editor."}
+    </p>
   );
 }
 
@@ -322,7 +359,8 @@ function SetValueDialog({
   projectId: string;
   variable: Variable | undefined;
   onClose: () => void;
-  onSaved: (name: string) => void;
+  /** `first`: the variable had no value before. */
+  onSaved: (name: string, first: boolean) => void;
 }) {
   const queryClient = useQueryClient();
   const set = useMutation(ConsoleService.method.setVariableValue);
@@ -341,23 +379,28 @@ function SetValueDialog({
       {
         onSuccess: () => {
           void queryClient.invalidateQueries();
-          onSaved(variable.name);
+          onSaved(variable.name, !variable.hasValue);
           close();
         },
       },
     );
   };
+  const first = variable !== undefined && !variable.hasValue;
   return (
     <Dialog
-      title={`New value of ${variable?.name ?? "variable"}`}
+      title={`${first ? "Value" : "New value"} of ${variable?.name ?? "variable"}`}
       open={variable !== undefined}
       onClose={close}
     >
       <form className="stack" onSubmit={submit} autoComplete="off">
         <Field
-          label="New value"
+          label={first ? "Value" : "New value"}
           required
-          hint="Replaces the current value, which is not shown. Once saved, this value cannot be read back either."
+          hint={
+            first
+              ? `${variable.name} has no value yet. ${valueHint}`
+              : "Replaces the current value, which is not shown. Once saved, this value cannot be read back either."
+          }
         >
           {(control) => (
             <input
