@@ -376,6 +376,7 @@ export const NOTIFICATION_KINDS = [
   "disable_member_keys",
   "revoke_project_keys",
   "purge_project_artifacts",
+  "grant_new_project_credits",
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
@@ -383,7 +384,6 @@ export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
  * Outbox of calls another service has not acknowledged yet (outbox.ts); named after its first use,
  * the keys service. A loss of rights (or a deleted project) writes its rows in the same transaction
  * as the change, so the notification cannot be lost: the catalog delivers it right after the commit
-  "grant_new_project_credits",
  * and, while the service is unreachable, retries with backoff until it succeeds; the row is deleted
  * on success. Every call is idempotent, so a repeated delivery is harmless.
  */
@@ -398,6 +398,11 @@ export const KeyNotification = defineEntity({
     lostAt: p.datetime().nullable(),
     /** revoke_project_keys, purge_project_artifacts: the deleted project; grant_new_project_credits: the new one. */
     projectId: p.text().nullable(),
+    /**
+     * grant_new_project_credits: the credits, as NEW_PROJECT_CREDITS said when the project was
+     * created (a later change of the setting changes no grant already on its way).
+     */
+    credits: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     /** Failed deliveries so far; sets the backoff. */
     attempts: p.integer().default(0),
@@ -405,11 +410,6 @@ export const KeyNotification = defineEntity({
     nextAttemptAt: p.datetime(),
     /** The gRPC code of the last failure (e.g. UNAVAILABLE), for operators; never a message. */
     lastError: p.text().nullable(),
-    /**
-     * grant_new_project_credits: the credits, as NEW_PROJECT_CREDITS said when the project was
-     * created (a later change of the setting changes no grant already on its way).
-     */
-    credits: p.integer().nullable(),
   },
   indexes: [
     // The retry loop's scan: due rows first.
