@@ -34,6 +34,17 @@ describe("console (end to end)", function () {
       displayName: email.split("@")[0] ?? "",
       role,
     });
+  /**
+   * What a cookie whose session no longer lives gets: GetSession's "nobody", saying the session
+   * ended (the sign-in page says so), and every other call UNAUTHENTICATED.
+   */
+  const expectEnded = async (cookie: string) => {
+    const client = consoleClient(system, cookie);
+    expect(await client.getSession({})).to.include({ signedIn: false, sessionEnded: true, email: "" });
+    expect((await refusal(client.listProjects({ organizationId: "org_x" }))).code).to.equal(
+      Code.Unauthenticated,
+    );
+  };
   const organizationOf = async (project: TestProject) =>
     (
       await consoleClient(system, await signIn(system, project.ownerId)).getProject({
@@ -70,7 +81,11 @@ describe("console (end to end)", function () {
       secrets.push(sessionCookieOf(first));
       const session = await consoleClient(system, sessionCookieOf(first)).getSession({});
       // Stored, and signed in, in its normal form (lower case).
-      expect(session.email).to.equal("owner@acme-console.example");
+      expect(session).to.include({
+        signedIn: true,
+        sessionEnded: false,
+        email: "owner@acme-console.example",
+      });
 
       const again = await redeemLink(system, token);
       expect(again.status).to.equal(400);
@@ -102,9 +117,18 @@ describe("console (end to end)", function () {
   });
 
   describe("sessions", () => {
-    it("no cookie, no answer but UNAUTHENTICATED; sign-in options need none", async () => {
-      expect((await refusal(consoleClient(system).getSession({}))).code).to.equal(Code.Unauthenticated);
-      expect((await consoleClient(system).getSignInOptions({})).oidcEnabled).to.equal(false);
+    it("no cookie: GetSession answers nobody, every other call but the sign-in options UNAUTHENTICATED", async () => {
+      const anonymous = consoleClient(system);
+      const nobody = await anonymous.getSession({});
+      expect(nobody).to.include({ signedIn: false, sessionEnded: false, email: "", apiUrl: "" });
+      expect(nobody.memberships).to.deep.equal([]);
+      expect((await anonymous.getSignInOptions({})).oidcEnabled).to.equal(false);
+      for (const call of [
+        anonymous.listProjects({ organizationId: "org_x" }),
+        anonymous.signOutEverywhere({}),
+        anonymous.listApiKeys({ projectId: acme.projectId }),
+      ])
+        expect((await refusal(call)).code).to.equal(Code.Unauthenticated);
     });
 
     it("sign-out ends the session on the server, not just in the browser", async () => {
@@ -113,9 +137,7 @@ describe("console (end to end)", function () {
       expect(out.status).to.equal(204);
       expect(out.headers.getSetCookie()[0]).to.match(/^testrun_session=; Max-Age=0/);
       // The old cookie, replayed, opens nothing.
-      expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
-        Code.Unauthenticated,
-      );
+      await expectEnded(cookie);
     });
 
     it("ends after the idle time and after the absolute lifetime", async () => {
@@ -133,10 +155,7 @@ describe("console (end to end)", function () {
       await sql("update console.sessions set expires_at = now() - interval '1 second' where digest = $1", [
         await digest(longLived),
       ]);
-      for (const cookie of [idle, longLived])
-        expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
-          Code.Unauthenticated,
-        );
+      for (const cookie of [idle, longLived]) await expectEnded(cookie);
     });
 
     it("a member removed while signed in loses the session at once", async () => {
@@ -172,9 +191,7 @@ describe("console (end to end)", function () {
       expect(await sessionsOf()).to.equal(0);
       // Added back at once (the same member id): the old session stays ended.
       await memberOf("leaving.now@acme.example", Role.EDITOR, organizationId);
-      expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
-        Code.Unauthenticated,
-      );
+      await expectEnded(cookie);
     });
 
     it("a sign-in link signs in its member, in its organization only, even with a KELVIN SIGN email", async () => {
@@ -216,9 +233,7 @@ describe("console (end to end)", function () {
       secrets.push(token);
       const second = await redeemLink(system, token, { cookie: first });
       expect(second.status).to.equal(204);
-      expect((await refusal(consoleClient(system, first).getSession({}))).code).to.equal(
-        Code.Unauthenticated,
-      );
+      await expectEnded(first);
       expect((await consoleClient(system, sessionCookieOf(second)).getSession({})).email).to.equal(
         "second.person@acme.example",
       );
@@ -232,10 +247,7 @@ describe("console (end to end)", function () {
       const someoneElse = await signIn(system, acme.ownerId);
       const { endedSessions } = await consoleClient(system, phone).signOutEverywhere({});
       expect(endedSessions).to.equal(2);
-      for (const cookie of [laptop, phone])
-        expect((await refusal(consoleClient(system, cookie).getSession({}))).code).to.equal(
-          Code.Unauthenticated,
-        );
+      for (const cookie of [laptop, phone]) await expectEnded(cookie);
       expect((await consoleClient(system, someoneElse).getSession({})).memberships.length).to.equal(1);
     });
 

@@ -26,6 +26,15 @@ export const signedOut = (hadSession = false) =>
     Code.Unauthenticated,
     hadSession ? { [sessionEndedHeader]: "ended" } : undefined,
   );
+/**
+ * GetSession's "nobody is signed in", from the refusal of a call without a live session (and
+ * whether the browser's session ended); any other failure (the catalog unreachable) is thrown on.
+ */
+export function nobodySignedIn(error: unknown): { signedIn: false; sessionEnded: boolean } {
+  if (!(error instanceof ConnectError) || error.code !== Code.Unauthenticated) throw error;
+  return { signedIn: false, sessionEnded: error.metadata.get(sessionEndedHeader) === "ended" };
+}
+
 /** What every lookup outside the person's organizations gives: the same as an unknown id. */
 export const notFound = (what: string) => new ConnectError(`${what} not found`, Code.NotFound);
 

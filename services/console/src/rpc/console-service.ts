@@ -5,7 +5,7 @@ import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb"
 import type { ApiKey, KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { OidcBindings } from "../auth/oidc-bindings.js";
 import type { SessionStore } from "../auth/sessions.js";
-import { actorOf, type Viewers } from "../viewer.js";
+import { actorOf, nobodySignedIn, type Viewers } from "../viewer.js";
 import { authoringHandlers } from "./authoring-handlers.js";
 import { type AutomationHandlerDeps, automationHandlers } from "./automation-handlers.js";
 import { contentDocumentHandlers } from "./content-document-handlers.js";
@@ -33,7 +33,8 @@ const memberPage = 1000;
 
 /**
  * ConsoleService: every method but GetSignInOptions first resolves the signed-in person, then acts
- * as their member of the organization concerned. Keys and catalog decide what that member may do.
+ * as their member of the organization concerned (GetSession answers "nobody" without one). Keys and
+ * catalog decide what that member may do.
  */
 export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleService> {
   const { viewers, catalog, keys } = deps;
@@ -74,8 +75,12 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
     }),
 
     async getSession(_req, ctx) {
-      const viewer = await viewers.of(ctx);
+      // Nobody signed in is an answer here, not an error: every visitor not signed in yet asks
+      // (the sign-in link's page, the app's frame), and a browser logs each failed call.
+      const viewer = await viewers.of(ctx).catch(nobodySignedIn);
+      if (!("email" in viewer)) return viewer;
       return {
+        signedIn: true,
         email: viewer.email,
         memberships: viewer.memberships,
         expiresAt: timestampFromDate(viewer.expiresAt),

@@ -2,8 +2,11 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { refuseCompressedBodies, unparsableBodyIsInvalidArgument } from "@testrun/kit";
 import { sessionCookieKey, signedOut } from "../viewer.js";
 
-/** ConsoleService methods that answer without a session: the sign-in page's own. */
-export const methodsWithoutSession: ReadonlySet<string> = new Set(["GetSignInOptions"]);
+/**
+ * ConsoleService methods that answer without a session: the sign-in page's own, and the question
+ * whether anyone is signed in (GetSession answers "nobody", reading nothing).
+ */
+export const methodsWithoutSession: ReadonlySet<string> = new Set(["GetSignInOptions", "GetSession"]);
 
 /**
  * The console API's request gate (connect's `requestGate`): runs on the headers alone, before the

@@ -54,11 +54,14 @@ export function leaveTo(path: string): void {
 export const sessionEnded = (error: unknown) =>
   isSignedOut(error) && errorOf(error).metadata.get("testrun-session") === "ended";
 
-/** Sends the browser to sign in, coming back to where it is now; says why when the session ended. */
-export function goToSignIn(error?: unknown): void {
+/**
+ * Sends the browser to sign in, coming back to where it is now; says why when the session ended
+ * (a call refused for it, or GetSession's `sessionEnded`).
+ */
+export function goToSignIn(error?: unknown, ended = sessionEnded(error)): void {
   if (window.location.pathname.startsWith("/sign-in")) return;
   const next = encodeURIComponent(`${window.location.pathname}${window.location.search}`);
-  leaveTo(`/sign-in?${sessionEnded(error) ? "error=session_ended&" : ""}next=${next}`);
+  leaveTo(`/sign-in?${ended ? "error=session_ended&" : ""}next=${next}`);
 }
 
 /** A failed save as a form shows it: each error at its field, and what belongs to no field above the buttons. */

@@ -1,17 +1,22 @@
-// Who is signed in, for every page inside the app's frame. Without a session the browser goes to
-// sign in and comes back (api.ts, goToSignIn).
+// Who is signed in, for every page inside the app's frame. Without a session (GetSession answers
+// "nobody") the browser goes to sign in and comes back (api.ts, goToSignIn).
 import { createClient } from "@connectrpc/connect";
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService, type GetSessionResponse } from "@testrun/gen/testrun/console/v1/console_pb";
-import { createContext, type ReactNode, useContext } from "react";
-import { isSignedOut, leaveTo, transport } from "./api";
+import { createContext, type ReactNode, useContext, useEffect } from "react";
+import { goToSignIn, isSignedOut, leaveTo, transport } from "./api";
 import { Failed, Loading, StandalonePage } from "./components/States";
 
 const SessionContext = createContext<GetSessionResponse | undefined>(undefined);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const session = useQuery(ConsoleService.method.getSession, {});
-  if (session.isPending || isSignedOut(session.error))
+  const nobody = session.data !== undefined && !session.data.signedIn;
+  useEffect(() => {
+    if (nobody) goToSignIn(undefined, session.data?.sessionEnded);
+  }, [nobody, session.data]);
+  // A call refused meanwhile (its session ended between two answers) leaves too (main.tsx).
+  if (session.isPending || nobody || isSignedOut(session.error))
     return (
       <StandalonePage>
         <Loading what="your session" />

@@ -53,8 +53,10 @@ export function SignInLink() {
   const [failure, setFailure] = useState<Failure | undefined>(token ? undefined : "invalid");
   const [preview, setPreview] = useState<LinkPreview>();
   const [signingIn, setSigningIn] = useState(false);
-  // Who this browser is signed in as now, if anyone (an error means nobody).
+  // Who this browser is signed in as now, if anyone: "nobody" is an answer (signedIn false), not an
+  // error, so a visitor not signed in yet sees no failed request. Should it fail, nobody it is.
   const current = useQuery(ConsoleService.method.getSession, {}, { retry: false });
+  const signedIn = current.data?.signedIn ? current.data : undefined;
 
   useEffect(() => {
     if (!token) return;
@@ -96,12 +98,12 @@ export function SignInLink() {
         </p>
       </StandalonePage>
     );
-  const signedInAs = current.data?.email;
+  const signedInAs = signedIn?.email;
   // Anything but exactly the link's member (another member, another organization with the same
   // email, more organizations than the link's) is someone else's session, which continuing ends.
-  const covered = current.data?.memberships ?? [];
+  const covered = signedIn?.memberships ?? [];
   const someoneElse =
-    current.data !== undefined &&
+    signedIn !== undefined &&
     !(
       covered.length === 1 &&
       covered[0]?.member?.id === preview.memberId &&
