@@ -66,6 +66,7 @@ describe("redaction of a secret a target sends back encoded, through the real ga
   let system: System;
   let pipeline: Pipeline;
   let target: ReturnType<typeof startEchoTarget> | undefined;
+  let targetUrl = "";
 
   before(async () => {
     target = startEchoTarget();
@@ -75,11 +76,8 @@ describe("redaction of a secret a target sends back encoded, through the real ga
     pipeline = project.pipeline;
     const ctx = createCliContext(system.env);
     const { port } = target.address() as AddressInfo;
-    await createEnvironment(ctx, {
-      projectId: project.projectId,
-      name: "echo",
-      baseUrl: `http://127.0.0.1:${port}`,
-    });
+    targetUrl = `http://127.0.0.1:${port}`;
+    await createEnvironment(ctx, { projectId: project.projectId, name: "echo", baseUrl: targetUrl });
     await setVariable(ctx, { projectId: project.projectId, name: "SECRET", value: secret });
     const cases = encodings.flatMap(([name, encode], index) => [
       echoCase(`${name} in JSON`, `/echo/${index}`, "json"),
@@ -116,5 +114,33 @@ describe("redaction of a secret a target sends back encoded, through the real ga
     // Nothing the REST API answered held it either.
     for (const body of pipeline.responses)
       for (const fragment of fragments(secret)) expect(body).not.to.include(fragment);
+  });
+
+  it("leaves summaries readable with a one-letter value, replacing it only where it stands alone", async () => {
+    const project = await newProject(system, "short value", { credits: 20 });
+    const ctx = createCliContext(system.env);
+    await createEnvironment(ctx, { projectId: project.projectId, name: "echo", baseUrl: targetUrl });
+    await setVariable(ctx, { projectId: project.projectId, name: "S", value: "s" });
+    const echo = { method: "GET", path: "/echo/0", query: { v: "s stands alone, inside steps it does not" } };
+    await addCases(
+      system,
+      project.projectId,
+      JSON.stringify([
+        { name: "passes", tags: ["short"], steps: [{ name: "sign in", http: echo }] },
+        {
+          name: "fails",
+          tags: ["short"],
+          steps: [{ name: "echo", http: echo, expect: { json: { "$.echoed": "nope" } } }],
+        },
+      ]),
+    );
+    const run = await project.pipeline.finished(
+      (await project.pipeline.start({ tags: ["short"], environment: "echo" })).id,
+    );
+    const summaries = Object.fromEntries(run.tests.map((test) => [test.name, test.summary]));
+    expect(summaries).to.deep.equal({
+      passes: "1 step passed",
+      fails: 'step 1 "echo": expected $.echoed = "nope", got "{{S}} stands alone, inside steps it does not"',
+    });
   });
 });

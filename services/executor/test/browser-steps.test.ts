@@ -336,7 +336,7 @@ describe("browser steps (real Chromium against a real web application)", functio
     });
 
     it("reads as Playwright code", () => {
-      const text = (locator: object) => locatorText(fromJson(LocatorSchema, locator as JsonValue));
+      const text = (locator: object) => String(locatorText(fromJson(LocatorSchema, locator as JsonValue)));
       expect(text({ role: "button", name: "Sign in" })).to.equal("getByRole('button', { name: 'Sign in' })");
       expect(text({ role: "button", name: "Sign in", exact: true })).to.equal(
         "getByRole('button', { name: 'Sign in', exact: true })",

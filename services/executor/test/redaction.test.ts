@@ -8,10 +8,13 @@ import {
   encodedForms,
   fragmentLength,
   minBase64FormLength,
+  minInWordLength,
   Redactor,
   redactedActual,
 } from "../src/steps/redaction.js";
+import { oneLine } from "../src/steps/runner.js";
 import { Variables } from "../src/steps/variables.js";
+import { own, say } from "../src/steps/wording.js";
 
 describe("redaction of a variable's value in the forms a target sends it back in", () => {
   const vars = () => new Variables({ SECRET: secret });
@@ -94,6 +97,89 @@ describe("redaction of a variable's value in the forms a target sends it back in
   it("does not garble a summary without secrets", () => {
     const summary = 'step 1 "s": expected header x-echo to contain "nope", got "hello, welcome"';
     expect(vars().redact(summary)).to.equal(summary);
+  });
+});
+
+describe(`a value shorter than ${minInWordLength} characters`, () => {
+  it("is replaced where it stands alone, never inside a word", () => {
+    const vars = new Variables({ V: "s" });
+    for (const [text, redacted] of [
+      ["s", "{{V}}"],
+      ['got "s"', 'got "{{V}}"'],
+      ["(s), s. s-s/s?s=s&s", "({{V}}), {{V}}. {{V}}-{{V}}/{{V}}?{{V}}={{V}}&{{V}}"],
+      ["1 step passed, steps passed", "1 step passed, steps passed"],
+      ["s1 _s s_ 1s sé ès", "s1 _s s_ 1s sé ès"],
+    ])
+      expect(vars.redact(text as string), text).to.equal(redacted);
+  });
+
+  it("counts letters and digits of every script as part of a word, and a JSON escape's backslash", () => {
+    expect(new Variables({ E: "é" }).redact("café é")).to.equal("café {{E}}");
+    expect(new Variables({ K: "ж" }).redact("жук ж")).to.equal("жук {{K}}");
+    // `\n` in a quoted JSON text is one character: its `n` is not the value standing alone.
+    expect(new Variables({ N: "n" }).redact('"a\\nb\\n" n')).to.equal('"a\\nb\\n" {{N}}');
+  });
+
+  it("checks the sides where the value itself is a word: a value of punctuation stands alone anywhere", () => {
+    expect(new Variables({ P: "/v1" }).redact("/api/v1/users /api/v10")).to.equal("/api{{P}}/users /api/v10");
+    expect(new Variables({ Q: "@@" }).redact("a@@b")).to.equal("a{{Q}}b");
+  });
+
+  it("is replaced in the forms a target sends it back in, where they stand alone", () => {
+    const value = "é&";
+    const vars = new Variables({ V: value });
+    for (const name of [
+      "raw",
+      "JSON string (JSON.stringify)",
+      "encodeURIComponent",
+      "HTML text (only & < >)",
+    ]) {
+      const echoed = (echoes[name] as (v: string) => string)(value);
+      expect(vars.redact(`[${echoed}]`), name).to.equal("[{{V}}]");
+      expect(vars.redact(`x${echoed}`), name).to.equal(`x${echoed}`);
+    }
+  });
+
+  it("is replaced inside words when a longer value shares the form", () => {
+    // "%C3%A9" is "é" percent-encoded, and a value of 6 characters of its own.
+    expect(new Variables({ E: "é" }).redact("x%C3%A9y")).to.equal("x%C3%A9y");
+    expect(new Variables({ E: "é", ENCODED: "%C3%A9" }).redact("x%C3%A9y")).to.equal("x{{E}}y");
+  });
+
+  it(`from ${minInWordLength} characters on, is replaced inside words too`, () => {
+    expect(new Variables({ V: "abc" }).redact("xabcx abc")).to.equal("xabcx {{V}}");
+    expect(new Variables({ V: "abcd" }).redact("xabcdx abcd")).to.equal("x{{V}}x {{V}}");
+    expect(new Variables({ PW: "hunter2" }).redact("user_hunter2x")).to.equal("user_{{PW}}x");
+  });
+});
+
+describe("the executor's own words in a summary", () => {
+  const values = { A: "step", B: "1", C: "passed", D: "expected", E: "got", F: "s", G: "status", H: "a" };
+
+  it("are never rewritten, whatever a value holds", () => {
+    const vars = new Variables(values);
+    expect(oneLine(say`1 step passed`, vars)).to.equal("1 step passed");
+    expect(oneLine(say`${own(3)} steps passed`, vars)).to.equal("3 steps passed");
+    expect(oneLine(say`step ${own(1)} ${'"s"'}: expected a 2xx status, got ${"500"}`, vars)).to.equal(
+      'step 1 "{{F}}": expected a 2xx status, got 500',
+    );
+  });
+
+  it("leave what came from elsewhere redacted, a plain string whole", () => {
+    const vars = new Variables(values);
+    expect(oneLine(say`got ${'"1 step passed"'}`, vars)).to.equal('got "{{B}} {{A}} {{C}}"');
+    expect(oneLine("1 step passed", vars)).to.equal("{{B}} {{A}} {{C}}");
+  });
+
+  it("do not keep a value that runs from elsewhere into them", () => {
+    const vars = new Variables({ LONG: "hunter2 passed" });
+    expect(oneLine(say`${"got hunter2"} passed`, vars)).to.equal("got {{LONG}}");
+  });
+
+  it("are one line, whitespace collapsed across pieces, tokens not replaced a second time", () => {
+    const vars = new Variables({ NAME: "NAME", TWO: "a b" });
+    expect(oneLine(say`  step ${own(2)} ${"\n a\nb "} ${"{{x}}"}  `, vars)).to.equal("step 2 {{TWO}} {{x}}");
+    expect(oneLine(say`got ${"NAME"}`, vars)).to.equal("got {{NAME}}");
   });
 });
 

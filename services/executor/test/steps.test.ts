@@ -400,6 +400,56 @@ describe("step runner (HTTP steps against a real server)", () => {
     });
   });
 
+  describe("a short value leaves summaries readable", () => {
+    it("replaces a one-letter value where it stands alone, never inside the summary's words", async () => {
+      const vars = { V: "s" };
+      const passed = await run(
+        [
+          { name: "sign in", http: { method: "GET", path: "/text" } },
+          { name: "status", http: { method: "GET", path: "/text" } },
+        ],
+        { vars },
+      );
+      expect(passed.summary).to.equal("2 steps passed");
+      expect((await run([{ name: "s", http: { method: "GET", path: "/text" } }], { vars })).summary).to.equal(
+        "1 step passed",
+      );
+      expect(
+        await failure(
+          {
+            http: { method: "GET", path: "/header", query: { value: "s is sent as s, its steps pass" } },
+            expect: { headers: { "x-echo": "nope" } },
+          },
+          vars,
+        ),
+      ).to.equal(
+        'step 1 "{{V}}": expected header x-echo to contain "nope", got "{{V}} is sent as {{V}}, its steps pass"',
+      );
+    });
+
+    it("never rewrites the executor's own words, even when values spell them", async () => {
+      const vars = { A: "step", B: "1", C: "expected", D: "a", E: "2xx", F: "status", G: "got", H: "passed" };
+      expect((await run([{ name: "x", http: { method: "GET", path: "/text" } }], { vars })).summary).to.equal(
+        "1 step passed",
+      );
+      expect(await failure({ http: { method: "GET", path: "/status/500" } }, vars)).to.equal(
+        'step 1 "s": expected a 2xx status, got 500',
+      );
+    });
+
+    it("replaces a value of 4 characters or more inside words, as before", async () => {
+      expect(
+        await failure(
+          {
+            http: { method: "GET", path: "/header", query: { value: "user_hunter2x and abc_def" } },
+            expect: { headers: { "x-echo": "nope" } },
+          },
+          { PW: "hunter2", SHORT: "abc" },
+        ),
+      ).to.equal('step 1 "s": expected header x-echo to contain "nope", got "user_{{PW}}x and abc_def"');
+    });
+  });
+
   it("keeps a summary on one line of at most 300 characters", async () => {
     const name = `a\nvery ${"long ".repeat(100)}name`;
     const outcome = await run([{ name, http: { method: "GET", path: "/status/500" } }]);

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { StepFailure, type Variables } from "../steps/variables.js";
-import { clip, sizeText } from "../steps/wording.js";
+import { clip, own, say, sizeText } from "../steps/wording.js";
 import {
   type Artifact,
   ArtifactKind,
@@ -155,9 +155,9 @@ export class TestBrowser {
   keepScreenshot(name: string, step: number, png: Uint8Array): void {
     const problem =
       png.byteLength > maxScreenshotBytes
-        ? `the screenshot is larger than ${sizeText(maxScreenshotBytes)}`
+        ? say`the screenshot is larger than ${own(sizeText(maxScreenshotBytes))}`
         : this.#screenshotBytes + png.byteLength > maxScreenshotBytesPerTest
-          ? `the test's screenshots would exceed ${sizeText(maxScreenshotBytesPerTest)}`
+          ? say`the test's screenshots would exceed ${own(sizeText(maxScreenshotBytesPerTest))}`
           : undefined;
     if (problem) throw new StepFailure(problem);
     this.#screenshotBytes += png.byteLength;

@@ -15,13 +15,13 @@ import { BrowserLost } from "../browser/pool.js";
 import { cannotConnect } from "./http.js";
 import type { StepContext, StepKind } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
-import { clip, durationText } from "./wording.js";
+import { clip, durationText, own, Said, say } from "./wording.js";
 
 export const defaultBrowserTimeoutMs = 10_000;
 
 export const browserStepKind: StepKind<"browser"> = {
   async run(step, ctx) {
-    if (!ctx.browser) throw new StepFailure("this executor runs no browser steps");
+    if (!ctx.browser) throw new StepFailure(say`this executor runs no browser steps`);
     // Waiting for a browser context counts against the test's deadline only, not the step's timeout.
     // A browser that cannot be started (BrowserUnavailable) is not the test's fault: the test gets
     // no result and is handed back (executor.ts), like one whose browser crashed.
@@ -33,8 +33,8 @@ export const browserStepKind: StepKind<"browser"> = {
     } catch (error) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       if (ctx.browser.lost) throw new BrowserLost();
-      const why = error instanceof StepFailure ? error.message : describeError(error);
-      throw new StepFailure(`${action.describe}: ${why}`);
+      const why = error instanceof StepFailure ? error.said : describeError(error);
+      throw new StepFailure(say`${action.describe}: ${why}`);
     }
   },
 };
@@ -47,7 +47,7 @@ interface Scope {
 
 interface Action {
   /** "click getByRole('button', { name: 'Sign in' })": the start of a failure's summary. */
-  describe: string;
+  describe: Said;
   /** Resolves when the step passed; throws StepFailure (what was found instead) when it failed. */
   run(): Promise<void>;
 }
@@ -73,28 +73,28 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
     case "goto": {
       const { url } = action.value;
       return {
-        describe: `goto ${quote(url)}`,
+        describe: say`goto ${quote(url)}`,
         run: () => goto(page, resolveUrl(vars.interpolate(url), ctx.baseUrl), timeoutMs),
       };
     }
     case "click":
-      return onElement("click", action.value.locator, scope, (element) => element.click(timeout));
+      return onElement(say`click`, action.value.locator, scope, (element) => element.click(timeout));
     case "fill": {
       const { value } = action.value;
-      return onElement("fill", action.value.locator, scope, (element) =>
+      return onElement(say`fill`, action.value.locator, scope, (element) =>
         element.fill(vars.interpolate(value), timeout),
       );
     }
     case "press": {
       const { key, locator } = action.value;
       if (!locator)
-        return { describe: `press ${quote(key)}`, run: () => pressOnPage(page, vars.interpolate(key)) };
-      return onElement(`press ${quote(key)} on`, locator, scope, (element) =>
+        return { describe: say`press ${quote(key)}`, run: () => pressOnPage(page, vars.interpolate(key)) };
+      return onElement(say`press ${quote(key)} on`, locator, scope, (element) =>
         element.press(vars.interpolate(key), timeout),
       );
     }
     case "select": {
-      return onElement("select", action.value.locator, scope, async (element) => {
+      return onElement(say`select`, action.value.locator, scope, async (element) => {
         const options = action.value.options.map((option) => vars.interpolate(option));
         await element.selectOption(options, timeout).catch(async (error: unknown) => {
           throw (await missingOption(element, options)) ?? error;
@@ -102,11 +102,11 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
       });
     }
     case "check":
-      return onElement("check", action.value.locator, scope, (element) => element.check(timeout));
+      return onElement(say`check`, action.value.locator, scope, (element) => element.check(timeout));
     case "uncheck":
-      return onElement("uncheck", action.value.locator, scope, (element) => element.uncheck(timeout));
+      return onElement(say`uncheck`, action.value.locator, scope, (element) => element.uncheck(timeout));
     case "hover":
-      return onElement("hover", action.value.locator, scope, (element) => element.hover(timeout));
+      return onElement(say`hover`, action.value.locator, scope, (element) => element.hover(timeout));
     case "waitFor":
       return waitFor(action.value, scope);
     case "expect":
@@ -114,7 +114,7 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
     case "screenshot": {
       const { name, fullPage } = action.value;
       return {
-        describe: `screenshot ${quote(name)}`,
+        describe: say`screenshot ${quote(name)}`,
         async run() {
           const png = await page.screenshot({ type: "png", fullPage, timeout: timeoutMs });
           ctx.browser?.keepScreenshot(name, ctx.step, png);
@@ -123,8 +123,8 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
     }
     default:
       return {
-        describe: "browser step",
-        run: () => Promise.reject(new StepFailure("no action")),
+        describe: say`browser step`,
+        run: () => Promise.reject(new StepFailure(say`no action`)),
       };
   }
 }
@@ -136,11 +136,11 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
 function resolveUrl(url: string, baseUrl: string): string {
   if (url.startsWith("/")) return `${baseUrl}${url}`;
   if (!URL.canParse(url))
-    throw new StepFailure("the URL must start with / or be an absolute http or https URL");
+    throw new StepFailure(say`the URL must start with / or be an absolute http or https URL`);
   try {
     return navigationUrl(url, baseUrl).href;
   } catch (error) {
-    if (error instanceof NotAWebUrl) throw new StepFailure("only http and https URLs can be opened");
+    if (error instanceof NotAWebUrl) throw new StepFailure(say`only http and https URLs can be opened`);
     throw error;
   }
 }
@@ -169,17 +169,18 @@ async function goto(page: Page, url: string, timeoutMs: number): Promise<void> {
     await page.goto(url, { timeout: timeoutMs, waitUntil: "load" });
   } catch (error) {
     if (error instanceof errors.TimeoutError)
-      throw new StepFailure(`the page did not load within ${durationText(timeoutMs)}`);
+      throw new StepFailure(say`the page did not load within ${own(durationText(timeoutMs))}`);
     const code = /net::(ERR_[A-Z0-9_]+)/.exec(error instanceof Error ? error.message : "")?.[1];
     if (!code) throw error;
-    if (connectErrors.has(code)) throw new StepFailure(cannotConnect);
+    // Chromium's error codes are its words, not the target's.
+    if (connectErrors.has(code)) throw new StepFailure(own(cannotConnect));
     if (code === "ERR_CONNECTION_RESET" || code === "ERR_CONNECTION_CLOSED")
-      throw new StepFailure("connection closed by the server");
+      throw new StepFailure(say`connection closed by the server`);
     if (code === "ERR_ABORTED")
-      throw new StepFailure("the page was not loaded (a download, or it was refused)");
+      throw new StepFailure(say`the page was not loaded (a download, or it was refused)`);
     if (code.startsWith("ERR_CERT_") || code.startsWith("ERR_SSL_"))
-      throw new StepFailure(`TLS error (net::${code})`);
-    throw new StepFailure(`could not load the page (net::${code})`);
+      throw new StepFailure(say`TLS error (net::${own(code)})`);
+    throw new StepFailure(say`could not load the page (net::${own(code)})`);
   }
 }
 
@@ -195,7 +196,7 @@ export interface Found {
   one: PageLocator;
   nth: number;
   /** `getByRole('button', { name: 'Sign in' }).nth(1)`: as written in the step, not interpolated. */
-  text: string;
+  text: Said;
 }
 
 /** A string as a JavaScript literal in single quotes, clipped: how Playwright prints locators. */
@@ -203,38 +204,39 @@ const jsString = (text: string) => `'${clip(text, 60).replaceAll("\\", "\\\\").r
 /** A value quoted in a summary: as JSON, clipped (a summary is one line of 300 characters). */
 const quote = (text: string) => clip(JSON.stringify(text), 80);
 
-export function locatorText(locator: Locator): string {
-  const exact = locator.exact ? ", { exact: true }" : "";
+/** The locator as Playwright code: the method names are the executor's words, the values the test's. */
+export function locatorText(locator: Locator): Said {
+  const exact = locator.exact ? say`, { exact: true }` : say``;
   const { by } = locator;
-  let text: string;
+  let text: Said;
   switch (by.case) {
     case "role": {
       const options = locator.name
-        ? `, { name: ${jsString(locator.name)}${locator.exact ? ", exact: true" : ""} }`
-        : "";
-      text = `getByRole(${jsString(by.value)}${options})`;
+        ? say`, { name: ${jsString(locator.name)}${locator.exact ? say`, exact: true` : say``} }`
+        : say``;
+      text = say`getByRole(${jsString(by.value)}${options})`;
       break;
     }
     case "label":
-      text = `getByLabel(${jsString(by.value)}${exact})`;
+      text = say`getByLabel(${jsString(by.value)}${exact})`;
       break;
     case "text":
-      text = `getByText(${jsString(by.value)}${exact})`;
+      text = say`getByText(${jsString(by.value)}${exact})`;
       break;
     case "placeholder":
-      text = `getByPlaceholder(${jsString(by.value)}${exact})`;
+      text = say`getByPlaceholder(${jsString(by.value)}${exact})`;
       break;
     case "testId":
-      text = `getByTestId(${jsString(by.value)})`;
+      text = say`getByTestId(${jsString(by.value)})`;
       break;
     case "css":
-      text = `locator(${jsString(by.value)})`;
+      text = say`locator(${jsString(by.value)})`;
       break;
     default:
-      text = "(no locator)";
+      text = say`(no locator)`;
   }
-  if (locator.nth === 1) return `${text}.first()`;
-  if (locator.nth > 1) return `${text}.nth(${locator.nth - 1})`;
+  if (locator.nth === 1) return say`${text}.first()`;
+  if (locator.nth > 1) return say`${text}.nth(${own(locator.nth - 1)})`;
   return text;
 }
 
@@ -269,36 +271,37 @@ export function locate(page: Page, locator: Locator, vars: Variables): Found {
       all = page.locator(`css=${value}`);
       break;
     default:
-      throw new StepFailure("the locator names no element");
+      throw new StepFailure(say`the locator names no element`);
   }
   const one = locator.nth > 0 ? all.nth(locator.nth - 1) : all;
   return { all, one, nth: locator.nth, text: locatorText(locator) };
 }
 
-const elements = (count: number) => (count === 1 ? "1 element" : `${count} elements`);
+/** A number of elements, counted (or expected) by the executor: its own words. */
+const elements = (count: number) => own(count === 1 ? "1 element" : `${count} elements`);
 
 /**
  * Why the locator does not designate one element right now, or undefined when it does: none
  * matched, several matched without nth, fewer than nth matched.
  */
-async function matchProblem(found: Found, timeoutMs: number): Promise<string | undefined> {
+async function matchProblem(found: Found, timeoutMs: number): Promise<Said | undefined> {
   const count = await found.all.count();
-  if (count === 0) return `no element matched within ${durationText(timeoutMs)}`;
-  if (found.nth === 0 && count > 1) return `${elements(count)} matched; set nth`;
-  if (found.nth > count) return `${elements(count)} matched, fewer than nth ${found.nth}`;
+  if (count === 0) return say`no element matched within ${own(durationText(timeoutMs))}`;
+  if (found.nth === 0 && count > 1) return say`${elements(count)} matched; set nth`;
+  if (found.nth > count) return say`${elements(count)} matched, fewer than nth ${own(found.nth)}`;
   return undefined;
 }
 
 /** An action on one element; a failure is explained from what the page holds now. */
 function onElement(
-  verb: string,
+  verb: Said,
   locator: Locator | undefined,
   { page, ctx, timeoutMs }: Scope,
   act: (element: PageLocator) => Promise<unknown>,
 ): Action {
-  if (!locator) return { describe: verb, run: () => Promise.reject(new StepFailure("no locator")) };
+  if (!locator) return { describe: verb, run: () => Promise.reject(new StepFailure(say`no locator`)) };
   return {
-    describe: `${verb} ${locatorText(locator)}`,
+    describe: say`${verb} ${locatorText(locator)}`,
     async run() {
       const found = locate(page, locator, ctx.vars);
       try {
@@ -312,61 +315,70 @@ function onElement(
 }
 
 /** What an action's failure means: a known refusal, or what the page shows instead. */
-async function explain(error: unknown, found: Found, timeoutMs: number): Promise<string> {
+async function explain(error: unknown, found: Found, timeoutMs: number): Promise<Said | string> {
   const message = error instanceof Error ? error.message : "";
   const known = knownProblem(message);
   if (known) return known;
   const strict = message.includes("strict mode violation");
   if (!strict && !(error instanceof errors.TimeoutError)) return describeError(error);
-  const waited = durationText(timeoutMs);
+  const waited = own(durationText(timeoutMs));
   try {
     const problem = await matchProblem(found, timeoutMs);
     if (problem) return problem;
-    if (message.includes("intercepts pointer events")) return `another element covers it (waited ${waited})`;
-    if (!(await found.one.isVisible())) return `the element is not visible (waited ${waited})`;
-    if (!(await found.one.isEnabled({ timeout: 1_000 }))) return `the element is disabled (waited ${waited})`;
-    if (message.includes("not editable")) return `the element is not editable (waited ${waited})`;
+    if (message.includes("intercepts pointer events"))
+      return say`another element covers it (waited ${waited})`;
+    if (!(await found.one.isVisible())) return say`the element is not visible (waited ${waited})`;
+    if (!(await found.one.isEnabled({ timeout: 1_000 })))
+      return say`the element is disabled (waited ${waited})`;
+    if (message.includes("not editable")) return say`the element is not editable (waited ${waited})`;
   } catch {
     // The page changed while it was looked at (a navigation): say what the action saw.
   }
-  return strict ? "several elements matched; set nth" : `the element was not ready within ${waited}`;
+  return strict ? say`several elements matched; set nth` : say`the element was not ready within ${waited}`;
 }
 
 /** Playwright's refusals of an element, in the summary's words. */
-const knownProblems: [RegExp, (match: RegExpExecArray) => string][] = [
+const knownProblems: [RegExp, (match: RegExpExecArray) => Said][] = [
   [
     /Element is not an <input>, <textarea> or \[contenteditable\]/,
-    () => "the element is not an input, textarea or contenteditable",
+    () => say`the element is not an input, textarea or contenteditable`,
   ],
   [
     /Element is not an <input>, <textarea>, <select>/,
-    () => "the element is not an input, textarea, select or contenteditable",
+    () => say`the element is not an input, textarea, select or contenteditable`,
   ],
-  [/Element is not a <select> element/, () => "the element is not a <select>"],
-  [/Not a checkbox or radio button/, () => "the element is not a checkbox or radio button"],
-  [/Clicking the checkbox did not change its state/, () => "clicking it did not change its state"],
-  [/Cannot uncheck radio button/, () => "a radio button cannot be unticked (tick another one of its group)"],
-  [/Unknown key: "([^"\n]*)"/, (match) => `unknown key ${quote(match[1] ?? "")}`],
-  [/Cannot type text into input\[type=number\]/, () => "the input takes numbers only"],
-  [/Malformed value/, () => "the input does not take this value"],
-  [/while parsing css selector/, () => "the CSS selector is not valid"],
-  [/Target page, context or browser has been closed|Target crashed/, () => "the page crashed or was closed"],
+  [/Element is not a <select> element/, () => say`the element is not a <select>`],
+  [/Not a checkbox or radio button/, () => say`the element is not a checkbox or radio button`],
+  [/Clicking the checkbox did not change its state/, () => say`clicking it did not change its state`],
+  [
+    /Cannot uncheck radio button/,
+    () => say`a radio button cannot be unticked (tick another one of its group)`,
+  ],
+  [/Unknown key: "([^"\n]*)"/, (match) => say`unknown key ${quote(match[1] ?? "")}`],
+  [/Cannot type text into input\[type=number\]/, () => say`the input takes numbers only`],
+  [/Malformed value/, () => say`the input does not take this value`],
+  [/while parsing css selector/, () => say`the CSS selector is not valid`],
+  [
+    /Target page, context or browser has been closed|Target crashed/,
+    () => say`the page crashed or was closed`,
+  ],
 ];
 
-function knownProblem(message: string): string | undefined {
-  for (const [pattern, say] of knownProblems) {
+function knownProblem(message: string): Said | undefined {
+  for (const [pattern, word] of knownProblems) {
     const match = pattern.exec(message);
-    if (match) return say(match);
+    if (match) return word(match);
   }
   return undefined;
 }
 
 /**
  * Any other error, as one short line: Playwright's first line without the method's name, its call
- * log (which quotes the page) left out. Redacted by the summary path like every summary.
+ * log (which quotes the page) left out. Redacted by the summary path like every summary: a plain
+ * string, as it may quote the page.
  */
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return "unknown error";
+function describeError(error: unknown): Said | string {
+  if (!(error instanceof Error)) return say`unknown error`;
   const known = knownProblem(error.message);
   if (known) return known;
   const line = (error.message.split("\n")[0] ?? "")
@@ -391,7 +403,7 @@ async function missingOption(element: PageLocator, wanted: string[]): Promise<St
       offered.add((await option.getAttribute("value", { timeout: 1_000 })) ?? label);
     }
     const missing = wanted.find((option) => !offered.has(option));
-    return missing === undefined ? undefined : new StepFailure(`no option ${quote(missing)}`);
+    return missing === undefined ? undefined : new StepFailure(say`no option ${quote(missing)}`);
   } catch {
     return undefined;
   }
@@ -406,12 +418,12 @@ const stateWords: Record<ElementState, string> = {
 };
 
 function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action {
-  const waited = durationText(timeoutMs);
+  const waited = own(durationText(timeoutMs));
   if (wait.locator) {
     const { locator } = wait;
     const state = stateWords[wait.state] as "visible" | "hidden" | "attached" | "detached";
     return {
-      describe: `wait for ${locatorText(locator)} to be ${state}`,
+      describe: say`wait for ${locatorText(locator)} to be ${own(state)}`,
       async run() {
         const found = locate(page, locator, ctx.vars);
         try {
@@ -421,13 +433,14 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
           const known = knownProblem(error instanceof Error ? error.message : "");
           if (known) throw new StepFailure(known);
           const count = await found.all.count().catch(() => undefined);
-          if (count === undefined) throw new StepFailure(`not ${state} within ${waited}`);
+          if (count === undefined) throw new StepFailure(say`not ${own(state)} within ${waited}`);
           if (state === "hidden" || state === "detached")
             throw new StepFailure(
-              `${elements(count)} still ${state === "hidden" ? "visible" : "in the page"} after ${waited}`,
+              say`${elements(count)} still ${own(state === "hidden" ? "visible" : "in the page")} after ${waited}`,
             );
           throw new StepFailure(
-            (await matchProblem(found, timeoutMs).catch(() => undefined)) ?? `still hidden after ${waited}`,
+            (await matchProblem(found, timeoutMs).catch(() => undefined)) ??
+              say`still hidden after ${waited}`,
           );
         }
       },
@@ -436,17 +449,21 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
   if (wait.url) {
     const pattern = wait.url;
     return {
-      describe: `wait for URL ${quote(pattern)}`,
+      describe: say`wait for URL ${quote(pattern)}`,
       async run() {
         const matches = urlMatcher(ctx.vars.interpolate(pattern), ctx.baseUrl);
-        const result = await poll(async () => ({ ok: matches(page.url()), got: "" }), timeoutMs, ctx.signal);
-        if (!result.ok) throw new StepFailure(`the URL is ${quote(page.url())} after ${waited}`);
+        const result = await poll(
+          async () => ({ ok: matches(page.url()), got: say`` }),
+          timeoutMs,
+          ctx.signal,
+        );
+        if (!result.ok) throw new StepFailure(say`the URL is ${quote(page.url())} after ${waited}`);
       },
     };
   }
   const text = wait.text;
   return {
-    describe: `wait for text ${quote(text)}`,
+    describe: say`wait for text ${quote(text)}`,
     async run() {
       try {
         await page
@@ -454,7 +471,7 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
           .first()
           .waitFor({ state: "visible", timeout: timeoutMs });
       } catch (error) {
-        if (error instanceof errors.TimeoutError) throw new StepFailure(`not shown within ${waited}`);
+        if (error instanceof errors.TimeoutError) throw new StepFailure(say`not shown within ${waited}`);
         throw error;
       }
     },
@@ -465,7 +482,7 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
 interface Probe {
   ok: boolean;
   /** What was found instead, the whole reason of a failure ("expected …, got …"). */
-  got: string;
+  got: Said;
 }
 
 /**
@@ -502,11 +519,12 @@ function expectation(check: BrowserExpect, { page, ctx, timeoutMs }: Scope): Act
   // What the page holds is redacted before it is quoted and clipped, and checked for fragments of a
   // value last (as the HTTP kind quotes a response: variables.ts guardActual).
   const actual = (text: string) => vars.guardActual(clip(vars.redact(JSON.stringify(text)), 80));
-  const waited = durationText(timeoutMs);
+  const waited = own(durationText(timeoutMs));
   const { locator } = check;
-  const on = locator ? ` ${locatorText(locator)}` : "";
-  const run = (describe: string, probe: (found: Found | undefined) => Promise<Probe>): Action => ({
-    describe: `expect${on}${describe}`,
+  const on = locator ? say` ${locatorText(locator)}` : say``;
+  const passed: Probe = { ok: true, got: say`` };
+  const run = (describe: Said, probe: (found: Found | undefined) => Promise<Probe>): Action => ({
+    describe: say`expect${on}${describe}`,
     async run() {
       const found = locator ? locate(page, locator, vars) : undefined;
       const last = await poll(
@@ -514,7 +532,7 @@ function expectation(check: BrowserExpect, { page, ctx, timeoutMs }: Scope): Act
           probe(found).catch((error: unknown) => {
             // The page moved on mid-check (a navigation): try again at the next interval.
             const known = knownProblem(error instanceof Error ? error.message : "");
-            return { ok: false, got: known ?? "the page changed while it was checked" };
+            return { ok: false, got: known ?? say`the page changed while it was checked` };
           }),
         timeoutMs,
         ctx.signal,
@@ -523,83 +541,83 @@ function expectation(check: BrowserExpect, { page, ctx, timeoutMs }: Scope): Act
     },
   });
   /** The one element checked, or why there is not exactly one. */
-  const one = async (found: Found | undefined): Promise<PageLocator | string> => {
-    if (!found) return "no locator";
+  const one = async (found: Found | undefined): Promise<PageLocator | Said> => {
+    if (!found) return say`no locator`;
     return (await matchProblem(found, timeoutMs)) ?? found.one;
   };
 
   const { check: what } = check;
   switch (what.case) {
     case "visible":
-      return run(" visible", async (found) => {
+      return run(say` visible`, async (found) => {
         const element = await one(found);
-        if (typeof element === "string") return { ok: false, got: element };
+        if (element instanceof Said) return { ok: false, got: element };
         return (await element.isVisible())
-          ? { ok: true, got: "" }
-          : { ok: false, got: `expected visible, still hidden after ${waited}` };
+          ? passed
+          : { ok: false, got: say`expected visible, still hidden after ${waited}` };
       });
     case "hidden":
-      return run(" hidden", async (found) => {
-        if (!found) return { ok: false, got: "no locator" };
-        if ((await found.all.count()) === 0) return { ok: true, got: "" };
+      return run(say` hidden`, async (found) => {
+        if (!found) return { ok: false, got: say`no locator` };
+        if ((await found.all.count()) === 0) return passed;
         const element = await one(found);
-        if (typeof element === "string") return { ok: false, got: element };
+        if (element instanceof Said) return { ok: false, got: element };
         return (await element.isVisible())
-          ? { ok: false, got: `expected hidden, still visible after ${waited}` }
-          : { ok: true, got: "" };
+          ? { ok: false, got: say`expected hidden, still visible after ${waited}` }
+          : passed;
       });
     case "text": {
       const template = what.value;
-      return run(" text", async (found) => {
+      return run(say` text`, async (found) => {
         const element = await one(found);
-        if (typeof element === "string") return { ok: false, got: element };
+        if (element instanceof Said) return { ok: false, got: element };
         const text = collapse((await element.textContent({ timeout: 1_000 })) ?? "");
         return text.includes(collapse(vars.interpolate(template)))
-          ? { ok: true, got: "" }
-          : { ok: false, got: `expected text to contain ${quote(template)}, got ${actual(text)}` };
+          ? passed
+          : { ok: false, got: say`expected text to contain ${quote(template)}, got ${actual(text)}` };
       });
     }
     case "value": {
       const template = what.value;
-      return run(" value", async (found) => {
+      return run(say` value`, async (found) => {
         const element = await one(found);
-        if (typeof element === "string") return { ok: false, got: element };
+        if (element instanceof Said) return { ok: false, got: element };
         const value = await element.inputValue({ timeout: 1_000 });
         return value === vars.interpolate(template)
-          ? { ok: true, got: "" }
-          : { ok: false, got: `expected value ${quote(template)}, got ${actual(value)}` };
+          ? passed
+          : { ok: false, got: say`expected value ${quote(template)}, got ${actual(value)}` };
       });
     }
     case "count": {
       const wanted = what.value;
-      return run(" count", async (found) => {
-        if (!found) return { ok: false, got: "no locator" };
+      return run(say` count`, async (found) => {
+        if (!found) return { ok: false, got: say`no locator` };
         const count = await found.all.count();
         return count === wanted
-          ? { ok: true, got: "" }
-          : { ok: false, got: `expected ${elements(wanted)}, got ${count}` };
+          ? passed
+          : { ok: false, got: say`expected ${elements(wanted)}, got ${own(count)}` };
       });
     }
     case "url": {
       const pattern = what.value;
-      return run(" URL", async () => {
+      return run(say` URL`, async () => {
         const url = page.url();
         return urlMatcher(vars.interpolate(pattern), ctx.baseUrl)(url)
-          ? { ok: true, got: "" }
-          : { ok: false, got: `expected URL to match ${quote(pattern)}, got ${actual(url)}` };
+          ? passed
+          : { ok: false, got: say`expected URL to match ${quote(pattern)}, got ${actual(url)}` };
       });
     }
     case "title": {
       const template = what.value;
-      return run(" title", async () => {
+      return run(say` title`, async () => {
         const title = await page.title();
         return title.includes(vars.interpolate(template))
-          ? { ok: true, got: "" }
-          : { ok: false, got: `expected title to contain ${quote(template)}, got ${actual(title)}` };
+          ? passed
+          : { ok: false, got: say`expected title to contain ${quote(template)}, got ${actual(title)}` };
       });
     }
     default:
-      return { describe: `expect${on}`, run: () => Promise.reject(new StepFailure("no check")) };
+      return { describe: say`expect${on}`, run: () => Promise.reject(new StepFailure(say`no check`)) };
   }
 }
 

@@ -8,7 +8,7 @@ import { Headers } from "undici";
 import { evaluateJsonPath, JsonPathError } from "./json-path.js";
 import type { StepContext, StepKind } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
-import { clip, sizeText } from "./wording.js";
+import { clip, own, type Said, say, sizeText } from "./wording.js";
 
 export const defaultTimeoutMs = 10_000;
 /**
@@ -29,22 +29,22 @@ interface Response_ {
 
 /** What a summary adds when checks saw only the beginning of a body. */
 const truncatedNote = (cap: number) =>
-  `response larger than ${sizeText(cap)}; checked its first ${sizeText(cap)}`;
+  say`response larger than ${own(sizeText(cap))}; checked its first ${own(sizeText(cap))}`;
 
 export const httpStepKind: StepKind<"http"> = {
   async run(step, ctx) {
-    if (!step.request) throw new StepFailure("no request");
+    if (!step.request) throw new StepFailure(say`no request`);
     const cap = ctx.maxBodyBytes ?? defaultMaxBodyBytes;
     const response = await send(step.request, ctx, cap);
     const json = lazyJson(response.body);
     check(step.expect, response, json, ctx.vars, cap);
     for (const [name, path] of Object.entries(step.save)) {
       if (response.truncated)
-        throw new StepFailure(`cannot save ${name}: ${truncatedNote(cap)}, and JSON needs the whole body`);
+        throw new StepFailure(say`cannot save ${name}: ${truncatedNote(cap)}, and JSON needs the whole body`);
       const body = json();
-      if (!body.ok) throw new StepFailure(`cannot save ${name}: the body is not JSON`);
+      if (!body.ok) throw new StepFailure(say`cannot save ${name}: the body is not JSON`);
       const match = evaluate(body.value, path);
-      if (!match.found) throw new StepFailure(`cannot save ${name}: ${path} matched nothing`);
+      if (!match.found) throw new StepFailure(say`cannot save ${name}: ${path} matched nothing`);
       ctx.vars.save(name, typeof match.value === "string" ? match.value : JSON.stringify(match.value));
     }
   },
@@ -57,7 +57,7 @@ async function send(request: HttpRequest, ctx: StepContext, cap: number): Promis
     url = new URL(`${ctx.baseUrl}${vars.interpolate(request.path)}`);
   } catch (error) {
     if (error instanceof StepFailure) throw error;
-    throw new StepFailure(`invalid URL ${ctx.baseUrl}${request.path}`);
+    throw new StepFailure(say`invalid URL ${ctx.baseUrl}${request.path}`);
   }
   for (const [name, value] of Object.entries(request.query))
     url.searchParams.append(name, vars.interpolate(value));
@@ -96,8 +96,8 @@ async function send(request: HttpRequest, ctx: StepContext, cap: number): Promis
   } catch (error) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (error instanceof StepFailure) throw error;
-    if (signal.aborted) throw new StepFailure(`no response within ${timeoutMs} ms`);
-    throw new StepFailure(`request failed: ${describeFetchError(error)}`);
+    if (signal.aborted) throw new StepFailure(say`no response within ${own(timeoutMs)} ms`);
+    throw new StepFailure(say`request failed: ${fetchFailure(error)}`);
   }
 }
 
@@ -183,6 +183,20 @@ export function describeFetchError(error: unknown): string {
   return cause.message;
 }
 
+/** The executor's own phrases among describeFetchError's answers; anything else is an error's message. */
+const fetchPhrases = new Set([
+  cannotConnect,
+  "connection closed by the server",
+  "TLS error",
+  "unknown error",
+]);
+
+/** describeFetchError's answer, its own phrase marked as the executor's (never redacted). */
+const fetchFailure = (error: unknown): Said | string => {
+  const said = describeFetchError(error);
+  return fetchPhrases.has(said) ? own(said) : said;
+};
+
 /** Whether a message holds something like an IPv4 address or an IPv6 one (two colons at least). */
 const namesAnAddress = (message: string) =>
   /\b\d{1,3}(\.\d{1,3}){3}\b/.test(message) || /[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,}/i.test(message);
@@ -199,8 +213,9 @@ function check(
     ? statuses.includes(response.status)
     : response.status >= 200 && response.status < 300;
   if (!statusOk) {
-    const wanted = statuses.length ? `status ${orList(statuses.map(String))}` : "a 2xx status";
-    throw new StepFailure(`expected ${wanted}, got ${response.status}`);
+    // The statuses a test expects are its settings (the executor's words); the one it got is the target's.
+    const wanted = statuses.length ? say`status ${own(orList(statuses.map(String)))}` : say`a 2xx status`;
+    throw new StepFailure(say`expected ${wanted}, got ${String(response.status)}`);
   }
   if (!expect) return;
   // What the response holds is redacted before it is quoted (quoting escapes a value, a body that
@@ -214,42 +229,44 @@ function check(
   for (const [name, template] of Object.entries(expect.headers)) {
     const actual = response.headers.get(name);
     if (actual === null || !actual.toLowerCase().includes(vars.interpolate(template).toLowerCase())) {
-      const got = actual === null ? "none" : showActual(actual);
-      throw new StepFailure(`expected header ${name.toLowerCase()} to contain ${show(template)}, got ${got}`);
+      const got = actual === null ? own("none") : showActual(actual);
+      throw new StepFailure(
+        say`expected header ${name.toLowerCase()} to contain ${show(template)}, got ${got}`,
+      );
     }
   }
   // A truncated body: a text found in its beginning is in the body; a text not found there may
   // still be further on, so neither "contains" nor "does not contain" can pass on it.
-  const partly = response.truncated ? ` (${truncatedNote(cap)})` : "";
+  const partly = response.truncated ? say` (${truncatedNote(cap)})` : say``;
   for (const template of expect.bodyContains) {
     if (!response.body.includes(vars.interpolate(template)))
-      throw new StepFailure(`expected the body to contain ${show(template)}${partly}`);
+      throw new StepFailure(say`expected the body to contain ${show(template)}${partly}`);
   }
   for (const template of expect.bodyNotContains) {
     if (response.body.includes(vars.interpolate(template)))
-      throw new StepFailure(`expected the body not to contain ${show(template)}${partly}`);
+      throw new StepFailure(say`expected the body not to contain ${show(template)}${partly}`);
     if (response.truncated)
       throw new StepFailure(
-        `cannot tell that the body does not contain ${show(template)}: ${truncatedNote(cap)}`,
+        say`cannot tell that the body does not contain ${show(template)}: ${truncatedNote(cap)}`,
       );
   }
   for (const [path, expectedValue] of Object.entries(expect.json)) {
     const template = toJson(ValueSchema, expectedValue);
-    const wanted = `${path} = ${show(template)}`;
+    const wanted = say`${path} = ${show(template)}`;
     if (response.truncated)
       throw new StepFailure(
-        `expected ${wanted}, but the ${truncatedNote(cap)}, and JSON needs the whole body`,
+        say`expected ${wanted}, but the ${truncatedNote(cap)}, and JSON needs the whole body`,
       );
     const body = json();
-    if (!body.ok) throw new StepFailure(`expected ${wanted}, but the body is not JSON`);
+    if (!body.ok) throw new StepFailure(say`expected ${wanted}, but the body is not JSON`);
     const match = evaluate(body.value, path);
-    if (!match.found) throw new StepFailure(`expected ${wanted}, got no match`);
+    if (!match.found) throw new StepFailure(say`expected ${wanted}, got no match`);
     if (!deepEqual(match.value, interpolateJson(template, vars)))
-      throw new StepFailure(`expected ${wanted}, got ${showActual(match.value)}`);
+      throw new StepFailure(say`expected ${wanted}, got ${showActual(match.value)}`);
   }
   if (expect.maxDurationMs > 0 && response.durationMs > expect.maxDurationMs) {
     throw new StepFailure(
-      `expected a response within ${expect.maxDurationMs} ms, took ${response.durationMs} ms`,
+      say`expected a response within ${own(expect.maxDurationMs)} ms, took ${String(response.durationMs)} ms`,
     );
   }
 }
@@ -274,7 +291,7 @@ function evaluate(value: unknown, path: string) {
   try {
     return evaluateJsonPath(value, path);
   } catch (error) {
-    if (error instanceof JsonPathError) throw new StepFailure(error.message);
+    if (error instanceof JsonPathError) throw new StepFailure(error.said);
     throw error;
   }
 }

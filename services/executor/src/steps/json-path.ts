@@ -5,22 +5,29 @@
  * evaluator of its own.
  */
 
+import { own, type Said, say } from "./wording.js";
+
 export type PathSegment = { key: string } | { index: number };
 
 export class JsonPathError extends Error {
   override name = "JsonPathError";
+
+  /** The message in pieces: the path is the test's text (redacted in a summary), the rest ours. */
+  constructor(readonly said: Said) {
+    super(said.toString());
+  }
 }
 
 /** Parses a path into segments; throws JsonPathError naming what is wrong. */
 export function parseJsonPath(path: string): PathSegment[] {
-  if (!path.startsWith("$")) throw new JsonPathError(`JSON path ${path} must start with $`);
+  if (!path.startsWith("$")) throw new JsonPathError(say`JSON path ${path} must start with $`);
   const segments: PathSegment[] = [];
   let i = 1;
   while (i < path.length) {
     const char = path[i];
     if (char === ".") {
       const match = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(path.slice(i + 1));
-      if (!match) throw new JsonPathError(`JSON path ${path}: expected a name after "." at ${i}`);
+      if (!match) throw new JsonPathError(say`JSON path ${path}: expected a name after "." at ${own(i)}`);
       segments.push({ key: match[0] });
       i += 1 + match[0].length;
     } else if (char === "[") {
@@ -35,10 +42,10 @@ export function parseJsonPath(path: string): PathSegment[] {
         segments.push({ key: raw.replace(/\\(.)/g, "$1") });
         i += quoted[0].length;
       } else {
-        throw new JsonPathError(`JSON path ${path}: expected [index] or ['name'] at ${i}`);
+        throw new JsonPathError(say`JSON path ${path}: expected [index] or ['name'] at ${own(i)}`);
       }
     } else {
-      throw new JsonPathError(`JSON path ${path}: unexpected "${char}" at ${i}`);
+      throw new JsonPathError(say`JSON path ${path}: unexpected "${char ?? ""}" at ${own(i)}`);
     }
   }
   return segments;

@@ -6,6 +6,8 @@
  * is in docs/runs.md ("Test cases: the step format").
  */
 
+import type { Part } from "./wording.js";
+
 /**
  * Base64 forms shorter than this are not replaced: a few base64 characters turn up by chance in
  * unrelated text (a value "ok" is "b2s"), and replacing them would garble a summary while hiding
@@ -176,6 +178,79 @@ export function encodedForms(value: string): string[] {
 }
 
 /**
+ * Values shorter than this many characters are replaced only where they stand alone, never inside
+ * a word. One to three characters turn up inside words everywhere: a value `s` replaced wherever
+ * it occurs turned "1 step passed" into "1 {{V}}tep pa{{V}}{{V}}ed", which gives the value away
+ * (the words around it are known) and makes every summary unreadable. From 4 characters on, chance
+ * matches are rare, and a value glued to other text (`user_hunter2`) must not stay readable, so it
+ * is replaced wherever it occurs. The rule is in docs/security.md ("Redaction").
+ */
+export const minInWordLength = 4;
+
+/**
+ * Characters that make a short value part of a word when they touch it: letters, combining marks,
+ * digits and `_`, as a regular expression's \w but in every script.
+ */
+const wordCharacter = /^[\p{L}\p{M}\p{N}_]$/u;
+
+/** The character (code point) ending just before `at`, or "" at the start. */
+function characterBefore(text: string, at: number): string {
+  if (at === 0) return "";
+  const low = text.charCodeAt(at - 1);
+  return low >= 0xdc00 && low <= 0xdfff && at >= 2 ? text.slice(at - 2, at) : text.slice(at - 1, at);
+}
+
+/** The character (code point) starting at `at`, or "" at the end. */
+const characterAt = (text: string, at: number) =>
+  at >= text.length ? "" : String.fromCodePoint(text.codePointAt(at) as number);
+
+/** On which sides a form must not touch a word character (a short value's); none for a long one. */
+interface Edges {
+  start: boolean;
+  end: boolean;
+}
+
+/**
+ * Whether a short value's form at [start, end) stands alone: where the value itself begins (ends)
+ * with a word character, the character before (after) it is none, and is not a backslash either
+ * (`\n` and `\u00e9` in a quoted JSON text are one character each: an `n` after a backslash is
+ * part of it).
+ */
+function standsAlone(text: string, start: number, end: number, edges: Edges): boolean {
+  if (edges.start) {
+    const before = characterBefore(text, start);
+    if (before === "\\" || wordCharacter.test(before)) return false;
+  }
+  return !(edges.end && wordCharacter.test(characterAt(text, end)));
+}
+
+const inWords: Edges = { start: false, end: false };
+
+/** The sides on which a value's forms must stand alone: none from `minInWordLength` characters on. */
+function edgesOf(value: string): Edges {
+  const characters = [...value];
+  if (characters.length >= minInWordLength) return inWords;
+  return {
+    start: wordCharacter.test(characters[0] ?? ""),
+    end: wordCharacter.test(characters.at(-1) ?? ""),
+  };
+}
+
+/** A form to replace: what replaces it, and where it must stand alone. */
+interface Form {
+  form: string;
+  token: string;
+  edges: Edges;
+}
+
+/** One replacement: [start, end) of the text by `token`. */
+interface Match {
+  start: number;
+  end: number;
+  token: string;
+}
+
+/**
  * How many leading characters of a form index it. `redact` looks up each run of this many
  * characters of a text and tries only the forms found so, instead of every form of every value
  * on every string (a JSON body quoted in a summary can hold a hundred thousand strings).
@@ -183,8 +258,8 @@ export function encodedForms(value: string): string[] {
 const anchorLength = 4;
 
 interface Index {
-  /** Every form to replace and what replaces it, longest form first. */
-  sorted: [form: string, token: string][];
+  /** Every form to replace, longest first. */
+  sorted: Form[];
   /** The first `anchorLength` characters of a form -> its positions in `sorted`. */
   byAnchor: Map<string, number[]>;
   /** Forms shorter than `anchorLength` (a project's variable of a few characters): always tried. */
@@ -196,8 +271,8 @@ interface Index {
  * start, values saved by steps later), their forms computed once then, not at each summary.
  */
 export class Redactor {
-  readonly #forms: [form: string, token: string][] = [];
-  readonly #known = new Set<string>();
+  /** In the order added: the first value to add a form names it. */
+  readonly #forms = new Map<string, Form>();
   /** Built on demand, after values were added. */
   #index: Index | undefined;
   /** The values a quoted actual value may hold no fragment of. */
@@ -205,24 +280,60 @@ export class Redactor {
 
   /**
    * Adds a value to replace by `token`. A form already known keeps its first token: the project's
-   * variables are added first, so one of them names a saved value that merely echoes it.
+   * variables are added first, so one of them names a saved value that merely echoes it. A form
+   * shared with a longer value is then replaced inside words too, as the longer value's must be.
    */
   add(value: string, token: string): void {
     if (value === "") return;
+    const edges = edgesOf(value);
     for (const form of encodedForms(value)) {
-      if (this.#known.has(form)) continue;
-      this.#known.add(form);
-      this.#forms.push([form, token]);
+      const known = this.#forms.get(form);
+      if (known) {
+        if (edges === inWords) known.edges = inWords;
+        continue;
+      }
+      this.#forms.set(form, { form, token, edges });
     }
     if (value.length >= fragmentLength && !this.#values.includes(value)) this.#values.push(value);
     this.#index = undefined;
   }
 
   /**
-   * Replaces every form of every value by its token. Longest forms first, so a value that contains
-   * a shorter one is not left half-replaced; on a tie, the value added first names it.
+   * Replaces every form of every value by its token: a value shorter than `minInWordLength` only
+   * where it stands alone, a longer one wherever it occurs. Longest forms first, so a value that
+   * contains a shorter one is not left half-replaced; on a tie, the value added first names it.
    */
   redact(text: string): string {
+    const matches = this.#find(text, undefined);
+    return matches.length === 0
+      ? text
+      : splice([{ text, own: false }], text, matches)
+          .map((p) => p.text)
+          .join("");
+  }
+
+  /**
+   * `redact` over parts of a summary, leaving the executor's own words alone: a match lying wholly
+   * inside them is kept (a value "step" never rewrites "step 1 passed"); one that reaches into
+   * others' text is replaced, as that text may hold part of the value. The tokens put in are the
+   * executor's own, so a second pass never rewrites them.
+   */
+  redactParts(parts: readonly Part[]): Part[] {
+    const text = parts.map((part) => part.text).join("");
+    let own: Uint8Array | undefined;
+    if (parts.some((part) => part.own)) {
+      own = new Uint8Array(text.length);
+      let at = 0;
+      for (const part of parts) {
+        if (part.own) own.fill(1, at, at + part.text.length);
+        at += part.text.length;
+      }
+    }
+    return splice(parts, text, this.#find(text, own));
+  }
+
+  /** Where each form occurs and may be replaced, in order, none overlapping another. */
+  #find(text: string, own: Uint8Array | undefined): Match[] {
     this.#index ??= this.#buildIndex();
     const { sorted, byAnchor, short } = this.#index;
     const candidates = [...short];
@@ -230,21 +341,38 @@ export class Redactor {
       const found = byAnchor.get(text.slice(start, start + anchorLength));
       if (found) for (const position of found) candidates.push(position);
     }
-    if (candidates.length === 0) return text;
-    let result = text;
+    const matches: Match[] = [];
+    if (candidates.length === 0) return matches;
+    // Characters already replaced by a longer form (or one that came first), made on the first match.
+    let taken: Uint8Array | undefined;
+    const free = (start: number, end: number) => !taken || taken.subarray(start, end).every((t) => t === 0);
+    const ownOnly = (start: number, end: number) => own?.subarray(start, end).every((o) => o === 1) ?? false;
     for (const position of [...new Set(candidates)].sort((a, b) => a - b)) {
-      const [form, token] = sorted[position] as [string, string];
-      if (result.includes(form)) result = result.split(form).join(token);
+      const { form, token, edges } = sorted[position] as Form;
+      let start = text.indexOf(form);
+      while (start !== -1) {
+        const end = start + form.length;
+        if (
+          free(start, end) &&
+          !ownOnly(start, end) &&
+          (edges === inWords || standsAlone(text, start, end, edges))
+        ) {
+          matches.push({ start, end, token });
+          taken ??= new Uint8Array(text.length);
+          taken.fill(1, start, end);
+          start = text.indexOf(form, end);
+        } else start = text.indexOf(form, start + 1);
+      }
     }
-    return result;
+    return matches.sort((a, b) => a.start - b.start);
   }
 
   #buildIndex(): Index {
     // Stable: among forms of one length, the first added comes first.
-    const sorted = [...this.#forms].sort((a, b) => b[0].length - a[0].length);
+    const sorted = [...this.#forms.values()].sort((a, b) => b.form.length - a.form.length);
     const byAnchor = new Map<string, number[]>();
     const short: number[] = [];
-    for (const [position, [form]] of sorted.entries()) {
+    for (const [position, { form }] of sorted.entries()) {
       if (form.length < anchorLength) {
         short.push(position);
         continue;
@@ -281,4 +409,40 @@ function unescapeJson(text: string): string {
   return text.replace(/\\(u[0-9a-fA-F]{4}|["\\/bfnrt])/g, (_, code: string) =>
     code.length === 5 ? String.fromCharCode(Number.parseInt(code.slice(1), 16)) : (simple[code] ?? code),
   );
+}
+
+/**
+ * The parts with each match replaced by its token (an own part), the rest keeping who wrote it;
+ * neighbouring parts of one writer are joined.
+ */
+function splice(parts: readonly Part[], text: string, matches: readonly Match[]): Part[] {
+  const out: Part[] = [];
+  const push = (part: Part) => {
+    if (part.text === "") return;
+    const last = out.at(-1);
+    if (last && last.own === part.own) last.text += part.text;
+    else out.push({ ...part });
+  };
+  let index = 0;
+  let partStart = 0;
+  const copy = (from: number, to: number) => {
+    while (from < to) {
+      let part = parts[index] as Part;
+      while (partStart + part.text.length <= from) {
+        partStart += part.text.length;
+        part = parts[++index] as Part;
+      }
+      const until = Math.min(to, partStart + part.text.length);
+      push({ text: part.text.slice(from - partStart, until - partStart), own: part.own });
+      from = until;
+    }
+  };
+  let cursor = 0;
+  for (const { start, end, token } of matches) {
+    copy(cursor, start);
+    push({ text: token, own: true });
+    cursor = end;
+  }
+  copy(cursor, text.length);
+  return out;
 }

@@ -8,7 +8,7 @@ import { browserStepKind } from "./browser.js";
 import { httpStepKind } from "./http.js";
 import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";
 import { StepFailure, Variables } from "./variables.js";
-import { durationText } from "./wording.js";
+import { durationText, own, type Part, quoted, Said, say } from "./wording.js";
 
 /** Every step kind the executor can run. A new kind is a new module added here. */
 export const stepKinds: StepKindRegistry = {
@@ -94,7 +94,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
       maxUnzippedBytes: traceMaxBytes * unzipRatio,
     });
   const ran: StepOutcome[] = [];
-  const outcome = (passed: boolean, summary: string, failedStep = 0): TestOutcome => ({
+  const outcome = (passed: boolean, summary: Said, failedStep = 0): TestOutcome => ({
     passed,
     summary: oneLine(summary, vars),
     durationMs: Math.round(performance.now() - started),
@@ -107,11 +107,12 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
   try {
     result = await (async () => {
       for (const [index, step] of steps.entries()) {
-        const label = `step ${index + 1} ${JSON.stringify(step.name)}`;
+        // The step's name is the test's text (redacted), its number the executor's.
+        const label = say`step ${own(index + 1)} ${JSON.stringify(step.name)}`;
         const overDeadline = () =>
           outcome(
             false,
-            `${label}: the test ran past its deadline of ${durationText(options.deadlineMs ?? 0)}`,
+            say`${label}: the test ran past its deadline of ${own(durationText(options.deadlineMs ?? 0))}`,
             index + 1,
           );
         outer.throwIfAborted();
@@ -120,9 +121,9 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
         const ranFor = (passed: boolean) =>
           ran.push({ number: index + 1, passed, durationMs: Math.round(performance.now() - stepStarted) });
         try {
-          if (!step.kind.case) throw new StepFailure("the step has no kind");
+          if (!step.kind.case) throw new StepFailure(say`the step has no kind`);
           const kind = kinds[step.kind.case] as StepKind<StepKindName> | undefined;
-          if (!kind) throw new StepFailure(`unsupported step kind ${step.kind.case}`);
+          if (!kind) throw new StepFailure(say`unsupported step kind ${own(step.kind.case)}`);
           const { maxBodyBytes, egress } = options;
           await kind.run(step.kind.value, {
             baseUrl: options.baseUrl,
@@ -141,13 +142,13 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
           if (deadline.signal.aborted) return overDeadline();
           const why =
             error instanceof StepFailure
-              ? error.message
+              ? error.said
               : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
-                `executor error (${error instanceof Error ? error.name : "unknown"})`;
-          return outcome(false, `${label}: ${why}`, index + 1);
+                say`executor error (${own(error instanceof Error ? error.name : "unknown")})`;
+          return outcome(false, say`${label}: ${why}`, index + 1);
         }
       }
-      return outcome(true, steps.length === 1 ? "1 step passed" : `${steps.length} steps passed`);
+      return outcome(true, steps.length === 1 ? say`1 step passed` : say`${own(steps.length)} steps passed`);
     })();
   } finally {
     clearTimeout(timer);
@@ -162,9 +163,30 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
 /**
  * Redacts, then makes one line, then redacts again (collapsing whitespace can turn "a\nb" into a
  * value "a b"), and only then clips: clipping first could cut a value so that it is no longer
- * recognised.
+ * recognised. The executor's own words are never rewritten (a plain string is all from elsewhere).
  */
-export function oneLine(text: string, vars: Variables): string {
-  const line = vars.redact(vars.redact(text).replace(/\s+/g, " ").trim());
+export function oneLine(text: Said | string, vars: Variables): string {
+  const said = text instanceof Said ? text : quoted(text);
+  const line = vars
+    .redactParts(collapseWhitespace(vars.redactParts(said.parts)))
+    .map((part) => part.text)
+    .join("");
   return line.length > maxSummaryLength ? `${line.slice(0, maxSummaryLength - 1)}…` : line;
+}
+
+/** Every run of whitespace as one space, across pieces too, none at either end; pieces keep their writer. */
+function collapseWhitespace(parts: readonly Part[]): Part[] {
+  const out: Part[] = [];
+  let spaceBefore = true;
+  for (const part of parts) {
+    let text = part.text.replace(/\s+/g, " ");
+    if (spaceBefore && text.startsWith(" ")) text = text.slice(1);
+    if (text === "") continue;
+    spaceBefore = text.endsWith(" ");
+    out.push({ text, own: part.own });
+  }
+  const last = out.at(-1);
+  if (last?.text.endsWith(" ")) last.text = last.text.slice(0, -1);
+  if (last?.text === "") out.pop();
+  return out;
 }

@@ -5,10 +5,22 @@
  */
 
 import { Redactor, redactedActual } from "./redaction.js";
+import { type Part, quoted, Said, say } from "./wording.js";
 
 /** A step failed; its message is the "what went wrong" half of the summary, before redaction. */
 export class StepFailure extends Error {
   override name = "StepFailure";
+  /**
+   * The message in pieces (wording.ts): the executor's own words, never redacted, and what came
+   * from elsewhere. A plain string is all from elsewhere, so a message nobody marked is redacted whole.
+   */
+  readonly said: Said;
+
+  constructor(said: Said | string) {
+    const pieces = said instanceof Said ? said : quoted(said);
+    super(pieces.toString());
+    this.said = pieces;
+  }
 }
 
 const placeholder = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
@@ -45,14 +57,15 @@ export class Variables {
   interpolate(text: string): string {
     return text.replace(placeholder, (_, name: string) => {
       const value = this.#saved.get(name) ?? this.#project.get(name);
-      if (value === undefined) throw new StepFailure(`unknown variable {{${name}}}`);
+      if (value === undefined) throw new StepFailure(say`unknown variable {{${name}}}`);
       return value;
     });
   }
 
   /**
-   * Replaces every occurrence of a variable's value by `{{NAME}}`, wherever it came from (a
-   * request, a response, a saved value that echoes it): the project's variables, and the values
+   * Replaces a variable's value by `{{NAME}}`, wherever it came from (a request, a response, a
+   * saved value that echoes it), everywhere from `minInWordLength` characters on, and a shorter
+   * value only where it stands alone (not inside a word): the project's variables, and the values
    * earlier steps saved (a token from a login) of at least `minRedactedSavedLength` characters. The
    * forms a value takes when a target sends it back or a summary quotes it are replaced too
    * (JSON-escaped, percent- and form-encoded, HTML-escaped, base64, redaction.ts). Longest forms
@@ -61,6 +74,14 @@ export class Variables {
    */
   redact(text: string): string {
     return this.#redactor.redact(text);
+  }
+
+  /**
+   * `redact` over a summary's pieces: the executor's own words are left as they are, whatever
+   * value they hold ("step 1 passed" with a variable `1` or `step`), redaction.ts redactParts.
+   */
+  redactParts(parts: readonly Part[]): Part[] {
+    return this.#redactor.redactParts(parts);
   }
 
   /** Redacts every string inside a parsed JSON value (keys included), before it is quoted as JSON. */
