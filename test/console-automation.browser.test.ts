@@ -3,15 +3,17 @@
 // cron expression is typed, a field error at the cron field; a webhook whose signing secret shows
 // once (a host that does not resolve refused at its field first); a delivery to a local receiver
 // after a run finishes, its signature checked, redelivered with the same webhook-id; a plan's badge created, shown, read as SVG
-// by anyone, and revoked. Viewers read, Editors change. At 1280 and 390 px; every page saved
-// under .tmp/screenshots.
-import { createCliContext, createTestPlan } from "@testrun/cli";
+// by anyone, and revoked. Viewers read, Editors change; Viewers see a webhook's URL by its origin
+// only. A removed Editor's webhook paused with the reason and sent nothing, resumed by the Owner,
+// who it then acts for. At 1280 and 390 px; every page saved under .tmp/screenshots.
+import { createCliContext, createTestPlan, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { eventually } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/webhook-receiver.js";
 import { errorAt, expectNoErrorAt, shot } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
+import { consoleClient, signIn } from "./console-client.js";
 import { addCases, getCase } from "./pipeline.js";
 
 describe("console automation in a browser", function () {
@@ -22,7 +24,8 @@ describe("console automation in a browser", function () {
   let viewerId: string;
   // A receiver the system's automation service may reach (loopback over http, as scripts/system.ts allows).
   let receiver: WebhookReceiver;
-  const receiverLink = () => new RegExp(receiver.url.replace(/[.]/g, "\\."));
+  const linkTo = (url: string) => new RegExp(url.replace(/[.]/g, "\\."));
+  const receiverLink = () => linkTo(receiver.url);
   const path = (rest: string) => `${suite.system.consoleUrl}/projects/${suite.project.projectId}${rest}`;
 
   before(async () => {
@@ -124,6 +127,8 @@ describe("console automation in a browser", function () {
     await page.reload();
     await page.getByRole("link", { name: receiverLink() }).waitFor();
     expect(await page.content()).not.to.include(secret);
+    // Who made it: the Owner, acting for themselves.
+    expect(await page.getByRole("row", { name: receiverLink() }).textContent()).to.include("Owner");
     await shot(page, "automation-webhooks", "wide");
 
     const run = await suite.project.pipeline.start({ testPlan: "Smoke" });
@@ -231,17 +236,81 @@ describe("console automation in a browser", function () {
     expect(await revoked.text()).to.include('aria-label="tests: unknown"');
   });
 
-  it("lets a Viewer read schedules and webhooks without ways to change them", async () => {
+  it("lets a Viewer read schedules and webhooks without ways to change them, each URL by its origin only", async () => {
     const page = await suite.signedIn("narrow", viewerId);
     await page.goto(path("/schedules"));
     await page.getByRole("link", { name: "Hourly smoke" }).waitFor();
     expect(await page.getByRole("button", { name: "New schedule" }).count()).to.equal(0);
     expect(await page.getByRole("button", { name: /^Pause / }).count()).to.equal(0);
     await page.goto(path("/webhooks"));
-    await page.getByRole("link", { name: receiverLink() }).click();
+    const origin = new URL(receiver.url).origin;
+    const link = page.getByRole("link", { name: `${origin}/…`, exact: true });
+    await link.waitFor();
+    expect(await page.content()).not.to.include(receiver.url);
+    expect(await page.getByRole("row", { name: new RegExp(`${origin}/…`) }).textContent()).to.include(
+      "Owner",
+    );
+    await shot(page, "automation-webhooks-viewer", "narrow");
+    await link.click();
     await page.getByRole("heading", { name: "Deliveries" }).waitFor();
     expect(await page.getByRole("button", { name: /^Redeliver / }).count()).to.equal(0);
+    expect(await page.content()).not.to.include(receiver.url);
     await shot(page, "automation-deliveries-viewer", "narrow");
+    // The console's API gives a Viewer the origin alone too, whatever the page shows.
+    const viewer = consoleClient(suite.system, await signIn(suite.system, viewerId));
+    const { webhooks } = await viewer.listWebhooks({ projectId: suite.project.projectId });
+    expect(webhooks.map((w) => w.url)).to.deep.equal([`${origin}/…`]);
+  });
+
+  it("pauses a removed Editor's webhook, saying why, sends it nothing, and the Owner resumes it as theirs", async () => {
+    const other = await startWebhookReceiver({ path: "/hook/eddie" });
+    try {
+      const eddie = await suite.member("eddie@acme-automation.example", Role.EDITOR);
+      const page = await suite.signedIn("wide", eddie.id);
+      await page.goto(path("/webhooks"));
+      await page.getByRole("button", { name: "New webhook" }).click();
+      const dialog = page.getByRole("dialog", { name: "New webhook" });
+      await dialog.getByLabel("URL").fill(other.url);
+      await dialog.getByLabel(/Run finished/).check();
+      await dialog.getByLabel("Every run").check();
+      await dialog.getByRole("button", { name: "Create webhook" }).click();
+      const secretDialog = page.getByRole("dialog", { name: "Webhook created" });
+      suite.secrets.push(await secretDialog.getByLabel("Signing secret").inputValue());
+      await secretDialog.getByRole("button", { name: "Done" }).click();
+      await removeMember(createCliContext(suite.system.env), { memberId: eddie.id });
+
+      const run = await suite.project.pipeline.start({ testPlan: "Smoke" });
+      await suite.project.pipeline.finished(run.id);
+      const owner = await suite.signedIn("wide", suite.project.ownerId);
+      await owner.goto(path("/webhooks"));
+      const row = owner.getByRole("row", { name: linkTo(other.url) });
+      const text = await eventually(
+        async () => {
+          const now = (await row.textContent()) ?? "";
+          if (now.includes("Paused")) return now;
+          await owner.reload();
+          return undefined;
+        },
+        "the webhook paused",
+        60_000,
+      );
+      expect(text)
+        .to.include("eddie")
+        .and.match(/was removed from the organization/);
+      // Nothing reached the removed Editor's receiver: not this run's event, nor any other.
+      expect(other.received).to.deep.equal([]);
+      await shot(owner, "automation-webhook-paused", "wide");
+
+      const narrow = await suite.signedIn("narrow", suite.project.ownerId);
+      await narrow.goto(path("/webhooks"));
+      await narrow.getByRole("button", { name: `Resume ${other.url}` }).click();
+      await narrow.getByText(/it now acts for you/).waitFor();
+      const resumed = (await narrow.getByRole("row", { name: linkTo(other.url) }).textContent()) ?? "";
+      expect(resumed).to.include("Active").and.include("acts for Owner").and.not.include("was removed");
+      await shot(narrow, "automation-webhook-resumed", "narrow");
+    } finally {
+      await other.close();
+    }
   });
 
   it("no webhook secret or link token the browser saw is in any log line", () => {

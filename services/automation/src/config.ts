@@ -18,7 +18,7 @@ export const configSchema = baseConfigSchema.extend({
   CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
   /** The runs service: StartRun for schedules, ListFinishedRuns for webhooks and badges. */
   RUNS_URL: serviceUrl.default("http://127.0.0.1:7104"),
-  /** 32 random bytes, base64: the AES-256-GCM key of webhook signing secrets at rest. */
+  /** 32 random bytes, base64: the AES-256-GCM key of webhook signing secrets and URLs at rest. */
   WEBHOOK_SECRETS_KEY: z
     .string()
     .refine((text) => Buffer.from(text, "base64").length === 32, "must be 32 bytes, base64-encoded"),

@@ -11,6 +11,7 @@ import { badgeHandlers } from "./rpc/badges.js";
 import { scheduleHandlers } from "./rpc/schedules.js";
 import { webhookHandlers } from "./rpc/webhooks.js";
 import { SecretCipher } from "./secrets.js";
+import { sealPlainUrls } from "./webhook-urls.js";
 import { deliverDue, followRuns, loop, recordDueTicks, startOneTick, type WorkerDeps } from "./workers.js";
 
 export { configSchema } from "./config.js";
@@ -18,6 +19,11 @@ export { database } from "./db/index.js";
 
 /** How often old deliveries and ticks are pruned (history.ts); a full batch prunes again at once. */
 const pruneEveryMs = 10 * 60_000;
+/**
+ * How often URLs still stored plain are sealed (webhook-urls.ts): at start, then while an older
+ * replica may still write them during an upgrade.
+ */
+const sealEveryMs = 60_000;
 
 /** What the automation service is made of: its configuration, database, log, the catalog and runs. */
 export interface AutomationDependencies {
@@ -112,6 +118,7 @@ export function wireAutomation({
     loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps), logger),
     loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps), logger),
     loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS), logger),
+    loop("urls", sealEveryMs, () => sealPlainUrls(orm, cipher), logger),
   ];
   const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps), logger);
   loops.push(deliveries);

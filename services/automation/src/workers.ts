@@ -1,13 +1,16 @@
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { type CatalogService, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { dbDate, type Orm } from "@testrun/kit";
+import { dbDate, type Orm, requireAccess } from "@testrun/kit";
 import type { EgressGuard } from "@testrun/kit/egress";
 import type { Logger } from "pino";
 import { dueTick } from "./cron.js";
 import { type DestinationRules, destinationProblem } from "./destination.js";
 import { enqueue, type Render, runEvents } from "./events.js";
+import { lostRightsReason } from "./members.js";
 import { type SecretCipher, signatureHeader } from "./secrets.js";
+import { openUrl, withoutUrl } from "./webhook-urls.js";
 
 // The background work every replica does (docs/automation.md): PostgreSQL decides who does what
 // (`for update skip locked`), so replicas need no leader and never do one piece of work twice at once.
@@ -208,7 +211,11 @@ interface DueDelivery {
   project_id: string;
   body: string;
   attempts: number;
+  /** As claimed: plain only on a row not sealed yet; opened into `url` when it is sent. */
   url: string;
+  url_sealed: string | null;
+  acts_for_member_id: string | null;
+  paused_reason: string;
   kind: "standard" | "slack";
   secret_sealed: string;
   previous_secret_sealed: string | null;
@@ -219,7 +226,8 @@ interface DueDelivery {
 async function claimDeliveries(deps: WorkerDeps, limit: number): Promise<DueDelivery[]> {
   return deps.orm.em.fork().transactional(async (em) => {
     const rows = await em.execute<DueDelivery[]>(
-      `select d.id, d.webhook_id, w.project_id, d.body, d.attempts, w.url, w.kind, w.secret_sealed, w.previous_secret_sealed,
+      `select d.id, d.webhook_id, w.project_id, d.body, d.attempts, w.url, w.url_sealed, w.acts_for_member_id, w.paused_reason,
+         w.kind, w.secret_sealed, w.previous_secret_sealed,
          coalesce(w.previous_secret_expires_at > now(), false) as previous_valid
        from automation.deliveries d join automation.webhooks w on w.id = d.webhook_id
        where d.state = 'pending' and d.next_attempt_at <= now()
@@ -251,13 +259,148 @@ async function readBounded(response: Response): Promise<string> {
   return Buffer.concat(chunks).subarray(0, responseReadBytes).toString("utf8");
 }
 
+/**
+ * Why a webhook with no member recorded (made before webhooks recorded one) is paused: a delivery
+ * cannot be checked for anyone. The migration that added members pauses those it found the same way.
+ */
+export const noMemberRecorded =
+  "no member recorded: it was made before webhooks recorded who made them; resume it to act for yourself";
+
+/** Whether a member may still manage a project's webhooks: yes, no, or cannot tell now. */
+type Verdict = "allowed" | "lost" | "unknown";
+
+/** One answer per member and project within one pass (several deliveries of a webhook are due at once). */
+export type AccessAnswers = Map<string, Promise<Verdict>>;
+
+/**
+ * Asks the catalog whether the member a webhook acts for may still manage the project's webhooks
+ * (EDIT: what creating one needs), as a schedule's run start asks it for its member: a removed
+ * member, or one now a Viewer, is refused.
+ */
+function mayStillManage(deps: WorkerDeps, memberId: string, projectId: string, answers: AccessAnswers) {
+  const key = `${memberId}\0${projectId}`;
+  let answer = answers.get(key);
+  if (!answer) {
+    answer = requireAccess(
+      deps.catalog,
+      { kind: { case: "memberId", value: memberId } } as Actor,
+      projectId,
+      Permission.EDIT,
+    ).then(
+      (): Verdict => "allowed",
+      (error: unknown): Verdict =>
+        [Code.PermissionDenied, Code.NotFound, Code.InvalidArgument].includes(ConnectError.from(error).code)
+          ? "lost"
+          : "unknown",
+    );
+    answers.set(key, answer);
+  }
+  return answer;
+}
+
+/**
+ * Stops every delivery of the webhook still pending (none is sent for the member it acted for),
+ * pausing it with `reason` unless the system paused it already. Nothing is done when, by now, it
+ * acts for another member or was resumed (the claim read it before): answers whether it stopped
+ * them (false: try the delivery again, as the webhook stands now).
+ */
+async function stopDeliveries(deps: WorkerDeps, delivery: DueDelivery, reason?: string): Promise<boolean> {
+  return deps.orm.em.fork().transactional(async (em) => {
+    const [row] = await em.execute<{ acts_for_member_id: string | null; paused_reason: string }[]>(
+      "select acts_for_member_id, paused_reason from automation.webhooks where id = ? for update",
+      [delivery.webhook_id],
+    );
+    if (!row) return true; // deleted, its deliveries with it
+    if (row.acts_for_member_id !== delivery.acts_for_member_id) return false;
+    const why = row.paused_reason || reason;
+    if (!why) return false;
+    if (!row.paused_reason) {
+      await em.execute("update automation.webhooks set paused = true, paused_reason = ? where id = ?", [
+        why,
+        delivery.webhook_id,
+      ]);
+      deps.logger.warn(
+        {
+          webhookId: delivery.webhook_id,
+          projectId: delivery.project_id,
+          memberId: delivery.acts_for_member_id,
+        },
+        "a webhook's member can no longer manage webhooks: paused it; nothing is sent for them",
+      );
+    }
+    await em.execute(
+      `update automation.deliveries set state = 'failed', next_attempt_at = null, last_error = ?
+       where webhook_id = ? and (state = 'pending' or id = ?)`,
+      [`not sent: the webhook is paused: ${why}`, delivery.webhook_id, delivery.id],
+    );
+    return true;
+  });
+}
+
+/** How soon a delivery whose member could not be checked (the catalog unavailable) is tried again. */
+const recheckSeconds = 10;
+
+/**
+ * Checked at send, right before the attempt: a delivery is sent only while the member its webhook
+ * acts for may manage the project's webhooks. Answers whether to send it; otherwise it was
+ * stopped (the webhook paused), or put off, no attempt counted (the catalog could not tell, or the
+ * webhook changed since it was claimed).
+ */
+async function mayBeSent(deps: WorkerDeps, delivery: DueDelivery, answers: AccessAnswers): Promise<boolean> {
+  const member = delivery.acts_for_member_id;
+  let verdict: Verdict = "lost";
+  if (delivery.paused_reason) {
+    if (await stopDeliveries(deps, delivery)) return false;
+  } else if (!member) {
+    if (await stopDeliveries(deps, delivery, noMemberRecorded)) return false;
+  } else {
+    verdict = await mayStillManage(deps, member, delivery.project_id, answers);
+    if (verdict === "allowed") return true;
+    if (
+      verdict === "lost" &&
+      (await stopDeliveries(deps, delivery, await lostRightsReason(deps.catalog, member)))
+    )
+      return false;
+  }
+  if (verdict === "lost")
+    await deps.orm.em
+      .fork()
+      .execute(
+        "update automation.deliveries set next_attempt_at = now() where id = ? and state = 'pending'",
+        [delivery.id],
+      );
+  else
+    await deps.orm.em.fork().execute(
+      `update automation.deliveries set next_attempt_at = now() + make_interval(secs => ?), last_error = ?
+       where id = ? and state = 'pending'`,
+      [
+        recheckSeconds,
+        "not sent yet: could not check that its member may still manage webhooks; trying again",
+        delivery.id,
+      ],
+    );
+  return false;
+}
+
 /** One attempt of one delivery, and its outcome recorded. */
-async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
+async function attempt(
+  deps: WorkerDeps,
+  delivery: DueDelivery,
+  answers: AccessAnswers = new Map(),
+): Promise<void> {
+  if (!(await mayBeSent(deps, delivery, answers))) return;
   let code: number | null = null;
   let error = "";
   // One deadline for the whole attempt: resolving the host, connecting, the answer.
   const deadline = AbortSignal.timeout(deps.timeoutMs);
-  const problem = await destinationProblem(deps.destinations, delivery.url, delivery.kind, deadline);
+  let problem: string | undefined;
+  try {
+    delivery.url = openUrl(deps.cipher, delivery.webhook_id, delivery);
+    problem = await destinationProblem(deps.destinations, delivery.url, delivery.kind, deadline);
+  } catch {
+    delivery.url = "";
+    problem = "could not be opened (was WEBHOOK_SECRETS_KEY changed?)";
+  }
   if (deadline.aborted) error = `no answer within ${deps.timeoutMs} ms`;
   else if (problem) error = `refused: the URL ${problem}`;
   else
@@ -292,6 +435,8 @@ async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
             ? "refused: the address is outside what webhooks may reach"
             : oneLine(cause?.message ?? (e as Error).message);
     }
+  // Readers below EDITOR read delivery errors: a receiver's answer quoting its URL says nothing of it.
+  error = withoutUrl(error, delivery.url);
   const attempts = delivery.attempts + 1;
   const delay = deps.retryDelaysMs[attempts - 1];
   const state = !error ? "delivered" : delay === undefined ? "failed" : "pending";
@@ -302,12 +447,9 @@ async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
     [state, attempts, code, error, state, (delay ?? 0) / 1000, delivery.id],
   );
   // A failed attempt is what a person looks for (a receiver down, a signature rejected); a delivered
-  // one is routine. Never the URL, should a message quote it: a Slack webhook's URL is its secret.
-  const path = URL.parse(delivery.url)?.pathname ?? "";
-  const reason = [delivery.url, ...(path.length > 1 ? [path] : [])].reduce(
-    (text, secret) => text.split(secret).join("[url]"),
-    error,
-  );
+  // one is routine. Never the URL, should a message quote it (`error` is without it, above): a
+  // Slack webhook's URL is its secret.
+  const reason = error;
   const ids = {
     deliveryId: delivery.id,
     webhookId: delivery.webhook_id,
@@ -323,9 +465,10 @@ async function attempt(deps: WorkerDeps, delivery: DueDelivery): Promise<void> {
 /** Attempts the due deliveries, `concurrency` at once; answers how many it attempted. */
 export async function deliverDue(deps: WorkerDeps): Promise<number> {
   const claimed = await claimDeliveries(deps, deps.concurrency);
+  const answers: AccessAnswers = new Map();
   await Promise.all(
     claimed.map((d) =>
-      attempt(deps, d).catch((err: unknown) =>
+      attempt(deps, d, answers).catch((err: unknown) =>
         deps.logger.error({ err, deliveryId: d.id }, "delivery attempt crashed"),
       ),
     ),

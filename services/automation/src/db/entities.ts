@@ -59,18 +59,41 @@ export const ScheduleTick = defineEntity({
   indexes: [{ name: "schedule_ticks_pending_index", properties: ["retryAt"], where: "state = 'pending'" }],
 });
 
-/** A webhook; its signing secrets are stored sealed (AES-256-GCM under WEBHOOK_SECRETS_KEY). */
+/**
+ * A webhook; its URL and signing secrets are stored sealed (AES-256-GCM under WEBHOOK_SECRETS_KEY,
+ * secrets.ts). It acts for a member (actsForMemberId), as a schedule does, and is paused with a
+ * reason (pausedReason) when that member can no longer manage webhooks (docs/automation.md).
+ */
 export const Webhook = defineEntity({
   name: "Webhook",
   tableName: "webhooks",
   properties: {
     id: p.string().primary(),
     projectId: p.string().index(),
-    url: p.text(),
+    /**
+     * The plain URL of rows written before URLs were sealed (or by an older replica during an
+     * upgrade): the service seals it into urlSealed and clears it (webhook-urls.ts). Always null
+     * once sealed; dropped in a later release.
+     */
+    url: p.text().nullable(),
+    /** The URL, sealed; null only on a row not sealed yet (url set). */
+    urlSealed: p.text().nullable(),
+    /** The URL's origin (`https://hooks.slack.com`): what readers below EDITOR see. */
+    urlOrigin: p.text().default(""),
     kind: p.enum(["standard", "slack"]),
     events: p.json<string[]>(),
     notifyMode: p.enum(["failures_and_recoveries", "every_run"]),
     paused: p.boolean().default(false),
+    /** Why the system paused it (its member lost the right, or none is recorded); "" otherwise. */
+    pausedReason: p.text().default(""),
+    /** The member its deliveries are sent for; null on webhooks made before it was recorded. */
+    actsForMemberId: p.text().nullable(),
+    /** Who made it: a member, or null (made before creators were recorded). */
+    createdByMemberId: p.text().nullable(),
+    /** Who last changed it: a member, or an operator by the name it gave; both null until changed. */
+    updatedByMemberId: p.text().nullable(),
+    updatedByOperator: p.text().nullable(),
+    updatedAt: p.datetime().nullable(),
     secretSealed: p.text(),
     previousSecretSealed: p.text().nullable(),
     previousSecretExpiresAt: p.datetime().nullable(),

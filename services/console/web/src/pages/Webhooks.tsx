@@ -1,5 +1,6 @@
 // A project's webhooks: where finished runs are told (Standard Webhooks signed JSON, or Slack
-// messages), each with its delivery log and redelivery. Every member reads; Editors and above
+// messages), each with its delivery log and redelivery, who made it and who it acts for. Every
+// member reads (Viewers see a URL's origin only: it may be a credential); Editors and above
 // create, pause, resume, rotate secrets, delete and redeliver (docs/console.md, "Webhooks").
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
@@ -11,6 +12,7 @@ import {
   type WebhookEvent,
   WebhookKind,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
+import type { ChangedByMember } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useRef, useState } from "react";
 import { Link, useParams } from "react-router";
@@ -32,6 +34,7 @@ import { Pager, usePageToken } from "../components/Pager";
 import { Empty, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { Time } from "../components/Time";
+import { changedByName } from "../components/Version";
 import { sentence } from "../format";
 import { useProject } from "../project";
 
@@ -72,7 +75,8 @@ export function Webhooks() {
       </p>
       {project.data && !editor && (
         <p className="notice notice-info">
-          Viewers see the webhooks and their deliveries; Editors and above change them.
+          Viewers see the webhooks and their deliveries, each URL by its host only (a URL may hold a
+          credential); Editors and above change them.
         </p>
       )}
       {done && (
@@ -111,6 +115,7 @@ export function Webhooks() {
               { label: "Kind", cell: (w) => webhookKindName(w.kind) },
               { label: "Events", cell: (w) => w.events.map(webhookEventName).join(", ") },
               { label: "Notifies", cell: (w) => notifyModeName(w.notifyMode) },
+              { label: "Made by", cell: (w) => <WebhookPeople webhook={w} /> },
               { label: "State", cell: (w) => <WebhookStateText webhook={w} /> },
             ]}
             actions={
@@ -182,10 +187,44 @@ export function Webhooks() {
   );
 }
 
+/** A member as the list names one: the name, or the id when the catalog could not say. */
+const memberName = (member: ChangedByMember | undefined) =>
+  member ? member.displayName || `member ${member.memberId}` : "";
+
+/** Who made it, who it acts for when someone else, and who last changed it: names (emails on hover). */
+function WebhookPeople({ webhook }: { webhook: Webhook }) {
+  const creator = webhook.createdBy?.kind.case === "member" ? webhook.createdBy.kind.value : undefined;
+  const actsFor = webhook.actsFor;
+  const by = webhook.updatedBy?.kind;
+  const changer = by?.case === "member" ? memberName(by.value) : changedByName(webhook.updatedBy);
+  return (
+    <span className="cell-lines">
+      {creator ? (
+        <span title={creator.email}>{memberName(creator)}</span>
+      ) : (
+        <span className="muted">not recorded</span>
+      )}
+      {actsFor && actsFor.memberId !== creator?.memberId && (
+        <span className="small" title={actsFor.email}>
+          acts for {memberName(actsFor)}
+        </span>
+      )}
+      {changer && (
+        <span className="small muted" title={by?.case === "member" ? by.value.email : undefined}>
+          changed by {changer}, <Time at={webhook.updatedAt} />
+        </span>
+      )}
+    </span>
+  );
+}
+
 function WebhookStateText({ webhook }: { webhook: Webhook }) {
   return (
     <span className="cell-lines">
-      <Badge tone={webhook.paused ? "neutral" : "good"}>{webhook.paused ? "Paused" : "Active"}</Badge>
+      <Badge tone={webhook.pausedReason ? "bad" : webhook.paused ? "neutral" : "good"}>
+        {webhook.paused ? "Paused" : "Active"}
+      </Badge>
+      {webhook.pausedReason && <span className="small">{sentence(webhook.pausedReason)}</span>}
       {webhook.lastDeliveryState !== undefined && (
         <span className="small muted">
           Last delivery: {deliveryStateName[webhook.lastDeliveryState].toLowerCase()}
@@ -209,7 +248,11 @@ function usePauseResume(projectId: string, say: (message: string) => void) {
         {
           onSuccess: async () => {
             await queryClient.invalidateQueries();
-            say(paused ? "Webhook paused: it is sent nothing until resumed." : "Webhook resumed.");
+            say(
+              paused
+                ? "Webhook paused: it is sent nothing until resumed."
+                : "Webhook resumed: it now acts for you, and sends only while you may manage webhooks.",
+            );
           },
         },
       );
@@ -557,7 +600,20 @@ export function WebhookView() {
         </Fact>
         <Fact term="Created">
           <Time at={webhook.createdAt} />
+          {webhook.createdBy && <> by {changedByName(webhook.createdBy)}</>}
         </Fact>
+        <Fact term="Acts for">
+          {webhook.actsFor ? (
+            `${memberName(webhook.actsFor)}${webhook.actsFor.email ? ` (${webhook.actsFor.email})` : ""}`
+          ) : (
+            <span className="muted">nobody recorded</span>
+          )}
+        </Fact>
+        {webhook.updatedBy && (
+          <Fact term="Last changed">
+            <Time at={webhook.updatedAt} /> by {changedByName(webhook.updatedBy)}
+          </Fact>
+        )}
         {webhook.previousSecretExpiresAt && (
           <Fact term="Previous secret signs until">
             <Time at={webhook.previousSecretExpiresAt} />
