@@ -369,7 +369,11 @@ async function mayBeSent(deps: WorkerDeps, delivery: DueDelivery, answers: Acces
         "update automation.deliveries set next_attempt_at = now() where id = ? and state = 'pending'",
         [delivery.id],
       );
-  else
+  else {
+    deps.logger.warn(
+      { deliveryId: delivery.id, webhookId: delivery.webhook_id, projectId: delivery.project_id },
+      `could not check a webhook's member with the catalog; trying again in ${recheckSeconds} s`,
+    );
     await deps.orm.em.fork().execute(
       `update automation.deliveries set next_attempt_at = now() + make_interval(secs => ?), last_error = ?
        where id = ? and state = 'pending'`,
@@ -379,6 +383,7 @@ async function mayBeSent(deps: WorkerDeps, delivery: DueDelivery, answers: Acces
         delivery.id,
       ],
     );
+  }
   return false;
 }
 

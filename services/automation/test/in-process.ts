@@ -24,13 +24,15 @@ export interface InProcessAutomation {
  * `env` (WEBHOOK_SECRETS_KEY and the short intervals tests use) on top of the stack's tokens. Its
  * background loops (ticks, starts, following runs, deliveries) run as in production. A database
  * is given for a second replica or a restart; by default one is migrated afresh. `resolve` swaps
- * the resolver webhook hosts are looked up with.
+ * the resolver webhook hosts are looked up with; `catalog` the catalog it asks (one that does not
+ * answer, say).
  */
 export async function startAutomation(
   stack: InProcessRunsStack,
   env: Record<string, string>,
   databaseUrl?: string,
   resolve?: Resolve,
+  catalog?: Client<typeof CatalogService>,
 ): Promise<InProcessAutomation> {
   // By import(), as @testrun/runs/testing loads the runs service: the kit's copy of MikroORM.
   const { configSchema, database, wireAutomation } = await import("../src/wiring.js");
@@ -43,7 +45,7 @@ export async function startAutomation(
     config,
     orm,
     logger: log.logger,
-    catalog: stack.rpc.client(CatalogService, token),
+    catalog: catalog ?? stack.rpc.client(CatalogService, token),
     runs: stack.rpc.client(RunsService, token),
     resolve,
   });

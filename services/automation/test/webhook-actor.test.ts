@@ -17,9 +17,9 @@ import {
   type Webhook,
   WebhookEvent,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
-import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { CatalogService, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { migrateDatabase, openDatabase } from "@testrun/kit";
+import { migrateDatabase, openDatabase, serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   eventually,
@@ -356,6 +356,61 @@ describe("automation service: webhooks act for a member and keep their URL seale
     }
   });
 
+  it("sends nothing while the catalog cannot say whether the member may, and sends it once it can", async () => {
+    const to = await receiver();
+    const first = await startAutomation(stack, env);
+    const created = await first.client.createWebhook({
+      actor: as("editor"),
+      projectId: project.projectId,
+      url: to.url,
+      events: [WebhookEvent.RUN_FINISHED],
+      notifyMode: NotifyMode.EVERY_RUN,
+    });
+    const webhookId = created.webhook?.id;
+    to.setSecrets([created.secret]);
+    await first.stop();
+    // The same database, a catalog that never answers (nothing listens on port 1).
+    const unchecked = await startAutomation(
+      stack,
+      env,
+      first.databaseUrl,
+      undefined,
+      serviceClient(CatalogService, "http://127.0.0.1:1", { token: "unused", timeoutMs: 500 }),
+    );
+    const orm = await openDatabase(first.databaseUrl, database);
+    try {
+      await finishedRun();
+      const put = await eventually(async () => {
+        const [row] = await orm.em
+          .fork()
+          .execute<{ state: string; attempts: number; last_error: string }[]>(
+            "select state, attempts, last_error from automation.deliveries where webhook_id = ?",
+            [webhookId],
+          );
+        return row?.last_error ? row : undefined;
+      }, "the delivery put off");
+      expect(put).to.deep.equal({
+        state: "pending",
+        attempts: 0,
+        last_error: "not sent yet: could not check that its member may still manage webhooks; trying again",
+      });
+      expect(to.received).to.deep.equal([]);
+      expect(unchecked.lines().join("\n")).to.include("could not check a webhook's member with the catalog");
+      await unchecked.stop();
+      // With the catalog back, it is checked and sent.
+      const checked = await startAutomation(stack, env, first.databaseUrl);
+      try {
+        const got = await eventually(async () => to.received[0], "the delivery once checked", 30_000);
+        expect(got.verified).to.equal(true);
+      } finally {
+        await checked.stop();
+      }
+    } finally {
+      await unchecked.stop();
+      await orm.close();
+    }
+  });
+
   it("seals the URLs of webhooks made before and pauses them, having no member, until an Editor resumes one", async () => {
     const url = await createTestDatabase(String(process.env.DATABASE_URL));
     const orm = await openDatabase(url, database);
@@ -377,7 +432,17 @@ describe("automation service: webhooks act for a member and keep their URL seale
          values ('dlv_01legacy0000000000000000', 'whk_legacy', ?, 'run.finished', '{"type":"run.finished"}', 'pending', now(), now())`,
         [project.projectId],
       );
+      // An earlier attempt's error quoting the receiver's path, as stored then.
+      await sql(
+        `insert into automation.deliveries (id, webhook_id, project_id, event_type, body, state, attempts, last_error, created_at)
+         values ('dlv_00legacy0000000000000000', 'whk_legacy', ?, 'run.finished', '{}', 'failed', 8, ?, now())`,
+        [project.projectId, `answered 404: no hook at ${new URL(to.url).pathname}`],
+      );
       await migrateDatabase(orm, database);
+      const [quoted] = await sql(
+        "select last_error from automation.deliveries where id = 'dlv_00legacy0000000000000000'",
+      );
+      expect(quoted?.last_error).to.equal("answered 404: no hook at [url]");
       const legacy = await startAutomation(stack, env, url);
       try {
         const sealed = await eventually(async () => {
