@@ -117,6 +117,13 @@ describe("automation under attack (end to end)", function () {
       "https://[fd00:ec2::254]/hook",
       "https://169.254.169.254/latest/meta-data",
       "https://[64:ff9b::a9fe:a9fe]/hook",
+      // The shared range 100.64.0.0/10 and site-local fec0::/10, in several spellings, and other special-purpose ranges.
+      "https://100.64.0.1/hook",
+      "https://[fec0::1]/hook",
+      "https://[::ffff:100.64.0.1]/hook",
+      "https://1681915905/hook",
+      "https://198.18.0.1/hook",
+      "https://[2001:db8::1]/hook",
       "https://kubernetes.default.svc/hook",
       "https://redis/hook",
       "https://user:password@example.com/hook",

@@ -19,7 +19,14 @@ import type { IService } from "kubernetes-models/v1/Service";
 import type { IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { parse } from "yaml";
 import { services as registry } from "../scripts/services.js";
-import { helm, kubeVersionArgs, renderChart, tryRenderChart } from "./helm.js";
+import {
+  clusterRangesValues,
+  helm,
+  kubeVersionArgs,
+  renderChart,
+  tryRenderChart,
+  valuesArgs,
+} from "./helm.js";
 import {
   type ContainerEnv,
   hookEvents,
@@ -262,8 +269,7 @@ describe("helm chart helm/testrun", () => {
           "--strict",
           chartPath,
           ...kubeVersionArgs(chartPath),
-          "--values",
-          `${chartPath}/${valueFile}`,
+          ...valuesArgs(chartPath, [valueFile]),
         ]);
         expect(result.code, `${result.stdout}\n${result.stderr}`).to.equal(0);
       });
@@ -1097,6 +1103,7 @@ describe("helm chart helm/testrun", () => {
     const dualStack = [
       "egress.podCidrs={10.244.0.0/16,fd00:10:244::/56}",
       "egress.serviceCidrs={10.96.0.0/12}",
+      "egress.nodeCidrs={10.0.0.0/20}",
       "egress.denyCidrs={192.168.0.0/16}",
       "egress.allowCidrs={127.0.0.0/8,::1/128}",
     ];
@@ -1110,15 +1117,87 @@ describe("helm chart helm/testrun", () => {
       return found;
     };
 
-    it("gives executors EGRESS_DENY_CIDRS of the cluster's ranges and denyCidrs, EGRESS_ALLOW_CIDRS, both parsed by their config", async () => {
-      const { env } = componentContainer(await render(dualStack), "executor");
-      expect(env.values.EGRESS_DENY_CIDRS).to.equal(
-        "10.244.0.0/16,fd00:10:244::/56,10.96.0.0/12,192.168.0.0/16",
-      );
-      expect(env.values.EGRESS_ALLOW_CIDRS).to.equal("127.0.0.0/8,::1/128");
-      expect(setting(schemaOf("executor"), env.values, "EGRESS_DENY_CIDRS")).to.have.length(4);
+    it("gives executors and webhook deliveries EGRESS_DENY_CIDRS of the cluster's ranges and denyCidrs, EGRESS_ALLOW_CIDRS, both parsed by their config", async () => {
+      const chart = await render(dualStack);
+      for (const component of ["executor", "automation"]) {
+        const { env } = componentContainer(chart, component);
+        expect(env.values.EGRESS_DENY_CIDRS, component).to.equal(
+          "10.244.0.0/16,fd00:10:244::/56,10.96.0.0/12,10.0.0.0/20,192.168.0.0/16",
+        );
+        expect(env.values.EGRESS_ALLOW_CIDRS, component).to.equal("127.0.0.0/8,::1/128");
+        expect(setting(schemaOf(component), env.values, "EGRESS_DENY_CIDRS"), component).to.have.length(5);
+      }
+      // The ranges the docs' evaluation install passes, nothing more.
       const byDefault = componentContainer(await render([]), "executor").env.values;
-      expect([byDefault.EGRESS_DENY_CIDRS, byDefault.EGRESS_ALLOW_CIDRS]).to.deep.equal(["", ""]);
+      expect([byDefault.EGRESS_DENY_CIDRS, byDefault.EGRESS_ALLOW_CIDRS]).to.deep.equal([
+        "10.244.0.0/16,10.96.0.0/12,172.18.0.0/16",
+        "",
+      ]);
+    });
+
+    it("refuses to render without the cluster's pod, Service and node ranges, naming those missing, where to find them and the opt-out", async () => {
+      const ranges = [
+        "egress.podCidrs={10.244.0.0/16}",
+        "egress.serviceCidrs={10.96.0.0/12}",
+        "egress.nodeCidrs={172.18.0.0/16}",
+      ];
+      for (const [index, given] of [[], ...ranges.map((range) => [range]), ranges.slice(0, 2)].entries()) {
+        const result = await tryRenderChart(chartPath, {
+          release,
+          namespace,
+          set: given,
+          clusterRanges: false,
+        });
+        const missing = ranges
+          .filter((range) => !given.includes(range))
+          .map((range) => range.slice(0, range.indexOf("=")));
+        expect(result.code, `case ${index}`).to.not.equal(0);
+        expect(result.stderr).to.contain(
+          `the cluster's pod, Service and node ranges are required (missing: ${missing.join(", ")})`,
+        );
+        for (const hint of [
+          "--cluster-cidr",
+          "kubectl get servicecidr kubernetes",
+          "kubectl get nodes -o wide",
+          "egress.allowClusterRanges=true",
+        ])
+          expect(result.stderr, hint).to.contain(hint);
+      }
+      const all = await tryRenderChart(chartPath, { release, namespace, set: ranges, clusterRanges: false });
+      expect(all.code, all.stderr).to.equal(0);
+    });
+
+    it("renders without them with egress.allowClusterRanges, still refusing the ranges that are set", async () => {
+      const chart = new RenderedChart(
+        await renderChart(chartPath, {
+          release,
+          namespace,
+          set: ["egress.allowClusterRanges=true", "egress.serviceCidrs={10.96.0.0/12}"],
+          clusterRanges: false,
+        }),
+        namespace,
+      );
+      for (const component of ["executor", "automation"])
+        expect(componentContainer(chart, component).env.values.EGRESS_DENY_CIDRS, component).to.equal(
+          "10.96.0.0/12",
+        );
+    });
+
+    it("is installed as the docs say: their evaluation command passes the ranges it requires", async () => {
+      const fixture = parse(readFileSync(clusterRangesValues, "utf8")) as {
+        egress: Record<string, string[]>;
+      };
+      for (const doc of ["README.md", "docs/deploy.md", "helm/testrun/README.md"]) {
+        const text = readFileSync(`${repoRoot}${doc}`, "utf8").replaceAll("\\\n", " ");
+        const command = text.split("\n").find((line) => line.startsWith("helm install testrun helm/testrun"));
+        expect(command, `${doc}: the evaluation install`).to.be.a("string");
+        const set = [...(command ?? "").matchAll(/--set '([^']*)'/g)].map((match) => match[1] ?? "");
+        expect(set, doc).to.deep.equal(
+          Object.entries(fixture.egress).map(([key, cidrs]) => `egress.${key}={${cidrs.join(",")}}`),
+        );
+        const result = await tryRenderChart(chartPath, { release, namespace, set, clusterRanges: false });
+        expect(result.code, `${doc}: ${result.stderr}`).to.equal(0);
+      }
     });
 
     it("gives executors EGRESS_CLUSTER_DOMAIN and EGRESS_ALLOW_CLUSTER_NAMES, parsed by their config", async () => {
@@ -1172,6 +1251,7 @@ describe("helm chart helm/testrun", () => {
               "168.63.129.16/32",
               "10.244.0.0/16",
               "10.96.0.0/12",
+              "10.0.0.0/20",
               "192.168.0.0/16",
             ],
           },
@@ -1195,7 +1275,11 @@ describe("helm chart helm/testrun", () => {
     });
 
     it("refuses a range that is not in CIDR form, naming the value", async () => {
-      for (const set of ["egress.podCidrs={10.0.0.1}", "egress.denyCidrs={example.com/8}"]) {
+      for (const set of [
+        "egress.podCidrs={10.0.0.1}",
+        "egress.nodeCidrs={10.0.0.0}",
+        "egress.denyCidrs={example.com/8}",
+      ]) {
         const result = await tryRenderChart(chartPath, { release, namespace, set: [set] });
         expect(result.code, set).to.not.equal(0);
         expect(result.stderr).to.contain(set.slice("egress.".length, set.indexOf("=")));

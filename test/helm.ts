@@ -36,7 +36,12 @@ export interface RenderOptions {
   valueFiles?: readonly string[];
   /** `--set` expressions. */
   set?: readonly string[];
+  /** Whether to pass the cluster's ranges the chart requires (`clusterRangesValues`); default true. */
+  clusterRanges?: boolean;
 }
+
+/** The pod, Service and node ranges the docs' evaluation install passes, as a value file. */
+export const clusterRangesValues = `${repoRoot}test/fixtures/chart-cluster-ranges.yaml`;
 
 /**
  * `--kube-version` with the oldest Kubernetes the chart supports (Chart.yaml's `kubeVersion: ">=x.y.z-0"`),
@@ -49,6 +54,25 @@ export function kubeVersionArgs(chart: string): string[] {
   return minimum ? ["--kube-version", minimum] : [];
 }
 
+/**
+ * `--values` for value files of the chart (relative to it), with the cluster's ranges unless
+ * `clusterRanges` is false: after the chart's own values.yaml (the defaults, whose empty ranges
+ * would otherwise win again), before any other file, which may set its own.
+ */
+export function valuesArgs(
+  chart: string,
+  valueFiles: readonly string[] = [],
+  clusterRanges = true,
+): string[] {
+  const defaults = valueFiles.filter((file) => file === "values.yaml");
+  const others = valueFiles.filter((file) => file !== "values.yaml");
+  return [
+    ...defaults.map((file) => `${chart}/${file}`),
+    ...(clusterRanges ? [clusterRangesValues] : []),
+    ...others.map((file) => `${chart}/${file}`),
+  ].flatMap((file) => ["--values", file]);
+}
+
 const renderArgs = (chart: string, options: RenderOptions) => [
   "template",
   options.release,
@@ -56,7 +80,7 @@ const renderArgs = (chart: string, options: RenderOptions) => [
   ...kubeVersionArgs(chart),
   "--namespace",
   options.namespace,
-  ...(options.valueFiles ?? []).flatMap((file) => ["--values", `${chart}/${file}`]),
+  ...valuesArgs(chart, options.valueFiles, options.clusterRanges !== false),
   ...(options.set ?? []).flatMap((expression) => ["--set", expression]),
 ];
 

@@ -332,7 +332,7 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- $_ := set $env "BROWSER_CONTEXTS" (toString (int $values.browser.contexts)) -}}
 {{- end -}}
 {{- $egress := $root.Values.egress -}}
-{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (concat $egress.podCidrs $egress.serviceCidrs $egress.denyCidrs)) -}}
+{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (include "testrun.deniedCidrs" $root | fromYamlArray)) -}}
 {{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
 {{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
 {{- $_ := set $env "EGRESS_ALLOW_CLUSTER_NAMES" (toString $egress.allowClusterNames) -}}
@@ -340,7 +340,7 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- if eq .name "automation" -}}
 {{- /* Webhook deliveries go through the executors' egress rules (docs/automation.md, "Egress"). */ -}}
 {{- $egress := $root.Values.egress -}}
-{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (concat $egress.podCidrs $egress.serviceCidrs $egress.denyCidrs)) -}}
+{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (include "testrun.deniedCidrs" $root | fromYamlArray)) -}}
 {{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
 {{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
 {{- with include "testrun.appUrl" $root -}}
@@ -429,8 +429,25 @@ chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container'
   mountPath: /tmp
 {{- end -}}
 
+{{/* The ranges executors and webhooks refuse on top of their built-in blocks (EGRESS_DENY_CIDRS),
+  and the executors' NetworkPolicy leaves out: the cluster's pods, Services and nodes, and denyCidrs. */}}
+{{- define "testrun.deniedCidrs" -}}
+{{- $egress := .Values.egress -}}
+{{- toYaml (concat $egress.podCidrs $egress.serviceCidrs $egress.nodeCidrs $egress.denyCidrs) -}}
+{{- end -}}
+
 {{/* Refuses values that cannot work, with a message saying what to do. */}}
 {{- define "testrun.validate" -}}
+{{- $egress := .Values.egress -}}
+{{- if not $egress.allowClusterRanges -}}
+{{- $missing := list -}}
+{{- range $key := list "podCidrs" "serviceCidrs" "nodeCidrs" -}}
+{{- if not (index $egress $key) -}}{{- $missing = append $missing (printf "egress.%s" $key) -}}{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "the cluster's pod, Service and node ranges are required (missing: %s): executors and webhook deliveries refuse them, so that a test or a webhook cannot reach the cluster's own pods (databases, metrics), Services and kubelets. On kind: --set 'egress.podCidrs={10.244.0.0/16}' --set 'egress.serviceCidrs={10.96.0.0/12}' --set 'egress.nodeCidrs={172.18.0.0/16}' (yours: kube-controller-manager's --cluster-cidr, or the range holding `kubectl get nodes -o jsonpath='{.items[*].spec.podCIDRs}'`; kube-apiserver's --service-cluster-ip-range, or `kubectl get servicecidr kubernetes -o jsonpath='{.spec.cidrs}'` on Kubernetes 1.33+; the subnet of the nodes' InternalIP in `kubectl get nodes -o wide`). To install without them, letting tests and webhooks reach the cluster (a throwaway cluster), set egress.allowClusterRanges=true. See docs/deploy.md, Executors' egress" (join ", " $missing)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and (not .Values.secrets.existingSecret) (not (and .Values.postgresql.enabled .Values.redis.enabled)) -}}
 {{- fail "secrets.existingSecret is required unless postgresql.enabled and redis.enabled are both true: the chart can only generate the connection URLs of its own PostgreSQL and Redis (see docs/deploy.md, Secrets)" -}}
 {{- end -}}

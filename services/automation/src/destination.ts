@@ -49,7 +49,7 @@ export async function destinationProblem(
         !error
           ? undefined
           : code === "EGRESS_REFUSED"
-            ? "goes to an address webhooks may not reach (loopback, link-local or metadata, or the cluster)"
+            ? "goes to an address webhooks may not reach (loopback, link-local or metadata, a special-purpose range, or the cluster)"
             : code === "EAI_AGAIN"
               ? notResolvedYet
               : "names a host that does not resolve: check the host name",

@@ -290,7 +290,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
     await finishedRun(TestStatus.FAILED);
     const refused = await deliveryWhen(client, webhook.id, "the attempt refused", (d) => d.attempts >= 1);
     expect(refused.lastError).to.equal(
-      "refused: the URL goes to an address webhooks may not reach (loopback, link-local or metadata, or the cluster)",
+      "refused: the URL goes to an address webhooks may not reach (loopback, link-local or metadata, a special-purpose range, or the cluster)",
     );
     expect(refused.lastResponseCode).to.equal(undefined);
     // Retried like any failure, then FAILED; never sent.

@@ -2,6 +2,7 @@
 // made through the guard goes only to an address it checked, for every form a URL can name it in,
 // DNS answers that change between lookups and redirects included. Real sockets throughout.
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { stepsFromFile } from "@testrun/content-file";
@@ -13,6 +14,7 @@ import {
   parseCidrList,
   type Resolve,
 } from "@testrun/kit/egress";
+import { blockedSamples, ipv4Spellings, ipv6FormsOf, repoRoot, urlHost } from "@testrun/kit/testing";
 import { expect } from "chai";
 import { configSchema } from "../src/config.js";
 import { describeFetchError } from "../src/steps/http.js";
@@ -26,26 +28,26 @@ const policy = (allow = "", deny = "") =>
 
 describe("egress policy", () => {
   describe("the default blocks", () => {
+    it("has addresses to test in every range it blocks (@testrun/kit/testing, blockedSamples)", () => {
+      expect(Object.keys(blockedSamples)).to.have.members(defaultBlockedRanges.map(({ cidr }) => cidr));
+    });
+
+    for (const { cidr, what } of defaultBlockedRanges) {
+      const ipv4 = !cidr.includes(":");
+      it(`refuses ${cidr}, ${what}${ipv4 ? ", in its IPv6 forms too" : ""}`, () => {
+        for (const address of blockedSamples[cidr] ?? []) {
+          expect(policy().allows(address), address).to.equal(false);
+          if (ipv4)
+            for (const form of ipv6FormsOf(address)) expect(policy().allows(form), form).to.equal(false);
+        }
+      });
+    }
+
     const blocked = {
-      "unspecified 0.0.0.0/8": ["0.0.0.0", "0.1.2.3", "0.255.255.255"],
-      "loopback 127.0.0.0/8": ["127.0.0.1", "127.0.0.2", "127.255.255.254"],
-      "link-local 169.254.0.0/16 and the metadata addresses in it": [
-        "169.254.0.1",
-        "169.254.169.254",
-        "169.254.170.2",
-        "169.254.170.23",
-        "169.254.255.255",
-      ],
-      "Alibaba Cloud metadata": ["100.100.100.200"],
-      "Azure WireServer": ["168.63.129.16"],
-      "multicast 224.0.0.0/4": ["224.0.0.1", "239.255.255.250"],
-      "reserved 240.0.0.0/4 and broadcast": ["240.0.0.1", "255.255.255.255"],
-      "IPv6 unspecified and loopback": ["::", "::1", "0:0:0:0:0:0:0:1"],
+      "IPv6 unspecified and loopback, written out": ["0:0:0:0:0:0:0:0", "0:0:0:0:0:0:0:1"],
       // "::8.8.8.8" is how DNS answers print ::808:808 (ipaddr.js alone reads it as ::ffff:8.8.8.8).
-      "IPv4-compatible ::/96": ["::7f00:1", "::a00:1", "::808:808", "::8.8.8.8"],
-      "IPv6 link-local fe80::/10": ["fe80::1", "fe80::1%eth0", "febf:ffff::1"],
-      "IPv6 multicast ff00::/8": ["ff02::1", "ff05::2"],
-      "AWS metadata and EKS Pod Identity over IPv6": ["fd00:ec2::254", "fd00:ec2::23"],
+      "IPv4-compatible ::/96, as DNS prints it": ["::8.8.8.8"],
+      "IPv6 link-local with a zone": ["fe80::1%eth0"],
       "IPv4-mapped forms of blocked addresses": [
         "::ffff:127.0.0.1",
         "::ffff:7f00:1",
@@ -53,21 +55,15 @@ describe("egress policy", () => {
         "::ffff:169.254.169.254",
         "::ffff:0.0.0.0",
         "::ffff:224.0.0.1",
+        "::ffff:100.64.0.1",
       ],
       "IPv4-translated (::ffff:0:0:0/96) forms": ["::ffff:0:127.0.0.1", "::ffff:0:a9fe:a9fe"],
       "NAT64 (64:ff9b::/96) forms": ["64:ff9b::127.0.0.1", "64:ff9b::a9fe:a9fe", "64:ff9b::100.100.100.200"],
-      // Local-use NAT64 puts the IPv4 address where the network chose: all of it is refused.
-      "local-use NAT64 64:ff9b:1::/48": [
-        "64:ff9b:1::a9fe:a9fe",
-        "64:ff9b:1:a9fe:a9fe::",
-        "64:ff9b:1::808:808",
-      ],
       "6to4 (2002::/16) forms, the IPv4 address in groups 1-2": [
         "2002:a9fe:a9fe::1",
         "2002:7f00:1::",
         "2002:6464:64c8:1:2:3:4:5",
       ],
-      "Teredo 2001::/32": ["2001::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"],
     };
     for (const [what, addresses] of Object.entries(blocked)) {
       it(`refuses ${what}`, () => {
@@ -85,9 +81,19 @@ describe("egress policy", () => {
         "fd12:3456::1",
         "8.8.8.8",
         "2001:4860:4860::8888",
-        "100.64.0.1", // shared address space (CGNAT, Tailscale): only the metadata address in it is blocked
-        "100.100.100.199",
-        "100.100.100.201",
+        "100.63.255.255",
+        "100.128.0.0",
+        "191.255.255.255",
+        "192.0.1.255",
+        "192.0.3.0",
+        "192.88.98.255",
+        "192.88.100.0",
+        "198.17.255.255",
+        "198.20.0.0",
+        "198.51.99.255",
+        "198.51.101.0",
+        "203.0.112.255",
+        "203.0.114.0",
         "1.0.0.0",
         "126.255.255.255",
         "128.0.0.0",
@@ -96,16 +102,21 @@ describe("egress policy", () => {
         "168.63.129.17",
         "223.255.255.255",
         "fd00:ec2::253",
-        "fec0::1",
         "::1:0:0:1",
+        "100:0:0:2::1",
+        "2001:200::1",
+        "2001:db7:ffff:ffff::1",
+        "2001:db9::1",
+        "3ffe:ffff::1",
+        "3fff:1000::1",
+        "5eff:ffff::1",
+        "5f01::1",
         "::ffff:8.8.8.8",
         "::ffff:10.0.0.1",
         "64:ff9b::8.8.8.8",
         "2002:808:808::1",
         "2002:a00:1::",
         "64:ff9b:2::1",
-        "2001:1::1",
-        "192.0.2.2",
       ];
       for (const address of allowed) expect(policy().allows(address), address).to.equal(true);
     });
@@ -124,7 +135,7 @@ describe("egress policy", () => {
         expect(policy().allows(text), text).to.equal(false);
     });
 
-    it("lists every range it blocks, each parsable (the docs table)", () => {
+    it("lists every range it blocks, each parsable, and so do the docs' tables", () => {
       expect(defaultBlockedRanges.map((r) => r.cidr)).to.include.members([
         "127.0.0.0/8",
         "169.254.0.0/16",
@@ -132,6 +143,20 @@ describe("egress policy", () => {
         "fe80::/10",
       ]);
       for (const { cidr } of defaultBlockedRanges) expect(parseCidrList(cidr), cidr).to.have.length(1);
+      // The section each table is in, up to the next heading or list item of its level.
+      const section = (file: string, heading: string, end: RegExp) => {
+        const text = readFileSync(`${repoRoot}${file}`, "utf8");
+        const from = text.indexOf(heading);
+        const rest = text.slice(from + heading.length);
+        return rest.slice(0, rest.search(end));
+      };
+      const tables = {
+        "docs/security.md": section("docs/security.md", "## Executor egress (SSRF)", /\n## /),
+        "docs/runs.md": section("docs/runs.md", "- **Refused by default**", /\n- \*\*/),
+      };
+      for (const [file, table] of Object.entries(tables))
+        for (const { cidr } of defaultBlockedRanges)
+          expect(table, `${file} lists ${cidr}`).to.include(`\`${cidr}\``);
     });
   });
 
@@ -146,6 +171,15 @@ describe("egress policy", () => {
       expect(oneHost.allows("169.254.10.10")).to.equal(true);
       expect(oneHost.allows("169.254.10.11")).to.equal(false);
       expect(policy("::1/128").allows("::1")).to.equal(true);
+    });
+
+    it("lifts a block only with an exception as narrow as it: a VPN's 100.64.0.0/10 leaves the metadata address in it refused", () => {
+      const vpn = policy("100.64.0.0/10");
+      expect(vpn.allows("100.64.0.1")).to.equal(true);
+      expect(vpn.allows("100.100.100.199")).to.equal(true);
+      expect(vpn.allows("100.100.100.200")).to.equal(false);
+      expect(policy("100.64.0.0/10, 100.100.100.200").allows("100.100.100.200")).to.equal(true);
+      expect(policy("192.0.2.0/24").allows("192.0.2.7")).to.equal(true);
     });
 
     it("refuses EGRESS_DENY_CIDRS on top of the defaults, in every form, whatever EGRESS_ALLOW_CIDRS says", () => {
@@ -509,6 +543,51 @@ describe("egress guard, with real connections", () => {
   });
 });
 
+describe("egress guard: a step to each default blocked range", () => {
+  /** What `blocked.example.test` resolves to. */
+  let answer = "";
+  const resolve: Resolve = async () => [{ address: answer, family: answer.includes(":") ? 6 : 4 }];
+  const guard = new EgressGuard(policy(), { resolve });
+  after(() => guard.close());
+  const cannotConnect = 'step 1 "s": request failed: could not connect to the host';
+  const stepTo = (baseUrl: string) =>
+    runSteps(stepsFromFile([{ name: "s", http: { method: "GET", path: "/" } }], "steps"), {
+      baseUrl,
+      variables: {},
+      egress: guard,
+    });
+  /** Why a fetch through the guard failed: the code of its cause, EGRESS_REFUSED when the guard refused it. */
+  const refusal = (url: string) =>
+    guard.fetch(url).then(
+      () => "connected",
+      (error: Error) => String((error.cause as { code?: unknown } | undefined)?.code ?? error.name),
+    );
+
+  for (const { cidr } of defaultBlockedRanges) {
+    const ipv4 = !cidr.includes(":");
+    it(`refuses ${cidr} by address and by a name resolving to it${ipv4 ? ", in IPv6 forms and other spellings" : ""}`, async () => {
+      for (const [index, address] of (blockedSamples[cidr] ?? []).entries()) {
+        // The first address in every form a URL can name it in; the others as they are.
+        const hosts =
+          index === 0 && ipv4
+            ? [address, ...ipv6FormsOf(address).map(urlHost), ...ipv4Spellings(address)]
+            : [urlHost(address)];
+        for (const host of hosts) {
+          expect((await stepTo(`http://${host}`)).summary, host).to.equal(cannotConnect);
+          expect(await refusal(`http://${host}/`), host).to.equal("EGRESS_REFUSED");
+        }
+        answer = address;
+        expect((await stepTo("http://blocked.example.test")).summary, `a name for ${address}`).to.equal(
+          cannotConnect,
+        );
+        expect(await refusal("http://blocked.example.test/"), `a name for ${address}`).to.equal(
+          "EGRESS_REFUSED",
+        );
+      }
+    });
+  }
+});
+
 describe("what a failed connection says", () => {
   /** A system error as net and dns raise it, wrapped as fetch wraps it. */
   const fetchFailed = (message: string, fields: Record<string, unknown>) =>
@@ -575,7 +654,7 @@ describe("egress guard: lookups in flight (maxLookups)", () => {
     const answered = new Promise<void>((resolve) => (answer = resolve));
     const resolve: Resolve = async () => {
       await answered;
-      return [{ address: "203.0.113.7", family: 4 }];
+      return [{ address: "8.8.8.8", family: 4 }];
     };
     const guard = new EgressGuard(policy(), { resolve, maxLookups: 1 });
     const lookup = (host: string) =>
@@ -588,7 +667,7 @@ describe("egress guard: lookups in flight (maxLookups)", () => {
     const slow = lookup("slow.example.test");
     expect(await lookup("other.example.test")).to.deep.equal({ code: "EAI_AGAIN" });
     answer();
-    expect(await slow).to.deep.equal({ address: "203.0.113.7" });
-    expect(await lookup("other.example.test")).to.deep.equal({ address: "203.0.113.7" });
+    expect(await slow).to.deep.equal({ address: "8.8.8.8" });
+    expect(await lookup("other.example.test")).to.deep.equal({ address: "8.8.8.8" });
   });
 });

@@ -10,25 +10,56 @@ export type Cidr = [Address, number];
 
 /**
  * Refused unless EGRESS_ALLOW_CIDRS makes an exception: nothing under test lives here, but the
- * node's, the cloud's and the executor's own secrets do. Private ranges (10/8, 172.16/12,
- * 192.168/16, fc00::/7) are not here: self-hosted teams test their internal staging. The last two
- * carry IPv4 addresses, so no exception reaches them (parseAllowList refuses an entry inside them).
+ * node's, the cloud's and the executor's own secrets do, or the cluster's own network (a CNI or a
+ * VPN on the shared range 100.64.0.0/10). Every range of IANA's IPv4 and IPv6 special-purpose
+ * address registries that is not globally reachable, less the private-use ones: 10/8, 172.16/12,
+ * 192.168/16 and fc00::/7 stay allowed, as self-hosted teams test internal staging there (the
+ * chart refuses the cluster's own ranges in them: EGRESS_DENY_CIDRS). Besides those: multicast,
+ * the deprecated site-local fec0::/10 and 6to4 relays, and the clouds' metadata addresses. The
+ * IPv6 forms that carry an IPv4 address are judged as that address (ipv4Carriers), except two that
+ * cannot be, refused whole, which no exception reaches (parseAllowList refuses an entry inside
+ * them): local-use NAT64 and Teredo.
  */
 export const defaultBlockedRanges: readonly { cidr: string; what: string }[] = [
-  { cidr: "0.0.0.0/8", what: "unspecified: 0.0.0.0 connects to the host itself" },
+  { cidr: "0.0.0.0/8", what: 'unspecified, "this network": 0.0.0.0 connects to the host itself' },
+  {
+    cidr: "100.64.0.0/10",
+    what: "shared address space (carrier-grade NAT): some clusters' pods, VPNs such as Tailscale",
+  },
   { cidr: "127.0.0.0/8", what: "loopback" },
   {
     cidr: "169.254.0.0/16",
     what: "link-local: cloud metadata 169.254.169.254, the ECS and EKS credential agents 169.254.170.2 and .23",
   },
-  { cidr: "100.100.100.200/32", what: "Alibaba Cloud metadata" },
+  {
+    cidr: "100.100.100.200/32",
+    what: "Alibaba Cloud metadata (refused even where 100.64.0.0/10 is allowed)",
+  },
   { cidr: "168.63.129.16/32", what: "Azure platform endpoint (WireServer)" },
+  { cidr: "192.0.0.0/24", what: "IETF protocol assignments: DS-Lite, NAT64 discovery, PCP and TURN anycast" },
+  { cidr: "192.0.2.0/24", what: "documentation (TEST-NET-1)" },
+  { cidr: "192.88.99.0/24", what: "6to4 relay anycast (deprecated)" },
+  { cidr: "198.18.0.0/15", what: "benchmarking" },
+  { cidr: "198.51.100.0/24", what: "documentation (TEST-NET-2)" },
+  { cidr: "203.0.113.0/24", what: "documentation (TEST-NET-3)" },
   { cidr: "224.0.0.0/4", what: "multicast" },
-  { cidr: "240.0.0.0/4", what: "reserved, and broadcast 255.255.255.255" },
+  { cidr: "240.0.0.0/4", what: "reserved" },
+  { cidr: "255.255.255.255/32", what: "limited broadcast" },
   { cidr: "::/128", what: "unspecified" },
   { cidr: "::1/128", what: "loopback" },
   { cidr: "::/96", what: "IPv4-compatible (deprecated)" },
+  { cidr: "100::/64", what: "discard-only" },
+  { cidr: "100:0:0:1::/64", what: "dummy prefix (RFC 9780)" },
+  {
+    cidr: "2001::/23",
+    what: "IETF protocol assignments: benchmarking 2001:2::/48, ORCHIDv2, AMT, AS112 and anycast services",
+  },
+  { cidr: "2001::/32", what: "Teredo: carries an IPv4 address, obfuscated" },
+  { cidr: "2001:db8::/32", what: "documentation" },
+  { cidr: "3fff::/20", what: "documentation (RFC 9637)" },
+  { cidr: "5f00::/16", what: "segment routing (SRv6) SIDs" },
   { cidr: "fe80::/10", what: "link-local" },
+  { cidr: "fec0::/10", what: "site-local (deprecated; some networks still route it)" },
   { cidr: "ff00::/8", what: "multicast" },
   { cidr: "fd00:ec2::254/128", what: "AWS metadata over IPv6" },
   { cidr: "fd00:ec2::23/128", what: "EKS Pod Identity agent over IPv6" },
@@ -36,7 +67,6 @@ export const defaultBlockedRanges: readonly { cidr: string; what: string }[] = [
     cidr: "64:ff9b:1::/48",
     what: "local-use NAT64 (RFC 8215): the IPv4 address it carries sits where the network chose, so it cannot be judged",
   },
-  { cidr: "2001::/32", what: "Teredo: carries an IPv4 address, obfuscated" },
 ];
 
 /**
@@ -164,7 +194,8 @@ export interface EgressLists {
 
 /**
  * The rule, in this order: an address in EGRESS_DENY_CIDRS is refused; else an address in a
- * default block is refused unless it is in EGRESS_ALLOW_CIDRS; everything else is allowed.
+ * default block is refused unless it is in EGRESS_ALLOW_CIDRS (by an entry as narrow as that block
+ * at least, for each block it is in); everything else is allowed.
  */
 export class EgressPolicy {
   readonly #allow: readonly Cidr[];
@@ -187,7 +218,10 @@ export class EgressPolicy {
       return false;
     }
     if (this.#deny.some((range) => inRange(parsed, range))) return false;
-    if (!defaultBlocked.some((range) => inRange(parsed, range))) return true;
-    return this.#allow.some((range) => inRange(parsed, range));
+    // An exception lifts a block only when it is at least as narrow as the block: allowing a VPN's
+    // 100.64.0.0/10 leaves the metadata address 100.100.100.200 inside it refused.
+    return defaultBlocked
+      .filter((block) => inRange(parsed, block))
+      .every(([, bits]) => this.#allow.some((range) => range[1] >= bits && inRange(parsed, range)));
   }
 }

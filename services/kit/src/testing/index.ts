@@ -1,5 +1,6 @@
 export * from "./bodies.js";
 export * from "./catalog.js";
+export * from "./egress.js";
 export * from "./gateway.js";
 export * from "./in-process.js";
 export * from "./metrics.js";
