@@ -867,6 +867,8 @@ describe("helm chart helm/testrun", () => {
       it(`admits only the ingress controller (ingress-nginx by default) with ${on}`, async () => {
         const chart = await render(set);
         expect(Number(gatewayHops(chart)), "TRUST_PROXY_HOPS").to.be.above(0);
+        // The console counts its anonymous bounds by the same client address (auth-limit.ts).
+        expect(componentContainer(chart, "console").env.values.TRUST_PROXY_HOPS).to.equal(gatewayHops(chart));
         for (const name of ["gateway", "console"]) {
           expect(httpAccess(chart, name), `${name} HTTP port`).to.deep.equal(onlyFrom(ingressNginx));
         }
@@ -878,6 +880,7 @@ describe("helm chart helm/testrun", () => {
       for (const set of [[], ["ingress.enabled=true", "config.trustProxyHops=0"]]) {
         const chart = await render(set);
         expect(gatewayHops(chart), String(set)).to.equal("0");
+        expect(componentContainer(chart, "console").env.values.TRUST_PROXY_HOPS, String(set)).to.equal("0");
         expect(httpAccess(chart, "gateway"), String(set)).to.deep.equal(["anywhere"]);
       }
     });

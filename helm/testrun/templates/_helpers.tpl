@@ -219,7 +219,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- printf "http://%s:%d" (include "testrun.name" .) (int $facts.port) -}}
 {{- end -}}
 
-{{/* Whether the gateway sits behind one proxy that appends to X-Forwarded-For. */}}
+{{/* How many proxies that append to X-Forwarded-For the gateway and the console sit behind. */}}
 {{- define "testrun.trustProxyHops" -}}
 {{- if kindIs "invalid" .Values.config.trustProxyHops -}}
 {{- if or .Values.ingress.enabled .Values.httpRoute.enabled -}}1{{- else -}}0{{- end -}}
@@ -280,8 +280,10 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- with $root.Values.config.otel.resourceAttributes -}}
 {{- $_ := set $env "OTEL_RESOURCE_ATTRIBUTES" . -}}
 {{- end -}}
-{{- if eq .name "gateway" -}}
+{{- if has .name (list "gateway" "console") -}}
 {{- $_ := set $env "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root) -}}
+{{- end -}}
+{{- if eq .name "gateway" -}}
 {{- with include "testrun.appUrl" $root -}}
 {{- $_ := set $env "API_URL" . -}}
 {{- end -}}

@@ -67,6 +67,21 @@ export const configSchema = baseConfigSchema
      * all clients together; beyond, 429 with the unknown badge (http/badges.ts).
      */
     BADGE_REQUESTS_PER_MINUTE: positiveInt(6000),
+    /**
+     * Of those, what one client address (an IPv4 address, an IPv6 /64) gets per minute, so that one
+     * client cannot use up the replica's bound for everyone (http/auth-limit.ts). Sign-in takes a
+     * few requests per person; an office behind one NAT shares its address. Badges are fetched by
+     * image proxies (GitHub's camo) for every reader of a README, so theirs is larger.
+     */
+    AUTH_REQUESTS_PER_CLIENT_PER_MINUTE: positiveInt(60),
+    BADGE_REQUESTS_PER_CLIENT_PER_MINUTE: positiveInt(1200),
+    /**
+     * How many reverse proxies in front of the console append to X-Forwarded-For: the client
+     * address of the per-client bounds above is the one this many hops back. 0 (the default)
+     * ignores the header and uses the connection's address: believed without a proxy in front, it
+     * would let a client pick a new address for every request. Behind the chart's ingress, 1.
+     */
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   })
   .refine(
     (c) =>

@@ -96,6 +96,7 @@ export function wireConsole({
   const viewers = new Viewers(sessions, directory);
   const app = createConsoleApp({
     shutdownSignal: streamsEnd.signal,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     appUrl: config.APP_URL,
     logger,
     isReady,
@@ -103,13 +104,19 @@ export function wireConsole({
     links,
     directory,
     cookies: new ConsoleCookies(config.APP_URL),
-    authAttempts: new AuthAttempts(config.AUTH_REQUESTS_PER_MINUTE),
+    authAttempts: new AuthAttempts(
+      config.AUTH_REQUESTS_PER_MINUTE,
+      config.AUTH_REQUESTS_PER_CLIENT_PER_MINUTE,
+    ),
     ...(oidc && bindings && { oidc, bindings }),
     webRoot,
     viewers,
     runs,
     automation,
-    badgeRequests: new AuthAttempts(config.BADGE_REQUESTS_PER_MINUTE),
+    badgeRequests: new AuthAttempts(
+      config.BADGE_REQUESTS_PER_MINUTE,
+      config.BADGE_REQUESTS_PER_CLIENT_PER_MINUTE,
+    ),
     consoleService: consoleService({
       viewers,
       sessions,

@@ -10,6 +10,7 @@ export * from "./ids.js";
 export * from "./key-cache.js";
 export * from "./logger.js";
 export * from "./metrics/index.js";
+export * from "./rate-buckets.js";
 export * from "./redis.js";
 export * from "./rpc/auth.js";
 export * from "./rpc/bodies.js";

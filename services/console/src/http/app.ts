@@ -65,6 +65,8 @@ export interface ConsoleAppOptions extends AuthDeps {
   automation: Client<typeof AutomationService>;
   /** The bound on anonymous badge requests (BADGE_REQUESTS_PER_MINUTE). */
   badgeRequests: AuthAttempts;
+  /** Reverse proxies in front that append to X-Forwarded-For (TRUST_PROXY_HOPS); 0 believes none. */
+  trustProxyHops?: number;
   /** Aborted when the console shuts down: ends live streams (run pages) so the server can close. */
   shutdownSignal?: AbortSignal;
 }
@@ -77,6 +79,11 @@ export interface ConsoleAppOptions extends AuthDeps {
  */
 export function createConsoleApp(options: ConsoleAppOptions): Koa {
   const app = new Koa();
+  // ctx.ip, the address the anonymous bounds count by (auth-limit.ts): the connection's, or the one
+  // this many proxies back in X-Forwarded-For. The console reads no ctx.host or ctx.protocol, so
+  // app.proxy changes nothing else here.
+  app.proxy = (options.trustProxyHops ?? 0) > 0;
+  app.maxIpsCount = options.trustProxyHops ?? 0;
   const { cookies, logger } = options;
 
   const router = new Router();

@@ -7,7 +7,10 @@ import type { AuthAttempts } from "./auth-limit.js";
 
 export interface BadgeDeps {
   automation: Client<typeof AutomationService>;
-  /** Anonymous badge requests this replica answers per minute (BADGE_REQUESTS_PER_MINUTE). */
+  /**
+   * Anonymous badge requests this replica answers per minute (BADGE_REQUESTS_PER_MINUTE) and one
+   * client address gets of them (BADGE_REQUESTS_PER_CLIENT_PER_MINUTE).
+   */
   badgeRequests: AuthAttempts;
   logger: Logger;
 }
@@ -54,7 +57,8 @@ export const loggedBadgePath = (path: string) => (path.startsWith("/badges/") ? 
  * or unknown; nothing else of the project is shown, or asked for. An unknown or revoked token is
  * 404 with the unknown badge as its body, so a README shows "unknown" rather than a broken image
  * and the answer says nothing of whether the token ever existed; 503 (the unknown badge too) when
- * the automation service cannot answer; 429 past BADGE_REQUESTS_PER_MINUTE (docs/console.md,
+ * the automation service cannot answer; 429 past BADGE_REQUESTS_PER_MINUTE, or past
+ * BADGE_REQUESTS_PER_CLIENT_PER_MINUTE from one client address (docs/console.md,
  * "Badges").
  */
 export function badgeRoutes(router: Router, deps: BadgeDeps): void {
@@ -69,7 +73,7 @@ export function badgeRoutes(router: Router, deps: BadgeDeps): void {
       ctx.status = status;
       ctx.body = badgeSvg(state);
     };
-    const retryAfter = badgeRequests.take();
+    const { retryAfter } = badgeRequests.take(ctx.ip);
     if (retryAfter > 0) {
       ctx.set("Retry-After", String(retryAfter));
       return answer(429, BadgeState.UNKNOWN);
