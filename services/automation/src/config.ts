@@ -50,6 +50,12 @@ export const configSchema = baseConfigSchema.extend({
   /** One delivery attempt's whole time: connect, send, answer (at most 64 KiB of it is read). */
   /** At most 30 s: a delivery claim lasts 60 s, and an attempt outliving it could be made twice. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(30_000).default(10_000),
+  /**
+   * Redeliver calls one member (or operator) makes per minute, and of one webhook's deliveries,
+   * every caller together, on one replica: each sends a request now (redeliveries.ts).
+   */
+  REDELIVERIES_PER_MEMBER_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  REDELIVERIES_PER_WEBHOOK_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   /** Deliveries one replica attempts at once. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(8),
   /** Host names a Slack-kind webhook may post to. */

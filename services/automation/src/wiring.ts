@@ -7,6 +7,7 @@ import { EgressGuard, EgressPolicy, type Resolve } from "@testrun/kit/egress";
 import type { Config } from "./config.js";
 import { pruneHistory } from "./history.js";
 import { type EventData, slackBody, standardBody } from "./payload.js";
+import { RedeliveryLimits } from "./redeliveries.js";
 import { badgeHandlers } from "./rpc/badges.js";
 import { scheduleHandlers } from "./rpc/schedules.js";
 import { webhookHandlers } from "./rpc/webhooks.js";
@@ -128,7 +129,17 @@ export function wireAutomation({
   const impl = fromHandlerGroups(
     AutomationService,
     scheduleHandlers({ orm, catalog, allowSeconds: config.SCHEDULE_ALLOW_SECONDS }),
-    webhookHandlers({ orm, catalog, cipher, destinations, wake: () => deliveries.wake() }),
+    webhookHandlers({
+      orm,
+      catalog,
+      cipher,
+      destinations,
+      wake: () => deliveries.wake(),
+      redeliveries: new RedeliveryLimits({
+        perCallerPerMinute: config.REDELIVERIES_PER_MEMBER_PER_MINUTE,
+        perWebhookPerMinute: config.REDELIVERIES_PER_WEBHOOK_PER_MINUTE,
+      }),
+    }),
     badgeHandlers({ orm, catalog, appUrl: config.APP_URL }),
   );
   return {

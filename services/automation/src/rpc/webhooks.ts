@@ -19,6 +19,7 @@ import { authorize, mayManage } from "../access.js";
 import { type DestinationRules, destinationProblem } from "../destination.js";
 import { exhausted, invalid, maxWebhooks, notFound, violations } from "../errors.js";
 import { changedBy, memberOf, membersById, namedMember } from "../members.js";
+import type { RedeliveryLimits } from "../redeliveries.js";
 import { newWebhookSecret, type SecretCipher } from "../secrets.js";
 import { openUrl, originOnly, sealedUrl, urlOrigin } from "../webhook-urls.js";
 import { claimMs } from "../workers.js";
@@ -135,6 +136,8 @@ export interface WebhookDeps {
   destinations: DestinationRules;
   /** Wakes the delivery workers (a redelivery is due now). */
   wake(): void;
+  /** The bounds on Redeliver per caller and per webhook (redeliveries.ts). */
+  redeliveries: RedeliveryLimits;
 }
 
 function eventList(events: readonly WebhookEvent[]): string[] {
@@ -336,16 +339,19 @@ export function webhookHandlers(deps: WebhookDeps): Partial<ServiceImpl<typeof A
       await authorize(deps.catalog, req.actor, req.projectId, true);
       // A webhook the system paused sends nothing for the member it acted for: resumed first, it
       // acts for whoever resumed it. (Paused after this check, the delivery is stopped when sent.)
-      const [paused] = await em().execute<{ paused_reason: string }[]>(
-        `select w.paused_reason from automation.deliveries d join automation.webhooks w on w.id = d.webhook_id
-         where d.id = ? and d.project_id = ? and w.paused_reason <> ''`,
+      const [target] = await em().execute<{ webhook_id: string; paused_reason: string }[]>(
+        `select w.id as webhook_id, w.paused_reason from automation.deliveries d join automation.webhooks w on w.id = d.webhook_id
+         where d.id = ? and d.project_id = ?`,
         [req.deliveryId, req.projectId],
       );
-      if (paused)
+      if (!target) throw notFound("delivery");
+      if (target.paused_reason)
         throw new ConnectError(
-          `the webhook is paused, and sends nothing until resumed: ${paused.paused_reason}`,
+          `the webhook is paused, and sends nothing until resumed: ${target.paused_reason}`,
           Code.FailedPrecondition,
         );
+      // Counted only for a redelivery that may be sent (RESOURCE_EXHAUSTED past a bound).
+      deps.redeliveries.take(req.actor, target.webhook_id);
       const rows = await em().execute<DeliveryRow[]>(
         `update automation.deliveries set state = 'pending', next_attempt_at = now()
          where id = ? and project_id = ? and state <> 'pending' returning *`,
