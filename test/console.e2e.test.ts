@@ -131,6 +131,23 @@ describe("console (end to end)", function () {
         expect((await refusal(call)).code).to.equal(Code.Unauthenticated);
     });
 
+    it("reads at most 1 KiB of a request from anyone without a session (their requests are empty)", async () => {
+      const post = (method: string, body: string) =>
+        fetch(`${system.consoleUrl}/api/testrun.console.v1.ConsoleService/${method}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: system.consoleUrl },
+          body,
+        });
+      for (const method of ["GetSession", "GetSignInOptions"]) {
+        expect((await post(method, "{}")).status, method).to.equal(200);
+        const large = await post(method, `{"padding":"${"x".repeat(64 * 1024)}"}`);
+        expect(large.status, method).to.equal(429);
+        expect(((await large.json()) as { message: string }).message).to.contain(
+          "larger than configured readMaxBytes 1024",
+        );
+      }
+    });
+
     it("sign-out ends the session on the server, not just in the browser", async () => {
       const cookie = await signIn(system, acme.ownerId);
       const out = await fetch(`${system.consoleUrl}/auth/sign-out`, { method: "POST", headers: { cookie } });

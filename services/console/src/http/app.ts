@@ -18,7 +18,7 @@ import {
 } from "@testrun/kit";
 import Koa from "koa";
 import { countRefusal, refusalsInterceptor } from "../metrics.js";
-import { consoleRequestGate } from "../rpc/session-gate.js";
+import { consoleRequestGate, methodsWithoutSession } from "../rpc/session-gate.js";
 import { sessionCookieKey, type Viewers } from "../viewer.js";
 import { artifactRoutes } from "./artifacts.js";
 import { webApp } from "./assets.js";
@@ -49,6 +49,12 @@ export const catalogReadMaxBytes = serviceReadMaxBytes;
  * the editor's saves and an import are as large as the catalog allows, not the API's 1 MiB.
  */
 export const catalogBoundMethods = ["importContent", "createTestCase", "updateTestCase"] as const;
+
+/**
+ * What the methods answering without a session (methodsWithoutSession) read: their requests are
+ * empty messages (`{}`), so anyone without a session gets no more than this read and parsed.
+ */
+export const anonymousReadMaxBytes = 1024;
 
 export interface ConsoleAppOptions extends AuthDeps {
   appUrl: string;
@@ -97,7 +103,16 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
     routes: (r) => {
       r.service(ConsoleService as DescService, options.consoleService);
       // Registered again with their own bound: the later registration of a path is the one served.
-      // The request gate still runs first, so nothing is read without a session.
+      // The request gate still runs first, so nothing is read without a session but the requests of
+      // the methods answering without one, each within anonymousReadMaxBytes.
+      for (const method of ConsoleService.methods)
+        if (methodsWithoutSession.has(method.name)) {
+          const impl = options.consoleService[method.localName as keyof typeof options.consoleService];
+          if (impl)
+            r.rpc(method as DescMethod, impl as MethodImpl<DescMethod>, {
+              readMaxBytes: anonymousReadMaxBytes,
+            });
+        }
       for (const name of catalogBoundMethods) {
         const impl = options.consoleService[name];
         if (impl)
