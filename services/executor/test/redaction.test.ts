@@ -120,9 +120,18 @@ describe(`a value shorter than ${minInWordLength} characters`, () => {
     expect(new Variables({ N: "n" }).redact('"a\\nb\\n" n')).to.equal('"a\\nb\\n" {{N}}');
   });
 
-  it("checks the sides where the value itself is a word: a value of punctuation stands alone anywhere", () => {
-    expect(new Variables({ P: "/v1" }).redact("/api/v1/users /api/v10")).to.equal("/api{{P}}/users /api/v10");
-    expect(new Variables({ Q: "@@" }).redact("a@@b")).to.equal("a{{Q}}b");
+  it("needs both sides free of word characters, whatever the value is made of: a quote or a slash is not replaced in every quoted text or path", () => {
+    expect(new Variables({ P: "/v1" }).redact("/api/v1/users /api/v10 /v1 (/v1)")).to.equal(
+      "/api/v1/users /api/v10 {{P}} ({{P}})",
+    );
+    expect(new Variables({ Q: "@@" }).redact("a@@b a @@ b")).to.equal("a@@b a {{Q}} b");
+    const quote = new Variables({ Q: '"' });
+    expect(quote.redact('got "login", "say \\"hi\\" now" and " alone')).to.equal(
+      'got "login", "say \\"hi\\" now" and {{Q}} alone',
+    );
+    expect(oneLine(say`step ${own(1)} ${'"login"'}: expected ${'"x"'}`, quote)).to.equal(
+      'step 1 "login": expected "x"',
+    );
   });
 
   it("is replaced in the forms a target sends it back in, where they stand alone", () => {

@@ -204,43 +204,25 @@ function characterBefore(text: string, at: number): string {
 const characterAt = (text: string, at: number) =>
   at >= text.length ? "" : String.fromCodePoint(text.codePointAt(at) as number);
 
-/** On which sides a form must not touch a word character (a short value's); none for a long one. */
-interface Edges {
-  start: boolean;
-  end: boolean;
-}
-
 /**
- * Whether a short value's form at [start, end) stands alone: where the value itself begins (ends)
- * with a word character, the character before (after) it is none, and is not a backslash either
- * (`\n` and `\u00e9` in a quoted JSON text are one character each: an `n` after a backslash is
- * part of it).
+ * Whether a short value's form at [start, end) stands alone: no word character touches it on
+ * either side, whatever the value is made of (a value `"` or `/` is then not replaced in every
+ * quoted text or path, only where it stands between spaces or punctuation), and no backslash comes
+ * before it (`\n` and `\u00e9` in a quoted JSON text are one character each: an `n` after a
+ * backslash is part of it).
  */
-function standsAlone(text: string, start: number, end: number, edges: Edges): boolean {
-  if (edges.start) {
-    const before = characterBefore(text, start);
-    if (before === "\\" || wordCharacter.test(before)) return false;
-  }
-  return !(edges.end && wordCharacter.test(characterAt(text, end)));
+function standsAlone(text: string, start: number, end: number): boolean {
+  const before = characterBefore(text, start);
+  if (before === "\\" || wordCharacter.test(before)) return false;
+  return !wordCharacter.test(characterAt(text, end));
 }
 
-const inWords: Edges = { start: false, end: false };
-
-/** The sides on which a value's forms must stand alone: none from `minInWordLength` characters on. */
-function edgesOf(value: string): Edges {
-  const characters = [...value];
-  if (characters.length >= minInWordLength) return inWords;
-  return {
-    start: wordCharacter.test(characters[0] ?? ""),
-    end: wordCharacter.test(characters.at(-1) ?? ""),
-  };
-}
-
-/** A form to replace: what replaces it, and where it must stand alone. */
+/** A form to replace: what replaces it, and whether it is replaced only where it stands alone. */
 interface Form {
   form: string;
   token: string;
-  edges: Edges;
+  /** A short value's form (shorter than `minInWordLength`): only where it stands alone. */
+  alone: boolean;
 }
 
 /** One replacement: [start, end) of the text by `token`. */
@@ -285,14 +267,14 @@ export class Redactor {
    */
   add(value: string, token: string): void {
     if (value === "") return;
-    const edges = edgesOf(value);
+    const alone = [...value].length < minInWordLength;
     for (const form of encodedForms(value)) {
       const known = this.#forms.get(form);
       if (known) {
-        if (edges === inWords) known.edges = inWords;
+        if (!alone) known.alone = false;
         continue;
       }
-      this.#forms.set(form, { form, token, edges });
+      this.#forms.set(form, { form, token, alone });
     }
     if (value.length >= fragmentLength && !this.#values.includes(value)) this.#values.push(value);
     this.#index = undefined;
@@ -348,15 +330,11 @@ export class Redactor {
     const free = (start: number, end: number) => !taken || taken.subarray(start, end).every((t) => t === 0);
     const ownOnly = (start: number, end: number) => own?.subarray(start, end).every((o) => o === 1) ?? false;
     for (const position of [...new Set(candidates)].sort((a, b) => a - b)) {
-      const { form, token, edges } = sorted[position] as Form;
+      const { form, token, alone } = sorted[position] as Form;
       let start = text.indexOf(form);
       while (start !== -1) {
         const end = start + form.length;
-        if (
-          free(start, end) &&
-          !ownOnly(start, end) &&
-          (edges === inWords || standsAlone(text, start, end, edges))
-        ) {
+        if (free(start, end) && !ownOnly(start, end) && (!alone || standsAlone(text, start, end))) {
           matches.push({ start, end, token });
           taken ??= new Uint8Array(text.length);
           taken.fill(1, start, end);
