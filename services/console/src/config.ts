@@ -1,4 +1,4 @@
-import { baseConfigSchema, portVar, postgresUrl, serviceUrl } from "@testrun/kit";
+import { baseConfigSchema, httpLimitsConfig, portVar, postgresUrl, serviceUrl } from "@testrun/kit";
 import { z } from "zod";
 
 const positiveInt = (defaultValue: number) => z.coerce.number().int().positive().default(defaultValue);
@@ -15,6 +15,8 @@ export const configSchema = baseConfigSchema
     // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
     METRICS_PORT: portVar(9466),
     HTTP_PORT: portVar(3000),
+    // The HTTP port's connection cap and timeouts (kit config.ts; docs/security.md, "Resource limits").
+    ...httpLimitsConfig,
     DATABASE_URL: postgresUrl,
     KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
     CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),
@@ -50,6 +52,12 @@ export const configSchema = baseConfigSchema
      * 60 s idle timeout of common proxies, and the session is checked again each time.
      */
     WATCH_WINDOW_SECONDS: positiveInt(50),
+    /**
+     * How long a write of an API response may wait for the browser to read what was sent before
+     * (a WatchRun stream of a tab that stopped reading): past it the response ends, its connection
+     * closes and its stream's slot is free (http/write-stall.ts).
+     */
+    WRITE_STALL_SECONDS: positiveInt(10),
     /**
      * Live run streams one session may hold at once on one replica; beyond, RESOURCE_EXHAUSTED and
      * the run page reads the run every few seconds instead.

@@ -3,7 +3,7 @@ import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { runService, serveHttp, serviceClient } from "@testrun/kit";
+import { httpLimitsOf, runService, serveHttp, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { database } from "./db/index.js";
 import { registerWatchStreamsGauge } from "./metrics.js";
@@ -35,6 +35,7 @@ await runService({
       logger,
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
       onShutdown,
+      limits: httpLimitsOf(config),
     });
     // At SIGTERM, live streams end at once (browsers reopen them on another replica), so they
     // never hold the drain open.

@@ -1,4 +1,11 @@
-import { baseConfigSchema, keyCacheSecret, portVar, redisUrl, serviceUrl } from "@testrun/kit";
+import {
+  baseConfigSchema,
+  httpLimitsConfig,
+  keyCacheSecret,
+  portVar,
+  redisUrl,
+  serviceUrl,
+} from "@testrun/kit";
 import { z } from "zod";
 
 const positiveInt = (defaultValue: number) => z.coerce.number().int().positive().default(defaultValue);
@@ -10,6 +17,8 @@ export const configSchema = baseConfigSchema.extend({
   // GET /metrics for Prometheus (docs/operations.md, "Metrics"); 0 turns it off.
   METRICS_PORT: portVar(9460),
   HTTP_PORT: portVar(8080),
+  // The HTTP port's connection cap and timeouts (kit config.ts; docs/security.md, "Resource limits").
+  ...httpLimitsConfig,
   // Defaults: the fixed local ports of `make run`, as the other services default them.
   KEYS_URL: serviceUrl.default("http://127.0.0.1:7101"),
   CATALOG_URL: serviceUrl.default("http://127.0.0.1:7102"),

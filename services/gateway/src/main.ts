@@ -1,7 +1,7 @@
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { runService, serveHttp, serviceClient } from "@testrun/kit";
+import { httpLimitsOf, runService, serveHttp, serviceClient } from "@testrun/kit";
 import { configSchema } from "./config.js";
 import { wireGateway } from "./wiring.js";
 
@@ -28,6 +28,9 @@ await runService({
       logger,
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
       onShutdown,
+      limits: httpLimitsOf(config),
+      // Expect: 100-continue is answered only once the key is good (routes/v1.ts, jsonBody).
+      holdContinue: true,
     });
     // Shutting down ends every long-poll at once (with the run as it is), before the HTTP server
     // waits for the requests in flight: registered after serveHttp's close, it runs first.

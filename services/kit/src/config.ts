@@ -23,7 +23,29 @@ export const baseConfigSchema = z.object({
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
   /** How long in-flight calls may run, once the drain is over, before they are cut off. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * HTTP/2 connections the gRPC port (PORT) holds at once; past it a new connection is closed as
+   * soon as it opens (docs/security.md, "Resource limits": sized from measured memory).
+   */
+  RPC_MAX_CONNECTIONS: z.coerce.number().int().positive().default(500),
+  /** Seconds an HTTP/2 connection of the gRPC port may stay without a stream before it is closed (GOAWAY). */
+  RPC_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(300),
 });
+
+/**
+ * The bounds of a browser- or pipeline-facing HTTP/1.1 port (the gateway's /v1, the console), for
+ * the services that serve one (`serveHttp`); docs/security.md, "Resource limits".
+ */
+export const httpLimitsConfig = {
+  /** Open connections one replica takes; past it a new one is closed at once (idle keep-alive ones are closed first to make room). */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().positive().default(4_000),
+  /** Seconds from a connection's first byte (or its opening) until a request's headers are complete. */
+  HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(10),
+  /** Seconds a request's whole body may take to arrive, once its headers are in; then 408 and the connection closes. */
+  HTTP_BODY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(30),
+  /** Seconds a keep-alive connection may wait for its next request: above the 60 s of ingresses and load balancers, so they close first. */
+  HTTP_IDLE_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(65),
+};
 
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
 

@@ -1,36 +1,100 @@
 import { once } from "node:events";
-import type { Server } from "node:http";
+import { readFileSync } from "node:fs";
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { ServiceContext } from "./service.js";
 
-/** An HTTP/1.1 application (a Koa app's `callback()` or anything with `listen`). */
-interface Listenable {
-  listen(port: number, host: string): Server;
+/** An HTTP/1.1 application: a Koa app (its `callback()`) or anything else that gives a request listener. */
+interface Servable {
+  callback(): RequestListener;
 }
+
+/** The bounds of an HTTP port (kit config.ts, `httpLimitsConfig`; docs/security.md, "Resource limits"). */
+export interface HttpLimits {
+  /** Open connections at once; past it a new connection is closed as it opens. */
+  maxConnections: number;
+  /** Seconds until a request's headers are complete, counted from its first byte or the connection's opening. */
+  headersTimeoutSeconds: number;
+  /** Seconds a request's whole body may take once its headers are in; then 408 and the connection closes. */
+  bodyTimeoutSeconds: number;
+  /** Seconds a keep-alive connection waits for its next request. */
+  idleTimeoutSeconds: number;
+}
+
+/** The bounds of `httpLimitsConfig`'s defaults, for callers (tests) that state none. */
+export const defaultHttpLimits: HttpLimits = {
+  maxConnections: 4_000,
+  headersTimeoutSeconds: 10,
+  bodyTimeoutSeconds: 30,
+  idleTimeoutSeconds: 65,
+};
+
+/** The limits of a config that extends `httpLimitsConfig`. */
+export function httpLimitsOf(config: {
+  HTTP_MAX_CONNECTIONS: number;
+  HTTP_HEADERS_TIMEOUT_SECONDS: number;
+  HTTP_BODY_TIMEOUT_SECONDS: number;
+  HTTP_IDLE_TIMEOUT_SECONDS: number;
+}): HttpLimits {
+  return {
+    maxConnections: config.HTTP_MAX_CONNECTIONS,
+    headersTimeoutSeconds: config.HTTP_HEADERS_TIMEOUT_SECONDS,
+    bodyTimeoutSeconds: config.HTTP_BODY_TIMEOUT_SECONDS,
+    idleTimeoutSeconds: config.HTTP_IDLE_TIMEOUT_SECONDS,
+  };
+}
+
+/** Descriptors kept beside the HTTP connections: gRPC clients, Redis, PostgreSQL, files, the other ports. */
+const descriptorReserve = 1_000;
 
 /**
  * Serves a service's browser- or pipeline-facing HTTP port next to its gRPC port (the gateway's
- * /v1, the console), and closes it in the service's graceful shutdown: once the drain is over it
- * takes no new connections, requests in flight finish within SHUTDOWN_TIMEOUT_MS, idle keep-alive
- * connections close at once.
+ * /v1, the console), bounded as `limits` say (docs/security.md, "Resource limits"), and closes it
+ * in the service's graceful shutdown: once the drain is over it takes no new connections, requests
+ * in flight finish within SHUTDOWN_TIMEOUT_MS, idle keep-alive connections close at once.
+ *
+ * - At most `maxConnections` open: a connection past it is closed as it opens (Node's
+ *   `maxConnections`, so it costs a descriptor for a moment and no memory), and the idle
+ *   keep-alive connections are closed then, so the next attempt of a legitimate client finds room.
+ * - A connection that sends nothing, or headers too slowly, is closed after `headersTimeoutSeconds`.
+ * - A response written before its request's body has arrived (a refusal from the headers: 401,
+ *   403, 404, 413, 429...) says `Connection: close` and the connection closes after it, so an
+ *   unread body is never waited for.
+ * - A body still arriving `bodyTimeoutSeconds` after its headers gets 408 (or, once the answer has
+ *   begun, the connection is cut).
+ * - `holdContinue`: `Expect: 100-continue` is not answered by Node at once; the application sends
+ *   100 Continue (`res.writeContinue()`) when it wants the body, so a refused client never sends it.
  */
 export async function serveHttp(
-  app: Listenable,
+  app: Servable,
   options: {
     port: number;
     host: string;
     logger: Logger;
     shutdownTimeoutMs: number;
     onShutdown: ServiceContext<unknown>["onShutdown"];
+    limits?: HttpLimits;
+    holdContinue?: boolean;
   },
 ): Promise<Server> {
-  const server = app.listen(options.port, options.host);
-  // Outlast the 60 s idle timeout of ingresses and ALBs, so they close idle connections, not we (502s).
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  const limits = options.limits ?? defaultHttpLimits;
+  const server = boundedHttpServer(app.callback(), limits, options);
+  server.listen(options.port, options.host);
   await once(server, "listening");
   options.logger.info({ httpPort: (server.address() as AddressInfo).port }, "http listening");
+  const descriptors = openFilesLimit();
+  if (descriptors !== undefined && descriptors < limits.maxConnections + descriptorReserve)
+    options.logger.warn(
+      { openFilesLimit: descriptors, maxConnections: limits.maxConnections },
+      "the process may open fewer files than HTTP_MAX_CONNECTIONS needs: raise the container's nofile limit or lower HTTP_MAX_CONNECTIONS",
+    );
   // Runs once the drain (SHUTDOWN_DRAIN_MS, during which the server still takes requests) is over.
   options.onShutdown(
     () =>
@@ -49,6 +113,101 @@ export async function serveHttp(
     "closing the HTTP server",
   );
   return server;
+}
+
+/** An HTTP/1.1 server with the bounds of `serveHttp` (which says what each does). */
+export function boundedHttpServer(
+  listener: RequestListener,
+  limits: HttpLimits,
+  options: { holdContinue?: boolean } = {},
+): Server {
+  const headersMs = limits.headersTimeoutSeconds * 1000;
+  const bodyMs = limits.bodyTimeoutSeconds * 1000;
+  const server = createServer(
+    {
+      headersTimeout: headersMs,
+      // Node's own bound on a whole request (headers and body): a backstop behind the body timer
+      // below, which answers 408 itself. Node checks both every second here, not every 30 s.
+      requestTimeout: headersMs + bodyMs + 5_000,
+      keepAliveTimeout: limits.idleTimeoutSeconds * 1000,
+      connectionsCheckingInterval: 1_000,
+    },
+    (req, res) => {
+      // The first request has come: the wait for it is over (a keep-alive wait is Node's own).
+      req.socket.setTimeout(0);
+      closeWhenBodyUnread(req, res);
+      limitBodyTime(req, res, bodyMs, limits.bodyTimeoutSeconds);
+      listener(req, res);
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  // A connection that opens and sends nothing is not a request yet (headersTimeout counts from a
+  // request's first byte): it may wait for one as long as headers may take.
+  server.on("connection", (socket) => socket.setTimeout(headersMs));
+  let sweeping = false;
+  server.on("drop", () => {
+    // At the cap: idle keep-alive connections make room (their clients reconnect); a burst of
+    // refused connections sweeps once.
+    if (sweeping) return;
+    sweeping = true;
+    setImmediate(() => {
+      sweeping = false;
+      server.closeIdleConnections();
+    });
+  });
+  if (options.holdContinue) server.on("checkContinue", (req, res) => server.emit("request", req, res));
+  return server;
+}
+
+/** Whether the request has a body that has not all arrived yet. */
+const bodyStillArriving = (req: IncomingMessage): boolean => !req.complete;
+
+/**
+ * A response that starts before its request's body has arrived closes the connection after it:
+ * keeping it alive would mean reading (and waiting for) the rest of a body nobody wants.
+ */
+function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
+    if (!this.headersSent && bodyStillArriving(req)) this.setHeader("Connection", "close");
+    return writeHead.apply(this, args);
+  } as ServerResponse["writeHead"];
+}
+
+/** 408 to a body still arriving after `bodyMs`; the connection closes with it. */
+function limitBodyTime(req: IncomingMessage, res: ServerResponse, bodyMs: number, seconds: number): void {
+  if (!bodyStillArriving(req)) return;
+  const timer = setTimeout(() => {
+    if (!bodyStillArriving(req)) return;
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    const body = JSON.stringify({
+      error: `the request body did not arrive within ${seconds} s`,
+      code: "request_timeout",
+    });
+    res.writeHead(408, {
+      "Content-Type": "application/json; charset=utf-8",
+      "Content-Length": Buffer.byteLength(body),
+      Connection: "close",
+    });
+    res.end(body);
+  }, bodyMs);
+  res.once("close", () => clearTimeout(timer));
+}
+
+/** The soft limit on open files of this process (Linux /proc), or undefined where it cannot be read. */
+export function openFilesLimit(): number | undefined {
+  try {
+    const line = readFileSync("/proc/self/limits", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft === undefined || soft === "unlimited" ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a probe handler touches of a Koa context. */

@@ -174,6 +174,8 @@ export async function runService<S extends z.ZodType<ServiceConfig>>(
     tokens: { service: config.SERVICE_TOKEN, executor: config.EXECUTOR_TOKEN },
     logger,
     streamsPerConnection: definition.streamsPerConnection?.(config),
+    maxConnections: config.RPC_MAX_CONNECTIONS,
+    idleTimeoutSeconds: config.RPC_IDLE_TIMEOUT_SECONDS,
   });
   if (config.METRICS_PORT) {
     const metrics = await serveMetrics({ port: config.METRICS_PORT, host: config.HOST, logger });

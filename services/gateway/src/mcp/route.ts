@@ -14,7 +14,7 @@ const transportHeaders = ["accept", "content-type", "mcp-protocol-version", "mcp
  * (docs/agents.md, "MCP: the API as tools").
  *
  * - Authenticated as every /v1 request is (api key headers, 401/403/429, the per-key rate limit, no
- *   CORS), after its JSON body was read (at most 1 MiB, one JSON-RPC message: a batch is refused).
+ *   CORS) from its headers, then its JSON body read (at most 1 MiB, one JSON-RPC message: a batch is refused).
  *   Every POST counts as one request against the key: a tool call is one, and so are initialize,
  *   the initialized notification and tools/list. A tool runs its operation's route handler in this
  *   process (in-process-api.ts), which counts nothing more.
@@ -27,7 +27,7 @@ export function mcpRoute(
   router: Router<GatewayState>,
   deps: { auth: Authenticator; handlers: V1Handlers },
 ): void {
-  router.post("mcp", "/v1/mcp", jsonBody(true), deps.auth.require("read"), async (ctx) => {
+  router.post("mcp", "/v1/mcp", deps.auth.require("read"), jsonBody(true), async (ctx) => {
     logMessage(ctx);
     const server = testrunMcpServer(inProcessApi(ctx, deps.handlers));
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -172,17 +172,23 @@ function routeOn(router: Router<GatewayState>, auth: Authenticator, handlers: Pa
     // Every operation's id is its name in the table (api/operations.ts).
     handlers[operation.operationId as OperationName] = validated;
     const stack: Koa.Middleware<GatewayState>[] = [checkQueryNames(operation)];
-    if (operation.body) stack.push(jsonBody(operation.body.required));
+    // The key first, from the headers: a request without a working one is answered before a byte
+    // of its body is read, and its connection closes (kit http-server.ts), so an anonymous client
+    // cannot hold the gateway's memory or sockets with slow bodies.
     if (operation.access !== "none") stack.push(auth.require(operation.access));
+    if (operation.body) stack.push(jsonBody(operation.body.required));
     stack.push(validated);
     router[operation.method](operation.operationId, path, ...stack);
   };
 }
 
 /**
- * Parses a JSON object body of at most 1 MiB into ctx.request.body. Runs before authentication:
- * an oversized body is refused from its Content-Length without being read. Where the body is
- * optional (cancel, rerun) an empty request counts as `{}`.
+ * Parses a JSON object body of at most 1 MiB into ctx.request.body. Runs after authentication, so
+ * only a caller with a working key has its body read; an oversized body is refused from its
+ * Content-Length without being read. Where the body is optional (cancel, rerun) an empty request
+ * counts as `{}`. A client that sent `Expect: 100-continue` is told to send its body only here
+ * (the server holds it back: main.ts, `holdContinue`); the whole body must arrive within
+ * HTTP_BODY_TIMEOUT_SECONDS (kit http-server.ts answers 408 past it).
  */
 export function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
   const parse = bodyParser({
@@ -205,6 +211,8 @@ export function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
         "the request body must be JSON (Content-Type: application/json)",
       );
     }
+    // The client waits for 100 Continue before it sends the body (main.ts, holdContinue).
+    if (ctx.get("Expect").toLowerCase() === "100-continue" && !ctx.res.headersSent) ctx.res.writeContinue();
     try {
       await parse(ctx, async () => {});
     } catch (error) {

@@ -105,7 +105,22 @@ export interface RpcServerOptions {
   logger: Logger;
   /** Streams (calls) one connection may have open at once; `defaultStreamsPerConnection` unless set. */
   streamsPerConnection?: number;
+  /** HTTP/2 connections held at once (RPC_MAX_CONNECTIONS); `defaultRpcConnections` unless set. */
+  maxConnections?: number;
+  /** Seconds a connection may stay without a frame and without a stream before GOAWAY (RPC_IDLE_TIMEOUT_SECONDS). */
+  idleTimeoutSeconds?: number;
 }
+
+/**
+ * Connections a service port holds at once, unless the service's config says (RPC_MAX_CONNECTIONS):
+ * with `sessionMemoryMiB` and `defaultStreamsPerConnection` each, the worst case is far above a
+ * pod's memory, but what a connection costs in practice (docs/security.md, "Resource limits") keeps
+ * 500 of them within one. Past it a new connection is closed as it opens.
+ */
+export const defaultRpcConnections = 500;
+
+/** Seconds an HTTP/2 connection may stay quiet with no stream open, unless set (RPC_IDLE_TIMEOUT_SECONDS). */
+export const defaultRpcIdleSeconds = 300;
 
 /**
  * Calls one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS), unless the service
@@ -213,10 +228,14 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
     },
     withEarlyClose(withSpecGrpcMessage(adapter)),
   );
+  // net.Server's cap: a connection past it is closed as it opens, before any HTTP/2 is spoken.
+  server.maxConnections = options.maxConnections ?? defaultRpcConnections;
+  const idleMs = (options.idleTimeoutSeconds ?? defaultRpcIdleSeconds) * 1000;
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
+    closeWhenIdle(session, idleMs);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -247,4 +266,20 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Closes (GOAWAY) a connection that has been quiet for `idleMs` with no stream open: a client that
+ * opened one and never called holds a descriptor and a session's memory. A quiet connection with a
+ * stream open (a WatchRun waiting for news) is left alone: the stream is the call's business.
+ */
+function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
+  let open = 0;
+  session.on("stream", (stream) => {
+    open++;
+    stream.once("close", () => open--);
+  });
+  session.setTimeout(idleMs, () => {
+    if (open === 0 && !session.closed && !session.destroyed) session.close();
+  });
 }
