@@ -97,6 +97,7 @@ export function wireConsole({
   const app = createConsoleApp({
     shutdownSignal: streamsEnd.signal,
     trustProxyHops: config.TRUST_PROXY_HOPS,
+    writeStallMs: config.WRITE_STALL_SECONDS * 1000,
     appUrl: config.APP_URL,
     logger,
     isReady,

@@ -27,6 +27,10 @@ import { type AuthDeps, authRoutes } from "./auth-routes.js";
 import { badgeRoutes, loggedBadgePath } from "./badges.js";
 import { sameOriginWrites, securityHeaders } from "./security.js";
 import { traceViewer, traceViewerRoot } from "./trace-viewer.js";
+import { endStalledWrites } from "./write-stall.js";
+
+/** WRITE_STALL_SECONDS's default, in ms: see ConsoleAppOptions.writeStallMs. */
+export const defaultWriteStallMs = 10_000;
 
 /** The browser's Connect API lives under this prefix: /api/testrun.console.v1.ConsoleService/<Method>. */
 export const apiPrefix = "/api";
@@ -71,6 +75,11 @@ export interface ConsoleAppOptions extends AuthDeps {
   automation: Client<typeof AutomationService>;
   /** The bound on anonymous badge requests (BADGE_REQUESTS_PER_MINUTE). */
   badgeRequests: AuthAttempts;
+  /**
+   * How long a write of an API response (a WatchRun stream's above all) may wait for the client to
+   * read before the response is ended and its stream's slot freed (WRITE_STALL_SECONDS).
+   */
+  writeStallMs?: number;
   /** Reverse proxies in front that append to X-Forwarded-For (TRUST_PROXY_HOPS); 0 believes none. */
   trustProxyHops?: number;
   /** Aborted when the console shuts down: ends live streams (run pages) so the server can close. */
@@ -177,6 +186,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
     ctx.res.setHeader("Cache-Control", "no-store");
     // A live stream's messages must not wait in a proxy's buffer (nginx honours this header).
     if (ctx.path.endsWith("/WatchRun")) ctx.res.setHeader("X-Accel-Buffering", "no");
+    endStalledWrites(ctx.res, options.writeStallMs ?? defaultWriteStallMs);
     await new Promise<void>((resolve) => {
       ctx.res.once("close", resolve);
       api(ctx.req, ctx.res);

@@ -159,6 +159,10 @@ export function runHandlers(
       const { actor } = await viewers.actorForProject(ctx, req.projectId);
       // A session was found for the cookie above, so it is there.
       const slot = deps.streams.acquire(digestOf(ctx.values.get(sessionCookieKey) ?? ""), req.projectId);
+      // Freed as soon as the browser's call ends, even while this generator waits at a `yield` for
+      // a write the browser never reads (http/write-stall.ts then ends the response): the finally
+      // below runs only once the generator is resumed.
+      ctx.signal.addEventListener("abort", slot.release, { once: true });
       const window = AbortSignal.any([ctx.signal, AbortSignal.timeout(deps.watchWindowMs), slot.signal]);
       let names: Omit<RunDetails, "run"> | undefined;
       try {
