@@ -55,9 +55,10 @@ export const configSchema = baseConfigSchema
     /**
      * How long a write of an API response may wait for the browser to read what was sent before
      * (a WatchRun stream of a tab that stopped reading): past it the response ends, its connection
-     * closes and its stream's slot is free (http/write-stall.ts).
+     * closes and its stream's slot is free (http/write-stall.ts). A write is one message whole: a
+     * run's first message can be 1 MB, which a 40 KB/s link takes 25 s to accept.
      */
-    WRITE_STALL_SECONDS: positiveInt(10),
+    WRITE_STALL_SECONDS: positiveInt(30),
     /**
      * Live run streams one session may hold at once on one replica; beyond, RESOURCE_EXHAUSTED and
      * the run page reads the run every few seconds instead.

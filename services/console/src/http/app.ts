@@ -30,7 +30,7 @@ import { traceViewer, traceViewerRoot } from "./trace-viewer.js";
 import { endStalledWrites } from "./write-stall.js";
 
 /** WRITE_STALL_SECONDS's default, in ms: see ConsoleAppOptions.writeStallMs. */
-export const defaultWriteStallMs = 10_000;
+export const defaultWriteStallMs = 30_000;
 
 /** The browser's Connect API lives under this prefix: /api/testrun.console.v1.ConsoleService/<Method>. */
 export const apiPrefix = "/api";

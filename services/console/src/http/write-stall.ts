@@ -8,8 +8,9 @@ import type { ServerResponse } from "node:http";
  * request was read in full, and a live stream is quiet between changes anyway. Destroying the
  * response closes the connection (a streamed HTTP/1.1 answer cannot be ended otherwise): the
  * Connect handler's signal is aborted, the stream's slot released (rpc/run-handlers.ts) and the
- * pending write fails. A client that reads, however slowly, drains at least every few KiB and is
- * never cut (docs/security.md, "Resource limits").
+ * pending write fails. 'drain' comes once a write is handed to the socket whole, and a write is
+ * one message: the bound must let a slow link take the largest message (a run's first, up to
+ * about 1 MB); a reader of small changes drains at once (docs/security.md, "Resource limits").
  */
 export function endStalledWrites(res: ServerResponse, stallMs: number): void {
   let timer: NodeJS.Timeout | undefined;
