@@ -113,6 +113,23 @@ describe("console anonymous bounds per client address", () => {
     });
   });
 
+  it("takes nothing from the replica's bound for a request refused for its address", () => {
+    const bounds = new AuthAttempts(5, 2, () => 0);
+    const outcome = (address: string) => {
+      const { retryAfter, client } = bounds.take(address);
+      return retryAfter === 0 ? "let through" : client ? "address" : "server";
+    };
+    expect([outcome("192.0.2.1"), outcome("192.0.2.1")]).to.deep.equal(["let through", "let through"]);
+    for (let i = 0; i < 50; i++) expect(outcome("192.0.2.1")).to.equal("address");
+    // The replica's 5: 2 taken by the first address, 3 left for everyone else, then the server's bound.
+    expect(["192.0.2.2", "192.0.2.2", "192.0.2.3", "192.0.2.4"].map(outcome)).to.deep.equal([
+      "let through",
+      "let through",
+      "let through",
+      "server",
+    ]);
+  });
+
   it("remembers a bounded number of addresses however many come", () => {
     const bounds = new AuthAttempts(1_000_000, 1);
     for (let i = 0; i < maxClientBuckets * 3; i++)
