@@ -65,6 +65,8 @@ function printLine(): (line: string, service: string) => void {
 
 /** Credits each project made here gets (NEW_PROJECT_CREDITS of the catalog); set it to try another. */
 const newProjectCredits = process.env.NEW_PROJECT_CREDITS ?? "10000";
+/** How many projects of an organization get them (NEW_PROJECT_GRANTS_PER_ORGANIZATION): enough to try things. */
+const newProjectGrants = process.env.NEW_PROJECT_GRANTS_PER_ORGANIZATION ?? "1000";
 
 try {
   const postgres = process.env.DATABASE_URL ? undefined : await startThrowawayPostgres();
@@ -77,7 +79,12 @@ try {
     ports: "fixed",
     httpPort: Number(process.env.HTTP_PORT ?? 8080),
     // Generous for the demo: a project made in the console can run at once (docs/runs.md, "Credits").
-    serviceEnv: { catalog: { NEW_PROJECT_CREDITS: newProjectCredits } },
+    serviceEnv: {
+      catalog: {
+        NEW_PROJECT_CREDITS: newProjectCredits,
+        NEW_PROJECT_GRANTS_PER_ORGANIZATION: newProjectGrants,
+      },
+    },
     keepOutput: false,
     onLine: printLine(),
   });
@@ -119,7 +126,7 @@ run's events go to a local receiver (${receiver.url}) that checks their signatur
 Prometheus metrics, one port per component (docs/operations.md):
 ${[...system.metricsUrls].map(([name, url]) => `  curl -s ${url}   # ${name}`).join("\n")}
 
-A project you create in the console starts with ${Number(newProjectCredits).toLocaleString("en")} credits (NEW_PROJECT_CREDITS); more:
+A project you create in the console starts with ${Number(newProjectCredits).toLocaleString("en")} credits (NEW_PROJECT_CREDITS; the first ${Number(newProjectGrants).toLocaleString("en")} of an organization, NEW_PROJECT_GRANTS_PER_ORGANIZATION); more:
   SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl credits grant <n> --project <prj_…> --reason "<why>"
 
 Admin CLI against this system:  SERVICE_TOKEN=${system.env.SERVICE_TOKEN} services/cli/bin/testrunctl --help

@@ -1306,6 +1306,10 @@ describe("helm chart helm/testrun", () => {
       { expression: "components.runs.env.DATABASE_URL=postgres://x", name: "DATABASE_URL" },
       { expression: "components.runs.env.MAX_RUNNING_PER_PROJECT=2", name: "MAX_RUNNING_PER_PROJECT" },
       { expression: "components.catalog.env.NEW_PROJECT_CREDITS=5", name: "NEW_PROJECT_CREDITS" },
+      {
+        expression: "components.catalog.env.NEW_PROJECT_GRANTS_PER_ORGANIZATION=50",
+        name: "NEW_PROJECT_GRANTS_PER_ORGANIZATION",
+      },
       { expression: "components.executor.env.EGRESS_DENY_CIDRS=", name: "EGRESS_DENY_CIDRS" },
       {
         expression: "components.keys.podLabels.app\\.kubernetes\\.io/component=other",
@@ -1359,24 +1363,39 @@ describe("helm chart helm/testrun", () => {
       expect(negative.stderr).to.contain("maxRunningPerProject");
     });
 
-    it("sets the catalog's NEW_PROJECT_CREDITS from credits.newProject (100 by default) and the console's OPERATOR_CONTACT from credits.operatorContact (unset by default)", async () => {
+    it("sets the catalog's NEW_PROJECT_CREDITS from credits.newProject (100 by default), its NEW_PROJECT_GRANTS_PER_ORGANIZATION from credits.newProjectGrantsPerOrganization (3) and the console's OPERATOR_CONTACT from credits.operatorContact (unset by default)", async () => {
       const byDefault = new RenderedChart(await renderChart(chartPath, { release, namespace }), namespace);
       expect(componentContainer(byDefault, "catalog").env.values.NEW_PROJECT_CREDITS).to.equal("100");
+      expect(
+        componentContainer(byDefault, "catalog").env.values.NEW_PROJECT_GRANTS_PER_ORGANIZATION,
+      ).to.equal("3");
       expect(componentContainer(byDefault, "console").env.values).to.not.have.property("OPERATOR_CONTACT");
       for (const name of components.filter((c) => c !== "catalog"))
         expect(componentContainer(byDefault, name).env.values, name).to.not.have.property(
           "NEW_PROJECT_CREDITS",
         );
-      const set = ["credits.newProject=0", "credits.operatorContact=the platform team\\, #testrun on Slack"];
+      const set = [
+        "credits.newProject=0",
+        "credits.newProjectGrantsPerOrganization=10",
+        "credits.operatorContact=the platform team\\, #testrun on Slack",
+      ];
       const chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
       expect(componentContainer(chart, "catalog").env.values.NEW_PROJECT_CREDITS).to.equal("0");
+      expect(componentContainer(chart, "catalog").env.values.NEW_PROJECT_GRANTS_PER_ORGANIZATION).to.equal(
+        "10",
+      );
       expect(componentContainer(chart, "console").env.values.OPERATOR_CONTACT).to.equal(
         "the platform team, #testrun on Slack",
       );
-      for (const refused of ["credits.newProject=-1", "credits.newProject=1000000001"]) {
+      for (const refused of [
+        "credits.newProject=-1",
+        "credits.newProject=1000000001",
+        "credits.newProjectGrantsPerOrganization=-1",
+        "credits.newProjectGrantsPerOrganization=1000001",
+      ]) {
         const result = await tryRenderChart(chartPath, { release, namespace, set: [refused] });
         expect(result.code, refused).to.not.equal(0);
-        expect(result.stderr, refused).to.contain("newProject");
+        expect(result.stderr, refused).to.contain(refused.split(/[.=]/)[1] ?? "");
       }
     });
 

@@ -280,8 +280,15 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- with $root.Values.config.otel.resourceAttributes -}}
 {{- $_ := set $env "OTEL_RESOURCE_ATTRIBUTES" . -}}
 {{- end -}}
+{{- $_ := set $env "RPC_MAX_CONNECTIONS" (toString (int $root.Values.config.rpc.maxConnections)) -}}
+{{- $_ := set $env "RPC_IDLE_TIMEOUT_SECONDS" (toString (int $root.Values.config.rpc.idleTimeoutSeconds)) -}}
 {{- if has .name (list "gateway" "console") -}}
 {{- $_ := set $env "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root) -}}
+{{- $http := $root.Values.config.http -}}
+{{- $_ := set $env "HTTP_MAX_CONNECTIONS" (toString (int $http.maxConnections)) -}}
+{{- $_ := set $env "HTTP_HEADERS_TIMEOUT_SECONDS" (toString (int $http.headersTimeoutSeconds)) -}}
+{{- $_ := set $env "HTTP_BODY_TIMEOUT_SECONDS" (toString (int $http.bodyTimeoutSeconds)) -}}
+{{- $_ := set $env "HTTP_IDLE_TIMEOUT_SECONDS" (toString (int $http.idleTimeoutSeconds)) -}}
 {{- end -}}
 {{- if eq .name "gateway" -}}
 {{- with include "testrun.appUrl" $root -}}
@@ -309,6 +316,7 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- end -}}
 {{- if eq .name "catalog" -}}
 {{- $_ := set $env "NEW_PROJECT_CREDITS" (toString (int $root.Values.credits.newProject)) -}}
+{{- $_ := set $env "NEW_PROJECT_GRANTS_PER_ORGANIZATION" (toString (int $root.Values.credits.newProjectGrantsPerOrganization)) -}}
 {{- end -}}
 {{- if eq .name "console" -}}
 {{- with include "testrun.appUrl" $root -}}

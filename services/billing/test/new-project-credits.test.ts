@@ -177,6 +177,100 @@ describe("credits of a new project (NEW_PROJECT_CREDITS)", () => {
     expect(await other.queued(seed.projectId)).to.deep.equal([]);
   });
 
+  describe("at most NEW_PROJECT_GRANTS_PER_ORGANIZATION grants per organization", () => {
+    /** A project the organization's Admin creates (as in the console); its id. */
+    const adminCreates = async (
+      seed: Awaited<ReturnType<typeof seedOrganization>>,
+      name = unique("farmed"),
+    ) =>
+      (
+        await (other as Pair).catalog.catalog.createProject({
+          actor: member(seed.members.admin),
+          organizationId: seed.orgId,
+          name,
+          description: "",
+        })
+      ).project?.id ?? "";
+    const grantsOf = async (orgId: string) =>
+      (
+        await (other as Pair).catalog.db.query<{ new_project_grants: number }>(
+          "select new_project_grants from catalog.organizations where id = $1",
+          [orgId],
+        )
+      ).rows[0]?.new_project_grants;
+
+    it("grants the N+1th project of an organization nothing, even once a granted one is deleted; another organization still gets its own", async () => {
+      other = await startPair({ NEW_PROJECT_CREDITS: "40", NEW_PROJECT_GRANTS_PER_ORGANIZATION: "2" });
+      const seed = await seedOrganization(other.catalog.catalog);
+      const second = await adminCreates(seed);
+      expect(await other.balance(seed.projectId)).to.equal(40n);
+      expect(await other.balance(second)).to.equal(40n);
+
+      const third = await adminCreates(seed);
+      expect(await other.balance(third)).to.equal(0n);
+      expect(await other.ledger(third)).to.deep.equal([]);
+      expect(await other.queued(third)).to.deep.equal([]);
+      await other.catalog.logLine(
+        (line) =>
+          line.includes(third) &&
+          line.includes(
+            "the organization has had its 2 new-project grants (NEW_PROJECT_GRANTS_PER_ORGANIZATION)",
+          ),
+      );
+
+      // Deleting a granted project gives no grant back: create-and-delete farms nothing.
+      await other.catalog.catalog.deleteProject({ actor: member(seed.members.admin), projectId: second });
+      const fourth = await adminCreates(seed);
+      expect(await other.balance(fourth)).to.equal(0n);
+      expect(await grantsOf(seed.orgId)).to.equal(2);
+
+      const elsewhere = await seedOrganization(other.catalog.catalog);
+      expect(await other.balance(elsewhere.projectId)).to.equal(40n);
+      expect(await grantsOf(elsewhere.orgId)).to.equal(1);
+    });
+
+    it("grants exactly N when projects are created at once at the bound", async () => {
+      other = await startPair({ NEW_PROJECT_CREDITS: "40", NEW_PROJECT_GRANTS_PER_ORGANIZATION: "3" });
+      const seed = await seedOrganization(other.catalog.catalog);
+      // One grant taken by seedOrganization's project; eight at once race for the last two.
+      const projects = await Promise.all(Array.from({ length: 8 }, () => adminCreates(seed)));
+      const balances = await Promise.all(projects.map((projectId) => (other as Pair).balance(projectId)));
+      expect(balances.filter((balance) => balance === 40n)).to.have.length(2);
+      expect(balances.filter((balance) => balance === 0n)).to.have.length(6);
+      expect(await grantsOf(seed.orgId)).to.equal(3);
+    });
+
+    it("counts no grant for a project refused (its name taken) or when NEW_PROJECT_CREDITS is 0", async () => {
+      other = await startPair({ NEW_PROJECT_CREDITS: "40", NEW_PROJECT_GRANTS_PER_ORGANIZATION: "2" });
+      const seed = await seedOrganization(other.catalog.catalog);
+      const name = unique("taken");
+      await adminCreates(seed, name);
+      await rejects(adminCreates(seed, name), Code.AlreadyExists);
+      expect(await grantsOf(seed.orgId)).to.equal(2);
+      await other.stop();
+      other = undefined;
+      other = await startPair({ NEW_PROJECT_GRANTS_PER_ORGANIZATION: "2" });
+      const none = await seedOrganization(other.catalog.catalog);
+      await adminCreates(none);
+      expect(await grantsOf(none.orgId)).to.equal(0);
+    });
+  });
+
+  it("refuses a NEW_PROJECT_GRANTS_PER_ORGANIZATION that is not a whole number from 0 to 1,000,000 (3 unless set)", () => {
+    const env = { ...pair.catalog.env };
+    delete env.NEW_PROJECT_GRANTS_PER_ORGANIZATION;
+    expect(loadConfig(configSchema, env).NEW_PROJECT_GRANTS_PER_ORGANIZATION).to.equal(3);
+    expect(
+      loadConfig(configSchema, { ...env, NEW_PROJECT_GRANTS_PER_ORGANIZATION: "0" })
+        .NEW_PROJECT_GRANTS_PER_ORGANIZATION,
+    ).to.equal(0);
+    for (const value of ["-1", "2.5", "1000001", "many"])
+      expect(
+        () => loadConfig(configSchema, { ...env, NEW_PROJECT_GRANTS_PER_ORGANIZATION: value }),
+        value,
+      ).to.throw(/NEW_PROJECT_GRANTS_PER_ORGANIZATION/);
+  });
+
   it("refuses a NEW_PROJECT_CREDITS that is not a whole number from 0 to 1,000,000,000", () => {
     const env = { ...pair.catalog.env };
     expect(

@@ -23,6 +23,13 @@ export const configSchema = baseConfigSchema.extend({
    */
   NEW_PROJECT_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   /**
+   * How many of an organization's projects, at most, are granted NEW_PROJECT_CREDITS. Counted on
+   * the organization and never given back (deleting a project frees no grant), so an Admin cannot
+   * farm credits by creating and deleting projects; later projects start with none. The chart sets
+   * 3, `make run` 1,000.
+   */
+  NEW_PROJECT_GRANTS_PER_ORGANIZATION: z.coerce.number().int().min(0).max(1_000_000).default(3),
+  /**
    * First wait before retrying a notification the keys service (or the runs service) did not
    * acknowledge; doubles each time.
    */

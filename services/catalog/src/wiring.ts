@@ -68,6 +68,7 @@ export function wireCatalog({
           logger,
           variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
           newProjectCredits: config.NEW_PROJECT_CREDITS,
+          newProjectGrantsPerOrganization: config.NEW_PROJECT_GRANTS_PER_ORGANIZATION,
         }),
         executorMethods,
         nulAllowed,

@@ -44,12 +44,21 @@ export const Organization = defineEntity({
     id: p.text().primary(),
     name: p.text(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /**
+     * How many of its projects were granted NEW_PROJECT_CREDITS. Only ever counts up (deleting a
+     * project gives nothing back), so an Admin cannot farm credits by creating and deleting
+     * projects: grants stop at NEW_PROJECT_GRANTS_PER_ORGANIZATION.
+     */
+    newProjectGrants: p.integer().default(0),
   },
   indexes: [
     // ListOrganizations: oldest first, paged.
     { name: "organizations_created_index", properties: ["createdAt", "id"] },
   ],
-  checks: [nameCheck("organizations")],
+  checks: [
+    nameCheck("organizations"),
+    { name: "organizations_new_project_grants_not_negative", expression: "new_project_grants >= 0" },
+  ],
 });
 
 /** The four roles, highest first: Owner > Admin > Editor > Viewer (docs/rest-api.md, "Authentication"). */

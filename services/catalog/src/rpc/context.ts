@@ -22,6 +22,8 @@ export interface Deps {
   variablesGrants: VariablesGrants;
   /** Credits each new project is granted once (NEW_PROJECT_CREDITS; 0: none). */
   newProjectCredits: number;
+  /** How many of an organization's projects, at most, get them (NEW_PROJECT_GRANTS_PER_ORGANIZATION). */
+  newProjectGrantsPerOrganization: number;
 }
 
 /** Some of CatalogService's methods; service.ts puts the groups together. */

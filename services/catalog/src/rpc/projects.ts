@@ -36,7 +36,30 @@ export const testPlansOf = (sql: Sql, projectId: string) =>
   );
 
 /** CreateProject, GetProject, ListProjects, UpdateProject, DeleteProject. */
-export function projectHandlers({ db, outbox, announceAccessChange, newProjectCredits }: Deps): Handlers {
+export function projectHandlers({
+  db,
+  outbox,
+  announceAccessChange,
+  logger,
+  newProjectCredits,
+  newProjectGrantsPerOrganization,
+}: Deps): Handlers {
+  /**
+   * Takes one of the organization's NEW_PROJECT_GRANTS_PER_ORGANIZATION grants, if one is left.
+   * One statement: of two CreateProjects at the bound, PostgreSQL makes the second wait for the
+   * first's commit and evaluates `new_project_grants < ?` again on the counted row, so only one
+   * passes. Rolled back with the project when its insert fails (a name taken).
+   */
+  const takeNewProjectGrant = async (sql: Sql, organizationId: string): Promise<boolean> =>
+    newProjectCredits > 0 &&
+    (
+      await sql.all(
+        `update catalog.organizations set new_project_grants = new_project_grants + 1
+       where id = ? and new_project_grants < ? returning new_project_grants`,
+        [organizationId, newProjectGrantsPerOrganization],
+      )
+    ).length === 1;
+
   return {
     async createProject(req) {
       const violations = new Violations();
@@ -53,7 +76,16 @@ export function projectHandlers({ db, outbox, announceAccessChange, newProjectCr
             [newId("prj"), req.organizationId, name, description, now, now],
           )) as ProjectRow;
           // Its first credits, in the same transaction: granted once even if the catalog stops
-          // right after the commit (the outbox's retry loop then delivers them).
+          // right after the commit (the outbox's retry loop then delivers them). Past the
+          // organization's bound the project starts with none, as with NEW_PROJECT_CREDITS 0.
+          if (!(await takeNewProjectGrant(sql, req.organizationId))) {
+            if (newProjectCredits > 0)
+              logger.info(
+                { organization_id: req.organizationId, project_id: project.id },
+                `the organization has had its ${newProjectGrantsPerOrganization} new-project grants (NEW_PROJECT_GRANTS_PER_ORGANIZATION): the project starts without credits`,
+              );
+            return { project, queued: [] };
+          }
           return { project, queued: await outbox.enqueueNewProjectGrant(sql, project.id, newProjectCredits) };
         });
         // Delivered before answering, so the project can start a run as soon as it exists.

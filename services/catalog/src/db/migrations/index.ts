@@ -9,6 +9,7 @@ import { Migration20261125042617_record_trace } from "./Migration20261125042617_
 import { Migration20261125043432_project_artifacts } from "./Migration20261125043432_project_artifacts.js";
 import { Migration20261128120312_new_project_credits } from "./Migration20261128120312_new_project_credits.js";
 import { Migration20261128120712_variables_without_value } from "./Migration20261128120712_variables_without_value.js";
+import { Migration20261128124523_new_project_grants } from "./Migration20261128124523_new_project_grants.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -27,4 +28,5 @@ export const migrations = [
     name: "Migration20261128120712_variables_without_value",
     class: Migration20261128120712_variables_without_value,
   },
+  { name: "Migration20261128124523_new_project_grants", class: Migration20261128124523_new_project_grants },
 ];
