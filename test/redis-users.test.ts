@@ -85,6 +85,8 @@ const probes: { command: (string | number)[]; allowed: readonly Component[] }[] 
   { command: ["HSET", executorKindsKey, "pod-1", "{}"], allowed: ["runs"] },
   { command: ["HGETALL", executorKindsKey], allowed: ["runs"] },
   { command: ["HDEL", executorKindsKey, "pod-1"], allowed: ["runs"] },
+  { command: ["HLEN", executorKindsKey], allowed: ["runs"] },
+  { command: ["HEXISTS", executorKindsKey, "pod-1"], allowed: ["runs"] },
   { command: ["SET", executorKindsKey, "x"], allowed: [] },
   // Run change notices: the runs service alone, and only on its channel.
   { command: ["PUBLISH", runChangesChannel, "run_x"], allowed: ["runs"] },

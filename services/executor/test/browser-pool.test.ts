@@ -1,5 +1,7 @@
 // The executor's one Chromium and its contexts: a fresh context per test, at most BROWSER_CONTEXTS
 // at once (a test waits for one under its deadline), and a browser that crashed launched again.
+
+import { browserCauses, isKnownKindCause } from "@testrun/kit";
 import { expect } from "chai";
 import { BrowserLost, BrowserPool, BrowserUnavailable, launchFailure } from "../src/browser/pool.js";
 import { runSteps } from "../src/steps/runner.js";
@@ -156,5 +158,20 @@ describe("browser pool (one Chromium per executor process, a context per test)",
     expect(
       launchFailure(new Error("browserType.launch: Target page, context or browser has been closed")),
     ).to.equal("the browser exited as it started");
+  });
+
+  it("says only causes the runs service accepts (it refuses others), leaving out a library name that is not one", () => {
+    const causes = [
+      "spawn /opt/x ENOENT",
+      "spawn /opt/x EACCES",
+      "error while loading shared libraries: libatk-1.0.so.0: cannot open shared object file",
+      "error while loading shared libraries: support.evil.example: cannot open shared object file",
+      "Timeout 30000ms exceeded.",
+      "Target page, context or browser has been closed",
+    ].map((text) => launchFailure(new Error(`browserType.launch: ${text}`)));
+    expect(causes).to.include("the browser is missing a system library (libatk-1.0.so.0)");
+    expect(causes).to.include("the browser is missing a system library");
+    for (const cause of [...causes, browserCauses.stopping])
+      expect(isKnownKindCause(cause), cause).to.equal(true);
   });
 });

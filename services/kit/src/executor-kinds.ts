@@ -30,3 +30,57 @@ export function kindCause(text: string): string {
   const chars = [...line];
   return chars.length <= kindCauseMaxLength ? line : `${chars.slice(0, kindCauseMaxLength - 1).join("")}…`;
 }
+
+/**
+ * The causes executors say (services/executor/src/browser/pool.ts builds them from these), the only
+ * ones the runs service accepts: a cause is shown in every project's waiting and skip messages, so
+ * an executor token may not put its own words there (a link, "contact support at …").
+ */
+export const browserCauses = {
+  notInstalled: "the browser is not installed (no file at CHROMIUM_PATH)",
+  notExecutable: "the browser cannot be executed (CHROMIUM_PATH: permission denied)",
+  /** Names the library when it looks like one (lib….so…); a name that does not is left out. */
+  missingLibrary: (library?: string) =>
+    library && sharedLibrary.test(library)
+      ? `the browser is missing a system library (${library})`
+      : "the browser is missing a system library",
+  didNotStart: (seconds: number) => `the browser did not start within ${seconds} s`,
+  exited: "the browser exited as it started",
+  stopping: "the executor is stopping",
+} as const;
+
+/** A shared library's file name as the dynamic loader names it: libnss3.so, libatk-1.0.so.0. */
+const sharedLibrary = /^lib[\w+-]{1,60}(\.[\w+-]{1,20}){0,3}\.so(\.\d{1,6}){0,3}$/;
+
+/** The accepted causes, for a refusal's message; <…> marks the one variable part of two of them. */
+export const knownKindCauses: readonly string[] = [
+  browserCauses.notInstalled,
+  browserCauses.notExecutable,
+  "the browser is missing a system library",
+  "the browser is missing a system library (<lib….so>)",
+  "the browser did not start within <seconds> s",
+  browserCauses.exited,
+  browserCauses.stopping,
+];
+
+const fixedCauses = new Set<string>([
+  browserCauses.notInstalled,
+  browserCauses.notExecutable,
+  browserCauses.missingLibrary(),
+  browserCauses.exited,
+  browserCauses.stopping,
+]);
+
+/** Whether `cause` is one of the phrases executors say (`knownKindCauses`). */
+export function isKnownKindCause(cause: string): boolean {
+  if (fixedCauses.has(cause)) return true;
+  const library = /^the browser is missing a system library \((.*)\)$/.exec(cause);
+  if (library) return sharedLibrary.test(library[1] ?? "");
+  return /^the browser did not start within [1-9]\d{0,3} s$/.test(cause);
+}
+
+/**
+ * How many executors' reports the runs service keeps at once (every replica together): enough for
+ * any fleet, few enough that an executor token cannot fill Redis with made-up executor names.
+ */
+export const maxReportingExecutors = 1_000;

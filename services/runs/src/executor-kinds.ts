@@ -1,4 +1,12 @@
-import { kindReportTtlMs, kindTestsName, type Logger, type TestKind, testKinds } from "@testrun/kit";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  kindReportTtlMs,
+  kindTestsName,
+  type Logger,
+  maxReportingExecutors,
+  type TestKind,
+  testKinds,
+} from "@testrun/kit";
 import type { Redis } from "ioredis";
 
 /**
@@ -6,6 +14,17 @@ import type { Redis } from "ioredis";
  * replica of the runs service (its Redis user alone holds it: executors never write to Redis).
  */
 export const executorKindsKey = "testrun:executors";
+
+/**
+ * Keeps a report unless it would make the hash hold more than ARGV[3] executors: an executor
+ * already there may always report again. One script, so reports at once cannot overshoot.
+ */
+const keepReportScript = `
+if redis.call('hexists', KEYS[1], ARGV[1]) == 1 or redis.call('hlen', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+  return 1
+end
+return 0`;
 
 /** One kind in an executor's report. */
 export interface KindReport {
@@ -45,16 +64,47 @@ export class ExecutorKinds {
   constructor(
     private readonly redis: Redis,
     private readonly logger: Logger,
+    /** How many executors' reports are kept at once (every replica together). */
+    private readonly maxExecutors = maxReportingExecutors,
   ) {}
 
-  /** Keeps an executor's report, replacing its previous one; none (no kinds) forgets it. */
+  /**
+   * Keeps an executor's report, replacing its previous one; none (no kinds) forgets it. A new
+   * executor past `maxExecutors` live reports is refused (RESOURCE_EXHAUSTED), once the reports of
+   * executors gone (older than `kindReportTtlMs`) are forgotten: an executor token cannot fill
+   * Redis with made-up executor names.
+   */
   async report(executor: string, kinds: Partial<Record<TestKind, KindReport>>): Promise<void> {
     if (Object.keys(kinds).length === 0) {
       await this.redis.hdel(executorKindsKey, executor);
       return;
     }
-    const stored: StoredReport = { at: Date.now(), kinds };
-    await this.redis.hset(executorKindsKey, executor, JSON.stringify(stored));
+    const stored = JSON.stringify({ at: Date.now(), kinds } satisfies StoredReport);
+    const keep = async () =>
+      (await this.redis.eval(keepReportScript, 1, executorKindsKey, executor, stored, this.maxExecutors)) ===
+      1;
+    if (await keep()) return;
+    await this.#forgetStale();
+    if (await keep()) return;
+    throw new ConnectError(
+      `the runs service already keeps the reports of ${this.maxExecutors} executors, the most it keeps (maxReportingExecutors): this executor's report is refused until others stop or their reports expire (${kindReportTtlMs / 1000} s after their last)`,
+      Code.ResourceExhausted,
+    );
+  }
+
+  /** Forgets the reports older than `kindReportTtlMs` (executors gone); answers the others. */
+  async #forgetStale(): Promise<StoredReport[]> {
+    const reports = await this.redis.hgetall(executorKindsKey);
+    const now = Date.now();
+    const current: StoredReport[] = [];
+    const stale: string[] = [];
+    for (const [executor, text] of Object.entries(reports)) {
+      const report = parseReport(text);
+      if (report && now - report.at <= kindReportTtlMs) current.push(report);
+      else stale.push(executor);
+    }
+    if (stale.length > 0) await this.redis.hdel(executorKindsKey, ...stale);
+    return current;
   }
 
   /**
@@ -63,17 +113,7 @@ export class ExecutorKinds {
    */
   async refresh(): Promise<void> {
     try {
-      const reports = await this.redis.hgetall(executorKindsKey);
-      const now = Date.now();
-      const current: StoredReport[] = [];
-      const stale: string[] = [];
-      for (const [executor, text] of Object.entries(reports)) {
-        const report = parseReport(text);
-        if (report && now - report.at <= kindReportTtlMs) current.push(report);
-        else stale.push(executor);
-      }
-      if (stale.length > 0) await this.redis.hdel(executorKindsKey, ...stale);
-      this.#words = wordsOf(current);
+      this.#words = wordsOf(await this.#forgetStale());
       this.#failing = false;
     } catch (err) {
       if (!this.#failing)

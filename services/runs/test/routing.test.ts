@@ -153,7 +153,58 @@ describe("runs: each test published to the executors of its kind", () => {
       report([{ kind: "browser", configured: true, available: true, cause: "broken" }]),
       "cause is for a kind configured and not available",
     );
+    // A cause is shown in every project's waiting and skip messages: only the executors' phrases.
+    for (const cause of [
+      "contact support at https://evil.example with your API key",
+      "the browser is missing a system library (see https://evil.example)",
+      "the browser did not start within 30 s, call +1 555 0100",
+    ]) {
+      const error = await rejects(
+        report([{ kind: "browser", configured: true, cause }]),
+        Code.InvalidArgument,
+      );
+      expect(error.rawMessage, cause).to.match(/^cause must be one of the phrases executors say: /);
+      expect(error.rawMessage).to.contain("the browser is not installed (no file at CHROMIUM_PATH)");
+    }
     await refused(report([], ""), "executor must be 1 to 200 characters");
     await rejects(stack.runs.reportExecutorKinds({ executor: "pod-1", kinds: [] }), Code.PermissionDenied);
+  });
+
+  it("keeps the causes executors say, and the reports of at most 1,000 executors: a new one past them is refused until one stops or its report expires", async () => {
+    const missing = "the browser is missing a system library (libnss3.so)";
+    const report = (executor: string, cause = missing) =>
+      stack.executor.reportExecutorKinds({
+        executor,
+        kinds: [{ kind: "browser", configured: true, available: false, cause }],
+      });
+    await report("pod-ok");
+    await report("pod-ok", "the browser did not start within 30 s");
+    await report("pod-ok", "the browser is missing a system library");
+    await stack.executor.reportExecutorKinds({ executor: "pod-ok", kinds: [] });
+    // 1,000 live reports, as of 1,000 executors (written at once: as many RPCs would say the same).
+    const live = JSON.stringify({ at: Date.now(), kinds: { http: { configured: true, available: true } } });
+    const names = Array.from({ length: 1000 }, (_, i) => `filler-${i}`);
+    await stack.redis.hset("testrun:executors", Object.fromEntries(names.map((name) => [name, live])));
+    try {
+      const error = await rejects(report("one-too-many"), Code.ResourceExhausted);
+      expect(error.rawMessage).to.contain("already keeps the reports of 1000 executors");
+      // One already kept still reports; the refused one left nothing.
+      await report("filler-7");
+      expect(await stack.redis.hexists("testrun:executors", "one-too-many")).to.equal(0);
+      // One stopping makes room.
+      await stack.executor.reportExecutorKinds({ executor: "filler-0", kinds: [] });
+      await report("one-too-many");
+      await rejects(report("two-too-many"), Code.ResourceExhausted);
+      // A report older than 30 s is of an executor gone: forgotten to make room.
+      await stack.redis.hset(
+        "testrun:executors",
+        "filler-1",
+        JSON.stringify({ at: Date.now() - 31_000, kinds: {} }),
+      );
+      await report("two-too-many");
+      expect(await stack.redis.hlen("testrun:executors")).to.equal(1000);
+    } finally {
+      await stack.redis.del("testrun:executors");
+    }
   });
 });

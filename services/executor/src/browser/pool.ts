@@ -3,7 +3,7 @@
 // browser is launched at start by an executor that takes browser tests (`launch`, browser/probe.ts:
 // the check that it can run them; one that takes only HTTP tests never starts one), and launched
 // again at the next browser step after it crashed or disconnected.
-import type { Logger } from "@testrun/kit";
+import { browserCauses, type Logger } from "@testrun/kit";
 import {
   type Browser,
   type BrowserContext,
@@ -60,14 +60,13 @@ export const launchTimeoutMs = 30_000;
  */
 export function launchFailure(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  if (/executable doesn't exist|ENOENT/.test(text))
-    return "the browser is not installed (no file at CHROMIUM_PATH)";
-  if (/EACCES|EPERM/.test(text)) return "the browser cannot be executed (CHROMIUM_PATH: permission denied)";
+  // Only these phrases (kit's browserCauses): the runs service refuses any other cause.
+  if (/executable doesn't exist|ENOENT/.test(text)) return browserCauses.notInstalled;
+  if (/EACCES|EPERM/.test(text)) return browserCauses.notExecutable;
   const library = /error while loading shared libraries: ([\w.+-]+)/.exec(text);
-  if (library) return `the browser is missing a system library (${library[1]})`;
-  if (/Timeout \d+ms exceeded/.test(text))
-    return `the browser did not start within ${launchTimeoutMs / 1000} s`;
-  return "the browser exited as it started";
+  if (library) return browserCauses.missingLibrary(library[1]);
+  if (/Timeout \d+ms exceeded/.test(text)) return browserCauses.didNotStart(launchTimeoutMs / 1000);
+  return browserCauses.exited;
 }
 
 /**
@@ -165,7 +164,7 @@ export class BrowserPool {
    * It then stays up for the next test. Rejects with BrowserUnavailable, saying why.
    */
   async launch(): Promise<void> {
-    if (this.#closed) throw new BrowserUnavailable("the executor is stopping");
+    if (this.#closed) throw new BrowserUnavailable(browserCauses.stopping);
     await this.#launched();
   }
 
@@ -174,7 +173,7 @@ export class BrowserPool {
    * (the test's deadline, or the test being stopped), which rejects with the signal's reason.
    */
   async openContext(signal: AbortSignal): Promise<PooledContext> {
-    if (this.#closed) throw new BrowserUnavailable("the executor is stopping");
+    if (this.#closed) throw new BrowserUnavailable(browserCauses.stopping);
     await this.#slots.acquire(signal);
     this.#open++;
     let released = false;
@@ -225,7 +224,7 @@ export class BrowserPool {
         (browser) => {
           if (this.#closed) {
             void browser.close().catch(() => {});
-            throw new BrowserUnavailable("the executor is stopping");
+            throw new BrowserUnavailable(browserCauses.stopping);
           }
           this.#launches++;
           this.#live = browser;

@@ -1,4 +1,10 @@
-import { kindCauseMaxLength, type TestKind, testKinds } from "@testrun/kit";
+import {
+  isKnownKindCause,
+  kindCauseMaxLength,
+  knownKindCauses,
+  type TestKind,
+  testKinds,
+} from "@testrun/kit";
 import type { ServiceDeps } from "../deps.js";
 import { invalid } from "../errors.js";
 import type { KindReport } from "../executor-kinds.js";
@@ -7,8 +13,10 @@ import { requireExecutor } from "./executors.js";
 
 /**
  * ReportExecutorKinds: an executor says which kinds of test it takes now, and why not one it is
- * configured for (executor-kinds.ts keeps it). Its cause is shown to users, so it must be one short
- * line; executors run steps against servers anyone controls, so nothing else of it is believed.
+ * configured for (executor-kinds.ts keeps it). Its cause is shown in every project's waiting and
+ * skip messages, so it must be one of the phrases executors say (kit's knownKindCauses): an executor
+ * token may not put its own words (a link, "contact support at …") in front of every user.
+ * Executors run steps against servers anyone controls, so nothing else of it is believed.
  */
 export function executorKindHandlers(deps: ServiceDeps): Handlers {
   return {
@@ -26,6 +34,8 @@ export function executorKindHandlers(deps: ServiceDeps): Handlers {
         if (/[\p{C}\u2028\u2029]/u.test(entry.cause)) throw invalid("cause must be one line");
         if (entry.cause && (entry.available || !entry.configured))
           throw invalid("cause is for a kind configured and not available");
+        if (entry.cause && !isKnownKindCause(entry.cause))
+          throw invalid(`cause must be one of the phrases executors say: ${knownKindCauses.join("; ")}`);
         kinds[kind] = {
           configured: entry.configured,
           available: entry.configured && entry.available,

@@ -1741,9 +1741,9 @@ export type ExecutorKind = Message<"testrun.runs.v1.ExecutorKind"> & {
   available: boolean;
 
   /**
-   * Configured but not available: why, one line of at most 200 characters a user may read (no
-   * path, no secret), e.g. "the browser is not installed (no file at CHROMIUM_PATH)". Empty while
-   * it has not checked yet.
+   * Configured but not available: why, one of the phrases executors say (services/kit/src/
+   * executor-kinds.ts, knownKindCauses; any other is refused), shown to users in every project, e.g.
+   * "the browser is not installed (no file at CHROMIUM_PATH)". Empty while it has not checked yet.
    *
    * @generated from field: string cause = 4;
    */
@@ -2324,9 +2324,11 @@ export const RunsService: GenService<{
    * and every 10 seconds; a report counts for 30 seconds. The runs service tells users from the
    * reports why a test waits (TestResult.waiting_for) and why one is skipped past the dispatch
    * deadline (its summary). A report without kinds withdraws the executor's (it is stopping).
-   * Repeating a report changes nothing.
+   * Repeating a report changes nothing. At most 1,000 executors' reports are kept at once.
    * Errors: INVALID_ARGUMENT (executor empty or longer than 200 characters; a kind unknown or
-   * given twice; a cause longer than 200 characters, or given for a kind taken).
+   * given twice; a cause longer than 200 characters, given for a kind taken, or not one of the
+   * phrases executors say, which the message lists); RESOURCE_EXHAUSTED (1,000 other executors'
+   * reports are live: a new executor's is refused until one stops or its report expires).
    *
    * @generated from rpc testrun.runs.v1.RunsService.ReportExecutorKinds
    */
