@@ -40,6 +40,8 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { createCliContext, createTestCases, grantCredits, readTestCaseFile } from "@testrun/cli";
+import { Health } from "@testrun/gen/grpc/health/v1/health_pb";
+import { serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   repoRoot,
@@ -49,6 +51,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
 } from "@testrun/kit/testing";
+import { abuseTable } from "./bench/abuse.js";
 import { automationTable } from "./bench/automation.js";
 import { browserTable } from "./bench/browser.js";
 import { growthTable } from "./bench/growth.js";
@@ -246,6 +249,49 @@ try {
   // The growth table; it stops the executor for its floor.
   const after = new Map<string, number>();
   const executor = processes.get("executor");
+  // Slow and idle clients against the HTTP ports and the runs service's gRPC port (bench/abuse.ts).
+  if (only === "abuse" || (!profile && !only)) {
+    const runsPort = Number(system.serviceEnvs.get("runs")?.PORT);
+    const health = serviceClient(Health, `http://127.0.0.1:${runsPort}`, {
+      token: String(system.env.SERVICE_TOKEN),
+      timeoutMs: 10_000,
+    });
+    const http = (url: URL) => ({ host: url.hostname, port: Number(url.port) });
+    await abuseTable(
+      [
+        {
+          name: "gateway",
+          ...http(new URL(gateway)),
+          pid: pids.get("gateway"),
+          path: "/v1/runs",
+          kinds: ["slow body", "slow headers", "idle"],
+          legit: async () => (await fetch(`${gateway}/v1/project`, { headers })).status,
+        },
+        {
+          name: "console",
+          ...http(new URL(system.consoleUrl)),
+          pid: pids.get("console"),
+          path: "/api/testrun.console.v1.ConsoleService/ListProjects",
+          kinds: ["slow body", "slow headers", "idle"],
+          legit: async () => (await fetch(`${system?.consoleUrl}/healthz`)).status,
+        },
+        {
+          name: "runs (gRPC)",
+          host: "127.0.0.1",
+          port: runsPort,
+          pid: pids.get("runs"),
+          path: "/",
+          kinds: ["idle"],
+          legit: async () => {
+            await health.check({});
+            return 200;
+          },
+        },
+      ],
+      numbers(process.env.BENCH_ABUSE_COUNTS, [1_000, 4_000, 15_000]),
+    );
+  }
+
   if (only === "growth" || (!profile && !only)) {
     after.set("executor", rssMiB(executor?.process.pid));
     await growthTable({

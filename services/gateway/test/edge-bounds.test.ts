@@ -346,5 +346,20 @@ describe("gateway edge bounds: answer before the body, connections bounded", fun
       const retry = await fetch(`${capped.http}/healthz`);
       expect(retry.status).to.equal(200);
     });
+
+    it("makes room at the cap by closing connections slow to send their first headers: a client's retry is served", async () => {
+      // The cap filled with connections whose headers never end (30 s allowed on this gateway).
+      const slow = await Promise.all(
+        Array.from({ length: cap }, () => raw(capped.http, "GET /v1/project HTTP/1.1\r\nHost: gate")),
+      );
+      // What is under test is the age of a slow connection (over a second): it must pass.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const trigger = await raw(capped.http, "");
+      await trigger.closed;
+      const closed = await Promise.all(slow.map((e) => e.closed));
+      expect(closed.map((c) => c.text).join(""), "closed without an answer").to.equal("");
+      const retry = await fetch(`${capped.http}/healthz`);
+      expect(retry.status).to.equal(200);
+    });
   });
 });

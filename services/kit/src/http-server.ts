@@ -7,7 +7,7 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "pino";
 import type { ServiceContext } from "./service.js";
 
@@ -51,6 +51,12 @@ export function httpLimitsOf(config: {
   };
 }
 
+/**
+ * At the connection cap, a connection whose first request's headers have not all come after this
+ * long is closed to make room (`boundedHttpServer`).
+ */
+const slowFirstRequestMs = 1_000;
+
 /** Descriptors kept beside the HTTP connections: gRPC clients, Redis, PostgreSQL, files, the other ports. */
 const descriptorReserve = 1_000;
 
@@ -62,7 +68,8 @@ const descriptorReserve = 1_000;
  *
  * - At most `maxConnections` open: a connection past it is closed as it opens (Node's
  *   `maxConnections`, so it costs a descriptor for a moment and no memory), and the idle
- *   keep-alive connections are closed then, so the next attempt of a legitimate client finds room.
+ *   keep-alive connections are closed then, with those that have taken over a second to send
+ *   their first request (slow headers, or nothing), so a legitimate client's retry finds room.
  * - A connection that sends nothing, or headers too slowly, is closed after `headersTimeoutSeconds`.
  * - A response written before its request's body has arrived (a refusal from the headers: 401,
  *   403, 404, 413, 429...) says `Connection: close` and the connection closes after it, so an
@@ -141,18 +148,32 @@ export function boundedHttpServer(
     },
   );
   server.maxConnections = limits.maxConnections;
-  // A connection that opens and sends nothing is not a request yet (headersTimeout counts from a
-  // request's first byte): it may wait for one as long as headers may take.
-  server.on("connection", (socket) => socket.setTimeout(headersMs));
+  // Connections that have not yet sent a whole first request, oldest first (a Map keeps order).
+  const awaitingRequest = new Map<Socket, number>();
+  server.on("connection", (socket: Socket) => {
+    // A connection that opens and sends nothing is not a request yet (headersTimeout counts from a
+    // request's first byte): it may wait for one as long as headers may take.
+    socket.setTimeout(headersMs);
+    awaitingRequest.set(socket, performance.now());
+    socket.once("close", () => awaitingRequest.delete(socket));
+  });
+  server.on("request", (req: IncomingMessage) => awaitingRequest.delete(req.socket));
   let sweeping = false;
   server.on("drop", () => {
-    // At the cap: idle keep-alive connections make room (their clients reconnect); a burst of
-    // refused connections sweeps once.
+    // At the cap, room is made for the next attempt: idle keep-alive connections close (their
+    // clients reconnect), and so do connections that have taken over `slowFirstRequestMs` to send
+    // their first request's headers (a client sends them in milliseconds: slow or silent ones are
+    // what fills the cap). A burst of refused connections sweeps once.
     if (sweeping) return;
     sweeping = true;
     setImmediate(() => {
       sweeping = false;
       server.closeIdleConnections();
+      const cutoff = performance.now() - slowFirstRequestMs;
+      for (const [socket, openedAt] of awaitingRequest) {
+        if (openedAt > cutoff) break;
+        socket.destroy();
+      }
     });
   });
   if (options.holdContinue) server.on("checkContinue", (req, res) => server.emit("request", req, res));

@@ -50,17 +50,18 @@ describe("gRPC port bounds", () => {
   const sessions: http2.ClientHttp2Session[] = [];
 
   // A server of its own for each test: a connection the last test closed is not counted here.
+  const options = {
+    services: [bind(CatalogService, {})],
+    host: "127.0.0.1",
+    port: 0,
+    tokens: { service: tokens.SERVICE_TOKEN },
+    logger: pino({ level: "silent" }),
+    maxConnections: 2,
+    streamsPerConnection: 3,
+    idleTimeoutSeconds: 1,
+  };
   beforeEach(async () => {
-    server = await startRpcServer({
-      services: [bind(CatalogService, {})],
-      host: "127.0.0.1",
-      port: 0,
-      tokens: { service: tokens.SERVICE_TOKEN },
-      logger: pino({ level: "silent" }),
-      maxConnections: 2,
-      streamsPerConnection: 3,
-      idleTimeoutSeconds: 1,
-    });
+    server = await startRpcServer(options);
   });
   afterEach(async () => {
     for (const session of sessions.splice(0)) session.destroy();
@@ -80,6 +81,19 @@ describe("gRPC port bounds", () => {
     void heldStream(first.session);
     void heldStream(second.session);
     expect(await open().settled).to.equal("closed");
+  });
+
+  it("makes room at the cap: connections without a stream for over a second get GOAWAY, and a caller's retry connects", async () => {
+    // A server whose idle timeout is far away: it is the cap that closes them here.
+    await server.shutdown(1_000);
+    server = await startRpcServer({ ...options, idleTimeoutSeconds: 60 });
+    const [first, second] = [open(), open()];
+    expect(await Promise.all([first.settled, second.settled])).to.deep.equal(["open", "open"]);
+    // What is under test is the age of a connection without a stream (over a second): it must pass.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await open().settled, "past the cap").to.equal("closed");
+    await Promise.all([first.closed, second.closed]);
+    expect(await open().settled, "the retry").to.equal("open");
   });
 
   it("refuses streams past a connection's cap (REFUSED_STREAM), even from a client that ignores it", async () => {

@@ -232,10 +232,32 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
   server.maxConnections = options.maxConnections ?? defaultRpcConnections;
   const idleMs = (options.idleTimeoutSeconds ?? defaultRpcIdleSeconds) * 1000;
   const sessions = new Set<http2.ServerHttp2Session>();
+  // Connections without a stream open, and since when (oldest first): what makes room at the cap.
+  const streamless = new Map<http2.ServerHttp2Session, number>();
   server.on("session", (session) => {
     sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-    closeWhenIdle(session, idleMs);
+    session.once("close", () => {
+      sessions.delete(session);
+      streamless.delete(session);
+    });
+    trackStreams(session, idleMs, streamless);
+  });
+  let sweeping = false;
+  server.on("drop", () => {
+    // At the cap, connections that have had no stream open for over a second get GOAWAY (their
+    // clients reconnect when they next call), so that idle or silent connections cannot keep a
+    // caller out. A burst of refused connections sweeps once.
+    if (sweeping) return;
+    sweeping = true;
+    setImmediate(() => {
+      sweeping = false;
+      const cutoff = performance.now() - 1_000;
+      for (const [session, since] of streamless) {
+        if (since > cutoff) break;
+        streamless.delete(session);
+        if (!session.closed && !session.destroyed) session.close();
+      }
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -269,15 +291,23 @@ export async function startRpcServer(options: RpcServerOptions): Promise<RpcServ
 }
 
 /**
- * Closes (GOAWAY) a connection that has been quiet for `idleMs` with no stream open: a client that
- * opened one and never called holds a descriptor and a session's memory. A quiet connection with a
- * stream open (a WatchRun waiting for news) is left alone: the stream is the call's business.
+ * Keeps `streamless` (connections with no stream open, since when) up to date, and closes (GOAWAY)
+ * a connection that has been quiet for `idleMs` with no stream open: a client that opened one and
+ * never called holds a descriptor and a session's memory. A quiet connection with a stream open (a
+ * WatchRun waiting for news) is left alone: the stream is the call's business.
  */
-function closeWhenIdle(session: http2.ServerHttp2Session, idleMs: number): void {
+function trackStreams(
+  session: http2.ServerHttp2Session,
+  idleMs: number,
+  streamless: Map<http2.ServerHttp2Session, number>,
+): void {
   let open = 0;
+  streamless.set(session, performance.now());
   session.on("stream", (stream) => {
-    open++;
-    stream.once("close", () => open--);
+    if (open++ === 0) streamless.delete(session);
+    stream.once("close", () => {
+      if (--open === 0 && !session.closed) streamless.set(session, performance.now());
+    });
   });
   session.setTimeout(idleMs, () => {
     if (open === 0 && !session.closed && !session.destroyed) session.close();
