@@ -191,6 +191,12 @@ const common = {
 const keyedFailures = (): Record<number, ResponseDefinition> => ({ ...common });
 
 const bodyFailures = (): Record<number, ResponseDefinition> => ({
+  // Answered by the HTTP server itself (kit http-server.ts), with the headers already set.
+  408: failure(
+    "The request body did not arrive whole within 30 s of its headers (HTTP_BODY_TIMEOUT_SECONDS); the connection closes.",
+    errors.requestTimeout,
+    errorHeaders.extend({ Connection: z.literal("close") }),
+  ),
   413: failure(
     "The request body is over 1 MiB.",
     errors.payloadTooLarge,

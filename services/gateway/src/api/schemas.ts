@@ -330,6 +330,11 @@ export const errors = {
     ["payload_too_large"],
     "The request body is over 1 MiB.",
   ),
+  requestTimeout: errorBody(
+    "RequestTimeoutError",
+    ["request_timeout"],
+    "The request body did not arrive whole within HTTP_BODY_TIMEOUT_SECONDS (30 s) of its headers.",
+  ),
   idempotencyKeyReused: errorBody(
     "IdempotencyKeyReusedError",
     ["idempotency_key_reused"],
@@ -370,6 +375,7 @@ export const errorCodes = [
   "idempotency_key_in_use",
   "rate_limited",
   "payload_too_large",
+  "request_timeout",
   "method_not_allowed",
   "internal",
 ] as const;
