@@ -1,0 +1,92 @@
+// The console's HTTP port refuses from the headers (docs/security.md, "Resource limits"): a call to
+// its browser API without a session cookie is answered 401 before its body is read, and the
+// connection closes, so a slow anonymous body holds nothing. The console's application served by
+// the same bounded HTTP server its main.ts uses (kit http-server.ts); the services behind it are
+// never reached.
+import { once } from "node:events";
+import type { Server } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
+import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { boundedHttpServer, createLogger, defaultHttpLimits, serviceClient } from "@testrun/kit";
+import { findFreePort } from "@testrun/kit/testing";
+import { expect } from "chai";
+import { type ConsoleAppOptions, createConsoleApp } from "../services/console/src/http/app.js";
+import { AuthAttempts } from "../services/console/src/http/auth-limit.js";
+import { ConsoleCookies } from "../services/console/src/http/cookies.js";
+
+const appUrl = "http://console.test";
+
+/** Writes `head` on a new connection; resolves with what came back once the console closed it, and when. */
+async function exchange(port: number, head: string) {
+  const socket = connect(port, "127.0.0.1");
+  await once(socket, "connect");
+  let text = "";
+  let firstByteAt = Number.NaN;
+  socket.setEncoding("utf8");
+  socket.on("data", (chunk: string) => {
+    if (!text) firstByteAt = performance.now();
+    text += chunk;
+  });
+  socket.on("error", () => {});
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  await new Promise<void>((resolve) => socket.write(head, () => resolve()));
+  const sentAt = performance.now();
+  await closed;
+  return { text, ms: firstByteAt - sentAt };
+}
+
+describe("console edge: refused from the headers, connection closed", () => {
+  let server: Server;
+  let port: number;
+
+  before(async () => {
+    const away = `http://127.0.0.1:${await findFreePort()}`;
+    const client = { token: "t".repeat(32), timeoutMs: 2_000 };
+    // Nothing here gets past the headers: the rest is never called.
+    const unused = {} as never;
+    const options: ConsoleAppOptions = {
+      appUrl,
+      logger: createLogger("console-edge-test", "silent"),
+      isReady: () => true,
+      consoleService: {},
+      webRoot: "/nonexistent",
+      viewers: unused,
+      runs: serviceClient(RunsService, away, client),
+      automation: serviceClient(AutomationService, away, client),
+      sessions: unused,
+      links: unused,
+      directory: unused,
+      cookies: new ConsoleCookies(appUrl),
+      authAttempts: new AuthAttempts(1000, 1000),
+      badgeRequests: new AuthAttempts(1000, 1000),
+      trustProxyHops: 0,
+    };
+    server = boundedHttpServer(createConsoleApp(options).callback(), defaultHttpLimits);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    port = (server.address() as AddressInfo).port;
+    // The first request of a process is slower (its code is compiled then): not the one timed.
+    await fetch(`http://127.0.0.1:${port}/healthz`);
+  });
+  after(() => server?.close());
+
+  it("answers a browser API call without a session cookie 401 within 100 ms while its body never comes, and closes", async () => {
+    const { text, ms } = await exchange(
+      port,
+      `POST /api/testrun.console.v1.ConsoleService/ListProjects HTTP/1.1\r\nHost: console.test\r\nOrigin: ${appUrl}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`,
+    );
+    expect(text).to.match(/^HTTP\/1\.1 401 /);
+    expect(text).to.match(/^Connection: close\r$/im);
+    expect(ms, "ms from headers to answer").to.be.below(100);
+  });
+
+  it("answers a cross-site write 403 from its headers and closes, its body unread", async () => {
+    const { text } = await exchange(
+      port,
+      "POST /auth/sign-out HTTP/1.1\r\nHost: console.test\r\nOrigin: https://elsewhere.test\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{",
+    );
+    expect(text).to.match(/^HTTP\/1\.1 403 /);
+    expect(text).to.match(/^Connection: close\r$/im);
+  });
+});
