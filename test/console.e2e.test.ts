@@ -1,6 +1,8 @@
 // The console's sign-in, sessions and API as a browser meets them, over real HTTP to the whole
 // system (every service its own process): links, sessions ending, CSRF, role rules kept where
 // they are enforced, and no secret in any log line.
+import { once } from "node:events";
+import { connect } from "node:net";
 import { Code } from "@connectrpc/connect";
 import { addMember, createCliContext, createOrganization, createProject, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
@@ -145,6 +147,31 @@ describe("console (end to end)", function () {
         expect(((await large.json()) as { message: string }).message).to.contain(
           "larger than configured readMaxBytes 1024",
         );
+      }
+    });
+
+    it("answers a made-up or ended session cookie 401 from the headers within 100 ms while its body never comes, and closes", async () => {
+      const ended = await signIn(system, acme.ownerId);
+      await fetch(`${system.consoleUrl}/auth/sign-out`, { method: "POST", headers: { cookie: ended } });
+      const { hostname, port } = new URL(system.consoleUrl);
+      for (const cookie of ["testrun_session=made-up", ended]) {
+        const socket = connect(Number(port), hostname);
+        await once(socket, "connect");
+        let text = "";
+        let firstByteAt = Number.NaN;
+        socket.setEncoding("utf8");
+        socket.on("data", (chunk: string) => {
+          if (!text) firstByteAt = performance.now();
+          text += chunk;
+        });
+        const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+        const head = `POST /api/testrun.console.v1.ConsoleService/ListProjects HTTP/1.1\r\nHost: ${hostname}\r\nOrigin: ${system.consoleUrl}\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`;
+        await new Promise<void>((resolve) => socket.write(head, () => resolve()));
+        const sentAt = performance.now();
+        await closed;
+        expect(text, cookie).to.match(/^HTTP\/1\.1 401 /);
+        expect(text).to.match(/^Connection: close\r$/im);
+        expect(firstByteAt - sentAt, "ms from headers to answer").to.be.below(100);
       }
     });
 

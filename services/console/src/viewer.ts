@@ -7,6 +7,15 @@ export const sessionCookieKey = createContextKey<string | undefined>(undefined, 
   description: "the console session id from the cookie",
 });
 
+/**
+ * The viewer the API's request gate resolved for this call from its session cookie, before the body
+ * was read (rpc/session-gate.ts): the handler's `Viewers.of` takes it rather than read the session
+ * again.
+ */
+export const resolvedViewerKey = createContextKey<Viewer | undefined>(undefined, {
+  description: "the viewer the request gate resolved",
+});
+
 /** The person a console call acts for: their live session and current memberships. */
 export interface Viewer {
   email: string;
@@ -52,7 +61,7 @@ export class Viewers {
   ) {}
 
   async of(ctx: HandlerContext): Promise<Viewer> {
-    return this.ofSession(ctx.values.get(sessionCookieKey));
+    return ctx.values.get(resolvedViewerKey) ?? this.ofSession(ctx.values.get(sessionCookieKey));
   }
 
   /** The person behind a session cookie's value (for the console's plain HTTP routes). */

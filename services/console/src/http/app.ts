@@ -135,10 +135,10 @@ export function createConsoleApp(options: ConsoleAppOptions): Koa {
     // Browsers (connect-web) never compress what they send: nothing is inflated here (the gate
     // refuses a compressed request before its body is read).
     acceptCompression: [],
-    requestGate: (context) => {
+    requestGate: async (context) => {
       const started = performance.now();
       try {
-        consoleRequestGate(context);
+        await consoleRequestGate(context, options.viewers);
       } catch (error) {
         // Refused before any interceptor runs: counted here as they would count it.
         recordRpc(context.service.typeName, context.method.name, started, error);

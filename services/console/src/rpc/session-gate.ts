@@ -1,6 +1,6 @@
 import type { HandlerContext } from "@connectrpc/connect";
 import { refuseCompressedBodies, unparsableBodyIsInvalidArgument } from "@testrun/kit";
-import { sessionCookieKey, signedOut } from "../viewer.js";
+import { resolvedViewerKey, sessionCookieKey, signedOut, type Viewers } from "../viewer.js";
 
 /**
  * ConsoleService methods that answer without a session: the sign-in page's own, and the question
@@ -10,15 +10,21 @@ export const methodsWithoutSession: ReadonlySet<string> = new Set(["GetSignInOpt
 
 /**
  * The console API's request gate (connect's `requestGate`): runs on the headers alone, before the
- * body is read or parsed. A call needing a session that carries no session cookie is refused
- * UNAUTHENTICATED there, as the handler would refuse it, so an anonymous request costs the console
- * no body (docs/security.md, "Resource limits"). Whether a cookie names a live session is the
- * handlers' question (Viewers.of): a made-up cookie gets its body read, within the API's bound.
- * Browsers never compress what they send (connect-web cannot): a compressed request is refused.
+ * body is read or parsed. A call needing a session is refused UNAUTHENTICATED there, as the handler
+ * would refuse it, when it carries no session cookie, or (given `viewers`) one that names no live
+ * session: an anonymous or made-up request costs the console no body, and its connection closes
+ * (docs/security.md, "Resource limits"). The viewer it resolved is the handler's (`resolvedViewerKey`),
+ * so a session is read once per call as before. Browsers never compress what they send
+ * (connect-web cannot): a compressed request is refused.
  */
-export function consoleRequestGate(context: HandlerContext): void {
+export async function consoleRequestGate(
+  context: HandlerContext,
+  viewers?: Pick<Viewers, "ofSession">,
+): Promise<void> {
   unparsableBodyIsInvalidArgument(context);
-  if (!methodsWithoutSession.has(context.method.name) && !context.values.get(sessionCookieKey))
-    throw signedOut();
+  const needsSession = !methodsWithoutSession.has(context.method.name);
+  const cookie = context.values.get(sessionCookieKey);
+  if (needsSession && !cookie) throw signedOut();
   refuseCompressedBodies(context);
+  if (needsSession && viewers) context.values.set(resolvedViewerKey, await viewers.ofSession(cookie));
 }
