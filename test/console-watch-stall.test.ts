@@ -71,6 +71,12 @@ describe("console: a WatchRun whose browser stopped reading", function () {
     const none = createRouterTransport(() => {});
     streams = new StreamSlots({ perSession: 1, perProject: 10 });
     const viewers = {
+      // The API's request gate resolves the session before the body (rpc/session-gate.ts).
+      ofSession: async () => ({
+        email: "a@example.test",
+        expiresAt: new Date(Date.now() + 3_600_000),
+        memberships: [],
+      }),
       actorForProject: async () => ({ actor: { kind: { case: "memberId", value: "mem_1" } } }),
     } as unknown as Viewers;
     const unused = {} as never;
