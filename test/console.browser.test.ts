@@ -128,7 +128,13 @@ describe("console in a browser", function () {
       if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
     });
     page.on("pageerror", (error) => problems.push(String(error)));
-    page.on("requestfailed", (request) => problems.push(`${request.method()} ${request.url()} failed`));
+    // A request the test's own next navigation cancels (the first page's favicon, say) is
+    // ERR_ABORTED: not a failure a visitor would see.
+    page.on("requestfailed", (request) => {
+      const reason = request.failure()?.errorText ?? "";
+      if (reason !== "net::ERR_ABORTED")
+        problems.push(`${request.method()} ${request.url()} failed: ${reason}`);
+    });
     page.on("response", (response) => {
       if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
     });
