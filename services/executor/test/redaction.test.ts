@@ -118,6 +118,15 @@ describe(`a value shorter than ${minInWordLength} characters`, () => {
     expect(new Variables({ K: "ж" }).redact("жук ж")).to.equal("жук {{K}}");
     // `\n` in a quoted JSON text is one character: its `n` is not the value standing alone.
     expect(new Variables({ N: "n" }).redact('"a\\nb\\n" n')).to.equal('"a\\nb\\n" {{N}}');
+
+    // A value right after an escape stands alone when the escaped character does: at a line's
+    // start, after a tab, an escaped backslash or Go's \u003c; not after an escaped letter.
+    const body = JSON.stringify({ lines: "one\nab", tab: "x\tab", path: "C:\\ab", html: "<ab>" });
+    const go = body.replace("<", "\\u003c").replace(">", "\\u003e");
+    expect(new Variables({ A: "ab" }).redact(go)).to.equal(
+      '{"lines":"one\\n{{A}}","tab":"x\\t{{A}}","path":"C:\\\\{{A}}","html":"\\u003c{{A}}\\u003e"}',
+    );
+    expect(new Variables({ A: "ab" }).redact('"\\u00e9ab \\\\nab"')).to.equal('"\\u00e9ab \\\\nab"');
   });
 
   it("needs both sides free of word characters, whatever the value is made of: a quote or a slash is not replaced in every quoted text or path", () => {

@@ -209,12 +209,33 @@ const characterAt = (text: string, at: number) =>
  * either side, whatever the value is made of (a value `"` or `/` is then not replaced in every
  * quoted text or path, only where it stands between spaces or punctuation), and no backslash comes
  * before it (`\n` and `\u00e9` in a quoted JSON text are one character each: an `n` after a
- * backslash is part of it).
+ * backslash is part of it). After a whole escape, the character it stands for is what touches it.
  */
 function standsAlone(text: string, start: number, end: number): boolean {
-  const before = characterBefore(text, start);
-  if (before === "\\" || wordCharacter.test(before)) return false;
+  const escaped = escapeBefore(text, start);
+  const before = escaped ?? characterBefore(text, start);
+  if ((escaped === undefined && before === "\\") || wordCharacter.test(before)) return false;
   return !wordCharacter.test(characterAt(text, end));
+}
+
+const jsonEscapes: Record<string, string> = { b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+
+/**
+ * The character a JSON string escape ending just before `at` stands for, or undefined when none
+ * does: in a quoted body, a value at the start of a line (`\nab`), after a tab, an escaped
+ * backslash (`C:\\ab`) or Go's `\u003c` stands alone, though the escape ends in a letter or digit.
+ * An escape's backslash must not be escaped itself (`\\nab` is a backslash, then the word "nab").
+ */
+function escapeBefore(text: string, at: number): string | undefined {
+  const match = /\\(u[0-9a-fA-F]{4}|["\\/bfnrt])$/.exec(text.slice(Math.max(0, at - 6), at));
+  if (!match) return undefined;
+  let backslashes = 0;
+  for (let i = at - match[0].length; i >= 0 && text[i] === "\\"; i--) backslashes++;
+  if (backslashes % 2 === 0) return undefined;
+  const code = match[1] as string;
+  return code.length === 5
+    ? String.fromCharCode(Number.parseInt(code.slice(1), 16))
+    : (jsonEscapes[code] ?? code);
 }
 
 /** A form to replace: what replaces it, and whether it is replaced only where it stands alone. */
