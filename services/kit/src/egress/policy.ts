@@ -63,6 +63,8 @@ export const defaultBlockedRanges: readonly { cidr: string; what: string }[] = [
   { cidr: "ff00::/8", what: "multicast" },
   { cidr: "fd00:ec2::254/128", what: "AWS metadata over IPv6" },
   { cidr: "fd00:ec2::23/128", what: "EKS Pod Identity agent over IPv6" },
+  { cidr: "fd20:ce::254/128", what: "Google Cloud metadata over IPv6" },
+  { cidr: "fd00:42::42/128", what: "Scaleway metadata over IPv6" },
   {
     cidr: "64:ff9b:1::/48",
     what: "local-use NAT64 (RFC 8215): the IPv4 address it carries sits where the network chose, so it cannot be judged",

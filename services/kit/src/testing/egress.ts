@@ -35,6 +35,8 @@ export const blockedSamples: Readonly<Record<string, readonly string[]>> = {
   "ff00::/8": ["ff02::1", "ff05::2"],
   "fd00:ec2::254/128": ["fd00:ec2::254"],
   "fd00:ec2::23/128": ["fd00:ec2::23"],
+  "fd20:ce::254/128": ["fd20:ce::254", "fd20:ce:0:0:0:0:0:254"],
+  "fd00:42::42/128": ["fd00:42::42"],
   "64:ff9b:1::/48": ["64:ff9b:1::a9fe:a9fe", "64:ff9b:1:a9fe:a9fe::", "64:ff9b:1::808:808"],
 };
 
