@@ -58,9 +58,12 @@ import { growthTable } from "./bench/growth.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { MemoryLimits } from "./bench/memory-limit.js";
 import { metricsTable } from "./bench/metrics.js";
+import { enterBenchPart, reportFailedBenchPart } from "./bench/part.js";
 import { seedDemo } from "./demo/seed.js";
 import { serviceNames } from "./services.js";
 import { type System, startSystem } from "./system.js";
+
+reportFailedBenchPart();
 
 const connections = 50;
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -215,6 +218,7 @@ try {
   await call(`${gateway}/v1/environments`);
 
   // 1. Reads.
+  enterBenchPart("the reads");
   if (!only && profile !== "starts") {
     const readRun = await startRun(pairBody);
     await finish(String(readRun.id));
@@ -230,6 +234,7 @@ try {
   }
 
   // 2. The executor.
+  enterBenchPart("the executor");
   let executorLine = "";
   if (!profile && !only) {
     const big = await startRun(JSON.stringify({ tags: ["many"] }));
@@ -251,6 +256,7 @@ try {
   const executor = processes.get("executor");
   // Slow and idle clients against the HTTP ports and the runs service's gRPC port (bench/abuse.ts).
   if (only === "abuse" || (!profile && !only)) {
+    enterBenchPart("the abuse table");
     const runsPort = Number(system.serviceEnvs.get("runs")?.PORT);
     const health = serviceClient(Health, `http://127.0.0.1:${runsPort}`, {
       token: String(system.env.SERVICE_TOKEN),
@@ -293,6 +299,7 @@ try {
   }
 
   if (only === "growth" || (!profile && !only)) {
+    enterBenchPart("the growth table");
     after.set("executor", rssMiB(executor?.process.pid));
     await growthTable({
       system,
@@ -307,6 +314,7 @@ try {
   }
 
   // 3. Starts, with the executor stopped.
+  enterBenchPart("the starts");
   if (!only && profile !== "reads" && profile !== "growth") {
     if (!after.has("executor")) after.set("executor", rssMiB(executor?.process.pid));
     await executor?.stop();
@@ -360,6 +368,7 @@ try {
   );
 
   // 4. Browser tests, last: it replaces the executor with one per level of browser contexts.
+  enterBenchPart("the browser table");
   if (only === "browser" || (!profile && !only))
     await browserTable({
       system,
@@ -370,6 +379,7 @@ try {
     });
 
   // 5. The cost of metrics, on systems of its own (the one above stopped: the cores are theirs).
+  enterBenchPart("the metrics table");
   if (only === "metrics" || (!profile && !only)) {
     await floor?.stop();
     await system?.stop();

@@ -22,6 +22,8 @@
 //    duplicates (runs of one schedule on one tick beyond the first: must be 0), failed ticks, the
 //    time from the due time to the last run's start, and each replica's CPU time.
 // Figures only, no assertion.
+
+import type { Client } from "@connectrpc/connect";
 import {
   createCliContext,
   createEnvironment,
@@ -44,6 +46,7 @@ import { seedDemo } from "../demo/seed.js";
 import { localTargetsEgress, type System } from "../system.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../webhook-receiver.js";
 import { cpuMs } from "./measure.js";
+import { enterBenchPart } from "./part.js";
 
 export interface AutomationTableOptions {
   /** Starts a fresh system on the given database. */
@@ -86,6 +89,7 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 
 export async function automationTable(options: AutomationTableOptions): Promise<void> {
+  enterBenchPart("the automation table, start-up");
   const databaseUrl = await createTestDatabase(options.adminDatabaseUrl);
   const system = await options.start(databaseUrl);
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
@@ -121,11 +125,23 @@ export async function automationTable(options: AutomationTableOptions): Promise<
       for (const replica of replicas.splice(0)) await replica.stop("SIGTERM");
     };
     await startReplicas(1);
-    const automation = () =>
-      serviceClient(AutomationService, replicas[0]?.url ?? "", {
-        token: system.env.SERVICE_TOKEN ?? "",
-        timeoutMs: 30_000,
-      });
+    // One client (one pooled HTTP/2 connection) per replica, as every service holds its clients: a
+    // transport per call left each call's connection open for connect-node's 15 idle minutes, and
+    // the 1,000 schedules' calls met the replica's connection cap (RPC_MAX_CONNECTIONS, 500), the
+    // 501st connection closed as it opened (CANCEL).
+    const clients = new Map<string, Client<typeof AutomationService>>();
+    const automation = () => {
+      const url = replicas[0]?.url ?? "";
+      let client = clients.get(url);
+      if (!client) {
+        client = serviceClient(AutomationService, url, {
+          token: system.env.SERVICE_TOKEN ?? "",
+          timeoutMs: 30_000,
+        });
+        clients.set(url, client);
+      }
+      return client;
+    };
 
     const ctx = createCliContext(system.env);
     const demo = await seedDemo(system.env, system.demoTargetUrl);
@@ -184,6 +200,7 @@ export async function automationTable(options: AutomationTableOptions): Promise<
     );
 
     // 1. Latency, then the backlog drained by 1 and by 2 replicas.
+    enterBenchPart("the automation table, latency and backlog");
     const main = await startWebhookReceiver();
     receivers.push(main);
     await addWebhook(main);
@@ -244,6 +261,7 @@ export async function automationTable(options: AutomationTableOptions): Promise<
     await startReplicas(1);
 
     // 2. Reliability: 500s, then no answer, then recovery.
+    enterBenchPart("the automation table, reliability");
     type Answer = "500" | "hang" | "200";
     let answer = "500" as Answer;
     const answered: { id: string; answer: Answer }[] = [];
@@ -305,6 +323,7 @@ export async function automationTable(options: AutomationTableOptions): Promise<
     );
 
     // 3. Schedules: two replicas, the executor stopped.
+    enterBenchPart("the automation table, schedules");
     await system.processes.get("executor")?.stop("SIGTERM");
     await stopReplicas();
     await startReplicas(2);
