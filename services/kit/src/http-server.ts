@@ -190,9 +190,34 @@ const bodyStillArriving = (req: IncomingMessage): boolean => !req.complete;
 function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-    if (!this.headersSent && bodyStillArriving(req)) this.setHeader("Connection", "close");
+    if (!this.headersSent && bodyStillArriving(req)) {
+      this.setHeader("Connection", "close");
+      lingerOnClose(req.socket);
+    }
     return writeHead.apply(this, args);
   } as ServerResponse["writeHead"];
+}
+
+/** How long a connection closed after an early answer still reads (and drops) what its client sends. */
+const lingerMs = 2_000;
+
+/**
+ * A lingering close (as nginx's `lingering_close`): the answer goes out with a FIN, and what the
+ * client is still sending is read and dropped for up to `lingerMs`, until it closes its side. Closed
+ * at once with bytes unread, the kernel would reset the connection, and a reset can throw the
+ * answer away before the client reads it (the client sees a broken pipe, not its 401 or 413).
+ */
+function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = function (this: Socket) {
+    if (this.destroyed) return;
+    const timer = setTimeout(() => this.destroy(), lingerMs);
+    timer.unref();
+    this.once("close", () => clearTimeout(timer));
+    this.once("end", () => this.destroy());
+    this.on("data", () => {});
+    this.end();
+    this.resume();
+  };
 }
 
 /** 408 to a body still arriving after `bodyMs`; the connection closes with it. */
