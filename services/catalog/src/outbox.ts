@@ -230,8 +230,9 @@ export class Outbox {
           : "keys";
     try {
       const { message, count } = await this.send(row);
-      this.logger.info({ ...subject, count }, message);
       await this.db.read((sql) => sql.all("delete from catalog.key_notifications where id = ?", [row.id]));
+      // Said once the notification is done (its row gone), so the line means nothing is left to send.
+      this.logger.info({ ...subject, count }, message);
     } catch (error) {
       const code = Code[ConnectError.from(error).code];
       const backoff = Math.min(this.retryMs * 2 ** attempts, maxBackoffMs);
