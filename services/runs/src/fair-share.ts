@@ -22,10 +22,26 @@ const liveLeases = (project: string) =>
  * COMMITTED each statement after the lock sees the claims committed before it was granted.
  */
 export async function overShare(em: EntityManager, projectId: string, maxRunning: number): Promise<boolean> {
-  if (maxRunning <= 0) return false;
+  return (await slotsLeft(em, projectId, maxRunning, 1)) === 0;
+}
+
+/**
+ * How many of `wanted` new claims of a project may be taken now (ClaimTests): as many as
+ * `wanted` claims one after the other would get, each counting those before it. All of them while
+ * no other project waits or while the project stays within `maxRunning`; else what is left of its
+ * share. Takes the project's advisory lock as overShare does.
+ */
+export async function slotsLeft(
+  em: EntityManager,
+  projectId: string,
+  maxRunning: number,
+  wanted: number,
+): Promise<number> {
+  if (maxRunning <= 0 || wanted <= 0) return wanted;
   await em.execute("select pg_advisory_xact_lock(hashtext(?))", [claimLockKey(projectId)]);
   const [held] = await em.execute<{ n: number }[]>(`select (${liveLeases("?")})::int as n`, [projectId]);
-  if ((held?.n ?? 0) < maxRunning) return false;
+  const holds = held?.n ?? 0;
+  if (holds + wanted <= maxRunning) return wanted;
   // Another project waits: QUEUED tests (the pending index holds them) of a project below its share.
   const [waiting] = await em.execute<{ waits: boolean }[]>(
     `select exists (
@@ -36,5 +52,5 @@ export async function overShare(em: EntityManager, projectId: string, maxRunning
      ) as waits`,
     [projectId, maxRunning],
   );
-  return waiting?.waits === true;
+  return waiting?.waits === true ? Math.max(0, maxRunning - holds) : wanted;
 }

@@ -13,7 +13,9 @@ import { watchHandlers } from "./rpc/watch.js";
 /** The RunsService methods the executor identity may call (and only it). */
 export const executorMethods = [
   "ClaimTest",
+  "ClaimTests",
   "HeartbeatTest",
+  "HeartbeatLeases",
   "ReleaseTest",
   "CompleteTest",
   "SkipRun",

@@ -48,6 +48,13 @@ export const Run = defineEntity({
     passedTests: p.integer().default(0),
     failedTests: p.integer().default(0),
     skippedTests: p.integer().default(0),
+    /**
+     * Tests whose credit is due back if the run ends now, and tests skipped for want of an
+     * executor. Like the three counts above, kept by the statement that changes a test (the trigger
+     * of Migration20261128150000_run_counters): a run's end needs no count over its tests.
+     */
+    refundableTests: p.integer().default(0),
+    noExecutorTests: p.integer().default(0),
     /** Credits taken when the run started (one per test); refunds are recorded by billing. */
     creditsCharged: p.integer().default(0),
     chargeState: p.enum(CHARGE_STATES).default("pending"),

@@ -2,8 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import {
+  ClaimOutcomeSchema,
   SkipReason,
   type StepResult,
+  type TestAssignment,
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -22,6 +24,7 @@ import {
 } from "../errors.js";
 import { leaseLapses, testsClaimed } from "../metrics.js";
 import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
+import type { RunRow, TestRow } from "../rows.js";
 import { afterCommit, type Handlers } from "./context.js";
 
 const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {
@@ -68,6 +71,34 @@ function storedStepResults(results: readonly StepResult[]): StoredStepResult[] {
   });
 }
 
+/** ClaimTests' most claims in one call (an executor asks for as many as it has free slots). */
+const maxBatch = 100;
+/** HeartbeatLeases' most leases in one call. */
+const maxLeases = 1_000;
+
+/** What an executor needs to run a test it just claimed, with the claim's lease and variables grant. */
+function assignmentOf(deps: ServiceDeps, run: RunRow, test: TestRow): TestAssignment {
+  return create(TestAssignmentSchema, {
+    testResultId: test.id,
+    runId: run.id,
+    projectId: run.project_id,
+    testCaseId: test.test_case_id,
+    name: test.name,
+    environmentId: run.environment_id,
+    baseUrl: run.environment_base_url,
+    steps: renderSteps(test),
+    attempt: test.attempt,
+    maxAttempts: deps.maxAttempts,
+    leaseToken: test.lease_token ?? "",
+    leaseExpiresAt: timestampFromDate(dbDate(test.lease_expires_at ?? new Date())),
+    variablesGrant: deps.variablesGrants.issue(
+      { projectId: run.project_id, testResultId: test.id },
+      variablesGrantMs,
+    ),
+    recordTrace: run.record_traces || test.record_trace,
+  });
+}
+
 /** Executor RPCs answer only the executor identity (the interceptor already keeps executors out of the others). */
 export function requireExecutor(ctx: HandlerContext): void {
   if (callerIdentity(ctx) !== "executor")
@@ -75,7 +106,7 @@ export function requireExecutor(ctx: HandlerContext): void {
 }
 
 /**
- * ClaimTest, HeartbeatTest, ReleaseTest, CompleteTest, SkipRun: what executors call about the
+ * ClaimTest(s), HeartbeatTest, HeartbeatLeases, ReleaseTest, CompleteTest, SkipRun: what executors call about the
  * tests they work on, under a lease (store/leases.ts); refusals are errors.ts's.
  */
 export function executorHandlers(deps: ServiceDeps): Handlers {
@@ -92,31 +123,58 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
         await afterCommit(deps, outcome.runId, outcome.effects);
       }
       if (outcome.kind !== "claimed") throw refusal(claimRefusals, outcome);
-      const { run, test } = outcome;
-      testsClaimed.inc({ pool: testKindOf(test.steps) });
+      testsClaimed.inc({ pool: testKindOf(outcome.test.steps) });
       if (outcome.tookOverLapsed) leaseLapses.inc();
-      await events.changed(run.id);
+      await events.changed(outcome.run.id);
+      return { assignment: assignmentOf(deps, outcome.run, outcome.test) };
+    },
+
+    async claimTests(req, ctx) {
+      requireExecutor(ctx);
+      if (req.claims.length < 1 || req.claims.length > maxBatch)
+        throw invalid(`claims must hold 1 to ${maxBatch} tests`);
+      const ids = new Set<string>();
+      for (const [index, claim] of req.claims.entries()) {
+        const executorId = [...claim.executorId];
+        if (executorId.length < 1 || executorId.length > 200)
+          throw invalid(`claims[${index}].executor_id must be 1 to 200 characters`);
+        if (ids.has(claim.testResultId)) throw invalid(`claims[${index}] names a test given before`);
+        ids.add(claim.testResultId);
+      }
+      const { outcomes, runs } = await leases.claimMany(req.claims);
+      for (const run of runs) {
+        for (const effects of run.gaveUp) {
+          leaseLapses.inc();
+          await afterCommit(deps, undefined, effects);
+        }
+        // One change notice per run, however many of its tests were claimed or given up.
+        if (run.claimed || run.gaveUp.length > 0) await events.changed(run.runId);
+      }
       return {
-        assignment: create(TestAssignmentSchema, {
-          testResultId: test.id,
-          runId: run.id,
-          projectId: run.project_id,
-          testCaseId: test.test_case_id,
-          name: test.name,
-          environmentId: run.environment_id,
-          baseUrl: run.environment_base_url,
-          steps: renderSteps(test),
-          attempt: test.attempt,
-          maxAttempts: deps.maxAttempts,
-          leaseToken: test.lease_token ?? "",
-          leaseExpiresAt: timestampFromDate(dbDate(test.lease_expires_at ?? new Date())),
-          variablesGrant: deps.variablesGrants.issue(
-            { projectId: run.project_id, testResultId: test.id },
-            variablesGrantMs,
-          ),
-          recordTrace: run.record_traces || test.record_trace,
+        outcomes: outcomes.map((outcome, index) => {
+          const testResultId = req.claims[index]?.testResultId ?? "";
+          if (outcome.kind !== "claimed") {
+            const error = refusal(claimRefusals, outcome);
+            return create(ClaimOutcomeSchema, { testResultId, code: error.code, message: error.rawMessage });
+          }
+          testsClaimed.inc({ pool: testKindOf(outcome.test.steps) });
+          if (outcome.tookOverLapsed) leaseLapses.inc();
+          return create(ClaimOutcomeSchema, {
+            testResultId,
+            assignment: assignmentOf(deps, outcome.run, outcome.test),
+          });
         }),
       };
+    },
+
+    async heartbeatLeases(req, ctx) {
+      requireExecutor(ctx);
+      if (req.leases.length < 1 || req.leases.length > maxLeases)
+        throw invalid(`leases must hold 1 to ${maxLeases} leases`);
+      if (new Set(req.leases.map((lease) => lease.testResultId)).size < req.leases.length)
+        throw invalid("leases must name each test once");
+      const { leaseExpiresAt, lost } = await leases.heartbeatMany(req.leases);
+      return { leaseExpiresAt: timestampFromDate(leaseExpiresAt), lost };
     },
 
     async heartbeatTest(req, ctx) {

@@ -3,10 +3,18 @@ import type { Orm } from "@testrun/kit";
 import type { RunStatus, StoredStepResult } from "../db/entities.js";
 import { testKindOf } from "../dispatcher.js";
 import { overShare } from "../fair-share.js";
-import { isFinal, type RunRow, type RunWithTests, type TestRow, testColumns } from "../rows.js";
+import {
+  isFinal,
+  type RunRow,
+  type RunWithTests,
+  type TestRow,
+  testArtifactsColumn,
+  testColumns,
+} from "../rows.js";
 import { dropEarlierAttempts } from "./artifacts.js";
+import { type ClaimRequest, claimTests, heartbeatLeases } from "./claims.js";
 import { lockRun, lockTest, reread, runWithTests, transaction } from "./locking.js";
-import { type Effects, giveUp, settle } from "./settle.js";
+import { type Effects, giveUp, settle, settleRun } from "./settle.js";
 
 /** Timing rules of leases and dispatch, from configuration. */
 export interface Timing {
@@ -124,6 +132,16 @@ export class LeaseStore {
     });
   }
 
+  /** ClaimTests: several claims at once (claims.ts). */
+  claimMany(claims: readonly ClaimRequest[]): ReturnType<typeof claimTests> {
+    return claimTests(this.orm, this.timing, claims);
+  }
+
+  /** HeartbeatLeases: every lease of an executor extended at once (claims.ts). */
+  heartbeatMany(leases: readonly { testResultId: string; leaseToken: string }[]) {
+    return heartbeatLeases(this.orm, this.timing.leaseMs, leases);
+  }
+
   heartbeat(testResultId: string, leaseToken: string): Promise<HeartbeatOutcome> {
     return transaction<HeartbeatOutcome>(this.orm, async (em, refuse) => {
       const rows = await em.execute<TestRow[]>(
@@ -179,10 +197,39 @@ export class LeaseStore {
     },
   ): Promise<CompleteOutcome> {
     return transaction<CompleteOutcome>(this.orm, async (em, refuse) => {
+      // The usual case in one statement: the current claim's report, within the test's steps. The
+      // trigger moves the run's counters in it; settleRun finishes the run if this was its last test.
+      const run = await lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [
+        testResultId,
+      ]);
+      if (!run) return refuse({ kind: "not_found" });
+      const lastStep = report.stepResults.at(-1)?.number ?? 0;
+      const [finished] = await em.execute<TestRow[]>(
+        `update runs.test_results t set status = ?, summary = ?, duration_ms = ?, failed_step = ?, step_results = ?::jsonb,
+           finished_at = now(), lease_expires_at = null
+         where t.id = ? and t.run_id = ? and t.status = 'running' and t.lease_token = ?
+           and jsonb_array_length(t.steps) >= ?
+         returning ${testColumns}, ${testArtifactsColumn}`,
+        [
+          report.status,
+          report.summary,
+          report.durationMs,
+          report.failedStep || null,
+          JSON.stringify(report.stepResults),
+          testResultId,
+          run.id,
+          leaseToken,
+          Math.max(report.failedStep, lastStep),
+        ],
+      );
+      if (finished) {
+        const settled = await settleRun(em, run.id);
+        return { kind: "completed", run: settled.run ?? run, test: finished, effects: settled.effects };
+      }
+      // Otherwise nothing was written: find out why, under the test's lock.
       const { test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
       // Only here is the number of steps known (the caller checked the rest of the report, the
       // step results in order, so the last has the highest number).
-      const lastStep = report.stepResults.at(-1)?.number ?? 0;
       if (report.failedStep > test.steps.length)
         return refuse({ kind: "no_such_step", steps: test.steps.length });
       if (lastStep > test.steps.length)

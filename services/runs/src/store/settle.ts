@@ -1,7 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { RunStatus, SkipReason } from "../db/entities.js";
 import type { Dispatch } from "../dispatcher.js";
-import { isFinal, type TestRow } from "../rows.js";
+import { type RunRow, runColumns, type TestRow } from "../rows.js";
 
 /** What a write left to do once committed: a refund to settle, tests to publish. */
 export interface Effects {
@@ -33,62 +33,54 @@ const refundReasons: Record<SkipReason, string> = {
 };
 
 /**
- * Recomputes a run's counts and status from its tests (the run row is locked by the caller). A
- * run is RUNNING until every test is final, then FAILED if any failed, else PASSED if any
- * passed, else SKIPPED; when it finishes, the credits of tests skipped without executing become
- * due for refund. A finished run never changes again.
+ * Finishes a run whose tests are all final (the run row is locked by the caller). A run is RUNNING
+ * until every test is final, then FAILED if any failed, else PASSED if any passed, else SKIPPED;
+ * when it finishes, the credits of tests skipped without executing become due for refund. A
+ * finished run never changes again.
+ *
+ * O(1) in the run's size: the counts are the run's own counters, which the statement that changed
+ * a test already moved (the trigger of Migration20261128150000_run_counters), so this reads one
+ * row and writes it only when the run ends. Answers the run as it now is.
  */
-export async function settle(em: EntityManager, runId: string, reason?: SkipReason): Promise<Effects> {
-  const [tally] = await em.execute<
-    {
-      passed: number;
-      failed: number;
-      skipped: number;
-      open: number;
-      refundable: number;
-      no_executor: boolean;
-    }[]
-  >(
-    `select count(*) filter (where status = 'passed')::int as passed,
-            count(*) filter (where status = 'failed')::int as failed,
-            count(*) filter (where status = 'skipped')::int as skipped,
-            count(*) filter (where status in ('queued', 'running'))::int as open,
-            count(*) filter (where refundable)::int as refundable,
-            coalesce(bool_or(skip_reason = 'no_executor'), false) as no_executor
-     from runs.test_results where run_id = ?`,
+export async function settleRun(
+  em: EntityManager,
+  runId: string,
+  reason?: SkipReason,
+): Promise<{ run: RunRow | undefined; effects: Effects }> {
+  const [run] = await em.execute<(RunRow & { refundable_tests: number; no_executor_tests: number })[]>(
+    `select ${runColumns}, r.refundable_tests, r.no_executor_tests from runs.runs r where r.id = ?`,
     [runId],
   );
-  if (!tally) return {};
-  let status: RunStatus = "running";
-  if (tally.open === 0) status = tally.failed > 0 ? "failed" : tally.passed > 0 ? "passed" : "skipped";
-  const final = isFinal(status);
+  if (!run || run.finished_at !== null) return { run, effects: {} };
+  const open = run.total_tests - run.passed_tests - run.failed_tests - run.skipped_tests;
+  if (open > 0) return { run, effects: {} };
+  const status: RunStatus = run.failed_tests > 0 ? "failed" : run.passed_tests > 0 ? "passed" : "skipped";
   const skipReason: SkipReason | null =
-    status === "skipped" ? (reason ?? (tally.no_executor ? "no_executor" : null)) : null;
-  const refundDue = final ? tally.refundable : 0;
+    status === "skipped" ? (reason ?? (run.no_executor_tests > 0 ? "no_executor" : null)) : null;
+  const refundDue = run.refundable_tests;
   const refundReason = refundDue > 0 ? refundReasons[reason ?? "no_executor"] : null;
-  const [updated] = await em.execute<{ project_id: string }[]>(
-    `update runs.runs set passed_tests = ?, failed_tests = ?, skipped_tests = ?, status = ?, skip_reason = ?,
-       finished_at = case when ? then now() end, refund_due = ?, refund_reason = ?
-     where id = ? and finished_at is null returning project_id`,
-    [tally.passed, tally.failed, tally.skipped, status, skipReason, final, refundDue, refundReason, runId],
+  // `finished_at is null`: only the write that finishes the run reports it.
+  const [updated] = await em.execute<RunRow[]>(
+    `update runs.runs r set status = ?, skip_reason = ?, finished_at = now(), refund_due = ?, refund_reason = ?
+     where r.id = ? and r.finished_at is null returning ${runColumns}`,
+    [status, skipReason, refundDue, refundReason, runId],
   );
-  // `finished_at is null` above: only the write that finishes the run reports it.
-  const finished: FinishedRun | undefined =
-    final && updated
-      ? {
-          runId,
-          projectId: updated.project_id,
-          status,
-          skipReason,
-          passed: tally.passed,
-          failed: tally.failed,
-          skipped: tally.skipped,
-        }
-      : undefined;
-  return {
-    ...(refundDue > 0 && { refundRunId: runId }),
-    ...(finished && { finished }),
+  if (!updated) return { run, effects: {} };
+  const finished: FinishedRun = {
+    runId,
+    projectId: updated.project_id,
+    status,
+    skipReason,
+    passed: updated.passed_tests,
+    failed: updated.failed_tests,
+    skipped: updated.skipped_tests,
   };
+  return { run: updated, effects: { ...(refundDue > 0 && { refundRunId: runId }), finished } };
+}
+
+/** settleRun's effects alone. */
+export async function settle(em: EntityManager, runId: string, reason?: SkipReason): Promise<Effects> {
+  return (await settleRun(em, runId, reason)).effects;
 }
 
 /** FAILED after its last allowed lapse, or left untaken (caller holds the run and test locks). */

@@ -6,6 +6,7 @@ import { Migration20261125000000_run_version } from "./Migration20261125000000_r
 import { Migration20261125013926_test_case_version } from "./Migration20261125013926_test_case_version.js";
 import { Migration20261125042741_artifacts } from "./Migration20261125042741_artifacts.js";
 import { Migration20261127203533_idempotency_key } from "./Migration20261127203533_idempotency_key.js";
+import { Migration20261128150000_run_counters } from "./Migration20261128150000_run_counters.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -15,4 +16,5 @@ export const migrations = [
   { name: "Migration20261125013926_test_case_version", class: Migration20261125013926_test_case_version },
   { name: "Migration20261125042741_artifacts", class: Migration20261125042741_artifacts },
   { name: "Migration20261127203533_idempotency_key", class: Migration20261127203533_idempotency_key },
+  { name: "Migration20261128150000_run_counters", class: Migration20261128150000_run_counters },
 ];

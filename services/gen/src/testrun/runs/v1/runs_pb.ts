@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/runs/v1/runs.proto.
  */
 export const file_testrun_runs_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIjIKHFB1cmdlUHJvamVjdEFydGlmYWN0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJPCh1QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhcKD3JlbWFpbmluZ19jb3VudBgCIAEoAyK2BQoDUnVuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCgZzdGF0dXMYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhAKCGZpbmlzaGVkGAUgASgIEhMKC3RvdGFsX3Rlc3RzGAYgASgFEhQKDHBhc3NlZF90ZXN0cxgHIAEoBRIUCgxmYWlsZWRfdGVzdHMYCCABKAUSFQoNc2tpcHBlZF90ZXN0cxgJIAEoBRIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLZHVyYXRpb25fbXMYDCABKANIAIgBARIwCgtza2lwX3JlYXNvbhgNIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEgsKA3VybBgOIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgPIAEoCRIZCgx0ZXN0X3BsYW5faWQYECABKAlIAYgBARIuCgpjcmVhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgV0ZXN0cxgSIAMoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Eh4KEXN0YXJ0ZWRfYnlfa2V5X2lkGBMgASgJSAKIAQESIQoUc3RhcnRlZF9ieV9tZW1iZXJfaWQYFCABKAlIA4gBARIPCgd2ZXJzaW9uGBUgASgDQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi7gMKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBARIZChF0ZXN0X2Nhc2VfdmVyc2lvbhgNIAEoBRIsCglhcnRpZmFjdHMYDiADKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QSMQoMc3RlcF9yZXN1bHRzGA8gAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQSEwoLd2FpdGluZ19mb3IYECABKAlCDgoMX2R1cmF0aW9uX21zQg4KDF9mYWlsZWRfc3RlcCJKCgxUZXN0RGlzcGF0Y2gSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkiKQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSCwoDdXJsGAIgASgJIucCCg9TdGFydFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2Vudmlyb25tZW50GAMgASgJSAGIAQESEwoJdGVzdF9wbGFuGAQgASgJSAASOgoNdGVzdF9jYXNlX2lkcxgFIAEoCzIhLnRlc3RydW4uY29tbW9uLnYxLlRlc3RDYXNlSWRMaXN0SAASKgoEdGFncxgGIAEoCzIaLnRlc3RydW4uY29tbW9uLnYxLlRhZ0xpc3RIABIRCgRuYW1lGAcgASgJSAKIAQESFQoNcmVjb3JkX3RyYWNlcxgIIAEoCBIcCg9pZGVtcG90ZW5jeV9rZXkYCSABKAlIA4gBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lQhIKEF9pZGVtcG90ZW5jeV9rZXkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKDUdldFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSIzCg5HZXRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIvsBCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEiwKCHN0YXR1c2VzGAQgAygOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIZCgx0ZXN0X3BsYW5faWQYBSABKAlIAIgBARIbCg5lbnZpcm9ubWVudF9pZBgGIAEoCUgBiAEBEhIKCnBhZ2VfdG9rZW4YByABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEigKBG1vZGUYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hNb2RlInIKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIkCgZjaGFuZ2UYAiABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhUKDXNpbmNlX3ZlcnNpb24YAyABKAMiewoUR2V0VGVzdFJlc3VsdFJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgEIAEoCSKBAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgCIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgDIAEoBSJfChBDYW5jZWxSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiUAoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBhbHJlYWR5X2ZpbmlzaGVkGAIgASgIInMKD1JlcnVuUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhMKC2ZhaWxlZF9vbmx5GAQgASgIIjUKEFJlcnVuUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biI/ChBDbGFpbVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2V4ZWN1dG9yX2lkGAIgASgJIkgKEUNsYWltVGVzdFJlc3BvbnNlEjMKCmFzc2lnbm1lbnQYASABKAsyHy50ZXN0cnVuLnJ1bnMudjEuVGVzdEFzc2lnbm1lbnQi5AIKDlRlc3RBc3NpZ25tZW50EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhQKDHRlc3RfY2FzZV9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhYKDmVudmlyb25tZW50X2lkGAYgASgJEhAKCGJhc2VfdXJsGAcgASgJEicKBXN0ZXBzGAggAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASDwoHYXR0ZW1wdBgJIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSEwoLbGVhc2VfdG9rZW4YCyABKAkSNAoQbGVhc2VfZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPdmFyaWFibGVzX2dyYW50GA0gASgJEhQKDHJlY29yZF90cmFjZRgOIAEoCCJDChRIZWFydGJlYXRUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSJNChVIZWFydGJlYXRUZXN0UmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUQoSUmVsZWFzZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEg4KBnJlYXNvbhgDIAEoCSIVChNSZWxlYXNlVGVzdFJlc3BvbnNlIt0BChNDb21wbGV0ZVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJEisKBnN0YXR1cxgDIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEg8KB3N1bW1hcnkYBCABKAkSEwoLZHVyYXRpb25fbXMYBSABKAMSEwoLZmFpbGVkX3N0ZXAYBiABKAUSMQoMc3RlcF9yZXN1bHRzGAcgAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQihwEKFENvbXBsZXRlVGVzdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBIuCgpydW5fc3RhdHVzGAIgASgOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIUCgxydW5fZmluaXNoZWQYAyABKAgiiwEKDlNraXBSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgCIAEoCRITCgtsZWFzZV90b2tlbhgDIAEoCRIrCgZyZWFzb24YBCABKA4yGy50ZXN0cnVuLnJ1bnMudjEuU2tpcFJlYXNvbhIPCgdzdW1tYXJ5GAUgASgJIjQKD1NraXBSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKGlJlcG9ydEV4ZWN1dG9yS2luZHNSZXF1ZXN0EhAKCGV4ZWN1dG9yGAEgASgJEiwKBWtpbmRzGAIgAygLMh0udGVzdHJ1bi5ydW5zLnYxLkV4ZWN1dG9yS2luZCJSCgxFeGVjdXRvcktpbmQSDAoEa2luZBgBIAEoCRISCgpjb25maWd1cmVkGAIgASgIEhEKCWF2YWlsYWJsZRgDIAEoCBINCgVjYXVzZRgEIAEoCSIdChtSZXBvcnRFeGVjdXRvcktpbmRzUmVzcG9uc2UiOAoXTGlzdEZpbmlzaGVkUnVuc1JlcXVlc3QSDgoGY3Vyc29yGAEgASgJEg0KBWxpbWl0GAIgASgFIlMKGExpc3RGaW5pc2hlZFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhITCgtuZXh0X2N1cnNvchgCIAEoCSqDAQoMQXJ0aWZhY3RLaW5kEh0KGUFSVElGQUNUX0tJTkRfVU5TUEVDSUZJRUQQABIcChhBUlRJRkFDVF9LSU5EX1NDUkVFTlNIT1QQARIXChNBUlRJRkFDVF9LSU5EX1RSQUNFEAISHQoZQVJUSUZBQ1RfS0lORF9CUk9XU0VSX0xPRxADKpwBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFUVVNfUVVFVUVEEAESFgoSUlVOX1NUQVRVU19SVU5OSU5HEAISFQoRUlVOX1NUQVRVU19QQVNTRUQQAxIVChFSVU5fU1RBVFVTX0ZBSUxFRBAEEhYKElJVTl9TVEFUVVNfU0tJUFBFRBAFKqMBCgpUZXN0U3RhdHVzEhsKF1RFU1RfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSVEVTVF9TVEFUVVNfUVVFVUVEEAESFwoTVEVTVF9TVEFUVVNfUlVOTklORxACEhYKElRFU1RfU1RBVFVTX1BBU1NFRBADEhYKElRFU1RfU1RBVFVTX0ZBSUxFRBAEEhcKE1RFU1RfU1RBVFVTX1NLSVBQRUQQBSqKAQoKU2tpcFJlYXNvbhIbChdTS0lQX1JFQVNPTl9VTlNQRUNJRklFRBAAEicKI1NLSVBfUkVBU09OX0VOVklST05NRU5UX1VOUkVBQ0hBQkxFEAESGQoVU0tJUF9SRUFTT05fQ0FOQ0VMTEVEEAISGwoXU0tJUF9SRUFTT05fTk9fRVhFQ1VUT1IQAypWCglXYXRjaE1vZGUSGgoWV0FUQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhYKEldBVENIX01PREVfQ0hBTkdFUxABEhUKEVdBVENIX01PREVfRklOSVNIEAIyqwwKC1J1bnNTZXJ2aWNlEk8KCFN0YXJ0UnVuEiAudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5TdGFydFJ1blJlc3BvbnNlEk4KBkdldFJ1bhIeLnRlc3RydW4ucnVucy52MS5HZXRSdW5SZXF1ZXN0Gh8udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlc3BvbnNlIgOQAgESVAoITGlzdFJ1bnMSIC50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJRCghXYXRjaFJ1bhIgLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hSdW5SZXNwb25zZTABEmMKDUdldFRlc3RSZXN1bHQSJS50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlc3BvbnNlIgOQAgESUgoJQ2FuY2VsUnVuEiEudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVzcG9uc2USTwoIUmVydW5SdW4SIC50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlJlcnVuUnVuUmVzcG9uc2USUgoJQ2xhaW1UZXN0EiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVzcG9uc2USXgoNSGVhcnRiZWF0VGVzdBIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVzcG9uc2USWAoLUmVsZWFzZVRlc3QSIy50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVzcG9uc2USWwoMQ29tcGxldGVUZXN0EiQudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlcXVlc3QaJS50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVzcG9uc2USTAoHU2tpcFJ1bhIfLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVxdWVzdBogLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVzcG9uc2USWAoLUHV0QXJ0aWZhY3QSIy50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlB1dEFydGlmYWN0UmVzcG9uc2UScAoTUmVwb3J0RXhlY3V0b3JLaW5kcxIrLnRlc3RydW4ucnVucy52MS5SZXBvcnRFeGVjdXRvcktpbmRzUmVxdWVzdBosLnRlc3RydW4ucnVucy52MS5SZXBvcnRFeGVjdXRvcktpbmRzUmVzcG9uc2USXQoLR2V0QXJ0aWZhY3QSIy50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLkdldEFydGlmYWN0UmVzcG9uc2UiA5ACARJ2ChVQdXJnZVByb2plY3RBcnRpZmFjdHMSLS50ZXN0cnVuLnJ1bnMudjEuUHVyZ2VQcm9qZWN0QXJ0aWZhY3RzUmVxdWVzdBouLnRlc3RydW4ucnVucy52MS5QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRJsChBMaXN0RmluaXNoZWRSdW5zEigudGVzdHJ1bi5ydW5zLnYxLkxpc3RGaW5pc2hlZFJ1bnNSZXF1ZXN0GikudGVzdHJ1bi5ydW5zLnYxLkxpc3RGaW5pc2hlZFJ1bnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIjIKHFB1cmdlUHJvamVjdEFydGlmYWN0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJPCh1QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhcKD3JlbWFpbmluZ19jb3VudBgCIAEoAyK2BQoDUnVuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCgZzdGF0dXMYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhAKCGZpbmlzaGVkGAUgASgIEhMKC3RvdGFsX3Rlc3RzGAYgASgFEhQKDHBhc3NlZF90ZXN0cxgHIAEoBRIUCgxmYWlsZWRfdGVzdHMYCCABKAUSFQoNc2tpcHBlZF90ZXN0cxgJIAEoBRIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLZHVyYXRpb25fbXMYDCABKANIAIgBARIwCgtza2lwX3JlYXNvbhgNIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEgsKA3VybBgOIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgPIAEoCRIZCgx0ZXN0X3BsYW5faWQYECABKAlIAYgBARIuCgpjcmVhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgV0ZXN0cxgSIAMoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Eh4KEXN0YXJ0ZWRfYnlfa2V5X2lkGBMgASgJSAKIAQESIQoUc3RhcnRlZF9ieV9tZW1iZXJfaWQYFCABKAlIA4gBARIPCgd2ZXJzaW9uGBUgASgDQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi7gMKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBARIZChF0ZXN0X2Nhc2VfdmVyc2lvbhgNIAEoBRIsCglhcnRpZmFjdHMYDiADKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QSMQoMc3RlcF9yZXN1bHRzGA8gAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQSEwoLd2FpdGluZ19mb3IYECABKAlCDgoMX2R1cmF0aW9uX21zQg4KDF9mYWlsZWRfc3RlcCJKCgxUZXN0RGlzcGF0Y2gSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkiKQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSCwoDdXJsGAIgASgJIucCCg9TdGFydFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2Vudmlyb25tZW50GAMgASgJSAGIAQESEwoJdGVzdF9wbGFuGAQgASgJSAASOgoNdGVzdF9jYXNlX2lkcxgFIAEoCzIhLnRlc3RydW4uY29tbW9uLnYxLlRlc3RDYXNlSWRMaXN0SAASKgoEdGFncxgGIAEoCzIaLnRlc3RydW4uY29tbW9uLnYxLlRhZ0xpc3RIABIRCgRuYW1lGAcgASgJSAKIAQESFQoNcmVjb3JkX3RyYWNlcxgIIAEoCBIcCg9pZGVtcG90ZW5jeV9rZXkYCSABKAlIA4gBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lQhIKEF9pZGVtcG90ZW5jeV9rZXkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKDUdldFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSIzCg5HZXRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIvsBCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEiwKCHN0YXR1c2VzGAQgAygOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIZCgx0ZXN0X3BsYW5faWQYBSABKAlIAIgBARIbCg5lbnZpcm9ubWVudF9pZBgGIAEoCUgBiAEBEhIKCnBhZ2VfdG9rZW4YByABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEigKBG1vZGUYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hNb2RlInIKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIkCgZjaGFuZ2UYAiABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhUKDXNpbmNlX3ZlcnNpb24YAyABKAMiewoUR2V0VGVzdFJlc3VsdFJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgEIAEoCSKBAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgCIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgDIAEoBSJfChBDYW5jZWxSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiUAoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBhbHJlYWR5X2ZpbmlzaGVkGAIgASgIInMKD1JlcnVuUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhMKC2ZhaWxlZF9vbmx5GAQgASgIIjUKEFJlcnVuUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biI/ChBDbGFpbVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2V4ZWN1dG9yX2lkGAIgASgJIkgKEUNsYWltVGVzdFJlc3BvbnNlEjMKCmFzc2lnbm1lbnQYASABKAsyHy50ZXN0cnVuLnJ1bnMudjEuVGVzdEFzc2lnbm1lbnQiRgoRQ2xhaW1UZXN0c1JlcXVlc3QSMQoGY2xhaW1zGAEgAygLMiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QiRQoSQ2xhaW1UZXN0c1Jlc3BvbnNlEi8KCG91dGNvbWVzGAEgAygLMh0udGVzdHJ1bi5ydW5zLnYxLkNsYWltT3V0Y29tZSJ6CgxDbGFpbU91dGNvbWUSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSMwoKYXNzaWdubWVudBgCIAEoCzIfLnRlc3RydW4ucnVucy52MS5UZXN0QXNzaWdubWVudBIMCgRjb2RlGAMgASgFEg8KB21lc3NhZ2UYBCABKAki5AIKDlRlc3RBc3NpZ25tZW50EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhQKDHRlc3RfY2FzZV9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhYKDmVudmlyb25tZW50X2lkGAYgASgJEhAKCGJhc2VfdXJsGAcgASgJEicKBXN0ZXBzGAggAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASDwoHYXR0ZW1wdBgJIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSEwoLbGVhc2VfdG9rZW4YCyABKAkSNAoQbGVhc2VfZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPdmFyaWFibGVzX2dyYW50GA0gASgJEhQKDHJlY29yZF90cmFjZRgOIAEoCCJDChRIZWFydGJlYXRUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSJNChVIZWFydGJlYXRUZXN0UmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTwoWSGVhcnRiZWF0TGVhc2VzUmVxdWVzdBI1CgZsZWFzZXMYASADKAsyJS50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0VGVzdFJlcXVlc3QiXQoXSGVhcnRiZWF0TGVhc2VzUmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEbG9zdBgCIAMoCSJRChJSZWxlYXNlVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSDgoGcmVhc29uGAMgASgJIhUKE1JlbGVhc2VUZXN0UmVzcG9uc2Ui3QEKE0NvbXBsZXRlVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoGc3RhdHVzGAMgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSDwoHc3VtbWFyeRgEIAEoCRITCgtkdXJhdGlvbl9tcxgFIAEoAxITCgtmYWlsZWRfc3RlcBgGIAEoBRIxCgxzdGVwX3Jlc3VsdHMYByADKAsyGy50ZXN0cnVuLnJ1bnMudjEuU3RlcFJlc3VsdCKHAQoUQ29tcGxldGVUZXN0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Ei4KCnJ1bl9zdGF0dXMYAiABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhQKDHJ1bl9maW5pc2hlZBgDIAEoCCKLAQoOU2tpcFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAIgASgJEhMKC2xlYXNlX3Rva2VuGAMgASgJEisKBnJlYXNvbhgEIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEg8KB3N1bW1hcnkYBSABKAkiNAoPU2tpcFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4iXAoaUmVwb3J0RXhlY3V0b3JLaW5kc1JlcXVlc3QSEAoIZXhlY3V0b3IYASABKAkSLAoFa2luZHMYAiADKAsyHS50ZXN0cnVuLnJ1bnMudjEuRXhlY3V0b3JLaW5kIlIKDEV4ZWN1dG9yS2luZBIMCgRraW5kGAEgASgJEhIKCmNvbmZpZ3VyZWQYAiABKAgSEQoJYXZhaWxhYmxlGAMgASgIEg0KBWNhdXNlGAQgASgJIh0KG1JlcG9ydEV4ZWN1dG9yS2luZHNSZXNwb25zZSI4ChdMaXN0RmluaXNoZWRSdW5zUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKAUiUwoYTGlzdEZpbmlzaGVkUnVuc1Jlc3BvbnNlEiIKBHJ1bnMYASADKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhMKC25leHRfY3Vyc29yGAIgASgJKoMBCgxBcnRpZmFjdEtpbmQSHQoZQVJUSUZBQ1RfS0lORF9VTlNQRUNJRklFRBAAEhwKGEFSVElGQUNUX0tJTkRfU0NSRUVOU0hPVBABEhcKE0FSVElGQUNUX0tJTkRfVFJBQ0UQAhIdChlBUlRJRkFDVF9LSU5EX0JST1dTRVJfTE9HEAMqnAEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRVU19RVUVVRUQQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIVChFSVU5fU1RBVFVTX1BBU1NFRBADEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAQSFgoSUlVOX1NUQVRVU19TS0lQUEVEEAUqowEKClRlc3RTdGF0dXMSGwoXVEVTVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJURVNUX1NUQVRVU19RVUVVRUQQARIXChNURVNUX1NUQVRVU19SVU5OSU5HEAISFgoSVEVTVF9TVEFUVVNfUEFTU0VEEAMSFgoSVEVTVF9TVEFUVVNfRkFJTEVEEAQSFwoTVEVTVF9TVEFUVVNfU0tJUFBFRBAFKooBCgpTa2lwUmVhc29uEhsKF1NLSVBfUkVBU09OX1VOU1BFQ0lGSUVEEAASJwojU0tJUF9SRUFTT05fRU5WSVJPTk1FTlRfVU5SRUFDSEFCTEUQARIZChVTS0lQX1JFQVNPTl9DQU5DRUxMRUQQAhIbChdTS0lQX1JFQVNPTl9OT19FWEVDVVRPUhADKlYKCVdhdGNoTW9kZRIaChZXQVRDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSV0FUQ0hfTU9ERV9DSEFOR0VTEAESFQoRV0FUQ0hfTU9ERV9GSU5JU0gQAjLoDQoLUnVuc1NlcnZpY2USTwoIU3RhcnRSdW4SIC50ZXN0cnVuLnJ1bnMudjEuU3RhcnRSdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVzcG9uc2USTgoGR2V0UnVuEh4udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlcXVlc3QaHy50ZXN0cnVuLnJ1bnMudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJUCghMaXN0UnVucxIgLnRlc3RydW4ucnVucy52MS5MaXN0UnVuc1JlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBElEKCFdhdGNoUnVuEiAudGVzdHJ1bi5ydW5zLnYxLldhdGNoUnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlc3BvbnNlMAESYwoNR2V0VGVzdFJlc3VsdBIlLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJSCglDYW5jZWxSdW4SIS50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DYW5jZWxSdW5SZXNwb25zZRJPCghSZXJ1blJ1bhIgLnRlc3RydW4ucnVucy52MS5SZXJ1blJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXNwb25zZRJSCglDbGFpbVRlc3QSIS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RSZXNwb25zZRJVCgpDbGFpbVRlc3RzEiIudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdHNSZXF1ZXN0GiMudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdHNSZXNwb25zZRJeCg1IZWFydGJlYXRUZXN0EiUudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXF1ZXN0GiYudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXNwb25zZRJkCg9IZWFydGJlYXRMZWFzZXMSJy50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0TGVhc2VzUmVxdWVzdBooLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRMZWFzZXNSZXNwb25zZRJYCgtSZWxlYXNlVGVzdBIjLnRlc3RydW4ucnVucy52MS5SZWxlYXNlVGVzdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXNwb25zZRJbCgxDb21wbGV0ZVRlc3QSJC50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVxdWVzdBolLnRlc3RydW4ucnVucy52MS5Db21wbGV0ZVRlc3RSZXNwb25zZRJMCgdTa2lwUnVuEh8udGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXF1ZXN0GiAudGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXNwb25zZRJYCgtQdXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5QdXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXNwb25zZRJwChNSZXBvcnRFeGVjdXRvcktpbmRzEisudGVzdHJ1bi5ydW5zLnYxLlJlcG9ydEV4ZWN1dG9yS2luZHNSZXF1ZXN0GiwudGVzdHJ1bi5ydW5zLnYxLlJlcG9ydEV4ZWN1dG9yS2luZHNSZXNwb25zZRJdCgtHZXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5HZXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXNwb25zZSIDkAIBEnYKFVB1cmdlUHJvamVjdEFydGlmYWN0cxItLnRlc3RydW4ucnVucy52MS5QdXJnZVByb2plY3RBcnRpZmFjdHNSZXF1ZXN0Gi4udGVzdHJ1bi5ydW5zLnYxLlB1cmdlUHJvamVjdEFydGlmYWN0c1Jlc3BvbnNlEmwKEExpc3RGaW5pc2hlZFJ1bnMSKC50ZXN0cnVuLnJ1bnMudjEuTGlzdEZpbmlzaGVkUnVuc1JlcXVlc3QaKS50ZXN0cnVuLnJ1bnMudjEuTGlzdEZpbmlzaGVkUnVuc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
 
 /**
  * A file a test produced. Stored by the runs service; readable while the retention period
@@ -1298,6 +1298,90 @@ export const ClaimTestResponseSchema: GenMessage<ClaimTestResponse> = /*@__PURE_
   messageDesc(file_testrun_runs_v1_runs, 27);
 
 /**
+ * Request of ClaimTests. Executor identity only; takes no actor.
+ *
+ * @generated from message testrun.runs.v1.ClaimTestsRequest
+ */
+export type ClaimTestsRequest = Message<"testrun.runs.v1.ClaimTestsRequest"> & {
+  /**
+   * The tests to claim, each as ClaimTest's request (its executor_id names the slot that will run
+   * it); 1 to 100, each test once.
+   *
+   * @generated from field: repeated testrun.runs.v1.ClaimTestRequest claims = 1;
+   */
+  claims: ClaimTestRequest[];
+};
+
+/**
+ * Describes the message testrun.runs.v1.ClaimTestsRequest.
+ * Use `create(ClaimTestsRequestSchema)` to create a new message.
+ */
+export const ClaimTestsRequestSchema: GenMessage<ClaimTestsRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 28);
+
+/**
+ * Response of ClaimTests.
+ *
+ * @generated from message testrun.runs.v1.ClaimTestsResponse
+ */
+export type ClaimTestsResponse = Message<"testrun.runs.v1.ClaimTestsResponse"> & {
+  /**
+   * One per claim of the request, in its order.
+   *
+   * @generated from field: repeated testrun.runs.v1.ClaimOutcome outcomes = 1;
+   */
+  outcomes: ClaimOutcome[];
+};
+
+/**
+ * Describes the message testrun.runs.v1.ClaimTestsResponse.
+ * Use `create(ClaimTestsResponseSchema)` to create a new message.
+ */
+export const ClaimTestsResponseSchema: GenMessage<ClaimTestsResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 29);
+
+/**
+ * How one claim of a ClaimTests call went.
+ *
+ * @generated from message testrun.runs.v1.ClaimOutcome
+ */
+export type ClaimOutcome = Message<"testrun.runs.v1.ClaimOutcome"> & {
+  /**
+   * The test (`tr_…`), as requested.
+   *
+   * @generated from field: string test_result_id = 1;
+   */
+  testResultId: string;
+
+  /**
+   * Set when the test was claimed: what to run, and its lease.
+   *
+   * @generated from field: testrun.runs.v1.TestAssignment assignment = 2;
+   */
+  assignment?: TestAssignment | undefined;
+
+  /**
+   * When not claimed: the gRPC status code ClaimTest would have answered (ABORTED,
+   * FAILED_PRECONDITION, NOT_FOUND, RESOURCE_EXHAUSTED; google.rpc.Code numbers), and its message.
+   *
+   * @generated from field: int32 code = 3;
+   */
+  code: number;
+
+  /**
+   * @generated from field: string message = 4;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message testrun.runs.v1.ClaimOutcome.
+ * Use `create(ClaimOutcomeSchema)` to create a new message.
+ */
+export const ClaimOutcomeSchema: GenMessage<ClaimOutcome> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 30);
+
+/**
  * Everything an executor needs to run one claimed test, except variable values.
  *
  * @generated from message testrun.runs.v1.TestAssignment
@@ -1410,7 +1494,7 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
  * Use `create(TestAssignmentSchema)` to create a new message.
  */
 export const TestAssignmentSchema: GenMessage<TestAssignment> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 28);
+  messageDesc(file_testrun_runs_v1_runs, 31);
 
 /**
  * Request of HeartbeatTest. Executor identity only.
@@ -1438,7 +1522,7 @@ export type HeartbeatTestRequest = Message<"testrun.runs.v1.HeartbeatTestRequest
  * Use `create(HeartbeatTestRequestSchema)` to create a new message.
  */
 export const HeartbeatTestRequestSchema: GenMessage<HeartbeatTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 29);
+  messageDesc(file_testrun_runs_v1_runs, 32);
 
 /**
  * Response of HeartbeatTest.
@@ -1459,7 +1543,56 @@ export type HeartbeatTestResponse = Message<"testrun.runs.v1.HeartbeatTestRespon
  * Use `create(HeartbeatTestResponseSchema)` to create a new message.
  */
 export const HeartbeatTestResponseSchema: GenMessage<HeartbeatTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 30);
+  messageDesc(file_testrun_runs_v1_runs, 33);
+
+/**
+ * Request of HeartbeatLeases. Executor identity only.
+ *
+ * @generated from message testrun.runs.v1.HeartbeatLeasesRequest
+ */
+export type HeartbeatLeasesRequest = Message<"testrun.runs.v1.HeartbeatLeasesRequest"> & {
+  /**
+   * Every lease the executor holds: 1 to 1,000, each test once.
+   *
+   * @generated from field: repeated testrun.runs.v1.HeartbeatTestRequest leases = 1;
+   */
+  leases: HeartbeatTestRequest[];
+};
+
+/**
+ * Describes the message testrun.runs.v1.HeartbeatLeasesRequest.
+ * Use `create(HeartbeatLeasesRequestSchema)` to create a new message.
+ */
+export const HeartbeatLeasesRequestSchema: GenMessage<HeartbeatLeasesRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 34);
+
+/**
+ * Response of HeartbeatLeases.
+ *
+ * @generated from message testrun.runs.v1.HeartbeatLeasesResponse
+ */
+export type HeartbeatLeasesResponse = Message<"testrun.runs.v1.HeartbeatLeasesResponse"> & {
+  /**
+   * The new expiry of the leases extended.
+   *
+   * @generated from field: google.protobuf.Timestamp lease_expires_at = 1;
+   */
+  leaseExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The tests (`tr_…`) whose lease is no longer the caller's: stop working on them.
+   *
+   * @generated from field: repeated string lost = 2;
+   */
+  lost: string[];
+};
+
+/**
+ * Describes the message testrun.runs.v1.HeartbeatLeasesResponse.
+ * Use `create(HeartbeatLeasesResponseSchema)` to create a new message.
+ */
+export const HeartbeatLeasesResponseSchema: GenMessage<HeartbeatLeasesResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 35);
 
 /**
  * Request of ReleaseTest. Executor identity only.
@@ -1494,7 +1627,7 @@ export type ReleaseTestRequest = Message<"testrun.runs.v1.ReleaseTestRequest"> &
  * Use `create(ReleaseTestRequestSchema)` to create a new message.
  */
 export const ReleaseTestRequestSchema: GenMessage<ReleaseTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 31);
+  messageDesc(file_testrun_runs_v1_runs, 36);
 
 /**
  * Response of ReleaseTest. Empty.
@@ -1509,7 +1642,7 @@ export type ReleaseTestResponse = Message<"testrun.runs.v1.ReleaseTestResponse">
  * Use `create(ReleaseTestResponseSchema)` to create a new message.
  */
 export const ReleaseTestResponseSchema: GenMessage<ReleaseTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 32);
+  messageDesc(file_testrun_runs_v1_runs, 37);
 
 /**
  * Request of CompleteTest. Executor identity only.
@@ -1575,7 +1708,7 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
  * Use `create(CompleteTestRequestSchema)` to create a new message.
  */
 export const CompleteTestRequestSchema: GenMessage<CompleteTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 33);
+  messageDesc(file_testrun_runs_v1_runs, 38);
 
 /**
  * Response of CompleteTest.
@@ -1610,7 +1743,7 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
  * Use `create(CompleteTestResponseSchema)` to create a new message.
  */
 export const CompleteTestResponseSchema: GenMessage<CompleteTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 34);
+  messageDesc(file_testrun_runs_v1_runs, 39);
 
 /**
  * Request of SkipRun. Executor identity only.
@@ -1661,7 +1794,7 @@ export type SkipRunRequest = Message<"testrun.runs.v1.SkipRunRequest"> & {
  * Use `create(SkipRunRequestSchema)` to create a new message.
  */
 export const SkipRunRequestSchema: GenMessage<SkipRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 35);
+  messageDesc(file_testrun_runs_v1_runs, 40);
 
 /**
  * Response of SkipRun.
@@ -1682,7 +1815,7 @@ export type SkipRunResponse = Message<"testrun.runs.v1.SkipRunResponse"> & {
  * Use `create(SkipRunResponseSchema)` to create a new message.
  */
 export const SkipRunResponseSchema: GenMessage<SkipRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 36);
+  messageDesc(file_testrun_runs_v1_runs, 41);
 
 /**
  * Request of ReportExecutorKinds. Executor identity only.
@@ -1711,7 +1844,7 @@ export type ReportExecutorKindsRequest = Message<"testrun.runs.v1.ReportExecutor
  * Use `create(ReportExecutorKindsRequestSchema)` to create a new message.
  */
 export const ReportExecutorKindsRequestSchema: GenMessage<ReportExecutorKindsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 37);
+  messageDesc(file_testrun_runs_v1_runs, 42);
 
 /**
  * One kind of test as an executor reports it.
@@ -1755,7 +1888,7 @@ export type ExecutorKind = Message<"testrun.runs.v1.ExecutorKind"> & {
  * Use `create(ExecutorKindSchema)` to create a new message.
  */
 export const ExecutorKindSchema: GenMessage<ExecutorKind> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 38);
+  messageDesc(file_testrun_runs_v1_runs, 43);
 
 /**
  * Response of ReportExecutorKinds.
@@ -1770,7 +1903,7 @@ export type ReportExecutorKindsResponse = Message<"testrun.runs.v1.ReportExecuto
  * Use `create(ReportExecutorKindsResponseSchema)` to create a new message.
  */
 export const ReportExecutorKindsResponseSchema: GenMessage<ReportExecutorKindsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 39);
+  messageDesc(file_testrun_runs_v1_runs, 44);
 
 /**
  * Request of ListFinishedRuns.
@@ -1798,7 +1931,7 @@ export type ListFinishedRunsRequest = Message<"testrun.runs.v1.ListFinishedRunsR
  * Use `create(ListFinishedRunsRequestSchema)` to create a new message.
  */
 export const ListFinishedRunsRequestSchema: GenMessage<ListFinishedRunsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 40);
+  messageDesc(file_testrun_runs_v1_runs, 45);
 
 /**
  * Response of ListFinishedRuns.
@@ -1827,7 +1960,7 @@ export type ListFinishedRunsResponse = Message<"testrun.runs.v1.ListFinishedRuns
  * Use `create(ListFinishedRunsResponseSchema)` to create a new message.
  */
 export const ListFinishedRunsResponseSchema: GenMessage<ListFinishedRunsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 41);
+  messageDesc(file_testrun_runs_v1_runs, 46);
 
 /**
  * What an artifact holds.
@@ -2240,6 +2373,24 @@ export const RunsService: GenService<{
     output: typeof ClaimTestResponseSchema;
   },
   /**
+   * Executor only. Claims several tests in one call, each as ClaimTest claims one and under a
+   * lease of its own: an executor asks for the tests of the dispatches it read, at most as many as
+   * it has free slots. They are claimed in the order given (the streams' order, oldest first); the
+   * tests of one run together in one transaction, fair claiming counting those claimed earlier in
+   * the same call (a project that reaches its share within the batch has the rest refused with
+   * RESOURCE_EXHAUSTED while another project waits). The answer holds one outcome per claim, in
+   * the request's order: an assignment, or the status ClaimTest would have failed with.
+   * Errors of the call as a whole: INVALID_ARGUMENT (no claim, more than 100, a test given twice,
+   * an executor_id empty or longer than 200 characters).
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.ClaimTests
+   */
+  claimTests: {
+    methodKind: "unary";
+    input: typeof ClaimTestsRequestSchema;
+    output: typeof ClaimTestsResponseSchema;
+  },
+  /**
    * Executor only. Extends the lease of a claimed test. A heartbeat that arrives after the lease
    * lapsed still succeeds if nobody claimed the test again meanwhile.
    * Errors: NOT_FOUND (no such test result); ABORTED (the lease token is not the current claim's:
@@ -2252,6 +2403,21 @@ export const RunsService: GenService<{
     methodKind: "unary";
     input: typeof HeartbeatTestRequestSchema;
     output: typeof HeartbeatTestResponseSchema;
+  },
+  /**
+   * Executor only. Extends every lease an executor holds, in one call per heartbeat interval
+   * instead of one HeartbeatTest per test: each lease as HeartbeatTest extends it. The leases no
+   * longer current (another executor took the test over, the test is final or unknown) are
+   * answered in `lost`: stop working on those. An executor that stops calling (it died) lets all
+   * its leases lapse, and their tests are claimed again.
+   * Errors: INVALID_ARGUMENT (no lease, more than 1,000, a test given twice).
+   *
+   * @generated from rpc testrun.runs.v1.RunsService.HeartbeatLeases
+   */
+  heartbeatLeases: {
+    methodKind: "unary";
+    input: typeof HeartbeatLeasesRequestSchema;
+    output: typeof HeartbeatLeasesResponseSchema;
   },
   /**
    * Executor only. Hands a claimed test back without a result (e.g. the pod is shutting down): it

@@ -1,0 +1,185 @@
+// ClaimTests: several claims in one call (an executor asks for as many tests as it has free slots).
+// Each claim ends as ClaimTest's would (leases.ts); the tests of one run are claimed together, in
+// one transaction that locks the run, then its tests (locking.ts), and one statement takes all of
+// their leases. Runs are taken one transaction at a time, so no lock is held across two runs.
+import { randomBytes } from "node:crypto";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { dbDate, type Orm } from "@testrun/kit";
+import { slotsLeft } from "../fair-share.js";
+import { type RunRow, type TestRow, testColumns } from "../rows.js";
+import { dropEarlierAttempts } from "./artifacts.js";
+import type { ClaimOutcome, Timing } from "./leases.js";
+import { lockRun, transaction } from "./locking.js";
+import { type Effects, giveUp } from "./settle.js";
+
+/** A PostgreSQL array literal of texts, for a `?::text[]` parameter (an array would be expanded into a list). */
+export function textArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`).join(",")}}`;
+}
+
+export interface ClaimRequest {
+  testResultId: string;
+  executorId: string;
+}
+
+/** What one transaction (one run's claims) left to do once committed, besides the claims' outcomes. */
+export interface BatchEffects {
+  runId: string;
+  /** A test was claimed: the run changed (its watchers are told). */
+  claimed: boolean;
+  /** Tests failed for their last lapse (gave_up outcomes), with what that left to do. */
+  gaveUp: Effects[];
+}
+
+/** Answers one outcome per claim, in the claims' order, and what each run's transaction left to do. */
+export async function claimTests(
+  orm: Orm,
+  timing: Timing,
+  claims: readonly ClaimRequest[],
+): Promise<{ outcomes: ClaimOutcome[]; runs: BatchEffects[] }> {
+  const outcomes = new Map<string, ClaimOutcome>();
+  const runs: BatchEffects[] = [];
+  // Which run each test is of: one statement for the whole batch (unknown tests are not found).
+  const owners = await orm.em
+    .fork()
+    .execute<{ id: string; run_id: string }[]>(
+      "select id, run_id from runs.test_results where id = any(?::text[])",
+      [textArray(claims.map((claim) => claim.testResultId))],
+    );
+  const runOf = new Map(owners.map((row) => [row.id, row.run_id]));
+  const byRun = new Map<string, ClaimRequest[]>();
+  for (const claim of claims) {
+    const runId = runOf.get(claim.testResultId);
+    if (runId === undefined) outcomes.set(claim.testResultId, { kind: "not_found" });
+    else byRun.set(runId, [...(byRun.get(runId) ?? []), claim]);
+  }
+  for (const [runId, ofRun] of byRun) {
+    const done = await transaction<{ outcomes: Map<string, ClaimOutcome>; effects: BatchEffects }>(
+      orm,
+      (em) => claimInRun(em, timing, runId, ofRun),
+    );
+    for (const [id, outcome] of done.outcomes) outcomes.set(id, outcome);
+    runs.push(done.effects);
+  }
+  return {
+    outcomes: claims.map((claim) => outcomes.get(claim.testResultId) ?? { kind: "not_found" }),
+    runs,
+  };
+}
+
+/** The claims of one run's tests, in one transaction. */
+async function claimInRun(
+  em: EntityManager,
+  timing: Timing,
+  runId: string,
+  claims: readonly ClaimRequest[],
+): Promise<{ outcomes: Map<string, ClaimOutcome>; effects: BatchEffects }> {
+  const outcomes = new Map<string, ClaimOutcome>();
+  const effects: BatchEffects = { runId, claimed: false, gaveUp: [] };
+  const run = await lockRun(em, "r.id = ?", [runId]);
+  if (!run) {
+    for (const claim of claims) outcomes.set(claim.testResultId, { kind: "not_found" });
+    return { outcomes, effects };
+  }
+  const tests = await em.execute<(TestRow & { lapsed: boolean })[]>(
+    `select ${testColumns}, t.status = 'running' and t.lease_expires_at < now() as lapsed
+     from runs.test_results t where t.id = any(?::text[]) and t.run_id = ? order by t.id for update`,
+    [textArray(claims.map((claim) => claim.testResultId)), runId],
+  );
+  const byId = new Map(tests.map((test) => [test.id, test]));
+  // Taken in the claims' order: new claims (QUEUED) within the project's fair share, and lapsed
+  // leases taken over (never refused for the share: they replace a slot the project held).
+  const fresh: ClaimRequest[] = [];
+  const takeOvers: ClaimRequest[] = [];
+  for (const claim of claims) {
+    const test = byId.get(claim.testResultId);
+    if (!test) outcomes.set(claim.testResultId, { kind: "not_found" });
+    else if (test.status === "queued") fresh.push(claim);
+    else if (test.status !== "running") outcomes.set(test.id, { kind: "final" });
+    else if (!test.lapsed) outcomes.set(test.id, { kind: "lease_held" });
+    else if (test.lapsed_leases + 1 >= timing.maxAttempts) {
+      // The last allowed lapse fails the test (committed with the claims).
+      const gaveUp = await giveUp(em, test);
+      effects.gaveUp.push(gaveUp);
+      outcomes.set(test.id, { kind: "gave_up", runId, effects: gaveUp });
+    } else takeOvers.push(claim);
+  }
+  const allowed = await slotsLeft(em, run.project_id, timing.maxRunningPerProject ?? 0, fresh.length);
+  const deferred = fresh.slice(allowed);
+  if (deferred.length > 0) {
+    // As ClaimTest's over_share: published again REPUBLISH_AFTER_MS from now (leases.ts says why).
+    await em.execute(
+      "update runs.test_results set published_at = now(), publish_count = 0 where id = any(?::text[])",
+      [textArray(deferred.map((claim) => claim.testResultId))],
+    );
+    for (const claim of deferred) outcomes.set(claim.testResultId, { kind: "over_share" });
+  }
+  const taking = [...fresh.slice(0, allowed), ...takeOvers];
+  if (taking.length > 0) {
+    const claimed = await em.execute<TestRow[]>(
+      `update runs.test_results t set status = 'running', attempt = t.attempt + 1,
+         lapsed_leases = t.lapsed_leases + (t.status = 'running')::int,
+         lease_owner = c.owner, lease_token = c.token,
+         lease_expires_at = now() + ? * interval '1 millisecond', started_at = now()
+       from unnest(?::text[], ?::text[], ?::text[]) as c(id, owner, token)
+       where t.id = c.id returning ${testColumns}`,
+      [
+        timing.leaseMs,
+        textArray(taking.map((claim) => claim.testResultId)),
+        textArray(taking.map((claim) => claim.executorId)),
+        textArray(taking.map(() => randomBytes(18).toString("base64url"))),
+      ],
+    );
+    for (const test of claimed) {
+      const before = byId.get(test.id);
+      // The new attempt's result will show only its own artifacts.
+      if ((before?.attempt ?? 0) > 0) await dropEarlierAttempts(em, test.id);
+      outcomes.set(test.id, {
+        kind: "claimed",
+        run: run as RunRow,
+        test,
+        tookOverLapsed: before?.status === "running",
+      });
+    }
+    effects.claimed = claimed.length > 0;
+  }
+  return { outcomes, effects };
+}
+
+/**
+ * HeartbeatLeases: extends every lease named whose token is still the test's current claim (the
+ * test RUNNING, its run charged), in one statement, as HeartbeatTest extends one (also after the
+ * lease lapsed, as long as nobody took the test over). A lease whose test is locked meanwhile (a
+ * completion or a cancel under way) is skipped rather than waited for: it is not reported lost
+ * unless it no longer is the current claim, and the next beat extends it. Answers the new expiry
+ * and the tests whose lease is lost.
+ */
+export async function heartbeatLeases(
+  orm: Orm,
+  leaseMs: number,
+  leases: readonly { testResultId: string; leaseToken: string }[],
+): Promise<{ leaseExpiresAt: Date; lost: string[] }> {
+  const em = orm.em.fork();
+  const ids = textArray(leases.map((lease) => lease.testResultId));
+  const tokens = textArray(leases.map((lease) => lease.leaseToken));
+  const current = (lock: string) =>
+    `select t.id from runs.test_results t
+     join unnest(?::text[], ?::text[]) as l(id, token) on t.id = l.id
+     join runs.runs r on r.id = t.run_id
+     where t.lease_token = l.token and t.status = 'running' and r.charge_state = 'charged' ${lock}`;
+  const extended = await em.execute<{ id: string; lease_expires_at: string | Date }[]>(
+    `with mine as (${current("order by t.id for update of t skip locked")})
+     update runs.test_results t set lease_expires_at = now() + ? * interval '1 millisecond'
+     from mine where t.id = mine.id returning t.id, t.lease_expires_at`,
+    [ids, tokens, leaseMs],
+  );
+  const kept = new Set(extended.map((row) => row.id));
+  if (kept.size < leases.length) {
+    for (const row of await em.execute<{ id: string }[]>(current(""), [ids, tokens])) kept.add(row.id);
+  }
+  const expiry = extended[0]?.lease_expires_at;
+  return {
+    leaseExpiresAt: expiry ? dbDate(expiry) : new Date(Date.now() + leaseMs),
+    lost: leases.map((lease) => lease.testResultId).filter((id) => !kept.has(id)),
+  };
+}
