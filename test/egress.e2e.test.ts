@@ -141,6 +141,8 @@ describe("executors' egress guard, end to end", () => {
         ...system.executorEnv,
         PORT: "0",
         EGRESS_ALLOW_CIDRS: "",
+        // A test's completion is logged at debug (nothing per test at info).
+        LOG_LEVEL: "debug",
       });
       system.processes.set("executor", strict);
       expect(await permissive.stop("SIGTERM")).to.equal(0);

@@ -60,6 +60,21 @@ export interface ExecutorOptions {
   browserUnavailable?: (error: BrowserUnavailable) => void;
 }
 
+/** A lease this executor holds: what HeartbeatLeases extends, and what stops the test when it is lost. */
+interface HeldLease {
+  testResultId: string;
+  leaseToken: string;
+  /** Its queue entry, touched at each beat so that it is not taken over. */
+  entryId: string;
+  work: AbortController;
+}
+
+/** How one claim of a batch went: the assignment, or the code ClaimTest would have failed with. */
+interface Claimed {
+  assignment?: TestAssignment;
+  code: Code;
+}
+
 /** Why a running test was interrupted. */
 class Interrupted extends Error {
   constructor(readonly why: "lease lost" | "shutting down") {
@@ -69,8 +84,8 @@ class Interrupted extends Error {
 
 const codeOf = (error: unknown) => ConnectError.from(error).code;
 /** The claim is not (or no longer) ours to work on: someone else holds it, or the test is final. */
-const notOurs = (error: unknown) =>
-  [Code.Aborted, Code.FailedPrecondition, Code.NotFound].includes(codeOf(error));
+const notOursCodes = [Code.Aborted, Code.FailedPrecondition, Code.NotFound];
+const notOurs = (error: unknown) => notOursCodes.includes(codeOf(error));
 
 /** Repeats a call that failed because the other service was briefly unavailable (3 tries in all). */
 async function retry<T>(call: () => Promise<T>): Promise<T> {
@@ -105,6 +120,13 @@ export class Executor {
   readonly #stopRequested = Promise.withResolvers<void>();
   #loop: Promise<void> | undefined;
   #nextTakeOver = 0;
+  /** The leases held now, by test: one HeartbeatLeases call a beat extends them all. */
+  readonly #leases = new Map<string, HeldLease>();
+  #beat: NodeJS.Timeout | undefined;
+  #beatMs = Number.POSITIVE_INFINITY;
+  #beating = false;
+  /** The runs service answered ClaimTests or HeartbeatLeases UNIMPLEMENTED (older, during a rolling update). */
+  #oneByOne = false;
 
   constructor(options: ExecutorOptions) {
     this.#o = options;
@@ -147,6 +169,8 @@ export class Executor {
       for (const controller of this.#inFlight.values()) controller.abort(new Interrupted("shutting down"));
       await Promise.all(this.#inFlight.keys());
     }
+    clearInterval(this.#beat);
+    this.#beat = undefined;
   }
 
   async #run(): Promise<void> {
@@ -165,7 +189,7 @@ export class Executor {
           continue;
         }
         const entries = await this.#nextEntries(this.#freeSlots.length);
-        for (const entry of entries) this.#startTest(entry);
+        await this.#claimAndStart(entries);
         failures = 0;
       } catch (err) {
         if (this.#stopping) break; // the read was cut short on purpose
@@ -207,10 +231,86 @@ export class Executor {
     return queue.read(count, this.#o.kinds?.checking ? Math.min(100, blockMs) : blockMs);
   }
 
-  #startTest(entry: QueueEntry): void {
-    const slot = this.#freeSlots.pop() ?? 0;
+  /**
+   * Claims the tests of `entries` in one ClaimTests call (one slot each) and starts those
+   * claimed. The others' entries are acknowledged when the test is not ours to run (someone else
+   * holds it, it is final, or its project holds its share of the executors while others wait: it
+   * stays QUEUED and is published again later), and left pending otherwise (the runs service
+   * unavailable: taken over once idle for a lease).
+   */
+  async #claimAndStart(entries: QueueEntry[]): Promise<void> {
+    const { queue, logger } = this.#o;
+    const ack = (entry: QueueEntry) =>
+      queue
+        .ack(entry.id)
+        .catch((err: unknown) => logger.error({ err, entry: entry.id }, "test handling failed"));
+    const valid: { entry: QueueEntry; testResultId: string; slot: number }[] = [];
+    for (const entry of entries) {
+      if (entry.dispatch) {
+        valid.push({ entry, testResultId: entry.dispatch.testResultId, slot: this.#freeSlots.pop() ?? 0 });
+        continue;
+      }
+      // Logged once acknowledged, so whoever reads the log sees the queue as it now is.
+      await ack(entry);
+      logger.warn({ entry: entry.id }, "dropped a malformed queue entry");
+    }
+    if (valid.length === 0) return;
+    let outcomes: Claimed[];
+    try {
+      outcomes = await this.#claim(
+        valid.map(({ testResultId, slot }) => ({ testResultId, executorId: `${this.#o.name}/${slot}` })),
+      );
+    } catch (err) {
+      // The runs service unavailable, say: the entries stay pending, taken over once idle for a lease.
+      for (const { entry, slot } of valid) {
+        this.#freeSlots.push(slot);
+        logger.error({ err, entry: entry.id }, "test handling failed");
+      }
+      return;
+    }
+    for (const [index, { entry, testResultId, slot }] of valid.entries()) {
+      const { assignment, code } = outcomes[index] ?? { code: Code.Unknown };
+      if (assignment) {
+        this.#startTest(entry, slot, assignment);
+        continue;
+      }
+      this.#freeSlots.push(slot);
+      if (code === Code.ResourceExhausted)
+        logger.debug({ testResultId }, "claim deferred: the project holds its share of the executors");
+      if (code === Code.ResourceExhausted || notOursCodes.includes(code)) await ack(entry);
+    }
+  }
+
+  /** ClaimTests, or ClaimTest per test from a runs service that does not serve it yet. */
+  async #claim(claims: { testResultId: string; executorId: string }[]): Promise<Claimed[]> {
+    const { runs } = this.#o;
+    if (!this.#oneByOne) {
+      try {
+        const { outcomes } = await runs.claimTests({ claims });
+        return outcomes.map((outcome) => ({ assignment: outcome.assignment, code: outcome.code as Code }));
+      } catch (error) {
+        if (codeOf(error) !== Code.Unimplemented) throw error;
+        this.#oneByOne = true;
+      }
+    }
+    const claimed: Claimed[] = [];
+    for (const claim of claims) {
+      try {
+        const { assignment } = await runs.claimTest(claim);
+        if (!assignment) throw new Error("ClaimTest answered without an assignment");
+        claimed.push({ assignment, code: Code.Unknown });
+      } catch (error) {
+        const code = codeOf(error);
+        if (code !== Code.ResourceExhausted && !notOursCodes.includes(code)) throw error;
+        claimed.push({ code });
+      }
+    }
+    return claimed;
+  }
+
+  #startTest(entry: QueueEntry, slot: number, assignment: TestAssignment): void {
     const controller = new AbortController();
-    const task = this.#handle(entry, slot, controller.signal)
+    const task = this.#handle(entry, assignment, controller.signal)
       .catch((err: unknown) => this.#o.logger.error({ err, entry: entry.id }, "test handling failed"))
       .finally(() => {
         this.#inFlight.delete(task);
@@ -219,52 +319,70 @@ export class Executor {
     this.#inFlight.set(task, controller);
   }
 
-  async #handle(entry: QueueEntry, slot: number, stop: AbortSignal): Promise<void> {
+  /** Keeps a lease: the executor's one heartbeat extends it from now on (beats a third of the shortest lease). */
+  #hold(lease: HeldLease, everyMs: number): void {
+    this.#leases.set(lease.testResultId, lease);
+    if (this.#beat && everyMs >= this.#beatMs) return;
+    clearInterval(this.#beat);
+    this.#beatMs = Math.min(everyMs, this.#beatMs);
+    this.#beat = setInterval(() => void this.#heartbeat(), this.#beatMs);
+  }
+
+  /**
+   * One beat for every lease held: their queue entries touched (one round trip) and their leases
+   * extended in one HeartbeatLeases call; a test whose lease is lost is stopped.
+   */
+  async #heartbeat(): Promise<void> {
+    if (this.#beating || this.#leases.size === 0) return;
+    this.#beating = true;
+    const held = [...this.#leases.values()];
+    const { queue, runs, logger } = this.#o;
+    const lost = (testResultId: string) => {
+      const lease = held.find((h) => h.testResultId === testResultId);
+      // Only if still the same claim (the test may have ended, or been claimed again, meanwhile).
+      if (lease && this.#leases.get(testResultId) === lease) lease.work.abort(new Interrupted("lease lost"));
+    };
+    try {
+      void queue.touchAll(held.map((lease) => lease.entryId)).catch(() => {});
+      const leases = held.map(({ testResultId, leaseToken }) => ({ testResultId, leaseToken }));
+      if (!this.#oneByOne) {
+        try {
+          for (const testResultId of (await runs.heartbeatLeases({ leases })).lost) lost(testResultId);
+          return;
+        } catch (error) {
+          if (codeOf(error) !== Code.Unimplemented) throw error;
+          this.#oneByOne = true;
+        }
+      }
+      await Promise.all(
+        leases.map((lease) =>
+          runs.heartbeatTest(lease).catch((error: unknown) => {
+            if (!notOurs(error)) throw error;
+            lost(lease.testResultId);
+          }),
+        ),
+      );
+    } catch (error) {
+      logger.warn({ code: Code[codeOf(error)] }, "heartbeat failed; retrying at the next beat");
+    } finally {
+      this.#beating = false;
+    }
+  }
+
+  async #handle(entry: QueueEntry, assignment: TestAssignment, stop: AbortSignal): Promise<void> {
     const { queue, runs, logger } = this.#o;
     const ack = () => queue.ack(entry.id);
-    if (!entry.dispatch) {
-      // Logged once acknowledged, so whoever reads the log sees the queue as it now is.
-      await ack();
-      logger.warn({ entry: entry.id }, "dropped a malformed queue entry");
-      return;
-    }
-    const testResultId = entry.dispatch.testResultId;
-    let assignment: TestAssignment | undefined;
-    try {
-      ({ assignment } = await runs.claimTest({ testResultId, executorId: `${this.#o.name}/${slot}` }));
-    } catch (error) {
-      // Someone else holds it, or it is final: nothing to do. Anything else (runs unavailable):
-      // leave the entry unacknowledged; it is taken over again once idle for a lease.
-      if (notOurs(error)) return ack();
-      // The project holds its share of the executors while others wait (fair claiming): the test
-      // stays QUEUED in the runs service, which publishes it again later; this entry is done with,
-      // and the slot goes to the next entry, maybe another project's.
-      if (codeOf(error) === Code.ResourceExhausted) {
-        logger.debug({ testResultId }, "claim deferred: the project holds its share of the executors");
-        return ack();
-      }
-      throw error;
-    }
-    if (!assignment) throw new Error("ClaimTest answered without an assignment");
+    const { testResultId } = assignment;
     const log = logger.child({ testResultId, runId: assignment.runId, attempt: assignment.attempt });
-    // At debug: a test's one line at info is its result ("test completed").
     log.debug("test claimed");
 
-    // Heartbeats keep the lease (and the queue entry) ours; losing the lease stops the test.
+    // The executor's heartbeat keeps the lease (and the queue entry) ours; losing it stops the test.
     const work = new AbortController();
     const onStop = () => work.abort(stop.reason);
     stop.addEventListener("abort", onStop, { once: true });
     const lease = { testResultId, leaseToken: assignment.leaseToken };
-    const heartbeat = setInterval(
-      () => {
-        void queue.touch(entry.id).catch(() => {});
-        runs.heartbeatTest(lease).catch((error: unknown) => {
-          if (notOurs(error)) work.abort(new Interrupted("lease lost"));
-          else log.warn({ code: Code[codeOf(error)] }, "heartbeat failed; retrying at the next beat");
-        });
-      },
-      heartbeatEvery(assignment, this.#o.leaseMs),
-    );
+    const held: HeldLease = { ...lease, entryId: entry.id, work };
+    this.#hold(held, heartbeatEvery(assignment, this.#o.leaseMs));
 
     try {
       const outcome = await this.#execute(assignment, log, work.signal);
@@ -306,7 +424,7 @@ export class Executor {
       }
       return ack();
     } finally {
-      clearInterval(heartbeat);
+      if (this.#leases.get(testResultId) === held) this.#leases.delete(testResultId);
       stop.removeEventListener("abort", onStop);
     }
   }
@@ -437,7 +555,8 @@ export class Executor {
     try {
       // Completion is idempotent per lease token, so an unanswered call is simply repeated.
       const response = await retry(() => this.#o.runs.completeTest(request));
-      log.info(
+      // At debug, like the claim: nothing per test at info (a run's end is logged once, by runs).
+      log.debug(
         {
           status: TestStatus[request.status],
           durationMs: outcome.durationMs,

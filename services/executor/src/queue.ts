@@ -141,8 +141,23 @@ export class TestQueue {
 
   /** Resets an entry's idle time, so a live test is not taken over while its executor works on it. */
   async touch(id: string): Promise<void> {
-    const { stream, entryId } = this.#locate(id);
-    await this.commands.call("XCLAIM", stream, executorGroup, this.consumer, 0, entryId, "JUSTID");
+    await this.touchAll([id]);
+  }
+
+  /** touch for several entries: one XCLAIM per stream (in one round trip), whatever their number. */
+  async touchAll(ids: readonly string[]): Promise<void> {
+    const byStream = new Map<string, string[]>();
+    for (const id of ids) {
+      const { stream, entryId } = this.#locate(id);
+      byStream.set(stream, [...(byStream.get(stream) ?? []), entryId]);
+    }
+    if (byStream.size === 0) return;
+    const pipeline = this.commands.pipeline();
+    for (const [stream, entryIds] of byStream)
+      pipeline.call("XCLAIM", stream, executorGroup, this.consumer, 0, ...entryIds, "JUSTID");
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed?.[0]) throw failed[0];
   }
 
   /** Ends a blocking read at once (it rejects) and closes the reading connection. */
