@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { bind, fromHandlerGroups, type Logger, type Orm, type ServiceWiring } from "@testrun/kit";
+import { bind, fromHandlerGroups, type Logger, type Orm, type ServiceWiring, startLoop } from "@testrun/kit";
 import { EgressGuard, EgressPolicy, type Resolve } from "@testrun/kit/egress";
 import type { Config } from "./config.js";
 import { pruneHistory } from "./history.js";
@@ -13,7 +13,7 @@ import { scheduleHandlers } from "./rpc/schedules.js";
 import { webhookHandlers } from "./rpc/webhooks.js";
 import { SecretCipher } from "./secrets.js";
 import { sealPlainUrls } from "./webhook-urls.js";
-import { deliverDue, followRuns, loop, recordDueTicks, startOneTick, type WorkerDeps } from "./workers.js";
+import { deliverDue, followRuns, recordDueTicks, startOneTick, type WorkerDeps } from "./workers.js";
 
 export { configSchema } from "./config.js";
 export { database } from "./db/index.js";
@@ -114,14 +114,17 @@ export function wireAutomation({
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
   };
+  // Each loop runs again at once while its pass finds work (a count > 0), else after its interval.
+  const loop = (name: string, intervalMs: number, pass: () => Promise<unknown>) =>
+    startLoop({ name, intervalMs, pass, logger });
   const loops = [
-    loop("ticks", config.TICK_INTERVAL_MS, () => recordDueTicks(deps), logger),
-    loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps), logger),
-    loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps), logger),
-    loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS), logger),
-    loop("urls", sealEveryMs, () => sealPlainUrls(orm, cipher), logger),
+    loop("ticks", config.TICK_INTERVAL_MS, () => recordDueTicks(deps)),
+    loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps)),
+    loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps)),
+    loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS)),
+    loop("urls", sealEveryMs, () => sealPlainUrls(orm, cipher)),
   ];
-  const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps), logger);
+  const deliveries = loop("deliveries", config.TICK_INTERVAL_MS, () => deliverDue(deps));
   loops.push(deliveries);
   const stopping = async () => {
     await Promise.all(loops.map((l) => l.stop()));

@@ -4,7 +4,7 @@ import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import type { Logger } from "@testrun/kit";
+import { type BackgroundLoop, type Logger, startLoop } from "@testrun/kit";
 import type { NotificationKind } from "./db/entities.js";
 import type { Database, Sql } from "./sql.js";
 
@@ -47,9 +47,7 @@ const maxBackoffMs = 10 * 60_000;
  * after a crash or a lost answer grants nothing more.
  */
 export class Outbox {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private loop: BackgroundLoop | undefined;
 
   constructor(
     private readonly db: Database,
@@ -130,21 +128,19 @@ export class Outbox {
 
   /** Starts the loop that retries notifications the keys service has not acknowledged. */
   start(): void {
-    const tick = () => {
-      this.running = this.retryDue()
-        .catch((err: unknown) => this.logger.error({ err }, "notification retry failed"))
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(tick, this.retryMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.retryMs);
+    const { retryMs, logger } = this;
+    const pass = () => this.retryDue();
+    this.loop = startLoop({
+      name: "notification retry",
+      intervalMs: retryMs,
+      firstAfterMs: retryMs,
+      pass,
+      logger,
+    });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop?.stop();
   }
 
   /** Claims due rows (pushing their next attempt out, so no other replica takes them) and delivers them. */

@@ -6,7 +6,7 @@ import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb"
 import { ConsoleAdminService } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { bind, type Logger, type Orm, type ServiceWiring } from "@testrun/kit";
+import { bind, type Logger, type Orm, type ServiceWiring, startLoop } from "@testrun/kit";
 import type Koa from "koa";
 import { OidcSignIn } from "./auth/oidc.js";
 import { OidcBindings } from "./auth/oidc-bindings.js";
@@ -83,10 +83,13 @@ export function wireConsole({
       : undefined;
   const bindings = oidc && new OidcBindings(orm, directory);
 
-  const sweeper = setInterval(() => {
-    sessions.sweep().catch((err: unknown) => logger.warn({ err }, "session sweep failed"));
-  }, sweepEveryMs);
-  sweeper.unref();
+  const sweeper = startLoop({
+    name: "session sweep",
+    intervalMs: sweepEveryMs,
+    firstAfterMs: sweepEveryMs,
+    pass: () => sessions.sweep(),
+    logger,
+  });
 
   const streamsEnd = new AbortController();
   const streams = new StreamSlots({
@@ -139,7 +142,7 @@ export function wireConsole({
     openStreams: () => streams.open,
     endStreams: () => streamsEnd.abort(),
     async stop() {
-      clearInterval(sweeper);
+      await sweeper.stop();
     },
   };
 }

@@ -1,6 +1,7 @@
 export * from "./access.js";
 export * from "./access-cache.js";
 export * from "./actor.js";
+export * from "./background-loop.js";
 export * from "./config.js";
 export * from "./db.js";
 export * from "./dispatch.js";

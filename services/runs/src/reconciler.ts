@@ -1,3 +1,4 @@
+import { type BackgroundLoop, startLoop } from "@testrun/kit";
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
@@ -30,9 +31,7 @@ const batch = 500;
  * Every step is idempotent, so replicas may reconcile at the same time.
  */
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private loop: BackgroundLoop | undefined;
 
   constructor(
     private readonly store: ReconcileStore,
@@ -47,18 +46,12 @@ export class Reconciler {
 
   /** Runs a pass now, then one every interval, each after the previous ended. */
   start(): void {
-    const loop = () => {
-      this.running = this.pass().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalMs);
-      });
-    };
-    loop();
+    const { intervalMs } = this.options;
+    this.loop = startLoop({ name: "reconciler", intervalMs, pass: () => this.pass(), logger: this.logger });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop?.stop();
   }
 
   async pass(): Promise<void> {

@@ -1,3 +1,4 @@
+import { type BackgroundLoop, startLoop } from "@testrun/kit";
 import type { Logger } from "pino";
 import type { ArtifactStore } from "../store/artifacts.js";
 import { type ArtifactContents, artifactKey } from "./contents.js";
@@ -20,9 +21,7 @@ const holdMs = 5 * 60_000;
  * replicas may sweep at the same time (each takes its own rows).
  */
 export class ArtifactSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private loop: BackgroundLoop | undefined;
 
   constructor(
     private readonly store: ArtifactStore,
@@ -33,18 +32,12 @@ export class ArtifactSweeper {
 
   /** Runs a pass now, then one every interval, each after the previous ended. */
   start(): void {
-    const loop = () => {
-      this.running = this.pass().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(loop, this.intervalMs);
-      });
-    };
-    loop();
+    const { intervalMs, logger } = this;
+    this.loop = startLoop({ name: "artifact sweeper", intervalMs, pass: () => this.pass(), logger });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop?.stop();
   }
 
   /** One pass: marks what is due, then deletes a batch. Never throws. */
