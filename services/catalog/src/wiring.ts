@@ -75,7 +75,7 @@ export function wireCatalog({
       ),
     ],
     async stop() {
-      stopKeepingEpoch();
+      await stopKeepingEpoch();
       await outbox.stop();
     },
   };

@@ -7,10 +7,12 @@
 import type { Client } from "@connectrpc/connect";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
+  type BackgroundLoop,
   kindCause,
   kindReportEveryMs,
   kindTestsName,
   type Logger,
+  startLoop,
   type TestKind,
   testKinds,
 } from "@testrun/kit";
@@ -115,10 +117,9 @@ export class TestKinds {
  * `kindReportEveryMs`. The runs service tells users from it why a test waits or was skipped.
  */
 export class KindReporter {
-  #timer: NodeJS.Timeout | undefined;
+  #loop: BackgroundLoop | undefined;
   #stopOnChange: (() => void) | undefined;
   #failing = false;
-  #stopped = false;
   /** The report under way, which a withdrawal must follow, not precede. */
   #sending: Promise<void> | undefined;
 
@@ -131,12 +132,8 @@ export class KindReporter {
 
   start(): void {
     this.#stopOnChange = this.kinds.onChange(() => void this.report());
-    const loop = () => {
-      if (this.#stopped) return;
-      this.#timer = setTimeout(() => void this.report().finally(loop), kindReportEveryMs);
-      this.#timer.unref();
-    };
-    void this.report().finally(loop);
+    const pass = () => this.report();
+    this.#loop = startLoop({ name: "kind report", intervalMs: kindReportEveryMs, pass, logger: this.logger });
   }
 
   /** Reports every kind's state now. Never rejects: a failure is logged once until one succeeds. */
@@ -170,9 +167,7 @@ export class KindReporter {
    * otherwise count for `kindReportTtlMs` more.
    */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    await this.#loop?.stop();
     this.#stopOnChange?.();
     await this.#sending;
     await this.runs

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { type KeysService, KeyUseSchema } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import type { Logger } from "@testrun/kit";
+import { type BackgroundLoop, type Logger, startLoop } from "@testrun/kit";
 
 /** Most uses one RecordKeyUse call may carry (keys.proto). */
 const maxUsesPerCall = 1_000;
@@ -15,7 +15,7 @@ const maxUsesPerCall = 1_000;
  */
 export class KeyUseRecorder {
   private pending = new Map<string, Date>();
-  private timer: NodeJS.Timeout | undefined;
+  private loop: BackgroundLoop | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -30,15 +30,16 @@ export class KeyUseRecorder {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.intervalMs);
-    // Reporting uses must never keep a stopping process alive.
-    this.timer.unref();
+    const { intervalMs, logger } = this;
+    // The loop's timers are unref'd: reporting uses never keeps a stopping process alive.
+    const pass = () => this.flush();
+    this.loop ??= startLoop({ name: "key use", intervalMs, firstAfterMs: intervalMs, pass, logger });
   }
 
-  /** Stops the timer and reports what is pending (the last flush, at shutdown). */
+  /** Stops the loop and reports what is pending (the last flush, at shutdown). */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    await this.loop?.stop();
+    this.loop = undefined;
     await this.flush();
   }
 

@@ -10,6 +10,7 @@ import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { requireAccess } from "./access.js";
+import { startLoop } from "./background-loop.js";
 
 /**
  * The Redis key holding the access epoch: a random value the catalog replaces, after the commit and
@@ -46,15 +47,13 @@ export async function announceAccessChange(redis: Redis, logger: Logger): Promis
  * when Redis has none (a Redis restarted without persistence), since without one no grant is
  * cached. NX: an epoch that exists is never replaced here. Returns the function that stops it.
  */
-export function keepAccessEpoch(redis: Redis, logger: Logger, intervalMs = 30_000): () => void {
+export function keepAccessEpoch(redis: Redis, logger: Logger, intervalMs = 30_000): () => Promise<void> {
   const ensure = () =>
     redis.set(accessEpochKey, randomUUID(), "NX").catch((err: unknown) => {
       logger.warn({ err }, "could not check the access epoch; grants are not cached until there is one");
     });
-  void ensure();
-  const timer = setInterval(ensure, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  const loop = startLoop({ name: "access epoch", intervalMs, pass: ensure, logger });
+  return () => loop.stop();
 }
 
 export interface AccessCacheOptions {
