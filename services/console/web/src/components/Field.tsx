@@ -11,7 +11,8 @@ export interface ControlProps {
   "aria-invalid"?: true;
 }
 
-interface FieldProps {
+/** What a field says around its control (TextField and the other field primitives take the same). */
+export interface FieldProps {
   label: ReactNode;
   /** How to fill it in, under the control. */
   hint?: ReactNode;
