@@ -1,4 +1,4 @@
-// The editor's browser kind of step (services/console/web/src/editor/browser-step.ts): every action
+// The editor's browser kind of step (services/console/web/src/features/step-editor/browser-step.ts): every action
 // of step.proto's BrowserStep between the catalog's messages, the form and the JSON view (the file
 // format of @testrun/content-file) without loss, only the
 // chosen action's fields sent, what the form cannot read said at its field, the catalog's
@@ -8,7 +8,7 @@ import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { TestCaseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
-import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/editor/json-view.js";
+import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/features/test-cases/json-view.js";
 import {
   type CaseDraft,
   caseOfDraft,
@@ -16,9 +16,9 @@ import {
   logicOf,
   type StepDraft,
   withKind,
-} from "../services/console/web/src/editor/kinds.js";
-import { referenceWarnings } from "../services/console/web/src/editor/references.js";
-import { fieldOfPath, stillAtSentValues } from "../services/console/web/src/editor/violations.js";
+} from "../services/console/web/src/features/step-editor/kinds.js";
+import { referenceWarnings } from "../services/console/web/src/features/test-cases/references.js";
+import { fieldOfPath, stillAtSentValues } from "../services/console/web/src/features/test-cases/violations.js";
 
 /** Every action, every kind of locator, every check and state, as the catalog stores them. */
 const stepsJson: JsonValue[] = [

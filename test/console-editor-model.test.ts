@@ -1,4 +1,4 @@
-// The test case editor's model (services/console/web/src/editor): the form's draft to the
+// The test case editor's model (services/console/web/src/features/step-editor and test-cases): the form's draft to the
 // catalog's messages and back without loss, the JSON view through @testrun/content-file, `{{NAME}}`
 // references checked against variables and EARLIER steps' saved values, and the catalog's
 // FieldViolation paths put at the form's fields.
@@ -11,21 +11,21 @@ import {
   UpdateTestCaseRequestSchema,
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import { expect } from "chai";
-import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/editor/json-view.js";
+import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/features/test-cases/json-view.js";
 import {
   type CaseDraft,
   caseOfDraft,
   copyName,
   draftOfCase,
   type StepDraft,
-} from "../services/console/web/src/editor/kinds.js";
-import { referencesIn, referenceWarnings } from "../services/console/web/src/editor/references.js";
-import { saveSizeProblem } from "../services/console/web/src/editor/save-size.js";
+} from "../services/console/web/src/features/step-editor/kinds.js";
+import { referencesIn, referenceWarnings } from "../services/console/web/src/features/test-cases/references.js";
+import { saveSizeProblem } from "../services/console/web/src/features/test-cases/save-size.js";
 import {
   fieldOfPath,
   stillAtSentValues,
   violationMessages,
-} from "../services/console/web/src/editor/violations.js";
+} from "../services/console/web/src/features/test-cases/violations.js";
 
 /** A case with every field of the HTTP step format set somewhere (docs/runs.md). */
 const file = {

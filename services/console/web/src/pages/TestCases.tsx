@@ -20,7 +20,7 @@ import { Badge } from "../components/Status";
 import { StepList } from "../components/Steps";
 import { Time } from "../components/Time";
 import { changedByName, VersionLine } from "../components/Version";
-import { copyName } from "../editor/kinds";
+import { copyName } from "../features/step-editor/kinds";
 import { absoluteTime, dateOf, plural } from "../format";
 import { useProject } from "../project";
 

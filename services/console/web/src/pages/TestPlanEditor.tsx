@@ -25,7 +25,7 @@ import { Field, useFocusOnError } from "../components/Field";
 import { Empty, Failed, Loading, NotFound, QueryView } from "../components/States";
 import { Badge } from "../components/Status";
 import { VersionLine } from "../components/Version";
-import { useUnsavedChanges } from "../editor/UnsavedChanges";
+import { useUnsavedChanges } from "../components/UnsavedChanges";
 import { plural } from "../format";
 import { useProject } from "../project";
 

@@ -2,7 +2,7 @@
 // checks), rows of one text (body contains…), tags as chips, and a section that folds away when
 // empty but opens by itself while it has something to say.
 import { type ReactNode, useId, useState } from "react";
-import { controlNotes, FieldNotes } from "../components/Field";
+import { controlNotes, FieldNotes } from "../../components/Field";
 import type { Pair } from "./model";
 
 /** What the editor says about one field: its error (a save was refused) and warning. */

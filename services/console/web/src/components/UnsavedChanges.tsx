@@ -3,7 +3,7 @@
 // console (a link, Back) asks ours first.
 import { type ReactNode, useEffect, useRef } from "react";
 import { useBlocker } from "react-router";
-import { Dialog, DialogActions } from "../components/Dialog";
+import { Dialog, DialogActions } from "./Dialog";
 
 /**
  * Guards the page while `unsaved`; returns the question to render and `leaveFreely`, to call just

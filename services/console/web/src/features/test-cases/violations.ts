@@ -6,10 +6,10 @@
 // step when the steps are reordered afterwards; and it stays only while its field still holds what
 // was sent (as-sent.ts).
 import type { FieldViolation } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { stillAsSent } from "../as-sent.js";
-import { sentence } from "../format.js";
-import { type CaseDraft, logicOf } from "./kinds.js";
-import { addMessage, type FieldId, type FieldMessages, stepField } from "./model.js";
+import { stillAsSent } from "../../as-sent.js";
+import { sentence } from "../../format.js";
+import { type CaseDraft, logicOf } from "../step-editor/kinds.js";
+import { addMessage, type FieldId, type FieldMessages, stepField } from "../step-editor/model.js";
 
 /** Where a catalog path points in the sent draft, and the words to put before its description. */
 export function fieldOfPath(path: string, sent: CaseDraft): { field: FieldId; prefix?: string } | undefined {

@@ -1,7 +1,7 @@
 // Whether a save fits what the console reads of CreateTestCase and UpdateTestCase: measured before
 // sending, so a case too large is said in the page rather than refused after it was uploaded.
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { binaryBytes, catalogMessageBytes } from "../catalog-bound.js";
+import { binaryBytes, catalogMessageBytes } from "../../catalog-bound.js";
 
 const mib = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(2)} MiB`;
 

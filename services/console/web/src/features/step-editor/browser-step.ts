@@ -11,7 +11,7 @@ import {
   LocatorSchema,
   type Step,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { browserStepText } from "../browser-step-text.js";
+import { browserStepText } from "../../browser-step-text.js";
 import { addMessage, type FieldMessages, rowField, type StepKindLogic } from "./model.js";
 
 /** The bounds of step.proto the form shows where a person reaches them. */

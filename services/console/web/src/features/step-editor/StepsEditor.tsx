@@ -2,7 +2,7 @@
 // are added, removed (with Undo) and reordered with buttons or from the keyboard (Alt+ArrowUp /
 // Alt+ArrowDown anywhere inside a step); each move is announced to screen readers.
 import { type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { Field, FieldSet } from "../components/Field";
+import { Field, FieldSet } from "../../components/Field";
 import { emptyStep, type KindId, kindIds, maxSteps, type StepDraft, withKind } from "./kinds";
 import type { Said } from "./Rows";
 import { kindOf, offeredKinds, stepKinds } from "./step-kinds";

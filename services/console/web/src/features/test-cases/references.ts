@@ -2,8 +2,8 @@
 // (proto/testrun/catalog/v1/step.proto, "Interpolation"): a name is a value saved by an EARLIER
 // step of the same test, else a project variable, compared exactly. An unknown name is a warning,
 // not an error: the variable may be added before the test runs.
-import { type CaseDraft, logicOf } from "./kinds.js";
-import { addMessage, type FieldMessages, stepField } from "./model.js";
+import { type CaseDraft, logicOf } from "../step-editor/kinds.js";
+import { addMessage, type FieldMessages, stepField } from "../step-editor/model.js";
 
 /** The executor's placeholder (services/executor/src/steps/variables.ts). */
 const placeholder = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;

@@ -15,8 +15,8 @@ import {
   UpdateTestCaseRequestSchema,
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
-import { binaryTransport } from "../api";
-import type { CaseDraft, CaseValue } from "./kinds";
+import { binaryTransport } from "../../api";
+import type { CaseDraft, CaseValue } from "../step-editor/kinds";
 import { saveSizeProblem } from "./save-size";
 
 export function useSaveTestCase(projectId: string, loaded: TestCase | undefined) {

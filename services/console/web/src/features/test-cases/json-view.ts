@@ -4,8 +4,8 @@
 import { toJson } from "@bufbuild/protobuf";
 import { InputError, testCaseFromFile, testCaseToFile } from "@testrun/content-file";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { type CaseDraft, caseOfDraft, draftOfCase } from "./kinds.js";
-import type { FieldMessages } from "./model.js";
+import { type CaseDraft, caseOfDraft, draftOfCase } from "../step-editor/kinds.js";
+import type { FieldMessages } from "../step-editor/model.js";
 
 /** The draft as the file format's JSON text, or what in the form stops it being written. */
 export function jsonOfDraft(draft: CaseDraft): { text: string } | { problems: FieldMessages } {

@@ -1,7 +1,7 @@
 // The form of an HTTP step (step.proto, HttpStep): the request (method, path, query, headers, a
 // JSON or raw body, timeout), what the response must satisfy (status codes, headers, texts in the
 // body, JSON path values, longest duration), and the values saved for later steps.
-import { Field } from "../components/Field";
+import { Field } from "../../components/Field";
 import { type HttpDraft, httpBounds, methods } from "./http-step";
 import { rowField } from "./model";
 import { PairRows, type Said, Section, TextRows } from "./Rows";
@@ -264,7 +264,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
             )}
           </Field>
         )}
-        {rawBytes > httpBounds.rawBodyBytes && (
+        {rawBytes > httpBounds.bodyBytes && (
           <p className="notice notice-warning">
             This body is {size(rawBytes)}: a step's body holds at most 1 MiB.
           </p>

@@ -4,7 +4,7 @@
 // example, since a locator is only as good as what it names.
 import { ElementState } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { type ReactNode, useId } from "react";
-import { controlNotes, Field, FieldNotes, FieldSet } from "../components/Field";
+import { controlNotes, Field, FieldNotes, FieldSet } from "../../components/Field";
 import {
   actionLabels,
   type BrowserAction,
