@@ -71,10 +71,14 @@ const warmupSeconds = 2;
 const executorTests = 200;
 /** PROFILE=1 (or reads) profiles the read loads, PROFILE=starts the start load, PROFILE=growth the growth table. */
 const profile = process.env.PROFILE === "1" ? "reads" : process.env.PROFILE || undefined;
-/** BENCH_ONLY=growth: the growth table alone. */
-const only = process.env.BENCH_ONLY || (profile === "growth" ? "growth" : undefined);
+/** BENCH_ONLY=growth: the growth table alone; BENCH_ONLY=path: the reads, the executor, the growth table and the starts. */
+const benchOnly = process.env.BENCH_ONLY || (profile === "growth" ? "growth" : undefined);
+const pathOnly = benchOnly === "path";
+const only = pathOnly ? undefined : benchOnly;
 const profiled =
-  profile === "growth" ? ["gateway", "runs", "console"] : ["gateway", "runs", "catalog", "billing"];
+  profile === "growth"
+    ? ["gateway", "runs", "console", "executor", "catalog"]
+    : ["gateway", "runs", "catalog", "billing"];
 const numbers = (value: string | undefined, fallback: number[]) =>
   value ? value.split(",").map((n) => Number(n.trim())) : fallback;
 const profileDir = join(repoRoot, "bench-profiles");
@@ -255,7 +259,7 @@ try {
   const after = new Map<string, number>();
   const executor = processes.get("executor");
   // Slow and idle clients against the HTTP ports and the runs service's gRPC port (bench/abuse.ts).
-  if (only === "abuse" || (!profile && !only)) {
+  if (only === "abuse" || (!profile && !only && !pathOnly)) {
     enterBenchPart("the abuse table");
     const runsPort = Number(system.serviceEnvs.get("runs")?.PORT);
     const health = serviceClient(Health, `http://127.0.0.1:${runsPort}`, {
@@ -369,7 +373,7 @@ try {
 
   // 4. Browser tests, last: it replaces the executor with one per level of browser contexts.
   enterBenchPart("the browser table");
-  if (only === "browser" || (!profile && !only))
+  if (only === "browser" || (!profile && !only && !pathOnly))
     await browserTable({
       system,
       projectId,
@@ -380,7 +384,7 @@ try {
 
   // 5. The cost of metrics, on systems of its own (the one above stopped: the cores are theirs).
   enterBenchPart("the metrics table");
-  if (only === "metrics" || (!profile && !only)) {
+  if (only === "metrics" || (!profile && !only && !pathOnly)) {
     await floor?.stop();
     await system?.stop();
     floor = undefined;
@@ -405,7 +409,7 @@ try {
   }
 
   // 6. Automation, on a system of its own (it runs its own automation replicas).
-  if (only === "automation" || (!profile && !only)) {
+  if (only === "automation" || (!profile && !only && !pathOnly)) {
     await floor?.stop();
     await system?.stop();
     floor = undefined;

@@ -44,8 +44,8 @@ async function claim(testResultId: string): Promise<Claimed | undefined> {
 
 async function complete(testResultId: string, passed: boolean, durationMs: number): Promise<void> {
   const status = passed ? "passed" : "failed";
-  // Two statements: a data-modifying CTE could not update the run row a trigger of the first may
-  // update in the same command.
+  // Two statements: the first counts the test in its run (the runs schema's trigger moves the
+  // run's counters in it); the second finishes the run when that was its last open test.
   const { rows } = await pool.query<{ run_id: string }>(
     `update runs.test_results set status = $2, summary = '', duration_ms = $3, finished_at = now(),
        lease_expires_at = null
@@ -54,13 +54,9 @@ async function complete(testResultId: string, passed: boolean, durationMs: numbe
   );
   if (!rows[0]) return;
   await pool.query(
-    `update runs.runs set
-       passed_tests = passed_tests + ($2 = 'passed')::int, failed_tests = failed_tests + ($2 = 'failed')::int,
-       status = case when passed_tests + failed_tests + skipped_tests + 1 >= total_tests
-         then (case when failed_tests > 0 or $2 = 'failed' then 'failed' else 'passed' end) else status end,
-       finished_at = case when passed_tests + failed_tests + skipped_tests + 1 >= total_tests then now() end
-     where id = $1`,
-    [rows[0].run_id, status],
+    `update runs.runs set status = case when failed_tests > 0 then 'failed' else 'passed' end, finished_at = now()
+     where id = $1 and finished_at is null and passed_tests + failed_tests + skipped_tests >= total_tests`,
+    [rows[0].run_id],
   );
 }
 
