@@ -1,4 +1,4 @@
-import { ariaRoles } from "@testrun/content-file";
+import { ariaRoles, browserStepBounds as bounds } from "@testrun/content-file";
 import {
   type BrowserExpect,
   type BrowserStep,
@@ -17,11 +17,10 @@ import { checkMs, codePoints, hasControlCharacters } from "./validate.js";
 const variableReference = /\{\{[A-Za-z_][A-Za-z0-9_]{0,63}\}\}/;
 
 const roles: ReadonlySet<string> = new Set(ariaRoles);
-const screenshotNamePattern = /^[A-Za-z0-9 ._-]{1,100}$/;
+const screenshotNamePattern = new RegExp(`^[A-Za-z0-9 ._-]{1,${bounds.screenshotNameCharacters}}$`);
 /** The `by` of a Locator and the actions of a BrowserStep, by their proto field names. */
 const locatorKinds = "role, label, text, placeholder, test_id or css";
 const actionNames = "goto, click, fill, press, select, check, uncheck, hover, wait_for, expect, screenshot";
-const maxUrl = 2048;
 
 /** A oneof case (`waitFor`, `testId`) as its proto field is named in paths (`wait_for`, `test_id`). */
 const protoName = (localName: string) => localName.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
@@ -39,7 +38,7 @@ function checkLength(text: string, max: number, field: string, violations: Viola
  */
 function checkScreenshotName(name: string, field: string, violations: Violations, seen: Map<string, string>) {
   if (!screenshotNamePattern.test(name)) {
-    const rule = "must be 1 to 100 characters of letters, digits, space, -, _ and .";
+    const rule = `must be 1 to ${bounds.screenshotNameCharacters} characters of letters, digits, space, -, _ and .`;
     violations.add(field, name.includes("{{") ? `${rule} ({{NAME}} is not allowed in a name)` : rule);
     return;
   }
@@ -79,18 +78,21 @@ function checkLocator(
   const { by } = locator;
   if (by.case === undefined) violations.add(field, `needs one of ${locatorKinds}`);
   else if (by.value === "") violations.add(`${field}.${protoName(by.case)}`, "must not be empty");
-  else if (checkLength(by.value, 2000, `${field}.${protoName(by.case)}`, violations) && by.case === "role")
+  else if (
+    checkLength(by.value, bounds.locatorCharacters, `${field}.${protoName(by.case)}`, violations) &&
+    by.case === "role"
+  )
     checkRole(by.value, `${field}.role`, violations);
   if (locator.name !== "" && by.case !== undefined && by.case !== "role")
     violations.add(
       `${field}.name`,
       `is for role locators only (the accessible name of the element with that role); a ${protoName(by.case)} locator matches its own text`,
     );
-  else checkLength(locator.name, 2000, `${field}.name`, violations);
-  if (locator.nth < 0 || locator.nth > 1000)
+  else checkLength(locator.name, bounds.locatorCharacters, `${field}.name`, violations);
+  if (locator.nth < 0 || locator.nth > bounds.nth)
     violations.add(
       `${field}.nth`,
-      "must be 0 (exactly one element must match) or 1 to 1000 (the first, second, … of those that match)",
+      `must be 0 (exactly one element must match) or 1 to ${bounds.nth} (the first, second, … of those that match)`,
     );
 }
 
@@ -99,7 +101,7 @@ function checkGotoUrl(url: string, field: string, violations: Violations): void 
   const rule =
     'a path starting with "/" (under the environment\'s base URL) or an absolute http:// or https:// URL';
   if (url === "") violations.add(field, `is required: ${rule}`);
-  else if (!checkLength(url, maxUrl, field, violations)) return;
+  else if (!checkLength(url, bounds.urlCharacters, field, violations)) return;
   else if (/\s/.test(url) || hasControlCharacters(url))
     violations.add(field, "must not contain spaces or control characters");
   else if (url.startsWith("/") || new RegExp(`^${variableReference.source}`).test(url)) return;
@@ -110,7 +112,7 @@ function checkGotoUrl(url: string, field: string, violations: Violations): void 
 
 /** A URL pattern of wait_for and expect (Playwright's glob, or a path under the base URL). */
 function checkUrlPattern(pattern: string, field: string, violations: Violations): void {
-  if (!checkLength(pattern, maxUrl, field, violations)) return;
+  if (!checkLength(pattern, bounds.urlCharacters, field, violations)) return;
   if (/\s/.test(pattern) || hasControlCharacters(pattern))
     violations.add(field, "must not contain spaces or control characters");
 }
@@ -166,13 +168,13 @@ function checkExpect(expect: BrowserExpect, field: string, violations: Violation
       break;
     case "text":
       if (check.value === "") violations.add(at, "must not be empty (every element's text contains it)");
-      else checkLength(check.value, 10_000, at, violations);
+      else checkLength(check.value, bounds.expectedCharacters, at, violations);
       break;
     case "value":
-      checkLength(check.value, 10_000, at, violations);
+      checkLength(check.value, bounds.expectedCharacters, at, violations);
       break;
     case "count":
-      if (check.value < 0 || check.value > 10_000) violations.add(at, "must be 0 to 10000");
+      if (check.value < 0 || check.value > bounds.count) violations.add(at, `must be 0 to ${bounds.count}`);
       break;
     case "url":
       if (check.value === "") violations.add(at, "must not be empty");
@@ -180,7 +182,7 @@ function checkExpect(expect: BrowserExpect, field: string, violations: Violation
       break;
     case "title":
       if (check.value === "") violations.add(at, "must not be empty (every title contains it)");
-      else checkLength(check.value, 1000, at, violations);
+      else checkLength(check.value, bounds.titleCharacters, at, violations);
       break;
   }
 }
@@ -209,7 +211,7 @@ export function checkBrowser(
       break;
     case "fill":
       checkLocator(action.value.locator, `${at}.locator`, violations);
-      checkLength(action.value.value, 100_000, `${at}.value`, violations);
+      checkLength(action.value.value, bounds.fillCharacters, `${at}.value`, violations);
       break;
     case "press":
       checkLocator(action.value.locator, `${at}.locator`, violations, false);
@@ -218,13 +220,16 @@ export function checkBrowser(
           `${at}.key`,
           'is required: a key as Playwright names it ("Enter", "Tab", "Control+A", …)',
         );
-      else checkLength(action.value.key, 100, `${at}.key`, violations);
+      else checkLength(action.value.key, bounds.keyCharacters, `${at}.key`, violations);
       break;
     case "select": {
       checkLocator(action.value.locator, `${at}.locator`, violations);
       const count = action.value.options.length;
-      if (count < 1 || count > 100)
-        violations.add(`${at}.options`, `must hold 1 to 100 options, each a value or label (got ${count})`);
+      if (count < 1 || count > bounds.options)
+        violations.add(
+          `${at}.options`,
+          `must hold 1 to ${bounds.options} options, each a value or label (got ${count})`,
+        );
       break;
     }
     case "waitFor":

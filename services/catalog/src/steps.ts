@@ -1,5 +1,6 @@
 import { clone, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { httpMethods, httpStepBounds } from "@testrun/content-file";
 import {
   type HttpExpectation,
   type HttpRequest,
@@ -16,13 +17,13 @@ import { checkMs, checkName, codePoints, hasControlCharacters, variableNamePatte
 // their storage form: each step's canonical proto JSON, so what an executor later runs is exactly
 // what was validated.
 
-const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+const methods: readonly string[] = httpMethods;
 /** RFC 9110 token characters: what an HTTP header name may hold. */
 const headerNamePattern = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Set by the executor from the request itself. */
 const executorHeaders = new Set(["host", "content-length"]);
-const maxEntries = 50;
-const maxBodyBytes = 1024 * 1024;
+const maxEntries: number = httpStepBounds.entries;
+const maxBodyBytes = httpStepBounds.bodyBytes;
 
 /** Map keys and list entries are named like `headers["X-Id"]` and `status[0]`. */
 const key = (field: string, name: string) => `${field}[${JSON.stringify(name)}]`;
@@ -81,8 +82,8 @@ function checkRequest(request: HttpRequest, field: string, violations: Violation
     violations.add(`${field}.method`, `must be one of ${methods.join(", ")}`);
   if (!request.path) violations.add(`${field}.path`, "is required");
   else if (!request.path.startsWith("/")) violations.add(`${field}.path`, 'must start with "/"');
-  else if (codePoints(request.path) > 2048)
-    violations.add(`${field}.path`, "must be at most 2048 characters");
+  else if (codePoints(request.path) > httpStepBounds.pathCharacters)
+    violations.add(`${field}.path`, `must be at most ${httpStepBounds.pathCharacters} characters`);
   else if (/\s/.test(request.path) || hasControlCharacters(request.path))
     violations.add(`${field}.path`, "must not contain spaces or control characters");
   checkHeaderNames(request.headers, `${field}.headers`, violations, true);
@@ -105,7 +106,7 @@ function checkRequest(request: HttpRequest, field: string, violations: Violation
 }
 
 function checkExpectation(expect: HttpExpectation, field: string, violations: Violations): void {
-  checkCount(expect.status.length, `${field}.status`, violations, 20);
+  checkCount(expect.status.length, `${field}.status`, violations, httpStepBounds.statuses);
   expect.status.forEach((status, index) => {
     if (status < 100 || status > 599) violations.add(`${field}.status[${index}]`, "must be 100 to 599");
   });

@@ -1,4 +1,5 @@
 import { domainToASCII } from "node:url";
+import { stepMaxMs } from "@testrun/content-file";
 import type { Violations } from "./errors.js";
 
 // Field rules shared by the catalog's writes (catalog.proto). Each checker adds what is wrong to
@@ -132,7 +133,7 @@ export function checkTags(values: readonly string[], field: string, violations: 
 }
 
 /** The longest a step may take, or wait, in milliseconds (step.proto's `timeout_ms` fields). */
-const maxMs = 120_000;
+const maxMs = stepMaxMs;
 
 /** A step's time in milliseconds: 0 (meaning `zeroMeans`) or 1 to 120000. */
 export function checkMs(value: number, field: string, violations: Violations, zeroMeans: string): void {

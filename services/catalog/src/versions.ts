@@ -1,5 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { changedByName } from "@testrun/content-file";
 import type { Actor, ChangedBy } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { EditConflictSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import type { Granted } from "./access.js";
@@ -35,18 +36,8 @@ export function checkVersion(value: number | undefined, field: string, violation
 }
 
 /** "Ana (ana@example.com)", "operator alice", "an operator", "someone (not recorded)". */
-export function describeChanger(changedBy: ChangedBy | undefined): string {
-  switch (changedBy?.kind.case) {
-    case "member": {
-      const { displayName, email } = changedBy.kind.value;
-      return email ? `${displayName} (${email})` : displayName;
-    }
-    case "operator":
-      return changedBy.kind.value.name ? `operator ${changedBy.kind.value.name}` : "an operator";
-    default:
-      return "someone (not recorded)";
-  }
-}
+export const describeChanger = (changedBy: ChangedBy | undefined): string =>
+  changedByName(changedBy) || "someone (not recorded)";
 
 /** The current version of an item, as a conflict reports it. */
 export interface CurrentVersion {

@@ -1,8 +1,10 @@
 // A project's content as files people write and review: test cases with their steps, and whole
 // content documents (test cases and plans), in JSON or YAML (docs/runs.md, "Test cases: the step
-// format" and "Content documents"). Browser-safe: the console's web app uses it too.
+// format" and "Content documents"). Browser-safe: the console's web app uses it too, and takes from
+// here what it must say as the catalog does (a step's bounds, who changed a version).
 
 export { type AriaRole, ariaRoles } from "./browser-steps.js";
+export { changedByName } from "./changed-by.js";
 export {
   type ContentDocument,
   contentDocumentFromFile,
@@ -18,6 +20,7 @@ export {
   writeContentDocument,
 } from "./content-document.js";
 export { child, InputError, item, type JsonValue } from "./input.js";
+export { browserStepBounds, httpMethods, httpStepBounds, stepMaxMs } from "./step-bounds.js";
 export { fileFieldPath, httpStepOf, stepFromFile, stepsFromFile, stepToFile } from "./steps.js";
 export {
   type FileFormat,

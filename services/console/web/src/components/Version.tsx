@@ -1,22 +1,15 @@
 // Which version of a test case or plan a page shows, who stored it and when (catalog.proto,
 // TestCase.version): "Version 4 · changed by Ana (ana@example.com), 3 days ago".
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { changedByName } from "@testrun/content-file";
 import type { ChangedBy } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { Time } from "./Time";
 
-/** "Ana (ana@example.com)", "operator alice", "an operator"; "" when nobody was recorded. */
-export function changedByName(changedBy: ChangedBy | undefined): string {
-  switch (changedBy?.kind.case) {
-    case "member": {
-      const { displayName, email } = changedBy.kind.value;
-      return email ? `${displayName} (${email})` : displayName;
-    }
-    case "operator":
-      return changedBy.kind.value.name ? `operator ${changedBy.kind.value.name}` : "an operator";
-    default:
-      return "";
-  }
-}
+/**
+ * "Ana (ana@example.com)", "operator alice", "an operator"; "" when nobody was recorded: the one
+ * naming the catalog's conflict messages use too (@testrun/content-file).
+ */
+export { changedByName };
 
 /** What the line and the banner need of a test case or plan. */
 export interface Versioned {
