@@ -2,7 +2,7 @@
 // (`done`, shown by DoneNotice), and the delete dialog. How to use:
 //
 //   type Editing = { kind: "create" } | { kind: "delete"; webhook: Webhook };
-//   const list = useListPage<Editing>({ resets: [pause.reset] });   // resets: errors to clear on open
+//   const list = useListPage<Editing>({ onOpen: () => pause.reset() });  // onOpen: clear row actions' errors
 //   <button onClick={() => list.open({ kind: "create" })}>New webhook</button>
 //   <DoneNotice done={list.done} />
 //   {list.editing?.kind === "create" && <CreateDialog onClose={list.close} onSaved={list.say} />}
@@ -25,7 +25,7 @@ import { type ReactNode, useState } from "react";
 import { Dialog, DialogActions, ErrorNotice } from "./Dialog";
 import { useInvalidate } from "./useInvalidate";
 
-export function useListPage<Editing>({ resets = [] }: { resets?: (() => void)[] } = {}) {
+export function useListPage<Editing>({ onOpen }: { onOpen?: () => void } = {}) {
   const [editing, setEditing] = useState<Editing>();
   const [done, setDone] = useState<string>();
   return {
@@ -34,7 +34,7 @@ export function useListPage<Editing>({ resets = [] }: { resets?: (() => void)[] 
     /** Opens a dialog: the last message and the errors of row actions go. */
     open: (next: Editing) => {
       setDone(undefined);
-      for (const reset of resets) reset();
+      onOpen?.();
       setEditing(next);
     },
     close: () => setEditing(undefined),

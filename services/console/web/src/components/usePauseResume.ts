@@ -8,7 +8,7 @@
 //     say: list.say,                       // where the message shows (useListPage's `say`)
 //   });
 //   <button disabled={pause.isPending} onClick={() => pause.toggle(w)}>{w.paused ? "Resume" : "Pause"}</button>
-//   <ErrorNotice error={pause.error} />    // and pass pause.reset to useListPage({ resets: [...] })
+//   <ErrorNotice error={pause.error} />    // and useListPage({ onOpen: () => pause.reset() })
 import type { DescMessage, DescMethod, DescMethodUnary, MessageInitShape } from "@bufbuild/protobuf";
 import { useMutation } from "@connectrpc/connect-query";
 import { useInvalidate } from "./useInvalidate";
