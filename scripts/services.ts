@@ -23,6 +23,11 @@ export interface ServiceEntry {
   secrets: string[];
   /** Secret variables it gets only when a feature is configured. */
   optionalSecrets: string[];
+  /**
+   * The variables of its config the chart sets from its values, beyond those every component gets
+   * (the chart's testrun.settings says from where, and leaves one unset while its feature is off).
+   */
+  env: string[];
   /** Whether it owns a database schema and runs `<name> migrate`. */
   migrates: boolean;
   headless: boolean;
@@ -51,6 +56,7 @@ const known = new Set([
   "calls",
   "secrets",
   "optionalSecrets",
+  "env",
   "migrates",
   "headless",
   "podNameVariable",
@@ -117,6 +123,9 @@ export function parseRegistryDocument(text: string): { services: ServiceEntry[];
       calls: list(raw.calls, "calls"),
       secrets: list(raw.secrets, "secrets"),
       optionalSecrets: list(raw.optionalSecrets, "optionalSecrets"),
+      env: list(raw.env, "env").map((variable) =>
+        /^[A-Z][A-Z0-9_]*$/.test(variable) ? variable : fail(`env: ${variable} is not a variable name`),
+      ),
       migrates: raw.migrates as boolean,
       headless: raw.headless === true,
       ...(typeof raw.podNameVariable === "string" && { podNameVariable: raw.podNameVariable }),

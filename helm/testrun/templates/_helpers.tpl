@@ -110,34 +110,66 @@ which names the component's own Redis user: REDIS_URL_<NAME>. (dict "name" "keys
 {{- end -}}
 
 {{/*
+base with over on top, as YAML: (dict "base" {...} "over" {...}). Maps are merged key by key,
+recursively; any other value of over (a list, a string, a number, false, null) replaces base's
+whole. How componentDefaults reaches each component, and a component each of its executor pools
+(values.yaml says so beside componentDefaults, README.md "Components").
+*/}}
+{{- define "testrun.merge" -}}
+{{- $result := deepCopy (.base | default dict) -}}
+{{- range $key, $value := .over -}}
+{{- $current := get $result $key -}}
+{{- if and (kindIs "map" $value) (kindIs "map" $current) -}}
+{{- $_ := set $result $key (fromYaml (include "testrun.merge" (dict "base" $current "over" $value))) -}}
+{{- else -}}
+{{- $_ := set $result $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $result -}}
+{{- end -}}
+
+{{/*
+A component's values, pools aside: componentDefaults under components.<name> (testrun.merge).
+(dict "root" $ "name" "keys")
+*/}}
+{{- define "testrun.componentValues" -}}
+{{- if not (hasKey .root.Values.components .name) -}}
+{{- fail (include "testrun.missingComponent" .name) -}}
+{{- end -}}
+{{- $own := omit ((index .root.Values.components .name) | default dict) "pools" -}}
+{{- include "testrun.merge" (dict "base" .root.Values.componentDefaults "over" $own) -}}
+{{- end -}}
+
+{{/*
 The Deployments of a component, as a YAML list of {pool, values}: one (pool "") with the
 component's values; for the executor, one per entry of components.executor.pools when it names
-any, each with the executor's values under the pool's own (docs/scaling.md, "Executor pools").
+any, each with the pool's values over the executor's (testrun.merge; docs/scaling.md, "Executor
+pools").
 */}}
 {{- define "testrun.workloads" -}}
-{{- $values := index .root.Values.components .name -}}
+{{- $base := fromYaml (include "testrun.componentValues" .) -}}
+{{- $pools := (index .root.Values.components .name | default dict).pools -}}
 {{- $workloads := list -}}
-{{- if and (eq .name "executor") $values.pools -}}
-{{- $base := omit $values "pools" -}}
-{{- range $pool, $overrides := $values.pools -}}
-{{- $workloads = append $workloads (dict "pool" $pool "values" (mergeOverwrite (deepCopy $base) (deepCopy $overrides))) -}}
+{{- if $pools -}}
+{{- range $pool, $overrides := $pools -}}
+{{- $workloads = append $workloads (dict "pool" $pool "values" (fromYaml (include "testrun.merge" (dict "base" $base "over" $overrides)))) -}}
 {{- end -}}
 {{- else -}}
-{{- $workloads = append $workloads (dict "pool" "" "values" (omit $values "pools")) -}}
+{{- $workloads = append $workloads (dict "pool" "" "values" $base) -}}
 {{- end -}}
 {{- toYaml $workloads -}}
 {{- end -}}
 
 {{/*
-The values of one Deployment: its executor pool's when the context has them, else the component's:
-(dict "root" $ "name" "executor" ["pool" "browser" "values" {...}]).
+The values of one Deployment: its executor pool's when the context has them, else the component's
+(componentDefaults merged in): (dict "root" $ "name" "executor" ["pool" "browser" "values" {...}]).
 */}}
 {{- define "testrun.values" -}}
-{{- $values := .values | default (index .root.Values.components .name) -}}
-{{- if not $values -}}
-{{- fail (include "testrun.missingComponent" .name) -}}
+{{- if .values -}}
+{{- toYaml .values -}}
+{{- else -}}
+{{- include "testrun.componentValues" . -}}
 {{- end -}}
-{{- toYaml $values -}}
 {{- end -}}
 
 {{- define "testrun.missingComponent" -}}
@@ -251,8 +283,60 @@ artifact urls).
 {{- end -}}
 
 {{/*
+Every variable the chart derives from its values for some component, as a YAML map for one
+Deployment's context: (dict "root" $ "name" "runs" ["values" {...}]). null: the values leave it
+unset (the service's default then applies). Which component gets which is the registry's `env`
+(services.yaml), not this table; a variable the registry names and this table lacks is refused.
+*/}}
+{{- define "testrun.settings" -}}
+{{- $root := .root -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
+{{- $appUrl := include "testrun.appUrl" $root -}}
+{{- $http := $root.Values.config.http -}}
+{{- $artifacts := $root.Values.artifacts -}}
+{{- $s3 := eq $artifacts.store "s3" -}}
+{{- $console := $root.Values.console -}}
+{{- $oidc := not (empty $console.oidc.issuerUrl) -}}
+{{- $egress := $root.Values.egress -}}
+{{- $contexts := dig "browser" "contexts" 0 $values -}}
+{{- toYaml (dict
+  "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root)
+  "HTTP_MAX_CONNECTIONS" (toString (int $http.maxConnections))
+  "HTTP_HEADERS_TIMEOUT_SECONDS" (toString (int $http.headersTimeoutSeconds))
+  "HTTP_BODY_TIMEOUT_SECONDS" (toString (int $http.bodyTimeoutSeconds))
+  "HTTP_IDLE_TIMEOUT_SECONDS" (toString (int $http.idleTimeoutSeconds))
+  "APP_URL" ($appUrl | default nil)
+  "API_URL" ($appUrl | default nil)
+  "LEASE_MS" (toString (int $root.Values.config.leaseMs))
+  "MAX_RUNNING_PER_PROJECT" (toString (int $values.maxRunningPerProject))
+  "ARTIFACT_STORE" $artifacts.store
+  "ARTIFACT_RETENTION_DAYS" (toString (int $artifacts.retentionDays))
+  "ARTIFACT_S3_BUCKET" (ternary $artifacts.s3.bucket nil $s3)
+  "ARTIFACT_S3_PREFIX" (ternary $artifacts.s3.prefix nil $s3)
+  "ARTIFACT_S3_REGION" (ternary $artifacts.s3.region nil $s3)
+  "ARTIFACT_S3_FORCE_PATH_STYLE" (ternary (toString $artifacts.s3.forcePathStyle) nil $s3)
+  "ARTIFACT_S3_ENDPOINT" (ternary ($artifacts.s3.endpoint | default nil) nil $s3)
+  "NEW_PROJECT_CREDITS" (toString (int $root.Values.credits.newProject))
+  "NEW_PROJECT_GRANTS_PER_ORGANIZATION" (toString (int $root.Values.credits.newProjectGrantsPerOrganization))
+  "OPERATOR_CONTACT" (trim $root.Values.credits.operatorContact | default nil)
+  "SESSION_IDLE_MINUTES" (toString (int $console.sessionIdleMinutes))
+  "SESSION_MAX_HOURS" (toString (int $console.sessionMaxHours))
+  "OIDC_ISSUER_URL" (ternary $console.oidc.issuerUrl nil $oidc)
+  "OIDC_CLIENT_ID" (ternary $console.oidc.clientId nil $oidc)
+  "CONCURRENCY" (toString (int $values.concurrency))
+  "EXECUTOR_STEP_KINDS" ($values.stepKinds | default "all")
+  "BROWSER_CONTEXTS" (ternary (toString (int $contexts)) nil (not (empty (include "testrun.runsBrowsers" .))))
+  "EGRESS_DENY_CIDRS" (join "," (include "testrun.deniedCidrs" $root | fromYamlArray))
+  "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs)
+  "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain
+  "EGRESS_ALLOW_CLUSTER_NAMES" (toString $egress.allowClusterNames)
+) -}}
+{{- end -}}
+
+{{/*
 The non-secret environment of a component (its ConfigMap, and the migration Job's containers):
-(dict "root" $ "name" "keys"). A YAML map of strings.
+(dict "root" $ "name" "keys"). A YAML map of strings: what every component gets, the variables
+its registry entry's `env` names (testrun.settings), then config.env and the component's env.
 */}}
 {{- define "testrun.config" -}}
 {{- $root := .root -}}
@@ -282,80 +366,14 @@ The non-secret environment of a component (its ConfigMap, and the migration Job'
 {{- end -}}
 {{- $_ := set $env "RPC_MAX_CONNECTIONS" (toString (int $root.Values.config.rpc.maxConnections)) -}}
 {{- $_ := set $env "RPC_IDLE_TIMEOUT_SECONDS" (toString (int $root.Values.config.rpc.idleTimeoutSeconds)) -}}
-{{- if has .name (list "gateway" "console") -}}
-{{- $_ := set $env "TRUST_PROXY_HOPS" (include "testrun.trustProxyHops" $root) -}}
-{{- $http := $root.Values.config.http -}}
-{{- $_ := set $env "HTTP_MAX_CONNECTIONS" (toString (int $http.maxConnections)) -}}
-{{- $_ := set $env "HTTP_HEADERS_TIMEOUT_SECONDS" (toString (int $http.headersTimeoutSeconds)) -}}
-{{- $_ := set $env "HTTP_BODY_TIMEOUT_SECONDS" (toString (int $http.bodyTimeoutSeconds)) -}}
-{{- $_ := set $env "HTTP_IDLE_TIMEOUT_SECONDS" (toString (int $http.idleTimeoutSeconds)) -}}
+{{- $settings := fromYaml (include "testrun.settings" .) -}}
+{{- range $variable := $facts.env | default list -}}
+{{- if not (hasKey $settings $variable) -}}
+{{- fail (printf "services.yaml gives %s the variable %s, which templates/_helpers.tpl (testrun.settings) does not know how to set from the values" $.name $variable) -}}
 {{- end -}}
-{{- if eq .name "gateway" -}}
-{{- with include "testrun.appUrl" $root -}}
-{{- $_ := set $env "API_URL" . -}}
-{{- end -}}
-{{- end -}}
-{{- if eq .name "runs" -}}
-{{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
-{{- $_ := set $env "MAX_RUNNING_PER_PROJECT" (toString (int $values.maxRunningPerProject)) -}}
-{{- $artifacts := $root.Values.artifacts -}}
-{{- $_ := set $env "ARTIFACT_STORE" $artifacts.store -}}
-{{- $_ := set $env "ARTIFACT_RETENTION_DAYS" (toString (int $artifacts.retentionDays)) -}}
-{{- if eq $artifacts.store "s3" -}}
-{{- $_ := set $env "ARTIFACT_S3_BUCKET" $artifacts.s3.bucket -}}
-{{- $_ := set $env "ARTIFACT_S3_PREFIX" $artifacts.s3.prefix -}}
-{{- $_ := set $env "ARTIFACT_S3_REGION" $artifacts.s3.region -}}
-{{- $_ := set $env "ARTIFACT_S3_FORCE_PATH_STYLE" (toString $artifacts.s3.forcePathStyle) -}}
-{{- with $artifacts.s3.endpoint -}}
-{{- $_ := set $env "ARTIFACT_S3_ENDPOINT" . -}}
-{{- end -}}
-{{- end -}}
-{{- with include "testrun.appUrl" $root -}}
-{{- $_ := set $env "APP_URL" . -}}
-{{- end -}}
-{{- end -}}
-{{- if eq .name "catalog" -}}
-{{- $_ := set $env "NEW_PROJECT_CREDITS" (toString (int $root.Values.credits.newProject)) -}}
-{{- $_ := set $env "NEW_PROJECT_GRANTS_PER_ORGANIZATION" (toString (int $root.Values.credits.newProjectGrantsPerOrganization)) -}}
-{{- end -}}
-{{- if eq .name "console" -}}
-{{- with include "testrun.appUrl" $root -}}
-{{- $_ := set $env "APP_URL" . -}}
-{{- $_ := set $env "API_URL" . -}}
-{{- end -}}
-{{- with trim $root.Values.credits.operatorContact -}}
-{{- $_ := set $env "OPERATOR_CONTACT" . -}}
-{{- end -}}
-{{- $console := $root.Values.console -}}
-{{- $_ := set $env "SESSION_IDLE_MINUTES" (toString (int $console.sessionIdleMinutes)) -}}
-{{- $_ := set $env "SESSION_MAX_HOURS" (toString (int $console.sessionMaxHours)) -}}
-{{- if $console.oidc.issuerUrl -}}
-{{- $_ := set $env "OIDC_ISSUER_URL" $console.oidc.issuerUrl -}}
-{{- $_ := set $env "OIDC_CLIENT_ID" $console.oidc.clientId -}}
-{{- end -}}
-{{- end -}}
-{{- if eq .name "executor" -}}
-{{- $_ := set $env "LEASE_MS" (toString (int $root.Values.config.leaseMs)) -}}
-{{- $_ := set $env "CONCURRENCY" (toString (int $values.concurrency)) -}}
-{{- $_ := set $env "EXECUTOR_STEP_KINDS" ($values.stepKinds | default "all") -}}
-{{- if include "testrun.runsBrowsers" . -}}
-{{- $_ := set $env "BROWSER_CONTEXTS" (toString (int $values.browser.contexts)) -}}
-{{- end -}}
-{{- $egress := $root.Values.egress -}}
-{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (include "testrun.deniedCidrs" $root | fromYamlArray)) -}}
-{{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
-{{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
-{{- $_ := set $env "EGRESS_ALLOW_CLUSTER_NAMES" (toString $egress.allowClusterNames) -}}
-{{- end -}}
-{{- if eq .name "automation" -}}
-{{- /* Webhook deliveries go through the executors' egress rules (docs/automation.md, "Egress"). */ -}}
-{{- $egress := $root.Values.egress -}}
-{{- $_ := set $env "EGRESS_DENY_CIDRS" (join "," (include "testrun.deniedCidrs" $root | fromYamlArray)) -}}
-{{- $_ := set $env "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs) -}}
-{{- $_ := set $env "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain -}}
-{{- with include "testrun.appUrl" $root -}}
-{{- $_ := set $env "APP_URL" . -}}
-{{- $_ := set $env "API_URL" . -}}
+{{- $value := get $settings $variable -}}
+{{- if not (kindIs "invalid" $value) -}}
+{{- $_ := set $env $variable (toString $value) -}}
 {{- end -}}
 {{- end -}}
 {{- range $key, $value := $root.Values.config.env -}}
