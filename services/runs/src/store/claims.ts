@@ -39,27 +39,36 @@ export async function claimTests(
 ): Promise<{ outcomes: ClaimOutcome[]; runs: BatchEffects[] }> {
   const outcomes = new Map<string, ClaimOutcome>();
   const runs: BatchEffects[] = [];
-  // Which run each test is of: one statement for the whole batch (unknown tests are not found).
-  const owners = await orm.em
+  // One transaction per run: the run of the first claim left, and whichever of the claims left
+  // are its tests (usually all of them: an executor reads a backlog in order).
+  // The usual case in one round trip (Migration20261128160000_lease_functions): tests never
+  // claimed, of one run, within the project's share. What it leaves goes through the transactions below.
+  const [fast] = await orm.em
     .fork()
-    .execute<{ id: string; run_id: string }[]>(
-      "select id, run_id from runs.test_results where id = any(?::text[])",
-      [textArray(claims.map((claim) => claim.testResultId))],
+    .execute<{ claimed: { run: RunRow; tests: TestRow[] } | null }[]>(
+      "select runs.claim_new_tests(?::text[], ?::text[], ?::text[], ?, ?) as claimed",
+      [
+        textArray(claims.map((claim) => claim.testResultId)),
+        textArray(claims.map((claim) => claim.executorId)),
+        textArray(claims.map(() => randomBytes(18).toString("base64url"))),
+        timing.leaseMs,
+        timing.maxRunningPerProject ?? 0,
+      ],
     );
-  const runOf = new Map(owners.map((row) => [row.id, row.run_id]));
-  const byRun = new Map<string, ClaimRequest[]>();
-  for (const claim of claims) {
-    const runId = runOf.get(claim.testResultId);
-    if (runId === undefined) outcomes.set(claim.testResultId, { kind: "not_found" });
-    else byRun.set(runId, [...(byRun.get(runId) ?? []), claim]);
+  if (fast?.claimed && fast.claimed.tests.length > 0) {
+    const { run, tests } = fast.claimed;
+    for (const test of tests) outcomes.set(test.id, { kind: "claimed", run, test, tookOverLapsed: false });
+    runs.push({ runId: run.id, claimed: true, gaveUp: [] });
   }
-  for (const [runId, ofRun] of byRun) {
-    const done = await transaction<{ outcomes: Map<string, ClaimOutcome>; effects: BatchEffects }>(
+  let left = claims.filter((claim) => !outcomes.has(claim.testResultId));
+  while (left.length > 0) {
+    const done = await transaction<{ outcomes: Map<string, ClaimOutcome>; effects?: BatchEffects }>(
       orm,
-      (em) => claimInRun(em, timing, runId, ofRun),
+      (em) => claimInRun(em, timing, left),
     );
     for (const [id, outcome] of done.outcomes) outcomes.set(id, outcome);
-    runs.push(done.effects);
+    if (done.effects) runs.push(done.effects);
+    left = left.filter((claim) => !outcomes.has(claim.testResultId));
   }
   return {
     outcomes: claims.map((claim) => outcomes.get(claim.testResultId) ?? { kind: "not_found" }),
@@ -67,44 +76,85 @@ export async function claimTests(
   };
 }
 
-/** The claims of one run's tests, in one transaction. */
+const leaseColumns = (params: { owner: string; token: string }) =>
+  `status = 'running', attempt = t.attempt + 1, lapsed_leases = t.lapsed_leases + (t.status = 'running')::int,
+   lease_owner = ${params.owner}, lease_token = ${params.token},
+   lease_expires_at = now() + ? * interval '1 millisecond', started_at = now()`;
+
+/**
+ * The claims among `claims` of the first one's run, in one transaction; answers an outcome for
+ * each of them (at least the first), none for the others.
+ */
 async function claimInRun(
   em: EntityManager,
   timing: Timing,
-  runId: string,
   claims: readonly ClaimRequest[],
-): Promise<{ outcomes: Map<string, ClaimOutcome>; effects: BatchEffects }> {
+): Promise<{ outcomes: Map<string, ClaimOutcome>; effects?: BatchEffects }> {
   const outcomes = new Map<string, ClaimOutcome>();
-  const effects: BatchEffects = { runId, claimed: false, gaveUp: [] };
-  const run = await lockRun(em, "r.id = ?", [runId]);
-  if (!run) {
-    for (const claim of claims) outcomes.set(claim.testResultId, { kind: "not_found" });
-    return { outcomes, effects };
+  const first = claims[0]?.testResultId ?? "";
+  const run = await lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [first]);
+  if (!run) return { outcomes: new Map([[first, { kind: "not_found" }]]) };
+  const effects: BatchEffects = { runId: run.id, claimed: false, gaveUp: [] };
+  const maxRunning = timing.maxRunningPerProject ?? 0;
+  const tokens = claims.map(() => randomBytes(18).toString("base64url"));
+  const claimedAs = (test: TestRow, tookOverLapsed: boolean): ClaimOutcome => ({
+    kind: "claimed",
+    run,
+    test,
+    tookOverLapsed,
+  });
+
+  // The usual case, in one statement: QUEUED tests, the project within its share with all of them.
+  let unsettled = claims;
+  if ((await slotsLeft(em, run.project_id, maxRunning, claims.length)) === claims.length) {
+    const claimed = await em.execute<TestRow[]>(
+      `update runs.test_results t set ${leaseColumns({ owner: "c.owner", token: "c.token" })}
+       from unnest(?::text[], ?::text[], ?::text[]) as c(id, owner, token)
+       where t.id = c.id and t.run_id = ? and t.status = 'queued' returning ${testColumns}`,
+      [
+        timing.leaseMs,
+        textArray(claims.map((claim) => claim.testResultId)),
+        textArray(claims.map((claim) => claim.executorId)),
+        textArray(tokens),
+        run.id,
+      ],
+    );
+    for (const test of claimed) {
+      // A test QUEUED again after a claim (handed back): its new attempt shows only its own artifacts.
+      if (test.attempt > 1) await dropEarlierAttempts(em, test.id);
+      outcomes.set(test.id, claimedAs(test, false));
+    }
+    effects.claimed = claimed.length > 0;
+    unsettled = claims.filter((claim) => !outcomes.has(claim.testResultId));
+    if (unsettled.length === 0) return { outcomes, effects };
   }
+
+  // The rest, test by test as ClaimTest decides (the tests of other runs are left for later).
   const tests = await em.execute<(TestRow & { lapsed: boolean })[]>(
     `select ${testColumns}, t.status = 'running' and t.lease_expires_at < now() as lapsed
      from runs.test_results t where t.id = any(?::text[]) and t.run_id = ? order by t.id for update`,
-    [textArray(claims.map((claim) => claim.testResultId)), runId],
+    [textArray(unsettled.map((claim) => claim.testResultId)), run.id],
   );
   const byId = new Map(tests.map((test) => [test.id, test]));
-  // Taken in the claims' order: new claims (QUEUED) within the project's fair share, and lapsed
-  // leases taken over (never refused for the share: they replace a slot the project held).
+  if (!byId.has(first) && !outcomes.has(first)) outcomes.set(first, { kind: "not_found" });
+  // New claims (QUEUED) within the project's fair share, and lapsed leases taken over (never
+  // refused for the share: they replace a slot the project held).
   const fresh: ClaimRequest[] = [];
   const takeOvers: ClaimRequest[] = [];
-  for (const claim of claims) {
+  for (const claim of unsettled) {
     const test = byId.get(claim.testResultId);
-    if (!test) outcomes.set(claim.testResultId, { kind: "not_found" });
-    else if (test.status === "queued") fresh.push(claim);
+    if (!test) continue;
+    if (test.status === "queued") fresh.push(claim);
     else if (test.status !== "running") outcomes.set(test.id, { kind: "final" });
     else if (!test.lapsed) outcomes.set(test.id, { kind: "lease_held" });
     else if (test.lapsed_leases + 1 >= timing.maxAttempts) {
       // The last allowed lapse fails the test (committed with the claims).
       const gaveUp = await giveUp(em, test);
       effects.gaveUp.push(gaveUp);
-      outcomes.set(test.id, { kind: "gave_up", runId, effects: gaveUp });
+      outcomes.set(test.id, { kind: "gave_up", runId: run.id, effects: gaveUp });
     } else takeOvers.push(claim);
   }
-  const allowed = await slotsLeft(em, run.project_id, timing.maxRunningPerProject ?? 0, fresh.length);
+  const allowed = await slotsLeft(em, run.project_id, maxRunning, fresh.length);
   const deferred = fresh.slice(allowed);
   if (deferred.length > 0) {
     // As ClaimTest's over_share: published again REPUBLISH_AFTER_MS from now (leases.ts says why).
@@ -117,10 +167,7 @@ async function claimInRun(
   const taking = [...fresh.slice(0, allowed), ...takeOvers];
   if (taking.length > 0) {
     const claimed = await em.execute<TestRow[]>(
-      `update runs.test_results t set status = 'running', attempt = t.attempt + 1,
-         lapsed_leases = t.lapsed_leases + (t.status = 'running')::int,
-         lease_owner = c.owner, lease_token = c.token,
-         lease_expires_at = now() + ? * interval '1 millisecond', started_at = now()
+      `update runs.test_results t set ${leaseColumns({ owner: "c.owner", token: "c.token" })}
        from unnest(?::text[], ?::text[], ?::text[]) as c(id, owner, token)
        where t.id = c.id returning ${testColumns}`,
       [
@@ -134,14 +181,9 @@ async function claimInRun(
       const before = byId.get(test.id);
       // The new attempt's result will show only its own artifacts.
       if ((before?.attempt ?? 0) > 0) await dropEarlierAttempts(em, test.id);
-      outcomes.set(test.id, {
-        kind: "claimed",
-        run: run as RunRow,
-        test,
-        tookOverLapsed: before?.status === "running",
-      });
+      outcomes.set(test.id, claimedAs(test, before?.status === "running"));
     }
-    effects.claimed = claimed.length > 0;
+    effects.claimed ||= claimed.length > 0;
   }
   return { outcomes, effects };
 }

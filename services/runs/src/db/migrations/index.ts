@@ -7,6 +7,7 @@ import { Migration20261125013926_test_case_version } from "./Migration2026112501
 import { Migration20261125042741_artifacts } from "./Migration20261125042741_artifacts.js";
 import { Migration20261127203533_idempotency_key } from "./Migration20261127203533_idempotency_key.js";
 import { Migration20261128150000_run_counters } from "./Migration20261128150000_run_counters.js";
+import { Migration20261128160000_lease_functions } from "./Migration20261128160000_lease_functions.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -17,4 +18,5 @@ export const migrations = [
   { name: "Migration20261125042741_artifacts", class: Migration20261125042741_artifacts },
   { name: "Migration20261127203533_idempotency_key", class: Migration20261127203533_idempotency_key },
   { name: "Migration20261128150000_run_counters", class: Migration20261128150000_run_counters },
+  { name: "Migration20261128160000_lease_functions", class: Migration20261128160000_lease_functions },
 ];
