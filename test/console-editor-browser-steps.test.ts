@@ -8,7 +8,6 @@ import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { TestCaseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
-import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/features/test-cases/json-view.js";
 import {
   type CaseDraft,
   caseOfDraft,
@@ -17,8 +16,16 @@ import {
   type StepDraft,
   withKind,
 } from "../services/console/web/src/features/step-editor/kinds.js";
+import {
+  draftOfJson,
+  jsonOfDraft,
+  snapshotOf,
+} from "../services/console/web/src/features/test-cases/json-view.js";
 import { referenceWarnings } from "../services/console/web/src/features/test-cases/references.js";
-import { fieldOfPath, stillAtSentValues } from "../services/console/web/src/features/test-cases/violations.js";
+import {
+  fieldOfPath,
+  stillAtSentValues,
+} from "../services/console/web/src/features/test-cases/violations.js";
 
 /** Every action, every kind of locator, every check and state, as the catalog stores them. */
 const stepsJson: JsonValue[] = [

@@ -11,7 +11,6 @@ import {
   UpdateTestCaseRequestSchema,
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import { expect } from "chai";
-import { draftOfJson, jsonOfDraft, snapshotOf } from "../services/console/web/src/features/test-cases/json-view.js";
 import {
   type CaseDraft,
   caseOfDraft,
@@ -19,7 +18,15 @@ import {
   draftOfCase,
   type StepDraft,
 } from "../services/console/web/src/features/step-editor/kinds.js";
-import { referencesIn, referenceWarnings } from "../services/console/web/src/features/test-cases/references.js";
+import {
+  draftOfJson,
+  jsonOfDraft,
+  snapshotOf,
+} from "../services/console/web/src/features/test-cases/json-view.js";
+import {
+  referencesIn,
+  referenceWarnings,
+} from "../services/console/web/src/features/test-cases/references.js";
 import { saveSizeProblem } from "../services/console/web/src/features/test-cases/save-size.js";
 import {
   fieldOfPath,

@@ -7,9 +7,9 @@ import { useQueryClient } from "@tanstack/react-query";
 import type { TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useNavigate } from "react-router";
-import { plural } from "../format";
-import { Dialog, type DialogProps } from "./Dialog";
-import { DeleteActions } from "./EditConflictDialog";
+import { Dialog, type DialogProps } from "../../components/Dialog";
+import { plural } from "../../format";
+import { DeleteActions } from "../versions/DeleteActions";
 
 export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { plan: TestPlan }) {
   const navigate = useNavigate();

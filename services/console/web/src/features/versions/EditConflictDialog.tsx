@@ -2,38 +2,11 @@
 // catalog's ABORTED with an EditConflict detail; docs/console.md, "Two people editing"): who saved
 // which version and when, and the ways on. Nothing of either person's text is lost: the stored
 // version is theirs, and the draft stays in the editor until the person chooses to reload.
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { EditConflict } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { useEffect, useId, useRef, useState } from "react";
-import { editConflictOf, messageOf } from "../api";
-import { Dialog, DialogActions, ErrorNotice } from "./Dialog";
-import { changedByName } from "./Version";
-
-const clock = new Intl.DateTimeFormat("en", { timeStyle: "short" });
-const dayAndClock = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short" });
-
-/** "at 10:02 AM" today, "on Nov 24, 2026, 10:02 AM" before. */
-function When({ conflict }: { conflict: EditConflict }) {
-  if (!conflict.changedAt) return <>at an unknown time</>;
-  const date = timestampDate(conflict.changedAt);
-  const today = date.toDateString() === new Date().toDateString();
-  return (
-    <>
-      {today ? "at " : "on "}
-      <time dateTime={date.toISOString()}>{(today ? clock : dayAndClock).format(date)}</time>
-    </>
-  );
-}
-
-/** "Ana (ana@example.com) saved version 5 at 10:02 AM" ("Someone" when nobody was recorded). */
-export function WhoSaved({ conflict }: { conflict: EditConflict }) {
-  return (
-    <>
-      <strong>{changedByName(conflict.changedBy) || "Someone"}</strong> saved version{" "}
-      {conflict.currentVersion} <When conflict={conflict} />
-    </>
-  );
-}
+import { messageOf } from "../../api";
+import { Dialog, DialogActions } from "../../components/Dialog";
+import { WhoSaved } from "./WhoSaved";
 
 /**
  * A save refused on an old version: says so while `conflict` is set, and offers to copy the
@@ -179,73 +152,5 @@ export function EditConflictDialog({
         </div>
       )}
     </Dialog>
-  );
-}
-
-/**
- * A delete refused on an old version, inside the delete dialog: who changed it and when, that
- * nothing was deleted, and a way to the current version (`onLook`: read it again and close).
- */
-export function DeleteConflict({
-  conflict,
-  onLook,
-  onCancel,
-}: {
-  conflict: EditConflict;
-  onLook: () => void;
-  onCancel: () => void;
-}) {
-  return (
-    <>
-      <p className="notice notice-error" role="alert">
-        <WhoSaved conflict={conflict} />; this page showed version {conflict.expectedVersion}. Nothing was
-        deleted: look at the current version before deciding.
-      </p>
-      <DialogActions
-        onCancel={onCancel}
-        label="Look at the current version"
-        busyLabel="Reading…"
-        busy={false}
-        onConfirm={onLook}
-      />
-    </>
-  );
-}
-
-/**
- * The end of a delete dialog (test case, test plan): a delete refused on an old version says who
- * and when (DeleteConflict); any other failure shows above the buttons, Delete and Cancel.
- */
-export function DeleteActions({
-  error,
-  label,
-  busy,
-  onConfirm,
-  onCancel,
-  onLook,
-}: {
-  /** The delete's failure, if any. */
-  error: unknown;
-  label: string;
-  busy: boolean;
-  onConfirm: () => void;
-  onCancel: () => void;
-  /** After a conflict: read the current version again and close. */
-  onLook: () => void;
-}) {
-  const conflict = editConflictOf(error);
-  if (conflict) return <DeleteConflict conflict={conflict} onCancel={onCancel} onLook={onLook} />;
-  return (
-    <>
-      <ErrorNotice error={error} />
-      <DialogActions
-        onCancel={onCancel}
-        label={label}
-        busyLabel="Deleting…"
-        busy={busy}
-        danger
-        onConfirm={onConfirm}
-      />
-    </>
   );
 }

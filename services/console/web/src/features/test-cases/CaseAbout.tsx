@@ -1,0 +1,71 @@
+// The test case editor's first panel: the case's name, tags, and whether it runs and keeps traces.
+import { Field } from "../../components/Field";
+import type { CaseDraft } from "../step-editor/kinds";
+import type { Said } from "../step-editor/Rows";
+import { TagsInput } from "./TagsInput";
+
+export function CaseAbout({
+  draft,
+  onChange,
+  said,
+}: {
+  draft: CaseDraft;
+  onChange: (draft: CaseDraft) => void;
+  /** The messages of the case's own fields (`name`, `tags`). */
+  said: (field: string) => Said;
+}) {
+  return (
+    <section className="panel editor-about" aria-label="About">
+      <Field
+        label="Name"
+        hint="Shown in runs and results. At most 200 characters."
+        {...said("name")}
+        required
+      >
+        {(control) => (
+          <input
+            {...control}
+            className="input"
+            placeholder="log in with the demo user"
+            value={draft.name}
+            onChange={(event) => onChange({ ...draft, name: event.target.value })}
+          />
+        )}
+      </Field>
+      <TagsInput
+        tags={draft.tags}
+        onChange={(tags) => onChange({ ...draft, tags })}
+        error={said("tags").error}
+      />
+      <label className="checkbox-field">
+        <input
+          type="checkbox"
+          checked={draft.enabled}
+          onChange={(event) => onChange({ ...draft, enabled: event.target.checked })}
+        />
+        <span>
+          <strong>Enabled</strong>
+          <br />
+          <span className="muted small">
+            Plans and tags run it. A disabled case runs only when chosen by name.
+          </span>
+        </span>
+      </label>
+      <label className="checkbox-field">
+        <input
+          type="checkbox"
+          checked={draft.recordTrace}
+          onChange={(event) => onChange({ ...draft, recordTrace: event.target.checked })}
+        />
+        <span>
+          <strong>Record a trace every time</strong>
+          <br />
+          <span className="muted small">
+            Its browser steps keep a Playwright trace of each run, not only of a failed one. Traces hold what
+            the page showed.
+          </span>
+        </span>
+      </label>
+    </section>
+  );
+}
