@@ -5,10 +5,10 @@ import { lazy, Suspense } from "react";
 import { Loading } from "../../components/States";
 
 const ExportDialog = lazy(() =>
-  import("../../components/ContentDialogs").then((module) => ({ default: module.ExportDialog })),
+  import("../content/ExportDialog").then((module) => ({ default: module.ExportDialog })),
 );
 const ImportDialog = lazy(() =>
-  import("../../components/ContentDialogs").then((module) => ({ default: module.ImportDialog })),
+  import("../content/ImportDialog").then((module) => ({ default: module.ImportDialog })),
 );
 
 export type FileDialog = "export" | "import";
