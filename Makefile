@@ -139,7 +139,7 @@ $(HELM_BIN):
 # MinIO, the S3-compatible server the artifact store's S3 tests run against (a test-time server,
 # AGPLv3, never shipped): built from the Go module proxy like helm (about 9 min on 2 cores the first
 # time, 143 MiB), into a cache outside the clone keyed by the version, so every clone and worktree
-# reuses it. The tests start it on a free port with a throwaway directory (services/kit/src/testing/minio.ts
+# reuses it. The tests start it on a free port with a throwaway directory (services/testing/src/minio.ts
 # reads MINIO_VERSION from here).
 MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO_BIN := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/testrun/minio/$(MINIO_VERSION)/minio

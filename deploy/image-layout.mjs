@@ -4,8 +4,10 @@
 //   node image-layout.mjs manifests <tree>   keeps only <tree>/services/*/package.json
 //   node image-layout.mjs web                builds every services/*/web (vite) into services/*/web-build
 //   node image-layout.mjs runtime <tree>     keeps only dist/ and web-build/ of <tree>/services/*
+// Both tree modes leave out a package with devDependencies only (services/testing, the tests'
+// harnesses): test code, so neither its files nor what it depends on reach the image.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 /** What each mode keeps of a package folder. */
@@ -26,9 +28,15 @@ function packages(root) {
     .map((entry) => join(services, entry.name));
 }
 
+/** Whether a package is for development only: it declares devDependencies and no dependencies. */
+function devOnly(folder) {
+  const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8"));
+  return manifest.dependencies === undefined && manifest.devDependencies !== undefined;
+}
+
 if (mode === "manifests" || mode === "runtime") {
   for (const folder of packages(tree)) {
-    if (!existsSync(join(folder, "package.json"))) {
+    if (!existsSync(join(folder, "package.json")) || devOnly(folder)) {
       rmSync(folder, { recursive: true, force: true });
       continue;
     }

@@ -50,7 +50,7 @@ import {
   startThrowawayPostgres,
   startThrowawayRedis,
   type ThrowawayServer,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { abuseTable } from "./bench/abuse.js";
 import { automationTable } from "./bench/automation.js";
 import { browserTable } from "./bench/browser.js";

@@ -7,7 +7,7 @@
 //
 //   node --conditions=source --import tsx scripts/body-bomb.ts
 import http2 from "node:http2";
-import { gzipBomb, startThrowawayPostgres, startThrowawayRedis } from "@testrun/kit/testing";
+import { gzipBomb, startThrowawayPostgres, startThrowawayRedis } from "@testrun/testing";
 import { rssMiB } from "./bench/measure.js";
 import { startSystem } from "./system.js";
 

@@ -3,7 +3,7 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { migrateDatabase, openDatabase } from "@testrun/kit";
-import { createTestDatabase, repoRoot, startThrowawayPostgres } from "@testrun/kit/testing";
+import { createTestDatabase, repoRoot, startThrowawayPostgres } from "@testrun/testing";
 
 const [service, name = "change"] = process.argv.slice(2);
 if (!service) throw new Error("usage: new-migration.ts <service> [name]");

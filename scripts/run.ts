@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { createCliContext, createSignInLink } from "@testrun/cli";
-import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/kit/testing";
+import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/testing";
 import { seedDemoAutomation } from "./demo/automation.js";
 import { seedDemo } from "./demo/seed.js";
 import { type System, startSystem } from "./system.js";

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { createCliContext, grantCredits } from "@testrun/cli";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { seedDemo } from "./demo/seed.js";
 import type { System } from "./system.js";
 

@@ -5,7 +5,7 @@
 // The system is the one `make run` starts, on free ports, against DATABASE_URL / REDIS_URL or
 // throwaway servers, with the gateway's limits raised (`schemathesisLimits`).
 //   node --conditions=source --import tsx scripts/schemathesis.ts [extra st run options]
-import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/kit/testing";
+import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/testing";
 import { runSchemathesis, schemathesisLimits } from "./schemathesis-run.js";
 import { type System, startSystem } from "./system.js";
 

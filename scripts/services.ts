@@ -3,7 +3,7 @@
 // because a chart can only read files inside its own folder.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { redisUserOf } from "@testrun/kit/testing";
+import { redisUserOf } from "@testrun/testing";
 import { parse } from "yaml";
 
 export interface ServiceEntry {

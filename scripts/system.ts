@@ -10,7 +10,7 @@ import {
   runServiceCommand,
   type ServiceProcess,
   startServiceProcess,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { demoCredentials } from "./demo/seed.js";
 import { redisUsers, services } from "./services.js";
 
@@ -31,7 +31,7 @@ export interface SystemOptions {
   databaseUrl: string;
   /**
    * An administrator's URL (allowed ACL SETUSER): each service connects with a Redis user of its
-   * own made through it, with the rights the chart gives it (kit testing/redis-users.ts).
+   * own made through it, with the rights the chart gives it (services/testing/src/redis-users.ts).
    */
   redisUrl: string;
   /** Fixed ports (`make run`) or free ones (tests). */

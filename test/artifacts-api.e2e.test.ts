@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import { ArtifactKind, RunsService, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
-import { componentRedisUrl, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { componentRedisUrl, type ServiceProcess, startServiceProcess } from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";

@@ -3,8 +3,7 @@
 // egress proxy against the demo target's web app; what the browser saw comes back as artifacts at
 // their REST url, to the project's keys only. And a browser test whose executor is killed mid-test
 // still ends: its lease lapses and another executor takes it over.
-import type { ServiceProcess } from "@testrun/kit/testing";
-import { startServiceProcess } from "@testrun/kit/testing";
+import { type ServiceProcess, startServiceProcess } from "@testrun/testing";
 import { expect } from "chai";
 import { unzipSync } from "fflate";
 import pg from "pg";

@@ -4,7 +4,7 @@
 // by git) to be looked at.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import type { System } from "../scripts/system.js";

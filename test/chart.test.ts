@@ -5,7 +5,7 @@
 // chart does not follow makes these tests fail.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import type { IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
 import type { IIngress } from "kubernetes-models/networking.k8s.io/v1/Ingress";

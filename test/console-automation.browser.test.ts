@@ -8,7 +8,7 @@
 // who it then acts for. At 1280 and 390 px; every page saved under .tmp/screenshots.
 import { createCliContext, createTestPlan, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { eventually } from "@testrun/kit/testing";
+import { eventually } from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/webhook-receiver.js";
 import { errorAt, expectNoErrorAt, shot } from "./browser.js";

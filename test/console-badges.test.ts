@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import Router from "@koa/router";
 import { AutomationService, BadgeState } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { createLogger, serviceClient } from "@testrun/kit";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import Koa from "koa";
 import { AuthAttempts } from "../services/console/src/http/auth-limit.js";

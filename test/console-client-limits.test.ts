@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { createLogger, serviceClient } from "@testrun/kit";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import { type ConsoleAppOptions, createConsoleApp } from "../services/console/src/http/app.js";
 import { AuthAttempts, maxClientBuckets } from "../services/console/src/http/auth-limit.js";

@@ -8,7 +8,7 @@
 import { createCliContext, createOrganization } from "@testrun/cli";
 import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { newId } from "@testrun/kit";
-import { operator } from "@testrun/kit/testing";
+import { operator } from "@testrun/testing";
 import { expect } from "chai";
 import type { Browser, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";

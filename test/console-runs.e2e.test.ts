@@ -15,7 +15,7 @@ import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { InsufficientCreditsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import type { RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
 import { RunStatus, SkipReason, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { eventually } from "@testrun/kit/testing";
+import { eventually } from "@testrun/testing";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";

@@ -17,7 +17,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunSchema, RunStatus, RunsService, TestResultSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { createLogger } from "@testrun/kit";
-import { eventually } from "@testrun/kit/testing";
+import { eventually } from "@testrun/testing";
 import { expect } from "chai";
 import { createConsoleApp } from "../services/console/src/http/app.js";
 import { AuthAttempts } from "../services/console/src/http/auth-limit.js";

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { addMember, createCliContext, removeMember } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 import type { Browser, BrowserContext, Page } from "playwright-core";

@@ -3,7 +3,7 @@
 // with the standardwebhooks package, and Smoke's badge on the local environment, served as SVG.
 import { AutomationService, ScheduleState } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { serviceClient } from "@testrun/kit";
-import { eventually } from "@testrun/kit/testing";
+import { eventually } from "@testrun/testing";
 import { expect } from "chai";
 import { seedDemoAutomation } from "../scripts/demo/automation.js";
 import { seedDemo } from "../scripts/demo/seed.js";

@@ -5,7 +5,7 @@ import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createCliContext, createEnvironment } from "@testrun/cli";
-import { eventually, findFreePort, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { eventually, findFreePort, type ServiceProcess, startServiceProcess } from "@testrun/testing";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { HeldTarget } from "./held-target.js";

@@ -7,7 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { addMember, createCliContext, createEnvironment, createKey } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { eventually } from "@testrun/kit/testing";
+import { eventually } from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import type { System } from "../scripts/system.js";

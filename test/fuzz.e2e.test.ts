@@ -14,7 +14,7 @@ import { Code } from "@connectrpc/connect";
 import { addMember, createCliContext, createTestPlan } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { gzipBomb } from "@testrun/kit/testing";
+import { gzipBomb } from "@testrun/testing";
 import { expect } from "chai";
 import fc from "fast-check";
 import { rssMiB } from "../scripts/bench/measure.js";

@@ -1,7 +1,7 @@
 /**
  * Mocha global fixtures: when DATABASE_URL / REDIS_URL are unset, start throwaway servers for the
  * whole run and stop them afterwards. Servers given through the environment are used as they are.
- * A throwaway MinIO (kit testing/minio.ts) is started only when a test first asks for it
+ * A throwaway MinIO (services/testing/src/minio.ts) is started only when a test first asks for it
  * (`sharedMinio`), and stopped here.
  *
  * Either way REDIS_URL stays the administrator's URL (tests read and flush through it), and the
@@ -18,23 +18,19 @@
  * its own, started before its first file: the test files share Redis-wide state (the runs stream,
  * Pub/Sub channels, FLUSHALL), so two files at once on one server would take each other's work.
  * PostgreSQL stays shared: every suite has a database of its own. A worker's Redis is checked for
- * refusals after each of its files, and is killed when the worker exits (kit testing/servers.ts).
+ * refusals after each of its files, and is killed when the worker exits (services/testing/src/servers.ts).
  */
 import { execFile } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { stopSharedMinio } from "@testrun/testing/minio";
+import { builtServicesFlag, repoRoot } from "@testrun/testing/process";
+import { stopTestProcessResources } from "@testrun/testing/process-scope";
+import { createRedisUsers } from "@testrun/testing/redis-users";
+import { startThrowawayPostgres, startThrowawayRedis, type ThrowawayServer } from "@testrun/testing/servers";
 import { Redis } from "ioredis";
 import { redisUsers } from "../scripts/services.js";
-import { stopSharedMinio } from "../services/kit/src/testing/minio.js";
-import { builtServicesFlag, repoRoot } from "../services/kit/src/testing/process.js";
-import { stopTestProcessResources } from "../services/kit/src/testing/process-scope.js";
-import { createRedisUsers } from "../services/kit/src/testing/redis-users.js";
-import {
-  startThrowawayPostgres,
-  startThrowawayRedis,
-  type ThrowawayServer,
-} from "../services/kit/src/testing/servers.js";
 
 const started: ThrowawayServer[] = [];
 let ownRedisUrl: string | undefined;
@@ -93,7 +89,7 @@ export async function mochaGlobalSetup(): Promise<void> {
 /**
  * Brings every package's dist/ up to date with its sources (`npm run build`'s `tsc -b`, incremental:
  * nothing to do when nothing changed), so that the services the tests start run their built
- * modules, as the image does, instead of compiling TypeScript at every start (kit testing/process.ts).
+ * modules, as the image does, instead of compiling TypeScript at every start (services/testing/src/process.ts).
  */
 async function buildServices(): Promise<void> {
   const tsc = join(repoRoot, "node_modules/typescript/bin/tsc");

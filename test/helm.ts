@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { parse, parseAllDocuments } from "yaml";
 import type { K8sObject } from "./kubernetes.js";
 

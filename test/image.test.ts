@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { createClient } from "@connectrpc/connect";
@@ -23,7 +23,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
   testrunCache,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { redisUsers, services } from "../scripts/services.js";
 import { systemServices } from "../scripts/system.js";
@@ -51,7 +51,10 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
   let image: ImageReplay;
   /** The browser image: `docker build --target browser`. */
   let browserImage: ImageReplay;
+  /** The packages the image holds: every workspace package but those for development only. */
   let workspacePackages: string[];
+  /** Workspace packages with devDependencies only (the tests' harnesses): never in the image. */
+  let devOnlyPackages: string[];
   /** Packages with a web app (services/<pkg>/web/vite.config.*): the image holds its web-build/. */
   let webPackages: string[];
 
@@ -75,12 +78,23 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
     );
     image = images.get(finalStage) as ImageReplay;
     browserImage = images.get("browser") as ImageReplay;
-    workspacePackages = (await readdir(join(repoRoot, "services"), { withFileTypes: true }))
+    const allPackages = (await readdir(join(repoRoot, "services"), { withFileTypes: true }))
       .filter(
         (entry) => entry.isDirectory() && existsSync(join(repoRoot, "services", entry.name, "package.json")),
       )
       .map((entry) => entry.name)
       .sort();
+    devOnlyPackages = [];
+    for (const pkg of allPackages) {
+      const manifest = JSON.parse(
+        await readFile(join(repoRoot, "services", pkg, "package.json"), "utf8"),
+      ) as {
+        dependencies?: object;
+        devDependencies?: object;
+      };
+      if (!manifest.dependencies && manifest.devDependencies) devOnlyPackages.push(pkg);
+    }
+    workspacePackages = allPackages.filter((pkg) => !devOnlyPackages.includes(pkg));
     webPackages = workspacePackages.filter((pkg) =>
       ["ts", "mjs", "js"].some((ext) =>
         existsSync(join(repoRoot, "services", pkg, `web/vite.config.${ext}`)),
@@ -170,6 +184,11 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
       files.filter((file) => /(^|\/)test\/|\.test\.js$/.test(file)),
       "tests",
     ).to.deep.equal([]);
+    // No test harness: neither the tests' package nor a testing module left in a production one.
+    expect(
+      files.filter((file) => /(^|\/)testing(\/|\.|$)/.test(file)),
+      "testing files",
+    ).to.deep.equal([]);
     for (const pkg of services.filter((service) => service.migrates).map((service) => service.name)) {
       const migrations = files.filter((file) => file.startsWith(`${pkg}/dist/db/migrations/Migration`));
       expect(
@@ -177,6 +196,31 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
         `${pkg} migrations`,
       ).not.to.be.empty;
     }
+  });
+
+  it("holds no package for development only: the tests' harnesses (@testrun/testing) stay out", async () => {
+    expect(devOnlyPackages, "workspace packages with devDependencies only").to.include("testing");
+    for (const pkg of devOnlyPackages) {
+      const name = `@testrun/${pkg}`;
+      expect(existsSync(join(image.root, "services", pkg)), `services/${pkg}`).to.equal(false);
+      // lstat: a link left to a folder the image lacks counts too.
+      const linked = await lstat(join(image.root, "node_modules", name)).then(
+        () => true,
+        () => false,
+      );
+      expect(linked, `node_modules/${name}`).to.equal(false);
+    }
+    // Every @testrun/* module the image installs is a package it holds.
+    const installed = (await readdir(join(image.root, "node_modules/@testrun"))).sort();
+    const shipped = await Promise.all(
+      workspacePackages.map(async (pkg) => {
+        const manifest = JSON.parse(
+          await readFile(join(image.root, "services", pkg, "package.json"), "utf8"),
+        );
+        return String(manifest.name).replace(/^@testrun\//, "");
+      }),
+    );
+    expect(installed).to.deep.equal(shipped.sort());
   });
 
   it("has no package the lockfile marks as a dev dependency", async () => {
@@ -196,11 +240,13 @@ describe("the container image (deploy/Dockerfile, replayed without a container e
   it("resolves every workspace package's exports to built files, without the source condition", async () => {
     const specifiers = [
       "@testrun/kit",
-      "@testrun/kit/testing",
+      "@testrun/kit/egress",
       "@testrun/cli",
       "@testrun/gen/grpc/health/v1/health_pb",
     ];
-    const script = `for (const s of ${JSON.stringify(specifiers)}) console.log(import.meta.resolve(s)), await import(s);`;
+    // And the tests' harnesses are not there to resolve.
+    const script = `for (const s of ${JSON.stringify(specifiers)}) console.log(import.meta.resolve(s)), await import(s);
+      await import("@testrun/testing").then(() => { throw new Error("@testrun/testing resolved in the image"); }, (error) => { if (error.code !== "ERR_MODULE_NOT_FOUND") throw error; });`;
     const child = spawn(process.execPath, ["--input-type=module", "--eval", script], {
       cwd: image.root,
       env: containerEnv({}),

@@ -12,6 +12,7 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { version } from "@testrun/api-client";
 import {
   addMember,
   createCliContext,
@@ -22,11 +23,10 @@ import {
   removeMember,
 } from "@testrun/cli";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { eventually, type GatewayProcess, repoRoot } from "@testrun/kit/testing";
+import { eventually, type GatewayProcess, repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
-import { version } from "../services/testrun-cli/src/version.js";
 import { HeldTarget } from "./held-target.js";
 import { expectDocumented } from "./openapi-check.js";
 import {

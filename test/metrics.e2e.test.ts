@@ -2,7 +2,7 @@
 // the whole system while runs pass, fail and are refused; its HTTP API must then give the counts
 // and histograms the dashboard and the alerts are built on (docs/operations.md, "Metrics").
 
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, findFreePort, scrapeMetrics } from "@testrun/kit/testing";
+import { eventually, findFreePort, scrapeMetrics } from "@testrun/testing";
 import type { System } from "../scripts/system.js";
 import { seriesNames } from "./monitoring-queries.js";
 

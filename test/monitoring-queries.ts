@@ -4,7 +4,7 @@
 // metricNamesInDashboard() and metricNamesInRules() also serve a check against a real scrape.
 import { readFileSync } from "node:fs";
 import { collectProcessMetrics } from "@testrun/kit";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import client from "prom-client";
 
 /** Testrun's own metrics (docs/operations.md, "Metrics"), each with its type. */

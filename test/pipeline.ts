@@ -16,7 +16,7 @@ import {
   type GatewayProcess,
   keepForTestProcess,
   startGateway,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { type System, type SystemOptions, startSystem, systemServices } from "../scripts/system.js";
 import { expectDocumented } from "./openapi-check.js";
@@ -165,7 +165,7 @@ const sharedSystemRedisDb = 13;
  * need nothing of their own: each works in a project (and organization) of its own, and none stops,
  * restarts or reconfigures a service, flushes Redis, or reads a figure of the whole system. Starting a system costs
  * some seconds of both cores; a suite that needs other settings, or stops a service, starts its own.
- * Started on first use, and stopped when the test process ends (kit testing/process-scope.ts).
+ * Started on first use, and stopped when the test process ends (services/testing/src/process-scope.ts).
  */
 export function sharedE2eSystem(): Promise<System> {
   sharedSystem ??= startSharedSystem();

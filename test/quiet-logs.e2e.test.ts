@@ -14,7 +14,7 @@ import {
   WebhookEvent,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { serviceClient } from "@testrun/kit";
-import { eventually, sampleValue, scrapeMetrics } from "@testrun/kit/testing";
+import { eventually, sampleValue, scrapeMetrics } from "@testrun/testing";
 import { expect } from "chai";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";

@@ -6,7 +6,7 @@ import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createCliContext, createEnvironment, setVariable } from "@testrun/cli";
-import { echoes, fragments, secret, secretWindows } from "@testrun/executor/testing";
+import { echoes, fragments, secret, secretWindows } from "@testrun/testing/redaction-encodings";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { addCases, newProject, type Pipeline, sharedE2eSystem } from "./pipeline.js";

@@ -1,5 +1,5 @@
 // Each component's own Redis user (helm/testrun/services.yaml `redis`), as `make run` and the tests
-// create them (kit testing/redis-users.ts) and as the chart's Redis defines them: what each may and
+// create them (services/testing/src/redis-users.ts) and as the chart's Redis defines them: what each may and
 // may not do, probed on a real Redis. Above all an executor, which parses responses of servers
 // anyone can run, can touch nothing but the test stream: not the verified-key cache (it could
 // otherwise file a key of its own making), not the gateway's counters, not the tests of others.
@@ -18,7 +18,7 @@ import {
   repoRoot,
   startThrowawayRedis,
   type ThrowawayServer,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import type { IContainer } from "kubernetes-models/v1/Container";

@@ -2,7 +2,7 @@
 // code and the places written by hand. Each failure says what to add where. (The chart reads the
 // registry itself: test/chart.test.ts; the image needs no list: test/image.test.ts.)
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import { parse } from "yaml";
 import { parseRegistry, registryPath, services } from "../scripts/services.js";

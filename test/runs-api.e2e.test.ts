@@ -2,7 +2,7 @@
 // Idempotency-Key, through the real gateway with every service a real process. The environment
 // under test is a HeldTarget: a run stays RUNNING exactly until the test releases its request.
 import { createCliContext, createEnvironment, createKey, getBalance } from "@testrun/cli";
-import { eventually, type GatewayProcess } from "@testrun/kit/testing";
+import { eventually, type GatewayProcess } from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import type { System } from "../scripts/system.js";

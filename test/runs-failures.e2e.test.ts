@@ -10,7 +10,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
   withBrokenReadBack,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";

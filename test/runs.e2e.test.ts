@@ -5,7 +5,7 @@ import { once } from "node:events";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createCliContext, createEnvironment, getBalance } from "@testrun/cli";
-import { eventually, startServiceProcess } from "@testrun/kit/testing";
+import { eventually, startServiceProcess } from "@testrun/testing";
 import { expect } from "chai";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";

@@ -8,7 +8,7 @@ import {
   runServiceCommand,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 import { services } from "../scripts/services.js";

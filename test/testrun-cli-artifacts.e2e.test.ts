@@ -15,15 +15,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type Run, TestrunClient } from "@testrun/api-client";
 import { ArtifactKind, RunsService, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
 import { downloadArtifacts } from "../services/testrun-cli/src/artifacts.js";
-import { TestrunClient } from "../services/testrun-cli/src/client.js";
-import type { Run } from "../services/testrun-cli/src/types.js";
 import {
   type ArtifactBody,
   addCases,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { createCliContext, createEnvironment } from "@testrun/cli";
 import { fingerprintOf } from "@testrun/kit";
-import { type GatewayProcess, repoRoot } from "@testrun/kit/testing";
+import { type GatewayProcess, repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { parse } from "yaml";

@@ -40,7 +40,7 @@ import {
   WebhookEvent,
 } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { serviceClient } from "@testrun/kit";
-import { createTestDatabase, repoRoot, type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { createTestDatabase, repoRoot, type ServiceProcess, startServiceProcess } from "@testrun/testing";
 import pg from "pg";
 import { seedDemo } from "../demo/seed.js";
 import { localTargetsEgress, type System } from "../system.js";

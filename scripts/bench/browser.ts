@@ -9,7 +9,7 @@
 // executor's process tree (Node plus Chromium's processes), sampled while the run goes on.
 import { readFileSync } from "node:fs";
 import { createCliContext, createTestCases, readTestCaseFile } from "@testrun/cli";
-import { startServiceProcess } from "@testrun/kit/testing";
+import { startServiceProcess } from "@testrun/testing";
 import { chromium } from "playwright-core";
 import type { System } from "../system.js";
 

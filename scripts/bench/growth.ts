@@ -14,7 +14,7 @@
 import { toBinary } from "@bufbuild/protobuf";
 import { createCliContext, createTestCases, readTestCaseFile } from "@testrun/cli";
 import { WatchRunResponseSchema } from "@testrun/gen/testrun/console/v1/console_pb";
-import { type ServiceProcess, startServiceProcess } from "@testrun/kit/testing";
+import { type ServiceProcess, startServiceProcess } from "@testrun/testing";
 import pg from "pg";
 import { consoleClient, signIn } from "../../test/console-client.js";
 import type { System } from "../system.js";

@@ -4,7 +4,7 @@
 // read goes through; then, metrics on, how long a scrape of each component's /metrics takes while
 // that load runs. Figures only, no assertion (docs/development.md, "Benchmarks").
 import { createCliContext, grantCredits } from "@testrun/cli";
-import { createTestDatabase } from "@testrun/kit/testing";
+import { createTestDatabase } from "@testrun/testing";
 import { seedDemo } from "../demo/seed.js";
 import type { System } from "../system.js";
 import { cpuMs, load } from "./measure.js";

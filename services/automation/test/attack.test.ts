@@ -17,14 +17,15 @@ import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { type InProcessAutomation, startAutomation } from "./in-process.js";
 

@@ -15,14 +15,15 @@ import { TagListSchema } from "@testrun/gen/testrun/common/v1/selection_pb";
 import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { sign } from "../src/secrets.js";

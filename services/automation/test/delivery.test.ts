@@ -17,14 +17,15 @@ import { type Run, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Resolve } from "@testrun/kit/egress";
 import {
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
 import { type InProcessAutomation, startAutomation as startInProcess } from "./in-process.js";

@@ -17,6 +17,7 @@ import { defaultBlockedRanges, type Resolve } from "@testrun/kit/egress";
 import {
   blockedSamples,
   eventually,
+  type InProcessRunsStack,
   ipv4Spellings,
   ipv6FormsOf,
   leaseOf,
@@ -25,9 +26,9 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
+  startRunsStack,
   urlHost,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { type InProcessAutomation, startAutomation } from "./in-process.js";
 

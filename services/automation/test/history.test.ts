@@ -1,7 +1,7 @@
 // Retention of the automation history (docs/automation.md, "Retention"): finished deliveries and
 // ticks older than the retention are deleted, pending ones and recent ones stay.
 import type { Orm } from "@testrun/kit";
-import { migratedTestDatabase } from "@testrun/kit/testing";
+import { migratedTestDatabase } from "@testrun/testing";
 import { expect } from "chai";
 
 const day = 86_400_000;

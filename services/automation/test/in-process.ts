@@ -4,8 +4,12 @@ import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { loadConfig, openDatabase } from "@testrun/kit";
 import type { Resolve } from "@testrun/kit/egress";
-import { capturedLogger, createMigratedTestDatabase, inProcessRpc } from "@testrun/kit/testing";
-import type { InProcessRunsStack } from "@testrun/runs/testing";
+import {
+  capturedLogger,
+  createMigratedTestDatabase,
+  type InProcessRunsStack,
+  inProcessRpc,
+} from "@testrun/testing";
 
 /** An automation service wired in the test's process, as main.ts wires it. */
 export interface InProcessAutomation {
@@ -34,7 +38,7 @@ export async function startAutomation(
   resolve?: Resolve,
   catalog?: Client<typeof CatalogService>,
 ): Promise<InProcessAutomation> {
-  // By import(), as @testrun/runs/testing loads the runs service: the kit's copy of MikroORM.
+  // By import(), as @testrun/testing loads the runs service: the kit's copy of MikroORM.
   const { configSchema, database, wireAutomation } = await import("../src/wiring.js");
   const url = databaseUrl ?? (await createMigratedTestDatabase(["automation"]));
   const token = String(stack.env.SERVICE_TOKEN);

@@ -13,14 +13,15 @@ import {
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
 import { type InProcessAutomation, startAutomation } from "./in-process.js";

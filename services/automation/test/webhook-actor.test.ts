@@ -23,14 +23,15 @@ import { migrateDatabase, openDatabase, serviceClient } from "@testrun/kit";
 import {
   createTestDatabase,
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
 import { database } from "../src/db/index.js";

@@ -13,7 +13,7 @@ import {
   type ServiceProcess,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 

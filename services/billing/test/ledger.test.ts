@@ -1,10 +1,16 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { BillingService, LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Orm, ServiceWiring } from "@testrun/kit";
 import { newId } from "@testrun/kit";
-import { member, migratedTestDatabase, operator, seedOrganization } from "@testrun/kit/testing";
+import {
+  type InProcessCatalog,
+  member,
+  migratedTestDatabase,
+  operator,
+  seedOrganization,
+  startCatalog,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 // In-process (docs/development.md, "Tests"): billing and a real catalog served by one router
@@ -28,7 +34,7 @@ describe("billing credits with a real catalog", () => {
 
   before(async () => {
     catalog = await startCatalog();
-    // By import(), as @testrun/catalog/testing loads the catalog: the kit's copy of MikroORM.
+    // By import(), as @testrun/testing loads the catalog: the kit's copy of MikroORM.
     const { database, wireBilling } = await import("../src/wiring.js");
     ({ orm } = await migratedTestDatabase(database, catalog.env.DATABASE_URL));
     // Billing asks the catalog in-process, as it asks it over gRPC when deployed.

@@ -1,6 +1,5 @@
 import { Code } from "@connectrpc/connect";
 import { configSchema } from "@testrun/catalog";
-import { startCatalog } from "@testrun/catalog/testing";
 import { BillingService, LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { loadConfig } from "@testrun/kit";
@@ -13,9 +12,10 @@ import {
   operator,
   rejects,
   seedOrganization,
+  startCatalog,
   testTokens,
   unique,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 /**
@@ -34,7 +34,7 @@ async function startPair(env: Record<string, string>, billingServed = true) {
     tokens,
     billing: rpc.client(BillingService, tokens.SERVICE_TOKEN),
   });
-  // By import(), as @testrun/catalog/testing loads the catalog: the kit's copy of MikroORM.
+  // By import(), as @testrun/testing loads the catalog: the kit's copy of MikroORM.
   const { database, wireBilling } = await import("../src/wiring.js");
   const { orm } = await migratedTestDatabase(database, catalog.env.DATABASE_URL);
   const billing = wireBilling({ orm, catalog: rpc.client(CatalogService, tokens.SERVICE_TOKEN) });

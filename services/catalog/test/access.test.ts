@@ -1,18 +1,19 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { MemberState, Permission, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import {
   apiKey,
   type Catalog,
   httpStep,
+  type InProcessCatalog,
   member,
   operator,
   rejects,
   seedOrganization,
+  startCatalog,
   unique,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 describe("catalog: members, roles and rights", () => {

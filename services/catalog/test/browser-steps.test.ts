@@ -4,7 +4,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { parseTestCaseFile } from "@testrun/content-file";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
@@ -12,12 +11,14 @@ import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb"
 import {
   type Catalog,
   httpStep,
+  type InProcessCatalog,
   member,
   newProject,
   rejects,
   repoRoot,
   seedOrganization,
-} from "@testrun/kit/testing";
+  startCatalog,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 /** A step from its proto JSON (what the file format's `browser` object is). */

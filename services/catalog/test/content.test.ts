@@ -1,6 +1,5 @@
 import { fromJson, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf } from "@testrun/content-file";
 import { EnvironmentSchema, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
@@ -11,14 +10,16 @@ import {
   apiKey,
   type Catalog,
   httpStep,
+  type InProcessCatalog,
   member,
   newProject,
   operator,
   rejects,
   runServiceCommand,
   seedOrganization,
+  startCatalog,
   unique,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 /** Field paths of the FieldViolations detail of an INVALID_ARGUMENT error. */

@@ -2,11 +2,18 @@
 // lower(): a lookalike address is the same address, in the organization it was added to only, and
 // the migration brings existing rows to that form (docs/security.md, "Sign-in").
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { MemberState, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { migrateDatabase, openDatabase } from "@testrun/kit";
-import { createTestDatabase, member, operator, rejects, unique } from "@testrun/kit/testing";
+import {
+  createTestDatabase,
+  type InProcessCatalog,
+  member,
+  operator,
+  rejects,
+  startCatalog,
+  unique,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { database } from "../src/db/index.js";
 

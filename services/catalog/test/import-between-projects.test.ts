@@ -4,7 +4,6 @@
 // before; environments are matched by name and the default moves; variables are created without a
 // value and named as still to set; every problem of these new items is named at its path.
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf, importItemsOf, readContentDocument, writeContentDocument } from "@testrun/content-file";
 import {
   ImportContentResponseSchema,
@@ -14,7 +13,16 @@ import {
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { VariablesGrants } from "@testrun/kit";
-import { type Catalog, httpStep, member, newProject, rejects, seedOrganization } from "@testrun/kit/testing";
+import {
+  type Catalog,
+  httpStep,
+  type InProcessCatalog,
+  member,
+  newProject,
+  rejects,
+  seedOrganization,
+  startCatalog,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 /** `[path, outcome, changed fields]` per item. */

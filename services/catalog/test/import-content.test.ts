@@ -4,7 +4,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf, importItemsOf, readContentDocument, writeContentDocument } from "@testrun/content-file";
 import {
   ImportContentResponseSchema,
@@ -16,7 +15,16 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { FieldViolationsSchema } from "@testrun/gen/testrun/common/v1/errors_pb";
-import { type Catalog, httpStep, member, newProject, rejects, seedOrganization } from "@testrun/kit/testing";
+import {
+  type Catalog,
+  httpStep,
+  type InProcessCatalog,
+  member,
+  newProject,
+  rejects,
+  seedOrganization,
+  startCatalog,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 type CaseInit = MessageInitShape<typeof ImportTestCaseSchema>;

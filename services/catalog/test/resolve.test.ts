@@ -1,6 +1,5 @@
 import { type MessageInitShape, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf } from "@testrun/content-file";
 import type { ResolveRunSelectionRequestSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
@@ -10,12 +9,14 @@ import {
   apiKey,
   type Catalog,
   httpStep,
+  type InProcessCatalog,
   member,
   operator,
   rejects,
   seedOrganization,
+  startCatalog,
   unique,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 type Selection = MessageInitShape<typeof ResolveRunSelectionRequestSchema>["selection"];

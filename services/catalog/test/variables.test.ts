@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { type DescMessage, type MessageShape, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import {
   CreateVariableResponseSchema,
   GetProjectResponseSchema,
@@ -14,12 +13,14 @@ import { VariablesGrants } from "@testrun/kit";
 import {
   apiKey,
   type Catalog,
+  type InProcessCatalog,
   member,
   operator,
   rejects,
   runServiceCommand,
   seedOrganization,
-} from "@testrun/kit/testing";
+  startCatalog,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 /** Values unlike anything else in the suite, so finding one anywhere is a leak. */

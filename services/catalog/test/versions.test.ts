@@ -2,7 +2,6 @@ import { setTimeout } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { httpStepOf } from "@testrun/content-file";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
@@ -11,12 +10,14 @@ import { newId } from "@testrun/kit";
 import {
   type Catalog,
   httpStep,
+  type InProcessCatalog,
   member,
   rejects,
   runServiceCommand,
   seedOrganization,
+  startCatalog,
   unique,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 

@@ -1,11 +1,11 @@
 import { status } from "@grpc/grpc-js";
-import { type CatalogProcess, startCatalogProcess } from "@testrun/kit/testing";
-import { bearerMetadata, callGrpcJs, grpcJsClient } from "@testrun/kit/testing/grpc-js";
+import { type CatalogProcess, startCatalogProcess } from "@testrun/testing";
+import { bearerMetadata, callGrpcJs, grpcJsClient } from "@testrun/testing/grpc-js";
 import { expect } from "chai";
 
 // What crosses processes (docs/development.md, "Tests"): the catalog as a real process, started as
 // in production, called over a real socket by a grpc-js client built from proto/. The catalog's
-// other tests run it in-process (@testrun/catalog/testing).
+// other tests run it in-process (@testrun/testing).
 describe("catalog over real gRPC", () => {
   let h: CatalogProcess;
   before(async () => {

@@ -11,7 +11,7 @@ import {
   InsufficientCreditsSchema,
 } from "@testrun/gen/testrun/common/v1/errors_pb";
 import { KeyExpiry } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import { parseExpiry, parseId, parseRole, parseWholeNumber, variableValue } from "../src/arguments.js";
 import { describeServiceError, ServiceCallError } from "../src/errors.js";

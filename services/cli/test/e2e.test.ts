@@ -1,6 +1,6 @@
 // testrunctl end to end: a child process, against the catalog, keys and billing services running
 // as real processes on a real PostgreSQL and Redis. It runs as the image runs it, the built
-// `launch.js testrunctl` (when the tests built dist/, kit testing/process.ts); the repository's
+// `launch.js testrunctl` (when the tests built dist/, services/testing/src/process.ts); the repository's
 // bin/testrunctl, from source through tsx, where a test says so: a start costs twice the CPU.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -19,7 +19,7 @@ import {
   type ServiceProcess,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 interface CliRun {

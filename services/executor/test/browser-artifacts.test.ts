@@ -1,7 +1,7 @@
 // What a browser test leaves behind: screenshots (PNG), a Playwright trace (kept on failure or
 // when asked) with every variable's value replaced by {{NAME}}, and the page's log.
 import { createHash } from "node:crypto";
-import { secret } from "@testrun/executor/testing";
+import { secret } from "@testrun/testing/redaction-encodings";
 import { expect } from "chai";
 import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
 import { type Artifact, ArtifactKind, maxScreenshotBytes } from "../src/browser/artifacts.js";

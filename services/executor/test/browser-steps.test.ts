@@ -2,7 +2,7 @@
 // action passing and failing, every kind of locator, and the one-line summary of each failure.
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { LocatorSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import { BrowserPool } from "../src/browser/pool.js";
 import { locatorText, urlMatcher } from "../src/steps/browser.js";

@@ -5,7 +5,7 @@ import { createInterface } from "node:readline";
 import { fromJson } from "@bufbuild/protobuf";
 import { readTestCaseFile } from "@testrun/cli";
 import { type BrowserStep, BrowserStepSchema, type Locator } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { repoRoot } from "@testrun/kit/testing";
+import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
 import type { Browser, Page } from "playwright-core";
 import { parse } from "yaml";

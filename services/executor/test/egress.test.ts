@@ -14,7 +14,7 @@ import {
   parseCidrList,
   type Resolve,
 } from "@testrun/kit/egress";
-import { blockedSamples, ipv4Spellings, ipv6FormsOf, repoRoot, urlHost } from "@testrun/kit/testing";
+import { blockedSamples, ipv4Spellings, ipv6FormsOf, repoRoot, urlHost } from "@testrun/testing";
 import { expect } from "chai";
 import { configSchema } from "../src/config.js";
 import { describeFetchError } from "../src/steps/http.js";
@@ -28,7 +28,7 @@ const policy = (allow = "", deny = "") =>
 
 describe("egress policy", () => {
   describe("the default blocks", () => {
-    it("has addresses to test in every range it blocks (@testrun/kit/testing, blockedSamples)", () => {
+    it("has addresses to test in every range it blocks (@testrun/testing, blockedSamples)", () => {
       expect(Object.keys(blockedSamples)).to.have.members(defaultBlockedRanges.map(({ cidr }) => cidr));
     });
 

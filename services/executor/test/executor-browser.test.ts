@@ -2,8 +2,13 @@
 // in-process), its steps in real Chromium against a real web application on 127.0.0.2: the result is
 // reported after the artifacts were handed over (PutArtifact), whatever the runs service did with them.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import {
+  type InProcessRunsStack,
+  operator,
+  type RunsProject,
+  seedRunsProject,
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { type BrowserTarget, startBrowserTarget, stepsOf } from "./browser-target.js";
 import { type InProcessExecutor, startExecutor } from "./in-process.js";

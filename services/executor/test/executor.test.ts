@@ -2,8 +2,13 @@
 // PostgreSQL and Redis), all in-process, its steps against a real HTTP server: what it reports of a
 // failure.
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import {
+  type InProcessRunsStack,
+  operator,
+  type RunsProject,
+  seedRunsProject,
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
 import { type InProcessExecutor, startExecutor } from "./in-process.js";

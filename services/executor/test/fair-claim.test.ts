@@ -4,8 +4,15 @@
 // soon as a slot frees, and the backlog's refused tests come back and run later.
 import { RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { executorGroup, testStream } from "@testrun/kit";
-import { eventually, httpStep, operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import {
+  eventually,
+  httpStep,
+  type InProcessRunsStack,
+  operator,
+  type RunsProject,
+  seedRunsProject,
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { HeldTarget } from "../../../test/held-target.js";
 import { type InProcessExecutor, startExecutor } from "./in-process.js";

@@ -2,8 +2,7 @@ import { randomBytes } from "node:crypto";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { connectRedis, loadConfig } from "@testrun/kit";
-import { capturedLogger } from "@testrun/kit/testing";
-import type { InProcessRunsStack } from "@testrun/runs/testing";
+import { capturedLogger, type InProcessRunsStack } from "@testrun/testing";
 
 /** An executor wired in the test's process, as main.ts wires it. */
 export interface InProcessExecutor {
@@ -27,7 +26,7 @@ export async function startExecutor(
   stack: InProcessRunsStack,
   env: Record<string, string>,
 ): Promise<InProcessExecutor> {
-  // By import(), as @testrun/runs/testing loads the runs service: the kit's copies of its modules.
+  // By import(), as @testrun/testing loads the runs service: the kit's copies of its modules.
   const { configSchema, wireExecutor } = await import("../src/wiring.js");
   const token = String(stack.env.EXECUTOR_TOKEN);
   const config = loadConfig(configSchema, {

@@ -7,8 +7,15 @@ import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { balanceOf, eventually, operator, type RunsProject, seedRunsProject } from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+import {
+  balanceOf,
+  eventually,
+  type InProcessRunsStack,
+  operator,
+  type RunsProject,
+  seedRunsProject,
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
 import { chromiumPath, chromiumPid, stepsOf } from "./browser-target.js";

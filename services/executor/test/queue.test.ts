@@ -28,7 +28,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import type { Redis } from "ioredis";
 import { redisUsers } from "../../../scripts/services.js";

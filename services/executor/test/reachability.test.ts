@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:net";
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import { checkReachable } from "../src/steps/reachability.js";
 import { localEgress, startTestTarget } from "./target.js";

@@ -1,7 +1,7 @@
 // The redaction of a test's summary: a variable's value in every form a target commonly sends it
 // back in, checked against Node's own encoders (not the module's), and the last check for fragments.
 
-import { base64, echoes, fragments, secret, secretWindows } from "@testrun/executor/testing";
+import { base64, echoes, fragments, secret, secretWindows } from "@testrun/testing/redaction-encodings";
 import { expect } from "chai";
 import {
   base64Cores,

@@ -1,5 +1,5 @@
 import { stepsFromFile } from "@testrun/content-file";
-import { findFreePort } from "@testrun/kit/testing";
+import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import { runSteps } from "../src/steps/runner.js";
 import { localEgress, startTestTarget, type TestTarget } from "./target.js";

@@ -11,7 +11,7 @@ import {
   keyShapedSecret,
   startGateway,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { call } from "./support.js";
 

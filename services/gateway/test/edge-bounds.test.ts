@@ -7,7 +7,7 @@ import {
   keyShapedSecret,
   startGateway,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { call, expectError, freshAddress } from "./support.js";

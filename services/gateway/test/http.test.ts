@@ -7,7 +7,7 @@ import {
   keyShapedSecret,
   startGateway,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { buildOpenApiDocument } from "../src/api/openapi.js";
 import { llmsTxt } from "../src/llms-txt.js";

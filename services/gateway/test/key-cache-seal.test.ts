@@ -27,7 +27,7 @@ import {
   startGateway,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { call, expectError } from "./support.js";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { GatewayProcess } from "@testrun/kit/testing";
+import type { GatewayProcess } from "@testrun/testing";
 import { expect } from "chai";
 import { expectDocumented } from "../../../test/openapi-check.js";
 

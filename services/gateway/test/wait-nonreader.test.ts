@@ -21,7 +21,7 @@ import {
   keyShapedSecret,
   startGateway,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { call } from "./support.js";
 

@@ -2,7 +2,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
-import { type InProcessCatalog, startCatalog } from "@testrun/catalog/testing";
 import { CatalogService, Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import {
@@ -28,13 +27,15 @@ import {
   type CapturedLogger,
   capturedLogger,
   componentRedisUrl,
+  type InProcessCatalog,
   type InProcessRpc,
   inProcessRpc,
   migratedTestDatabase,
+  startCatalog,
   startThrowawayRedis,
   type ThrowawayServer,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
@@ -65,7 +66,7 @@ async function serveKeys(
   catalog: Client<typeof CatalogService>,
   log: CapturedLogger,
 ): Promise<{ stop(): Promise<void> }> {
-  // By import(), as @testrun/catalog/testing loads the catalog: the kit's copy of MikroORM.
+  // By import(), as @testrun/testing loads the catalog: the kit's copy of MikroORM.
   const { configSchema, database, wireKeys } = await import("../src/wiring.js");
   const config = loadConfig(configSchema, env);
   const { orm } = await migratedTestDatabase(database, config.DATABASE_URL);

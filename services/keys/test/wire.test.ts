@@ -6,8 +6,8 @@ import {
   type ServiceProcess,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
-import { bearerMetadata, callGrpcJs, grpcJsClient } from "@testrun/kit/testing/grpc-js";
+} from "@testrun/testing";
+import { bearerMetadata, callGrpcJs, grpcJsClient } from "@testrun/testing/grpc-js";
 import { expect } from "chai";
 
 // What crosses processes (docs/development.md, "Tests"): the keys service as a real process,

@@ -8,7 +8,7 @@ import {
   Permission,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
-import { testTokens } from "@testrun/kit/testing";
+import { startThrowawayRedis, type ThrowawayServer, testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { pino } from "pino";
@@ -16,7 +16,6 @@ import { AccessCache, accessEpochKey, announceAccessChange } from "../src/access
 import { connectRedis } from "../src/redis.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";
-import { startThrowawayRedis, type ThrowawayServer } from "../src/testing/index.js";
 
 describe("AccessCache", () => {
   const tokens = testTokens();

@@ -9,7 +9,7 @@ import {
   Permission,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
-import { testTokens } from "@testrun/kit/testing";
+import { testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { requireAccess } from "../src/access.js";

@@ -12,13 +12,12 @@ import {
   CreateTestCaseResponseSchema,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { GetRunRequestSchema, GetRunResponseSchema, RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { testTokens } from "@testrun/kit/testing";
+import { gzipBomb, testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { serviceReadMaxBytes } from "../src/rpc/bodies.js";
 import { serviceClient } from "../src/rpc/client.js";
 import { bind, defaultStreamsPerConnection, type RpcServer, startRpcServer } from "../src/rpc/server.js";
-import { gzipBomb } from "../src/testing/bodies.js";
 
 /** A gRPC length-prefixed message: flag (1 = compressed), length, bytes. */
 function grpcFrame(message: Uint8Array, compressed = false): Buffer {

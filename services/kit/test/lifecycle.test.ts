@@ -9,7 +9,7 @@ import {
   serviceCommand,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 describe("a service process (kit lifecycle)", () => {

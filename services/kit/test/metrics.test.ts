@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import Router from "@koa/router";
 import { CatalogService, CheckAccessResponseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { type MetricSample, sampleValue, scrapeMetrics, testTokens } from "@testrun/kit/testing";
+import { type MetricSample, sampleValue, scrapeMetrics, testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import Koa from "koa";
 import { pino } from "pino";

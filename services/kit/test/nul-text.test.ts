@@ -4,7 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService, GetBalanceResponseSchema } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, WatchRunResponseSchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { testTokens } from "@testrun/kit/testing";
+import { testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { serviceClient } from "../src/rpc/client.js";

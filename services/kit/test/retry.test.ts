@@ -7,7 +7,7 @@ import {
   ChargeRunResponseSchema,
   GetBalanceResponseSchema,
 } from "@testrun/gen/testrun/billing/v1/billing_pb";
-import { testTokens } from "@testrun/kit/testing";
+import { testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { serviceClient } from "../src/rpc/client.js";

@@ -3,7 +3,7 @@
 // connection left without a stream is closed; a real HTTP/2 server on a real socket.
 import http2 from "node:http2";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
-import { testTokens } from "@testrun/kit/testing";
+import { testTokens } from "@testrun/testing";
 import { expect } from "chai";
 import { pino } from "pino";
 import { bind, type RpcServer, startRpcServer } from "../src/rpc/server.js";

@@ -10,7 +10,7 @@ import {
   startThrowawayRedis,
   type ThrowawayServer,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 /**

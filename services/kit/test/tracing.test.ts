@@ -12,7 +12,7 @@ import {
   startGateway,
   startServiceProcess,
   testTokens,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 interface ExportedSpan {

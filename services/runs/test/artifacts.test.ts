@@ -16,6 +16,7 @@ import {
   apiKey,
   eventually,
   httpStep,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
@@ -25,8 +26,8 @@ import {
   seedOrganization,
   seedRunsProject,
   sharedMinio,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 const MiB = 1024 * 1024;

@@ -6,14 +6,15 @@ import { Code } from "@connectrpc/connect";
 import { TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
+  startRunsStack,
   streamDispatches,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
 import { claimLockKey } from "../src/fair-share.js";

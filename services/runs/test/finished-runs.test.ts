@@ -3,13 +3,14 @@ import { type Run, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/ru
 import {
   balanceOf,
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   member,
   type RunsProject,
   rejects,
   seedRunsProject,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+  startRunsStack,
+} from "@testrun/testing";
 import { expect } from "chai";
 
 // ListFinishedRuns (how the automation service follows runs) and StartRun's idempotency_key (how

@@ -6,7 +6,7 @@ import {
   rejects,
   seedRunsProject,
   startRunsProcessStack,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 // StartRunRequest.idempotency_key hands back the run an earlier start made: only to someone who

@@ -4,15 +4,16 @@ import { newId } from "@testrun/kit";
 import {
   balanceOf,
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   operator,
   quickReconciler,
   type RunsProject,
   rejects,
   seedRunsProject,
+  startRunsStack,
   streamDispatches,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 describe("runs reconciler: lost dispatches and lapsed leases", () => {

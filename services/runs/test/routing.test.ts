@@ -7,13 +7,14 @@ import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
   createBrowserTestCase,
   eventually,
+  type InProcessRunsStack,
   leaseOf,
   type RunsProject,
   rejects,
   seedRunsProject,
+  startRunsStack,
   streamDispatches,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 
 describe("runs: each test published to the executors of its kind", () => {

@@ -6,16 +6,17 @@ import { newId, VariablesGrants } from "@testrun/kit";
 import {
   apiKey,
   balanceOf,
+  type InProcessRunsStack,
   leaseOf,
   member,
   operator,
   type RunsProject,
   rejects,
   seedRunsProject,
+  startRunsStack,
   streamDispatches,
   withBrokenReadBack,
-} from "@testrun/kit/testing";
-import { type InProcessRunsStack, startRunsStack } from "@testrun/runs/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { rerunName } from "../src/rpc/starts.js";
 

@@ -24,7 +24,7 @@ import {
   seedRunsProject,
   startRunsProcessStack,
   startServiceProcess,
-} from "@testrun/kit/testing";
+} from "@testrun/testing";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { pino } from "pino";

@@ -43,7 +43,7 @@ export interface ServiceBinding {
 /**
  * A service put together from its dependencies (each service's `wiring.ts`): what it serves, and
  * how to stop its background work. Its main.ts serves it through `runService`; tests serve it
- * in-process (`inProcessRpc`, @testrun/kit/testing) or the same way main.ts does.
+ * in-process (`inProcessRpc`, @testrun/testing) or the same way main.ts does.
  */
 export interface ServiceWiring {
   services: ServiceBinding[];
@@ -158,7 +158,7 @@ export interface RpcRouting {
 
 /**
  * The routes and the per-call checks of a service, shared by `startRpcServer` and the tests'
- * in-process transport (`inProcessRpc`, @testrun/kit/testing), so both run the same gate and
+ * in-process transport (`inProcessRpc`, @testrun/testing), so both run the same gate and
  * interceptors in front of the same handlers (docs/development.md, "Tests").
  */
 export function rpcRouting(options: Pick<RpcServerOptions, "services" | "tokens" | "logger">): RpcRouting {

@@ -1,10 +1,16 @@
 import { AsyncResource } from "node:async_hooks";
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
-import { type DatabaseSpec, migrateDatabase, type Orm, openDatabase } from "../db.js";
-import { createLogger, type Logger } from "../logger.js";
-import type { CallerIdentity } from "../rpc/auth.js";
-import type { ServiceBinding } from "../rpc/server.js";
+import {
+  type CallerIdentity,
+  createLogger,
+  type DatabaseSpec,
+  type Logger,
+  migrateDatabase,
+  type Orm,
+  openDatabase,
+  type ServiceBinding,
+} from "@testrun/kit";
 import { createTestDatabase } from "./servers.js";
 
 /**

@@ -284,7 +284,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayServer> {
 /**
  * Creates a database (default: a unique `t_<random>`) on the server of `baseUrl` and returns its
  * URL, so every suite can have an isolated database on one shared server. With `template`, the
- * database starts as a copy of that one (kit testing/migrated.ts).
+ * database starts as a copy of that one (services/testing/src/migrated.ts).
  */
 export async function createTestDatabase(baseUrl: string, name?: string, template?: string): Promise<string> {
   const database = name ?? `t_${randomBytes(6).toString("hex")}`;

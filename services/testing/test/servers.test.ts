@@ -2,7 +2,7 @@ import { createConnection } from "node:net";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { createTestDatabase, startThrowawayRedis } from "../src/testing/servers.js";
+import { createTestDatabase, startThrowawayRedis } from "../src/servers.js";
 
 function env(name: string): string {
   const value = process.env[name];

@@ -2,9 +2,9 @@ import { createConnection, createServer, type Socket } from "node:net";
 import type { Client } from "@connectrpc/connect";
 import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { RunsService, type TestAssignment } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { decodeDispatch, newId, serviceClient, type TestKind, testStreams } from "@testrun/kit";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { decodeDispatch, newId, serviceClient, type TestKind, testStreams } from "../index.js";
 import {
   apiKey,
   type CatalogHarness,
@@ -30,7 +30,7 @@ function client<S extends typeof RunsService | typeof BillingService>(desc: S, u
 /**
  * The whole chain the runs service needs: catalog, billing, runs. Each a real process
  * (`startRunsProcessStack`, here), or all three in the test's process (`startRunsStack` of
- * `@testrun/runs/testing`); the helpers below take either.
+ * `@testrun/testing`); the helpers below take either.
  */
 export interface RunsStack {
   catalog: CatalogHarness;

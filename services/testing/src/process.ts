@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 /** Repository root, from which service entry points are found. */
-export const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
+export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
 /**
  * A path in the tools' cache outside the clone (`$XDG_CACHE_HOME/testrun`, else `~/.cache/testrun`),

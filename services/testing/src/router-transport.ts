@@ -1,7 +1,6 @@
 import { createRouterTransport, type Transport } from "@connectrpc/connect";
+import { bearerTokenInterceptor, type CallerIdentity, rpcRouting, type ServiceBinding } from "@testrun/kit";
 import type { Logger } from "pino";
-import { bearerTokenInterceptor, type CallerIdentity } from "../rpc/auth.js";
-import { rpcRouting, type ServiceBinding } from "../rpc/server.js";
 
 /**
  * The server side of `inProcessRpc`: the services behind a router transport with the real server's

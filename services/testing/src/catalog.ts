@@ -9,8 +9,8 @@ import {
   Role,
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { newId, serviceClient } from "@testrun/kit";
 import pg from "pg";
-import { newId, serviceClient } from "../index.js";
 import { createMigratedTestDatabase } from "./migrated.js";
 import { type ServiceProcess, startServiceProcess } from "./process.js";
 import { componentRedisUrl } from "./redis-users.js";
@@ -20,7 +20,7 @@ export type Catalog = Client<typeof CatalogServiceDesc>;
 
 /**
  * A catalog on its own database, with clients for both internal identities: in the test's process
- * (`startCatalog` of @testrun/catalog/testing) or as a real process (`startCatalogProcess`).
+ * (`startCatalog` of @testrun/testing) or as a real process (`startCatalogProcess`).
  */
 export interface CatalogHarness {
   /** The catalog's environment (its tokens, DATABASE_URL, …), as `runServiceCommand` takes it. */

@@ -2,27 +2,22 @@ import { BillingService } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { connectRedis, loadConfig } from "@testrun/kit";
-import {
-  capturedLogger,
-  componentRedisUrl,
-  createTestDatabase,
-  type InProcessRpc,
-  inProcessRpc,
-  migratedTestDatabase,
-  type RunsStack,
-  testTokens,
-} from "@testrun/kit/testing";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { capturedLogger, type InProcessRpc, inProcessRpc, migratedTestDatabase } from "./in-process.js";
+import { componentRedisUrl } from "./redis-users.js";
+import type { RunsStack } from "./runs.js";
+import { createTestDatabase } from "./servers.js";
+import { testTokens } from "./tokens.js";
 
 /**
  * The runs service's and billing's code, loaded by `import()`: mocha requires test files, and tsx
  * turns what they import statically into CommonJS copies, beside the ES module copies the kit
  * loads; `instanceof` across the two fails (docs/development.md, "Tests").
  */
-const runsCode = () => import("./wiring.js");
+const runsCode = () => import("@testrun/runs");
 const billingCode = () => import("@testrun/billing");
-const catalogTesting = () => import("@testrun/catalog/testing");
+const catalogTesting = () => import("./catalog-in-process.js");
 
 /** The stack in-process, and where it is served. */
 export interface InProcessRunsStack extends RunsStack {
@@ -50,7 +45,7 @@ export interface InProcessRunsStack extends RunsStack {
  * events, artifact sweeper) runs here as in production.
  *
  * What crosses processes (sockets and gRPC framing, replicas, signals and draining, executors) is
- * for `startRunsProcessStack` of `@testrun/kit/testing`.
+ * for `startRunsProcessStack` of `@testrun/testing`.
  */
 export async function startRunsStack(
   runsEnv: Record<string, string> = {},

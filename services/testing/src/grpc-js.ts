@@ -1,5 +1,5 @@
-// An export of its own (@testrun/kit/testing/grpc-js), not in @testrun/kit/testing: grpc-js is a
-// test-only dependency, and the image resolves @testrun/kit/testing with production ones alone.
+// A subpath of its own (@testrun/testing/grpc-js), not in @testrun/testing: only the wire tests
+// need grpc-js and proto-loader, and the other tests need not load them.
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { repoRoot } from "./process.js";

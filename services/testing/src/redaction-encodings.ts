@@ -1,10 +1,8 @@
-// `@testrun/executor/testing`: the forms a target sends a variable's value back in, each made by the
-// encoder a target would use (Node's own, not the redaction module's), for the executor's redaction
-// tests and the whole-system one (test/redaction.e2e.test.ts). In src/ so that other packages' tests
-// import it by package name, never by path into this package's test/ folder (docs/development.md,
-// "Tests"); it is compiled into dist/ like the rest, and imports only production code.
+// `@testrun/testing/redaction-encodings`: the forms a target sends a variable's value back in, each
+// made by the encoder a target would use (Node's own, not the redaction module's), for the
+// executor's redaction tests and the whole-system one (test/redaction.e2e.test.ts).
 
-import { fragmentLength } from "./steps/redaction.js";
+import { fragmentLength } from "@testrun/executor/redaction";
 
 /** A value with what each encoding treats specially: space, @ / + " < & > ' ! ~ * ( ), 2- and 3-byte UTF-8. */
 export const secret = `s3cr€t p@ss/wörd+"<&>'!~*()`;

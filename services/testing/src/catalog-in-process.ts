@@ -5,16 +5,11 @@ import { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { KeysService } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { connectRedis, loadConfig, serviceClient } from "@testrun/kit";
-import {
-  type CatalogHarness,
-  capturedLogger,
-  componentRedisUrl,
-  type InProcessRpc,
-  inProcessRpc,
-  migratedTestDatabase,
-  testTokens,
-} from "@testrun/kit/testing";
 import pg from "pg";
+import type { CatalogHarness } from "./catalog.js";
+import { capturedLogger, type InProcessRpc, inProcessRpc, migratedTestDatabase } from "./in-process.js";
+import { componentRedisUrl } from "./redis-users.js";
+import { testTokens } from "./tokens.js";
 
 /**
  * The catalog's code, loaded by `import()`. Mocha requires test files, and tsx turns what they
@@ -22,7 +17,7 @@ import pg from "pg";
  * ES module copy of MikroORM): the catalog's `instanceof UniqueConstraintViolationException` would
  * then compare classes of two copies and miss. Loaded here, it shares the kit's copy.
  */
-const catalogCode = () => import("./wiring.js");
+const catalogCode = () => import("@testrun/catalog");
 
 /** A catalog served in the test's process, and where it is served. */
 export interface InProcessCatalog extends CatalogHarness {
