@@ -4,7 +4,7 @@
 import { type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { Field, FieldSet } from "../../components/Field";
 import { emptyStep, type KindId, kindIds, maxSteps, type StepDraft, withKind } from "./kinds";
-import type { Said } from "./Rows";
+import type { Said } from "./kind-editor";
 import { kindOf, offeredKinds, stepKinds } from "./step-kinds";
 
 /** What the page says about the steps' fields. */

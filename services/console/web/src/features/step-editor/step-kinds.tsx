@@ -2,7 +2,8 @@
 // component and one-line summary, beside its logic in kinds.ts.
 import type { ComponentType } from "react";
 import { BrowserStepEditor } from "./BrowserStepEditor";
-import { HttpStepEditor, type KindEditorProps } from "./HttpStepEditor";
+import { HttpStepEditor } from "./HttpStepEditor";
+import type { KindEditorProps } from "./kind-editor";
 import { type KindDrafts, type KindId, kindIds, type StepDraft, stepKindLogic } from "./kinds";
 
 export interface StepKind<Draft> {

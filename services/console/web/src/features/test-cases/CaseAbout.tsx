@@ -1,7 +1,7 @@
 // The test case editor's first panel: the case's name, tags, and whether it runs and keeps traces.
 import { Field } from "../../components/Field";
 import type { CaseDraft } from "../step-editor/kinds";
-import type { Said } from "../step-editor/Rows";
+import type { Said } from "../step-editor/kind-editor";
 import { TagsInput } from "./TagsInput";
 
 export function CaseAbout({

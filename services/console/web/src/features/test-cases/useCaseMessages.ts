@@ -7,7 +7,7 @@ import { editConflictOf, fieldViolationsOf, messageOf } from "../../api";
 import type { CaseDraft } from "../step-editor/kinds";
 import { caseOfDraft } from "../step-editor/kinds";
 import type { FieldMessages } from "../step-editor/model";
-import type { Said } from "../step-editor/Rows";
+import type { Said } from "../step-editor/kind-editor";
 import type { StepMessages } from "../step-editor/StepsEditor";
 import { referenceWarnings } from "./references";
 import { stillAtSentValues, violationMessages } from "./violations";

@@ -6,16 +6,16 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type Run, RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
-import { isNotFound } from "../api";
-import { DataTable } from "../components/DataTable";
-import { Field } from "../components/Field";
-import { Pager, usePageToken } from "../components/Pager";
-import { StartRunDialog } from "../components/StartRunDialog";
-import { Empty, NotFound, QueryView } from "../components/States";
-import { RunBar, RunStatusBadge } from "../components/Status";
-import { Time } from "../components/Time";
-import { count, duration, runStatusFilters, skipReasonShort, skipReasonText } from "../format";
-import { useProject } from "../project";
+import { isNotFound } from "../../api";
+import { DataTable } from "../../components/DataTable";
+import { Field } from "../../components/Field";
+import { Pager, usePageToken } from "../../components/Pager";
+import { Empty, NotFound, QueryView } from "../../components/States";
+import { RunBar, RunStatusBadge } from "../../components/Status";
+import { Time } from "../../components/Time";
+import { count, duration, runStatusFilters, skipReasonShort, skipReasonText } from "../../format";
+import { useProject } from "../../project";
+import { StartRunDialog } from "./StartRunDialog";
 
 const statuses = runStatusFilters.map((f) => ({
   id: f.param,

@@ -3,14 +3,15 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link } from "react-router";
-import { isNotFound } from "../api";
-import { NoCredits } from "../components/CreditsHelp";
-import { DeleteProjectDialog, EditProjectDialog } from "../components/ProjectDialogs";
-import { StartRunDialog } from "../components/StartRunDialog";
-import { Empty, NotFound, QueryView } from "../components/States";
-import { canAdminister, count, roleName } from "../format";
-import { useProject } from "../project";
-import { RunTable, useRunNames } from "./Runs";
+import { isNotFound } from "../../api";
+import { Empty, NotFound, QueryView } from "../../components/States";
+import { canAdminister, count, roleName } from "../../format";
+import { useProject } from "../../project";
+import { NoCredits } from "../credits/CreditsHelp";
+import { RunTable, useRunNames } from "../runs/Runs";
+import { StartRunDialog } from "../runs/StartRunDialog";
+import { DeleteProjectDialog } from "./DeleteProjectDialog";
+import { EditProjectDialog } from "./EditProjectDialog";
 
 export function ProjectOverview() {
   const { projectId, project, editor, path } = useProject();

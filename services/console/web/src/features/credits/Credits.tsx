@@ -4,15 +4,15 @@ import { keepPreviousData } from "@tanstack/react-query";
 import { LedgerEntryKind } from "@testrun/gen/testrun/billing/v1/billing_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Link } from "react-router";
-import { isNotFound } from "../api";
-import { NoCredits } from "../components/CreditsHelp";
-import { DataTable } from "../components/DataTable";
-import { Pager, usePageToken } from "../components/Pager";
-import { Empty, NotFound, QueryView } from "../components/States";
-import { Badge } from "../components/Status";
-import { Time } from "../components/Time";
-import { count, ledgerKindName, signed } from "../format";
-import { useProject } from "../project";
+import { isNotFound } from "../../api";
+import { DataTable } from "../../components/DataTable";
+import { Pager, usePageToken } from "../../components/Pager";
+import { Empty, NotFound, QueryView } from "../../components/States";
+import { Badge } from "../../components/Status";
+import { Time } from "../../components/Time";
+import { count, ledgerKindName, signed } from "../../format";
+import { useProject } from "../../project";
+import { NoCredits } from "./CreditsHelp";
 
 const kindTone = {
   [LedgerEntryKind.UNSPECIFIED]: "neutral",

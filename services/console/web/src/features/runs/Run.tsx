@@ -6,15 +6,15 @@ import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1
 import { type Run as RunMessage, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
-import { isNotFound } from "../api";
-import { DataTable } from "../components/DataTable";
-import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../components/Dialog";
-import { Fact, Facts, StartedFinished } from "../components/Facts";
-import { Failed, Loading, NotFound } from "../components/States";
-import { RunCounts, RunStatusBadge, TestStatusBadge } from "../components/Status";
-import { duration, plural, skipReasonText, waitingText } from "../format";
-import { useProject } from "../project";
-import { useRunWatch } from "../watch";
+import { isNotFound } from "../../api";
+import { DataTable } from "../../components/DataTable";
+import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../../components/Dialog";
+import { Fact, Facts, StartedFinished } from "../../components/Facts";
+import { Failed, Loading, NotFound } from "../../components/States";
+import { RunCounts, RunStatusBadge, TestStatusBadge } from "../../components/Status";
+import { duration, plural, skipReasonText, waitingText } from "../../format";
+import { useProject } from "../../project";
+import { useRunWatch } from "./watch";
 
 export function Run() {
   const { runId = "" } = useParams();

@@ -2,8 +2,8 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Navigate } from "react-router";
-import { QueryView } from "../components/States";
-import { useSession } from "../session";
+import { QueryView } from "../../components/States";
+import { useSession } from "../../session";
 
 export function Home() {
   const first = useSession().memberships[0]?.organization;

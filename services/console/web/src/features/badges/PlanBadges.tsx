@@ -2,24 +2,17 @@
 // to copy. Every member sees them; Editors and above create and revoke them (docs/console.md,
 // "Badges").
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import type { Badge } from "@testrun/gen/testrun/automation/v1/automation_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useState } from "react";
-import { CodeBlock } from "./CopyButton";
-import { Dialog, DialogActions, ErrorNotice } from "./Dialog";
-import { Field } from "./Field";
-import { Empty, QueryView } from "./States";
-import { Time } from "./Time";
-
-/**
- * The Markdown a README embeds: the badge, linking to the plan's runs on the environment in the
- * console (the badge's own origin is the console's APP_URL).
- */
-export function badgeMarkdown(badge: Badge): string {
-  const runs = `${new URL(badge.url).origin}/projects/${badge.projectId}/runs?plan=${badge.testPlanId}&environment=${badge.environmentId}`;
-  return `[![tests](${badge.url})](${runs})`;
-}
+import { CodeBlock } from "../../components/CopyButton";
+import { ErrorNotice } from "../../components/Dialog";
+import { SelectField } from "../../components/Inputs";
+import { Empty, QueryView } from "../../components/States";
+import { Time } from "../../components/Time";
+import { useInvalidate } from "../../components/useInvalidate";
+import { badgeMarkdown } from "./badge-markdown";
+import { RevokeBadgeDialog } from "./RevokeBadgeDialog";
 
 export function PlanBadges({
   projectId,
@@ -32,7 +25,7 @@ export function PlanBadges({
 }) {
   const badges = useQuery(ConsoleService.method.listBadges, { projectId });
   const environments = useQuery(ConsoleService.method.listEnvironments, { projectId });
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const createBadge = useMutation(ConsoleService.method.createBadge);
   const [environmentId, setEnvironmentId] = useState("");
   const [revoking, setRevoking] = useState<Badge>();
@@ -46,7 +39,7 @@ export function PlanBadges({
     event.preventDefault();
     createBadge.mutate(
       { projectId, testPlanId, environmentId: chosen },
-      { onSuccess: () => void queryClient.invalidateQueries() },
+      { onSuccess: () => void invalidate(ConsoleService.method.listBadges) },
     );
   };
   return (
@@ -100,22 +93,13 @@ export function PlanBadges({
       </QueryView>
       {editor && (
         <form className="row-actions badge-create" onSubmit={submit}>
-          <Field label="Environment">
-            {(control) => (
-              <select
-                {...control}
-                className="input"
-                value={chosen}
-                onChange={(e) => setEnvironmentId(e.target.value)}
-              >
-                {(environments.data?.environments ?? []).map((env) => (
-                  <option key={env.id} value={env.id}>
-                    {env.name}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectField label="Environment" value={chosen} onChange={setEnvironmentId}>
+            {(environments.data?.environments ?? []).map((env) => (
+              <option key={env.id} value={env.id}>
+                {env.name}
+              </option>
+            ))}
+          </SelectField>
           <button
             type="submit"
             className="button"
@@ -134,53 +118,5 @@ export function PlanBadges({
         onClose={() => setRevoking(undefined)}
       />
     </section>
-  );
-}
-
-function RevokeBadgeDialog({
-  projectId,
-  badge,
-  environmentName,
-  onClose,
-}: {
-  projectId: string;
-  badge: Badge | undefined;
-  environmentName: string;
-  onClose: () => void;
-}) {
-  const queryClient = useQueryClient();
-  const revoke = useMutation(ConsoleService.method.revokeBadge);
-  const close = () => {
-    revoke.reset();
-    onClose();
-  };
-  return (
-    <Dialog title={`Revoke the ${environmentName} badge?`} open={badge !== undefined} onClose={close}>
-      <div className="stack">
-        <p>
-          Its URL stops showing the plan's state at once: READMEs that embed it show an unknown badge. This
-          cannot be undone.
-        </p>
-        <ErrorNotice error={revoke.error} />
-        <DialogActions
-          onCancel={close}
-          label="Revoke badge"
-          busyLabel="Revoking…"
-          busy={revoke.isPending}
-          danger
-          onConfirm={() =>
-            revoke.mutate(
-              { projectId, badgeId: badge?.id ?? "" },
-              {
-                onSuccess: async () => {
-                  await queryClient.invalidateQueries();
-                  close();
-                },
-              },
-            )
-          }
-        />
-      </div>
-    </Dialog>
   );
 }

@@ -6,8 +6,8 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useEffect, useState } from "react";
 import { Link } from "react-router";
-import { StandalonePage } from "../components/States";
-import { takeReturnPath } from "../return-path";
+import { StandalonePage } from "../../components/States";
+import { takeReturnPath } from "../../return-path";
 
 /** invalid: the console refused the token (400, 401, 410). trouble: it could not answer. */
 type Failure = "invalid" | "trouble";

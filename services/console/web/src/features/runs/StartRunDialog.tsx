@@ -8,10 +8,10 @@ import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { ConsoleService, type RunSelectionSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useDeferredValue, useId, useState } from "react";
 import { Link, useNavigate } from "react-router";
-import { count, plural } from "../format";
-import { GrantedBy } from "./CreditsHelp";
-import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "./Dialog";
-import { Field, FieldSet } from "./Field";
+import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../../components/Dialog";
+import { Field, FieldSet } from "../../components/Field";
+import { count, plural } from "../../format";
+import { GrantedBy } from "../credits/CreditsHelp";
 
 type Mode = "plan" | "tags" | "cases";
 const modes: { value: Mode; label: string }[] = [

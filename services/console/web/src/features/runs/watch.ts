@@ -13,7 +13,7 @@ import { useTransport } from "@connectrpc/connect-query";
 import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
 import type { Run } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useCallback, useEffect, useState } from "react";
-import { errorOf, goToSignIn } from "./api";
+import { errorOf, goToSignIn } from "../../api";
 import { applyWatchMessage } from "./run-changes";
 
 export interface RunWatch {

@@ -1,7 +1,8 @@
 // Who grants credits and how: members cannot add any (not even an organization's owners), only an
 // operator of the installation can, with testrunctl. Shown wherever a balance stops a run.
-import { useSession } from "../session";
-import { CodeBlock } from "./CopyButton";
+
+import { CodeBlock } from "../../components/CopyButton";
+import { useSession } from "../../session";
 
 /** "Credits are granted by an operator of this Testrun installation (…)", naming them when OPERATOR_CONTACT is set. */
 export function GrantedBy() {

@@ -5,14 +5,14 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { ArtifactKind, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { Link, useParams } from "react-router";
-import { isNotFound } from "../api";
-import { Fact, Facts, StartedFinished } from "../components/Facts";
-import { NotFound, QueryView } from "../components/States";
-import { TestStatusBadge } from "../components/Status";
-import { artifactUrl, StepList } from "../components/Steps";
-import { duration, waitingText } from "../format";
-import { useProject } from "../project";
-import { useRunWatch } from "../watch";
+import { isNotFound } from "../../api";
+import { Fact, Facts, StartedFinished } from "../../components/Facts";
+import { NotFound, QueryView } from "../../components/States";
+import { TestStatusBadge } from "../../components/Status";
+import { artifactUrl, StepList } from "../../components/Steps";
+import { duration, waitingText } from "../../format";
+import { useProject } from "../../project";
+import { useRunWatch } from "./watch";
 
 const final = new Set([TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED]);
 

@@ -4,8 +4,8 @@ import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useEffect } from "react";
 import { useSearchParams } from "react-router";
-import { QueryView, StandalonePage } from "../components/States";
-import { rememberReturnPath } from "../return-path";
+import { QueryView, StandalonePage } from "../../components/States";
+import { rememberReturnPath } from "../../return-path";
 
 const reasons: Record<string, { text: string; tone: "error" | "info" }> = {
   not_a_member: {

@@ -4,12 +4,12 @@ import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link, useLocation, useParams } from "react-router";
-import { isNotFound } from "../api";
-import { CreateProjectDialog } from "../components/ProjectDialogs";
-import { Empty, NotFound, QueryView } from "../components/States";
-import { Time } from "../components/Time";
-import { canAdminister } from "../format";
-import { useSession } from "../session";
+import { isNotFound } from "../../api";
+import { Empty, NotFound, QueryView } from "../../components/States";
+import { Time } from "../../components/Time";
+import { canAdminister } from "../../format";
+import { useSession } from "../../session";
+import { CreateProjectDialog } from "./CreateProjectDialog";
 
 export function OrgProjects() {
   const { orgId = "" } = useParams();
