@@ -3,7 +3,8 @@
 // from the registry (helm/testrun/services.yaml, which the chart reads too), the facts from the code
 // (services/<name>/src/config.ts, services/<name>/src/db), so a new variable, service or call that the
 // chart does not follow makes these tests fail.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
 import { repoRoot } from "@testrun/testing";
 import { expect } from "chai";
@@ -1297,12 +1298,130 @@ describe("helm chart helm/testrun", () => {
     });
   });
 
+  describe("componentDefaults, merged into each component (and a pool over the executor)", () => {
+    let chart: RenderedChart;
+    const deployment = (name: string) => {
+      const found = chart.workloads().find((w) => w.object.metadata.name === `${release}-testrun-${name}`);
+      if (!found) throw new Error(`no Deployment ${name}`);
+      return found;
+    };
+    const podAnnotations = (name: string) =>
+      (
+        deployment(name).object as {
+          spec: { template: { metadata: { annotations: Record<string, string> } } };
+        }
+      ).spec.template.metadata.annotations;
+
+    before(async () => {
+      const set = [
+        "componentDefaults.resources.limits.memory=512Mi",
+        "componentDefaults.nodeSelector.disk=ssd",
+        "components.gateway.nodeSelector.zone=a",
+        "componentDefaults.tolerations[0].key=dedicated",
+        "components.keys.tolerations[0].key=own",
+        "componentDefaults.podAnnotations.team=platform",
+        "components.runs.podAnnotations.owner=runs",
+        "componentDefaults.env.EXAMPLE_NOTE=defaults",
+        "components.runs.env.EXAMPLE_NOTE=runs",
+        "componentDefaults.priorityClassName=standard",
+        "components.executor.pools.quick.stepKinds=http",
+        "components.executor.pools.quick.nodeSelector.pool=quick",
+        "components.executor.pools.web.stepKinds=browser",
+      ];
+      chart = new RenderedChart(await renderChart(chartPath, { release, namespace, set }), namespace);
+    });
+
+    it("merges maps key by key, the component's keys winning", () => {
+      expect(deployment("keys").spec.containers[0]?.resources).to.deep.equal({
+        requests: { cpu: "50m", memory: "128Mi" },
+        limits: { memory: "512Mi" },
+      });
+      // The gateway and the executor set their own limits in values.yaml.
+      expect(deployment("gateway").spec.containers[0]?.resources?.limits).to.deep.equal({ memory: "384Mi" });
+      expect(deployment("gateway").spec.nodeSelector).to.deep.equal({ disk: "ssd", zone: "a" });
+      expect(deployment("catalog").spec.nodeSelector).to.deep.equal({ disk: "ssd" });
+      expect(podAnnotations("runs")).to.include({ team: "platform", owner: "runs" });
+      expect(podAnnotations("billing")).to.include({ team: "platform" }).and.not.have.property("owner");
+      expect(componentContainer(chart, "runs").env.values.EXAMPLE_NOTE).to.equal("runs");
+      expect(componentContainer(chart, "console").env.values.EXAMPLE_NOTE).to.equal("defaults");
+    });
+
+    it("replaces lists and plain values whole", () => {
+      expect(deployment("keys").spec.tolerations).to.deep.equal([{ key: "own" }]);
+      expect(deployment("billing").spec.tolerations).to.deep.equal([{ key: "dedicated" }]);
+      expect(deployment("automation").spec.priorityClassName).to.equal("standard");
+    });
+
+    it("gives executor pools the defaults under the executor's values and their own", () => {
+      expect(deployment("executor-quick").spec.nodeSelector).to.deep.equal({ disk: "ssd", pool: "quick" });
+      expect(deployment("executor-web").spec.nodeSelector).to.deep.equal({ disk: "ssd" });
+      expect(deployment("executor-web").spec.tolerations).to.deep.equal([{ key: "dedicated" }]);
+      expect(deployment("executor-web").spec.containers[0]?.resources?.limits).to.deep.equal({
+        memory: "1536Mi",
+      });
+    });
+  });
+
+  describe("the registry's env (services.yaml)", () => {
+    /** What the chart gives every component (and its callees' <NAME>_URL), whatever its `env` says. */
+    const everyComponent =
+      /^(LOG_LEVEL|PORT|HTTP_PORT|METRICS_PORT|SHUTDOWN_(DRAIN|TIMEOUT)_MS|NODE_OPTIONS|OTEL_.*|RPC_.*)$/;
+
+    it("sets a component only the variables its entry names, beyond what every component gets", async () => {
+      for (const valueFile of ["values.yaml", "examples/production.yaml"]) {
+        const chart = new RenderedChart(
+          await renderChart(chartPath, { release, namespace, valueFiles: [valueFile] }),
+          namespace,
+        );
+        for (const service of registry) {
+          for (const { label, env } of componentContainers(chart, service.name)) {
+            const callees = service.calls.map((callee) => `${callee.toUpperCase()}_URL`);
+            // The plain values (its ConfigMap): the Secret's and the pod's own are not the values'.
+            const fromSecret = [...service.secrets, ...service.optionalSecrets, service.podNameVariable];
+            const own = Object.keys(env.values).filter(
+              (variable) =>
+                !everyComponent.test(variable) &&
+                !callees.includes(variable) &&
+                !fromSecret.includes(variable),
+            );
+            expect(
+              own.filter((variable) => !service.env.includes(variable)),
+              `${valueFile}: ${label} variables its registry env does not name`,
+            ).to.deep.equal([]);
+          }
+        }
+      }
+    });
+
+    it("refuses a variable the chart does not know how to set, naming it", async () => {
+      const copy = mkdtempSync(`${tmpdir()}/testrun-chart-`);
+      try {
+        cpSync(chartPath, copy, { recursive: true });
+        const services = readFileSync(`${copy}/services.yaml`, "utf8");
+        writeFileSync(
+          `${copy}/services.yaml`,
+          services.replace("  - name: keys\n", "  - name: keys\n    env: [BOGUS_SETTING]\n"),
+        );
+        const result = await tryRenderChart(copy, { release, namespace });
+        expect(result.code, "helm template exit code").to.not.equal(0);
+        expect(result.stderr).to.contain("services.yaml gives keys the variable BOGUS_SETTING");
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    });
+  });
+
   describe("values.schema.json", () => {
-    for (const expression of ["bogus=1", "components.keys.bogus=1"]) {
+    for (const expression of [
+      "bogus=1",
+      "components.keys.bogus=1",
+      "componentDefaults.bogus=1",
+      "componentDefaults.concurrency=1",
+    ]) {
       it(`rejects an unknown key (--set ${expression})`, async () => {
         const result = await tryRenderChart(chartPath, { release, namespace, set: [expression] });
         expect(result.code, "helm template exit code").to.not.equal(0);
-        expect(result.stderr).to.contain("bogus");
+        expect(result.stderr).to.contain(expression.split(/[.=]/).at(-2) ?? expression);
       });
     }
 
@@ -1318,6 +1437,7 @@ describe("helm chart helm/testrun", () => {
         name: "NEW_PROJECT_GRANTS_PER_ORGANIZATION",
       },
       { expression: "components.executor.env.EGRESS_DENY_CIDRS=", name: "EGRESS_DENY_CIDRS" },
+      { expression: "componentDefaults.env.LEASE_MS=1", name: "LEASE_MS" },
       {
         expression: "components.keys.podLabels.app\\.kubernetes\\.io/component=other",
         name: "app.kubernetes.io/component",

@@ -80,6 +80,25 @@ describe("the registry of services (helm/testrun/services.yaml)", () => {
     }
   });
 
+  it("names in env only variables the service's config declares, none of its secrets", () => {
+    for (const service of services) {
+      const declared = configKeys.get(service.name) ?? [];
+      expect(
+        service.env.filter((variable) => !declared.includes(variable)),
+        `${service.name}: env in services.yaml that services/${service.name}/src/config.ts does not declare`,
+      ).to.deep.equal([]);
+      expect(
+        service.env.filter((variable) => [...service.secrets, ...service.optionalSecrets].includes(variable)),
+        `${service.name}: env in services.yaml that are its secrets`,
+      ).to.deep.equal([]);
+    }
+    expect(() =>
+      parseRegistry(
+        "services:\n  - { name: a, port: 1, metricsPort: 2, migrates: false, env: [lease_ms] }\n",
+      ),
+    ).to.throw(/services\[0\] \(a\): env: lease_ms is not a variable name/);
+  });
+
   it("marks as migrating exactly the services with a src/db folder", () => {
     for (const service of services) {
       expect(
