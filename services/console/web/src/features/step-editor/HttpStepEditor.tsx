@@ -114,7 +114,8 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         attention={attention("request.headers")}
       >
         <p className="muted small editor-note">
-          Host and Content-Length are set for you. Keep secrets in variables: <code>Bearer {"{{TOKEN}}"}</code>.
+          Host and Content-Length are set for you. Keep secrets in variables:{" "}
+          <code>Bearer {"{{TOKEN}}"}</code>.
         </p>
         <PairRows
           label="Header"
@@ -134,7 +135,12 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
         />
       </Section>
 
-      <HttpBody draft={draft} change={change} said={said} attention={attention("request.json", "request.raw")} />
+      <HttpBody
+        draft={draft}
+        change={change}
+        said={said}
+        attention={attention("request.json", "request.raw")}
+      />
 
       <HttpChecks
         draft={draft}

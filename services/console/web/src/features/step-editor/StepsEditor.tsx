@@ -2,9 +2,10 @@
 // are added, removed (with Undo) and reordered with buttons or from the keyboard (Alt+ArrowUp /
 // Alt+ArrowDown anywhere inside a step); each move is announced to screen readers.
 import { type KeyboardEvent, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { Field, FieldSet } from "../../components/Field";
-import { emptyStep, type KindId, kindIds, maxSteps, type StepDraft, withKind } from "./kinds";
+import { FieldSet } from "../../components/Field";
+import { TextField } from "../../components/Inputs";
 import type { Said } from "./kind-editor";
+import { emptyStep, type KindId, kindIds, maxSteps, type StepDraft, withKind } from "./kinds";
 import { kindOf, offeredKinds, stepKinds } from "./step-kinds";
 
 /** What the page says about the steps' fields. */
@@ -160,26 +161,18 @@ export function StepsEditor({
                 </div>
               </div>
               <div className="step-form">
-                <Field
+                <TextField
                   label="Step name"
                   hint="Names the step in run results. At most 200 characters."
                   {...name}
                   required
-                >
-                  {(control) => (
-                    <input
-                      {...control}
-                      className="input step-name-input"
-                      placeholder="log in"
-                      value={step.name}
-                      onChange={(event) =>
-                        onChange(
-                          steps.map((s) => (s.key === step.key ? { ...s, name: event.target.value } : s)),
-                        )
-                      }
-                    />
-                  )}
-                </Field>
+                  className="input step-name-input"
+                  placeholder="log in"
+                  value={step.name}
+                  onChange={(value) =>
+                    onChange(steps.map((s) => (s.key === step.key ? { ...s, name: value } : s)))
+                  }
+                />
                 <FieldSet legend="Kind" hint={kind.hint}>
                   <div className="choices">
                     {kindIds.map((id) => (

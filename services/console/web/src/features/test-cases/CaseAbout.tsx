@@ -1,7 +1,7 @@
 // The test case editor's first panel: the case's name, tags, and whether it runs and keeps traces.
-import { Field } from "../../components/Field";
-import type { CaseDraft } from "../step-editor/kinds";
+import { TextField } from "../../components/Inputs";
 import type { Said } from "../step-editor/kind-editor";
+import type { CaseDraft } from "../step-editor/kinds";
 import { TagsInput } from "./TagsInput";
 
 export function CaseAbout({
@@ -16,22 +16,15 @@ export function CaseAbout({
 }) {
   return (
     <section className="panel editor-about" aria-label="About">
-      <Field
+      <TextField
         label="Name"
         hint="Shown in runs and results. At most 200 characters."
         {...said("name")}
         required
-      >
-        {(control) => (
-          <input
-            {...control}
-            className="input"
-            placeholder="log in with the demo user"
-            value={draft.name}
-            onChange={(event) => onChange({ ...draft, name: event.target.value })}
-          />
-        )}
-      </Field>
+        placeholder="log in with the demo user"
+        value={draft.name}
+        onChange={(name) => onChange({ ...draft, name })}
+      />
       <TagsInput
         tags={draft.tags}
         onChange={(tags) => onChange({ ...draft, tags })}

@@ -1,6 +1,6 @@
 // The test case editor's JSON view: the case as text in the file format, to paste or copy.
 import { CopyButton } from "../../components/CopyButton";
-import { Field } from "../../components/Field";
+import { TextAreaField } from "../../components/Inputs";
 
 /** The JSON view's text as typed, the text it opened with, and why it could not be read back. */
 export interface JsonText {
@@ -20,23 +20,17 @@ export function CaseJson({
 }) {
   return (
     <>
-      <Field
+      <TextAreaField
         label="The test case as JSON"
         hint="Form and Save read this text; until then the form keeps what it had."
         error={json.error}
-      >
-        {(control) => (
-          <textarea
-            {...control}
-            className="input input-code json-view"
-            rows={Math.min(40, Math.max(12, json.text.split("\n").length + 1))}
-            spellCheck={false}
-            autoCapitalize="off"
-            value={json.text}
-            onChange={(event) => onChange({ ...json, text: event.target.value, error: undefined })}
-          />
-        )}
-      </Field>
+        className="input input-code json-view"
+        rows={Math.min(40, Math.max(12, json.text.split("\n").length + 1))}
+        spellCheck={false}
+        autoCapitalize="off"
+        value={json.text}
+        onChange={(text) => onChange({ ...json, text, error: undefined })}
+      />
       <div className="json-tools">
         <CopyButton text={json.text} label="Copy JSON" />
         {json.text !== json.opened && (

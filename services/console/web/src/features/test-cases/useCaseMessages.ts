@@ -4,10 +4,10 @@
 
 import { useMemo } from "react";
 import { editConflictOf, fieldViolationsOf, messageOf } from "../../api";
+import type { Said } from "../step-editor/kind-editor";
 import type { CaseDraft } from "../step-editor/kinds";
 import { caseOfDraft } from "../step-editor/kinds";
 import type { FieldMessages } from "../step-editor/model";
-import type { Said } from "../step-editor/kind-editor";
 import type { StepMessages } from "../step-editor/StepsEditor";
 import { referenceWarnings } from "./references";
 import { stillAtSentValues, violationMessages } from "./violations";

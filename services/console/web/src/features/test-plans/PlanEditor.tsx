@@ -11,7 +11,8 @@ import { type FormEvent, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { editConflictOf, formErrors } from "../../api";
 import { DialogActions, ErrorNotice } from "../../components/Dialog";
-import { Field, useFocusOnError } from "../../components/Field";
+import { useFocusOnError } from "../../components/Field";
+import { TextAreaField, TextField } from "../../components/Inputs";
 import { useUnsavedChanges } from "../../components/UnsavedChanges";
 import { VersionLine } from "../../components/Version";
 import { useProject } from "../../project";
@@ -117,39 +118,25 @@ export function PlanEditor({
       </p>
       <form ref={form} className="plan-form" onSubmit={submit} noValidate>
         <div className="stack plan-fields">
-          <Field
+          <TextField
             label="Name"
             hint="E.g. Smoke or Checkout. At most 200 characters; pipelines can start the plan by it."
             error={errors.at("name")}
             required
-          >
-            {(control) => (
-              <input
-                {...control}
-                className="input"
-                // biome-ignore lint/a11y/noAutofocus: the first field of a page whose only purpose is this form
-                autoFocus={!plan}
-                value={name}
-                onChange={(e) => setName(e.target.value)}
-              />
-            )}
-          </Field>
-          <Field
+            // The first field of a page whose only purpose is this form.
+            autoFocus={!plan}
+            value={name}
+            onChange={setName}
+          />
+          <TextAreaField
             label="Description"
             hint="What the plan checks and when to run it. At most 2000 characters."
             error={errors.at("description")}
             optional
-          >
-            {(control) => (
-              <textarea
-                {...control}
-                className="input"
-                rows={3}
-                value={description}
-                onChange={(e) => setDescription(e.target.value)}
-              />
-            )}
-          </Field>
+            rows={3}
+            value={description}
+            onChange={setDescription}
+          />
         </div>
 
         <div className="plan-columns">
