@@ -8,7 +8,7 @@ import { dbDate, type Orm } from "@testrun/kit";
 import { slotsLeft } from "../fair-share.js";
 import { type RunRow, type TestRow, testColumns } from "../rows.js";
 import { dropEarlierAttempts } from "./artifacts.js";
-import type { ClaimOutcome, Timing } from "./leases.js";
+import type { ClaimOutcome, Timing } from "./lease-outcomes.js";
 import { lockRun, transaction } from "./locking.js";
 import { type Effects, giveUp } from "./settle.js";
 
