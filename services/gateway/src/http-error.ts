@@ -1,7 +1,19 @@
 import type { ErrorCode } from "./api/schemas.js";
-import type { RefusalReason } from "./metrics.js";
 
 export type { ErrorCode };
+
+/**
+ * Why a request was refused, as the metrics count it (docs/operations.md; metrics.ts). Here, not
+ * there: an error carries its reason, and the metrics read errors.
+ */
+export type RefusalReason =
+  | "unauthenticated"
+  | "payment_required"
+  | "forbidden"
+  | "rate_limited"
+  | "waits_exhausted"
+  | "auth_failures"
+  | "body_too_large";
 
 /** The error body of every failed request (docs/rest-api.md, "Errors"; api/schemas.ts). */
 export interface ErrorBody {

@@ -1,18 +1,8 @@
 import { counter, gauge } from "@testrun/kit";
-import type { HttpError } from "./http-error.js";
+import type { HttpError, RefusalReason } from "./http-error.js";
 
 // The gateway's domain metrics (docs/operations.md, "Metrics"): refusals by reason (never by key or
 // project) and the long-polls open.
-
-/** Why a request was refused, as the metrics count it (docs/operations.md). */
-export type RefusalReason =
-  | "unauthenticated"
-  | "payment_required"
-  | "forbidden"
-  | "rate_limited"
-  | "waits_exhausted"
-  | "auth_failures"
-  | "body_too_large";
 
 export const refusals = counter<"reason">("testrun_refusals_total", "Refused requests, by reason", [
   "reason",

@@ -5,7 +5,7 @@ import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb"
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { AccessCache, bind, type Logger, type Orm, type ServiceWiring, VariablesGrants } from "@testrun/kit";
 import type { Redis } from "ioredis";
-import { artifactContents } from "./artifacts/contents.js";
+import { artifactContents } from "./artifacts/open-contents.js";
 import { ArtifactSweeper } from "./artifacts/sweeper.js";
 import type { Config } from "./config.js";
 import { Credits } from "./credits.js";
