@@ -425,6 +425,12 @@ export class Executor {
       return ack();
     } finally {
       if (this.#leases.get(testResultId) === held) this.#leases.delete(testResultId);
+      if (this.#leases.size === 0) {
+        // Nothing to keep: no beat until the next claim (no timer left behind by an idle executor).
+        clearInterval(this.#beat);
+        this.#beat = undefined;
+        this.#beatMs = Number.POSITIVE_INFINITY;
+      }
       stop.removeEventListener("abort", onStop);
     }
   }
