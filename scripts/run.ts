@@ -86,6 +86,8 @@ try {
       },
     },
     keepOutput: false,
+    // The terminal shows every line already, and Ctrl-C ends every service: no exit reports.
+    reportExits: false,
     onLine: printLine(),
   });
   const demo = await seedDemo(system.env, system.demoTargetUrl);

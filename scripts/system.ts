@@ -48,6 +48,12 @@ export interface SystemOptions {
   onLine?: (line: string, service: string) => void;
   keepOutput?: boolean;
   /**
+   * What this system is, in the report a service's unexpected exit writes to stderr (its name, exit
+   * code or signal, last lines: startServiceProcess); `reportExits: false` leaves the report out.
+   */
+  owner?: string;
+  reportExits?: boolean;
+  /**
    * How to run a service other than from source through tsx: `make bench` runs the built copy as
    * the image does (services/kit/dist/launch.js). The process then gets only its environment.
    */
@@ -148,6 +154,8 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   const output = (service: string) => ({
     keepOutput: options.keepOutput ?? true,
     ...(onLine && { onLine: (line: string) => onLine(line, service) }),
+    ...(options.owner !== undefined && { owner: options.owner }),
+    ...(options.reportExits !== undefined && { reportExit: options.reportExits }),
   });
 
   for (const service of systemServices.filter((s) => s.database && !options.migrated)) {

@@ -145,6 +145,7 @@ export async function startE2eSystem(options: Partial<SystemOptions> = {}): Prom
     migrated,
     redisUrl: String(process.env.REDIS_URL),
     ports: "free",
+    owner: "a suite's own system (startE2eSystem)",
     ...options,
     // Every client of the tests is 127.0.0.1: one address's share of sign-ins (60 a minute in
     // production) would make the suites sharing a console wait for each other.
@@ -205,7 +206,12 @@ export async function gatewayOnSharedSystem(
 
 async function startSharedSystem(): Promise<System> {
   try {
-    const system = await startE2eSystem({ redisUrl: sharedSystemRedisUrl() });
+    // Its services' unexpected exits are reported on stderr under this name: a suite that finds
+    // one gone (ECONNREFUSED) can be traced to the report written when it went.
+    const system = await startE2eSystem({
+      redisUrl: sharedSystemRedisUrl(),
+      owner: `the shared system of test process ${process.pid}`,
+    });
     keepForTestProcess({
       stop: () => system.stop(),
       kill: () => {

@@ -97,9 +97,17 @@ export interface LaunchCommand {
   gid?: number;
 }
 
+/** How many of its last lines on stderr (and on stdout) an unexpected exit's report shows. */
+const lastLinesShown = { stderr: 20, stdout: 5 };
+
 /**
  * Starts a service on a free port (PORT=0) and resolves once it logged that it listens.
  * Rejects with the process's output if it exits first.
+ *
+ * Once it listens, an exit that `stop()` did not ask for is written to this process's stderr with
+ * its name, pid, port, exit code or signal and its last lines, unless `reportExit` is false: a
+ * service of a system several suites share may die during one suite and fail the next ones with
+ * ECONNREFUSED on its port, and the report says what happened there and when.
  */
 export async function startServiceProcess(
   name: string,
@@ -109,6 +117,10 @@ export async function startServiceProcess(
     keepOutput?: boolean;
     entry?: string;
     launch?: LaunchCommand;
+    /** What the process belongs to, for the report of an unexpected exit ("the shared system", say). */
+    owner?: string;
+    /** Whether an unexpected exit is reported (default true; `make run` shows every line anyway). */
+    reportExit?: boolean;
   } = {},
 ): Promise<ServiceProcess> {
   const keep = options.keepOutput ?? true;
@@ -128,12 +140,17 @@ export async function startServiceProcess(
       });
   const lines: string[] = [];
   let listening = false;
-  const record = (line: string) => {
+  // The last lines of each stream, whatever keepOutput says: what an unexpected exit's report shows.
+  const tails = { stderr: [] as string[], stdout: [] as string[] };
+  const record = (line: string, stream: keyof typeof tails) => {
     // Until it listens, keep what it says even when asked not to: it explains a failed start.
     if (keep || !listening) lines.push(line);
+    const tail = tails[stream];
+    tail.push(line);
+    if (tail.length > lastLinesShown[stream]) tail.shift();
     options.onLine?.(line);
   };
-  createInterface({ input: child.stderr }).on("line", record);
+  createInterface({ input: child.stderr }).on("line", (line) => record(line, "stderr"));
   const stdout = createInterface({ input: child.stdout });
 
   const port = await new Promise<number>((resolve, reject) => {
@@ -141,7 +158,7 @@ export async function startServiceProcess(
       reject(new Error(`${name} exited (${code}) before listening:\n${lines.join("\n")}`));
     child.once("exit", onExit);
     stdout.on("line", (line) => {
-      record(line);
+      record(line, "stdout");
       const entry = parseJson(line);
       if (entry?.msg === "listening" && typeof entry.port === "number") {
         child.off("exit", onExit);
@@ -155,6 +172,15 @@ export async function startServiceProcess(
   // "close", not "exit": the process's last lines (its logs are written asynchronously) may still
   // be in the pipes when it exits, and output() after stop() must hold them all.
   const exited = once(child, "close").then(([code]) => code as number | null);
+  let stopping = false;
+  if (options.reportExit ?? true) {
+    child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
+      if (stopping) return;
+      process.stderr.write(
+        unexpectedExitReport({ name, owner: options.owner, pid: child.pid, port, code, signal, tails }),
+      );
+    });
+  }
   return {
     name,
     port,
@@ -162,10 +188,34 @@ export async function startServiceProcess(
     process: child,
     output: () => [...lines],
     async stop(signal = "SIGTERM") {
+      stopping = true;
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
+}
+
+/** What an exit `stop()` did not ask for says on the tests' stderr. */
+export function unexpectedExitReport(exit: {
+  name: string;
+  owner?: string | undefined;
+  pid: number | undefined;
+  port: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  tails: { stderr: readonly string[]; stdout: readonly string[] };
+}): string {
+  const how = exit.signal ? `killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const quoted = (tail: readonly string[]) => tail.map((line) => `  | ${line}\n`).join("");
+  return [
+    `\n[testing] ${exit.name}${exit.owner ? ` of ${exit.owner}` : ""} (pid ${exit.pid}, port ${exit.port}) ${how} at ${new Date().toISOString()}, unexpectedly: nothing stopped it. Calls to its port fail from now on (ECONNREFUSED).\n`,
+    exit.tails.stderr.length > 0
+      ? `  its last ${exit.tails.stderr.length} lines on stderr:\n${quoted(exit.tails.stderr)}`
+      : "  nothing on stderr.\n",
+    exit.tails.stdout.length > 0
+      ? `  its last ${exit.tails.stdout.length} lines on stdout:\n${quoted(exit.tails.stdout)}`
+      : "",
+  ].join("");
 }
 
 function parseJson(line: string): Record<string, unknown> | undefined {
