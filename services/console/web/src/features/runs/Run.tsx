@@ -1,19 +1,17 @@
 // One run, live: what it is, who started it, its tests at a glance and one by one. Follows the run
 // with WatchRun until it finishes; Editors and above cancel it.
-import { useMutation } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
-import { ConsoleService, type RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
+import type { RunDetails } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type Run as RunMessage, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../../api";
 import { DataTable } from "../../components/DataTable";
-import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../../components/Dialog";
 import { Fact, Facts, StartedFinished } from "../../components/Facts";
 import { Failed, Loading, NotFound } from "../../components/States";
 import { RunCounts, RunStatusBadge, TestStatusBadge } from "../../components/Status";
-import { duration, plural, skipReasonText, waitingText } from "../../format";
+import { duration, skipReasonText, waitingText } from "../../format";
 import { useProject } from "../../project";
+import { CancelRunDialog } from "./CancelRunDialog";
 import { useRunWatch } from "./watch";
 
 export function Run() {
@@ -171,59 +169,5 @@ function TestTable({ run }: { run: RunMessage }) {
         },
       ]}
     />
-  );
-}
-
-function CancelRunDialog({
-  run,
-  open,
-  onClose,
-  onCancelled,
-}: DialogProps & { run: RunMessage; onCancelled: (run: RunMessage | undefined) => void }) {
-  const queryClient = useQueryClient();
-  const cancel = useMutation(ConsoleService.method.cancelRun);
-  const queued = run.tests.filter((t) => t.status === TestStatus.QUEUED).length;
-  const running = run.tests.filter((t) => t.status === TestStatus.RUNNING).length;
-  const close = () => {
-    cancel.reset();
-    onClose();
-  };
-  return (
-    <Dialog title={`Cancel “${run.name}”?`} open={open} onClose={close}>
-      <div className="stack">
-        <ul className="facts">
-          <li>
-            <strong>Tests not yet started</strong> ({queued}) are skipped, and their{" "}
-            {plural(queued, "credit")} refunded.
-          </li>
-          <li>
-            <strong>Tests already running</strong> ({running}) are stopped and their results discarded; their{" "}
-            {plural(running, "credit")} {running === 1 ? "is" : "are"} not refunded.
-          </li>
-          <li>Tests that already passed or failed keep their results. This cannot be undone.</li>
-        </ul>
-        <ErrorNotice error={cancel.error} />
-        <DialogActions
-          onCancel={close}
-          cancelLabel="Keep running"
-          label="Cancel run"
-          busyLabel="Cancelling…"
-          busy={cancel.isPending}
-          danger
-          onConfirm={() =>
-            cancel.mutate(
-              { projectId: run.projectId, runId: run.id },
-              {
-                onSuccess: (answer) => {
-                  void queryClient.invalidateQueries();
-                  cancel.reset();
-                  onCancelled(answer.run);
-                },
-              },
-            )
-          }
-        />
-      </div>
-    </Dialog>
   );
 }

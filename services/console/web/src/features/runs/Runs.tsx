@@ -8,7 +8,7 @@ import { useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { isNotFound } from "../../api";
 import { DataTable } from "../../components/DataTable";
-import { Field } from "../../components/Field";
+import { SelectField } from "../../components/Inputs";
 import { Pager, usePageToken } from "../../components/Pager";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { RunBar, RunStatusBadge } from "../../components/Status";
@@ -134,19 +134,15 @@ function FilterSelect({
   onChange: (value: string) => void;
 }) {
   return (
-    <Field label={label}>
-      {(control) => (
-        <select {...control} className="input" value={value} onChange={(e) => onChange(e.target.value)}>
-          <option value="">{any}</option>
-          {choices.map((choice) => (
-            <option key={choice.id} value={choice.id}>
-              {choice.name}
-            </option>
-          ))}
-          {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
-        </select>
-      )}
-    </Field>
+    <SelectField label={label} value={value} onChange={onChange}>
+      <option value="">{any}</option>
+      {choices.map((choice) => (
+        <option key={choice.id} value={choice.id}>
+          {choice.name}
+        </option>
+      ))}
+      {value && !choices.some((choice) => choice.id === value) && <option value={value}>{value}</option>}
+    </SelectField>
   );
 }
 

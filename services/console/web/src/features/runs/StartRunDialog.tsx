@@ -4,14 +4,19 @@
 // "Run this test" (a test case's page) is the same dialog with the selection fixed to that case.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData } from "@tanstack/react-query";
 import { ConsoleService, type RunSelectionSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useDeferredValue, useId, useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../../components/Dialog";
 import { Field, FieldSet } from "../../components/Field";
-import { count, plural } from "../../format";
-import { GrantedBy } from "../credits/CreditsHelp";
+import { SelectField, TextField } from "../../components/Inputs";
+import { useInvalidate } from "../../components/useInvalidate";
+import { plural } from "../../format";
+import { CaseChecklist } from "./CaseChecklist";
+import { RunCost } from "./RunCost";
+
+import { toggled } from "./toggled";
 
 type Mode = "plan" | "tags" | "cases";
 const modes: { value: Mode; label: string }[] = [
@@ -31,7 +36,7 @@ export function StartRunDialog({
   only?: { id: string; name: string };
 }) {
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const ids = useId();
   const [environmentId, setEnvironmentId] = useState("");
   const [mode, setMode] = useState<Mode>("plan");
@@ -103,7 +108,8 @@ export function StartRunDialog({
       { projectId, environmentId: environmentChosen, selection, name: name.trim() },
       {
         onSuccess: ({ run }) => {
-          void queryClient.invalidateQueries();
+          // The project's runs and its balance (the run's credits are held).
+          void invalidate(ConsoleService.method.listRuns, ConsoleService.method.getCredits);
           close();
           if (run) navigate(`/projects/${projectId}/runs/${run.id}`);
         },
@@ -115,10 +121,7 @@ export function StartRunDialog({
       (allCases.data?.testCases ?? []).flatMap((c) => c.tags).map((t) => [t.toLowerCase(), t] as const),
     ).values(),
   ].sort((a, b) => a.localeCompare(b));
-  const toggle = (list: string[], item: string) =>
-    list.includes(item) ? list.filter((x) => x !== item) : [...list, item];
   const shown = preview.data;
-  const short = shown !== undefined && BigInt(shown.testCount) > shown.balance;
   const nothingChosen =
     mode === "plan"
       ? "This project has no test plans yet."
@@ -129,7 +132,7 @@ export function StartRunDialog({
   return (
     <Dialog title={only ? `Run ${only.name}` : "Start run"} open={open} onClose={close}>
       <form className="stack" onSubmit={submit}>
-        <Field
+        <SelectField
           label="Environment"
           hint={
             // Only Editors and above see this dialog, and they may add environments.
@@ -143,24 +146,17 @@ export function StartRunDialog({
               </>
             )
           }
+          value={environmentChosen}
+          onChange={setEnvironmentId}
+          disabled={!environments.data}
         >
-          {(control) => (
-            <select
-              {...control}
-              className="input"
-              value={environmentChosen}
-              onChange={(e) => setEnvironmentId(e.target.value)}
-              disabled={!environments.data}
-            >
-              {environments.data?.environments.map((env) => (
-                <option key={env.id} value={env.id}>
-                  {env.name}
-                  {env.isDefault ? " (default)" : ""}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+          {environments.data?.environments.map((env) => (
+            <option key={env.id} value={env.id}>
+              {env.name}
+              {env.isDefault ? " (default)" : ""}
+            </option>
+          ))}
+        </SelectField>
         <ErrorNotice error={environments.error} />
 
         {only ? (
@@ -220,7 +216,7 @@ export function StartRunDialog({
                   <input
                     type="checkbox"
                     checked={tags.includes(tag)}
-                    onChange={() => setTags(toggle(tags, tag))}
+                    onChange={() => setTags(toggled(tags, tag))}
                   />
                   {tag}
                 </label>
@@ -230,88 +226,32 @@ export function StartRunDialog({
         )}
 
         {!only && mode === "cases" && (
-          <FieldSet legend="Test cases">
-            <input
-              className="input"
-              type="search"
-              placeholder="Search by name"
-              aria-label="Search test cases by name"
-              value={search}
-              onChange={(e) => setSearch(e.target.value)}
-            />
-            <ErrorNotice error={matching.error} />
-            <div className="checklist" aria-busy={matching.isFetching}>
-              {matching.isPending && <p className="muted small">Loading test cases…</p>}
-              {matching.data?.testCases.length === 0 && (
-                <p className="muted small">No test case matches “{searched}”.</p>
-              )}
-              {matching.data?.testCases.map((testCase) => (
-                <label key={testCase.id} className="checklist-item">
-                  <input
-                    type="checkbox"
-                    checked={caseIds.includes(testCase.id)}
-                    onChange={() => setCaseIds(toggle(caseIds, testCase.id))}
-                  />
-                  <span>
-                    {testCase.name}
-                    {!testCase.enabled && <span className="muted small"> · disabled (runs when chosen)</span>}
-                  </span>
-                </label>
-              ))}
-              {matching.data?.truncated && (
-                <p className="muted small">Only the first 500 are listed: search to narrow them down.</p>
-              )}
-            </div>
-            <small aria-live="polite">
-              {plural(caseIds.length, "test case")} chosen
-              {caseIds.length > 0 && (
-                <>
-                  {" · "}
-                  <button type="button" className="link-button" onClick={() => setCaseIds([])}>
-                    clear
-                  </button>
-                </>
-              )}
-            </small>
-          </FieldSet>
+          <CaseChecklist
+            search={search}
+            onSearch={setSearch}
+            searched={searched}
+            matching={matching}
+            chosen={caseIds}
+            onChoose={setCaseIds}
+          />
         )}
 
-        <Field label="Name" optional>
-          {(control) => (
-            <input
-              {...control}
-              className="input"
-              maxLength={200}
-              value={name}
-              placeholder={shown?.defaultRunName}
-              onChange={(e) => setName(e.target.value)}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Name"
+          optional
+          maxLength={200}
+          value={name}
+          placeholder={shown?.defaultRunName}
+          onChange={setName}
+        />
 
-        <div className="preview" role="status" aria-live="polite">
-          {!selection ? (
-            <span className="muted">{nothingChosen}</span>
-          ) : preview.error ? (
-            <ErrorNotice error={preview.error} />
-          ) : shown ? (
-            <>
-              <p className="preview-line" aria-busy={preview.isFetching}>
-                <strong>{plural(shown.testCount, "test")}</strong> · {plural(shown.testCount, "credit")} ·
-                balance {count(shown.balance)}
-              </p>
-              <p className="muted small">on {shown.environment?.name}</p>
-              {short && (
-                <p className="notice notice-warning">
-                  Not enough credits: this run needs {plural(shown.testCount, "credit")}; the project has{" "}
-                  {count(shown.balance)}. <GrantedBy />
-                </p>
-              )}
-            </>
-          ) : (
-            <span className="muted">Working out the cost…</span>
-          )}
-        </div>
+        <RunCost
+          chosen={selection !== undefined}
+          nothingChosen={nothingChosen}
+          error={preview.error}
+          preview={shown}
+          fetching={preview.isFetching}
+        />
         <ErrorNotice error={start.error} />
         <DialogActions
           onCancel={close}
