@@ -7,6 +7,7 @@ import type { TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useNavigate } from "react-router";
 import { Dialog } from "../../components/Dialog";
+import { useInvalidate } from "../../components/useInvalidate";
 import { DeleteActions } from "../versions/DeleteActions";
 
 export function DeleteTestCaseDialog({
@@ -22,6 +23,7 @@ export function DeleteTestCaseDialog({
 }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const remove = useMutation(ConsoleService.method.deleteTestCase);
   const close = () => {
     remove.reset();
@@ -32,11 +34,15 @@ export function DeleteTestCaseDialog({
       { projectId, testCaseId: testCase?.id ?? "", expectedVersion: testCase?.version },
       {
         onSuccess: async () => {
-          await queryClient.invalidateQueries();
+          await invalidate(ConsoleService.method.listTestCases);
           navigate(`/projects/${projectId}/test-cases`, {
             replace: true,
             state: { notice: `${testCase?.name ?? "The test case"} deleted.` },
           });
+          // Forgotten once left, so no page shows the deleted case from the cache.
+          const id = testCase?.id;
+          if (id)
+            queryClient.removeQueries({ predicate: (query) => JSON.stringify(query.queryKey).includes(id) });
         },
       },
     );
@@ -72,7 +78,8 @@ export function DeleteTestCaseDialog({
           onCancel={close}
           onLook={() => {
             close();
-            void queryClient.invalidateQueries();
+            // The page shows the version someone else stored.
+            void invalidate(ConsoleService.method.getTestCase);
           }}
         />
       </div>

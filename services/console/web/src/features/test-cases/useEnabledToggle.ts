@@ -1,19 +1,20 @@
 // Enabling or disabling a test case (Editors and above), from the list or the case's page.
 import { useMutation } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
+import { useInvalidate } from "../../components/useInvalidate";
 
 /** Enables or disables a test case, and says what that means for runs. */
 export function useEnabledToggle(projectId: string, onDone: (notice: string) => void) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const update = useMutation(ConsoleService.method.updateTestCase);
   const toggle = (testCase: TestCase) =>
     update.mutate(
       { projectId, testCaseId: testCase.id, enabled: !testCase.enabled },
       {
         onSuccess: async () => {
-          await queryClient.invalidateQueries();
+          // The list and the case's page show its state; a plan's page reads it when opened.
+          await invalidate(ConsoleService.method.listTestCases, ConsoleService.method.getTestCase);
           onDone(
             testCase.enabled
               ? `${testCase.name} disabled: plans and tags leave it out of their runs.`

@@ -7,7 +7,6 @@
 // encoding the request is as large as the catalog's, whose bound it is measured against.
 import { create } from "@bufbuild/protobuf";
 import { useMutation } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import {
   ConsoleService,
@@ -16,11 +15,12 @@ import {
 } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { binaryTransport } from "../../api";
+import { useInvalidate } from "../../components/useInvalidate";
 import type { CaseDraft, CaseValue } from "../step-editor/kinds";
 import { saveSizeProblem } from "./save-size";
 
 export function useSaveTestCase(projectId: string, loaded: TestCase | undefined) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const createCase = useMutation(ConsoleService.method.createTestCase, { transport: binaryTransport });
   const updateCase = useMutation(ConsoleService.method.updateTestCase, { transport: binaryTransport });
   const mutation = loaded ? updateCase : createCase;
@@ -42,7 +42,8 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
     };
     const callbacks = {
       onSuccess: async ({ testCase }: { testCase?: TestCase }) => {
-        await queryClient.invalidateQueries();
+        // The case's page (where the editor goes) and the list show what was saved.
+        await invalidate(ConsoleService.method.getTestCase, ConsoleService.method.listTestCases);
         if (testCase) onSaved(testCase);
       },
       onError: (error: unknown) => onRefused(error),

@@ -8,12 +8,14 @@ import type { TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useNavigate } from "react-router";
 import { Dialog, type DialogProps } from "../../components/Dialog";
+import { useInvalidate } from "../../components/useInvalidate";
 import { plural } from "../../format";
 import { DeleteActions } from "../versions/DeleteActions";
 
 export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { plan: TestPlan }) {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const remove = useMutation(ConsoleService.method.deleteTestPlan);
   const close = () => {
     remove.reset();
@@ -31,7 +33,7 @@ export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { pl
           queryClient.removeQueries({
             predicate: (query) => JSON.stringify(query.queryKey).includes(plan.id),
           });
-          void queryClient.invalidateQueries();
+          void invalidate(ConsoleService.method.listTestPlans);
         },
       },
     );
@@ -58,7 +60,8 @@ export function DeleteTestPlanDialog({ plan, open, onClose }: DialogProps & { pl
           onCancel={close}
           onLook={() => {
             close();
-            void queryClient.invalidateQueries();
+            // The page shows the version someone else stored.
+            void invalidate(ConsoleService.method.getTestPlan);
           }}
         />
       </div>

@@ -4,7 +4,6 @@
 // Leaving with unsaved changes asks first; a save is made on the version loaded, and when someone
 // else saved since, the conflict dialog offers to copy the draft or reload ("Two people editing").
 import { useMutation } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import type { TestCase, TestPlan } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useRef, useState } from "react";
@@ -14,6 +13,7 @@ import { DialogActions, ErrorNotice } from "../../components/Dialog";
 import { useFocusOnError } from "../../components/Field";
 import { TextAreaField, TextField } from "../../components/Inputs";
 import { useUnsavedChanges } from "../../components/UnsavedChanges";
+import { useInvalidate } from "../../components/useInvalidate";
 import { VersionLine } from "../../components/Version";
 import { useProject } from "../../project";
 import { ConflictNotice } from "../versions/ConflictNotice";
@@ -36,7 +36,7 @@ export function PlanEditor({
   // The version edited, as it was read: a save is made on it, and goes on from the one it stores.
   const [plan, setPlan] = useState(opened);
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate();
   const create = useMutation(ConsoleService.method.createTestPlan);
   const update = useMutation(ConsoleService.method.updateTestPlan);
   const save = plan ? update : create;
@@ -66,14 +66,15 @@ export function PlanEditor({
 
   // A refusal may come from something changed elsewhere (a test case deleted): the picker reads
   // the project's cases again. The form keeps what was typed and chosen.
-  const refresh = () => void queryClient.invalidateQueries();
+  const refresh = () => void invalidate(ConsoleService.method.listTestCases);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const testCaseIds = chosen.map((c) => c.id);
     const done = async (saved: TestPlan | undefined) => {
       setPlan(saved);
       guard.leaveFreely();
-      await queryClient.invalidateQueries();
+      // The plan's page (where the editor goes) and the list show what was saved.
+      await invalidate(ConsoleService.method.getTestPlan, ConsoleService.method.listTestPlans);
       const said = saved?.name ?? name;
       navigate(path(`/test-plans/${saved?.id ?? plan?.id ?? ""}`), {
         state: { saved: plan ? `Test plan ${said} saved.` : `Test plan ${said} created.` },
