@@ -12,7 +12,7 @@ import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
 import { expectDocumented } from "./openapi-check.js";
-import { addCases, getCase, newProject, type Pipeline, type RunBody, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, type Pipeline, type RunBody, startTestSystem } from "./pipeline.js";
 
 describe("artifacts over REST: listed with test results, bytes to the project's keys only", function () {
   this.timeout(120_000);
@@ -24,7 +24,7 @@ describe("artifacts over REST: listed with test results, bytes to the project's 
   let projectId: string;
 
   before(async () => {
-    system = await startE2eSystem();
+    system = await startTestSystem();
     // The test is the executor: the system's own would take the tests first.
     await system.processes.get("executor")?.stop("SIGTERM");
     system.processes.delete("executor");

@@ -11,7 +11,7 @@ import { WebhookEvent, WebhookKind } from "@testrun/gen/testrun/automation/v1/au
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
-import { addCases, getCase, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { addCases, getCase, newProject, startTestSystem, type TestProject } from "./pipeline.js";
 
 /** A real OTLP/HTTP endpoint keeping the JSON of every export it is sent. */
 async function startCollector() {
@@ -42,7 +42,7 @@ describe("automation under attack (end to end)", function () {
 
   before(async () => {
     collector = await startCollector();
-    system = await startE2eSystem({
+    system = await startTestSystem({
       extraEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_EXPORTER: "otlp" },
       serviceEnv: {
         // The production settings: https only, loopback refused, no seconds field.

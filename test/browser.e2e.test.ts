@@ -11,7 +11,7 @@ import type { Browser } from "playwright-core";
 import { type Demo, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, shot, viewports } from "./browser.js";
-import { addCases, newProject, Pipeline, type RunBody, startE2eSystem } from "./pipeline.js";
+import { addCases, newProject, Pipeline, type RunBody, startTestSystem } from "./pipeline.js";
 
 const pngSignature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const zipSignature = [0x50, 0x4b, 0x03, 0x04];
@@ -26,7 +26,7 @@ describe("browser tests through the whole system", function () {
   let browser: Browser | undefined;
 
   before(async () => {
-    system = await startE2eSystem({
+    system = await startTestSystem({
       serviceEnv: {
         // A killed executor's lease lapses within seconds and its test is published again at once.
         runs: { LEASE_MS: "2000", RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300" },

@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, viewports } from "./browser.js";
 import { consoleClient, signIn } from "./console-client.js";
-import { newProject, sharedE2eSystem, startE2eSystem, type TestProject } from "./pipeline.js";
+import { newProject, sharedTestSystem, startTestSystem, type TestProject } from "./pipeline.js";
 
 export type Width = keyof typeof viewports;
 
@@ -63,7 +63,7 @@ export function consoleBrowserSuite(
   };
 
   before(async () => {
-    suite.system = options.ownSystem ? await startE2eSystem() : await sharedE2eSystem();
+    suite.system = options.ownSystem ? await startTestSystem() : await sharedTestSystem();
     suite.browser = await launchBrowser();
     suite.project = await newProject(suite.system, projectName, options);
     const owner = consoleClient(suite.system, await signIn(suite.system, suite.project.ownerId));

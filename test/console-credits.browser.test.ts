@@ -13,7 +13,7 @@ import { expect } from "chai";
 import type { Browser, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, shot, viewports } from "./browser.js";
-import { addCases, getCase, newProject, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, startTestSystem } from "./pipeline.js";
 
 const contact = "the platform team, #testrun on Slack";
 
@@ -23,7 +23,7 @@ describe("console: a new project's credits, and what a balance of 0 says", funct
   let browser: Browser;
   before(async () => {
     // A system of its own: the shared one grants new projects nothing (other suites count on it).
-    system = await startE2eSystem({
+    system = await startTestSystem({
       serviceEnv: { catalog: { NEW_PROJECT_CREDITS: "25" }, console: { OPERATOR_CONTACT: contact } },
     });
     browser = await launchBrowser();

@@ -9,7 +9,7 @@ import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
 import { consoleClient, signIn } from "./console-client.js";
 import { HeldTarget, heldCase } from "./held-target.js";
-import { addCases, newProject, startE2eSystem } from "./pipeline.js";
+import { addCases, newProject, startTestSystem } from "./pipeline.js";
 
 describe("console run page when live updates are at capacity", function () {
   this.timeout(90_000);
@@ -18,7 +18,7 @@ describe("console run page when live updates are at capacity", function () {
   let target: HeldTarget;
 
   before(async () => {
-    system = await startE2eSystem({ serviceEnv: { console: { WATCH_STREAMS_PER_PROJECT: "1" } } });
+    system = await startTestSystem({ serviceEnv: { console: { WATCH_STREAMS_PER_PROJECT: "1" } } });
     target = await HeldTarget.start();
     browser = await launchBrowser();
   });

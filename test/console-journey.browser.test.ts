@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { demoCredentials } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
-import { sharedE2eSystem } from "./pipeline.js";
+import { sharedTestSystem } from "./pipeline.js";
 import { cliEnv, runCli } from "./testrun-cli.js";
 
 const testrunctl = new URL("../services/cli/bin/testrunctl", import.meta.url).pathname;
@@ -19,7 +19,7 @@ describe("a new organization's owner builds and runs a project in the console al
   let system: System;
   let browser: Browser;
   before(async () => {
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     browser = await launchBrowser();
   });
   after(async () => {

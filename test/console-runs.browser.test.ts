@@ -13,7 +13,7 @@ import type { System } from "../scripts/system.js";
 import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
 import { consoleClient, signIn } from "./console-client.js";
 import { HeldTarget, heldCase } from "./held-target.js";
-import { addCases, newProject, Pipeline, startE2eSystem } from "./pipeline.js";
+import { addCases, newProject, Pipeline, startTestSystem } from "./pipeline.js";
 
 /** Cases against the held target: one that waits, three that wait (to cancel), one failing at step 2. */
 const heldCases = [
@@ -73,7 +73,7 @@ describe("console runs in a browser", function () {
   const noOverflow = async (page: Page) => expect(await horizontalOverflow(page)).to.be.at.most(0);
 
   before(async () => {
-    system = await startE2eSystem({
+    system = await startTestSystem({
       serviceEnv: {
         // One test at a time: the tests of a held run beyond the first stay QUEUED.
         executor: { CONCURRENCY: "1" },

@@ -20,7 +20,7 @@ import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { HeldTarget, heldCase } from "./held-target.js";
-import { addCases, getCase, newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { addCases, getCase, newProject, startTestSystem, type TestProject } from "./pipeline.js";
 
 const cases = [
   heldCase("Held one", "one", "/hold/one"),
@@ -80,7 +80,7 @@ describe("console runs (end to end)", function () {
   };
 
   before(async () => {
-    system = await startE2eSystem({
+    system = await startTestSystem({
       serviceEnv: {
         // One test at a time: the tests of a held run beyond the first stay QUEUED.
         executor: { CONCURRENCY: "1" },

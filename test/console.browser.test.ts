@@ -13,7 +13,7 @@ import type { System } from "../scripts/system.js";
 import { horizontalOverflow, launchBrowser, openSignInLink, screenshot, viewports } from "./browser.js";
 import { consoleClient, signIn, signInLinkOf } from "./console-client.js";
 import { startOidcProvider, type TestOidcProvider } from "./oidc-provider.js";
-import { newProject, startE2eSystem, type TestProject } from "./pipeline.js";
+import { newProject, startTestSystem, type TestProject } from "./pipeline.js";
 
 describe("console in a browser", function () {
   this.timeout(90_000);
@@ -71,7 +71,7 @@ describe("console in a browser", function () {
       unverified: ["unverified@acme.example"],
       emails: providerEmails,
     });
-    system = await startE2eSystem({
+    system = await startTestSystem({
       consoleHttpPort: consolePort,
       serviceEnv: {
         console: {

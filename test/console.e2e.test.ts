@@ -18,7 +18,7 @@ import {
   signIn,
   signInLinkOf,
 } from "./console-client.js";
-import { newProject, sharedE2eSystem, type TestProject } from "./pipeline.js";
+import { newProject, sharedTestSystem, type TestProject } from "./pipeline.js";
 
 describe("console (end to end)", function () {
   this.timeout(60_000);
@@ -55,7 +55,7 @@ describe("console (end to end)", function () {
     ).organization?.id ?? "";
 
   before(async () => {
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
     await db.connect();
     acme = await newProject(system, "Acme console", { credits: 0 });

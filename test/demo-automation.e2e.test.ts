@@ -9,14 +9,14 @@ import { seedDemoAutomation } from "../scripts/demo/automation.js";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../scripts/webhook-receiver.js";
-import { Pipeline, startE2eSystem } from "./pipeline.js";
+import { Pipeline, startTestSystem } from "./pipeline.js";
 
 describe("make run's automation seed", function () {
   this.timeout(120_000);
   let system: System;
   let receiver: WebhookReceiver;
   before(async () => {
-    system = await startE2eSystem();
+    system = await startTestSystem();
     receiver = await startWebhookReceiver();
   });
   after(async () => {

@@ -9,7 +9,7 @@ import { eventually, findFreePort, type ServiceProcess, startServiceProcess } fr
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { HeldTarget } from "./held-target.js";
-import { addCases, getCase, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, type Pipeline, startTestSystem } from "./pipeline.js";
 
 describe("executors' egress guard, end to end", () => {
   let system: System;
@@ -34,7 +34,7 @@ describe("executors' egress guard, end to end", () => {
     allowed.listen(0, "127.0.0.2");
     await once(allowed, "listening");
     allowedUrl = `http://127.0.0.2:${(allowed.address() as AddressInfo).port}`;
-    system = await startE2eSystem({
+    system = await startTestSystem({
       serviceEnv: {
         // Strict: of loopback, only 127.0.0.2 (one /32 carved out of the default block).
         executor: { EGRESS_ALLOW_CIDRS: "127.0.0.2/32" },

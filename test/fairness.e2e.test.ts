@@ -13,7 +13,7 @@ import { Redis } from "ioredis";
 import type { System } from "../scripts/system.js";
 import { consoleClient, refusal, signIn } from "./console-client.js";
 import { HeldTarget } from "./held-target.js";
-import { addCases, newProject, Pipeline, startE2eSystem, type TestProject } from "./pipeline.js";
+import { addCases, newProject, Pipeline, startTestSystem, type TestProject } from "./pipeline.js";
 
 const bounds = {
   /** Anonymous sign-in requests per console replica and minute (this suite signs in ~15 times). */
@@ -67,7 +67,7 @@ describe("fair streams and waits (end to end)", function () {
 
   before(async () => {
     target = await HeldTarget.start();
-    system = await startE2eSystem({
+    system = await startTestSystem({
       serviceEnv: {
         console: {
           WATCH_STREAMS_PER_SESSION: String(bounds.streamsPerSession),

@@ -20,7 +20,7 @@ import fc from "fast-check";
 import { rssMiB } from "../scripts/bench/measure.js";
 import type { System } from "../scripts/system.js";
 import { consoleClient, signIn } from "./console-client.js";
-import { addCases, getCase, newProject, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, startTestSystem } from "./pipeline.js";
 
 const seed = Number(process.env.FUZZ_SEED ?? 20_261_114);
 const numRuns = Number(process.env.FUZZ_RUNS ?? 300);
@@ -145,7 +145,7 @@ describe("no 5xx on odd input: property-based requests to every operation (fast-
   let validBodies: Record<string, Record<string, unknown>[]>;
 
   before(async () => {
-    system = await startE2eSystem({
+    system = await startTestSystem({
       // Keyless and wrong-key requests must keep reaching the gateway's checks, not its 429.
       extraEnv: { AUTH_FAILURES_PER_MINUTE: "1000000", TRUST_PROXY_HOPS: "1" },
     });
@@ -416,7 +416,7 @@ describe("no 5xx and bounded memory on hostile bodies: the console's API and a s
   const consoleMethods = ConsoleService.methods.map((m) => m.name);
 
   before(async () => {
-    system = await startE2eSystem();
+    system = await startTestSystem();
     consolePort = Number(new URL(system.consoleUrl).port);
     const project = await newProject(system, "fuzz console", { credits: 0 });
     const owner = consoleClient(system, await signIn(system, project.ownerId));

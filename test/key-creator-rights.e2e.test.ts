@@ -12,7 +12,7 @@ import { serviceClient } from "@testrun/kit";
 import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
-import { type Answer, addCases, getCase, newProject, Pipeline, startE2eSystem } from "./pipeline.js";
+import { type Answer, addCases, getCase, newProject, Pipeline, startTestSystem } from "./pipeline.js";
 
 /** What every endpoint answers for such a key (and the gateway itself, once the keys service knows). */
 const lostRights =
@@ -34,7 +34,7 @@ describe("a key whose creator lost rights, the keys service not yet told, throug
 
   before(async () => {
     // Nothing listens on port 1: the catalog's notifications to the keys service stay queued.
-    system = await startE2eSystem({ serviceEnv: { catalog: { KEYS_URL: "http://127.0.0.1:1" } } });
+    system = await startTestSystem({ serviceEnv: { catalog: { KEYS_URL: "http://127.0.0.1:1" } } });
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
     await db.connect();
     const owner = await newProject(system, "lost rights", { credits: 10 });

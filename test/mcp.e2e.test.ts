@@ -36,7 +36,7 @@ import {
   newProject,
   Pipeline,
   type RunBody,
-  sharedE2eSystem,
+  sharedTestSystem,
 } from "./pipeline.js";
 import { cliEnv, runCli, testrunBin } from "./testrun-cli.js";
 
@@ -134,7 +134,7 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
 
   before(async () => {
     held = await HeldTarget.start();
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     // The demo project `make run` seeds: its key is the one the banner prints.
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);

@@ -17,7 +17,7 @@ import {
   type ThrowawayPrometheus,
 } from "./metrics.js";
 import { metricNamesInDashboard, metricNamesInRules } from "./monitoring-queries.js";
-import { addCases, getCase, newProject, Pipeline, type RunBody, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, Pipeline, type RunBody, startTestSystem } from "./pipeline.js";
 
 /** The value of the one series of a result, 0 when there is none. */
 const only = (series: PromSeries[]) => series[0]?.value ?? 0;
@@ -31,7 +31,7 @@ describe("metrics scraped by a real Prometheus", () => {
 
   before(async function () {
     this.timeout(120_000);
-    system = await startE2eSystem();
+    system = await startTestSystem();
     prometheus = await startPrometheus(system);
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     const pipeline = new Pipeline(system.gatewayUrl, demo.secret);

@@ -137,7 +137,7 @@ const migratingServices = systemServices.filter((service) => service.database).m
  * is given), free ports, and a rate limit a suite polling runs to their end stays under (the
  * production 60 requests a minute would not do); `extraEnv` and `serviceEnv` on top.
  */
-export async function startE2eSystem(options: Partial<SystemOptions> = {}): Promise<System> {
+export async function startTestSystem(options: Partial<SystemOptions> = {}): Promise<System> {
   // A database of its own, copied from one the services' migrations were applied to once.
   const migrated = options.databaseUrl === undefined;
   return startSystem({
@@ -145,7 +145,7 @@ export async function startE2eSystem(options: Partial<SystemOptions> = {}): Prom
     migrated,
     redisUrl: String(process.env.REDIS_URL),
     ports: "free",
-    owner: "a suite's own system (startE2eSystem)",
+    owner: "a suite's own system (startTestSystem)",
     ...options,
     // Every client of the tests is 127.0.0.1: one address's share of sign-ins (60 a minute in
     // production) would make the suites sharing a console wait for each other.
@@ -162,13 +162,13 @@ let sharedSystem: Promise<System> | undefined;
 const sharedSystemRedisDb = 13;
 
 /**
- * The whole system with startE2eSystem's defaults, shared by the suites of one test process that
+ * The whole system with startTestSystem's defaults, shared by the suites of one test process that
  * need nothing of their own: each works in a project (and organization) of its own, and none stops,
  * restarts or reconfigures a service, flushes Redis, or reads a figure of the whole system. Starting a system costs
  * some seconds of both cores; a suite that needs other settings, or stops a service, starts its own.
  * Started on first use, and stopped when the test process ends (services/testing/src/process-scope.ts).
  */
-export function sharedE2eSystem(): Promise<System> {
+export function sharedTestSystem(): Promise<System> {
   sharedSystem ??= startSharedSystem();
   return sharedSystem;
 }
@@ -192,7 +192,7 @@ export function sharedSystemRedisUrl(): string {
 export async function gatewayOnSharedSystem(
   env: Record<string, string>,
 ): Promise<{ system: System; gateway: GatewayProcess }> {
-  const system = await sharedE2eSystem();
+  const system = await sharedTestSystem();
   const gateway = await startGateway({
     ...system.serviceEnvs.get("gateway"),
     // Ports of its own: the shared system's gateway has those it was started with.
@@ -208,7 +208,7 @@ async function startSharedSystem(): Promise<System> {
   try {
     // Its services' unexpected exits are reported on stderr under this name: a suite that finds
     // one gone (ECONNREFUSED) can be traced to the report written when it went.
-    const system = await startE2eSystem({
+    const system = await startTestSystem({
       redisUrl: sharedSystemRedisUrl(),
       owner: `the shared system of test process ${process.pid}`,
     });

@@ -18,7 +18,7 @@ import { eventually, sampleValue, scrapeMetrics } from "@testrun/testing";
 import { expect } from "chai";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
-import { Pipeline, startE2eSystem } from "./pipeline.js";
+import { Pipeline, startTestSystem } from "./pipeline.js";
 
 /** A parsed log line of one of the system's processes. */
 type Entry = Record<string, unknown> & { service: string; level?: string; msg?: string };
@@ -47,7 +47,7 @@ describe("logs at info: events, not routine", () => {
 
   before(async () => {
     // HTTP tests only: the browser's first launch is the executor's start, not routine work.
-    system = await startE2eSystem({ serviceEnv: { executor: { EXECUTOR_STEP_KINDS: "http" } } });
+    system = await startTestSystem({ serviceEnv: { executor: { EXECUTOR_STEP_KINDS: "http" } } });
     receiver = createServer((req, res) => {
       res.statusCode = 500;
       res.end(`no hook at ${req.url}`);

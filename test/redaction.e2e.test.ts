@@ -9,7 +9,7 @@ import { createCliContext, createEnvironment, setVariable } from "@testrun/cli";
 import { echoes, fragments, secret, secretWindows } from "@testrun/testing/redaction-encodings";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
-import { addCases, newProject, type Pipeline, sharedE2eSystem } from "./pipeline.js";
+import { addCases, newProject, type Pipeline, sharedTestSystem } from "./pipeline.js";
 
 const encodings = Object.entries(echoes);
 /** A form a header can carry as it is: printable ASCII. */
@@ -71,7 +71,7 @@ describe("redaction of a secret a target sends back encoded, through the real ga
   before(async () => {
     target = startEchoTarget();
     await once(target, "listening");
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     const project = await newProject(system, "redaction", { credits: 200 });
     pipeline = project.pipeline;
     const ctx = createCliContext(system.env);

@@ -15,7 +15,7 @@ import { expect } from "chai";
 import { Redis } from "ioredis";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
-import { addCases, getCase, newProject, type Pipeline, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, type Pipeline, startTestSystem } from "./pipeline.js";
 
 describe("runs through failures, through the real gateway", () => {
   let system: System;
@@ -30,7 +30,7 @@ describe("runs through failures, through the real gateway", () => {
   before(async () => {
     // A Redis of its own: this suite flushes it.
     redis = await startThrowawayRedis();
-    system = await startE2eSystem({
+    system = await startTestSystem({
       redisUrl: redis.url,
       serviceEnv: {
         // Quick repairs: what Redis lost is published again within a second.

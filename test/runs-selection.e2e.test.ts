@@ -3,7 +3,7 @@
 import { createCliContext, createEnvironment, createTestPlan, getBalance } from "@testrun/cli";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
-import { type Answer, addCases, getCase, newProject, type Pipeline, sharedE2eSystem } from "./pipeline.js";
+import { type Answer, addCases, getCase, newProject, type Pipeline, sharedTestSystem } from "./pipeline.js";
 
 interface ListedRun {
   id: string;
@@ -55,7 +55,7 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
   };
 
   before(async () => {
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     const selection = await newProject(system, "selection", { credits: 1000, defaultEnvironment: false });
     ({ pipeline, projectId } = selection);
     // "demo" is first and not the default; "Staging", created later, is.

@@ -9,7 +9,7 @@ import { eventually, startServiceProcess } from "@testrun/testing";
 import { expect } from "chai";
 import { demoCredentials, seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
-import { addCases, getCase, newProject, Pipeline, sharedE2eSystem, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, newProject, Pipeline, sharedTestSystem, startTestSystem } from "./pipeline.js";
 
 describe("runs through the REST API, executed for real", () => {
   let system: System;
@@ -18,7 +18,7 @@ describe("runs through the REST API, executed for real", () => {
 
   before(async () => {
     // The shared system: the demo seed is a new organization each time it is called.
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     projectId = demo.projectId;
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);
@@ -100,7 +100,7 @@ describe("an executor killed mid-test", () => {
   before(async () => {
     target.listen(0, "127.0.0.1");
     await once(target, "listening");
-    system = await startE2eSystem({ extraEnv: { LEASE_MS: "1500", RECONCILE_INTERVAL_MS: "500" } });
+    system = await startTestSystem({ extraEnv: { LEASE_MS: "1500", RECONCILE_INTERVAL_MS: "500" } });
     const project = await newProject(system, "held", { credits: 10 });
     pipeline = project.pipeline;
     const { port } = target.address() as AddressInfo;

@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { runSchemathesis, schemathesisLimits } from "../scripts/schemathesis-run.js";
 import type { System } from "../scripts/system.js";
-import { startE2eSystem } from "./pipeline.js";
+import { startTestSystem } from "./pipeline.js";
 
 describe("schemathesis against the live gateway (its OpenAPI document, every default check)", function () {
   // 50 examples per operation and phase: some 30 s on a quiet machine.
@@ -12,7 +12,7 @@ describe("schemathesis against the live gateway (its OpenAPI document, every def
   let system: System;
 
   before(async () => {
-    system = await startE2eSystem({ extraEnv: schemathesisLimits });
+    system = await startTestSystem({ extraEnv: schemathesisLimits });
   });
   after(async () => {
     await system?.stop();

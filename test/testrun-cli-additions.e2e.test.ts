@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { seedDemo } from "../scripts/demo/seed.js";
 import type { System } from "../scripts/system.js";
 import { HeldTarget } from "./held-target.js";
-import { addCases, getCase, Pipeline, type RunBody, startE2eSystem } from "./pipeline.js";
+import { addCases, getCase, Pipeline, type RunBody, startTestSystem } from "./pipeline.js";
 import { cliEnv, GatewayProxy, runCli, startCli } from "./testrun-cli.js";
 
 describe("testrun with long-poll, cancel, rerun and Idempotency-Key", function () {
@@ -20,7 +20,7 @@ describe("testrun with long-poll, cancel, rerun and Idempotency-Key", function (
 
   before(async () => {
     held = await HeldTarget.start();
-    system = await startE2eSystem({ serviceEnv: { executor: { CONCURRENCY: "1" } } });
+    system = await startTestSystem({ serviceEnv: { executor: { CONCURRENCY: "1" } } });
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     projectId = demo.projectId;
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);

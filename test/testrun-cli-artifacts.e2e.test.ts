@@ -30,7 +30,7 @@ import {
   newProject,
   type Pipeline,
   type RunBody,
-  startE2eSystem,
+  startTestSystem,
 } from "./pipeline.js";
 import { cliEnv, GatewayProxy, runCli, startCli, testrunBin } from "./testrun-cli.js";
 
@@ -105,7 +105,7 @@ describe("testrun and the MCP tools with a failed browser test's artifacts", fun
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "testrun-artifacts-"));
-    system = await startE2eSystem();
+    system = await startTestSystem();
     // The test is the executor: the system's own would take the tests first.
     await system.processes.get("executor")?.stop("SIGTERM");
     system.processes.delete("executor");

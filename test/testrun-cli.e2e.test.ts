@@ -22,8 +22,8 @@ import {
   newProject,
   Pipeline,
   type RunBody,
-  sharedE2eSystem,
   sharedSystemRedisUrl,
+  sharedTestSystem,
 } from "./pipeline.js";
 import { cliEnv, GatewayProxy, runCli, startCli } from "./testrun-cli.js";
 
@@ -41,7 +41,7 @@ describe("testrun (the pipeline CLI) against the real system", function () {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "testrun-cli-"));
     held = await HeldTarget.start();
-    system = await sharedE2eSystem();
+    system = await sharedTestSystem();
     const demo = await seedDemo(system.env, system.demoTargetUrl);
     projectId = demo.projectId;
     pipeline = new Pipeline(system.gatewayUrl, demo.secret);

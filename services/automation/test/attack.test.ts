@@ -24,7 +24,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { type InProcessAutomation, startAutomation } from "./in-process.js";
@@ -66,7 +66,7 @@ describe("automation service under attack", function () {
   const timeoutMs = 1_500;
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
     const env = {
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",

@@ -22,7 +22,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { Webhook as StandardWebhook } from "standardwebhooks";
@@ -64,7 +64,7 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
   let automation: Client<typeof AutomationService>;
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
     const env = {
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",

@@ -24,7 +24,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
@@ -38,7 +38,7 @@ describe("automation service: webhook delivery, redelivery, timeouts and refusal
   let baseEnv: Record<string, string>;
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
     baseEnv = {
       WEBHOOK_SECRETS_KEY: randomBytes(32).toString("base64"),
       TICK_INTERVAL_MS: "100",

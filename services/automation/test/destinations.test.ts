@@ -26,7 +26,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
   urlHost,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -85,7 +85,7 @@ describe("automation service: webhook destinations in every default blocked rang
   }
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
     automation = await startAutomation(
       stack,
       {

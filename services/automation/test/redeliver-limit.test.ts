@@ -20,7 +20,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
@@ -35,7 +35,7 @@ describe("automation service: Redeliver's bounds per member and per webhook", fu
   let client: Client<typeof AutomationService>;
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
     project = await seedRunsProject(stack, 1000n);
     receiver = await startWebhookReceiver();
     automation = await startAutomation(stack, {

@@ -30,7 +30,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { startWebhookReceiver, type WebhookReceiver } from "../../../scripts/webhook-receiver.js";
@@ -57,7 +57,7 @@ describe("automation service: webhooks act for a member and keep their URL seale
   };
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
     automation = await startAutomation(stack, env);
     client = automation.client;
   });

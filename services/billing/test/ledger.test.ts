@@ -9,7 +9,7 @@ import {
   migratedTestDatabase,
   operator,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -33,7 +33,7 @@ describe("billing credits with a real catalog", () => {
   const balance = async () => (await client().getBalance({ actor: operator(), projectId })).balance;
 
   before(async () => {
-    catalog = await startCatalog();
+    catalog = await startInProcessCatalog();
     // By import(), as @testrun/testing loads the catalog: the kit's copy of MikroORM.
     const { database, wireBilling } = await import("../src/wiring.js");
     ({ orm } = await migratedTestDatabase(database, catalog.env.DATABASE_URL));

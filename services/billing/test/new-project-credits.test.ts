@@ -12,7 +12,7 @@ import {
   operator,
   rejects,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
   testTokens,
   unique,
 } from "@testrun/testing";
@@ -29,7 +29,7 @@ async function startPair(env: Record<string, string>, billingServed = true) {
     tokens: { service: tokens.SERVICE_TOKEN, executor: tokens.EXECUTOR_TOKEN },
     logger: capturedLogger("rpc", "warn").logger,
   });
-  const catalog = await startCatalog(env, {
+  const catalog = await startInProcessCatalog(env, {
     rpc,
     tokens,
     billing: rpc.client(BillingService, tokens.SERVICE_TOKEN),

@@ -11,7 +11,7 @@ import {
   operator,
   rejects,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
   unique,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -21,7 +21,7 @@ describe("catalog: members, roles and rights", () => {
   let catalog: Catalog;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
   });
   after(async () => {
@@ -463,7 +463,7 @@ describe("catalog: members, roles and rights", () => {
     });
 
     it("keeps telling the keys service, with growing waits, until it answers", async () => {
-      const fast = await startCatalog({ KEYS_RETRY_MS: "50" });
+      const fast = await startInProcessCatalog({ KEYS_RETRY_MS: "50" });
       try {
         const other = await seedOrganization(fast.catalog);
         const memberId = other.members.editor;

@@ -17,7 +17,7 @@ import {
   rejects,
   repoRoot,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -70,7 +70,7 @@ describe("catalog: browser steps", () => {
   let editor: Actor;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

@@ -17,7 +17,7 @@ import {
   rejects,
   runServiceCommand,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
   unique,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -36,7 +36,7 @@ describe("catalog: project content", () => {
   let editor: Actor;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

@@ -11,7 +11,7 @@ import {
   member,
   operator,
   rejects,
-  startCatalog,
+  startInProcessCatalog,
   unique,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -23,7 +23,7 @@ describe("catalog: email addresses", () => {
   let harness: InProcessCatalog;
 
   before(async () => {
-    harness = await startCatalog();
+    harness = await startInProcessCatalog();
   });
 
   after(async () => {

@@ -21,7 +21,7 @@ import {
   newProject,
   rejects,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -42,7 +42,7 @@ describe("catalog: ImportContent between projects (environments, variable names)
   let editor: Actor;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

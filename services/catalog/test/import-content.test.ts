@@ -23,7 +23,7 @@ import {
   newProject,
   rejects,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -52,7 +52,7 @@ describe("catalog: ImportContent (content documents)", () => {
   let editor: Actor;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

@@ -14,7 +14,7 @@ import {
   operator,
   rejects,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
   unique,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -31,7 +31,7 @@ describe("catalog: ResolveRunSelection", () => {
   let editor: Actor;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

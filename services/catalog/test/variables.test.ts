@@ -19,7 +19,7 @@ import {
   rejects,
   runServiceCommand,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -48,7 +48,7 @@ describe("catalog: variables", () => {
 
   before(async () => {
     // At debug: every line the catalog can write, each call's "rpc ok" included, is checked below.
-    h = await startCatalog({ LOG_LEVEL: "debug" });
+    h = await startInProcessCatalog({ LOG_LEVEL: "debug" });
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);
@@ -262,7 +262,7 @@ describe("catalog: variables", () => {
 
   it("without VARIABLES_KEY, refuses to store or hand out values but serves the rest", async () => {
     // The same database and tokens, wired without the key.
-    const keyless = await startCatalog({ ...h.env, VARIABLES_KEY: undefined });
+    const keyless = await startInProcessCatalog({ ...h.env, VARIABLES_KEY: undefined });
     try {
       await keyless.logLine((line) => line.includes("VARIABLES_KEY is not set"));
       const client = keyless.catalog;

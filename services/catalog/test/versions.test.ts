@@ -15,7 +15,7 @@ import {
   rejects,
   runServiceCommand,
   seedOrganization,
-  startCatalog,
+  startInProcessCatalog,
   unique,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -55,7 +55,7 @@ describe("catalog: versions of test cases and plans", () => {
   let editorEmail: string;
 
   before(async () => {
-    h = await startCatalog();
+    h = await startInProcessCatalog();
     catalog = h.catalog;
     seed = await seedOrganization(catalog);
     editor = member(seed.members.editor);

@@ -7,7 +7,7 @@ import {
   operator,
   type RunsProject,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { type BrowserTarget, startBrowserTarget, stepsOf } from "./browser-target.js";
@@ -21,7 +21,7 @@ describe("executor running a browser test", function () {
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsStack({}, 6);
+    stack = await startInProcessRunsStack({}, 6);
     target = await startBrowserTarget();
     executor = await startExecutor(stack, {
       // Only the browser target's address: 127.0.0.1 (the services) stays refused.

@@ -7,7 +7,7 @@ import {
   operator,
   type RunsProject,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
@@ -21,7 +21,7 @@ describe("executor with the runs service", () => {
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsStack({}, 6);
+    stack = await startInProcessRunsStack({}, 6);
     target = await startTestTarget();
     executor = await startExecutor(stack, {
       TEST_DEADLINE_MS: "2000",

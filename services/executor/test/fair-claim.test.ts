@@ -11,7 +11,7 @@ import {
   operator,
   type RunsProject,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { HeldTarget } from "../../../test/held-target.js";
@@ -24,7 +24,7 @@ describe("executor with fair claiming between projects", function () {
   let executor: InProcessExecutor;
 
   before(async () => {
-    stack = await startRunsStack(
+    stack = await startInProcessRunsStack(
       { MAX_RUNNING_PER_PROJECT: "1", REPUBLISH_AFTER_MS: "300", RECONCILE_INTERVAL_MS: "100" },
       8,
     );

@@ -14,7 +14,7 @@ import {
   operator,
   type RunsProject,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
@@ -35,7 +35,7 @@ function scenario(runsEnv: Record<string, string>) {
     browserCase: string;
   };
   before(async () => {
-    state.stack = await startRunsStack(runsEnv, 6);
+    state.stack = await startInProcessRunsStack(runsEnv, 6);
     state.target = await startTestTarget();
     state.project = await seedRunsProject(state.stack);
     const { catalog } = state.stack.catalog;

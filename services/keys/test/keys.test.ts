@@ -31,7 +31,7 @@ import {
   type InProcessRpc,
   inProcessRpc,
   migratedTestDatabase,
-  startCatalog,
+  startInProcessCatalog,
   startThrowawayRedis,
   type ThrowawayServer,
   testTokens,
@@ -196,7 +196,7 @@ describe("keys service (keys and catalog in-process, real PostgreSQL and Redis)"
     });
     keys = rpc.client(KeysService, tokens.SERVICE_TOKEN);
     catalog = rpc.client(CatalogService, tokens.SERVICE_TOKEN);
-    catalogService = await startCatalog({}, { rpc, tokens, keys });
+    catalogService = await startInProcessCatalog({}, { rpc, tokens, keys });
     keysEnv = {
       ...tokens,
       DATABASE_URL: catalogService.env.DATABASE_URL ?? "",

@@ -26,7 +26,7 @@ import {
   seedOrganization,
   seedRunsProject,
   sharedMinio,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -110,7 +110,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       // Four processes, their migrations and (the first time) MinIO.
       this.timeout(120_000);
       backend = await makeBackend();
-      stack = await startRunsStack({
+      stack = await startInProcessRunsStack({
         ...backend.env,
         // The caps, small enough to reach in a test: 20 MiB per artifact is the default.
         RUN_ARTIFACTS_MAX_BYTES: String(30 * MiB),

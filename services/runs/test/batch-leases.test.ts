@@ -12,14 +12,18 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 
 describe("batched claims, per-executor heartbeats and run counters", () => {
   let stack: InProcessRunsStack;
   before(async () => {
-    stack = await startRunsStack({ MAX_RUNNING_PER_PROJECT: "2", LEASE_MS: "1000", MAX_ATTEMPTS: "3" });
+    stack = await startInProcessRunsStack({
+      MAX_RUNNING_PER_PROJECT: "2",
+      LEASE_MS: "1000",
+      MAX_ATTEMPTS: "3",
+    });
   });
   after(async () => {
     await stack?.stop();

@@ -12,7 +12,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
   streamDispatches,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -22,7 +22,7 @@ import { claimLockKey } from "../src/fair-share.js";
 describe("fair claiming between projects", () => {
   let stack: InProcessRunsStack;
   before(async () => {
-    stack = await startRunsStack(
+    stack = await startInProcessRunsStack(
       { MAX_RUNNING_PER_PROJECT: "1", REPUBLISH_AFTER_MS: "300", RECONCILE_INTERVAL_MS: "100" },
       7,
     );

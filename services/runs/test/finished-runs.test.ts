@@ -9,7 +9,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
 
@@ -20,7 +20,7 @@ describe("runs service: finished runs for services, idempotent starts", () => {
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
   });
   beforeEach(async () => {
     project = await seedRunsProject(stack);

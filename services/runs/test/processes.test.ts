@@ -2,7 +2,7 @@
 // real process (`startRunsProcessStack`): a replica whose link to billing holds every byte (a
 // charge on its way, neither lost nor arrived), and a grpc-js client built from the .proto files
 // over the socket of the runs service started as in production. Everything else about the runs
-// service is tested in-process (`startRunsStack` of @testrun/testing; docs/development.md, "Tests").
+// service is tested in-process (`startInProcessRunsStack` of @testrun/testing; docs/development.md, "Tests").
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";

@@ -11,7 +11,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
   streamDispatches,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -21,7 +21,7 @@ describe("runs reconciler: lost dispatches and lapsed leases", () => {
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsStack(quickReconciler);
+    stack = await startInProcessRunsStack(quickReconciler);
     project = await seedRunsProject(stack);
   });
   after(async () => {
@@ -125,7 +125,7 @@ describe("runs reconciler: dispatch deadline", () => {
   let stack: InProcessRunsStack;
 
   before(async () => {
-    stack = await startRunsStack(
+    stack = await startInProcessRunsStack(
       { RECONCILE_INTERVAL_MS: "100", DISPATCH_DEADLINE_MS: "1200", REPUBLISH_AFTER_MS: "100" },
       6,
     );

@@ -12,7 +12,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
   streamDispatches,
 } from "@testrun/testing";
 import { expect } from "chai";
@@ -25,7 +25,7 @@ describe("runs: each test published to the executors of its kind", () => {
   let httpCase: string;
 
   before(async () => {
-    stack = await startRunsStack(
+    stack = await startInProcessRunsStack(
       { RECONCILE_INTERVAL_MS: "100", REPUBLISH_AFTER_MS: "100", DISPATCH_DEADLINE_MS: "1500" },
       7,
     );

@@ -13,7 +13,7 @@ import {
   type RunsProject,
   rejects,
   seedRunsProject,
-  startRunsStack,
+  startInProcessRunsStack,
   streamDispatches,
   withBrokenReadBack,
 } from "@testrun/testing";
@@ -25,7 +25,7 @@ describe("runs service with real catalog, billing, PostgreSQL and Redis", () => 
   let project: RunsProject;
 
   before(async () => {
-    stack = await startRunsStack();
+    stack = await startInProcessRunsStack();
   });
   beforeEach(async () => {
     project = await seedRunsProject(stack);

@@ -38,7 +38,7 @@ export interface InProcessCatalog extends CatalogHarness {
  * What it does not exercise is what crosses processes: the socket, HTTP/2, the gRPC framing, the
  * `serve`/`migrate` commands, signals. Each service keeps tests over a real process for those.
  */
-export async function startCatalog(
+export async function startInProcessCatalog(
   /** Variables to set, or (undefined) to leave out; a DATABASE_URL here is used, not a fresh one. */
   extraEnv: Record<string, string | undefined> = {},
   options: {

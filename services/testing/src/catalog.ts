@@ -20,7 +20,7 @@ export type Catalog = Client<typeof CatalogServiceDesc>;
 
 /**
  * A catalog on its own database, with clients for both internal identities: in the test's process
- * (`startCatalog` of @testrun/testing) or as a real process (`startCatalogProcess`).
+ * (`startInProcessCatalog` of @testrun/testing) or as a real process (`startCatalogProcess`).
  */
 export interface CatalogHarness {
   /** The catalog's environment (its tokens, DATABASE_URL, …), as `runServiceCommand` takes it. */

@@ -36,7 +36,7 @@ export interface InProcessRunsStack extends RunsStack {
 }
 
 /**
- * Catalog, billing and runs wired as their main.ts wire them (`startCatalog`, `wireBilling`,
+ * Catalog, billing and runs wired as their main.ts wire them (`startInProcessCatalog`, `wireBilling`,
  * `wireRuns`), on freshly migrated databases of the test run's PostgreSQL and the runs service's own
  * Redis user on database `redisDb` (flushed first), all served on one `inProcessRpc`: the catalog
  * tells the runs service of deleted projects, runs calls catalog and billing, billing calls the
@@ -47,13 +47,13 @@ export interface InProcessRunsStack extends RunsStack {
  * What crosses processes (sockets and gRPC framing, replicas, signals and draining, executors) is
  * for `startRunsProcessStack` of `@testrun/testing`.
  */
-export async function startRunsStack(
+export async function startInProcessRunsStack(
   runsEnv: Record<string, string> = {},
   redisDb = 5,
 ): Promise<InProcessRunsStack> {
   const { configSchema, database, wireRuns } = await runsCode();
   const billingWiring = await billingCode();
-  const { startCatalog } = await catalogTesting();
+  const { startInProcessCatalog } = await catalogTesting();
   const tokens = testTokens();
   const adminRedisUrl = new URL(String(process.env.REDIS_URL));
   adminRedisUrl.pathname = `/${redisDb}`;
@@ -75,7 +75,7 @@ export async function startRunsStack(
     tokens: { service: tokens.SERVICE_TOKEN, executor: tokens.EXECUTOR_TOKEN },
     logger: log.logger,
   });
-  const catalog = await startCatalog(
+  const catalog = await startInProcessCatalog(
     {},
     { rpc, tokens, runs: rpc.client(RunsService, tokens.SERVICE_TOKEN) },
   );

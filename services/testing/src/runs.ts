@@ -29,7 +29,7 @@ function client<S extends typeof RunsService | typeof BillingService>(desc: S, u
 
 /**
  * The whole chain the runs service needs: catalog, billing, runs. Each a real process
- * (`startRunsProcessStack`, here), or all three in the test's process (`startRunsStack` of
+ * (`startRunsProcessStack`, here), or all three in the test's process (`startInProcessRunsStack` of
  * `@testrun/testing`); the helpers below take either.
  */
 export interface RunsStack {
