@@ -7260,203 +7260,25 @@ var require_dist = __commonJS({
 import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
 import { dirname as dirname3, resolve as resolve2 } from "node:path";
 
-// services/testrun-cli/src/args.ts
-import { parseArgs } from "node:util";
-
-// services/testrun-cli/src/duration.ts
-var units = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
-function parseDuration(text2) {
-  const trimmed = text2.trim();
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return void 0;
-  let total = 0;
-  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
-    total += Number(amount) * (units[unit ?? ""] ?? Number.NaN);
-  }
-  return Number.isFinite(total) && total > 0 ? Math.round(total) : void 0;
+// services/api-client/src/artifacts.ts
+var MiB = 1024 * 1024;
+function failureScreenshot(test) {
+  const screenshots = (test.artifacts ?? []).filter((a) => a.kind === "screenshot");
+  return screenshots.find((a) => a.name === "failure") ?? screenshots[0];
 }
-function formatDuration(ms) {
-  if (ms < 1e3) return `${Math.round(ms)}ms`;
-  if (ms < 6e4) return `${(ms / 1e3).toFixed(ms < 1e4 ? 1 : 0)}s`;
-  const seconds2 = Math.round(ms / 1e3);
-  const h = Math.floor(seconds2 / 3600);
-  const m = Math.floor(seconds2 % 3600 / 60);
-  const s = seconds2 % 60;
-  return [h && `${h}h`, m && `${m}m`, s && `${s}s`].filter(Boolean).join(" ");
+function artifactsInOrder(test) {
+  const all = test.artifacts ?? [];
+  const first = test.status === "FAILED" ? failureScreenshot(test) : void 0;
+  return first ? [first, ...all.filter((a) => a !== first)] : all;
+}
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < MiB) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * MiB) return `${(bytes / MiB).toFixed(1)} MiB`;
+  return `${(bytes / (1024 * MiB)).toFixed(1)} GiB`;
 }
 
-// services/testrun-cli/src/args.ts
-var UsageError = class extends Error {
-  name = "UsageError";
-};
-var defaultTimeoutMs = 60 * 6e4;
-var waitOptions = {
-  timeout: { type: "string" },
-  "cancel-on-timeout": { type: "boolean" },
-  detach: { type: "boolean" },
-  "allow-skipped": { type: "boolean" },
-  junit: { type: "string" },
-  json: { type: "string" },
-  artifacts: { type: "string" }
-};
-var startOptions = { ...waitOptions, "no-wait": { type: "boolean" } };
-var optionsOf = {
-  run: {
-    ...startOptions,
-    plan: { type: "string" },
-    tags: { type: "string" },
-    cases: { type: "string" },
-    env: { type: "string" },
-    name: { type: "string" }
-  },
-  rerun: { ...startOptions, failed: { type: "boolean" } },
-  wait: waitOptions,
-  status: { json: { type: "string" } },
-  cancel: {},
-  mcp: {},
-  list: {
-    json: { type: "string" },
-    tag: { type: "string", multiple: true },
-    search: { type: "string" },
-    limit: { type: "string" }
-  }
-};
-var listable = {
-  plans: "plans",
-  envs: "envs",
-  environments: "envs",
-  cases: "cases",
-  runs: "runs"
-};
-var list = (text2) => text2.split(",").map((item) => item.trim()).filter(Boolean);
-function parseCommand(argv) {
-  const [name, ...rest] = argv;
-  if (name === void 0 || name === "help" || name === "--help" || name === "-h") {
-    return { name: "help", ...rest[0] && { topic: rest[0] } };
-  }
-  if (name === "--version" || name === "-V" || name === "version") return { name: "version" };
-  const options = optionsOf[name];
-  if (!options)
-    throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(optionsOf).join(", ")}`);
-  if (rest.includes("--help") || rest.includes("-h")) return { name: "help", topic: name };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
-  } catch (error62) {
-    throw new UsageError(error62.message.replace(/\. To specify a positional.*$/s, ""));
-  }
-  const values = parsed.values;
-  const str = (key) => {
-    const value = values[key];
-    if (typeof value !== "string") return void 0;
-    if (!value.trim()) throw new UsageError(`--${key} needs a value`);
-    return value;
-  };
-  const positionals = (count, what) => {
-    if (parsed.positionals.length !== count) {
-      throw new UsageError(
-        parsed.positionals.length < count ? `${name}: ${what} is missing` : `${name}: unexpected "${parsed.positionals[count]}"`
-      );
-    }
-    return parsed.positionals;
-  };
-  const waitFlags = () => {
-    const timeoutText = str("timeout");
-    const timeoutMs = timeoutText === void 0 ? defaultTimeoutMs : parseDuration(timeoutText);
-    if (timeoutMs === void 0)
-      throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
-    const wait = values["no-wait"] !== true;
-    if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
-        (key) => values[key] !== void 0
-      );
-      if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
-    }
-    return {
-      wait,
-      timeoutMs,
-      cancelOnTimeout: values["cancel-on-timeout"] === true,
-      detach: values.detach === true,
-      allowSkipped: values["allow-skipped"] === true,
-      ...optional("junit", str("junit")),
-      ...optional("json", str("json")),
-      ...optional("artifacts", str("artifacts"))
-    };
-  };
-  switch (name) {
-    case "run": {
-      const given = ["plan", "tags", "cases"].filter((key) => values[key] !== void 0);
-      if (given.length !== 1) {
-        throw new UsageError(
-          given.length === 0 ? "run: say what to run with one of --plan NAME|ID, --tags a,b or --cases ID,ID" : `run: give only one of --plan, --tags and --cases (got ${given.map((g) => `--${g}`).join(", ")})`
-        );
-      }
-      const selection = given[0];
-      const value = str(selection) ?? "";
-      const items = list(value);
-      if (selection !== "plan" && items.length === 0)
-        throw new UsageError(`--${selection} needs at least one item`);
-      const body = {
-        ...selection === "plan" && { testPlan: value.trim() },
-        ...selection === "tags" && { tags: items },
-        ...selection === "cases" && { testCaseIds: items },
-        ...optional("environment", str("env")?.trim()),
-        ...optional("name", str("name"))
-      };
-      positionals(0, "");
-      return { name: "run", body, ...waitFlags() };
-    }
-    case "rerun": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "rerun", runId: runId2, failedOnly: values.failed === true, ...waitFlags() };
-    }
-    case "wait": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "wait", runId: runId2, ...waitFlags(), wait: true };
-    }
-    case "status": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "status", runId: runId2, ...optional("json", str("json")) };
-    }
-    case "cancel": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "cancel", runId: runId2 };
-    }
-    case "mcp":
-      positionals(0, "");
-      return { name: "mcp" };
-    default: {
-      const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
-      const what = listable[whatText];
-      if (!what) throw new UsageError(`list: "${whatText}" is not one of plans, envs, cases, runs`);
-      const limitText = str("limit");
-      const limit = limitText === void 0 ? void 0 : Number(limitText);
-      if (limit !== void 0 && (!Number.isInteger(limit) || limit < 1 || limit > 100))
-        throw new UsageError("--limit must be a whole number from 1 to 100");
-      const tags = values.tag ?? [];
-      if (what !== "cases" && (tags.length || values.search !== void 0))
-        throw new UsageError("--tag and --search apply to `list cases` only");
-      if (what !== "runs" && limit !== void 0) throw new UsageError("--limit applies to `list runs` only");
-      return {
-        name: "list",
-        what,
-        tags,
-        ...optional("json", str("json")),
-        ...optional("search", str("search")),
-        ...limit !== void 0 && { limit }
-      };
-    }
-  }
-}
-var optional = (key, value) => value === void 0 ? {} : { [key]: value };
-
-// services/testrun-cli/src/artifacts.ts
-import { randomBytes } from "node:crypto";
-import { createWriteStream } from "node:fs";
-import { mkdir, rename, rm } from "node:fs/promises";
-import { dirname, relative, resolve, sep } from "node:path";
-import { pipeline } from "node:stream/promises";
-
-// services/testrun-cli/src/client.ts
+// services/api-client/src/client.ts
 var ApiError = class extends Error {
   constructor(status, body, retryAfterSeconds) {
     super(body.error || `HTTP ${status}`);
@@ -7679,10 +7501,7 @@ function networkError(error62, timedOut) {
 }
 var artifactPath = ({ runId: runId2, testResultId, id }) => `/v1/runs/${encodeURIComponent(runId2)}/tests/${encodeURIComponent(testResultId)}/artifacts/${encodeURIComponent(id)}`;
 
-// services/testrun-cli/src/start.ts
-import { randomUUID } from "node:crypto";
-
-// services/testrun-cli/src/retry.ts
+// services/api-client/src/retry.ts
 var DeadlineReached = class extends Error {
   constructor(last) {
     super("the deadline passed while retrying", { cause: last });
@@ -7755,7 +7574,8 @@ function abortableSleep(ms, signal) {
   });
 }
 
-// services/testrun-cli/src/start.ts
+// services/api-client/src/start.ts
+import { randomUUID } from "node:crypto";
 function startedRunOf(error62) {
   if (!(error62 instanceof ApiError) || error62.status !== 500) return void 0;
   const { id, url: url2 } = error62.body;
@@ -7824,6 +7644,205 @@ function declaresHeader(node2, header) {
   return Object.values(record2).some((value) => declaresHeader(value, header));
 }
 
+// services/api-client/src/version.ts
+var version = "0.1.0";
+
+// services/testrun-cli/src/args.ts
+import { parseArgs } from "node:util";
+
+// services/testrun-cli/src/duration.ts
+var units = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
+function parseDuration(text2) {
+  const trimmed = text2.trim();
+  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(trimmed)) return void 0;
+  let total = 0;
+  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(amount) * (units[unit ?? ""] ?? Number.NaN);
+  }
+  return Number.isFinite(total) && total > 0 ? Math.round(total) : void 0;
+}
+function formatDuration(ms) {
+  if (ms < 1e3) return `${Math.round(ms)}ms`;
+  if (ms < 6e4) return `${(ms / 1e3).toFixed(ms < 1e4 ? 1 : 0)}s`;
+  const seconds2 = Math.round(ms / 1e3);
+  const h = Math.floor(seconds2 / 3600);
+  const m = Math.floor(seconds2 % 3600 / 60);
+  const s = seconds2 % 60;
+  return [h && `${h}h`, m && `${m}m`, s && `${s}s`].filter(Boolean).join(" ");
+}
+
+// services/testrun-cli/src/args.ts
+var UsageError = class extends Error {
+  name = "UsageError";
+};
+var defaultTimeoutMs = 60 * 6e4;
+var waitOptions = {
+  timeout: { type: "string" },
+  "cancel-on-timeout": { type: "boolean" },
+  detach: { type: "boolean" },
+  "allow-skipped": { type: "boolean" },
+  junit: { type: "string" },
+  json: { type: "string" },
+  artifacts: { type: "string" }
+};
+var startOptions = { ...waitOptions, "no-wait": { type: "boolean" } };
+var optionsOf = {
+  run: {
+    ...startOptions,
+    plan: { type: "string" },
+    tags: { type: "string" },
+    cases: { type: "string" },
+    env: { type: "string" },
+    name: { type: "string" }
+  },
+  rerun: { ...startOptions, failed: { type: "boolean" } },
+  wait: waitOptions,
+  status: { json: { type: "string" } },
+  cancel: {},
+  mcp: {},
+  list: {
+    json: { type: "string" },
+    tag: { type: "string", multiple: true },
+    search: { type: "string" },
+    limit: { type: "string" }
+  }
+};
+var listable = {
+  plans: "plans",
+  envs: "envs",
+  environments: "envs",
+  cases: "cases",
+  runs: "runs"
+};
+var list = (text2) => text2.split(",").map((item) => item.trim()).filter(Boolean);
+function parseCommand(argv) {
+  const [name, ...rest] = argv;
+  if (name === void 0 || name === "help" || name === "--help" || name === "-h") {
+    return { name: "help", ...rest[0] && { topic: rest[0] } };
+  }
+  if (name === "--version" || name === "-V" || name === "version") return { name: "version" };
+  const options = optionsOf[name];
+  if (!options)
+    throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(optionsOf).join(", ")}`);
+  if (rest.includes("--help") || rest.includes("-h")) return { name: "help", topic: name };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+  } catch (error62) {
+    throw new UsageError(error62.message.replace(/\. To specify a positional.*$/s, ""));
+  }
+  const values = parsed.values;
+  const str = (key) => {
+    const value = values[key];
+    if (typeof value !== "string") return void 0;
+    if (!value.trim()) throw new UsageError(`--${key} needs a value`);
+    return value;
+  };
+  const positionals = (count, what) => {
+    if (parsed.positionals.length !== count) {
+      throw new UsageError(
+        parsed.positionals.length < count ? `${name}: ${what} is missing` : `${name}: unexpected "${parsed.positionals[count]}"`
+      );
+    }
+    return parsed.positionals;
+  };
+  const waitFlags = () => {
+    const timeoutText = str("timeout");
+    const timeoutMs = timeoutText === void 0 ? defaultTimeoutMs : parseDuration(timeoutText);
+    if (timeoutMs === void 0)
+      throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
+    const wait = values["no-wait"] !== true;
+    if (!wait) {
+      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
+        (key) => values[key] !== void 0
+      );
+      if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
+    }
+    return {
+      wait,
+      timeoutMs,
+      cancelOnTimeout: values["cancel-on-timeout"] === true,
+      detach: values.detach === true,
+      allowSkipped: values["allow-skipped"] === true,
+      ...optional("junit", str("junit")),
+      ...optional("json", str("json")),
+      ...optional("artifacts", str("artifacts"))
+    };
+  };
+  switch (name) {
+    case "run": {
+      const given = ["plan", "tags", "cases"].filter((key) => values[key] !== void 0);
+      if (given.length !== 1) {
+        throw new UsageError(
+          given.length === 0 ? "run: say what to run with one of --plan NAME|ID, --tags a,b or --cases ID,ID" : `run: give only one of --plan, --tags and --cases (got ${given.map((g) => `--${g}`).join(", ")})`
+        );
+      }
+      const selection = given[0];
+      const value = str(selection) ?? "";
+      const items = list(value);
+      if (selection !== "plan" && items.length === 0)
+        throw new UsageError(`--${selection} needs at least one item`);
+      const body = {
+        ...selection === "plan" && { testPlan: value.trim() },
+        ...selection === "tags" && { tags: items },
+        ...selection === "cases" && { testCaseIds: items },
+        ...optional("environment", str("env")?.trim()),
+        ...optional("name", str("name"))
+      };
+      positionals(0, "");
+      return { name: "run", body, ...waitFlags() };
+    }
+    case "rerun": {
+      const [runId2 = ""] = positionals(1, "RUN_ID");
+      return { name: "rerun", runId: runId2, failedOnly: values.failed === true, ...waitFlags() };
+    }
+    case "wait": {
+      const [runId2 = ""] = positionals(1, "RUN_ID");
+      return { name: "wait", runId: runId2, ...waitFlags(), wait: true };
+    }
+    case "status": {
+      const [runId2 = ""] = positionals(1, "RUN_ID");
+      return { name: "status", runId: runId2, ...optional("json", str("json")) };
+    }
+    case "cancel": {
+      const [runId2 = ""] = positionals(1, "RUN_ID");
+      return { name: "cancel", runId: runId2 };
+    }
+    case "mcp":
+      positionals(0, "");
+      return { name: "mcp" };
+    default: {
+      const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
+      const what = listable[whatText];
+      if (!what) throw new UsageError(`list: "${whatText}" is not one of plans, envs, cases, runs`);
+      const limitText = str("limit");
+      const limit = limitText === void 0 ? void 0 : Number(limitText);
+      if (limit !== void 0 && (!Number.isInteger(limit) || limit < 1 || limit > 100))
+        throw new UsageError("--limit must be a whole number from 1 to 100");
+      const tags = values.tag ?? [];
+      if (what !== "cases" && (tags.length || values.search !== void 0))
+        throw new UsageError("--tag and --search apply to `list cases` only");
+      if (what !== "runs" && limit !== void 0) throw new UsageError("--limit applies to `list runs` only");
+      return {
+        name: "list",
+        what,
+        tags,
+        ...optional("json", str("json")),
+        ...optional("search", str("search")),
+        ...limit !== void 0 && { limit }
+      };
+    }
+  }
+}
+var optional = (key, value) => value === void 0 ? {} : { [key]: value };
+
+// services/testrun-cli/src/artifacts.ts
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { dirname, relative, resolve, sep } from "node:path";
+import { pipeline } from "node:stream/promises";
+
 // services/testrun-cli/src/errors.ts
 var hints = {
   401: "check TESTRUN_API_KEY: unknown, expired and revoked keys get 401",
@@ -7846,25 +7865,10 @@ function explain(error62) {
 }
 
 // services/testrun-cli/src/artifacts.ts
-var MiB = 1024 * 1024;
-var maxFileBytes = 256 * MiB;
-var maxTotalBytes = 1024 * MiB;
+var MiB2 = 1024 * 1024;
+var maxFileBytes = 256 * MiB2;
+var maxTotalBytes = 1024 * MiB2;
 var msPerMiB = 1e3;
-function failureScreenshot(test) {
-  const screenshots = (test.artifacts ?? []).filter((a) => a.kind === "screenshot");
-  return screenshots.find((a) => a.name === "failure") ?? screenshots[0];
-}
-function artifactsInOrder(test) {
-  const all = test.artifacts ?? [];
-  const first = test.status === "FAILED" ? failureScreenshot(test) : void 0;
-  return first ? [first, ...all.filter((a) => a !== first)] : all;
-}
-function formatBytes(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < MiB) return `${(bytes / 1024).toFixed(1)} KiB`;
-  if (bytes < 1024 * MiB) return `${(bytes / MiB).toFixed(1)} MiB`;
-  return `${(bytes / (1024 * MiB)).toFixed(1)} GiB`;
-}
 function safeName(text2, fallback, max = 60) {
   const name = String(text2 ?? "").normalize("NFKD").replace(new RegExp("\\p{M}+", "gu"), "").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, max).replace(/[.-]+$/, "");
   return name || fallback;
@@ -7949,7 +7953,7 @@ async function downloadArtifacts(client, run, dir, options) {
 async function download(client, ref, path, size, signal) {
   const answer = await client.openArtifact(ref, {
     ...signal && { signal },
-    extraTimeoutMs: Math.ceil(size / MiB) * msPerMiB
+    extraTimeoutMs: Math.ceil(size / MiB2) * msPerMiB
   });
   await mkdir(dirname(path), { recursive: true });
   const partial2 = `${path}.${randomBytes(6).toString("hex")}.part`;
@@ -8246,9 +8250,6 @@ function writeReports(run, targets, io, options = {}) {
     );
   }
 }
-
-// services/testrun-cli/src/version.ts
-var version = "0.1.0";
 
 // services/testrun-cli/src/wait.ts
 var longPolls = /* @__PURE__ */ new WeakMap();
@@ -29967,7 +29968,7 @@ var StdioServerTransport = class {
   }
 };
 
-// services/testrun-cli/src/mcp/tools.ts
+// services/mcp-tools/src/tools.ts
 import { randomUUID as randomUUID2 } from "node:crypto";
 
 // node_modules/zod/v3/helpers/util.js
@@ -38014,7 +38015,7 @@ var EMPTY_COMPLETION_RESULT = {
   }
 };
 
-// services/testrun-cli/src/mcp/tools.ts
+// services/mcp-tools/src/tools.ts
 var maxImages = 3;
 var maxImageBytes = 3 * 1024 * 1024;
 var serverInstructions = `Testrun runs HTTP test cases against a project's environments and reports the verdict.

@@ -1,8 +1,8 @@
 // The command line of `testrun` (usage in help.ts), parsed with node:util parseArgs into one typed
 // command. Anything wrong is a UsageError (exit code 5) that says what to write instead.
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import type { StartRunBody } from "@testrun/api-client";
 import { parseDuration } from "./duration.js";
-import type { StartRunBody } from "./types.js";
 
 export class UsageError extends Error {
   override name = "UsageError";

@@ -1,16 +1,23 @@
 // What a run's tests produced (screenshots, traces, browser logs; docs/rest-api.md, "Artifacts"):
-// which screenshot shows a failure, and `--artifacts DIR`, which downloads them all
-// (docs/pipelines.md, "Artifacts"). A download that fails is said and skipped: it never changes the
+// `--artifacts DIR`, which downloads them all (docs/pipelines.md, "Artifacts"; which screenshot
+// shows a failure is the client's, @testrun/api-client artifacts.ts). A download that fails is said and skipped: it never changes the
 // run's exit code.
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, relative, resolve, sep } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { type ArtifactRef, type TestrunClient, TooLarge } from "./client.js";
+import {
+  type Artifact,
+  type ArtifactRef,
+  formatBytes,
+  type Run,
+  type TestResult,
+  type TestrunClient,
+  TooLarge,
+  withRetries,
+} from "@testrun/api-client";
 import { explain } from "./errors.js";
-import { withRetries } from "./retry.js";
-import type { Artifact, Run, TestResult } from "./types.js";
 
 const MiB = 1024 * 1024;
 
@@ -20,30 +27,6 @@ export const maxFileBytes = 256 * MiB;
 export const maxTotalBytes = 1024 * MiB;
 /** A download's deadline: the client's request timeout plus this per MiB of the file (1 MiB/s at least). */
 const msPerMiB = 1000;
-
-/** The screenshot a failed test is best seen by: the one taken when it failed, else its first. */
-export function failureScreenshot(test: TestResult): Artifact | undefined {
-  const screenshots = (test.artifacts ?? []).filter((a) => a.kind === "screenshot");
-  return screenshots.find((a) => a.name === "failure") ?? screenshots[0];
-}
-
-/**
- * A test's artifacts in the order a reader wants them: its failure screenshot first (GitLab shows
- * only a test case's first attachment), then the rest as stored.
- */
-export function artifactsInOrder(test: TestResult): Artifact[] {
-  const all = test.artifacts ?? [];
-  const first = test.status === "FAILED" ? failureScreenshot(test) : undefined;
-  return first ? [first, ...all.filter((a) => a !== first)] : all;
-}
-
-/** Bytes as people read them: 812 B, 3.4 KiB, 20.0 MiB. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < MiB) return `${(bytes / 1024).toFixed(1)} KiB`;
-  if (bytes < 1024 * MiB) return `${(bytes / MiB).toFixed(1)} MiB`;
-  return `${(bytes / (1024 * MiB)).toFixed(1)} GiB`;
-}
 
 /**
  * A piece of a file name made of `text`: letters, digits, `.`, `_` and `-` only (no separator, no

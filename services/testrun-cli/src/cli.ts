@@ -2,20 +2,25 @@
 // process's surroundings as arguments, so the bin (bin.ts) and the GitHub Action (action.ts) share it.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import {
+  ApiError,
+  formatBytes,
+  NetworkError,
+  type Run,
+  startSafely,
+  TestrunClient,
+  version,
+  withRetries,
+} from "@testrun/api-client";
+import type { TestrunApi } from "@testrun/mcp-tools";
 import { type Command, parseCommand, UsageError, type WaitFlags } from "./args.js";
-import { attachmentPath, downloadArtifacts, formatBytes } from "./artifacts.js";
-import { ApiError, NetworkError, TestrunClient } from "./client.js";
+import { attachmentPath, downloadArtifacts } from "./artifacts.js";
 import { formatDuration } from "./duration.js";
 import { explain } from "./errors.js";
 import { usage } from "./help.js";
-import type { TestrunApi } from "./mcp/tools.js";
 import { ExitCode, exitCodeOf, signalExitCode } from "./outcome.js";
 import { failureLines, type Output, Progress, screenshotLine, statusLine, testLine } from "./progress.js";
 import { writeReports } from "./reports.js";
-import { withRetries } from "./retry.js";
-import { startSafely } from "./start.js";
-import type { Run } from "./types.js";
-import { version } from "./version.js";
 import { waitForRun } from "./wait.js";
 
 export interface Io {

@@ -1,7 +1,6 @@
 // What a failed request means for the person reading the CI log: the API's own message, its code,
 // and the extras that say what to do (402 required/available, 409 candidates).
-import { ApiError, NetworkError } from "./client.js";
-import { MaybeStarted } from "./start.js";
+import { ApiError, MaybeStarted, NetworkError } from "@testrun/api-client";
 
 const hints: Record<number, string> = {
   401: "check TESTRUN_API_KEY: unknown, expired and revoked keys get 401",

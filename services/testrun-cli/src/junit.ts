@@ -6,8 +6,7 @@
 // A test's artifacts go in its <system-out>: with --artifacts, one `[[ATTACHMENT|path]]` line per
 // downloaded file, the convention of Jenkins' JUnit attachments plugin that GitLab reads too (it
 // shows a test case's first one: the failure screenshot comes first); otherwise their urls.
-import { artifactsInOrder } from "./artifacts.js";
-import type { Run, TestResult } from "./types.js";
+import { artifactsInOrder, type Run, type TestResult } from "@testrun/api-client";
 
 export interface JunitOptions {
   /** The wait timed out: tests not final are errors saying so. */

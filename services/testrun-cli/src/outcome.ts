@@ -1,5 +1,5 @@
 // Exit codes of `testrun` (docs/pipelines.md, "Exit codes"): what a pipeline step reports.
-import type { Run } from "./types.js";
+import type { Run } from "@testrun/api-client";
 
 export const ExitCode = {
   /** The run passed (or was skipped, with --allow-skipped); any other command succeeded. */

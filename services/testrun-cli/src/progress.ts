@@ -1,8 +1,7 @@
 // What a waiting `testrun` prints: on a CI log (not a terminal) one line per change; on a terminal
 // the same lines for finished tests and one live status line kept up to date below them.
-import { failureScreenshot } from "./artifacts.js";
+import { failureScreenshot, type Run, type TestResult } from "@testrun/api-client";
 import { formatDuration } from "./duration.js";
-import type { Run, TestResult } from "./types.js";
 
 export interface Output {
   write(text: string): void;

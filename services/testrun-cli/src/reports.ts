@@ -3,10 +3,10 @@
 // exit code stays the run's.
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { Run } from "@testrun/api-client";
 import { type JunitOptions, junitXml } from "./junit.js";
 import type { Output } from "./progress.js";
 import { markdownSummary } from "./summary.js";
-import type { Run } from "./types.js";
 
 export interface ReportTargets {
   junit?: string;

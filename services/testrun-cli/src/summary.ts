@@ -1,7 +1,7 @@
 // The Markdown summary appended to $GITHUB_STEP_SUMMARY (GitHub shows it on the job's page).
+import type { Run } from "@testrun/api-client";
 import { formatDuration } from "./duration.js";
 import { statusLine } from "./progress.js";
-import type { Run } from "./types.js";
 
 const icons: Record<string, string> = {
   PASSED: "✅",

@@ -5,9 +5,14 @@
 // starts less than 15 s (the contract's polling interval) after the previous one started. A real
 // long-poll takes S >= 15 s, so it is followed at once; a gateway that ignores `wait` answers at
 // once and the next read waits out the 15 s. A gateway that refuses `wait` (400) is read without it.
-import { ApiError, type TestrunClient } from "./client.js";
-import { abortableSleep, DeadlineReached, withRetries } from "./retry.js";
-import type { Run } from "./types.js";
+import {
+  ApiError,
+  abortableSleep,
+  DeadlineReached,
+  type Run,
+  type TestrunClient,
+  withRetries,
+} from "@testrun/api-client";
 
 export interface WaitOptions {
   /** When to stop waiting (ms since the epoch). */

@@ -4,8 +4,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { TestrunClient } from "../src/client.js";
-import type { Run } from "../src/types.js";
+import { type Run, TestrunClient } from "@testrun/api-client";
 
 export interface Recorded {
   method: string;

@@ -1,12 +1,12 @@
-// The MCP tools (src/mcp/tools.ts) as `testrun mcp` serves them, driven by the official SDK's client
+// The MCP tools (@testrun/mcp-tools) as `testrun mcp` serves them, driven by the official SDK's client
 // over an in-memory transport, against a scripted gateway: what each tool sends, and how failures
 // the real system rarely shows (no answer, a start not read back, 429) come back as tool errors.
 // The real gateway and both transports are in test/mcp.e2e.test.ts.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { testrunMcpServer } from "@testrun/mcp-tools";
 import { expect } from "chai";
-import { testrunMcpServer } from "../src/mcp/tools.js";
 import { FakeGateway, fakeRun } from "./fake-gateway.js";
 
 describe("the MCP tools over the REST client", () => {

@@ -1,8 +1,7 @@
 // Starting a run without ever starting two (docs/pipelines.md, "It never starts a run twice"),
 // against a scripted gateway that fails the POST in each way that matters.
+import { type ApiError, MaybeStarted, NetworkError, startSafely, TestrunClient } from "@testrun/api-client";
 import { expect } from "chai";
-import { type ApiError, NetworkError, TestrunClient } from "../src/client.js";
-import { MaybeStarted, startSafely } from "../src/start.js";
 import { FakeGateway, fakeRun } from "./fake-gateway.js";
 
 describe("starting a run safely", () => {

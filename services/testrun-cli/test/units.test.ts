@@ -3,22 +3,21 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  type Artifact,
+  artifactsInOrder,
+  failureScreenshot,
+  type TestResult,
+  version,
+} from "@testrun/api-client";
 import { expect } from "chai";
 import { argvOf, input, setOutput } from "../src/action.js";
 import { defaultTimeoutMs, parseCommand, UsageError } from "../src/args.js";
-import {
-  artifactPath,
-  artifactsInOrder,
-  attachmentPath,
-  failureScreenshot,
-  safeName,
-} from "../src/artifacts.js";
+import { artifactPath, attachmentPath, safeName } from "../src/artifacts.js";
 import { formatDuration, parseDuration } from "../src/duration.js";
 import { escapeXml, junitXml } from "../src/junit.js";
 import { Progress } from "../src/progress.js";
 import { markdownSummary } from "../src/summary.js";
-import type { Artifact, TestResult } from "../src/types.js";
-import { version } from "../src/version.js";
 import { fakeRun } from "./fake-gateway.js";
 
 describe("testrun's command line", () => {

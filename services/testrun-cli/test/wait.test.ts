@@ -1,8 +1,8 @@
 // How `testrun` reads a run while waiting (docs/pipelines.md, "How it waits"), against a scripted
 // gateway: long-poll when the gateway has it, the 15 s rule (shrunk here) when it refuses or ignores
 // `wait`, Retry-After on 429, retries through 5xx and dropped connections, and the deadline.
+import { ApiError } from "@testrun/api-client";
 import { expect } from "chai";
-import { ApiError } from "../src/client.js";
 import { waitForRun } from "../src/wait.js";
 import { FakeGateway, fakeRun } from "./fake-gateway.js";
 

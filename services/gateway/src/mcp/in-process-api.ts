@@ -5,7 +5,7 @@ import {
   type TestPlan,
   type TestrunApi,
   TooLarge,
-} from "@testrun/testrun-cli/mcp";
+} from "@testrun/mcp-tools";
 import type { GatewayContext } from "../context.js";
 import { HttpError } from "../http-error.js";
 import type { V1Handlers, ValidatedHandler } from "../routes/v1.js";

@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { testrunMcpServer } from "@testrun/testrun-cli/mcp";
+import { testrunMcpServer } from "@testrun/mcp-tools";
 import type { Authenticator } from "../auth.js";
 import type { GatewayContext, GatewayState } from "../context.js";
 import { jsonBody, type V1Handlers } from "../routes/v1.js";
@@ -10,7 +10,7 @@ import { inProcessApi } from "./in-process-api.js";
 const transportHeaders = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id"];
 
 /**
- * POST /v1/mcp: the MCP tools (@testrun/testrun-cli/mcp) over Streamable HTTP, for AI agents
+ * POST /v1/mcp: the MCP tools (@testrun/mcp-tools) over Streamable HTTP, for AI agents
  * (docs/agents.md, "MCP: the API as tools").
  *
  * - Authenticated as every /v1 request is (api key headers, 401/403/429, the per-key rate limit, no

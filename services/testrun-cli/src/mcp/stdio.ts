@@ -1,9 +1,9 @@
-// `testrun mcp`: the MCP tools (tools.ts) over stdio, for clients that launch a local server. Each
+// `testrun mcp`: the MCP tools (@testrun/mcp-tools) over stdio, for clients that launch a local server. Each
 // tool call is one request of the /v1 REST API made with TESTRUN_URL and TESTRUN_API_KEY. stdout
 // carries the protocol and nothing else; the server ends when the client closes stdin.
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { type TestrunApi, testrunMcpServer } from "./tools.js";
+import { type TestrunApi, testrunMcpServer } from "@testrun/mcp-tools";
 
 export interface StdioOptions {
   stdin?: Readable;

@@ -1,19 +1,26 @@
-// The Testrun MCP tools (docs/agents.md, "MCP: the API as tools"): one definition for both ways of serving them, the
-// gateway's POST /v1/mcp (services/gateway/src/mcp/) and `testrun mcp` over stdio (stdio.ts). Each
-// tool is one request of the /v1 REST API with its semantics (docs/rest-api.md), made through a
-// TestrunApi: the typed REST client over HTTP (stdio), or the gateway's own route handlers (remote).
-// Results are compact JSON text; a refusal of the API is a tool result with isError, carrying the
-// API's message, code and extras, never a protocol error.
+// The Testrun MCP tools (docs/agents.md, "MCP: the API as tools"): one definition for both ways of
+// serving them, the gateway's POST /v1/mcp (services/gateway/src/mcp/) and `testrun mcp` over stdio
+// (services/testrun-cli/src/mcp/stdio.ts). A package of their own, so that the gateway serves them
+// without depending on the CLI. Each tool is one request of the /v1 REST API with its semantics
+// (docs/rest-api.md), made through a TestrunApi: the typed REST client over HTTP (stdio), or the
+// gateway's own route handlers (remote). Results are compact JSON text; a refusal of the API is a
+// tool result with isError, carrying the API's message, code and extras, never a protocol error.
 import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ApiError,
+  describeFailure,
+  failureScreenshot,
+  formatBytes,
+  NetworkError,
+  type Run,
+  startedRunOf,
+  type TestrunClient,
+  TooLarge,
+  version,
+} from "@testrun/api-client";
 import { z } from "zod";
-import { failureScreenshot, formatBytes } from "../artifacts.js";
-import { ApiError, NetworkError, type TestrunClient, TooLarge } from "../client.js";
-import { describeFailure } from "../retry.js";
-import { startedRunOf } from "../start.js";
-import type { Run } from "../types.js";
-import { version } from "../version.js";
 
 /** What the tools need of the REST API: the typed client has exactly these methods. */
 export type TestrunApi = Pick<
@@ -366,5 +373,6 @@ export function testrunMcpServer(api: TestrunApi): McpServer {
   return server;
 }
 
-export type * from "../types.js";
+// What an API handed to the tools throws and answers (the gateway's in-process API makes them too).
+export type * from "@testrun/api-client";
 export { ApiError, NetworkError, TooLarge };
