@@ -3,8 +3,8 @@
 import { ElementState } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { FieldSet } from "../../components/Field";
 import { CodeField, SelectField, TextField } from "../../components/Inputs";
+import { type BrowserDraft, browserBounds, elementStates } from "./browser-draft";
 import { expectedFields, urlPatternHint } from "./browser-labels";
-import { type BrowserDraft, browserBounds, elementStates } from "./browser-step";
 import { Checkbox } from "./Checkbox";
 import type { Change, Said } from "./kind-editor";
 import { rowField } from "./model";

@@ -4,7 +4,6 @@
 import { FieldSet } from "../../components/Field";
 import { CodeField, NumberField, SelectField } from "../../components/Inputs";
 import { BrowserActionValues } from "./BrowserActionValues";
-import { actionHints, checkLabels, n } from "./browser-labels";
 import {
   actionLabels,
   type BrowserAction,
@@ -14,7 +13,8 @@ import {
   type ExpectCheck,
   expectChecks,
   usesLocator,
-} from "./browser-step";
+} from "./browser-draft";
+import { actionHints, checkLabels, n } from "./browser-labels";
 import { Checkbox } from "./Checkbox";
 import { changer, type KindEditorProps } from "./kind-editor";
 import { LocatorFields } from "./LocatorFields";

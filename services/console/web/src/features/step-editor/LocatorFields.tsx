@@ -3,8 +3,8 @@
 // which of several matches.
 import { useId } from "react";
 import { CodeField, NumberField, SelectField, TextField } from "../../components/Inputs";
+import { type BrowserDraft, browserBounds, type LocatorKind, locatorKinds } from "./browser-draft";
 import { commonRoles, locatorLabels, n } from "./browser-labels";
-import { type BrowserDraft, browserBounds, type LocatorKind, locatorKinds } from "./browser-step";
 import { Checkbox } from "./Checkbox";
 import type { Change, Said } from "./kind-editor";
 

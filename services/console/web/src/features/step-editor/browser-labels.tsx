@@ -1,7 +1,7 @@
 // The words of the browser step's form: what each action does, how each kind of locator is filled
 // in (with examples: a locator is only as good as what it names), the checks of an expectation.
 import type { ReactNode } from "react";
-import { type BrowserAction, browserBounds, type ExpectCheck, type LocatorKind } from "./browser-step";
+import { type BrowserAction, browserBounds, type ExpectCheck, type LocatorKind } from "./browser-draft";
 
 export const n = (value: number) => value.toLocaleString("en");
 

@@ -3,7 +3,6 @@
 // the step's timeout. The draft keeps every action's texts while another action is chosen, so
 // switching back and forth loses nothing typed; only the chosen action's fields are sent.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { browserStepBounds } from "@testrun/content-file";
 import {
   type BrowserExpect,
   BrowserStepSchema,
@@ -15,8 +14,20 @@ import {
 import { browserStepText } from "../../browser-step-text.js";
 import { addMessage, type FieldMessages, rowField, type StepKindLogic } from "./model.js";
 
-/** The bounds of step.proto the form shows where a person reaches them: the catalog's own. */
-export const browserBounds = browserStepBounds;
+/** The bounds of step.proto the form shows where a person reaches them. */
+export const browserBounds = {
+  locatorCharacters: 2000,
+  nth: 1000,
+  urlCharacters: 2048,
+  keyCharacters: 100,
+  options: 100,
+  fillCharacters: 100_000,
+  expectedCharacters: 10_000,
+  titleCharacters: 1000,
+  count: 10_000,
+  screenshotNameCharacters: 100,
+  ms: 120_000,
+} as const;
 
 /** The actions, by their name in BrowserStep's `action` oneof, in the order the form offers them. */
 export const browserActions = [

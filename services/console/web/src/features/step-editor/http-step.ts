@@ -2,7 +2,6 @@
 // draft, reading it from a Step and writing it back without losing anything the form shows.
 import { create, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
-import { httpMethods, httpStepBounds } from "@testrun/content-file";
 import {
   HttpExpectationSchema,
   type HttpRequest,
@@ -12,10 +11,17 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { addMessage, type FieldMessages, type Pair, rowField, type StepKindLogic } from "./model.js";
 
-/** The bounds of step.proto the form shows where a person reaches them: the catalog's own. */
-export const httpBounds = httpStepBounds;
+/** The bounds of step.proto the form shows where a person reaches them. */
+export const httpBounds = {
+  /** Headers, query parameters, saved values, header checks, texts, JSON checks: each. */
+  entries: 50,
+  statuses: 20,
+  rawBodyBytes: 1024 * 1024,
+  ms: 120_000,
+  pathCharacters: 2048,
+} as const;
 
-export const methods = httpMethods;
+export const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
 /** What the form holds of an HTTP step: texts as typed. */
 export interface HttpDraft {

@@ -4,7 +4,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type Step, StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
-import { type BrowserDraft, browserStep } from "./browser-step.js";
+import type { BrowserDraft } from "./browser-draft.js";
+import { browserStep } from "./browser-step.js";
 import { type HttpDraft, httpStep } from "./http-step.js";
 import { type FieldMessages, newKey, type StepKindLogic, stepField } from "./model.js";
 
