@@ -1,7 +1,9 @@
 // The HTTP kind of step in the editor (proto/testrun/catalog/v1/step.proto, HttpStep): the form's
-// draft, reading it from a Step and writing it back without losing anything the form shows.
+// draft, reading it from a Step and writing it back without losing anything the form shows (its
+// texts in http-text.ts; where the catalog's messages belong in http-paths.ts).
 import { create, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { httpMethods, httpStepBounds } from "@testrun/content-file";
 import {
   HttpExpectationSchema,
   type HttpRequest,
@@ -9,19 +11,14 @@ import {
   HttpStepSchema,
   type Step,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import { fieldOf, valueAt } from "./http-paths.js";
+import { jsonText, mapOf, msText, pairsOf, parseJson, parseMs, parseStatuses } from "./http-text.js";
 import { addMessage, type FieldMessages, type Pair, rowField, type StepKindLogic } from "./model.js";
 
-/** The bounds of step.proto the form shows where a person reaches them. */
-export const httpBounds = {
-  /** Headers, query parameters, saved values, header checks, texts, JSON checks: each. */
-  entries: 50,
-  statuses: 20,
-  rawBodyBytes: 1024 * 1024,
-  ms: 120_000,
-  pathCharacters: 2048,
-} as const;
+/** The bounds of step.proto the form shows where a person reaches them: the catalog's own. */
+export const httpBounds = httpStepBounds;
 
-export const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+export const methods = httpMethods;
 
 /** What the form holds of an HTTP step: texts as typed. */
 export interface HttpDraft {
@@ -65,80 +62,6 @@ const emptyExpect = (): HttpDraft["expect"] => ({
   json: [],
   maxDurationMs: "",
 });
-
-const pairsOf = (map: Record<string, string>): Pair[] =>
-  Object.entries(map).map(([name, value]) => ({ name, value }));
-
-/** A JSON value as the form shows it: on one line when short, else indented. */
-export function jsonText(value: JsonValue, indent = true): string {
-  const oneLine = JSON.stringify(value);
-  return indent && oneLine.length > 60 ? JSON.stringify(value, null, 2) : oneLine;
-}
-
-const msText = (ms: number) => (ms === 0 ? "" : String(ms));
-
-/** Parses a JSON text; the parser's message (with its position) when it is not JSON. */
-export function parseJson(text: string): { ok: true; value: JsonValue } | { ok: false; problem: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) as JsonValue };
-  } catch (error) {
-    return { ok: false, problem: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-/** Status codes as typed ("200, 201" or "200 201"): the numbers, or what is not one. */
-export function parseStatuses(text: string): { codes: number[]; bad?: string } {
-  const parts = text.split(/[\s,]+/).filter((part) => part !== "");
-  const bad = parts.find((part) => !/^\d{1,9}$/.test(part));
-  return bad === undefined ? { codes: parts.map(Number) } : { codes: [], bad };
-}
-
-/** Milliseconds as typed: "" is 0. */
-function parseMs(text: string, field: string, problems: FieldMessages): number {
-  const trimmed = text.trim();
-  if (trimmed === "") return 0;
-  if (!/^\d+$/.test(trimmed)) {
-    addMessage(problems, field, "Must be a whole number of milliseconds, e.g. 5000.");
-    return 0;
-  }
-  const ms = Number(trimmed);
-  if (ms > 2_147_483_647) {
-    addMessage(problems, field, `Must be at most ${httpBounds.ms}.`);
-    return 0;
-  }
-  return ms;
-}
-
-/**
- * Rows as a map; two rows of one name (for headers, ignoring letter case as HTTP does) cannot
- * both be kept, so that is a problem at the second one rather than a silent loss.
- */
-function mapOf(
-  rows: Pair[],
-  field: string,
-  problems: FieldMessages,
-  what: string,
-  ignoreCase = false,
-): Record<string, string> {
-  const map: Record<string, string> = {};
-  const seen = new Map<string, number>();
-  rows.forEach((row, index) => {
-    const key = ignoreCase ? row.name.toLowerCase() : row.name;
-    const first = seen.get(key);
-    if (first !== undefined) {
-      const name = row.name === "" ? "without a name" : `“${row.name}”`;
-      addMessage(
-        problems,
-        rowField(field, index),
-        `${what} ${first + 1} is ${name} too${ignoreCase ? " (names ignore letter case)" : ""}: rename or remove one.`,
-      );
-      return;
-    }
-    seen.set(key, index);
-    map[row.name] = row.value;
-  });
-  return map;
-}
 
 function fromStep(kind: Step["kind"]): HttpDraft | undefined {
   if (kind.case !== "http") return undefined;
@@ -290,80 +213,6 @@ function interpolated(draft: HttpDraft): { field: string; text: string }[] {
     for (const text of stringsInJson(row.value)) texts.push({ field: rowField("expect.json", index), text });
   });
   return texts;
-}
-
-/** Fields of the catalog's paths (proto names) -> the form's, and the rows each map's entries are. */
-const requestFields: Record<string, string> = {
-  method: "request.method",
-  path: "request.path",
-  json: "request.json",
-  raw: "request.raw",
-  timeout_ms: "request.timeoutMs",
-};
-const expectFields: Record<string, string> = {
-  status: "expect.status",
-  body_contains: "expect.bodyContains",
-  body_not_contains: "expect.bodyNotContains",
-  max_duration_ms: "expect.maxDurationMs",
-};
-const mapFields: Record<string, (draft: HttpDraft) => Pair[]> = {
-  "request.headers": (draft) => draft.headers,
-  "request.query": (draft) => draft.query,
-  "expect.headers": (draft) => draft.expect.headers,
-  "expect.json": (draft) => draft.expect.json,
-  save: (draft) => draft.save,
-};
-
-/** `.request.headers["X-Id"]` -> the field `request.headers`, the key `X-Id`; `[2]` -> the index. */
-function splitPath(rest: string): { field: string; key?: string; index?: number } | undefined {
-  const match = /^\.(request|expect|save)(?:\.([a-z_]+))?(?:\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\])?$/.exec(rest);
-  if (!match) return undefined;
-  const [, part, name, index, key] = match;
-  const field = part === "save" ? "save" : `${part}.${name ?? ""}`;
-  if (part === "save" && name !== undefined) return undefined;
-  return {
-    field,
-    ...(index !== undefined && { index: Number(index) }),
-    ...(key !== undefined && { key: JSON.parse(key) as string }),
-  };
-}
-
-function fieldOf(rest: string, draft: HttpDraft): { field: string; prefix?: string } | undefined {
-  // The step has no request at all: only a JSON view could do that, and the method comes first.
-  if (rest === "" || rest === ".request") return { field: "request.method" };
-  const path = splitPath(rest);
-  if (!path) return undefined;
-  const rows = mapFields[path.field];
-  if (rows) {
-    if (path.key === undefined) return { field: path.field };
-    const index = rows(draft).findIndex((row) => row.name === path.key);
-    return index < 0
-      ? { field: path.field, prefix: `“${path.key}”: ` }
-      : { field: rowField(path.field, index) };
-  }
-  const [part, name = ""] = path.field.split(".");
-  const field = (part === "request" ? requestFields : expectFields)[name];
-  if (!field) return undefined;
-  if (field === "expect.status" && path.index !== undefined) {
-    const code = parseStatuses(draft.expect.status).codes[path.index];
-    return { field, ...(code !== undefined && { prefix: `“${code}”: ` }) };
-  }
-  return { field };
-}
-
-/** `request.path` -> draft.path, `expect.status` -> draft.expect.status, `save#2` -> draft.save[2]. */
-function valueAt(field: string, draft: HttpDraft): unknown {
-  const [place = "", row] = field.split("#");
-  const [part, name = ""] = place.split(".");
-  const whole =
-    part === "save"
-      ? draft.save
-      : part === "request" && name in draft
-        ? draft[name as keyof HttpDraft]
-        : part === "expect" && name in draft.expect
-          ? draft.expect[name as keyof HttpDraft["expect"]]
-          : undefined;
-  return row === undefined ? whole : Array.isArray(whole) ? whole[Number(row)] : undefined;
 }
 
 export const httpStep: StepKindLogic<HttpDraft> = {
