@@ -9,6 +9,7 @@ import { Link, useParams, useSearchParams } from "react-router";
 import { isNotFound, messageOf } from "../../api";
 import { ErrorNotice } from "../../components/Dialog";
 import { Fact, Facts } from "../../components/Facts";
+import { DoneNotice } from "../../components/ListPage";
 import { NotFound, QueryView } from "../../components/States";
 import { StepList } from "../../components/Steps";
 import { Time } from "../../components/Time";
@@ -21,10 +22,10 @@ import { VersionMissing } from "../versions/VersionMissing";
 import { versionParam } from "../versions/version-param";
 import { DeleteTestCaseDialog } from "./DeleteTestCaseDialog";
 import { EnabledBadge } from "./EnabledBadge";
-import { Notice, useNotice } from "./Notice";
 import { Tags } from "./Tags";
 import { useDuplicate } from "./useDuplicate";
 import { useEnabledToggle } from "./useEnabledToggle";
+import { useNotice } from "./useNotice";
 
 /** What a test case's page has a dialog open for. */
 type Open = "run" | "delete" | undefined;
@@ -109,7 +110,7 @@ export function TestCase() {
         )}
       </div>
       <VersionLine item={testCase} />
-      <Notice text={notice} />
+      <DoneNotice done={notice} />
       <ErrorNotice error={enabling.error ?? duplicate.error} />
       {!testCase.enabled && (
         <p className="notice notice-info">

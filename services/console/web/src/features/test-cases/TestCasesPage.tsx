@@ -8,13 +8,14 @@ import { useDeferredValue, useState } from "react";
 import { Link, useSearchParams } from "react-router";
 import { isNotFound } from "../../api";
 import { ErrorNotice } from "../../components/Dialog";
+import { DoneNotice } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { useProject } from "../../project";
 import { CaseFilters } from "./CaseFilters";
 import { CaseTable } from "./CaseTable";
 import { type FileDialog, FileDialogs } from "./FileDialogs";
-import { Notice, useNotice } from "./Notice";
 import { useEnabledToggle } from "./useEnabledToggle";
+import { useNotice } from "./useNotice";
 
 export function TestCases() {
   const { projectId, project, name, editor, path } = useProject();
@@ -70,7 +71,7 @@ export function TestCases() {
         Named steps run against an environment. Plans and tags select which ones a run executes. Export and
         Import move them, with the plans, as one file to keep in a repository.
       </p>
-      <Notice text={notice} />
+      <DoneNotice done={notice} />
       <ErrorNotice error={enabling.error} />
       <CaseFilters search={search} tag={tag} every={all.data?.testCases} onChange={set} />
       <QueryView

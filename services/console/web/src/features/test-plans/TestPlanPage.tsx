@@ -5,6 +5,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../../api";
+import { DoneNotice } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { VersionLine } from "../../components/Version";
 import { plural } from "../../format";
@@ -45,11 +46,7 @@ export function TestPlan() {
       </div>
       <VersionLine item={testPlan} />
       {testPlan.description && <p className="lead">{testPlan.description}</p>}
-      {saved && (
-        <p className="notice notice-info" role="status">
-          {saved}
-        </p>
-      )}
+      <DoneNotice done={saved} />
       <p className="muted">
         {plural(testCases.length, "test case")}, run in this order
         {disabled > 0 &&

@@ -5,6 +5,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { Link } from "react-router";
 import { isNotFound } from "../../api";
 import { DataTable } from "../../components/DataTable";
+import { DoneNotice } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { Time } from "../../components/Time";
 import { useProject } from "../../project";
@@ -32,11 +33,7 @@ export function TestPlans() {
       {project.data && !editor && (
         <p className="notice notice-info">Viewers see the test plans; Editors and above change them.</p>
       )}
-      {deleted && (
-        <p className="notice notice-info" role="status">
-          Test plan {deleted} deleted.
-        </p>
-      )}
+      <DoneNotice done={deleted && `Test plan ${deleted} deleted.`} />
       <QueryView
         query={plans}
         what="test plans"

@@ -1,5 +1,5 @@
 // What a test case page says after a change made here or on the page before (the editor's save,
-// a duplicate, a delete pass it in the location's state).
+// a duplicate, a delete pass it in the location's state); shown by DoneNotice (ListPage.tsx).
 import { useState } from "react";
 import { useLocation } from "react-router";
 
@@ -8,13 +8,4 @@ export function useNotice(): [string | undefined, (notice: string | undefined) =
   const passed = (useLocation().state as { notice?: string } | null)?.notice;
   const [notice, setNotice] = useState<string>();
   return [notice ?? passed, setNotice];
-}
-
-export function Notice({ text }: { text: string | undefined }) {
-  if (!text) return null;
-  return (
-    <p className="notice notice-info" role="status">
-      {text}
-    </p>
-  );
 }
