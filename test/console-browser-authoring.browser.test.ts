@@ -10,6 +10,12 @@
 import { createServer, get, type Server } from "node:http";
 import { create, toJson } from "@bufbuild/protobuf";
 import { createCliContext, setVariable } from "@testrun/cli";
+import {
+  artifactPolicy,
+  contentSecurityPolicy,
+  traceViewerPolicy,
+  traceViewerRoot,
+} from "@testrun/console/policies";
 import { Role } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { ArtifactKind, RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -17,9 +23,6 @@ import { serviceClient } from "@testrun/kit";
 import { expect } from "chai";
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import type { System } from "../scripts/system.js";
-import { artifactPolicy } from "../services/console/src/http/artifacts.js";
-import { contentSecurityPolicy } from "../services/console/src/http/security.js";
-import { traceViewerPolicy, traceViewerRoot } from "../services/console/src/http/trace-viewer.js";
 import { errorAt, expectNoErrorAt, horizontalOverflow, screenshot, viewports } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { consoleClient, signIn } from "./console-client.js";

@@ -498,7 +498,7 @@ describe("console test case editor in a browser", function () {
 
     // Past the API's 1 MiB, a case of two large bodies (2.1 MB) is still sent whole, in binary:
     // the catalog itself refuses the body over a step's 1 MiB, at its field. (A case past the 8 MiB
-    // a save is read up to is refused in the page before it is sent: test/console-editor-model.test.ts.)
+    // a save is read up to is refused in the page before it is sent: services/console/test/web/editor-model.test.ts.)
     const sent: string[] = [];
     page.on("request", (request) => {
       if (request.url().includes("/CreateTestCase")) sent.push(request.headers()["content-type"] ?? "");

@@ -2,9 +2,10 @@
 // documented, every required header is there and every documented header has the documented form,
 // the body is JSON and matches the documented schema (or, for bytes, is of a documented media type). The REST helpers of the end-to-end suites
 // (test/pipeline.ts, services/gateway/test/support.ts) call it on every answer they receive.
+
+import { buildOpenApiDocument } from "@testrun/gateway/openapi";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { buildOpenApiDocument } from "../services/gateway/src/api/openapi.js";
 
 // ajv-formats is CommonJS whose default export is the function.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;

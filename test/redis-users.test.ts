@@ -12,6 +12,7 @@ import {
   testStream,
   testStreams,
 } from "@testrun/kit";
+import { executorKindsKey, runChangesChannel } from "@testrun/runs/redis-names";
 import {
   componentRedisUrl,
   createRedisUsers,
@@ -24,8 +25,6 @@ import { Redis } from "ioredis";
 import type { IContainer } from "kubernetes-models/v1/Container";
 import type { ISecret } from "kubernetes-models/v1/Secret";
 import { redisUsers } from "../scripts/services.js";
-import { executorKindsKey } from "../services/runs/src/executor-kinds.js";
-import { runChangesChannel } from "../services/runs/src/run-events.js";
 import { renderChart } from "./helm.js";
 import type { K8sObject } from "./kubernetes.js";
 

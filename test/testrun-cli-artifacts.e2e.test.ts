@@ -19,10 +19,10 @@ import { type Run, TestrunClient } from "@testrun/api-client";
 import { ArtifactKind, RunsService, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import { repoRoot } from "@testrun/testing";
+import { downloadArtifacts } from "@testrun/testrun-cli";
 import { expect } from "chai";
 import pg from "pg";
 import type { System } from "../scripts/system.js";
-import { downloadArtifacts } from "../services/testrun-cli/src/artifacts.js";
 import {
   type ArtifactBody,
   addCases,

@@ -1,6 +1,6 @@
 // The test case editor's model: a test case as the form holds it while it is edited (texts as
 // typed, maps as ordered rows), and what every kind of step provides to be edited. Pure: no React,
-// no browser, so its rules are unit tested (test/console-editor-model.test.ts).
+// no browser, so its rules are unit tested (services/console/test/web/editor-model.test.ts).
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 
 /** One entry of a map (headers, query, saved values…) as a row: name and value as typed, in order. */

@@ -4,7 +4,7 @@
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { BrowserStepSchema, LocatorSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { expect } from "chai";
-import { browserStepText, locatorCode, quoted } from "../services/console/web/src/browser-step-text.js";
+import { browserStepText, locatorCode, quoted } from "../../web/src/browser-step-text.js";
 
 const text = (json: unknown) => browserStepText(fromJson(BrowserStepSchema, json as JsonValue));
 /** The step as one line, as a person reads it on the page. */

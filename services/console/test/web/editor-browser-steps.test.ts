@@ -15,17 +15,10 @@ import {
   logicOf,
   type StepDraft,
   withKind,
-} from "../services/console/web/src/features/step-editor/kinds.js";
-import {
-  draftOfJson,
-  jsonOfDraft,
-  snapshotOf,
-} from "../services/console/web/src/features/test-cases/json-view.js";
-import { referenceWarnings } from "../services/console/web/src/features/test-cases/references.js";
-import {
-  fieldOfPath,
-  stillAtSentValues,
-} from "../services/console/web/src/features/test-cases/violations.js";
+} from "../../web/src/features/step-editor/kinds.js";
+import { draftOfJson, jsonOfDraft, snapshotOf } from "../../web/src/features/test-cases/json-view.js";
+import { referenceWarnings } from "../../web/src/features/test-cases/references.js";
+import { fieldOfPath, stillAtSentValues } from "../../web/src/features/test-cases/violations.js";
 
 /** Every action, every kind of locator, every check and state, as the catalog stores them. */
 const stepsJson: JsonValue[] = [

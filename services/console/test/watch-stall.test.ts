@@ -19,12 +19,12 @@ import { RunSchema, RunStatus, RunsService, TestResultSchema } from "@testrun/ge
 import { createLogger } from "@testrun/kit";
 import { eventually } from "@testrun/testing";
 import { expect } from "chai";
-import { createConsoleApp } from "../services/console/src/http/app.js";
-import { AuthAttempts } from "../services/console/src/http/auth-limit.js";
-import { ConsoleCookies } from "../services/console/src/http/cookies.js";
-import { runHandlers } from "../services/console/src/rpc/run-handlers.js";
-import { StreamSlots } from "../services/console/src/rpc/stream-slots.js";
-import type { Viewers } from "../services/console/src/viewer.js";
+import { createConsoleApp } from "../src/http/app.js";
+import { AuthAttempts } from "../src/http/auth-limit.js";
+import { ConsoleCookies } from "../src/http/cookies.js";
+import { runHandlers } from "../src/rpc/run-handlers.js";
+import { StreamSlots } from "../src/rpc/stream-slots.js";
+import type { Viewers } from "../src/viewer.js";
 
 const appUrl = "http://console.test";
 const stallMs = 1_000;

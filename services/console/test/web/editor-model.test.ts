@@ -17,22 +17,15 @@ import {
   copyName,
   draftOfCase,
   type StepDraft,
-} from "../services/console/web/src/features/step-editor/kinds.js";
-import {
-  draftOfJson,
-  jsonOfDraft,
-  snapshotOf,
-} from "../services/console/web/src/features/test-cases/json-view.js";
-import {
-  referencesIn,
-  referenceWarnings,
-} from "../services/console/web/src/features/test-cases/references.js";
-import { saveSizeProblem } from "../services/console/web/src/features/test-cases/save-size.js";
+} from "../../web/src/features/step-editor/kinds.js";
+import { draftOfJson, jsonOfDraft, snapshotOf } from "../../web/src/features/test-cases/json-view.js";
+import { referencesIn, referenceWarnings } from "../../web/src/features/test-cases/references.js";
+import { saveSizeProblem } from "../../web/src/features/test-cases/save-size.js";
 import {
   fieldOfPath,
   stillAtSentValues,
   violationMessages,
-} from "../services/console/web/src/features/test-cases/violations.js";
+} from "../../web/src/features/test-cases/violations.js";
 
 /** A case with every field of the HTTP step format set somewhere (docs/runs.md). */
 const file = {

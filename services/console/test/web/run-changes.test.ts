@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { RunDetailsSchema, WatchRunResponseSchema } from "@testrun/gen/testrun/console/v1/console_pb";
 import { RunSchema, RunStatus, TestResultSchema, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { expect } from "chai";
-import { applyWatchMessage } from "../services/console/web/src/features/runs/run-changes.js";
+import { applyWatchMessage } from "../../web/src/features/runs/run-changes.js";
 
 const test = (id: string, status: TestStatus) => create(TestResultSchema, { id, name: id, status });
 const shown = create(RunDetailsSchema, {

@@ -11,9 +11,9 @@ import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { createLogger, serviceClient } from "@testrun/kit";
 import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
-import { type ConsoleAppOptions, createConsoleApp } from "../services/console/src/http/app.js";
-import { AuthAttempts, maxClientBuckets } from "../services/console/src/http/auth-limit.js";
-import { ConsoleCookies } from "../services/console/src/http/cookies.js";
+import { type ConsoleAppOptions, createConsoleApp } from "../src/http/app.js";
+import { AuthAttempts, maxClientBuckets } from "../src/http/auth-limit.js";
+import { ConsoleCookies } from "../src/http/cookies.js";
 
 const appUrl = "http://console.test";
 const perClient = 3;

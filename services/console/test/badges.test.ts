@@ -9,14 +9,14 @@ import { createLogger, serviceClient } from "@testrun/kit";
 import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
 import Koa from "koa";
-import { AuthAttempts } from "../services/console/src/http/auth-limit.js";
+import { AuthAttempts } from "../src/http/auth-limit.js";
 import {
   badgeCacheControl,
   badgePolicy,
   badgeRoutes,
   badgeSvg,
   loggedBadgePath,
-} from "../services/console/src/http/badges.js";
+} from "../src/http/badges.js";
 
 /** The words and the colour of the message's half of a badge (badge-maker 6's brightgreen, red, lightgrey). */
 function shows(svg: string) {

@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { TestResultSchema, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { expect } from "chai";
-import { waitingText } from "../services/console/web/src/format.js";
+import { waitingText } from "../../web/src/format.js";
 
 describe("console: what a waiting test waits for", () => {
   it("says a queued test waits for an executor", () => {
