@@ -5,6 +5,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { Link, useLocation, useParams } from "react-router";
 import { isNotFound } from "../../api";
+import { DoneNotice } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { Time } from "../../components/Time";
 import { canAdminister } from "../../format";
@@ -35,11 +36,7 @@ export function OrgProjects() {
         )}
       </div>
       <p className="lead">Projects of this organization.</p>
-      {deleted && (
-        <p className="notice notice-info" role="status">
-          Project {deleted} deleted.
-        </p>
-      )}
+      <DoneNotice done={deleted && `Project ${deleted} deleted.`} />
       <QueryView
         query={projects}
         what="projects"
