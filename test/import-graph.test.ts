@@ -28,4 +28,13 @@ describe("the workspace's import graph", () => {
     const importers = [...graph.packages].filter(([, imports]) => imports.has("@testrun/testrun-cli"));
     expect(importers.map(([name]) => name)).to.deep.equal([]);
   });
+
+  it("has no package importing the tests' harnesses (@testrun/testing), which the image leaves out", () => {
+    // A guard: the harnesses' package is read, and imports the kit.
+    expect(graph.packages.get("@testrun/testing")).to.include("@testrun/kit");
+    const importers = [...graph.packages].filter(
+      ([name, imports]) => name !== "@testrun/testing" && imports.has("@testrun/testing"),
+    );
+    expect(importers.map(([name]) => name)).to.deep.equal([]);
+  });
 });
