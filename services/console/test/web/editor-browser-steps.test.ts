@@ -1,9 +1,9 @@
-// The editor's browser kind of step (services/console/web/src/features/step-editor/browser-step.ts): every action
-// of step.proto's BrowserStep between the catalog's messages, the form and the JSON view (the file
-// format of @testrun/content-file) without loss, only the
-// chosen action's fields sent, what the form cannot read said at its field, the catalog's
-// FieldViolation paths under `steps[i].browser` put at the form's fields, `{{NAME}}` checked where
-// the executor interpolates, a step's kind changed and back without losing what was typed.
+// The editor's browser kind of step (services/console/web/src/features/step-editor/browser-*.ts):
+// every action of step.proto's BrowserStep between the catalog's messages, the form and the JSON
+// view (the file format of @testrun/content-file) without loss, only the chosen action's fields
+// sent, what the form cannot read said at its field, the catalog's FieldViolation paths under
+// `steps[i].browser` put at the form's fields, `{{NAME}}` checked where the executor interpolates,
+// a step's kind changed and back without losing what was typed.
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { TestCaseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";

@@ -1,7 +1,7 @@
-// The test case editor's model (services/console/web/src/features/step-editor and test-cases): the form's draft to the
-// catalog's messages and back without loss, the JSON view through @testrun/content-file, `{{NAME}}`
-// references checked against variables and EARLIER steps' saved values, and the catalog's
-// FieldViolation paths put at the form's fields.
+// The test case editor's model (services/console/web/src/features/step-editor and test-cases): the
+// form's draft to the catalog's messages and back without loss, the JSON view through
+// @testrun/content-file, `{{NAME}}` references checked against variables and EARLIER steps' saved
+// values, and the catalog's FieldViolation paths put at the form's fields.
 import { create, toBinary, toJson, toJsonString } from "@bufbuild/protobuf";
 import { TestCaseSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
