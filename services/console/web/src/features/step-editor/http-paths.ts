@@ -1,7 +1,7 @@
 // Where the catalog's messages about an HTTP step belong in the form: its field paths
 // (`steps[i].http.request.headers["Accept"]`) as the form's fields and rows, and what each field
 // holds, so a refusal stays at a field only while it still holds what was refused.
-import type { HttpDraft } from "./http-step.js";
+import type { HttpDraft } from "./http-draft.js";
 import { parseStatuses } from "./http-text.js";
 import { type Pair, rowField } from "./model.js";
 

@@ -1,6 +1,7 @@
 // The HTTP kind of step in the editor (proto/testrun/catalog/v1/step.proto, HttpStep): the form's
 // draft, reading it from a Step and writing it back without losing anything the form shows (its
-// texts in http-text.ts; where the catalog's messages belong in http-paths.ts).
+// texts in http-text.ts; where the catalog's messages belong in http-paths.ts; the draft's shape in
+// http-draft.ts).
 import { create, fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { httpMethods, httpStepBounds } from "@testrun/content-file";
@@ -11,6 +12,7 @@ import {
   HttpStepSchema,
   type Step,
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
+import type { HttpDraft } from "./http-draft.js";
 import { fieldOf, valueAt } from "./http-paths.js";
 import { jsonText, mapOf, msText, pairsOf, parseJson, parseMs, parseStatuses } from "./http-text.js";
 import { addMessage, type FieldMessages, type Pair, rowField, type StepKindLogic } from "./model.js";
@@ -20,38 +22,7 @@ export const httpBounds = httpStepBounds;
 
 export const methods = httpMethods;
 
-/** What the form holds of an HTTP step: texts as typed. */
-export interface HttpDraft {
-  method: string;
-  path: string;
-  query: Pair[];
-  headers: Pair[];
-  /** Which body is sent; the texts of the others are kept while editing, not sent. */
-  body: "none" | "json" | "raw";
-  /** The JSON body as text. */
-  json: string;
-  raw: string;
-  /** Milliseconds as typed; empty means the default (10000). */
-  timeoutMs: string;
-  expect: {
-    /**
-     * The step carries an expectation even when none of its checks is set (`expect: {}` in the
-     * file): kept so that the JSON view gives back what was written.
-     */
-    given: boolean;
-    /** Status codes as typed: "200, 201"; empty means any 2xx. */
-    status: string;
-    headers: Pair[];
-    bodyContains: string[];
-    bodyNotContains: string[];
-    /** JSON path -> the expected value as JSON text. */
-    json: Pair[];
-    /** Milliseconds as typed; empty means no limit. */
-    maxDurationMs: string;
-  };
-  /** Name -> JSON path into the response body. */
-  save: Pair[];
-}
+export type { HttpDraft };
 
 const emptyExpect = (): HttpDraft["expect"] => ({
   given: false,
