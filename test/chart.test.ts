@@ -1307,7 +1307,8 @@ describe("helm chart helm/testrun", () => {
     };
     const podAnnotations = (name: string) =>
       (
-        deployment(name).object as {
+        // A Deployment's object is typed as any manifest; its pod template is known to be there.
+        deployment(name).object as unknown as {
           spec: { template: { metadata: { annotations: Record<string, string> } } };
         }
       ).spec.template.metadata.annotations;
