@@ -1306,8 +1306,8 @@ describe("helm chart helm/testrun", () => {
       return found;
     };
     const podAnnotations = (name: string) =>
+      // A Deployment's object is typed as any manifest; its pod template is known to be there.
       (
-        // A Deployment's object is typed as any manifest; its pod template is known to be there.
         deployment(name).object as unknown as {
           spec: { template: { metadata: { annotations: Record<string, string> } } };
         }
