@@ -13,12 +13,14 @@ const standIn = (crashLines: number): LaunchCommand => ({
   file: process.execPath,
   args: [
     "--eval",
-    `console.log(JSON.stringify({ msg: "listening", port: 4321 }));
-     console.log(JSON.stringify({ msg: "a log line before the crash" }));
-     process.on("SIGUSR2", () => {
+    // The handler first: the test signals as soon as it reads "listening", and a SIGUSR2 before
+    // the handler would kill the stand-in by signal instead of its exit code 3.
+    `process.on("SIGUSR2", () => {
        for (let i = 1; i <= ${crashLines}; i++) console.error("crash line " + i);
        process.exit(3);
      });
+     console.log(JSON.stringify({ msg: "listening", port: 4321 }));
+     console.log(JSON.stringify({ msg: "a log line before the crash" }));
      setInterval(() => {}, 1000);`,
   ],
   cwd: process.cwd(),
