@@ -95,6 +95,19 @@ const pages: Record<string, string> = {
     "Echo form",
     `<form method="get" action="/echo"><label>Value <input name="value"></label><button>Send</button></form>`,
   ),
+  // A page that shows what is typed: a password input, a text input, and a paragraph that echoes the
+  // text input inside a longer sentence (the screenshots' masking, browser-masking.test.ts).
+  "/typed": page(
+    "Typed",
+    `<label>Password <input type="password" id="pw"></label>
+     <label>Text <input id="text"></label>
+     <p id="echo" style="font-size:32px">You typed: <span id="echoed"></span></p>
+     <p id="long" style="font-size:32px"></p>
+     <script>document.getElementById("text").addEventListener("input", (event) => {
+       document.getElementById("echoed").textContent = event.target.value;
+       document.getElementById("long").textContent = "Dear user, your code " + event.target.value + " is now active.";
+     });</script>`,
+  ),
   "/tall": page("Tall", `<div style="height:3000px;background:linear-gradient(#fff,#00f)">Tall page</div>`),
 };
 

@@ -10,7 +10,7 @@ export interface Artifact {
   /** A screenshot step's name, "failure", "trace" or "browser-log". */
   name: string;
   contentType: "image/png" | "application/zip" | "application/json";
-  /** Already redacted where it can be (trace, log); a screenshot is what the page showed. */
+  /** Already redacted where it can be (trace, log); a screenshot is masked (browser/mask.ts). */
   content: Uint8Array;
   /** The step (1 for the first) it was taken at; 0 for the whole test (trace, log). */
   step: number;

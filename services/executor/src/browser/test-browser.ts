@@ -18,6 +18,7 @@ import {
   maxScreenshotBytes,
   maxScreenshotBytesPerTest,
 } from "./artifacts.js";
+import { maskedScreenshot } from "./mask.js";
 import { BrowserLost, type BrowserPool, type PooledContext } from "./pool.js";
 import { redactTrace, type TraceLimits, TraceTooLarge } from "./trace-redaction.js";
 
@@ -91,8 +92,9 @@ export class TestBrowser {
       this.#disconnected = true;
     });
     try {
-      // From the start: whether the trace is kept is known only at the end.
-      await pooled.context.tracing.start({ screenshots: true, snapshots: true });
+      // From the start: whether the trace is kept is known only at the end. Without screencast
+      // frames: a frame is a picture of the page that no redaction reaches (docs/security.md).
+      await pooled.context.tracing.start({ screenshots: false, snapshots: true });
       const page = await pooled.context.newPage();
       const session = { pooled, page, openedAt: performance.now() };
       this.#listen(session);
@@ -190,7 +192,7 @@ export class TestBrowser {
     const failed = failedStep > 0;
     if (failed) {
       try {
-        const png = await page.screenshot({ type: "png", timeout: failureScreenshotTimeoutMs });
+        const png = await maskedScreenshot(page, this.#vars, { timeout: failureScreenshotTimeoutMs });
         this.keepScreenshot("failure", failedStep, png);
       } catch (error) {
         this.#note(

@@ -11,6 +11,7 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { errors, type Page, type Locator as PageLocator } from "playwright-core";
 import { NotAWebUrl, navigationUrl } from "../browser/chromium-flags.js";
+import { maskedScreenshot } from "../browser/mask.js";
 import { BrowserLost } from "../browser/pool.js";
 import { cannotConnect } from "./http.js";
 import type { StepContext, StepKind } from "./kind.js";
@@ -116,7 +117,7 @@ function actionOf(step: BrowserStep, scope: Scope): Action {
       return {
         describe: say`screenshot ${quote(name)}`,
         async run() {
-          const png = await page.screenshot({ type: "png", fullPage, timeout: timeoutMs });
+          const png = await maskedScreenshot(page, ctx.vars, { fullPage, timeout: timeoutMs });
           ctx.browser?.keepScreenshot(name, ctx.step, png);
         },
       };

@@ -53,6 +53,12 @@ export class Variables {
     if ([...value].length >= minRedactedSavedLength) this.#redactor.add(value, `{{${name}}}`);
   }
 
+  /** The values a picture must not show (screenshots mask them): the project's, and saved ones as redacted. */
+  secretValues(): string[] {
+    const saved = [...this.#saved.values()].filter((value) => [...value].length >= minRedactedSavedLength);
+    return [...new Set([...this.#project.values(), ...saved])].filter((value) => value.length > 0);
+  }
+
   /** Replaces every `{{NAME}}`; an unknown NAME fails the step. */
   interpolate(text: string): string {
     return text.replace(placeholder, (_, name: string) => {

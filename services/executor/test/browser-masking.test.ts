@@ -1,0 +1,142 @@
+// No secret in a picture: a screenshot (the failure's, a step's) paints over every element whose value
+// or text holds a variable's value and every password input; the trace records no screencast frames.
+import { inflateSync } from "node:zlib";
+import { expect } from "chai";
+import { unzipSync } from "fflate";
+import { ArtifactKind } from "../src/browser/artifacts.js";
+import { BrowserPool } from "../src/browser/pool.js";
+import { runSteps } from "../src/steps/runner.js";
+import {
+  type BrowserTarget,
+  browserTargetEgress,
+  chromiumPath,
+  startBrowserTarget,
+  stepsOf,
+} from "./browser-target.js";
+
+/** An 8-bit RGB(A), non-interlaced PNG (what Chromium writes) decoded to its pixels. */
+function decodePng(png: Uint8Array): {
+  width: number;
+  height: number;
+  pixel(x: number, y: number): number[];
+} {
+  const bytes = Buffer.from(png);
+  let offset = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const data: Buffer[] = [];
+  while (offset < bytes.length) {
+    const length = bytes.readUInt32BE(offset);
+    const type = bytes.toString("latin1", offset + 4, offset + 8);
+    const body = bytes.subarray(offset + 8, offset + 8 + length);
+    if (type === "IHDR") {
+      width = body.readUInt32BE(0);
+      height = body.readUInt32BE(4);
+      expect(body[8], "bit depth").to.equal(8);
+      channels = body[9] === 6 ? 4 : 3;
+      expect([2, 6], "colour type").to.include(body[9]);
+      expect(body[12], "interlace").to.equal(0);
+    }
+    if (type === "IDAT") data.push(body);
+    offset += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(data));
+  const stride = width * channels;
+  const out = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    for (let i = 0; i < stride; i++) {
+      const x = raw[y * (stride + 1) + 1 + i] ?? 0;
+      const a = i >= channels ? (out[y * stride + i - channels] ?? 0) : 0;
+      const b = y > 0 ? (out[(y - 1) * stride + i] ?? 0) : 0;
+      const c = y > 0 && i >= channels ? (out[(y - 1) * stride + i - channels] ?? 0) : 0;
+      const p = a + b - c;
+      const paeth =
+        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
+          ? a
+          : Math.abs(p - b) <= Math.abs(p - c)
+            ? b
+            : c;
+      const predictor = [0, a, b, (a + b) >> 1, paeth][filter ?? 0] ?? 0;
+      out[y * stride + i] = (x + predictor) & 0xff;
+    }
+  }
+  return {
+    width,
+    height,
+    pixel: (x, y) => [...out.subarray(y * stride + x * channels, y * stride + x * channels + 3)],
+  };
+}
+
+describe("browser artifacts: no secret in a picture", function () {
+  this.timeout(60_000);
+  let target: BrowserTarget;
+  let pool: BrowserPool;
+  before(async () => {
+    target = await startBrowserTarget();
+    pool = new BrowserPool({ executablePath: chromiumPath, contexts: 1 });
+  });
+  after(async () => {
+    await pool?.close();
+    await target?.close();
+  });
+
+  const value = "Hunter2Secret9";
+  const boxes = async () => {
+    // The elements' boxes, measured in a page of our own (the executor's is closed by then).
+    const context = await pool.openContext(new AbortController().signal);
+    try {
+      const page = await context.context.newPage();
+      await page.goto(new URL("/typed", target.url).href);
+      await page.fill("#pw", value);
+      await page.fill("#text", value);
+      const box = async (selector: string) => {
+        const found = await page.locator(selector).boundingBox();
+        if (!found) throw new Error(`no box for ${selector}`);
+        return found;
+      };
+      return {
+        pw: await box("#pw"),
+        text: await box("#text"),
+        echo: await box("#echoed"),
+        long: await box("#long"),
+      };
+    } finally {
+      await context.close();
+    }
+  };
+
+  it("the failure screenshot paints over the typed password, the input's value and the echoed text", async () => {
+    const outcome = await runSteps(
+      stepsOf([
+        { name: "open", browser: { goto: { url: "/typed" } } },
+        { name: "password", browser: { fill: { locator: { css: "#pw" }, value: "{{PASSWORD}}" } } },
+        { name: "text", browser: { fill: { locator: { css: "#text" }, value: "{{PASSWORD}}" } } },
+        { name: "shot", browser: { screenshot: { name: "typed" } } },
+        { name: "fails", browser: { expect: { title: "Not this one" }, timeoutMs: 300 } },
+      ]),
+      { baseUrl: target.url, variables: { PASSWORD: value }, egress: browserTargetEgress, browsers: pool },
+    );
+    expect(outcome.failedStep).to.equal(5);
+    const screenshots = outcome.artifacts.filter((artifact) => artifact.kind === ArtifactKind.SCREENSHOT);
+    expect(screenshots.map((shot) => shot.name)).to.deep.equal(["typed", "failure"]);
+    const measured = await boxes();
+    for (const shot of screenshots) {
+      const image = decodePng(shot.content);
+      for (const [name, box] of Object.entries(measured)) {
+        const centre = image.pixel(Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2));
+        expect(centre, `${shot.name}: ${name} at its centre`).to.deep.equal([0xff, 0x00, 0xff]);
+      }
+      // Outside them the page is as it was (white), not one big mask.
+      expect(image.pixel(image.width - 5, image.height - 5)).to.deep.equal([0xff, 0xff, 0xff]);
+    }
+    const trace = outcome.artifacts.find((artifact) => artifact.kind === ArtifactKind.TRACE);
+    const entries = Object.keys(unzipSync(trace?.content ?? new Uint8Array()));
+    expect(entries).to.include("trace.trace");
+    expect(
+      entries.filter((entry) => /\.(jpe?g|png)$/.test(entry)),
+      "no screencast frames",
+    ).to.deep.equal([]);
+  });
+});
