@@ -55,8 +55,8 @@ const lenientUtf8 = new TextDecoder("utf-8");
  * - JSON-lines entries (trace.trace, trace.network): every string of every event, keys included,
  *   as Variables.redactValue does (a line that does not parse is redacted as text);
  * - every other entry that is UTF-8 text (HTML, CSS, scripts, JSON and form bodies): as text;
- * - images (screencast frames, pictures the page loaded): kept as they are; they show what the page
- *   showed, like screenshots;
+ * - images (pictures the page loaded; screencast frames, which the executor does not record): kept
+ *   as they are;
  * - any other binary entry (fonts, octet-stream bodies): kept when no value is found in it, read as
  *   UTF-8 where it can be; dropped otherwise (the trace viewer then shows that resource missing);
  * - trace.stacks (where in the executor's own code each call was made): dropped.
