@@ -14,11 +14,14 @@ export interface TestResult {
   artifacts?: Artifact[];
 }
 
-/** A file a test produced: a screenshot, a Playwright trace or the browser's log (docs/rest-api.md, "Artifacts"). */
+/**
+ * A file a test produced: a screenshot, a Playwright trace, the browser's log or what a failed HTTP
+ * step got (docs/rest-api.md, "Artifacts").
+ */
 export interface Artifact {
   id: string;
-  kind: "screenshot" | "trace" | "browser_log";
-  /** The screenshot step's name, `failure`, `trace` or `browser-log`. */
+  kind: "screenshot" | "trace" | "browser_log" | "http_response";
+  /** The screenshot step's name, `failure`, `trace`, `browser-log` or `http-response`. */
   name: string;
   contentType: string;
   size: number;

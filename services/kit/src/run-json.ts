@@ -20,7 +20,7 @@ export const rfc3339 = (timestamp: Timestamp | undefined): string | null =>
 
 type Status = "QUEUED" | "RUNNING" | "PASSED" | "FAILED" | "SKIPPED";
 type SkipReasonName = "environment_unreachable" | "cancelled" | "no_executor";
-type ArtifactKindName = "screenshot" | "trace" | "browser_log";
+type ArtifactKindName = "screenshot" | "trace" | "browser_log" | "http_response";
 type ContentType = "image/png" | "application/zip" | "application/json";
 
 const durationOf = (ms: bigint | undefined): number | null => (ms === undefined ? null : Number(ms));
@@ -39,6 +39,7 @@ const artifactKinds: Record<ArtifactKind, ArtifactKindName | undefined> = {
   [ArtifactKind.SCREENSHOT]: "screenshot",
   [ArtifactKind.TRACE]: "trace",
   [ArtifactKind.BROWSER_LOG]: "browser_log",
+  [ArtifactKind.HTTP_RESPONSE]: "http_response",
 };
 
 /**

@@ -50,6 +50,7 @@ export const artifactKinds: Record<StoredArtifactKind, ArtifactKind> = {
   screenshot: ArtifactKind.SCREENSHOT,
   trace: ArtifactKind.TRACE,
   browser_log: ArtifactKind.BROWSER_LOG,
+  http_response: ArtifactKind.HTTP_RESPONSE,
 };
 
 export const toRunStatus = (status: StoredStatus): RunStatus => runStatuses[status];

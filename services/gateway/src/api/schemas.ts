@@ -129,17 +129,18 @@ export const artifactKinds = {
   screenshot: "image/png",
   trace: "application/zip",
   browser_log: "application/json",
+  http_response: "application/json",
 } as const;
 
 export const artifactSchema = z
   .object({
     id: id("art", "artifact", examples.artifactId),
-    kind: z.enum(["screenshot", "trace", "browser_log"]).meta({
+    kind: z.enum(["screenshot", "trace", "browser_log", "http_response"]).meta({
       description:
-        "screenshot: a PNG of the page (at a screenshot step, or when a browser step failed); trace: a Playwright trace (zip) for the Playwright trace viewer; browser_log: the page's console errors and failed requests (JSON).",
+        "screenshot: a PNG of the page (at a screenshot step, or when a browser step failed); trace: a Playwright trace (zip) for the Playwright trace viewer; browser_log: the page's console errors and failed requests (JSON); http_response: what a failed HTTP step got, its status, headers, the body's first 16 KiB and the request's timing, redacted (JSON).",
     }),
     name: z.string().meta({
-      description: 'A screenshot step\'s name, "failure", "trace" or "browser-log".',
+      description: 'A screenshot step\'s name, "failure", "trace", "browser-log" or "http-response".',
       examples: ["failure"],
     }),
     contentType: z.enum(["image/png", "application/zip", "application/json"]).meta({

@@ -249,7 +249,7 @@ export interface StoredStepResult {
 }
 
 /** What an artifact holds (ArtifactKind). */
-export const ARTIFACT_KINDS = ["screenshot", "trace", "browser_log"] as const;
+export const ARTIFACT_KINDS = ["screenshot", "trace", "browser_log", "http_response"] as const;
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
 /**

@@ -17,6 +17,7 @@ const kinds: Partial<Record<ArtifactKind, { stored: StoredArtifactKind; contentT
   [ArtifactKind.SCREENSHOT]: { stored: "screenshot", contentType: "image/png" },
   [ArtifactKind.TRACE]: { stored: "trace", contentType: "application/zip" },
   [ArtifactKind.BROWSER_LOG]: { stored: "browser_log", contentType: "application/json" },
+  [ArtifactKind.HTTP_RESPONSE]: { stored: "http_response", contentType: "application/json" },
 };
 
 const maxNameLength = 100;
@@ -46,7 +47,7 @@ export function artifactHandlers(deps: ServiceDeps): Handlers {
     async putArtifact(req, ctx) {
       requireExecutor(ctx);
       const kind = kinds[req.kind];
-      if (!kind) throw invalid("kind must be SCREENSHOT, TRACE or BROWSER_LOG");
+      if (!kind) throw invalid("kind must be SCREENSHOT, TRACE, BROWSER_LOG or HTTP_RESPONSE");
       const nameLength = [...req.name].length;
       if (nameLength < 1 || nameLength > maxNameLength)
         throw invalid(`name must be 1 to ${maxNameLength} characters`);

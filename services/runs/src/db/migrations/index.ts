@@ -8,6 +8,7 @@ import { Migration20261125042741_artifacts } from "./Migration20261125042741_art
 import { Migration20261127203533_idempotency_key } from "./Migration20261127203533_idempotency_key.js";
 import { Migration20261128150000_run_counters } from "./Migration20261128150000_run_counters.js";
 import { Migration20261128160000_lease_functions } from "./Migration20261128160000_lease_functions.js";
+import { Migration20261128172505_http_response_artifacts } from "./Migration20261128172505_http_response_artifacts.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -19,4 +20,8 @@ export const migrations = [
   { name: "Migration20261127203533_idempotency_key", class: Migration20261127203533_idempotency_key },
   { name: "Migration20261128150000_run_counters", class: Migration20261128150000_run_counters },
   { name: "Migration20261128160000_lease_functions", class: Migration20261128160000_lease_functions },
+  {
+    name: "Migration20261128172505_http_response_artifacts",
+    class: Migration20261128172505_http_response_artifacts,
+  },
 ];
