@@ -32,6 +32,18 @@ export const echoes: Record<string, (value: string) => string> = {
   "JSON string, / as \\/ (PHP json_encode)": (v) => unicodeEscaped(jsonEscaped(v)).replaceAll("/", "\\/"),
   "JSON string, < > & as \\u003c (Go encoding/json)": (v) =>
     jsonEscaped(v).replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+  "JSON string, HTML-safe, \\u0022 for a quote (.NET System.Text.Json)": (v) =>
+    // Character by character as its default encoder writes them: \\ for a backslash, \uXXXX of
+    // each UTF-16 unit (upper-case) for " ' + < > & ` and everything outside printable ASCII.
+    [...v]
+      .map((c) => {
+        if (c === "\\") return "\\\\";
+        if (!"\"'+<>&`".includes(c) && c >= " " && c <= "~") return c;
+        return [...c.split("")]
+          .map((unit) => `\\u${unit.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`)
+          .join("");
+      })
+      .join(""),
   "form encoding (URLSearchParams, + for space)": (v) => new URLSearchParams({ v }).toString().slice(2),
   "encodeURIComponent with + for space": (v) => encodeURIComponent(v).replaceAll("%20", "+"),
   encodeURIComponent: encodeURIComponent,

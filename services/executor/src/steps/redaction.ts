@@ -106,9 +106,19 @@ function jsonForms(value: string): string[] {
   const slashes = plain.includes("/")
     ? asciis.flatMap((text) => [text, text.replaceAll("/", "\\/")])
     : asciis;
-  return /[<>&]/.test(plain)
+  const goForms = /[<>&]/.test(plain)
     ? slashes.flatMap((text) => [text, text.replace(/[<>&]/g, (c) => hex4(c.charCodeAt(0), true))])
     : slashes;
+  // HTML-safe serializers (.NET's System.Text.Json by default) also write " ' + < > & ` as
+  // \u00XX, in upper-case hex like non-ASCII. An escaped quote is the pair \" (a \\ pair before it
+  // stays as it is).
+  if (!/["'+<>&`]/.test(value)) return goForms;
+  const htmlSafe = [true, false].map((lower) =>
+    plain
+      .replace(/[\u007f-\uffff]/g, (c) => hex4(c.charCodeAt(0), lower))
+      .replace(/\\\\|\\"|['+<>&`]/g, (c) => (c === "\\\\" ? c : hex4(c.at(-1)?.charCodeAt(0) ?? 0, lower))),
+  );
+  return [...goForms, ...htmlSafe];
 }
 
 /** A value in HTML text or an attribute: & < > always escaped, quotes and "/" each in its common forms. */
