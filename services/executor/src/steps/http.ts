@@ -5,8 +5,10 @@ import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { HttpExpectation, HttpRequest } from "@testrun/gen/testrun/catalog/v1/step_pb";
 // undici's, like the fetch of the egress guard that sends them.
 import { Headers } from "undici";
+import { httpEvidence } from "./http-evidence.js";
+import { type HttpTimings, RequestTimer } from "./http-timing.js";
 import { evaluateJsonPath, JsonPathError } from "./json-path.js";
-import type { StepContext, StepKind } from "./kind.js";
+import type { StepContext, StepKind, StepOf } from "./kind.js";
 import { StepFailure, type Variables } from "./variables.js";
 import { clip, own, type Said, say, sizeText } from "./wording.js";
 
@@ -18,13 +20,19 @@ export const defaultTimeoutMs = 10_000;
 export const defaultMaxBodyBytes = 1024 * 1024;
 
 interface Response_ {
+  method: string;
+  url: string;
   status: number;
+  statusText: string;
   headers: Headers;
   /** The body, or its first `maxBodyBytes` when `truncated`. */
   body: string;
   /** The response was longer than the cap: `body` is only its beginning. */
   truncated: boolean;
+  /** Bytes of the body read (at most the cap). */
+  receivedBytes: number;
   durationMs: number;
+  timings: HttpTimings;
 }
 
 /** What a summary adds when checks saw only the beginning of a body. */
@@ -36,19 +44,29 @@ export const httpStepKind: StepKind<"http"> = {
     if (!step.request) throw new StepFailure(say`no request`);
     const cap = ctx.maxBodyBytes ?? defaultMaxBodyBytes;
     const response = await send(step.request, ctx, cap);
-    const json = lazyJson(response.body);
-    check(step.expect, response, json, ctx.vars, cap);
-    for (const [name, path] of Object.entries(step.save)) {
-      if (response.truncated)
-        throw new StepFailure(say`cannot save ${name}: ${truncatedNote(cap)}, and JSON needs the whole body`);
-      const body = json();
-      if (!body.ok) throw new StepFailure(say`cannot save ${name}: the body is not JSON`);
-      const match = evaluate(body.value, path);
-      if (!match.found) throw new StepFailure(say`cannot save ${name}: ${path} matched nothing`);
-      ctx.vars.save(name, typeof match.value === "string" ? match.value : JSON.stringify(match.value));
+    try {
+      checkAndSave(step, response, ctx.vars, cap);
+    } catch (error) {
+      // The response a failed step got is kept with the result, redacted (http-evidence.ts).
+      if (error instanceof StepFailure) ctx.keep?.(httpEvidence(response, ctx.vars, ctx.step));
+      throw error;
     }
   },
 };
+
+function checkAndSave(step: StepOf<"http">, response: Response_, vars: Variables, cap: number): void {
+  const json = lazyJson(response.body);
+  check(step.expect, response, json, vars, cap);
+  for (const [name, path] of Object.entries(step.save)) {
+    if (response.truncated)
+      throw new StepFailure(say`cannot save ${name}: ${truncatedNote(cap)}, and JSON needs the whole body`);
+    const body = json();
+    if (!body.ok) throw new StepFailure(say`cannot save ${name}: the body is not JSON`);
+    const match = evaluate(body.value, path);
+    if (!match.found) throw new StepFailure(say`cannot save ${name}: ${path} matched nothing`);
+    vars.save(name, typeof match.value === "string" ? match.value : JSON.stringify(match.value));
+  }
+}
 
 async function send(request: HttpRequest, ctx: StepContext, cap: number): Promise<Response_> {
   const { vars } = ctx;
@@ -75,23 +93,31 @@ async function send(request: HttpRequest, ctx: StepContext, cap: number): Promis
   const timeoutMs = request.timeoutMs > 0 ? request.timeoutMs : defaultTimeoutMs;
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
   const started = performance.now();
+  const timer = new RequestTimer();
   try {
     // Redirects are not followed: a step checks what the environment answered, 3xx included.
     // Through the egress guard: a host the executors may not reach fails as an unknown one.
-    const response = await ctx.egress.fetch(url, {
-      method: request.method,
-      headers,
-      body,
-      signal,
-      redirect: "manual",
-    });
-    const { text, truncated } = await readBody(response, cap);
+    const response = await timer.send(() =>
+      ctx.egress.fetch(url, {
+        method: request.method,
+        headers,
+        body,
+        signal,
+        redirect: "manual",
+      }),
+    );
+    const { text, truncated, retainedBytes } = await readBody(response, cap);
     return {
+      method: request.method,
+      url: url.href,
       status: response.status,
+      statusText: response.statusText,
       headers: response.headers,
       body: text,
       truncated,
+      receivedBytes: retainedBytes,
       durationMs: Math.round(performance.now() - started),
+      timings: timer.timings(),
     };
   } catch (error) {
     if (ctx.signal.aborted) throw ctx.signal.reason;

@@ -1,5 +1,6 @@
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { EgressGuard } from "@testrun/kit/egress";
+import type { Artifact } from "../browser/artifacts.js";
 import type { TestBrowser } from "../browser/test-browser.js";
 import type { Variables } from "./variables.js";
 
@@ -31,6 +32,11 @@ export interface StepContext {
    * no browser (browser steps then fail saying so).
    */
   browser?: TestBrowser;
+  /**
+   * Keeps an artifact with the test's result, redacted (a failed HTTP step's response); absent
+   * where nothing is kept.
+   */
+  keep?: (artifact: Artifact) => void;
 }
 
 /**

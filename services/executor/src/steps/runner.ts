@@ -38,7 +38,10 @@ export interface TestOutcome {
   failedStep: number;
   /** Each step that ran, in order (the ones after a failed step did not run). */
   steps: StepOutcome[];
-  /** What the test's browser kept (screenshots, trace, log), redacted; empty without browser steps. */
+  /**
+   * What the test kept, redacted: a failed HTTP step's response, what its browser kept (screenshots,
+   * trace, log); empty for a passed test without browser steps.
+   */
   artifacts: Artifact[];
 }
 
@@ -94,6 +97,8 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
       maxUnzippedBytes: traceMaxBytes * unzipRatio,
     });
   const ran: StepOutcome[] = [];
+  /** What the steps kept (a failed HTTP step's response), before the browser's artifacts. */
+  const kept: Artifact[] = [];
   const outcome = (passed: boolean, summary: Said, failedStep = 0): TestOutcome => ({
     passed,
     summary: oneLine(summary, vars),
@@ -133,6 +138,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
             egress,
             step: index + 1,
             browser,
+            keep: (artifact) => kept.push(artifact),
           });
           ranFor(true);
         } catch (error) {
@@ -155,7 +161,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
     // Stopped or lost (no result): the context is closed and nothing is kept.
     const end = result && { failedStep: result.failedStep, recordTrace: options.recordTrace ?? false };
     const artifacts = (await browser?.finish(end)) ?? [];
-    if (result) result.artifacts = artifacts;
+    if (result) result.artifacts = [...kept, ...artifacts];
   }
   return result;
 }

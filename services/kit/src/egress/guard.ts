@@ -50,6 +50,23 @@ export function isClusterName(hostname: string, domain = "cluster.local"): boole
   );
 }
 
+/**
+ * When a connection's stages ended (performance.now()): the host resolved (absent for an IP
+ * address), TCP connected, and the connection ready for requests (after the TLS handshake for
+ * https; the same moment as connectedAt for http).
+ */
+export interface ConnectionTimes {
+  startedAt: number;
+  resolvedAt?: number;
+  connectedAt?: number;
+  readyAt?: number;
+}
+
+const connectionTimesOf = new WeakMap<Socket, ConnectionTimes>();
+
+/** The stages of a connection the guard made (undefined for any other socket). */
+export const connectionTimes = (socket: Socket): ConnectionTimes | undefined => connectionTimesOf.get(socket);
+
 export class EgressGuard {
   readonly #policy: EgressPolicy;
   readonly #resolve: Resolve;
@@ -93,7 +110,24 @@ export class EgressGuard {
       queueMicrotask(() => callback(new EgressRefused(), null));
       return;
     }
-    this.#connector(options, callback);
+    const times: ConnectionTimes = { startedAt: performance.now() };
+    // undici's connector hands back the socket it creates (its type says void): its events time
+    // the connection's stages for connectionTimes, which a step reports with a failed response.
+    const socket = (this.#connector as (...args: Parameters<buildConnector.connector>) => Socket | undefined)(
+      options,
+      (...result) => {
+        if (!result[0]) times.readyAt = performance.now();
+        callback(...result);
+      },
+    );
+    if (!socket) return;
+    connectionTimesOf.set(socket, times);
+    socket.once("lookup", () => {
+      times.resolvedAt = performance.now();
+    });
+    socket.once("connect", () => {
+      times.connectedAt = performance.now();
+    });
   }
 
   /**
