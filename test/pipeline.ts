@@ -34,7 +34,7 @@ export interface TestResultBody {
 
 export interface ArtifactBody {
   id: string;
-  kind: "screenshot" | "trace" | "browser_log";
+  kind: "screenshot" | "trace" | "browser_log" | "http_response";
   name: string;
   contentType: string;
   size: number;

@@ -1,6 +1,7 @@
 // A target that sends a secret variable back in every common encoding, run for real: the summaries
-// the REST API returns (stored by the runs service) hold none of those forms, nor any fragment of
-// the value (docs/runs.md, "Test cases: the step format").
+// the REST API returns (stored by the runs service), and the responses the failed steps kept (their
+// http-response artifacts, downloaded over REST), hold none of those forms, nor any fragment of the
+// value (docs/runs.md, "Test cases: the step format"; docs/security.md, "Redaction").
 
 import { once } from "node:events";
 import { createServer } from "node:http";
@@ -111,6 +112,28 @@ describe("redaction of a secret a target sends back encoded, through the real ga
     // No form matched the cut value: the whole actual value was left out.
     const cutTest = run.tests.find((t) => t.name === "cut and partly upper-cased");
     expect(cutTest?.summary).to.equal('step 1 "echo": expected $.echoed = "nope", got [redacted]');
+
+    // Each failed step kept the response it got: its bytes, as the REST API serves them, hold the
+    // value only as {{SECRET}} (the header x-echoed is named, its value not kept).
+    for (const test of run.tests) {
+      const kept = test.artifacts.filter((a) => a.kind === "http_response");
+      expect(
+        kept.map((a) => [a.name, a.step, a.contentType]),
+        test.name,
+      ).to.deep.equal([["http-response", 1, "application/json"]]);
+      const answer = await fetch(String(kept[0]?.url), {
+        headers: { authorization: `Bearer ${pipeline.key}` },
+      });
+      expect(answer.status, test.name).to.equal(200);
+      const text = await answer.text();
+      for (const leak of leaks) expect(text, `${test.name}: ${leak}`).not.to.include(leak);
+      const body = (JSON.parse(text) as { body: { text: string | null } }).body.text;
+      if (test === cutTest) expect(body, test.name).to.equal(null);
+      else expect(body, test.name).to.include("{{SECRET}}");
+      const headers = (JSON.parse(text) as { headers: { name: string; value?: string }[] }).headers;
+      for (const header of headers.filter((h) => h.name === "x-echoed"))
+        expect(header, test.name).to.deep.equal({ name: "x-echoed" });
+    }
     // Nothing the REST API answered held it either.
     for (const body of pipeline.responses)
       for (const fragment of fragments(secret)) expect(body).not.to.include(fragment);

@@ -63,6 +63,11 @@ function route(req: IncomingMessage, res: ServerResponse): void {
       res.writeHead(500, { "content-type": "text/plain" });
       res.end(`expired: ${echoed.slice(0, 10)}`);
       return;
+    case "/nested":
+      // A JSON text inside a JSON string: the value escaped twice, a form no redaction knows raw.
+      res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ upstream: JSON.stringify({ token: echoed }), count: 2 }));
+      return;
     case "/json":
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ ok: false }));
@@ -207,6 +212,19 @@ describe("a failed HTTP step's response, kept as the http-response artifact", ()
     expect(evidence.body.text).to.equal(null);
     expect(evidence.body.withheld).to.match(/part of a variable's value/);
     expect(evidence.status).to.equal(500);
+  });
+
+  it("writes a JSON body again from its parsed value when a value sits escaped twice inside it", async () => {
+    const outcome = await run(target.url, [
+      { name: "nested", http: { method: "GET", path: "/nested", query: { token: "{{SECRET}}" } } },
+    ]);
+    const { text, evidence } = await evidenceOf(outcome);
+    expectNoSecret(text);
+    expect(evidence.body.rewritten).to.match(/written again/);
+    expect(JSON.parse(evidence.body.text ?? "")).to.deep.equal({
+      upstream: JSON.stringify({ token: "{{SECRET}}" }),
+      count: 2,
+    });
   });
 
   it("keeps the response of a step whose checks on the body failed, and nothing of a step that passed", async () => {

@@ -6,7 +6,6 @@ import { StringDecoder } from "node:string_decoder";
 import { ArtifactKind } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import type { Artifact } from "../browser/artifacts.js";
 import type { HttpTimings } from "./http-timing.js";
-import { redactedActual } from "./redaction.js";
 import type { Variables } from "./variables.js";
 
 /** The most of a response body kept, in bytes of UTF-8 (after redaction). */
@@ -71,6 +70,12 @@ export interface HttpEvidence {
     complete: boolean;
     /** Why `text` is null: the body holds part of a variable's value in a form not recognised. */
     withheld?: string;
+    /**
+     * Set when `text` is a JSON body written again (2-space indents) from its parsed value: its
+     * strings held a value escaped once more (JSON inside a JSON string), which only parsed could
+     * be replaced. Sizes are still the response's.
+     */
+    rewritten?: string;
   };
   timings: HttpTimings;
 }
@@ -125,19 +130,43 @@ function guarded(text: string, vars: Variables, max: number): string {
 
 function evidenceBody(exchange: Exchange, vars: Variables): HttpEvidence["body"] {
   const sizes = { receivedBytes: exchange.receivedBytes, complete: !exchange.truncated };
-  // The whole of what was read is redacted before the cut, for the reason `guarded` gives.
-  const redacted = Buffer.from(vars.redact(exchange.body), "utf8");
-  const truncated = redacted.byteLength > maxEvidenceBodyBytes;
-  // A character the limit cuts through is left out whole (StringDecoder keeps an incomplete tail).
-  const text = new StringDecoder("utf8").write(
-    truncated ? redacted.subarray(0, maxEvidenceBodyBytes) : redacted,
-  );
-  if (vars.guardActual(text) === redactedActual)
-    return {
-      text: null,
-      truncated,
-      ...sizes,
-      withheld: "the body holds part of a variable's value in a form that could not be replaced",
-    };
-  return { text, truncated, ...sizes };
+  const raw = cutBody(vars.redact(exchange.body));
+  if (!vars.holdsFragment(raw.text)) return { ...raw, ...sizes };
+  // A JSON body whose strings hold a value escaped once more (a JSON text inside a JSON string):
+  // its strings are redacted as parsed, as a summary quotes them, and the body written again.
+  const json = exchange.truncated ? undefined : parseJson(exchange.body);
+  if (json !== undefined) {
+    const rewritten = cutBody(vars.redact(JSON.stringify(vars.redactValue(json.value), null, 2)));
+    if (!vars.holdsFragment(rewritten.text))
+      return {
+        ...rewritten,
+        ...sizes,
+        rewritten:
+          "the JSON body written again from its parsed value, to replace values escaped inside its strings",
+      };
+  }
+  return {
+    text: null,
+    truncated: raw.truncated,
+    ...sizes,
+    withheld: "the body holds part of a variable's value in a form that could not be replaced",
+  };
+}
+
+/**
+ * A redacted body's first `maxEvidenceBodyBytes` (the whole of what was read was redacted before
+ * the cut, for the reason `guarded` gives); a character the limit cuts through is left out whole.
+ */
+function cutBody(redacted: string): { text: string; truncated: boolean } {
+  const bytes = Buffer.from(redacted, "utf8");
+  const truncated = bytes.byteLength > maxEvidenceBodyBytes;
+  return { text: new StringDecoder("utf8").write(bytes.subarray(0, maxEvidenceBodyBytes)), truncated };
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
 }

@@ -112,4 +112,9 @@ export class Variables {
   guardActual(shown: string): string {
     return this.#redactor.holdsFragment(shown) ? redactedActual : shown;
   }
+
+  /** guardActual's test alone: whether a redacted text still holds a fragment of a value. */
+  holdsFragment(text: string): boolean {
+    return this.#redactor.holdsFragment(text);
+  }
 }
