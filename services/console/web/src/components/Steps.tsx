@@ -20,6 +20,7 @@ import {
 import type { ReactNode } from "react";
 import { browserStepText } from "../browser-step-text";
 import { duration } from "../format";
+import { HttpResponse } from "./HttpResponse";
 import { Badge } from "./Status";
 
 /** How a test ended, for marking its steps. */
@@ -30,7 +31,10 @@ export interface StepOutcome {
   summary: string;
   /** How long each step that ran took (TestResult.step_results). */
   stepResults?: readonly StepResult[];
-  /** The test's artifacts: its screenshots are shown under the step they were taken at. */
+  /**
+   * The test's artifacts: its screenshots, and a failed HTTP step's response, are shown under the
+   * step they were taken at.
+   */
   artifacts?: readonly Artifact[];
 }
 
@@ -62,6 +66,9 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
         const took = outcome?.stepResults?.find((r) => r.number === number);
         const shots = (outcome?.artifacts ?? []).filter(
           (a) => a.kind === ArtifactKind.SCREENSHOT && a.step === number,
+        );
+        const response = outcome?.artifacts?.find(
+          (a) => a.kind === ArtifactKind.HTTP_RESPONSE && a.step === number,
         );
         return (
           <li
@@ -96,6 +103,7 @@ export function StepList({ steps, outcome }: { steps: Step[]; outcome?: StepOutc
             ) : (
               <p className="muted">A kind of step this console does not show yet.</p>
             )}
+            {response && <HttpResponse artifact={response} url={artifactUrl(response.id)} />}
             {shots.map((shot) => (
               <Screenshot key={shot.id} shot={shot} stepName={step.name} />
             ))}
