@@ -400,6 +400,10 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
         [{ name: "two\nlines" }, /one line/],
         [{ contentType: "text/html" }, /content_type of a screenshot must be image\/png/],
         [{ kind: ArtifactKind.BROWSER_LOG, contentType: "image/png" }, /must be application\/json/],
+        [
+          { kind: ArtifactKind.HTTP_RESPONSE, contentType: "text/html" },
+          /http_response must be application\/json/,
+        ],
         [{ step: -1 }, /step must not be negative/],
         [{ step: 4 }, /step must be at most 3/],
         [{ content: new Uint8Array() }, /content is empty/],
