@@ -6,40 +6,15 @@
 
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
-import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { createLogger, serviceClient } from "@testrun/kit";
-import { findFreePort } from "@testrun/testing";
 import { expect } from "chai";
-import { type ConsoleAppOptions, createConsoleApp } from "../src/http/app.js";
+import { createConsoleApp } from "../src/http/app.js";
 import { AuthAttempts, maxClientBuckets } from "../src/http/auth-limit.js";
-import { ConsoleCookies } from "../src/http/cookies.js";
+import { appWithNothingBehind } from "./edge-app.js";
 
-const appUrl = "http://console.test";
 const perClient = 3;
 
 async function consoleServer(trustProxyHops: number): Promise<{ base: string; server: Server }> {
-  const away = `http://127.0.0.1:${await findFreePort()}`;
-  const client = { token: "t".repeat(32), timeoutMs: 2_000 };
-  // Only the bounds and the routes before any lookup are exercised: the rest is never called.
-  const unused = {} as never;
-  const options: ConsoleAppOptions = {
-    appUrl,
-    logger: createLogger("console-client-limits-test", "silent"),
-    isReady: () => true,
-    consoleService: {},
-    webRoot: "/nonexistent",
-    viewers: unused,
-    runs: serviceClient(RunsService, away, client),
-    automation: serviceClient(AutomationService, away, client),
-    sessions: unused,
-    links: unused,
-    directory: unused,
-    cookies: new ConsoleCookies(appUrl),
-    authAttempts: new AuthAttempts(1000, perClient),
-    badgeRequests: new AuthAttempts(1000, perClient),
-    trustProxyHops,
-  };
+  const options = await appWithNothingBehind("console-client-limits-test", { perClient, trustProxyHops });
   const server = createConsoleApp(options).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };

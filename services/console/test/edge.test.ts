@@ -6,16 +6,10 @@
 import { once } from "node:events";
 import type { Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
-import { AutomationService } from "@testrun/gen/testrun/automation/v1/automation_pb";
-import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { boundedHttpServer, createLogger, defaultHttpLimits, serviceClient } from "@testrun/kit";
-import { findFreePort } from "@testrun/testing";
+import { boundedHttpServer, defaultHttpLimits } from "@testrun/kit";
 import { expect } from "chai";
-import { type ConsoleAppOptions, createConsoleApp } from "../src/http/app.js";
-import { AuthAttempts } from "../src/http/auth-limit.js";
-import { ConsoleCookies } from "../src/http/cookies.js";
-
-const appUrl = "http://console.test";
+import { createConsoleApp } from "../src/http/app.js";
+import { appUrl, appWithNothingBehind } from "./edge-app.js";
 
 /** Writes `head` on a new connection; resolves with what came back once the console closed it, and when. */
 async function exchange(port: number, head: string) {
@@ -41,27 +35,7 @@ describe("console edge: refused from the headers, connection closed", () => {
   let port: number;
 
   before(async () => {
-    const away = `http://127.0.0.1:${await findFreePort()}`;
-    const client = { token: "t".repeat(32), timeoutMs: 2_000 };
-    // Nothing here gets past the headers: the rest is never called.
-    const unused = {} as never;
-    const options: ConsoleAppOptions = {
-      appUrl,
-      logger: createLogger("console-edge-test", "silent"),
-      isReady: () => true,
-      consoleService: {},
-      webRoot: "/nonexistent",
-      viewers: unused,
-      runs: serviceClient(RunsService, away, client),
-      automation: serviceClient(AutomationService, away, client),
-      sessions: unused,
-      links: unused,
-      directory: unused,
-      cookies: new ConsoleCookies(appUrl),
-      authAttempts: new AuthAttempts(1000, 1000),
-      badgeRequests: new AuthAttempts(1000, 1000),
-      trustProxyHops: 0,
-    };
+    const options = await appWithNothingBehind("console-edge-test", { perClient: 1000, trustProxyHops: 0 });
     server = boundedHttpServer(createConsoleApp(options).callback(), defaultHttpLimits);
     server.listen(0, "127.0.0.1");
     await once(server, "listening");

@@ -43,6 +43,33 @@ export function useListPage<Editing>({ onOpen }: { onOpen?: () => void } = {}) {
   };
 }
 
+/**
+ * A row's action button: its words, and for screen readers the words and the item they act on
+ * ("Delete staging"), since a list holds many buttons with the same words.
+ */
+export function RowAction({
+  action,
+  item,
+  danger = false,
+  onClick,
+}: {
+  action: string;
+  item: string;
+  danger?: boolean;
+  onClick: () => void;
+}) {
+  return (
+    <button
+      type="button"
+      className={`button button-small${danger ? " button-danger" : ""}`}
+      aria-label={`${action} ${item}`}
+      onClick={onClick}
+    >
+      {action}
+    </button>
+  );
+}
+
 /** The message a finished change leaves above the list, announced politely. */
 export function DoneNotice({ done }: { done: string | undefined }) {
   if (!done) return null;

@@ -7,7 +7,7 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { isNotFound } from "../../api";
 import { DataTable } from "../../components/DataTable";
 import { ErrorNotice } from "../../components/Dialog";
-import { DeleteDialog, DoneNotice, useListPage } from "../../components/ListPage";
+import { DeleteDialog, DoneNotice, RowAction, useListPage } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { Badge } from "../../components/Status";
 import { Time } from "../../components/Time";
@@ -111,22 +111,17 @@ export function Environments() {
                           Make default
                         </button>
                       )}
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`Edit ${env.name}`}
+                      <RowAction
+                        action="Edit"
+                        item={env.name}
                         onClick={() => open({ kind: "edit", environment: env })}
-                      >
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        className="button button-small button-danger"
-                        aria-label={`Delete ${env.name}`}
+                      />
+                      <RowAction
+                        action="Delete"
+                        item={env.name}
+                        danger
                         onClick={() => open({ kind: "delete", environment: env })}
-                      >
-                        Delete
-                      </button>
+                      />
                     </div>
                   )
                 : undefined

@@ -9,7 +9,7 @@ import { isNotFound } from "../../api";
 import { scheduleWhat } from "../../automation-format";
 import { DataTable } from "../../components/DataTable";
 import { ErrorNotice } from "../../components/Dialog";
-import { DeleteDialog, DoneNotice, useListPage } from "../../components/ListPage";
+import { DeleteDialog, DoneNotice, RowAction, useListPage } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { Time } from "../../components/Time";
 import { useProject } from "../../project";
@@ -107,22 +107,17 @@ export function Schedules() {
                       >
                         {s.state === ScheduleState.ACTIVE ? "Pause" : "Resume"}
                       </button>
-                      <button
-                        type="button"
-                        className="button button-small"
-                        aria-label={`Edit ${s.name}`}
+                      <RowAction
+                        action="Edit"
+                        item={s.name}
                         onClick={() => open({ kind: "edit", schedule: s })}
-                      >
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        className="button button-small button-danger"
-                        aria-label={`Delete ${s.name}`}
+                      />
+                      <RowAction
+                        action="Delete"
+                        item={s.name}
+                        danger
                         onClick={() => open({ kind: "delete", schedule: s })}
-                      >
-                        Delete
-                      </button>
+                      />
                     </div>
                   )
                 : undefined

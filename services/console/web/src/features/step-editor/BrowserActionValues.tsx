@@ -6,7 +6,7 @@ import { CodeField, SelectField, TextField } from "../../components/Inputs";
 import { type BrowserDraft, browserBounds, elementStates } from "./browser-draft";
 import { expectedFields, urlPatternHint } from "./browser-labels";
 import { Checkbox } from "./Checkbox";
-import type { Change, Said } from "./kind-editor";
+import { type Change, type Said, setter } from "./kind-editor";
 import { rowField } from "./model";
 import { TextRows } from "./TextRows";
 
@@ -19,6 +19,7 @@ export function BrowserActionValues({
   change: Change<BrowserDraft>;
   said: (field: string) => Said;
 }) {
+  const set = setter(change);
   const { action } = draft;
   const expected = action === "expect" ? expectedFields[draft.check] : undefined;
   return (
@@ -51,11 +52,7 @@ export function BrowserActionValues({
           <TextRows
             label="Option"
             rows={draft.options}
-            onChange={(options) =>
-              change((d) => {
-                d.options = options;
-              })
-            }
+            onChange={set("options")}
             said={(index) => said(rowField("select.options", index))}
             listSaid={said("select.options")}
             max={browserBounds.options}

@@ -16,7 +16,7 @@ import {
 } from "./browser-draft";
 import { actionHints, checkLabels, n } from "./browser-labels";
 import { Checkbox } from "./Checkbox";
-import { changer, type KindEditorProps } from "./kind-editor";
+import { changer, type KindEditorProps, setter } from "./kind-editor";
 import { LocatorFields } from "./LocatorFields";
 
 /** How a wait ends, as the form offers it. */
@@ -28,6 +28,7 @@ const waitModes = [
 
 export function BrowserStepEditor({ draft, onChange, said }: KindEditorProps<BrowserDraft>) {
   const change = changer(draft, onChange);
+  const set = setter(change);
   const { action } = draft;
 
   return (
@@ -57,11 +58,7 @@ export function BrowserStepEditor({ draft, onChange, said }: KindEditorProps<Bro
           {...said("timeoutMs")}
           placeholder="10000"
           value={draft.timeoutMs}
-          onChange={(timeoutMs) =>
-            change((d) => {
-              d.timeoutMs = timeoutMs;
-            })
-          }
+          onChange={set("timeoutMs")}
         />
       </div>
 
@@ -101,11 +98,7 @@ export function BrowserStepEditor({ draft, onChange, said }: KindEditorProps<Bro
             className="input input-code input-number"
             placeholder="Enter"
             value={draft.key}
-            onChange={(key) =>
-              change((d) => {
-                d.key = key;
-              })
-            }
+            onChange={set("key")}
           />
           <Checkbox
             label="On an element"
@@ -146,11 +139,7 @@ export function BrowserStepEditor({ draft, onChange, said }: KindEditorProps<Bro
           label="Check"
           error={said("expect.check").error}
           value={draft.check}
-          onChange={(check) =>
-            change((d) => {
-              d.check = check;
-            })
-          }
+          onChange={set("check")}
         >
           {expectChecks.map((check) => (
             <option key={check} value={check}>

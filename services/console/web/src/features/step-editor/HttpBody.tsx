@@ -3,7 +3,7 @@
 import { TextAreaField } from "../../components/Inputs";
 import { bodyChoices, size } from "./http-labels";
 import { type HttpDraft, httpBounds } from "./http-step";
-import type { Change, Said } from "./kind-editor";
+import { type Change, type Said, setter } from "./kind-editor";
 import { Section } from "./Section";
 
 const encoder = new TextEncoder();
@@ -19,6 +19,7 @@ export function HttpBody({
   said: (field: string) => Said;
   attention: boolean;
 }) {
+  const set = setter(change);
   const rawBytes = draft.body === "raw" ? encoder.encode(draft.raw).length : 0;
   const noBody = draft.method === "GET" || draft.method === "HEAD";
   return (
@@ -59,11 +60,7 @@ export function HttpBody({
           spellCheck={false}
           placeholder={'{ "user": "{{DEMO_USER}}" }'}
           value={draft.json}
-          onChange={(json) =>
-            change((d) => {
-              d.json = json;
-            })
-          }
+          onChange={set("json")}
         />
       )}
       {draft.body === "raw" && (
@@ -75,11 +72,7 @@ export function HttpBody({
           rows={6}
           spellCheck={false}
           value={draft.raw}
-          onChange={(raw) =>
-            change((d) => {
-              d.raw = raw;
-            })
-          }
+          onChange={set("raw")}
         />
       )}
       {rawBytes > httpBounds.bodyBytes && (

@@ -7,13 +7,14 @@ import { HttpBody } from "./HttpBody";
 import { HttpChecks } from "./HttpChecks";
 import { count } from "./http-labels";
 import { type HttpDraft, httpBounds, methods } from "./http-step";
-import { changer, type KindEditorProps } from "./kind-editor";
+import { changer, type KindEditorProps, setter } from "./kind-editor";
 import { rowField } from "./model";
 import { PairRows } from "./PairRows";
 import { Section } from "./Section";
 
 export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorProps<HttpDraft>) {
   const change = changer(draft, onChange);
+  const set = setter(change);
   const rows = (field: string) => (index: number) => said(rowField(field, index));
 
   return (
@@ -23,11 +24,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           label="Method"
           error={said("request.method").error}
           value={draft.method}
-          onChange={(method) =>
-            change((d) => {
-              d.method = method;
-            })
-          }
+          onChange={set("method")}
         >
           {/* A method read from JSON that is not one of them stays shown, for the catalog to refuse. */}
           {(methods as readonly string[]).includes(draft.method) ? null : (
@@ -44,11 +41,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           required
           placeholder="/api/login"
           value={draft.path}
-          onChange={(path) =>
-            change((d) => {
-              d.path = path;
-            })
-          }
+          onChange={set("path")}
         />
       </div>
       <div className="editor-grid">
@@ -72,11 +65,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           {...said("request.timeoutMs")}
           placeholder="10000"
           value={draft.timeoutMs}
-          onChange={(timeoutMs) =>
-            change((d) => {
-              d.timeoutMs = timeoutMs;
-            })
-          }
+          onChange={set("timeoutMs")}
         />
       </div>
 
@@ -94,11 +83,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           nameLabel="Name"
           valueLabel="Value"
           rows={draft.query}
-          onChange={(query) =>
-            change((d) => {
-              d.query = query;
-            })
-          }
+          onChange={set("query")}
           said={rows("request.query")}
           listSaid={said("request.query")}
           max={httpBounds.entries}
@@ -122,11 +107,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           nameLabel="Name"
           valueLabel="Value"
           rows={draft.headers}
-          onChange={(headers) =>
-            change((d) => {
-              d.headers = headers;
-            })
-          }
+          onChange={set("headers")}
           said={rows("request.headers")}
           listSaid={said("request.headers")}
           max={httpBounds.entries}
@@ -164,11 +145,7 @@ export function HttpStepEditor({ draft, onChange, said, attention }: KindEditorP
           nameLabel="Name"
           valueLabel="From JSON path"
           rows={draft.save}
-          onChange={(save) =>
-            change((d) => {
-              d.save = save;
-            })
-          }
+          onChange={set("save")}
           said={rows("save")}
           listSaid={said("save")}
           max={httpBounds.entries}

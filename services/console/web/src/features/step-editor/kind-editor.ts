@@ -26,3 +26,12 @@ export function changer<Draft>(draft: Draft, onChange: (draft: Draft) => void): 
     onChange(copy);
   };
 }
+
+/** A field's onChange that puts its value at one key of the draft: `onChange={set("path")}`. */
+export function setter<Draft>(change: Change<Draft>) {
+  return <Key extends keyof Draft>(key: Key) =>
+    (value: Draft[Key]) =>
+      change((copy) => {
+        copy[key] = value;
+      });
+}

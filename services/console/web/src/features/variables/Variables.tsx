@@ -6,7 +6,7 @@ import type { Variable } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { isNotFound } from "../../api";
 import { DataTable } from "../../components/DataTable";
-import { DoneNotice, useListPage } from "../../components/ListPage";
+import { DoneNotice, RowAction, useListPage } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { Badge } from "../../components/Status";
 import { Time } from "../../components/Time";
@@ -92,14 +92,12 @@ export function Variables() {
                         >
                           {variable.hasValue ? "Set new value" : "Set value"}
                         </button>
-                        <button
-                          type="button"
-                          className="button button-small button-danger"
-                          aria-label={`Delete ${variable.name}`}
+                        <RowAction
+                          action="Delete"
+                          item={variable.name}
+                          danger
                           onClick={() => open({ kind: "delete", variable })}
-                        >
-                          Delete
-                        </button>
+                        />
                       </div>
                     )
                   : undefined

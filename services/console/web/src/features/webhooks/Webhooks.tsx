@@ -10,7 +10,7 @@ import { isNotFound } from "../../api";
 import { notifyModeName, webhookEventName, webhookKindName } from "../../automation-format";
 import { DataTable } from "../../components/DataTable";
 import { ErrorNotice } from "../../components/Dialog";
-import { DeleteDialog, DoneNotice, useListPage } from "../../components/ListPage";
+import { DeleteDialog, DoneNotice, RowAction, useListPage } from "../../components/ListPage";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { usePauseResume } from "../../components/usePauseResume";
 import { useProject } from "../../project";
@@ -121,14 +121,12 @@ export function Webhooks() {
                           Rotate secret
                         </button>
                       )}
-                      <button
-                        type="button"
-                        className="button button-small button-danger"
-                        aria-label={`Delete ${w.url}`}
+                      <RowAction
+                        action="Delete"
+                        item={w.url}
+                        danger
                         onClick={() => open({ kind: "delete", webhook: w })}
-                      >
-                        Delete
-                      </button>
+                      />
                     </div>
                   )
                 : undefined
