@@ -1,8 +1,8 @@
 // No secret in a picture: a screenshot (the failure's, a step's) paints over every element whose value
 // or text holds a variable's value and every password input; the trace records no screencast frames.
-import { inflateSync } from "node:zlib";
 import { expect } from "chai";
 import { unzipSync } from "fflate";
+import { PNG } from "pngjs";
 import { ArtifactKind } from "../src/browser/artifacts.js";
 import { BrowserPool } from "../src/browser/pool.js";
 import { runSteps } from "../src/steps/runner.js";
@@ -14,58 +14,18 @@ import {
   stepsOf,
 } from "./browser-target.js";
 
-/** An 8-bit RGB(A), non-interlaced PNG (what Chromium writes) decoded to its pixels. */
+/** A PNG decoded to its pixels (pngjs: every PNG Chromium may write, filters and all). */
 function decodePng(png: Uint8Array): {
   width: number;
   height: number;
   pixel(x: number, y: number): number[];
 } {
-  const bytes = Buffer.from(png);
-  let offset = 8;
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const data: Buffer[] = [];
-  while (offset < bytes.length) {
-    const length = bytes.readUInt32BE(offset);
-    const type = bytes.toString("latin1", offset + 4, offset + 8);
-    const body = bytes.subarray(offset + 8, offset + 8 + length);
-    if (type === "IHDR") {
-      width = body.readUInt32BE(0);
-      height = body.readUInt32BE(4);
-      expect(body[8], "bit depth").to.equal(8);
-      channels = body[9] === 6 ? 4 : 3;
-      expect([2, 6], "colour type").to.include(body[9]);
-      expect(body[12], "interlace").to.equal(0);
-    }
-    if (type === "IDAT") data.push(body);
-    offset += 12 + length;
-  }
-  const raw = inflateSync(Buffer.concat(data));
-  const stride = width * channels;
-  const out = Buffer.alloc(stride * height);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)];
-    for (let i = 0; i < stride; i++) {
-      const x = raw[y * (stride + 1) + 1 + i] ?? 0;
-      const a = i >= channels ? (out[y * stride + i - channels] ?? 0) : 0;
-      const b = y > 0 ? (out[(y - 1) * stride + i] ?? 0) : 0;
-      const c = y > 0 && i >= channels ? (out[(y - 1) * stride + i - channels] ?? 0) : 0;
-      const p = a + b - c;
-      const paeth =
-        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
-          ? a
-          : Math.abs(p - b) <= Math.abs(p - c)
-            ? b
-            : c;
-      const predictor = [0, a, b, (a + b) >> 1, paeth][filter ?? 0] ?? 0;
-      out[y * stride + i] = (x + predictor) & 0xff;
-    }
-  }
+  const image = PNG.sync.read(Buffer.from(png));
   return {
-    width,
-    height,
-    pixel: (x, y) => [...out.subarray(y * stride + x * channels, y * stride + x * channels + 3)],
+    width: image.width,
+    height: image.height,
+    // pngjs gives RGBA whatever the file's colour type; the alpha is left out.
+    pixel: (x, y) => [...image.data.subarray((y * image.width + x) * 4, (y * image.width + x) * 4 + 3)],
   };
 }
 

@@ -172,6 +172,11 @@ describe("batched claims, per-executor heartbeats and run counters", () => {
       stack.executor.heartbeatLeases({ leases: [leaseOf(third), leaseOf(third)] }),
       Code.InvalidArgument,
     );
+    // Its bound: 1,000 leases a call pass, the 1,001st is refused (unknown leases are only lost).
+    const leases = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ testResultId: `tr_${i}`, leaseToken: "t" }));
+    expect((await stack.executor.heartbeatLeases({ leases: leases(1000) })).lost).to.have.length(1000);
+    await rejects(stack.executor.heartbeatLeases({ leases: leases(1001) }), Code.InvalidArgument);
   });
 
   it("keeps a run's counters equal to a recount of its tests through mixed and concurrent outcomes", async () => {
