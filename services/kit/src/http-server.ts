@@ -142,6 +142,13 @@ export function boundedHttpServer(
     (req, res) => {
       // The first request has come: the wait for it is over (a keep-alive wait is Node's own).
       req.socket.setTimeout(0);
+      // A client that goes away mid-request makes Node destroy the request with an error
+      // ("aborted", ECONNRESET), emitted a tick later, and only if the request had an error
+      // listener when destroyed. A reader that drops its listener in that tick (Connect's handler
+      // does when the response closes) leaves the error with none, and an error event without a
+      // listener ends the process: one client's disconnect took the console down in the tests.
+      // Whoever reads the body still sees the error; this listener only keeps it from crashing.
+      req.on("error", () => {});
       closeWhenBodyUnread(req, res);
       limitBodyTime(req, res, bodyMs, limits.bodyTimeoutSeconds);
       listener(req, res);
