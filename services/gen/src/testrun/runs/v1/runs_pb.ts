@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/runs/v1/runs.proto.
  */
 export const file_testrun_runs_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIjIKHFB1cmdlUHJvamVjdEFydGlmYWN0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJPCh1QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhcKD3JlbWFpbmluZ19jb3VudBgCIAEoAyK2BQoDUnVuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCgZzdGF0dXMYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhAKCGZpbmlzaGVkGAUgASgIEhMKC3RvdGFsX3Rlc3RzGAYgASgFEhQKDHBhc3NlZF90ZXN0cxgHIAEoBRIUCgxmYWlsZWRfdGVzdHMYCCABKAUSFQoNc2tpcHBlZF90ZXN0cxgJIAEoBRIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLZHVyYXRpb25fbXMYDCABKANIAIgBARIwCgtza2lwX3JlYXNvbhgNIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEgsKA3VybBgOIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgPIAEoCRIZCgx0ZXN0X3BsYW5faWQYECABKAlIAYgBARIuCgpjcmVhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgV0ZXN0cxgSIAMoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Eh4KEXN0YXJ0ZWRfYnlfa2V5X2lkGBMgASgJSAKIAQESIQoUc3RhcnRlZF9ieV9tZW1iZXJfaWQYFCABKAlIA4gBARIPCgd2ZXJzaW9uGBUgASgDQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi7gMKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBARIZChF0ZXN0X2Nhc2VfdmVyc2lvbhgNIAEoBRIsCglhcnRpZmFjdHMYDiADKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QSMQoMc3RlcF9yZXN1bHRzGA8gAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQSEwoLd2FpdGluZ19mb3IYECABKAlCDgoMX2R1cmF0aW9uX21zQg4KDF9mYWlsZWRfc3RlcCJKCgxUZXN0RGlzcGF0Y2gSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkiKQoKUnVuU3RhcnRlZBIOCgZydW5faWQYASABKAkSCwoDdXJsGAIgASgJIucCCg9TdGFydFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2Vudmlyb25tZW50GAMgASgJSAGIAQESEwoJdGVzdF9wbGFuGAQgASgJSAASOgoNdGVzdF9jYXNlX2lkcxgFIAEoCzIhLnRlc3RydW4uY29tbW9uLnYxLlRlc3RDYXNlSWRMaXN0SAASKgoEdGFncxgGIAEoCzIaLnRlc3RydW4uY29tbW9uLnYxLlRhZ0xpc3RIABIRCgRuYW1lGAcgASgJSAKIAQESFQoNcmVjb3JkX3RyYWNlcxgIIAEoCBIcCg9pZGVtcG90ZW5jeV9rZXkYCSABKAlIA4gBAUILCglzZWxlY3Rpb25CDgoMX2Vudmlyb25tZW50QgcKBV9uYW1lQhIKEF9pZGVtcG90ZW5jeV9rZXkiNQoQU3RhcnRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIlwKDUdldFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSIzCg5HZXRSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIvsBCg9MaXN0UnVuc1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEiwKCHN0YXR1c2VzGAQgAygOMhoudGVzdHJ1bi5ydW5zLnYxLlJ1blN0YXR1cxIZCgx0ZXN0X3BsYW5faWQYBSABKAlIAIgBARIbCg5lbnZpcm9ubWVudF9pZBgGIAEoCUgBiAEBEhIKCnBhZ2VfdG9rZW4YByABKAlCDwoNX3Rlc3RfcGxhbl9pZEIRCg9fZW52aXJvbm1lbnRfaWQiTwoQTGlzdFJ1bnNSZXNwb25zZRIiCgRydW5zGAEgAygLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiiAEKD1dhdGNoUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEigKBG1vZGUYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hNb2RlInIKEFdhdGNoUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIkCgZjaGFuZ2UYAiABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhUKDXNpbmNlX3ZlcnNpb24YAyABKAMiewoUR2V0VGVzdFJlc3VsdFJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCRIWCg50ZXN0X3Jlc3VsdF9pZBgEIAEoCSKBAQoVR2V0VGVzdFJlc3VsdFJlc3BvbnNlEikKBHRlc3QYASABKAsyGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFJlc3VsdBInCgVzdGVwcxgCIAMoCzIYLnRlc3RydW4uY2F0YWxvZy52MS5TdGVwEhQKDG1heF9hdHRlbXB0cxgDIAEoBSJfChBDYW5jZWxSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkiUAoRQ2FuY2VsUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1bhIYChBhbHJlYWR5X2ZpbmlzaGVkGAIgASgIInMKD1JlcnVuUnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhMKC2ZhaWxlZF9vbmx5GAQgASgIIjUKEFJlcnVuUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biI/ChBDbGFpbVRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2V4ZWN1dG9yX2lkGAIgASgJIkgKEUNsYWltVGVzdFJlc3BvbnNlEjMKCmFzc2lnbm1lbnQYASABKAsyHy50ZXN0cnVuLnJ1bnMudjEuVGVzdEFzc2lnbm1lbnQiRgoRQ2xhaW1UZXN0c1JlcXVlc3QSMQoGY2xhaW1zGAEgAygLMiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QiRQoSQ2xhaW1UZXN0c1Jlc3BvbnNlEi8KCG91dGNvbWVzGAEgAygLMh0udGVzdHJ1bi5ydW5zLnYxLkNsYWltT3V0Y29tZSJ6CgxDbGFpbU91dGNvbWUSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSMwoKYXNzaWdubWVudBgCIAEoCzIfLnRlc3RydW4ucnVucy52MS5UZXN0QXNzaWdubWVudBIMCgRjb2RlGAMgASgFEg8KB21lc3NhZ2UYBCABKAki5AIKDlRlc3RBc3NpZ25tZW50EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhQKDHRlc3RfY2FzZV9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhYKDmVudmlyb25tZW50X2lkGAYgASgJEhAKCGJhc2VfdXJsGAcgASgJEicKBXN0ZXBzGAggAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASDwoHYXR0ZW1wdBgJIAEoBRIUCgxtYXhfYXR0ZW1wdHMYCiABKAUSEwoLbGVhc2VfdG9rZW4YCyABKAkSNAoQbGVhc2VfZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPdmFyaWFibGVzX2dyYW50GA0gASgJEhQKDHJlY29yZF90cmFjZRgOIAEoCCJDChRIZWFydGJlYXRUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCSJNChVIZWFydGJlYXRUZXN0UmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTwoWSGVhcnRiZWF0TGVhc2VzUmVxdWVzdBI1CgZsZWFzZXMYASADKAsyJS50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0VGVzdFJlcXVlc3QiXQoXSGVhcnRiZWF0TGVhc2VzUmVzcG9uc2USNAoQbGVhc2VfZXhwaXJlc19hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDAoEbG9zdBgCIAMoCSJRChJSZWxlYXNlVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSDgoGcmVhc29uGAMgASgJIhUKE1JlbGVhc2VUZXN0UmVzcG9uc2Ui3QEKE0NvbXBsZXRlVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoGc3RhdHVzGAMgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSDwoHc3VtbWFyeRgEIAEoCRITCgtkdXJhdGlvbl9tcxgFIAEoAxITCgtmYWlsZWRfc3RlcBgGIAEoBRIxCgxzdGVwX3Jlc3VsdHMYByADKAsyGy50ZXN0cnVuLnJ1bnMudjEuU3RlcFJlc3VsdCKHAQoUQ29tcGxldGVUZXN0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Ei4KCnJ1bl9zdGF0dXMYAiABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhQKDHJ1bl9maW5pc2hlZBgDIAEoCCKLAQoOU2tpcFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAIgASgJEhMKC2xlYXNlX3Rva2VuGAMgASgJEisKBnJlYXNvbhgEIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEg8KB3N1bW1hcnkYBSABKAkiNAoPU2tpcFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4iXAoaUmVwb3J0RXhlY3V0b3JLaW5kc1JlcXVlc3QSEAoIZXhlY3V0b3IYASABKAkSLAoFa2luZHMYAiADKAsyHS50ZXN0cnVuLnJ1bnMudjEuRXhlY3V0b3JLaW5kIlIKDEV4ZWN1dG9yS2luZBIMCgRraW5kGAEgASgJEhIKCmNvbmZpZ3VyZWQYAiABKAgSEQoJYXZhaWxhYmxlGAMgASgIEg0KBWNhdXNlGAQgASgJIh0KG1JlcG9ydEV4ZWN1dG9yS2luZHNSZXNwb25zZSI4ChdMaXN0RmluaXNoZWRSdW5zUmVxdWVzdBIOCgZjdXJzb3IYASABKAkSDQoFbGltaXQYAiABKAUiUwoYTGlzdEZpbmlzaGVkUnVuc1Jlc3BvbnNlEiIKBHJ1bnMYASADKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhMKC25leHRfY3Vyc29yGAIgASgJKqQBCgxBcnRpZmFjdEtpbmQSHQoZQVJUSUZBQ1RfS0lORF9VTlNQRUNJRklFRBAAEhwKGEFSVElGQUNUX0tJTkRfU0NSRUVOU0hPVBABEhcKE0FSVElGQUNUX0tJTkRfVFJBQ0UQAhIdChlBUlRJRkFDVF9LSU5EX0JST1dTRVJfTE9HEAMSHwobQVJUSUZBQ1RfS0lORF9IVFRQX1JFU1BPTlNFEAQqnAEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRVU19RVUVVRUQQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIVChFSVU5fU1RBVFVTX1BBU1NFRBADEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAQSFgoSUlVOX1NUQVRVU19TS0lQUEVEEAUqowEKClRlc3RTdGF0dXMSGwoXVEVTVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJURVNUX1NUQVRVU19RVUVVRUQQARIXChNURVNUX1NUQVRVU19SVU5OSU5HEAISFgoSVEVTVF9TVEFUVVNfUEFTU0VEEAMSFgoSVEVTVF9TVEFUVVNfRkFJTEVEEAQSFwoTVEVTVF9TVEFUVVNfU0tJUFBFRBAFKooBCgpTa2lwUmVhc29uEhsKF1NLSVBfUkVBU09OX1VOU1BFQ0lGSUVEEAASJwojU0tJUF9SRUFTT05fRU5WSVJPTk1FTlRfVU5SRUFDSEFCTEUQARIZChVTS0lQX1JFQVNPTl9DQU5DRUxMRUQQAhIbChdTS0lQX1JFQVNPTl9OT19FWEVDVVRPUhADKlYKCVdhdGNoTW9kZRIaChZXQVRDSF9NT0RFX1VOU1BFQ0lGSUVEEAASFgoSV0FUQ0hfTU9ERV9DSEFOR0VTEAESFQoRV0FUQ0hfTU9ERV9GSU5JU0gQAjLoDQoLUnVuc1NlcnZpY2USTwoIU3RhcnRSdW4SIC50ZXN0cnVuLnJ1bnMudjEuU3RhcnRSdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVzcG9uc2USTgoGR2V0UnVuEh4udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlcXVlc3QaHy50ZXN0cnVuLnJ1bnMudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJUCghMaXN0UnVucxIgLnRlc3RydW4ucnVucy52MS5MaXN0UnVuc1JlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXNwb25zZSIDkAIBElEKCFdhdGNoUnVuEiAudGVzdHJ1bi5ydW5zLnYxLldhdGNoUnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlc3BvbnNlMAESYwoNR2V0VGVzdFJlc3VsdBIlLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5HZXRUZXN0UmVzdWx0UmVzcG9uc2UiA5ACARJSCglDYW5jZWxSdW4SIS50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DYW5jZWxSdW5SZXNwb25zZRJPCghSZXJ1blJ1bhIgLnRlc3RydW4ucnVucy52MS5SZXJ1blJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXNwb25zZRJSCglDbGFpbVRlc3QSIS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVxdWVzdBoiLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RSZXNwb25zZRJVCgpDbGFpbVRlc3RzEiIudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdHNSZXF1ZXN0GiMudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdHNSZXNwb25zZRJeCg1IZWFydGJlYXRUZXN0EiUudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXF1ZXN0GiYudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdFRlc3RSZXNwb25zZRJkCg9IZWFydGJlYXRMZWFzZXMSJy50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0TGVhc2VzUmVxdWVzdBooLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRMZWFzZXNSZXNwb25zZRJYCgtSZWxlYXNlVGVzdBIjLnRlc3RydW4ucnVucy52MS5SZWxlYXNlVGVzdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXNwb25zZRJbCgxDb21wbGV0ZVRlc3QSJC50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVxdWVzdBolLnRlc3RydW4ucnVucy52MS5Db21wbGV0ZVRlc3RSZXNwb25zZRJMCgdTa2lwUnVuEh8udGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXF1ZXN0GiAudGVzdHJ1bi5ydW5zLnYxLlNraXBSdW5SZXNwb25zZRJYCgtQdXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5QdXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXNwb25zZRJwChNSZXBvcnRFeGVjdXRvcktpbmRzEisudGVzdHJ1bi5ydW5zLnYxLlJlcG9ydEV4ZWN1dG9yS2luZHNSZXF1ZXN0GiwudGVzdHJ1bi5ydW5zLnYxLlJlcG9ydEV4ZWN1dG9yS2luZHNSZXNwb25zZRJdCgtHZXRBcnRpZmFjdBIjLnRlc3RydW4ucnVucy52MS5HZXRBcnRpZmFjdFJlcXVlc3QaJC50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXNwb25zZSIDkAIBEnYKFVB1cmdlUHJvamVjdEFydGlmYWN0cxItLnRlc3RydW4ucnVucy52MS5QdXJnZVByb2plY3RBcnRpZmFjdHNSZXF1ZXN0Gi4udGVzdHJ1bi5ydW5zLnYxLlB1cmdlUHJvamVjdEFydGlmYWN0c1Jlc3BvbnNlEmwKEExpc3RGaW5pc2hlZFJ1bnMSKC50ZXN0cnVuLnJ1bnMudjEuTGlzdEZpbmlzaGVkUnVuc1JlcXVlc3QaKS50ZXN0cnVuLnJ1bnMudjEuTGlzdEZpbmlzaGVkUnVuc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
+  fileDesc("Chp0ZXN0cnVuL3J1bnMvdjEvcnVucy5wcm90bxIPdGVzdHJ1bi5ydW5zLnYxIuEBCghBcnRpZmFjdBIKCgJpZBgBIAEoCRIrCgRraW5kGAIgASgOMh0udGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0S2luZBIMCgRuYW1lGAMgASgJEhQKDGNvbnRlbnRfdHlwZRgEIAEoCRISCgpzaXplX2J5dGVzGAUgASgDEgwKBHN0ZXAYBiABKAUSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOdGVzdF9yZXN1bHRfaWQYCCABKAkSDgoGcnVuX2lkGAkgASgJIl4KClN0ZXBSZXN1bHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEhMKC2R1cmF0aW9uX21zGAMgASgDIrEBChJQdXRBcnRpZmFjdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLbGVhc2VfdG9rZW4YAiABKAkSKwoEa2luZBgDIAEoDjIdLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdEtpbmQSDAoEbmFtZRgEIAEoCRIUCgxjb250ZW50X3R5cGUYBSABKAkSDwoHY29udGVudBgGIAEoDBIMCgRzdGVwGAcgASgFIkIKE1B1dEFydGlmYWN0UmVzcG9uc2USKwoIYXJ0aWZhY3QYASABKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QiUgoSR2V0QXJ0aWZhY3RSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEwoLYXJ0aWZhY3RfaWQYAiABKAkiUwoTR2V0QXJ0aWZhY3RSZXNwb25zZRIrCghhcnRpZmFjdBgBIAEoCzIZLnRlc3RydW4ucnVucy52MS5BcnRpZmFjdBIPCgdjb250ZW50GAIgASgMIjIKHFB1cmdlUHJvamVjdEFydGlmYWN0c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJPCh1QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRIVCg1kZWxldGVkX2NvdW50GAEgASgDEhcKD3JlbWFpbmluZ19jb3VudBgCIAEoAyLLBQoDUnVuEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIqCgZzdGF0dXMYBCABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhAKCGZpbmlzaGVkGAUgASgIEhMKC3RvdGFsX3Rlc3RzGAYgASgFEhQKDHBhc3NlZF90ZXN0cxgHIAEoBRIUCgxmYWlsZWRfdGVzdHMYCCABKAUSFQoNc2tpcHBlZF90ZXN0cxgJIAEoBRIuCgpzdGFydGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLZHVyYXRpb25fbXMYDCABKANIAIgBARIwCgtza2lwX3JlYXNvbhgNIAEoDjIbLnRlc3RydW4ucnVucy52MS5Ta2lwUmVhc29uEgsKA3VybBgOIAEoCRIWCg5lbnZpcm9ubWVudF9pZBgPIAEoCRIZCgx0ZXN0X3BsYW5faWQYECABKAlIAYgBARIuCgpjcmVhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIqCgV0ZXN0cxgSIAMoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Eh4KEXN0YXJ0ZWRfYnlfa2V5X2lkGBMgASgJSAKIAQESIQoUc3RhcnRlZF9ieV9tZW1iZXJfaWQYFCABKAlIA4gBARIPCgd2ZXJzaW9uGBUgASgDEhMKC2ZsYWt5X3Rlc3RzGBYgASgFQg4KDF9kdXJhdGlvbl9tc0IPCg1fdGVzdF9wbGFuX2lkQhQKEl9zdGFydGVkX2J5X2tleV9pZEIXChVfc3RhcnRlZF9ieV9tZW1iZXJfaWQi7AQKClRlc3RSZXN1bHQSCgoCaWQYASABKAkSFAoMdGVzdF9jYXNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKwoGc3RhdHVzGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlRlc3RTdGF0dXMSGAoLZHVyYXRpb25fbXMYBSABKANIAIgBARIPCgdzdW1tYXJ5GAYgASgJEgsKA3VybBgHIAEoCRIPCgdhdHRlbXB0GAggASgFEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZydW5faWQYCyABKAkSGAoLZmFpbGVkX3N0ZXAYDCABKAVIAYgBARIZChF0ZXN0X2Nhc2VfdmVyc2lvbhgNIAEoBRIsCglhcnRpZmFjdHMYDiADKAsyGS50ZXN0cnVuLnJ1bnMudjEuQXJ0aWZhY3QSMQoMc3RlcF9yZXN1bHRzGA8gAygLMhsudGVzdHJ1bi5ydW5zLnYxLlN0ZXBSZXN1bHQSEwoLd2FpdGluZ19mb3IYECABKAkSDQoFZmxha3kYESABKAgSLAoFY2F1c2UYEiABKA4yHS50ZXN0cnVuLnJ1bnMudjEuRmFpbHVyZUNhdXNlEi4KCGF0dGVtcHRzGBMgAygLMhwudGVzdHJ1bi5ydW5zLnYxLlRlc3RBdHRlbXB0Eg8KB3JldHJpZXMYFCABKAVCDgoMX2R1cmF0aW9uX21zQg4KDF9mYWlsZWRfc3RlcCK0AwoLVGVzdEF0dGVtcHQSDgoGbnVtYmVyGAEgASgFEisKBnN0YXR1cxgCIAEoDjIbLnRlc3RydW4ucnVucy52MS5UZXN0U3RhdHVzEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgtkdXJhdGlvbl9tcxgFIAEoA0gAiAEBEg8KB3N1bW1hcnkYBiABKAkSGAoLZmFpbGVkX3N0ZXAYByABKAVIAYgBARIxCgxzdGVwX3Jlc3VsdHMYCCADKAsyGy50ZXN0cnVuLnJ1bnMudjEuU3RlcFJlc3VsdBIsCgVjYXVzZRgJIAEoDjIdLnRlc3RydW4ucnVucy52MS5GYWlsdXJlQ2F1c2USEwoLZXhlY3V0b3JfaWQYCiABKAkSLAoJYXJ0aWZhY3RzGAsgAygLMhkudGVzdHJ1bi5ydW5zLnYxLkFydGlmYWN0Qg4KDF9kdXJhdGlvbl9tc0IOCgxfZmFpbGVkX3N0ZXAiSgoMVGVzdERpc3BhdGNoEhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJIikKClJ1blN0YXJ0ZWQSDgoGcnVuX2lkGAEgASgJEgsKA3VybBgCIAEoCSKJAwoPU3RhcnRSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIYCgtlbnZpcm9ubWVudBgDIAEoCUgBiAEBEhMKCXRlc3RfcGxhbhgEIAEoCUgAEjoKDXRlc3RfY2FzZV9pZHMYBSABKAsyIS50ZXN0cnVuLmNvbW1vbi52MS5UZXN0Q2FzZUlkTGlzdEgAEioKBHRhZ3MYBiABKAsyGi50ZXN0cnVuLmNvbW1vbi52MS5UYWdMaXN0SAASEQoEbmFtZRgHIAEoCUgCiAEBEhUKDXJlY29yZF90cmFjZXMYCCABKAgSHAoPaWRlbXBvdGVuY3lfa2V5GAkgASgJSAOIAQESFAoHcmV0cmllcxgKIAEoBUgEiAEBQgsKCXNlbGVjdGlvbkIOCgxfZW52aXJvbm1lbnRCBwoFX25hbWVCEgoQX2lkZW1wb3RlbmN5X2tleUIKCghfcmV0cmllcyI1ChBTdGFydFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4iXAoNR2V0UnVuUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJIjMKDkdldFJ1blJlc3BvbnNlEiEKA3J1bhgBIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4i+wEKD0xpc3RSdW5zUmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSLAoIc3RhdHVzZXMYBCADKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhkKDHRlc3RfcGxhbl9pZBgFIAEoCUgAiAEBEhsKDmVudmlyb25tZW50X2lkGAYgASgJSAGIAQESEgoKcGFnZV90b2tlbhgHIAEoCUIPCg1fdGVzdF9wbGFuX2lkQhEKD19lbnZpcm9ubWVudF9pZCJPChBMaXN0UnVuc1Jlc3BvbnNlEiIKBHJ1bnMYASADKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKIAQoPV2F0Y2hSdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSKAoEbW9kZRgEIAEoDjIaLnRlc3RydW4ucnVucy52MS5XYXRjaE1vZGUicgoQV2F0Y2hSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEiQKBmNoYW5nZRgCIAEoCzIULnRlc3RydW4ucnVucy52MS5SdW4SFQoNc2luY2VfdmVyc2lvbhgDIAEoAyJ7ChRHZXRUZXN0UmVzdWx0UmVxdWVzdBInCgVhY3RvchgBIAEoCzIYLnRlc3RydW4uY29tbW9uLnYxLkFjdG9yEhIKCnByb2plY3RfaWQYAiABKAkSDgoGcnVuX2lkGAMgASgJEhYKDnRlc3RfcmVzdWx0X2lkGAQgASgJIoEBChVHZXRUZXN0UmVzdWx0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0EicKBXN0ZXBzGAIgAygLMhgudGVzdHJ1bi5jYXRhbG9nLnYxLlN0ZXASFAoMbWF4X2F0dGVtcHRzGAMgASgFIl8KEENhbmNlbFJ1blJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBnJ1bl9pZBgDIAEoCSJQChFDYW5jZWxSdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuEhgKEGFscmVhZHlfZmluaXNoZWQYAiABKAgicwoPUmVydW5SdW5SZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZydW5faWQYAyABKAkSEwoLZmFpbGVkX29ubHkYBCABKAgiNQoQUmVydW5SdW5SZXNwb25zZRIhCgNydW4YASABKAsyFC50ZXN0cnVuLnJ1bnMudjEuUnVuIj8KEENsYWltVGVzdFJlcXVlc3QSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSEwoLZXhlY3V0b3JfaWQYAiABKAkiSAoRQ2xhaW1UZXN0UmVzcG9uc2USMwoKYXNzaWdubWVudBgBIAEoCzIfLnRlc3RydW4ucnVucy52MS5UZXN0QXNzaWdubWVudCJGChFDbGFpbVRlc3RzUmVxdWVzdBIxCgZjbGFpbXMYASADKAsyIS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVxdWVzdCJFChJDbGFpbVRlc3RzUmVzcG9uc2USLwoIb3V0Y29tZXMYASADKAsyHS50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1PdXRjb21lInoKDENsYWltT3V0Y29tZRIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRIzCgphc3NpZ25tZW50GAIgASgLMh8udGVzdHJ1bi5ydW5zLnYxLlRlc3RBc3NpZ25tZW50EgwKBGNvZGUYAyABKAUSDwoHbWVzc2FnZRgEIAEoCSLkAgoOVGVzdEFzc2lnbm1lbnQSFgoOdGVzdF9yZXN1bHRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAkSFAoMdGVzdF9jYXNlX2lkGAQgASgJEgwKBG5hbWUYBSABKAkSFgoOZW52aXJvbm1lbnRfaWQYBiABKAkSEAoIYmFzZV91cmwYByABKAkSJwoFc3RlcHMYCCADKAsyGC50ZXN0cnVuLmNhdGFsb2cudjEuU3RlcBIPCgdhdHRlbXB0GAkgASgFEhQKDG1heF9hdHRlbXB0cxgKIAEoBRITCgtsZWFzZV90b2tlbhgLIAEoCRI0ChBsZWFzZV9leHBpcmVzX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg92YXJpYWJsZXNfZ3JhbnQYDSABKAkSFAoMcmVjb3JkX3RyYWNlGA4gASgIIkMKFEhlYXJ0YmVhdFRlc3RSZXF1ZXN0EhYKDnRlc3RfcmVzdWx0X2lkGAEgASgJEhMKC2xlYXNlX3Rva2VuGAIgASgJIk0KFUhlYXJ0YmVhdFRlc3RSZXNwb25zZRI0ChBsZWFzZV9leHBpcmVzX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJPChZIZWFydGJlYXRMZWFzZXNSZXF1ZXN0EjUKBmxlYXNlcxgBIAMoCzIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdCJdChdIZWFydGJlYXRMZWFzZXNSZXNwb25zZRI0ChBsZWFzZV9leHBpcmVzX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIMCgRsb3N0GAIgAygJIlEKElJlbGVhc2VUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIOCgZyZWFzb24YAyABKAkiFQoTUmVsZWFzZVRlc3RSZXNwb25zZSKLAgoTQ29tcGxldGVUZXN0UmVxdWVzdBIWCg50ZXN0X3Jlc3VsdF9pZBgBIAEoCRITCgtsZWFzZV90b2tlbhgCIAEoCRIrCgZzdGF0dXMYAyABKA4yGy50ZXN0cnVuLnJ1bnMudjEuVGVzdFN0YXR1cxIPCgdzdW1tYXJ5GAQgASgJEhMKC2R1cmF0aW9uX21zGAUgASgDEhMKC2ZhaWxlZF9zdGVwGAYgASgFEjEKDHN0ZXBfcmVzdWx0cxgHIAMoCzIbLnRlc3RydW4ucnVucy52MS5TdGVwUmVzdWx0EiwKBWNhdXNlGAggASgOMh0udGVzdHJ1bi5ydW5zLnYxLkZhaWx1cmVDYXVzZSKYAQoUQ29tcGxldGVUZXN0UmVzcG9uc2USKQoEdGVzdBgBIAEoCzIbLnRlc3RydW4ucnVucy52MS5UZXN0UmVzdWx0Ei4KCnJ1bl9zdGF0dXMYAiABKA4yGi50ZXN0cnVuLnJ1bnMudjEuUnVuU3RhdHVzEhQKDHJ1bl9maW5pc2hlZBgDIAEoCBIPCgdyZXRyaWVkGAQgASgIIosBCg5Ta2lwUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkSFgoOdGVzdF9yZXN1bHRfaWQYAiABKAkSEwoLbGVhc2VfdG9rZW4YAyABKAkSKwoGcmVhc29uGAQgASgOMhsudGVzdHJ1bi5ydW5zLnYxLlNraXBSZWFzb24SDwoHc3VtbWFyeRgFIAEoCSI0Cg9Ta2lwUnVuUmVzcG9uc2USIQoDcnVuGAEgASgLMhQudGVzdHJ1bi5ydW5zLnYxLlJ1biJcChpSZXBvcnRFeGVjdXRvcktpbmRzUmVxdWVzdBIQCghleGVjdXRvchgBIAEoCRIsCgVraW5kcxgCIAMoCzIdLnRlc3RydW4ucnVucy52MS5FeGVjdXRvcktpbmQiUgoMRXhlY3V0b3JLaW5kEgwKBGtpbmQYASABKAkSEgoKY29uZmlndXJlZBgCIAEoCBIRCglhdmFpbGFibGUYAyABKAgSDQoFY2F1c2UYBCABKAkiHQobUmVwb3J0RXhlY3V0b3JLaW5kc1Jlc3BvbnNlIjgKF0xpc3RGaW5pc2hlZFJ1bnNSZXF1ZXN0Eg4KBmN1cnNvchgBIAEoCRINCgVsaW1pdBgCIAEoBSJTChhMaXN0RmluaXNoZWRSdW5zUmVzcG9uc2USIgoEcnVucxgBIAMoCzIULnRlc3RydW4ucnVucy52MS5SdW4SEwoLbmV4dF9jdXJzb3IYAiABKAkqpAEKDEFydGlmYWN0S2luZBIdChlBUlRJRkFDVF9LSU5EX1VOU1BFQ0lGSUVEEAASHAoYQVJUSUZBQ1RfS0lORF9TQ1JFRU5TSE9UEAESFwoTQVJUSUZBQ1RfS0lORF9UUkFDRRACEh0KGUFSVElGQUNUX0tJTkRfQlJPV1NFUl9MT0cQAxIfChtBUlRJRkFDVF9LSU5EX0hUVFBfUkVTUE9OU0UQBCqcAQoJUnVuU3RhdHVzEhoKFlJVTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIVChFSVU5fU1RBVFVTX1FVRVVFRBABEhYKElJVTl9TVEFUVVNfUlVOTklORxACEhUKEVJVTl9TVEFUVVNfUEFTU0VEEAMSFQoRUlVOX1NUQVRVU19GQUlMRUQQBBIWChJSVU5fU1RBVFVTX1NLSVBQRUQQBSqjAQoKVGVzdFN0YXR1cxIbChdURVNUX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKElRFU1RfU1RBVFVTX1FVRVVFRBABEhcKE1RFU1RfU1RBVFVTX1JVTk5JTkcQAhIWChJURVNUX1NUQVRVU19QQVNTRUQQAxIWChJURVNUX1NUQVRVU19GQUlMRUQQBBIXChNURVNUX1NUQVRVU19TS0lQUEVEEAUqigEKClNraXBSZWFzb24SGwoXU0tJUF9SRUFTT05fVU5TUEVDSUZJRUQQABInCiNTS0lQX1JFQVNPTl9FTlZJUk9OTUVOVF9VTlJFQUNIQUJMRRABEhkKFVNLSVBfUkVBU09OX0NBTkNFTExFRBACEhsKF1NLSVBfUkVBU09OX05PX0VYRUNVVE9SEAMqwwIKDEZhaWx1cmVDYXVzZRIdChlGQUlMVVJFX0NBVVNFX1VOU1BFQ0lGSUVEEAASGwoXRkFJTFVSRV9DQVVTRV9BU1NFUlRJT04QARIZChVGQUlMVVJFX0NBVVNFX0xPQ0FUT1IQAhIZChVGQUlMVVJFX0NBVVNFX1RJTUVPVVQQAxIZChVGQUlMVVJFX0NBVVNFX05FVFdPUksQBBIgChxGQUlMVVJFX0NBVVNFX0VHUkVTU19SRUZVU0VEEAUSKQolRkFJTFVSRV9DQVVTRV9FTlZJUk9OTUVOVF9VTlJFQUNIQUJMRRAGEhkKFUZBSUxVUkVfQ0FVU0VfQlJPV1NFUhAHEh8KG0ZBSUxVUkVfQ0FVU0VfRVhFQ1VUT1JfTE9TVBAIEh0KGUZBSUxVUkVfQ0FVU0VfTk9fRVhFQ1VUT1IQCSpWCglXYXRjaE1vZGUSGgoWV0FUQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhYKEldBVENIX01PREVfQ0hBTkdFUxABEhUKEVdBVENIX01PREVfRklOSVNIEAIy6A0KC1J1bnNTZXJ2aWNlEk8KCFN0YXJ0UnVuEiAudGVzdHJ1bi5ydW5zLnYxLlN0YXJ0UnVuUmVxdWVzdBohLnRlc3RydW4ucnVucy52MS5TdGFydFJ1blJlc3BvbnNlEk4KBkdldFJ1bhIeLnRlc3RydW4ucnVucy52MS5HZXRSdW5SZXF1ZXN0Gh8udGVzdHJ1bi5ydW5zLnYxLkdldFJ1blJlc3BvbnNlIgOQAgESVAoITGlzdFJ1bnMSIC50ZXN0cnVuLnJ1bnMudjEuTGlzdFJ1bnNSZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLkxpc3RSdW5zUmVzcG9uc2UiA5ACARJRCghXYXRjaFJ1bhIgLnRlc3RydW4ucnVucy52MS5XYXRjaFJ1blJlcXVlc3QaIS50ZXN0cnVuLnJ1bnMudjEuV2F0Y2hSdW5SZXNwb25zZTABEmMKDUdldFRlc3RSZXN1bHQSJS50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlcXVlc3QaJi50ZXN0cnVuLnJ1bnMudjEuR2V0VGVzdFJlc3VsdFJlc3BvbnNlIgOQAgESUgoJQ2FuY2VsUnVuEiEudGVzdHJ1bi5ydW5zLnYxLkNhbmNlbFJ1blJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2FuY2VsUnVuUmVzcG9uc2USTwoIUmVydW5SdW4SIC50ZXN0cnVuLnJ1bnMudjEuUmVydW5SdW5SZXF1ZXN0GiEudGVzdHJ1bi5ydW5zLnYxLlJlcnVuUnVuUmVzcG9uc2USUgoJQ2xhaW1UZXN0EiEudGVzdHJ1bi5ydW5zLnYxLkNsYWltVGVzdFJlcXVlc3QaIi50ZXN0cnVuLnJ1bnMudjEuQ2xhaW1UZXN0UmVzcG9uc2USVQoKQ2xhaW1UZXN0cxIiLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RzUmVxdWVzdBojLnRlc3RydW4ucnVucy52MS5DbGFpbVRlc3RzUmVzcG9uc2USXgoNSGVhcnRiZWF0VGVzdBIlLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVxdWVzdBomLnRlc3RydW4ucnVucy52MS5IZWFydGJlYXRUZXN0UmVzcG9uc2USZAoPSGVhcnRiZWF0TGVhc2VzEicudGVzdHJ1bi5ydW5zLnYxLkhlYXJ0YmVhdExlYXNlc1JlcXVlc3QaKC50ZXN0cnVuLnJ1bnMudjEuSGVhcnRiZWF0TGVhc2VzUmVzcG9uc2USWAoLUmVsZWFzZVRlc3QSIy50ZXN0cnVuLnJ1bnMudjEuUmVsZWFzZVRlc3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlJlbGVhc2VUZXN0UmVzcG9uc2USWwoMQ29tcGxldGVUZXN0EiQudGVzdHJ1bi5ydW5zLnYxLkNvbXBsZXRlVGVzdFJlcXVlc3QaJS50ZXN0cnVuLnJ1bnMudjEuQ29tcGxldGVUZXN0UmVzcG9uc2USTAoHU2tpcFJ1bhIfLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVxdWVzdBogLnRlc3RydW4ucnVucy52MS5Ta2lwUnVuUmVzcG9uc2USWAoLUHV0QXJ0aWZhY3QSIy50ZXN0cnVuLnJ1bnMudjEuUHV0QXJ0aWZhY3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLlB1dEFydGlmYWN0UmVzcG9uc2UScAoTUmVwb3J0RXhlY3V0b3JLaW5kcxIrLnRlc3RydW4ucnVucy52MS5SZXBvcnRFeGVjdXRvcktpbmRzUmVxdWVzdBosLnRlc3RydW4ucnVucy52MS5SZXBvcnRFeGVjdXRvcktpbmRzUmVzcG9uc2USXQoLR2V0QXJ0aWZhY3QSIy50ZXN0cnVuLnJ1bnMudjEuR2V0QXJ0aWZhY3RSZXF1ZXN0GiQudGVzdHJ1bi5ydW5zLnYxLkdldEFydGlmYWN0UmVzcG9uc2UiA5ACARJ2ChVQdXJnZVByb2plY3RBcnRpZmFjdHMSLS50ZXN0cnVuLnJ1bnMudjEuUHVyZ2VQcm9qZWN0QXJ0aWZhY3RzUmVxdWVzdBouLnRlc3RydW4ucnVucy52MS5QdXJnZVByb2plY3RBcnRpZmFjdHNSZXNwb25zZRJsChBMaXN0RmluaXNoZWRSdW5zEigudGVzdHJ1bi5ydW5zLnYxLkxpc3RGaW5pc2hlZFJ1bnNSZXF1ZXN0GikudGVzdHJ1bi5ydW5zLnYxLkxpc3RGaW5pc2hlZFJ1bnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp, file_testrun_catalog_v1_step, file_testrun_common_v1_actor, file_testrun_common_v1_selection]);
 
 /**
  * A file a test produced. Stored by the runs service; readable while the retention period
@@ -480,6 +480,13 @@ export type Run = Message<"testrun.runs.v1.Run"> & {
    * @generated from field: int64 version = 21;
    */
   version: bigint;
+
+  /**
+   * Number of PASSED tests that are flaky (TestResult.flaky); counted in passed_tests too.
+   *
+   * @generated from field: int32 flaky_tests = 22;
+   */
+  flakyTests: number;
 };
 
 /**
@@ -622,6 +629,38 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
    * @generated from field: string waiting_for = 16;
    */
   waitingFor: string;
+
+  /**
+   * True when the test PASSED after an attempt of this run FAILED with a cause of the test
+   * (FailureCause: not BROWSER, EXECUTOR_LOST or NO_EXECUTOR). False otherwise.
+   *
+   * @generated from field: bool flaky = 17;
+   */
+  flaky: boolean;
+
+  /**
+   * For a FAILED test: the cause of its last attempt. UNSPECIFIED otherwise.
+   *
+   * @generated from field: testrun.runs.v1.FailureCause cause = 18;
+   */
+  cause: FailureCause;
+
+  /**
+   * Every attempt, oldest first: the ended ones, then the current or last one (status, summary,
+   * duration_ms, failed_step, step_results and artifacts above are the last one's). Empty while
+   * never claimed. GetRun, GetTestResult and WatchRun fill it; ListRuns has no tests.
+   *
+   * @generated from field: repeated testrun.runs.v1.TestAttempt attempts = 19;
+   */
+  attempts: TestAttempt[];
+
+  /**
+   * How many times a FAILED attempt is retried (0 to 3): StartRunRequest.retries, else the test
+   * plan's, else the test case's (testrun.catalog.v1.SelectedTestCase.retries), as at the start.
+   *
+   * @generated from field: int32 retries = 20;
+   */
+  retries: number;
 };
 
 /**
@@ -630,6 +669,97 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
  */
 export const TestResultSchema: GenMessage<TestResult> = /*@__PURE__*/
   messageDesc(file_testrun_runs_v1_runs, 9);
+
+/**
+ * One attempt of a test: a claim by an executor and how it ended.
+ *
+ * @generated from message testrun.runs.v1.TestAttempt
+ */
+export type TestAttempt = Message<"testrun.runs.v1.TestAttempt"> & {
+  /**
+   * 1 for the first, +1 for each later claim (TestResult.attempt is the last one's).
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * RUNNING for the current attempt while it executes, else PASSED, FAILED or SKIPPED.
+   *
+   * @generated from field: testrun.runs.v1.TestStatus status = 2;
+   */
+  status: TestStatus;
+
+  /**
+   * When it started executing.
+   *
+   * @generated from field: google.protobuf.Timestamp started_at = 3;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * When it ended; unset while RUNNING.
+   *
+   * @generated from field: google.protobuf.Timestamp finished_at = 4;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * How long it executed, in milliseconds; unset while RUNNING.
+   *
+   * @generated from field: optional int64 duration_ms = 5;
+   */
+  durationMs?: bigint | undefined;
+
+  /**
+   * As TestResult.summary, for this attempt.
+   *
+   * @generated from field: string summary = 6;
+   */
+  summary: string;
+
+  /**
+   * As TestResult.failed_step, for this attempt.
+   *
+   * @generated from field: optional int32 failed_step = 7;
+   */
+  failedStep?: number | undefined;
+
+  /**
+   * As TestResult.step_results, for this attempt.
+   *
+   * @generated from field: repeated testrun.runs.v1.StepResult step_results = 8;
+   */
+  stepResults: StepResult[];
+
+  /**
+   * Why it FAILED; UNSPECIFIED unless FAILED.
+   *
+   * @generated from field: testrun.runs.v1.FailureCause cause = 9;
+   */
+  cause: FailureCause;
+
+  /**
+   * The executor that ran it (its consumer name).
+   *
+   * @generated from field: string executor_id = 10;
+   */
+  executorId: string;
+
+  /**
+   * What it produced, in the order stored.
+   *
+   * @generated from field: repeated testrun.runs.v1.Artifact artifacts = 11;
+   */
+  artifacts: Artifact[];
+};
+
+/**
+ * Describes the message testrun.runs.v1.TestAttempt.
+ * Use `create(TestAttemptSchema)` to create a new message.
+ */
+export const TestAttemptSchema: GenMessage<TestAttempt> = /*@__PURE__*/
+  messageDesc(file_testrun_runs_v1_runs, 10);
 
 /**
  * What the runs service publishes to the executors' queue for each test to execute. An executor
@@ -665,7 +795,7 @@ export type TestDispatch = Message<"testrun.runs.v1.TestDispatch"> & {
  * Use `create(TestDispatchSchema)` to create a new message.
  */
 export const TestDispatchSchema: GenMessage<TestDispatch> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 10);
+  messageDesc(file_testrun_runs_v1_runs, 11);
 
 /**
  * Error detail of StartRun's INTERNAL status when the run was started but could not be read back.
@@ -693,7 +823,7 @@ export type RunStarted = Message<"testrun.runs.v1.RunStarted"> & {
  * Use `create(RunStartedSchema)` to create a new message.
  */
 export const RunStartedSchema: GenMessage<RunStarted> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 11);
+  messageDesc(file_testrun_runs_v1_runs, 12);
 
 /**
  * Request of StartRun: the start-run body of POST /v1/runs.
@@ -780,6 +910,14 @@ export type StartRunRequest = Message<"testrun.runs.v1.StartRunRequest"> & {
    * @generated from field: optional string idempotency_key = 9;
    */
   idempotencyKey?: string | undefined;
+
+  /**
+   * How many times each FAILED attempt is retried, 0 to 3 (INVALID_ARGUMENT otherwise), for every
+   * test of the run. Unset: the test plan's, else each test case's (SelectedTestCase.retries).
+   *
+   * @generated from field: optional int32 retries = 10;
+   */
+  retries?: number | undefined;
 };
 
 /**
@@ -787,7 +925,7 @@ export type StartRunRequest = Message<"testrun.runs.v1.StartRunRequest"> & {
  * Use `create(StartRunRequestSchema)` to create a new message.
  */
 export const StartRunRequestSchema: GenMessage<StartRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 12);
+  messageDesc(file_testrun_runs_v1_runs, 13);
 
 /**
  * Response of StartRun.
@@ -808,7 +946,7 @@ export type StartRunResponse = Message<"testrun.runs.v1.StartRunResponse"> & {
  * Use `create(StartRunResponseSchema)` to create a new message.
  */
 export const StartRunResponseSchema: GenMessage<StartRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 13);
+  messageDesc(file_testrun_runs_v1_runs, 14);
 
 /**
  * Request of GetRun.
@@ -843,7 +981,7 @@ export type GetRunRequest = Message<"testrun.runs.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 14);
+  messageDesc(file_testrun_runs_v1_runs, 15);
 
 /**
  * Response of GetRun.
@@ -864,7 +1002,7 @@ export type GetRunResponse = Message<"testrun.runs.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 15);
+  messageDesc(file_testrun_runs_v1_runs, 16);
 
 /**
  * Request of ListRuns.
@@ -930,7 +1068,7 @@ export type ListRunsRequest = Message<"testrun.runs.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 16);
+  messageDesc(file_testrun_runs_v1_runs, 17);
 
 /**
  * Response of ListRuns.
@@ -958,7 +1096,7 @@ export type ListRunsResponse = Message<"testrun.runs.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 17);
+  messageDesc(file_testrun_runs_v1_runs, 18);
 
 /**
  * Request of WatchRun.
@@ -1000,7 +1138,7 @@ export type WatchRunRequest = Message<"testrun.runs.v1.WatchRunRequest"> & {
  * Use `create(WatchRunRequestSchema)` to create a new message.
  */
 export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 18);
+  messageDesc(file_testrun_runs_v1_runs, 19);
 
 /**
  * One message of WatchRun: `run` (the first message, and every message of WATCH_MODE_UNSPECIFIED
@@ -1040,7 +1178,7 @@ export type WatchRunResponse = Message<"testrun.runs.v1.WatchRunResponse"> & {
  * Use `create(WatchRunResponseSchema)` to create a new message.
  */
 export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 19);
+  messageDesc(file_testrun_runs_v1_runs, 20);
 
 /**
  * Request of GetTestResult.
@@ -1082,7 +1220,7 @@ export type GetTestResultRequest = Message<"testrun.runs.v1.GetTestResultRequest
  * Use `create(GetTestResultRequestSchema)` to create a new message.
  */
 export const GetTestResultRequestSchema: GenMessage<GetTestResultRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 20);
+  messageDesc(file_testrun_runs_v1_runs, 21);
 
 /**
  * Response of GetTestResult.
@@ -1117,7 +1255,7 @@ export type GetTestResultResponse = Message<"testrun.runs.v1.GetTestResultRespon
  * Use `create(GetTestResultResponseSchema)` to create a new message.
  */
 export const GetTestResultResponseSchema: GenMessage<GetTestResultResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 21);
+  messageDesc(file_testrun_runs_v1_runs, 22);
 
 /**
  * Request of CancelRun.
@@ -1152,7 +1290,7 @@ export type CancelRunRequest = Message<"testrun.runs.v1.CancelRunRequest"> & {
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema: GenMessage<CancelRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 22);
+  messageDesc(file_testrun_runs_v1_runs, 23);
 
 /**
  * Response of CancelRun.
@@ -1181,7 +1319,7 @@ export type CancelRunResponse = Message<"testrun.runs.v1.CancelRunResponse"> & {
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema: GenMessage<CancelRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 23);
+  messageDesc(file_testrun_runs_v1_runs, 24);
 
 /**
  * Request of RerunRun.
@@ -1223,7 +1361,7 @@ export type RerunRunRequest = Message<"testrun.runs.v1.RerunRunRequest"> & {
  * Use `create(RerunRunRequestSchema)` to create a new message.
  */
 export const RerunRunRequestSchema: GenMessage<RerunRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 24);
+  messageDesc(file_testrun_runs_v1_runs, 25);
 
 /**
  * Response of RerunRun.
@@ -1245,7 +1383,7 @@ export type RerunRunResponse = Message<"testrun.runs.v1.RerunRunResponse"> & {
  * Use `create(RerunRunResponseSchema)` to create a new message.
  */
 export const RerunRunResponseSchema: GenMessage<RerunRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 25);
+  messageDesc(file_testrun_runs_v1_runs, 26);
 
 /**
  * Request of ClaimTest. Executor identity only; takes no actor.
@@ -1274,7 +1412,7 @@ export type ClaimTestRequest = Message<"testrun.runs.v1.ClaimTestRequest"> & {
  * Use `create(ClaimTestRequestSchema)` to create a new message.
  */
 export const ClaimTestRequestSchema: GenMessage<ClaimTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 26);
+  messageDesc(file_testrun_runs_v1_runs, 27);
 
 /**
  * Response of ClaimTest.
@@ -1295,7 +1433,7 @@ export type ClaimTestResponse = Message<"testrun.runs.v1.ClaimTestResponse"> & {
  * Use `create(ClaimTestResponseSchema)` to create a new message.
  */
 export const ClaimTestResponseSchema: GenMessage<ClaimTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 27);
+  messageDesc(file_testrun_runs_v1_runs, 28);
 
 /**
  * Request of ClaimTests. Executor identity only; takes no actor.
@@ -1317,7 +1455,7 @@ export type ClaimTestsRequest = Message<"testrun.runs.v1.ClaimTestsRequest"> & {
  * Use `create(ClaimTestsRequestSchema)` to create a new message.
  */
 export const ClaimTestsRequestSchema: GenMessage<ClaimTestsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 28);
+  messageDesc(file_testrun_runs_v1_runs, 29);
 
 /**
  * Response of ClaimTests.
@@ -1338,7 +1476,7 @@ export type ClaimTestsResponse = Message<"testrun.runs.v1.ClaimTestsResponse"> &
  * Use `create(ClaimTestsResponseSchema)` to create a new message.
  */
 export const ClaimTestsResponseSchema: GenMessage<ClaimTestsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 29);
+  messageDesc(file_testrun_runs_v1_runs, 30);
 
 /**
  * How one claim of a ClaimTests call went.
@@ -1379,7 +1517,7 @@ export type ClaimOutcome = Message<"testrun.runs.v1.ClaimOutcome"> & {
  * Use `create(ClaimOutcomeSchema)` to create a new message.
  */
 export const ClaimOutcomeSchema: GenMessage<ClaimOutcome> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 30);
+  messageDesc(file_testrun_runs_v1_runs, 31);
 
 /**
  * Everything an executor needs to run one claimed test, except variable values.
@@ -1494,7 +1632,7 @@ export type TestAssignment = Message<"testrun.runs.v1.TestAssignment"> & {
  * Use `create(TestAssignmentSchema)` to create a new message.
  */
 export const TestAssignmentSchema: GenMessage<TestAssignment> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 31);
+  messageDesc(file_testrun_runs_v1_runs, 32);
 
 /**
  * Request of HeartbeatTest. Executor identity only.
@@ -1522,7 +1660,7 @@ export type HeartbeatTestRequest = Message<"testrun.runs.v1.HeartbeatTestRequest
  * Use `create(HeartbeatTestRequestSchema)` to create a new message.
  */
 export const HeartbeatTestRequestSchema: GenMessage<HeartbeatTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 32);
+  messageDesc(file_testrun_runs_v1_runs, 33);
 
 /**
  * Response of HeartbeatTest.
@@ -1543,7 +1681,7 @@ export type HeartbeatTestResponse = Message<"testrun.runs.v1.HeartbeatTestRespon
  * Use `create(HeartbeatTestResponseSchema)` to create a new message.
  */
 export const HeartbeatTestResponseSchema: GenMessage<HeartbeatTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 33);
+  messageDesc(file_testrun_runs_v1_runs, 34);
 
 /**
  * Request of HeartbeatLeases. Executor identity only.
@@ -1564,7 +1702,7 @@ export type HeartbeatLeasesRequest = Message<"testrun.runs.v1.HeartbeatLeasesReq
  * Use `create(HeartbeatLeasesRequestSchema)` to create a new message.
  */
 export const HeartbeatLeasesRequestSchema: GenMessage<HeartbeatLeasesRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 34);
+  messageDesc(file_testrun_runs_v1_runs, 35);
 
 /**
  * Response of HeartbeatLeases.
@@ -1592,7 +1730,7 @@ export type HeartbeatLeasesResponse = Message<"testrun.runs.v1.HeartbeatLeasesRe
  * Use `create(HeartbeatLeasesResponseSchema)` to create a new message.
  */
 export const HeartbeatLeasesResponseSchema: GenMessage<HeartbeatLeasesResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 35);
+  messageDesc(file_testrun_runs_v1_runs, 36);
 
 /**
  * Request of ReleaseTest. Executor identity only.
@@ -1627,7 +1765,7 @@ export type ReleaseTestRequest = Message<"testrun.runs.v1.ReleaseTestRequest"> &
  * Use `create(ReleaseTestRequestSchema)` to create a new message.
  */
 export const ReleaseTestRequestSchema: GenMessage<ReleaseTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 36);
+  messageDesc(file_testrun_runs_v1_runs, 37);
 
 /**
  * Response of ReleaseTest. Empty.
@@ -1642,7 +1780,7 @@ export type ReleaseTestResponse = Message<"testrun.runs.v1.ReleaseTestResponse">
  * Use `create(ReleaseTestResponseSchema)` to create a new message.
  */
 export const ReleaseTestResponseSchema: GenMessage<ReleaseTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 37);
+  messageDesc(file_testrun_runs_v1_runs, 38);
 
 /**
  * Request of CompleteTest. Executor identity only.
@@ -1701,6 +1839,17 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
    * @generated from field: repeated testrun.runs.v1.StepResult step_results = 7;
    */
   stepResults: StepResult[];
+
+  /**
+   * For FAILED: why, decided from the failed step's structured result (never from free text).
+   * UNSPECIFIED for a FAILED report is taken as ASSERTION (an executor that names no cause);
+   * EXECUTOR_LOST and NO_EXECUTOR are the runs service's own and refused (INVALID_ARGUMENT); must
+   * be UNSPECIFIED for PASSED and SKIPPED (INVALID_ARGUMENT otherwise). A FAILED attempt is retried
+   * while the test's retries allow (TestResult.retries), and one with BROWSER without using them.
+   *
+   * @generated from field: testrun.runs.v1.FailureCause cause = 8;
+   */
+  cause: FailureCause;
 };
 
 /**
@@ -1708,7 +1857,7 @@ export type CompleteTestRequest = Message<"testrun.runs.v1.CompleteTestRequest">
  * Use `create(CompleteTestRequestSchema)` to create a new message.
  */
 export const CompleteTestRequestSchema: GenMessage<CompleteTestRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 38);
+  messageDesc(file_testrun_runs_v1_runs, 39);
 
 /**
  * Response of CompleteTest.
@@ -1736,6 +1885,14 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
    * @generated from field: bool run_finished = 3;
    */
   runFinished: boolean;
+
+  /**
+   * True when the report ended an attempt but not the test: the test is QUEUED again for a retry
+   * (test.attempts holds the ended attempt) and the executor's claim is over.
+   *
+   * @generated from field: bool retried = 4;
+   */
+  retried: boolean;
 };
 
 /**
@@ -1743,7 +1900,7 @@ export type CompleteTestResponse = Message<"testrun.runs.v1.CompleteTestResponse
  * Use `create(CompleteTestResponseSchema)` to create a new message.
  */
 export const CompleteTestResponseSchema: GenMessage<CompleteTestResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 39);
+  messageDesc(file_testrun_runs_v1_runs, 40);
 
 /**
  * Request of SkipRun. Executor identity only.
@@ -1794,7 +1951,7 @@ export type SkipRunRequest = Message<"testrun.runs.v1.SkipRunRequest"> & {
  * Use `create(SkipRunRequestSchema)` to create a new message.
  */
 export const SkipRunRequestSchema: GenMessage<SkipRunRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 40);
+  messageDesc(file_testrun_runs_v1_runs, 41);
 
 /**
  * Response of SkipRun.
@@ -1815,7 +1972,7 @@ export type SkipRunResponse = Message<"testrun.runs.v1.SkipRunResponse"> & {
  * Use `create(SkipRunResponseSchema)` to create a new message.
  */
 export const SkipRunResponseSchema: GenMessage<SkipRunResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 41);
+  messageDesc(file_testrun_runs_v1_runs, 42);
 
 /**
  * Request of ReportExecutorKinds. Executor identity only.
@@ -1844,7 +2001,7 @@ export type ReportExecutorKindsRequest = Message<"testrun.runs.v1.ReportExecutor
  * Use `create(ReportExecutorKindsRequestSchema)` to create a new message.
  */
 export const ReportExecutorKindsRequestSchema: GenMessage<ReportExecutorKindsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 42);
+  messageDesc(file_testrun_runs_v1_runs, 43);
 
 /**
  * One kind of test as an executor reports it.
@@ -1888,7 +2045,7 @@ export type ExecutorKind = Message<"testrun.runs.v1.ExecutorKind"> & {
  * Use `create(ExecutorKindSchema)` to create a new message.
  */
 export const ExecutorKindSchema: GenMessage<ExecutorKind> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 43);
+  messageDesc(file_testrun_runs_v1_runs, 44);
 
 /**
  * Response of ReportExecutorKinds.
@@ -1903,7 +2060,7 @@ export type ReportExecutorKindsResponse = Message<"testrun.runs.v1.ReportExecuto
  * Use `create(ReportExecutorKindsResponseSchema)` to create a new message.
  */
 export const ReportExecutorKindsResponseSchema: GenMessage<ReportExecutorKindsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 44);
+  messageDesc(file_testrun_runs_v1_runs, 45);
 
 /**
  * Request of ListFinishedRuns.
@@ -1931,7 +2088,7 @@ export type ListFinishedRunsRequest = Message<"testrun.runs.v1.ListFinishedRunsR
  * Use `create(ListFinishedRunsRequestSchema)` to create a new message.
  */
 export const ListFinishedRunsRequestSchema: GenMessage<ListFinishedRunsRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 45);
+  messageDesc(file_testrun_runs_v1_runs, 46);
 
 /**
  * Response of ListFinishedRuns.
@@ -1960,7 +2117,7 @@ export type ListFinishedRunsResponse = Message<"testrun.runs.v1.ListFinishedRuns
  * Use `create(ListFinishedRunsResponseSchema)` to create a new message.
  */
 export const ListFinishedRunsResponseSchema: GenMessage<ListFinishedRunsResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_runs_v1_runs, 46);
+  messageDesc(file_testrun_runs_v1_runs, 47);
 
 /**
  * What an artifact holds.
@@ -2165,6 +2322,91 @@ export const SkipReasonSchema: GenEnum<SkipReason> = /*@__PURE__*/
   enumDesc(file_testrun_runs_v1_runs, 3);
 
 /**
+ * Why an attempt FAILED, decided from its failed step's structured result, never from free text.
+ * The last three are the system's own: an attempt that ends with one is retried without using the
+ * test's retries, never makes the test flaky, and is shown as the system's fault.
+ *
+ * @generated from enum testrun.runs.v1.FailureCause
+ */
+export enum FailureCause {
+  /**
+   * Not failed (or failed before causes were recorded).
+   *
+   * @generated from enum value: FAILURE_CAUSE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An expectation not met (status, body, text, URL, …).
+   *
+   * @generated from enum value: FAILURE_CAUSE_ASSERTION = 1;
+   */
+  ASSERTION = 1,
+
+  /**
+   * A browser step's locator matched no element, or several where one was needed.
+   *
+   * @generated from enum value: FAILURE_CAUSE_LOCATOR = 2;
+   */
+  LOCATOR = 2,
+
+  /**
+   * A step's or the test's deadline passed.
+   *
+   * @generated from enum value: FAILURE_CAUSE_TIMEOUT = 3;
+   */
+  TIMEOUT = 3,
+
+  /**
+   * DNS, connection refused or reset, TLS, towards the environment.
+   *
+   * @generated from enum value: FAILURE_CAUSE_NETWORK = 4;
+   */
+  NETWORK = 4,
+
+  /**
+   * The executor's egress guard refused the destination.
+   *
+   * @generated from enum value: FAILURE_CAUSE_EGRESS_REFUSED = 5;
+   */
+  EGRESS_REFUSED = 5,
+
+  /**
+   * The environment's base URL did not answer.
+   *
+   * @generated from enum value: FAILURE_CAUSE_ENVIRONMENT_UNREACHABLE = 6;
+   */
+  ENVIRONMENT_UNREACHABLE = 6,
+
+  /**
+   * The system's: the browser could not start or crashed.
+   *
+   * @generated from enum value: FAILURE_CAUSE_BROWSER = 7;
+   */
+  BROWSER = 7,
+
+  /**
+   * The system's: the executor stopped renewing its lease (lost, killed).
+   *
+   * @generated from enum value: FAILURE_CAUSE_EXECUTOR_LOST = 8;
+   */
+  EXECUTOR_LOST = 8,
+
+  /**
+   * The system's: no executor took the test (or its retry) before the dispatch deadline.
+   *
+   * @generated from enum value: FAILURE_CAUSE_NO_EXECUTOR = 9;
+   */
+  NO_EXECUTOR = 9,
+}
+
+/**
+ * Describes the enum testrun.runs.v1.FailureCause.
+ */
+export const FailureCauseSchema: GenEnum<FailureCause> = /*@__PURE__*/
+  enumDesc(file_testrun_runs_v1_runs, 4);
+
+/**
  * What WatchRun sends after its first message (the whole run).
  *
  * @generated from enum testrun.runs.v1.WatchMode
@@ -2196,7 +2438,7 @@ export enum WatchMode {
  * Describes the enum testrun.runs.v1.WatchMode.
  */
 export const WatchModeSchema: GenEnum<WatchMode> = /*@__PURE__*/
-  enumDesc(file_testrun_runs_v1_runs, 4);
+  enumDesc(file_testrun_runs_v1_runs, 5);
 
 /**
  * RunsService starts runs, hands their tests to executors, and reports progress.
