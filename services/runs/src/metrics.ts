@@ -29,6 +29,11 @@ export const leaseLapses = counter(
   "testrun_lease_lapses_total",
   "Claims whose lease lapsed (the executor went away or got stuck)",
 );
+export const attemptsEnded = counter<"status" | "cause" | "kind" | "retried">(
+  "testrun_test_attempts_total",
+  "Attempts executors reported as ended, by status, cause (empty unless failed), test kind and whether the test was retried for it",
+  ["status", "cause", "kind", "retried"],
+);
 /** What the reconciler repaired (reconciler.ts, store/reconcile.ts). */
 export type RepairKind =
   | "redispatched"

@@ -5,10 +5,13 @@ import {
   type Artifact,
   ArtifactKind,
   ArtifactSchema,
+  FailureCause,
   type Run,
   RunSchema,
   RunStatus,
   SkipReason,
+  type TestAttempt,
+  TestAttemptSchema,
   type TestResult,
   TestResultSchema,
   TestStatus,
@@ -16,13 +19,14 @@ import {
 import { dbDate, dbDateOrNull } from "@testrun/kit";
 import type {
   ArtifactKind as StoredArtifactKind,
+  FailureCause as StoredCause,
   SkipReason as StoredSkipReason,
   RunStatus as StoredStatus,
   StoredStepResult,
 } from "./db/entities.js";
 import { testKindOf } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
-import type { ArtifactRow, RunRow, TestRow } from "./rows.js";
+import { type ArtifactRow, isFinal, type RunRow, type TestRow } from "./rows.js";
 
 const runStatuses: Record<StoredStatus, RunStatus> = {
   queued: RunStatus.QUEUED,
@@ -52,6 +56,20 @@ export const artifactKinds: Record<StoredArtifactKind, ArtifactKind> = {
   browser_log: ArtifactKind.BROWSER_LOG,
   http_response: ArtifactKind.HTTP_RESPONSE,
 };
+
+export const failureCauses: Record<StoredCause, FailureCause> = {
+  assertion: FailureCause.ASSERTION,
+  locator: FailureCause.LOCATOR,
+  timeout: FailureCause.TIMEOUT,
+  network: FailureCause.NETWORK,
+  egress_refused: FailureCause.EGRESS_REFUSED,
+  environment_unreachable: FailureCause.ENVIRONMENT_UNREACHABLE,
+  browser: FailureCause.BROWSER,
+  executor_lost: FailureCause.EXECUTOR_LOST,
+  no_executor: FailureCause.NO_EXECUTOR,
+};
+
+const causeOf = (cause: StoredCause | null) => (cause ? failureCauses[cause] : FailureCause.UNSPECIFIED);
 
 export const toRunStatus = (status: StoredStatus): RunStatus => runStatuses[status];
 
@@ -92,10 +110,55 @@ const renderStepResult = (step: StoredStepResult) => ({
 });
 
 /**
+ * A test's attempts, oldest first: the ended ones it keeps apart, then its current or last one
+ * (its own columns), each with its artifacts (`artifacts`: the test's, of every ended attempt).
+ */
+function renderAttempts(row: TestRow, artifacts: Artifact[], artifactRows: ArtifactRow[]): TestAttempt[] {
+  const ofAttempt = (number: number) =>
+    artifacts.filter((_, index) => artifactRows[index]?.attempt === number);
+  const attempts = row.earlier_attempts.map((attempt) =>
+    create(TestAttemptSchema, {
+      number: attempt.number,
+      status: testStatuses[attempt.status],
+      startedAt: stamp(dbDateOrNull(attempt.started_at)),
+      finishedAt: stamp(dbDateOrNull(attempt.finished_at)),
+      durationMs: attempt.duration_ms === null ? undefined : BigInt(attempt.duration_ms),
+      summary: attempt.summary,
+      failedStep: attempt.failed_step ?? undefined,
+      stepResults: attempt.step_results.map(renderStepResult),
+      cause: causeOf(attempt.cause),
+      executorId: attempt.executor_id ?? "",
+      artifacts: ofAttempt(attempt.number),
+    }),
+  );
+  // The current or last attempt: none while never claimed, nor while QUEUED again (the attempt
+  // its number names ended and is among the earlier ones).
+  if (row.attempt > 0 && row.status !== "queued")
+    attempts.push(
+      create(TestAttemptSchema, {
+        number: row.attempt,
+        status: testStatuses[row.status],
+        startedAt: stamp(dbDateOrNull(row.started_at)),
+        finishedAt: stamp(dbDateOrNull(row.finished_at)),
+        durationMs: row.duration_ms === null ? undefined : BigInt(row.duration_ms),
+        summary: row.summary ?? "",
+        failedStep: row.failed_step ?? undefined,
+        stepResults: row.step_results.map(renderStepResult),
+        cause: causeOf(row.cause),
+        executorId: row.lease_owner ?? "",
+        artifacts: ofAttempt(row.attempt),
+      }),
+    );
+  return attempts;
+}
+
+/**
  * A test as the API shows it. `kinds` (what the executors say of each kind) fills what a QUEUED test
  * waits for, in the reads that show it to a user (GetRun, GetTestResult, WatchRun).
  */
 export function renderTest(row: TestRow, projectId: string, links: Links, kinds?: ExecutorKinds): TestResult {
+  const artifactRows = row.artifacts ?? [];
+  const artifacts = artifactRows.map(renderArtifact);
   return create(TestResultSchema, {
     id: row.id,
     testCaseId: row.test_case_id,
@@ -112,9 +175,14 @@ export function renderTest(row: TestRow, projectId: string, links: Links, kinds?
     runId: row.run_id,
     // Stored only for a FAILED test that failed at a step (0 is never stored).
     failedStep: row.failed_step ?? undefined,
-    artifacts: (row.artifacts ?? []).map(renderArtifact),
+    // The last attempt's, once the test is final.
+    artifacts: isFinal(row.status) ? artifacts.filter((_, i) => artifactRows[i]?.attempt === row.attempt) : [],
     stepResults: row.step_results.map(renderStepResult),
     waitingFor: (row.status === "queued" && kinds?.waitingFor(testKindOf(row.steps))) || "",
+    flaky: row.flaky,
+    cause: row.status === "failed" ? causeOf(row.cause) : FailureCause.UNSPECIFIED,
+    attempts: renderAttempts(row, artifacts, artifactRows),
+    retries: row.retries,
   });
 }
 
@@ -154,5 +222,6 @@ export function renderRun(
     startedByKeyId: row.started_by_key_id ?? undefined,
     startedByMemberId: row.started_by_member_id ?? undefined,
     version: BigInt(row.version),
+    flakyTests: row.flaky_tests,
   });
 }

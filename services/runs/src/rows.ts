@@ -2,8 +2,10 @@ import type { DbTimestamp } from "@testrun/kit";
 import type {
   ArtifactKind,
   ChargeState,
+  FailureCause,
   RunStatus,
   SkipReason,
+  StoredAttempt,
   StoredStepResult,
   TestStepSnapshot,
 } from "./db/entities.js";
@@ -37,6 +39,7 @@ export interface RunRow {
   /** bigint: text from a query's row, a number inside json_agg (read it with Number). */
   version: string | number;
   record_traces: boolean;
+  flaky_tests: number;
 }
 
 export interface TestRow {
@@ -67,6 +70,12 @@ export interface TestRow {
   version: string | number;
   record_trace: boolean;
   step_results: StoredStepResult[];
+  retries: number;
+  retries_used: number;
+  failed_attempts: number;
+  flaky: boolean;
+  cause: FailureCause | null;
+  earlier_attempts: StoredAttempt[];
   /** Its readable artifacts: read with the test by the reads that show them (store/artifacts.ts), else absent. */
   artifacts?: ArtifactRow[];
 }
@@ -95,10 +104,10 @@ export interface RunWithTests {
 }
 
 export const runColumns =
-  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces";
+  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces, r.flaky_tests";
 
 export const testColumns =
-  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results";
+  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts";
 
 export const artifactColumns =
   "a.id, a.project_id, a.run_id, a.test_result_id, a.attempt, a.kind, a.name, a.content_type, a.size_bytes, a.step, a.created_at, a.expires_at";
@@ -108,13 +117,16 @@ export const readableArtifact =
   "a.state = 'stored' and a.expires_at > now() and not exists (select 1 from runs.purged_projects p where p.project_id = a.project_id)";
 
 /**
- * The column `artifacts` of a select over test_results `t`: its readable artifacts in the order
- * stored, as a JSON array; empty until the test is final (TestResult.artifacts).
+ * The column `artifacts` of a select over test_results `t`: the readable artifacts of its ended
+ * attempts in the order stored, as a JSON array (the current attempt's once it ended: never those
+ * of an attempt still RUNNING). render.ts splits them by attempt (TestResult.artifacts are the last
+ * attempt's, once the test is final; each TestAttempt has its own).
  */
-export const testArtifactsColumn = `case when t.status in ('passed', 'failed', 'skipped') then (
+export const testArtifactsColumn = `(
     select coalesce(json_agg(x order by x.created_at, x.id), '[]'::json)
-    from (select ${artifactColumns} from runs.artifacts a where a.test_result_id = t.id and ${readableArtifact}) x)
-  else '[]'::json end as artifacts`;
+    from (select ${artifactColumns} from runs.artifacts a
+          where a.test_result_id = t.id and (t.status <> 'running' or a.attempt < t.attempt) and ${readableArtifact}) x
+  ) as artifacts`;
 
 export const isFinal = (status: RunStatus): boolean =>
   status === "passed" || status === "failed" || status === "skipped";

@@ -15,6 +15,8 @@ import type { NewRun } from "./store/starts.js";
 
 const maxNameLength = 200;
 const maxIdempotencyKeyLength = 200;
+/** The most retries a test may have (docs/rest-api.md, "Attempts, retries and causes"). */
+const maxRetries = 3;
 
 const keyInProgress = () =>
   new ConnectError("a start with this idempotency_key is in progress; retry later", Code.Aborted);
@@ -70,6 +72,8 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
   const requestedName = req.name ?? "";
   if ([...requestedName].length > maxNameLength)
     throw invalid(`name must be at most ${maxNameLength} characters`);
+  if (req.retries !== undefined && (req.retries < 0 || req.retries > maxRetries))
+    throw invalid(`retries must be 0 to ${maxRetries}`);
   const idempotencyKey = req.idempotencyKey || null;
   if (idempotencyKey !== null) {
     if (actor.kind.case === "apiKey")
@@ -123,6 +127,8 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       name: tc.name,
       steps: tc.steps.map((step) => toJson(StepSchema, step) as TestStepSnapshot),
       recordTrace: tc.recordTrace,
+      // The run request's, else the plan's or the case's (the catalog resolved which).
+      retries: req.retries ?? Math.min(Math.max(tc.retries, 0), maxRetries),
     })),
   };
   const amount = run.tests.length;

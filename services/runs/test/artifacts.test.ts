@@ -439,7 +439,7 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
       expect(await backend.keys(stack, claim.prefix)).to.deep.equal([]);
     });
 
-    it("drops an earlier attempt's artifacts when the test is claimed again: unreadable at once, bytes deleted", async () => {
+    it("keeps an earlier attempt's artifacts with that attempt when the test is claimed again; the result shows the last attempt's", async () => {
       const claim = await claimed();
       const old = (await put(claim, { name: "before" })).artifact?.id ?? "";
       await stack.executor.releaseTest({ ...leaseOf(claim.assignment), reason: "shutting down" });
@@ -447,7 +447,6 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
         await stack.executor.claimTest({ testResultId: claim.testResultId, executorId: "pod-b/0" })
       ).assignment;
       expect(again?.attempt).to.equal(2);
-      await rejects(stack.runs.getArtifact({ actor: operator(), artifactId: old }), Code.NotFound);
       // The earlier claim can store nothing more.
       await rejects(put(claim, { name: "late" }), Code.Aborted);
       const fresh = (await put({ assignment: again }, { name: "after" })).artifact?.id ?? "";
@@ -462,16 +461,18 @@ for (const makeBackend of [postgresBackend, s3Backend]) {
         projectId: project.projectId,
         runId: claim.runId,
       });
-      expect(run?.tests[0]?.artifacts.map((a) => a.id)).to.deep.equal([fresh]);
-      // The sweeper deletes the dropped bytes, then the row.
-      await eventually(
-        async () =>
-          (await backend.keys(stack, claim.prefix)).join() === `${claim.prefix}${fresh}` ? true : undefined,
-        "the earlier attempt's bytes to be deleted",
-      );
-      await eventually(
-        async () => ((await rowsOf(claim.testResultId)).map((r) => r.id).join() === fresh ? true : undefined),
-        "the earlier attempt's row to be deleted",
+      const test = run?.tests[0];
+      expect(test?.artifacts.map((a) => a.id)).to.deep.equal([fresh]);
+      // Each attempt keeps what it stored: the handed-back one its artifact, readable as before.
+      expect(test?.attempts.map((a) => [a.number, a.artifacts.map((x) => x.id)])).to.deep.equal([
+        [1, [old]],
+        [2, [fresh]],
+      ]);
+      expect(test?.attempts[0]?.status).to.equal(TestStatus.SKIPPED);
+      const read = await stack.runs.getArtifact({ actor: operator(), artifactId: old });
+      expect(read.artifact?.name).to.equal("before");
+      expect((await backend.keys(stack, claim.prefix)).sort()).to.deep.equal(
+        [`${claim.prefix}${old}`, `${claim.prefix}${fresh}`].sort(),
       );
     });
 

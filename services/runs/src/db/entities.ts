@@ -12,6 +12,23 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const SKIP_REASONS = ["environment_unreachable", "cancelled", "no_executor"] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
+/** Why an attempt FAILED (FailureCause); the last three are the system's own. */
+export const FAILURE_CAUSES = [
+  "assertion",
+  "locator",
+  "timeout",
+  "network",
+  "egress_refused",
+  "environment_unreachable",
+  "browser",
+  "executor_lost",
+  "no_executor",
+] as const;
+export type FailureCause = (typeof FAILURE_CAUSES)[number];
+
+/** Causes that are the system's fault: retried without using the test's retries, never flaky. */
+export const SYSTEM_CAUSES: ReadonlySet<FailureCause> = new Set(["browser", "executor_lost", "no_executor"]);
+
 /**
  * Where a run's charge stands. A run is stored `pending` before billing is asked to charge it, so a
  * crash between the charge and the commit leaves a row the reconciler finds; it becomes `charged`
@@ -55,6 +72,8 @@ export const Run = defineEntity({
      */
     refundableTests: p.integer().default(0),
     noExecutorTests: p.integer().default(0),
+    /** PASSED tests that are flaky (TestResult.flaky), kept by the same trigger. */
+    flakyTests: p.integer().default(0),
     /** Credits taken when the run started (one per test); refunds are recorded by billing. */
     creditsCharged: p.integer().default(0),
     chargeState: p.enum(CHARGE_STATES).default("pending"),
@@ -201,6 +220,18 @@ export const TestResult = defineEntity({
     recordTrace: p.boolean().default(false),
     /** How each step that ran went, as the executor reported it with the result; `[]` until then. */
     stepResults: p.json<StoredStepResult[]>().default("[]"),
+    /** How many times a FAILED attempt is retried (0 to 3), decided at the start (TestResult.retries). */
+    retries: p.integer().default(0),
+    /** Failed attempts retried so far under `retries` (the system's causes are not counted here). */
+    retriesUsed: p.integer().default(0),
+    /** Attempts that FAILED with a cause of the test (not the system's): a later pass is flaky. */
+    failedAttempts: p.integer().default(0),
+    /** PASSED after a failed attempt of the test's own (failedAttempts > 0). */
+    flaky: p.boolean().default(false),
+    /** Why the test FAILED (its last attempt's cause); null otherwise. */
+    cause: p.enum(FAILURE_CAUSES).nullable(),
+    /** The attempts that ended without ending the test, oldest first (the current one is the row's own). */
+    earlierAttempts: p.json<StoredAttempt[]>().default("[]"),
   },
   uniques: [
     // A run's tests in order (GetRun) and the tally of a run's outcomes: both by run_id.
@@ -246,6 +277,25 @@ export interface StoredStepResult {
   number: number;
   status: "passed" | "failed";
   duration_ms: number;
+}
+
+/**
+ * An attempt that ended without ending its test (TestAttempt), as stored in
+ * test_results.earlier_attempts. `lease_token` (never shown) lets a repeated CompleteTest of a
+ * retried attempt be recognised.
+ */
+export interface StoredAttempt {
+  number: number;
+  status: "failed" | "skipped";
+  started_at: string | null;
+  finished_at: string;
+  duration_ms: number | null;
+  summary: string;
+  failed_step: number | null;
+  step_results: StoredStepResult[];
+  cause: FailureCause | null;
+  executor_id: string | null;
+  lease_token: string | null;
 }
 
 /** What an artifact holds (ArtifactKind). */

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import {
   ClaimOutcomeSchema,
+  FailureCause,
   SkipReason,
   type StepResult,
   type TestAssignment,
@@ -10,7 +11,7 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, dbDate } from "@testrun/kit";
-import type { RunStatus, StoredStepResult } from "../db/entities.js";
+import type { FailureCause as StoredCause, RunStatus, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
 import { testKindOf } from "../dispatcher.js";
 import {
@@ -22,8 +23,8 @@ import {
   releaseRefusals,
   skipRunRefusals,
 } from "../errors.js";
-import { leaseLapses, testsClaimed } from "../metrics.js";
-import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
+import { attemptsEnded, leaseLapses, testsClaimed } from "../metrics.js";
+import { failureCauses, renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
 import type { RunRow, TestRow } from "../rows.js";
 import { afterCommit, type Handlers } from "./context.js";
 
@@ -69,6 +70,25 @@ function storedStepResults(results: readonly StepResult[]): StoredStepResult[] {
     previous = result.number;
     return { number: result.number, status, duration_ms: Number(result.durationMs) };
   });
+}
+
+/** The causes an executor may report: all but the runs service's own (EXECUTOR_LOST, NO_EXECUTOR). */
+const reportableCauses = new Map<FailureCause, StoredCause>(
+  Object.entries(failureCauses)
+    .filter(([stored]) => stored !== "executor_lost" && stored !== "no_executor")
+    .map(([stored, cause]) => [cause, stored as StoredCause]),
+);
+
+/** CompleteTest's cause, checked: only for FAILED (UNSPECIFIED there: ASSERTION), never the service's own. */
+function reportedCause(status: RunStatus, cause: FailureCause): StoredCause | undefined {
+  if (status !== "failed") {
+    if (cause !== FailureCause.UNSPECIFIED) throw invalid("cause must be UNSPECIFIED unless the test FAILED");
+    return undefined;
+  }
+  if (cause === FailureCause.UNSPECIFIED) return "assertion";
+  const stored = reportableCauses.get(cause);
+  if (!stored) throw invalid("cause must be one an executor decides (not EXECUTOR_LOST or NO_EXECUTOR)");
+  return stored;
 }
 
 /** ClaimTests' most claims in one call (an executor asks for as many as it has free slots). */
@@ -207,19 +227,28 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
       // The upper bound (the number of steps) is checked by the store, which reads them (no_such_step).
       if (req.failedStep < 0 || (req.failedStep > 0 && status !== "failed"))
         throw invalid("failed_step must be 0 unless the test FAILED, and never negative");
+      const cause = reportedCause(status, req.cause);
       const done = await leases.complete(req.testResultId, req.leaseToken, {
         status,
         summary: req.summary,
         durationMs: Number(req.durationMs),
         failedStep: req.failedStep,
         stepResults: storedStepResults(req.stepResults),
+        ...(cause && { cause }),
       });
       if (done.kind !== "completed") throw refusal(completeRefusals, done);
       await afterCommit(deps, done.run.id, done.effects);
+      attemptsEnded.inc({
+        status,
+        cause: cause ?? "",
+        kind: testKindOf(done.test.steps),
+        retried: done.retried ? "true" : "false",
+      });
       return {
         test: renderTest(done.test, done.run.project_id, links),
         runStatus: toRunStatus(done.run.status),
         runFinished: done.run.finished_at !== null,
+        retried: done.retried === true,
       };
     },
 

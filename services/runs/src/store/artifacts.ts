@@ -46,13 +46,14 @@ const markDeleting = `state = 'deleting',
   delete_after = case when state = 'pending' then greatest(now(), created_at + ? * interval '1 millisecond') else now() end`;
 
 /**
- * Drops the artifacts of the test's earlier attempts (store/leases.ts, in the transaction of a new
- * claim, which holds the test's lock): a result shows only the artifacts of the attempt that
- * produced it. They become unreadable at once; the sweeper deletes them.
+ * Drops the uploads of the test's earlier attempts that never completed (store/claims.ts, in the
+ * transaction of a new claim, which holds the test's lock): their executor is gone or moved on.
+ * The stored ones stay with the attempt that produced them (TestAttempt.artifacts). The sweeper
+ * deletes what is dropped.
  */
-export async function dropEarlierAttempts(em: EntityManager, testResultId: string): Promise<void> {
+export async function dropUnfinishedUploads(em: EntityManager, testResultId: string): Promise<void> {
   await em.execute(
-    `update runs.artifacts set ${markDeleting} where test_result_id = ? and state <> 'deleting'`,
+    `update runs.artifacts set ${markDeleting} where test_result_id = ? and state = 'pending'`,
     [uploadGraceMs, testResultId],
   );
 }

@@ -7,7 +7,8 @@ import type { EntityManager } from "@mikro-orm/postgresql";
 import { dbDate, type Orm } from "@testrun/kit";
 import { slotsLeft } from "../fair-share.js";
 import { type RunRow, type TestRow, testColumns } from "../rows.js";
-import { dropEarlierAttempts } from "./artifacts.js";
+import { dropUnfinishedUploads } from "./artifacts.js";
+import { withLostAttempt } from "./attempts.js";
 import type { ClaimOutcome, Timing } from "./lease-outcomes.js";
 import { lockRun, transaction } from "./locking.js";
 import { type Effects, giveUp } from "./settle.js";
@@ -76,8 +77,10 @@ export async function claimTests(
   };
 }
 
+// Taking a lapsed lease over (the test still RUNNING) ends its attempt as EXECUTOR_LOST.
 const leaseColumns = (params: { owner: string; token: string }) =>
   `status = 'running', attempt = t.attempt + 1, lapsed_leases = t.lapsed_leases + (t.status = 'running')::int,
+   earlier_attempts = case when t.status = 'running' then ${withLostAttempt} else t.earlier_attempts end,
    lease_owner = ${params.owner}, lease_token = ${params.token},
    lease_expires_at = now() + ? * interval '1 millisecond', started_at = now()`;
 
@@ -120,8 +123,8 @@ async function claimInRun(
       ],
     );
     for (const test of claimed) {
-      // A test QUEUED again after a claim (handed back): its new attempt shows only its own artifacts.
-      if (test.attempt > 1) await dropEarlierAttempts(em, test.id);
+      // A test QUEUED again after a claim (retried, handed back).
+      if (test.attempt > 1) await dropUnfinishedUploads(em, test.id);
       outcomes.set(test.id, claimedAs(test, false));
     }
     effects.claimed = claimed.length > 0;
@@ -179,8 +182,7 @@ async function claimInRun(
     );
     for (const test of claimed) {
       const before = byId.get(test.id);
-      // The new attempt's result will show only its own artifacts.
-      if ((before?.attempt ?? 0) > 0) await dropEarlierAttempts(em, test.id);
+      if ((before?.attempt ?? 0) > 0) await dropUnfinishedUploads(em, test.id);
       outcomes.set(test.id, claimedAs(test, before?.status === "running"));
     }
     effects.claimed ||= claimed.length > 0;

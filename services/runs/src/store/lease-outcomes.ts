@@ -39,7 +39,8 @@ export type HeartbeatOutcome = { kind: "extended"; leaseExpiresAt: Date } | NotF
 export type ReleaseOutcome = { kind: "released"; effects: Effects } | NotFound | Final | NotCurrent;
 
 export type CompleteOutcome =
-  | { kind: "completed"; run: RunRow; test: TestRow; effects: Effects }
+  /** `retried`: the report ended an attempt, not the test, which is QUEUED again for the next one. */
+  | { kind: "completed"; run: RunRow; test: TestRow; effects: Effects; retried?: boolean }
   | NotFound
   /** The report names a failed step beyond the test's `steps`. */
   | { kind: "no_such_step"; steps: number }

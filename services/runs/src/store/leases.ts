@@ -1,10 +1,15 @@
-import { randomBytes } from "node:crypto";
 import type { Orm } from "@testrun/kit";
-import type { RunStatus, StoredStepResult } from "../db/entities.js";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import {
+  type FailureCause,
+  type RunStatus,
+  type StoredAttempt,
+  type StoredStepResult,
+  SYSTEM_CAUSES,
+} from "../db/entities.js";
 import { testKindOf } from "../dispatcher.js";
-import { overShare } from "../fair-share.js";
 import { isFinal, type RunRow, type TestRow, testArtifactsColumn, testColumns } from "../rows.js";
-import { dropEarlierAttempts } from "./artifacts.js";
+import { withEndedAttempt, withReleasedAttempt } from "./attempts.js";
 import { type ClaimRequest, claimTests, heartbeatLeases } from "./claims.js";
 import type {
   ClaimOutcome,
@@ -15,7 +20,7 @@ import type {
   Timing,
 } from "./lease-outcomes.js";
 import { lockRun, lockTest, reread, runWithTests, transaction } from "./locking.js";
-import { type Effects, giveUp, settle, settleRun } from "./settle.js";
+import { type Effects, settle, settleRun } from "./settle.js";
 
 export type {
   ClaimOutcome,
@@ -33,6 +38,39 @@ const sameStepResults = (a: StoredStepResult[], b: StoredStepResult[]): boolean 
       step.number === b[i]?.number && step.status === b[i]?.status && step.duration_ms === b[i]?.duration_ms,
   );
 
+/** What an executor reports of a test's attempt (CompleteTestRequest, checked). */
+export interface CompletionReport {
+  status: RunStatus;
+  summary: string;
+  durationMs: number;
+  failedStep: number;
+  stepResults: StoredStepResult[];
+  /** For FAILED: why (absent: ASSERTION); never the runs service's own causes. */
+  cause?: FailureCause;
+}
+
+/** Whether a repeated report is the one that ended (and retried) `attempt`. */
+const sameAttempt = (attempt: StoredAttempt, report: CompletionReport, cause: FailureCause | null) =>
+  attempt.status === report.status &&
+  attempt.summary === report.summary &&
+  attempt.duration_ms === report.durationMs &&
+  (attempt.failed_step ?? 0) === report.failedStep &&
+  attempt.cause === cause &&
+  sameStepResults(attempt.step_results, report.stepResults);
+
+/** SET columns of the statement whose report ends the test, then its values (endingValues). */
+const endingColumns = `status = ?, summary = ?, duration_ms = ?, failed_step = ?, step_results = ?::jsonb,
+  finished_at = now(), lease_expires_at = null, cause = ?, flaky = (? = 'passed' and t.failed_attempts > 0)`;
+const endingValues = (report: CompletionReport, cause: FailureCause | null) => [
+  report.status,
+  report.summary,
+  report.durationMs,
+  report.failedStep || null,
+  JSON.stringify(report.stepResults),
+  cause,
+  report.status,
+];
+
 /**
  * The executors' calls: claim a test (take its lease), heartbeat, release, complete, and skip a
  * whole run whose environment does not answer. Each locks the run, then the test (locking.ts).
@@ -43,48 +81,10 @@ export class LeaseStore {
     private readonly timing: Timing,
   ) {}
 
-  claim(testResultId: string, executorId: string): Promise<ClaimOutcome> {
-    return transaction<ClaimOutcome>(this.orm, async (em, refuse) => {
-      const { run, test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
-      if (isFinal(test.status)) return refuse({ kind: "final" });
-      if (test.status === "running") {
-        const [lease] = await em.execute<{ lapsed: boolean }[]>(
-          "select lease_expires_at < now() as lapsed from runs.test_results where id = ?",
-          [test.id],
-        );
-        if (!lease?.lapsed) return refuse({ kind: "lease_held" });
-        // Taking over a lapsed lease counts that lapse; the last allowed one fails the test.
-        if (test.lapsed_leases + 1 >= this.timing.maxAttempts) {
-          return { kind: "gave_up", runId: test.run_id, effects: await giveUp(em, test) };
-        }
-      }
-      // A new claim (not taking a lapsed lease over, which replaces a slot the project held).
-      if (
-        test.status === "queued" &&
-        (await overShare(em, run.project_id, this.timing.maxRunningPerProject ?? 0))
-      ) {
-        // The executor drops this message, so the reconciler publishes the test again
-        // REPUBLISH_AFTER_MS from now, without back-off: the test is deferred, not ignored. (A start
-        // marks its tests published before it publishes them; only when its confirmation failed does
-        // the dispatcher's mark land after this, making the count 1: still one interval.) The dispatch deadline cannot skip it meanwhile: it applies only while no
-        // executor is at work, and a project over its share holds live leases.
-        await em.execute(
-          "update runs.test_results set published_at = now(), publish_count = 0 where id = ?",
-          [test.id],
-        );
-        return { kind: "over_share" };
-      }
-      const lapsed = test.status === "running" ? 1 : 0;
-      const rows = await em.execute<TestRow[]>(
-        `update runs.test_results t set status = 'running', attempt = attempt + 1, lapsed_leases = lapsed_leases + ?,
-           lease_owner = ?, lease_token = ?, lease_expires_at = now() + ? * interval '1 millisecond', started_at = now()
-         where t.id = ? returning ${testColumns}`,
-        [lapsed, executorId, randomBytes(18).toString("base64url"), this.timing.leaseMs, test.id],
-      );
-      // The new attempt's result will show only its own artifacts.
-      if (test.attempt > 0) await dropEarlierAttempts(em, test.id);
-      return { kind: "claimed", run, test: rows[0] as TestRow, tookOverLapsed: lapsed === 1 };
-    });
+  /** ClaimTest: one claim, decided exactly as one of ClaimTests' (claims.ts). */
+  async claim(testResultId: string, executorId: string): Promise<ClaimOutcome> {
+    const { outcomes } = await claimTests(this.orm, this.timing, [{ testResultId, executorId }]);
+    return outcomes[0] ?? { kind: "not_found" };
   }
 
   /** ClaimTests: several claims at once (claims.ts). */
@@ -125,8 +125,9 @@ export class LeaseStore {
       if (test.lease_token !== leaseToken) return refuse({ kind: "not_current" });
       if (test.status === "queued") return { kind: "released", effects: {} }; // Already handed back by this claim.
       await em.execute(
-        `update runs.test_results set status = 'queued', lease_expires_at = null, started_at = null, queued_at = now()
-         where id = ?`,
+        `update runs.test_results t set earlier_attempts = ${withReleasedAttempt},
+           status = 'queued', lease_expires_at = null, started_at = null, queued_at = now()
+         where t.id = ?`,
         [test.id],
       );
       return {
@@ -140,24 +141,15 @@ export class LeaseStore {
     });
   }
 
-  async complete(
-    testResultId: string,
-    leaseToken: string,
-    report: {
-      status: RunStatus;
-      summary: string;
-      durationMs: number;
-      failedStep: number;
-      stepResults: StoredStepResult[];
-    },
-  ): Promise<CompleteOutcome> {
+  async complete(testResultId: string, leaseToken: string, report: CompletionReport): Promise<CompleteOutcome> {
     const lastStep = report.stepResults.at(-1)?.number ?? 0;
-    // The usual case in one round trip (Migration20261128160000_lease_functions): not the run's
-    // last open test, no artifact. Null: nothing written, the transaction below decides.
+    const cause = report.status === "failed" ? (report.cause ?? "assertion") : null;
+    // The usual case in one round trip (Migration20261128190000_attempts): the test ends, it is not
+    // the run's last open one, no artifact. Null: nothing written, the transaction below decides.
     const [fast] = await this.orm.em
       .fork()
       .execute<{ done: { run: RunRow; test: TestRow } | null }[]>(
-        "select runs.complete_running_test(?, ?, ?, ?, ?, ?, ?::jsonb, ?) as done",
+        "select runs.complete_running_test(?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?) as done",
         [
           testResultId,
           leaseToken,
@@ -167,33 +159,32 @@ export class LeaseStore {
           report.failedStep || null,
           JSON.stringify(report.stepResults),
           Math.max(report.failedStep, lastStep),
+          cause,
         ],
       );
     if (fast?.done)
       return { kind: "completed", ...fast.done, test: { ...fast.done.test, artifacts: [] }, effects: {} };
     return transaction<CompleteOutcome>(this.orm, async (em, refuse) => {
-      // The usual case in one statement: the current claim's report, within the test's steps. The
-      // trigger moves the run's counters in it; settleRun finishes the run if this was its last test.
+      // The report that ends the test, in one statement: the current claim's, within the test's
+      // steps, not a failure to retry. The trigger moves the run's counters in it; settleRun
+      // finishes the run if this was its last test.
       const run = await lockRun(em, "r.id = (select run_id from runs.test_results where id = ?)", [
         testResultId,
       ]);
       if (!run) return refuse({ kind: "not_found" });
       const [finished] = await em.execute<TestRow[]>(
-        `update runs.test_results t set status = ?, summary = ?, duration_ms = ?, failed_step = ?, step_results = ?::jsonb,
-           finished_at = now(), lease_expires_at = null
+        `update runs.test_results t set ${endingColumns}
          where t.id = ? and t.run_id = ? and t.status = 'running' and t.lease_token = ?
-           and jsonb_array_length(t.steps) >= ?
+           and jsonb_array_length(t.steps) >= ? and (? <> 'failed' or (? <> 'browser' and t.retries_used >= t.retries))
          returning ${testColumns}, ${testArtifactsColumn}`,
         [
-          report.status,
-          report.summary,
-          report.durationMs,
-          report.failedStep || null,
-          JSON.stringify(report.stepResults),
+          ...endingValues(report, cause),
           testResultId,
           run.id,
           leaseToken,
           Math.max(report.failedStep, lastStep),
+          report.status,
+          cause,
         ],
       );
       if (finished) {
@@ -211,6 +202,12 @@ export class LeaseStore {
         return refuse({ kind: "no_such_step", steps: test.steps.length });
       if (lastStep > test.steps.length)
         return refuse({ kind: "no_such_step_result", steps: test.steps.length });
+      const retriedBefore = test.earlier_attempts.find((attempt) => attempt.lease_token === leaseToken);
+      if (retriedBefore) {
+        // This claim's report ended an attempt that was retried: a repeat answers as the first did.
+        if (!sameAttempt(retriedBefore, report, cause)) return refuse({ kind: "final" });
+        return { kind: "completed", ...(await reread(em, test.run_id, test.id)), effects: {}, retried: true };
+      }
       if (isFinal(test.status)) {
         const repeated =
           test.lease_token === leaseToken &&
@@ -224,22 +221,72 @@ export class LeaseStore {
       }
       if (test.status !== "running" || test.lease_token !== leaseToken)
         return refuse({ kind: "not_current" });
+      if (cause && (SYSTEM_CAUSES.has(cause) || test.retries_used < test.retries)) {
+        const retried = await this.retry(em, run, test, report, cause);
+        if (retried) return retried;
+      }
+      // The test ends (the system's cause for the last allowed time, or a run settled meanwhile).
+      const systemsLast = cause !== null && SYSTEM_CAUSES.has(cause);
       await em.execute(
-        `update runs.test_results set status = ?, summary = ?, duration_ms = ?, failed_step = ?, step_results = ?::jsonb,
-           finished_at = now(), lease_expires_at = null
-         where id = ?`,
-        [
-          report.status,
-          report.summary,
-          report.durationMs,
-          report.failedStep || null,
-          JSON.stringify(report.stepResults),
-          test.id,
-        ],
+        `update runs.test_results t set ${endingColumns},
+           lapsed_leases = t.lapsed_leases + ?::int, refundable = t.refundable or (? and t.failed_attempts = 0)
+         where t.id = ?`,
+        [...endingValues(report, cause), systemsLast ? 1 : 0, systemsLast, test.id],
       );
       const effects = await settle(em, test.run_id);
       return { kind: "completed", ...(await reread(em, test.run_id, test.id)), effects };
     });
+  }
+
+  /**
+   * A FAILED attempt that does not end its test: appended to its earlier attempts, the test QUEUED
+   * again and published. One with the system's cause (BROWSER) counts against MAX_ATTEMPTS like a
+   * lapsed lease, not against the test's retries; undefined when that was the last allowed one.
+   */
+  private async retry(
+    em: EntityManager,
+    run: RunRow,
+    test: TestRow,
+    report: CompletionReport,
+    cause: FailureCause,
+  ): Promise<CompleteOutcome | undefined> {
+    const systems = SYSTEM_CAUSES.has(cause);
+    if (systems && test.lapsed_leases + 1 >= this.timing.maxAttempts) return undefined;
+    await em.execute(
+      `update runs.test_results t set earlier_attempts = ${withEndedAttempt({
+        status: "'failed'",
+        durationMs: "?::bigint",
+        summary: "?::text",
+        failedStep: "?::int",
+        stepResults: "?::jsonb",
+        cause: "?::text",
+      })},
+         status = 'queued', summary = null, duration_ms = null, failed_step = null, step_results = '[]',
+         started_at = null, lease_expires_at = null, queued_at = now(),
+         retries_used = t.retries_used + ?::int, failed_attempts = t.failed_attempts + ?::int,
+         lapsed_leases = t.lapsed_leases + ?::int
+       where t.id = ?`,
+      [
+        report.durationMs,
+        report.summary,
+        report.failedStep || null,
+        JSON.stringify(report.stepResults),
+        cause,
+        systems ? 0 : 1,
+        systems ? 0 : 1,
+        systems ? 1 : 0,
+        test.id,
+      ],
+    );
+    const publish = [
+      { testResultId: test.id, runId: run.id, projectId: run.project_id, kind: testKindOf(test.steps) },
+    ];
+    return {
+      kind: "completed",
+      ...(await reread(em, test.run_id, test.id)),
+      effects: { publish },
+      retried: true,
+    };
   }
 
   /** The environment did not answer: every open test SKIPPED, the run SKIPPED, all its credits due back. */

@@ -1,6 +1,7 @@
 import type { Orm, TestKind } from "@testrun/kit";
 import type { RepairKind } from "../metrics.js";
 import { isFinal, type TestRow, testColumns } from "../rows.js";
+import { untakenRetrySummary } from "./attempts.js";
 import { lockRun, transaction } from "./locking.js";
 import { type Effects, giveUp, settle } from "./settle.js";
 
@@ -134,6 +135,18 @@ export class ReconcileStore {
       );
       const test = rows[0];
       if (!test || isFinal(test.status)) return { republish: false, effects: {} };
+      if (test.overdue && test.earlier_attempts.some((attempt) => attempt.status === "failed")) {
+        // A retry nobody took: the test ran, so it FAILED, for the system's want of an executor,
+        // and keeps its credit unless no attempt of its own ran. (A test only handed back is
+        // SKIPPED as one never claimed, below.)
+        await em.execute(
+          `update runs.test_results set status = 'failed', cause = 'no_executor', summary = ?, finished_at = now(),
+             refundable = (failed_attempts = 0)
+           where id = ?`,
+          [untakenRetrySummary, test.id],
+        );
+        return { republish: false, settled: true, repair: "skipped_no_executor", effects: await settle(em, run.id) };
+      }
       if (test.overdue) {
         await em.execute(
           `update runs.test_results set status = 'skipped', refundable = true, skip_reason = 'no_executor',

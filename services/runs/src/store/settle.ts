@@ -83,14 +83,18 @@ export async function settle(em: EntityManager, runId: string, reason?: SkipReas
   return (await settleRun(em, runId, reason)).effects;
 }
 
-/** FAILED after its last allowed lapse, or left untaken (caller holds the run and test locks). */
+/**
+ * FAILED after its last allowed lapse, or left untaken (caller holds the run and test locks): the
+ * system's cause EXECUTOR_LOST; the credit goes back when no attempt of the test's own ran.
+ */
 export async function giveUp(
   em: EntityManager,
   test: TestRow,
   summary = gaveUpSummary(test.lapsed_leases + 1),
 ): Promise<Effects> {
   await em.execute(
-    `update runs.test_results set status = 'failed', lapsed_leases = lapsed_leases + 1, summary = ?, finished_at = now()
+    `update runs.test_results set status = 'failed', lapsed_leases = lapsed_leases + 1, summary = ?, finished_at = now(),
+       cause = 'executor_lost'
      where id = ?`,
     [summary, test.id],
   );

@@ -22,6 +22,8 @@ export interface NewRun {
     steps: TestStepSnapshot[];
     /** SelectedTestCase.record_trace. */
     recordTrace: boolean;
+    /** StartRunRequest.retries, else SelectedTestCase.retries. */
+    retries: number;
   }[];
 }
 
@@ -48,6 +50,7 @@ export class StartStore {
         name: t.name,
         steps: t.steps,
         record_trace: t.recordTrace,
+        retries: t.retries,
         position,
       })),
     );
@@ -59,10 +62,12 @@ export class StartStore {
          values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?, ?)
          returning id)
        insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps,
-         record_trace, queued_at)
-       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, u.record_trace, now()
+         record_trace, retries, queued_at)
+       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, u.record_trace,
+         u.retries, now()
        from run, jsonb_to_recordset(?::jsonb)
-         as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, record_trace boolean, position int)`,
+         as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, record_trace boolean,
+              retries int, position int)`,
       [
         run.id,
         run.projectId,

@@ -9,6 +9,7 @@ import { Migration20261127203533_idempotency_key } from "./Migration202611272035
 import { Migration20261128150000_run_counters } from "./Migration20261128150000_run_counters.js";
 import { Migration20261128160000_lease_functions } from "./Migration20261128160000_lease_functions.js";
 import { Migration20261128172505_http_response_artifacts } from "./Migration20261128172505_http_response_artifacts.js";
+import { Migration20261128190000_attempts } from "./Migration20261128190000_attempts.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -24,4 +25,5 @@ export const migrations = [
     name: "Migration20261128172505_http_response_artifacts",
     class: Migration20261128172505_http_response_artifacts,
   },
+  { name: "Migration20261128190000_attempts", class: Migration20261128190000_attempts },
 ];
