@@ -176,7 +176,9 @@ export function renderTest(row: TestRow, projectId: string, links: Links, kinds?
     // Stored only for a FAILED test that failed at a step (0 is never stored).
     failedStep: row.failed_step ?? undefined,
     // The last attempt's, once the test is final.
-    artifacts: isFinal(row.status) ? artifacts.filter((_, i) => artifactRows[i]?.attempt === row.attempt) : [],
+    artifacts: isFinal(row.status)
+      ? artifacts.filter((_, i) => artifactRows[i]?.attempt === row.attempt)
+      : [],
     stepResults: row.step_results.map(renderStepResult),
     waitingFor: (row.status === "queued" && kinds?.waitingFor(testKindOf(row.steps))) || "",
     flaky: row.flaky,

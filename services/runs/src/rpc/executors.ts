@@ -11,7 +11,7 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, dbDate } from "@testrun/kit";
-import type { FailureCause as StoredCause, RunStatus, StoredStepResult } from "../db/entities.js";
+import type { RunStatus, FailureCause as StoredCause, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
 import { testKindOf } from "../dispatcher.js";
 import {

@@ -1,5 +1,5 @@
-import type { Orm } from "@testrun/kit";
 import type { EntityManager } from "@mikro-orm/postgresql";
+import type { Orm } from "@testrun/kit";
 import {
   type FailureCause,
   type RunStatus,
@@ -141,7 +141,11 @@ export class LeaseStore {
     });
   }
 
-  async complete(testResultId: string, leaseToken: string, report: CompletionReport): Promise<CompleteOutcome> {
+  async complete(
+    testResultId: string,
+    leaseToken: string,
+    report: CompletionReport,
+  ): Promise<CompleteOutcome> {
     const lastStep = report.stepResults.at(-1)?.number ?? 0;
     const cause = report.status === "failed" ? (report.cause ?? "assertion") : null;
     // The usual case in one round trip (Migration20261128190000_attempts): the test ends, it is not

@@ -145,7 +145,12 @@ export class ReconcileStore {
            where id = ?`,
           [untakenRetrySummary, test.id],
         );
-        return { republish: false, settled: true, repair: "skipped_no_executor", effects: await settle(em, run.id) };
+        return {
+          republish: false,
+          settled: true,
+          repair: "skipped_no_executor",
+          effects: await settle(em, run.id),
+        };
       }
       if (test.overdue) {
         await em.execute(
