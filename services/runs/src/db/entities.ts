@@ -195,7 +195,10 @@ export const TestResult = defineEntity({
     failedStep: p.integer().nullable(),
     /** Number of the current or last claim: 0 while never claimed, +1 for each claim. */
     attempt: p.integer().default(0),
-    /** Claims whose lease lapsed; at max_attempts the test is FAILED. Hand-backs (ReleaseTest) do not count. */
+    /**
+     * Attempts the system ended: leases that lapsed and browsers that failed (cause BROWSER); at
+     * max_attempts the test is FAILED. Hand-backs (ReleaseTest) do not count.
+     */
     lapsedLeases: p.integer().default(0),
     /** The executor worker holding, or that last held, the claim (ClaimTestRequest.executor_id). */
     leaseOwner: p.text().nullable(),
