@@ -17,7 +17,8 @@ export type IdPrefix =
   | "sch"
   | "whk"
   | "dlv"
-  | "bdg";
+  | "bdg"
+  | "qtn";
 
 // Monotonic: ids made in the same millisecond still sort in creation order.
 const nextUlid = monotonicFactory();

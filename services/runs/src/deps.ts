@@ -8,6 +8,7 @@ import type { ArtifactSweeper } from "./artifacts/sweeper.js";
 import type { Credits } from "./credits.js";
 import type { Dispatcher } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
+import type { HealthStore } from "./health/store.js";
 import type { Links } from "./render.js";
 import type { RunEvents } from "./run-events.js";
 import type { ArtifactStore } from "./store/artifacts.js";
@@ -53,4 +54,6 @@ export interface ServiceDeps extends StartDeps {
   artifactMaxBytes: number;
   /** What the executors say of each kind: what a QUEUED test waits for (TestResult.waiting_for). */
   kinds: ExecutorKinds;
+  /** Test health: histories, the health kept per case, quarantines. */
+  health: HealthStore;
 }

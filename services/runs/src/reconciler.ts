@@ -4,6 +4,7 @@ import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
 import { reportFinished } from "./finished.js";
+import type { HealthStore } from "./health/store.js";
 import { leaseLapses, reconcilerRepairs } from "./metrics.js";
 import type { RunEvents } from "./run-events.js";
 import type { ReconcileStore } from "./store/reconcile.js";
@@ -42,6 +43,8 @@ export class Reconciler {
     private readonly logger: Logger,
     /** What the executors say of each kind: read at each pass (also for the reads' waiting_for). */
     private readonly kinds?: ExecutorKinds,
+    /** Test health: quarantines past their expiry are ended, histories past retention pruned. */
+    private readonly health?: HealthStore,
   ) {}
 
   /** Runs a pass now, then one every interval, each after the previous ended. */
@@ -68,6 +71,11 @@ export class Reconciler {
         reconcilerRepairs.inc({ kind: "refund_retried" });
       }
 
+      if (this.health) {
+        const expired = await this.health.expireDue(batch);
+        if (expired > 0) this.logger.info({ expired }, "quarantines expired");
+        await this.health.pruneHistory(batch);
+      }
       await this.kinds?.refresh();
       const republish: Dispatch[] = [];
       // A backlog behind busy executors (a 500-test run on one pod) may wait longer than the

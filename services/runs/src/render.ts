@@ -26,6 +26,7 @@ import type {
 } from "./db/entities.js";
 import { testKindOf } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
+import { renderCaseHealth } from "./health/render.js";
 import { type ArtifactRow, isFinal, type RunRow, type TestRow } from "./rows.js";
 
 const runStatuses: Record<StoredStatus, RunStatus> = {
@@ -185,6 +186,8 @@ export function renderTest(row: TestRow, projectId: string, links: Links, kinds?
     cause: row.status === "failed" ? causeOf(row.cause) : FailureCause.UNSPECIFIED,
     attempts: renderAttempts(row, artifacts, artifactRows),
     retries: row.retries,
+    ...(row.health && { health: renderCaseHealth(row.health, row.quarantine) }),
+    quarantined: row.quarantined,
   });
 }
 
@@ -225,5 +228,6 @@ export function renderRun(
     startedByMemberId: row.started_by_member_id ?? undefined,
     version: BigInt(row.version),
     flakyTests: row.flaky_tests,
+    quarantinedFailures: row.quarantined_failures,
   });
 }

@@ -3,6 +3,9 @@ import type {
   ArtifactKind,
   ChargeState,
   FailureCause,
+  HealthState,
+  RecentResult,
+  ResultRefRow,
   RunStatus,
   SkipReason,
   StoredAttempt,
@@ -40,6 +43,7 @@ export interface RunRow {
   version: string | number;
   record_traces: boolean;
   flaky_tests: number;
+  quarantined_failures: number;
 }
 
 export interface TestRow {
@@ -76,9 +80,72 @@ export interface TestRow {
   flaky: boolean;
   cause: FailureCause | null;
   earlier_attempts: StoredAttempt[];
+  quarantined: boolean;
+  /** Its case's health in the run's environment: read with the test by the reads that show it (health.ts), else absent. */
+  health?: CaseHealthRow | null;
+  /** Its case's quarantine lasting now, read with `health`. */
+  quarantine?: QuarantineRow | null;
   /** Its readable artifacts: read with the test by the reads that show them (store/artifacts.ts), else absent. */
   artifacts?: ArtifactRow[];
 }
+
+/** A case's health in one environment (case_health), as the reads select it. */
+export interface CaseHealthRow {
+  project_id: string;
+  test_case_id: string;
+  environment_id: string;
+  name: string;
+  case_version: number;
+  judged: HealthState;
+  recent: RecentResult[];
+  fail_streak: number;
+  failing_since: ResultRefRow | null;
+  last_failure: ResultRefRow | null;
+  last_result: ResultRefRow | null;
+  /** bigint: text from a query's row, a number inside json (read it with Number). */
+  results_total: string | number;
+  failures_total: string | number;
+  /** The project's HealthSettings.min_results, selected with it (caseHealthSelect). */
+  min_results: number;
+}
+
+/** A quarantine (quarantines), as the reads select it. */
+export interface QuarantineRow {
+  id: string;
+  project_id: string;
+  test_case_id: string;
+  reason: string;
+  started_at: DbTimestamp;
+  expires_at: DbTimestamp;
+  started_by_member_id: string | null;
+  ended_at: DbTimestamp | null;
+  end_kind: "lifted" | "expired" | "replaced" | null;
+  lifted_by_member_id: string | null;
+}
+
+/** Default HealthSettings (docs/rest-api.md, "Test health and quarantine"). */
+export const defaultHealthSettings = {
+  window_results: 30,
+  window_days: 14,
+  min_results: 5,
+  history_retention_days: 90,
+};
+
+/** A select of case_health rows `h` with their project's min_results (CaseHealthRow); add a where. */
+export const caseHealthSelect = `select h.*, coalesce((select s.min_results from runs.health_settings s where s.project_id = h.project_id), ${defaultHealthSettings.min_results}) as min_results
+  from runs.case_health h`;
+
+/** Whether quarantine `q` lasts now. */
+export const lastingQuarantine = "q.ended_at is null and q.expires_at > now()";
+
+/**
+ * The columns `health` and `quarantine` of a select over test_results `t` of run `r`: its case's
+ * health in the run's environment and the quarantine lasting now, as JSON (null when none).
+ */
+export const testHealthColumns = `(select row_to_json(h) from (${caseHealthSelect}
+    where h.project_id = r.project_id and h.test_case_id = t.test_case_id and h.environment_id = r.environment_id) h) as health,
+  (select row_to_json(q) from runs.quarantines q
+    where q.project_id = r.project_id and q.test_case_id = t.test_case_id and ${lastingQuarantine}) as quarantine`;
 
 /** An artifact's metadata (Artifact), as the reads select it. */
 export interface ArtifactRow {
@@ -104,10 +171,10 @@ export interface RunWithTests {
 }
 
 export const runColumns =
-  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces, r.flaky_tests";
+  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces, r.flaky_tests, r.quarantined_failures";
 
 export const testColumns =
-  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts";
+  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts, t.quarantined";
 
 export const artifactColumns =
   "a.id, a.project_id, a.run_id, a.test_result_id, a.attempt, a.kind, a.name, a.content_type, a.size_bytes, a.step, a.created_at, a.expires_at";

@@ -6,6 +6,7 @@ import { artifactHandlers } from "./rpc/artifacts.js";
 import { cancelHandlers } from "./rpc/cancel.js";
 import { executorKindHandlers } from "./rpc/executor-kinds.js";
 import { executorHandlers } from "./rpc/executors.js";
+import { healthHandlers } from "./rpc/health.js";
 import { readHandlers } from "./rpc/reads.js";
 import { startHandlers } from "./rpc/starts.js";
 import { watchHandlers } from "./rpc/watch.js";
@@ -34,5 +35,6 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     executorHandlers(deps),
     artifactHandlers(deps),
     executorKindHandlers(deps),
+    healthHandlers(deps),
   );
 }

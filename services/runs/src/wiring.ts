@@ -11,6 +11,7 @@ import type { Config } from "./config.js";
 import { Credits } from "./credits.js";
 import { Dispatcher } from "./dispatcher.js";
 import { ExecutorKinds } from "./executor-kinds.js";
+import { HealthStore } from "./health/store.js";
 import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
 import { RunEvents } from "./run-events.js";
@@ -82,6 +83,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
     logger,
     kinds,
   );
+  const health = new HealthStore(orm);
   const reconciler = new Reconciler(
     new ReconcileStore(orm, config.MAX_ATTEMPTS),
     credits,
@@ -95,6 +97,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
     },
     logger,
     kinds,
+    health,
   );
   reconciler.start();
   const contents = artifactContents(config, orm);
@@ -131,6 +134,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
     sweeper,
     artifactMaxBytes: config.ARTIFACT_MAX_BYTES,
     kinds,
+    health,
   });
   return {
     // PutArtifact carries an artifact of up to ARTIFACT_MAX_BYTES, with room for the request's

@@ -74,6 +74,8 @@ export const Run = defineEntity({
     noExecutorTests: p.integer().default(0),
     /** PASSED tests that are flaky (TestResult.flaky), kept by the same trigger. */
     flakyTests: p.integer().default(0),
+    /** FAILED tests that were quarantined, kept by the same trigger: the run's status leaves them out. */
+    quarantinedFailures: p.integer().default(0),
     /** Credits taken when the run started (one per test); refunds are recorded by billing. */
     creditsCharged: p.integer().default(0),
     chargeState: p.enum(CHARGE_STATES).default("pending"),
@@ -221,6 +223,8 @@ export const TestResult = defineEntity({
     version: p.bigint("number").default(0),
     /** The test case asked for a trace even when the test passes (SelectedTestCase.record_trace). */
     recordTrace: p.boolean().default(false),
+    /** Its test case was quarantined when the run started: a failure of it does not fail the run. */
+    quarantined: p.boolean().default(false),
     /** How each step that ran went, as the executor reported it with the result; `[]` until then. */
     stepResults: p.json<StoredStepResult[]>().default("[]"),
     /** How many times a FAILED attempt is retried (0 to 3), decided at the start (TestResult.retries). */
@@ -393,4 +397,103 @@ export const PurgedProject = defineEntity({
   },
 });
 
-export const entities = [Run, TestResult, Artifact, ArtifactContent, PurgedProject];
+/** A test case's state in one environment as its results give it (CaseHealth.judged). */
+export const HEALTH_STATES = ["unknown", "stable", "flaky", "failing", "new_failure"] as const;
+export type HealthState = (typeof HEALTH_STATES)[number];
+
+/** A project's health window and history retention (HealthSettings); defaults without a row. */
+export const HealthSettings = defineEntity({
+  name: "HealthSettings",
+  tableName: "health_settings",
+  properties: {
+    projectId: p.text().primary(),
+    windowResults: p.integer().default(30),
+    windowDays: p.integer().default(14),
+    minResults: p.integer().default(5),
+    historyRetentionDays: p.integer().default(90),
+    updatedAt: p.datetime(),
+  },
+});
+
+/**
+ * A test case's health in one environment, kept by the statement that ends each of its tests
+ * (the trigger of Migration20261128200000_test_health): its latest results within the window,
+ * newest first, the state they give, and counts since its first result.
+ */
+export const CaseHealth = defineEntity({
+  name: "CaseHealth",
+  tableName: "case_health",
+  properties: {
+    projectId: p.text().primary(),
+    testCaseId: p.text().primary(),
+    environmentId: p.text().primary(),
+    name: p.text().default(""),
+    caseVersion: p.integer().default(0),
+    judged: p.enum(HEALTH_STATES).default("unknown"),
+    recent: p.json<RecentResult[]>().default("[]"),
+    failStreak: p.integer().default(0),
+    failingSince: p.json<ResultRefRow>().nullable(),
+    lastFailure: p.json<ResultRefRow>().nullable(),
+    lastResult: p.json<ResultRefRow>().nullable(),
+    resultsTotal: p.bigint("number").default(0),
+    failuresTotal: p.bigint("number").default(0),
+    updatedAt: p.datetime(),
+  },
+  indexes: [{ name: "case_health_by_state", properties: ["projectId", "environmentId", "judged"] }],
+});
+
+/** Where a result is (ResultRef), as case_health keeps it. */
+export interface ResultRefRow {
+  run: string;
+  id: string;
+  v: number;
+  at: string;
+}
+
+/** One result in a case's window: `o` p (passed), r (passed on retry), f (failed); `d` its duration. */
+export interface RecentResult extends ResultRefRow {
+  o: "p" | "r" | "f";
+  d: number | null;
+}
+
+/** A test case's quarantine (Quarantine); at most one not ended per case. */
+export const Quarantine = defineEntity({
+  name: "Quarantine",
+  tableName: "quarantines",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.text(),
+    testCaseId: p.text(),
+    reason: p.text(),
+    startedAt: p.datetime(),
+    expiresAt: p.datetime(),
+    startedByMemberId: p.text().nullable(),
+    endedAt: p.datetime().nullable(),
+    endKind: p.enum(["lifted", "expired", "replaced"] as const).nullable(),
+    liftedByMemberId: p.text().nullable(),
+  },
+});
+
+/** A quarantine started, lifted or expired, in order (ListQuarantineEvents). */
+export const QuarantineEvent = defineEntity({
+  name: "QuarantineEvent",
+  tableName: "quarantine_events",
+  properties: {
+    seq: p.bigint("number").primary().autoincrement(),
+    type: p.enum(["started", "lifted", "expired"] as const),
+    quarantineId: p.manyToOne(Quarantine).mapToPk().joinColumn("quarantine_id").deleteRule("cascade"),
+    at: p.datetime(),
+  },
+});
+
+export const entities = [
+  Run,
+  TestResult,
+  Artifact,
+  ArtifactContent,
+  PurgedProject,
+  HealthSettings,
+  CaseHealth,
+  Quarantine,
+  QuarantineEvent,
+];

@@ -7,6 +7,7 @@ import {
   type TestRow,
   testArtifactsColumn,
   testColumns,
+  testHealthColumns,
 } from "../rows.js";
 
 /** Which runs ListRuns returns; empty or unset fields do not filter. */
@@ -94,7 +95,7 @@ export class RunReads {
   async getRun(projectId: string, runId: string): Promise<RunWithTests | undefined> {
     const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[] })[]>(
       `select ${runColumns},
-         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn}, ${testHealthColumns} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
        from runs.runs r where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
       [runId, projectId],
     );
@@ -116,7 +117,7 @@ export class RunReads {
     const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[]; finished_key: string })[]>(
       `select ${runColumns},
          to_char(r.finished_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as finished_key,
-         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn}, ${testHealthColumns} from runs.test_results t where t.run_id = r.id) t), '[]') as tests
        from runs.runs r
        where r.finished_at is not null and r.charge_state = 'charged'
          and r.finished_at < now() - make_interval(secs => ?)
@@ -146,7 +147,7 @@ export class RunReads {
   async getRunChanges(runId: string, version: number): Promise<RunWithTests | undefined> {
     const rows = await this.orm.em.fork().execute<(RunRow & { tests: TestRow[] })[]>(
       `select ${runColumns},
-         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn} from runs.test_results t where t.run_id = r.id and t.version > ?) t), '[]') as tests
+         coalesce((select json_agg(t order by t.position) from (select ${testColumns}, ${testArtifactsColumn}, ${testHealthColumns} from runs.test_results t where t.run_id = r.id and t.version > ?) t), '[]') as tests
        from runs.runs r where r.id = ? and r.charge_state = 'charged'`,
       [version, runId],
     );
@@ -206,7 +207,7 @@ export class RunReads {
     testResultId: string,
   ): Promise<{ run: boolean; test?: TestRow }> {
     const rows = await this.orm.em.fork().execute<(TestRow & { found_run: string })[]>(
-      `select r.id as found_run, ${testColumns}, ${testArtifactsColumn}
+      `select r.id as found_run, ${testColumns}, ${testArtifactsColumn}, ${testHealthColumns}
        from runs.runs r left join runs.test_results t on t.run_id = r.id and t.id = ?
        where r.id = ? and r.project_id = ? and r.charge_state = 'charged'`,
       [testResultId, runId, projectId],

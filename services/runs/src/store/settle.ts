@@ -54,7 +54,14 @@ export async function settleRun(
   if (!run || run.finished_at !== null) return { run, effects: {} };
   const open = run.total_tests - run.passed_tests - run.failed_tests - run.skipped_tests;
   if (open > 0) return { run, effects: {} };
-  const status: RunStatus = run.failed_tests > 0 ? "failed" : run.passed_tests > 0 ? "passed" : "skipped";
+  // Quarantined failures are counted as failures but do not fail the run (docs/rest-api.md,
+  // "Test health and quarantine"): a run whose only failures are quarantined PASSED.
+  const status: RunStatus =
+    run.failed_tests > run.quarantined_failures
+      ? "failed"
+      : run.passed_tests > 0 || run.quarantined_failures > 0
+        ? "passed"
+        : "skipped";
   const skipReason: SkipReason | null =
     status === "skipped" ? (reason ?? (run.no_executor_tests > 0 ? "no_executor" : null)) : null;
   const refundDue = run.refundable_tests;

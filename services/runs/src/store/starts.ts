@@ -1,5 +1,6 @@
 import type { Orm } from "@testrun/kit";
 import type { TestStepSnapshot } from "../db/entities.js";
+import { lastingQuarantine } from "../rows.js";
 
 export interface NewRun {
   id: string;
@@ -62,9 +63,12 @@ export class StartStore {
          values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?, ?)
          returning id)
        insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps,
-         record_trace, retries, queued_at)
+         record_trace, retries, quarantined, queued_at)
        select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, u.record_trace,
-         u.retries, now()
+         u.retries,
+         exists (select 1 from runs.quarantines q
+                 where q.project_id = ? and q.test_case_id = u.test_case_id and ${lastingQuarantine}),
+         now()
        from run, jsonb_to_recordset(?::jsonb)
          as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, record_trace boolean,
               retries int, position int)`,
@@ -81,6 +85,7 @@ export class StartStore {
         run.startedByMemberId,
         run.recordTraces,
         run.idempotencyKey,
+        run.projectId,
         tests,
       ],
     );

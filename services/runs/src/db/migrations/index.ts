@@ -10,6 +10,7 @@ import { Migration20261128150000_run_counters } from "./Migration20261128150000_
 import { Migration20261128160000_lease_functions } from "./Migration20261128160000_lease_functions.js";
 import { Migration20261128172505_http_response_artifacts } from "./Migration20261128172505_http_response_artifacts.js";
 import { Migration20261128190000_attempts } from "./Migration20261128190000_attempts.js";
+import { Migration20261128200000_test_health } from "./Migration20261128200000_test_health.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -26,4 +27,5 @@ export const migrations = [
     class: Migration20261128172505_http_response_artifacts,
   },
   { name: "Migration20261128190000_attempts", class: Migration20261128190000_attempts },
+  { name: "Migration20261128200000_test_health", class: Migration20261128200000_test_health },
 ];
