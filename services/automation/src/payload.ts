@@ -12,6 +12,19 @@ export interface EventData {
   state?: { from: "passing" | "failing"; to: "passing" | "failing" };
   /** schedule.tick_failed. */
   tick?: { scheduleId: string; scheduleName: string; dueAt: Date; failure: string };
+  /** test_case.quarantined, .quarantine_lifted, .quarantine_expired. */
+  quarantine?: QuarantineData;
+}
+
+/** A quarantine as a webhook tells it (docs/automation.md, "Events"). */
+export interface QuarantineData {
+  testCase: { id: string; name: string; url: string };
+  reason: string;
+  startedAt: string;
+  expiresAt: string;
+  startedByMemberId: string | null;
+  endedAt: string | null;
+  liftedByMemberId: string | null;
 }
 
 /** `{"type","timestamp","data":{"event",…,"run"}}`, the run as GET /v1/runs/:id shows it. */
@@ -27,6 +40,7 @@ export function standardBody(event: EventData, apiUrl: string): string {
         dueAt: event.tick.dueAt.toISOString(),
         failure: event.tick.failure,
       }),
+      ...(event.quarantine && { quarantine: event.quarantine }),
       ...(event.run && { run: runJson(event.run, apiUrl) }),
     },
   });
@@ -47,6 +61,28 @@ const slackEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, 
  */
 export function slackBody(event: EventData, names: { plan?: string; environment: string }): string {
   const run = event.run;
+  if (!run && event.quarantine) {
+    const q = event.quarantine;
+    const what =
+      event.type === "test_case.quarantined"
+        ? `quarantined until ${q.expiresAt.slice(0, 10)}: ${q.reason}`
+        : event.type === "test_case.quarantine_lifted"
+          ? "is no longer quarantined (lifted)"
+          : "is no longer quarantined (expired)";
+    const text = `Test case "${q.testCase.name || q.testCase.id}" ${what}`;
+    return JSON.stringify({
+      text: `${text} ${q.testCase.url}`,
+      blocks: [
+        {
+          type: "section",
+          text: {
+            type: "mrkdwn",
+            text: `:construction: *<${q.testCase.url}|${slackEscape(q.testCase.name || q.testCase.id)}>* ${slackEscape(what)}`,
+          },
+        },
+      ],
+    });
+  }
   if (!run) {
     const tick = event.tick;
     const text = `Schedule "${tick?.scheduleName}" could not start a run: ${tick?.failure}`;

@@ -13,7 +13,14 @@ import { scheduleHandlers } from "./rpc/schedules.js";
 import { webhookHandlers } from "./rpc/webhooks.js";
 import { SecretCipher } from "./secrets.js";
 import { sealPlainUrls } from "./webhook-urls.js";
-import { deliverDue, followRuns, recordDueTicks, startOneTick, type WorkerDeps } from "./workers.js";
+import {
+  deliverDue,
+  followQuarantines,
+  followRuns,
+  recordDueTicks,
+  startOneTick,
+  type WorkerDeps,
+} from "./workers.js";
 
 export { configSchema } from "./config.js";
 export { database } from "./db/index.js";
@@ -106,6 +113,7 @@ export function wireAutomation({
     logger,
     catalog,
     runs,
+    appUrl: config.APP_URL.replace(/\/+$/, ""),
     cipher,
     guard,
     destinations,
@@ -121,6 +129,7 @@ export function wireAutomation({
     loop("ticks", config.TICK_INTERVAL_MS, () => recordDueTicks(deps)),
     loop("starts", config.TICK_INTERVAL_MS, () => startOneTick(deps)),
     loop("follow", config.FOLLOW_INTERVAL_MS, () => followRuns(deps)),
+    loop("quarantines", config.FOLLOW_INTERVAL_MS, () => followQuarantines(deps)),
     loop("history", pruneEveryMs, () => pruneHistory(orm, config.HISTORY_RETENTION_DAYS)),
     loop("urls", sealEveryMs, () => sealPlainUrls(orm, cipher)),
   ];

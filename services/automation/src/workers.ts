@@ -1,6 +1,8 @@
+import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { type CatalogService, Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
+import { QuarantineEventType } from "@testrun/gen/testrun/runs/v1/health_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { dbDate, type Orm, requireAccess } from "@testrun/kit";
 import type { EgressGuard } from "@testrun/kit/egress";
@@ -9,6 +11,7 @@ import { dueTick } from "./cron.js";
 import { type DestinationRules, destinationProblem } from "./destination.js";
 import { enqueue, type Render, runEvents } from "./events.js";
 import { lostRightsReason } from "./members.js";
+import type { QuarantineData } from "./payload.js";
 import { type SecretCipher, signatureHeader } from "./secrets.js";
 import { openUrl, withoutUrl } from "./webhook-urls.js";
 
@@ -20,6 +23,8 @@ export interface WorkerDeps {
   logger: Logger;
   catalog: Client<typeof CatalogService>;
   runs: Client<typeof RunsService>;
+  /** Where people open the console (APP_URL): links to test cases in quarantine events. */
+  appUrl: string;
   cipher: SecretCipher;
   guard: EgressGuard;
   destinations: DestinationRules;
@@ -202,6 +207,56 @@ export async function followRuns(deps: WorkerDeps): Promise<number> {
     for (const run of page.runs) await enqueue(em, run.projectId, await runEvents(em, run), deps.render);
     await em.execute("update automation.run_cursor set cursor = ? where id = 1", [page.nextCursor]);
     return page.runs.length;
+  });
+}
+
+const quarantineEventNames: Partial<Record<QuarantineEventType, string>> = {
+  [QuarantineEventType.STARTED]: "test_case.quarantined",
+  [QuarantineEventType.LIFTED]: "test_case.quarantine_lifted",
+  [QuarantineEventType.EXPIRED]: "test_case.quarantine_expired",
+};
+
+const isoOf = (stamp: Timestamp | undefined) => (stamp ? timestampDate(stamp).toISOString() : null);
+
+/**
+ * Follows quarantines started, lifted and expired (the runs service's ListQuarantineEvents) as
+ * followRuns follows runs: the page's deliveries and the cursor past it commit together.
+ */
+export async function followQuarantines(deps: WorkerDeps): Promise<number> {
+  return deps.orm.em.fork().transactional(async (em) => {
+    const rows = await em.execute<{ quarantine_cursor: string }[]>(
+      "select quarantine_cursor from automation.run_cursor where id = 1 for update skip locked",
+    );
+    const row = rows[0];
+    if (!row) return 0;
+    const page = await deps.runs.listQuarantineEvents(
+      { cursor: row.quarantine_cursor, limit: 100 },
+      { timeoutMs: 30_000 },
+    );
+    for (const event of page.events) {
+      const type = quarantineEventNames[event.type];
+      const q = event.quarantine;
+      if (!type || !q) continue;
+      const data: QuarantineData = {
+        testCase: {
+          id: q.testCaseId,
+          name: event.testCaseName,
+          url: `${deps.appUrl}/projects/${encodeURIComponent(event.projectId)}/test-cases/${encodeURIComponent(q.testCaseId)}`,
+        },
+        reason: q.reason,
+        startedAt: isoOf(q.startedAt) ?? "",
+        expiresAt: isoOf(q.expiresAt) ?? "",
+        startedByMemberId: q.startedByMemberId ?? null,
+        endedAt: isoOf(q.endedAt),
+        liftedByMemberId: q.liftedByMemberId ?? null,
+      };
+      const timestamp = event.at ? timestampDate(event.at) : new Date();
+      await enqueue(em, event.projectId, [{ type, timestamp, quarantine: data }], deps.render);
+    }
+    await em.execute("update automation.run_cursor set quarantine_cursor = ? where id = 1", [
+      page.nextCursor,
+    ]);
+    return page.events.length;
   });
 }
 

@@ -396,6 +396,72 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
     }
   });
 
+  it("tells a case's quarantine, its lift and its expiry to the webhooks that asked, signed, with the case and the reason", async () => {
+    const receiver = await startReceiver();
+    try {
+      const created = await automation.createWebhook({
+        actor: editor(),
+        projectId: project.projectId,
+        url: receiver.url,
+        events: [
+          WebhookEvent.TEST_CASE_QUARANTINED,
+          WebhookEvent.TEST_CASE_QUARANTINE_LIFTED,
+          WebhookEvent.TEST_CASE_QUARANTINE_EXPIRED,
+        ],
+        notifyMode: NotifyMode.EVERY_RUN,
+      });
+      const testCaseId = project.cases[0] ?? "";
+      const quarantine = (reason: string) =>
+        stack.runs.quarantineTestCase({ actor: editor(), projectId: project.projectId, testCaseId, reason });
+      await quarantine("flaky login (JIRA-7)");
+      await stack.runs.liftQuarantine({ actor: editor(), projectId: project.projectId, testCaseId });
+      await quarantine("again");
+      // Its expiry, as the runs service's reconciler would find it.
+      await stack.db.query(
+        "update runs.quarantines set expires_at = now() - interval '1 second' where test_case_id = $1 and ended_at is null",
+        [testCaseId],
+      );
+      await stack.runs.quarantineTestCase({
+        actor: editor(),
+        projectId: project.projectId,
+        testCaseId: project.cases[1] ?? "",
+        reason: "x",
+      });
+      const verifier = new StandardWebhook(created.secret.replace(/^whsec_/, ""));
+      type Told = {
+        type: string;
+        data: {
+          quarantine: {
+            testCase: { id: string; url: string };
+            reason: string;
+            liftedByMemberId: string | null;
+          };
+        };
+      };
+      const told = await eventually(async () => {
+        const events = receiver.received.map(
+          (r) => verifier.verify(r.body, r.headers as Record<string, string>) as Told,
+        );
+        const mine = events.filter((e) => e.data.quarantine.testCase.id === testCaseId);
+        return mine.length >= 4 ? mine : undefined;
+      }, "four quarantine events of the case");
+      expect(told.map((e) => e.type)).to.have.members([
+        "test_case.quarantined",
+        "test_case.quarantine_lifted",
+        "test_case.quarantined",
+        "test_case.quarantine_expired",
+      ]);
+      const lifted = told.find((e) => e.type === "test_case.quarantine_lifted");
+      expect(lifted?.data.quarantine.reason).to.equal("flaky login (JIRA-7)");
+      expect(lifted?.data.quarantine.liftedByMemberId).to.equal(project.members.editor);
+      expect(lifted?.data.quarantine.testCase.url).to.match(
+        new RegExp(`/projects/${project.projectId}/test-cases/${testCaseId}$`),
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("refuses loopback and metadata endpoints without an allowance, and Slack URLs not Slack's", async () => {
     for (const url of ["https://169.254.169.254/latest", "https://[::1]/hook", "ftp://example.com/"])
       await rejects(

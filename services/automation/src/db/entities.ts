@@ -169,6 +169,8 @@ export const RunCursor = defineEntity({
   properties: {
     id: p.integer().primary(),
     cursor: p.text(),
+    /** ListQuarantineEvents' cursor (the webhooks' quarantine events). */
+    quarantineCursor: p.text().default(""),
   },
 });
 

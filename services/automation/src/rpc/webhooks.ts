@@ -30,6 +30,9 @@ export const eventNames: Record<WebhookEvent, string | undefined> = {
   [WebhookEvent.RUN_FAILED]: "run.failed",
   [WebhookEvent.PLAN_STATE_CHANGED]: "plan.state_changed",
   [WebhookEvent.SCHEDULE_TICK_FAILED]: "schedule.tick_failed",
+  [WebhookEvent.TEST_CASE_QUARANTINED]: "test_case.quarantined",
+  [WebhookEvent.TEST_CASE_QUARANTINE_LIFTED]: "test_case.quarantine_lifted",
+  [WebhookEvent.TEST_CASE_QUARANTINE_EXPIRED]: "test_case.quarantine_expired",
 };
 const eventsByName = new Map(Object.entries(eventNames).map(([k, v]) => [v, Number(k) as WebhookEvent]));
 

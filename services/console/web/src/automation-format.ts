@@ -34,6 +34,17 @@ export const webhookEvents = [
     name: "Scheduled run could not start",
     type: "schedule.tick_failed",
   },
+  { event: WebhookEvent.TEST_CASE_QUARANTINED, name: "Test case quarantined", type: "test_case.quarantined" },
+  {
+    event: WebhookEvent.TEST_CASE_QUARANTINE_LIFTED,
+    name: "Quarantine lifted",
+    type: "test_case.quarantine_lifted",
+  },
+  {
+    event: WebhookEvent.TEST_CASE_QUARANTINE_EXPIRED,
+    name: "Quarantine expired",
+    type: "test_case.quarantine_expired",
+  },
 ] as const;
 
 export const webhookEventName = (event: WebhookEvent) =>
