@@ -32,6 +32,9 @@
 //    through a receiver answering 500 and then nothing before it recovers, and 1,000 schedules on two
 //    replicas, tick by tick; on a system of its own. BENCH_ONLY=automation runs it alone;
 //    BENCH_AUTOMATION_RUNS (100), BENCH_AUTOMATION_DRAIN (500), BENCH_SCHEDULE_TICKS (2) size it.
+// 7. test health (bench/health.ts): a seeded history of BENCH_HEALTH_RESULTS results (1,000,000):
+//    p50/p99 of a case's history, the health page and a 500-test run's read, and the CPU per
+//    completed test with the health trigger on and off; BENCH_ONLY=health runs it alone.
 // BENCH_ONLY=growth runs the growth table alone (with PROFILE=growth: the runs, gateway and console
 // services profiled under it); BENCH_GROWTH_SIZES (default 20,100,500) and BENCH_GROWTH_WATCHERS
 // (default 0,5,20) choose its rows.
@@ -55,6 +58,7 @@ import { abuseTable } from "./bench/abuse.js";
 import { automationTable } from "./bench/automation.js";
 import { browserTable } from "./bench/browser.js";
 import { growthTable } from "./bench/growth.js";
+import { healthTable } from "./bench/health.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { MemoryLimits } from "./bench/memory-limit.js";
 import { metricsTable } from "./bench/metrics.js";
@@ -314,6 +318,26 @@ try {
       secret,
       sizes: numbers(process.env.BENCH_GROWTH_SIZES, [20, 100, 500]),
       watchers: numbers(process.env.BENCH_GROWTH_WATCHERS, [0, 5, 20]),
+    });
+  }
+
+  // Test health: a seeded history's reads, and the health trigger's cost per completed test.
+  if (only === "health" || (!profile && !only && !pathOnly)) {
+    enterBenchPart("the test-health table");
+    await createTestCases(ctx, { projectId, testCases: parse("health500", 500) });
+    await createTestCases(ctx, { projectId, testCases: parse("health200", 200) });
+    await healthTable({
+      system,
+      databaseUrl,
+      projectId,
+      results: Number(process.env.BENCH_HEALTH_RESULTS ?? 1_000_000),
+      runsCpuMs: () => cpuMs(pids.get("runs")),
+      runTagged: async (tag) => {
+        const run = await startRun(JSON.stringify({ tags: [tag] }));
+        await finish(String(run.id));
+        const listed = (await call(`${gateway}/v1/runs?limit=1`)) as { runs?: { environmentId?: string }[] };
+        return { id: String(run.id), environmentId: String(listed.runs?.[0]?.environmentId) };
+      },
     });
   }
 

@@ -105,7 +105,7 @@ export interface CaseHealthRow {
   /** bigint: text from a query's row, a number inside json (read it with Number). */
   results_total: string | number;
   failures_total: string | number;
-  /** The project's HealthSettings.min_results, selected with it (caseHealthSelect). */
+  /** HealthSettings.min_results as of its latest result (what it was judged with). */
   min_results: number;
 }
 
@@ -131,9 +131,8 @@ export const defaultHealthSettings = {
   history_retention_days: 90,
 };
 
-/** A select of case_health rows `h` with their project's min_results (CaseHealthRow); add a where. */
-export const caseHealthSelect = `select h.*, coalesce((select s.min_results from runs.health_settings s where s.project_id = h.project_id), ${defaultHealthSettings.min_results}) as min_results
-  from runs.case_health h`;
+/** A select of case_health rows `h` (CaseHealthRow); add a where. */
+export const caseHealthSelect = "select h.* from runs.case_health h";
 
 /** Whether quarantine `q` lasts now. */
 export const lastingQuarantine = "q.ended_at is null and q.expires_at > now()";

@@ -435,11 +435,19 @@ export const CaseHealth = defineEntity({
     failingSince: p.json<ResultRefRow>().nullable(),
     lastFailure: p.json<ResultRefRow>().nullable(),
     lastResult: p.json<ResultRefRow>().nullable(),
+    windowFailures: p.integer().default(0),
+    lastResultAt: p.datetime().nullable(),
+    minResults: p.integer().default(5),
     resultsTotal: p.bigint("number").default(0),
     failuresTotal: p.bigint("number").default(0),
     updatedAt: p.datetime(),
   },
-  indexes: [{ name: "case_health_by_state", properties: ["projectId", "environmentId", "judged"] }],
+  indexes: [
+    {
+      name: "case_health_by_state",
+      properties: ["projectId", "environmentId", "judged", "windowFailures", "lastResultAt"],
+    },
+  ],
 });
 
 /** Where a result is (ResultRef), as case_health keeps it. */

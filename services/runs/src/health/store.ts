@@ -108,10 +108,9 @@ export class HealthStore {
       where.push("h.test_case_id = any(?::text[])");
       params.push(`{${filter.testCaseIds.map((id) => `"${id.replaceAll('"', "")}"`).join(",")}}`);
     }
-    const listed = `select h.*, q.id as quarantine_id, row_to_json(q) as quarantine,
-         case when q.id is not null then 'quarantined' else h.judged end as listed_state,
-         (select count(*) from jsonb_array_elements(h.recent) e where e->>'o' <> 'p') as recent_failures
-       from (${caseHealthSelect}) h
+    const listed = `select h.*, row_to_json(q) as quarantine,
+         case when q.id is not null then 'quarantined' else h.judged end as listed_state
+       from runs.case_health h
        left join runs.quarantines q on q.project_id = h.project_id and q.test_case_id = h.test_case_id and ${lastingQuarantine}
        where ${where.join(" and ")}`;
     const stateFilter =
@@ -121,7 +120,7 @@ export class HealthStore {
       (CaseHealthRow & { quarantine: QuarantineRow | null; listed_state: ListedState })[]
     >(
       `select * from (${listed}) l ${stateFilter}
-       order by array_position(?::text[], listed_state), recent_failures desc, (last_result->>'at') desc nulls last,
+       order by array_position(?::text[], listed_state), window_failures desc, last_result_at desc nulls last,
          test_case_id, environment_id
        offset ? limit ?`,
       [...params, ...filter.states, `{${impactOrder.join(",")}}`, offset, limit + 1],

@@ -11,8 +11,10 @@ const counted = (row: "old" | "new") =>
  * - `case_health`: one row per test case and environment, kept current by the statement that ends
  *   a test (the trigger below, so every path that ends one, the executors' fast path included,
  *   records it): the latest results within the project's window (`recent`, newest first, at most
- *   200 small entries), the state they give (`judged`), where the current failures began, and
- *   all-time counts that outlive the history's retention. Reads never recount results.
+ *   200 small entries), the state they give (`judged`), the failures among them and the time of
+ *   the latest (what the health list orders by), the min_results they were judged with, where the
+ *   current failures began, and all-time counts that outlive the history's retention. Reads never
+ *   recount results.
  * - `quarantines` and their `quarantine_events` (the automation service's webhooks follow them).
  * - A test remembers whether its case was quarantined when its run started; the run counts its
  *   quarantined failures, which its status leaves out (store/settle.ts).
@@ -46,12 +48,15 @@ export class Migration20261128200000_test_health extends Migration {
         "failing_since" jsonb null,
         "last_failure" jsonb null,
         "last_result" jsonb null,
+        "window_failures" int not null default 0,
+        "last_result_at" timestamptz null,
+        "min_results" int not null default 5,
         "results_total" bigint not null default 0,
         "failures_total" bigint not null default 0,
         "updated_at" timestamptz not null default now(),
         primary key ("project_id", "test_case_id", "environment_id"));`);
     this.addSql(
-      `create index "case_health_by_state" on "runs"."case_health" ("project_id", "environment_id", "judged");`,
+      `create index "case_health_by_state" on "runs"."case_health" ("project_id", "environment_id", "judged", "window_failures" desc, "last_result_at" desc);`,
     );
     this.addSql(`
       create table "runs"."quarantines" (
@@ -170,6 +175,9 @@ export class Migration20261128200000_test_health extends Migration {
           failing_since = case when v_outcome <> 'f' then null when fail_streak = 0 then v_ref else failing_since end,
           last_failure = case when v_outcome in ('f', 'r') then v_ref else last_failure end,
           last_result = v_ref,
+          last_result_at = now(),
+          window_failures = (select count(*) from jsonb_array_elements(v_recent) e where e->>'o' <> 'p'),
+          min_results = v_min,
           results_total = results_total + 1,
           failures_total = failures_total + (v_outcome in ('f', 'r'))::int,
           updated_at = now()
