@@ -14,7 +14,7 @@ import { testPlanHandlers } from "./rpc/test-plans.js";
 import { variableHandlers } from "./rpc/variables.js";
 
 /** The executor identity may call only these (catalog.proto: executors read variable values, nothing else). */
-export const executorMethods = ["GetVariableValues"];
+export const executorMethods = ["GetVariableValues", "GetVariableValuesBatch"];
 
 /**
  * Fields whose text may hold NUL (the kit refuses NUL everywhere else, see nul-text.ts): a
