@@ -8,6 +8,7 @@ import type { ArtifactSweeper } from "./artifacts/sweeper.js";
 import type { Credits } from "./credits.js";
 import type { Dispatcher } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
+import type { FailureStore } from "./failures/store.js";
 import type { HealthStore } from "./health/store.js";
 import type { Links } from "./render.js";
 import type { RunEvents } from "./run-events.js";
@@ -56,4 +57,6 @@ export interface ServiceDeps extends StartDeps {
   kinds: ExecutorKinds;
   /** Test health: histories, the health kept per case, quarantines. */
   health: HealthStore;
+  /** Failure groups and the base runs of comparisons. */
+  failures: FailureStore;
 }

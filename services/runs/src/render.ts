@@ -17,6 +17,7 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { dbDate, dbDateOrNull } from "@testrun/kit";
+import { failureCauses } from "./causes.js";
 import type {
   ArtifactKind as StoredArtifactKind,
   FailureCause as StoredCause,
@@ -26,6 +27,7 @@ import type {
 } from "./db/entities.js";
 import { testKindOf } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
+import { renderGroupBrief } from "./failures/render.js";
 import { renderCaseHealth } from "./health/render.js";
 import { type ArtifactRow, isFinal, type RunRow, type TestRow } from "./rows.js";
 
@@ -56,18 +58,6 @@ export const artifactKinds: Record<StoredArtifactKind, ArtifactKind> = {
   trace: ArtifactKind.TRACE,
   browser_log: ArtifactKind.BROWSER_LOG,
   http_response: ArtifactKind.HTTP_RESPONSE,
-};
-
-export const failureCauses: Record<StoredCause, FailureCause> = {
-  assertion: FailureCause.ASSERTION,
-  locator: FailureCause.LOCATOR,
-  timeout: FailureCause.TIMEOUT,
-  network: FailureCause.NETWORK,
-  egress_refused: FailureCause.EGRESS_REFUSED,
-  environment_unreachable: FailureCause.ENVIRONMENT_UNREACHABLE,
-  browser: FailureCause.BROWSER,
-  executor_lost: FailureCause.EXECUTOR_LOST,
-  no_executor: FailureCause.NO_EXECUTOR,
 };
 
 const causeOf = (cause: StoredCause | null) => (cause ? failureCauses[cause] : FailureCause.UNSPECIFIED);
@@ -188,6 +178,7 @@ export function renderTest(row: TestRow, projectId: string, links: Links, kinds?
     retries: row.retries,
     ...(row.health && { health: renderCaseHealth(row.health, row.quarantine) }),
     quarantined: row.quarantined,
+    ...(row.failure_group && { failureGroup: renderGroupBrief(row.failure_group) }),
   });
 }
 
@@ -229,5 +220,7 @@ export function renderRun(
     version: BigInt(row.version),
     flakyTests: row.flaky_tests,
     quarantinedFailures: row.quarantined_failures,
+    newFailures: row.new_failures ?? undefined,
+    baseRunId: row.base_run_id ?? undefined,
   });
 }

@@ -44,6 +44,9 @@ export interface RunRow {
   record_traces: boolean;
   flaky_tests: number;
   quarantined_failures: number;
+  /** Once finished: FAILED tests whose case did not fail in the base run; null without a base. */
+  new_failures: number | null;
+  base_run_id: string | null;
 }
 
 export interface TestRow {
@@ -81,6 +84,10 @@ export interface TestRow {
   cause: FailureCause | null;
   earlier_attempts: StoredAttempt[];
   quarantined: boolean;
+  /** The failure group of its last attempt (FAILED with a cause of the test's); else null. */
+  failure_group_id: string | null;
+  /** That group as the reads that show it select it (testGroupColumn), else absent. */
+  failure_group?: FailureGroupBriefRow | null;
   /** Its case's health in the run's environment: read with the test by the reads that show it (health.ts), else absent. */
   health?: CaseHealthRow | null;
   /** Its case's quarantine lasting now, read with `health`. */
@@ -123,6 +130,15 @@ export interface QuarantineRow {
   lifted_by_member_id: string | null;
 }
 
+/** A failure group as a test result names it (FailureGroupBrief). */
+export interface FailureGroupBriefRow {
+  id: string;
+  occurrences: number;
+  cases_affected: number;
+  first_seen: { run: string; at: string };
+  state: "open" | "resolved" | "reopened";
+}
+
 /** Default HealthSettings (docs/rest-api.md, "Test health and quarantine"). */
 export const defaultHealthSettings = {
   window_results: 30,
@@ -138,13 +154,17 @@ export const caseHealthSelect = "select h.* from runs.case_health h";
 export const lastingQuarantine = "q.ended_at is null and q.expires_at > now()";
 
 /**
- * The columns `health` and `quarantine` of a select over test_results `t` of run `r`: its case's
- * health in the run's environment and the quarantine lasting now, as JSON (null when none).
+ * The columns `health`, `quarantine` and `failure_group` of a select over test_results `t` of run
+ * `r`: its case's health in the run's environment, the quarantine lasting now and its last
+ * attempt's failure group, as JSON (null when none).
  */
 export const testHealthColumns = `(select row_to_json(h) from (${caseHealthSelect}
     where h.project_id = r.project_id and h.test_case_id = t.test_case_id and h.environment_id = r.environment_id) h) as health,
   (select row_to_json(q) from runs.quarantines q
-    where q.project_id = r.project_id and q.test_case_id = t.test_case_id and ${lastingQuarantine}) as quarantine`;
+    where q.project_id = r.project_id and q.test_case_id = t.test_case_id and ${lastingQuarantine}) as quarantine,
+  (select json_build_object('id', g.id, 'occurrences', g.occurrences, 'cases_affected', g.cases_affected,
+     'first_seen', g.first_seen, 'state', g.state)
+   from runs.failure_groups g where g.id = t.failure_group_id) as failure_group`;
 
 /** An artifact's metadata (Artifact), as the reads select it. */
 export interface ArtifactRow {
@@ -170,10 +190,10 @@ export interface RunWithTests {
 }
 
 export const runColumns =
-  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces, r.flaky_tests, r.quarantined_failures";
+  "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces, r.flaky_tests, r.quarantined_failures, r.new_failures, r.base_run_id";
 
 export const testColumns =
-  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts, t.quarantined";
+  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts, t.quarantined, t.failure_group_id";
 
 export const artifactColumns =
   "a.id, a.project_id, a.run_id, a.test_result_id, a.attempt, a.kind, a.name, a.content_type, a.size_bytes, a.step, a.created_at, a.expires_at";

@@ -6,6 +6,7 @@ import { artifactHandlers } from "./rpc/artifacts.js";
 import { cancelHandlers } from "./rpc/cancel.js";
 import { executorKindHandlers } from "./rpc/executor-kinds.js";
 import { executorHandlers } from "./rpc/executors.js";
+import { failureHandlers } from "./rpc/failures.js";
 import { healthHandlers } from "./rpc/health.js";
 import { readHandlers } from "./rpc/reads.js";
 import { startHandlers } from "./rpc/starts.js";
@@ -36,5 +37,6 @@ export function runsService(deps: ServiceDeps): ServiceImpl<typeof RunsService> 
     artifactHandlers(deps),
     executorKindHandlers(deps),
     healthHandlers(deps),
+    failureHandlers(deps),
   );
 }

@@ -120,6 +120,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
     ...startedBy(actor),
     recordTraces: req.recordTraces,
     idempotencyKey,
+    variableNames: resolved.variableNames,
     tests: resolved.testCases.map((tc) => ({
       id: newId("tr"),
       testCaseId: tc.testCaseId,

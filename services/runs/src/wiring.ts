@@ -11,6 +11,7 @@ import type { Config } from "./config.js";
 import { Credits } from "./credits.js";
 import { Dispatcher } from "./dispatcher.js";
 import { ExecutorKinds } from "./executor-kinds.js";
+import { FailureStore } from "./failures/store.js";
 import { HealthStore } from "./health/store.js";
 import { Reconciler } from "./reconciler.js";
 import { Links } from "./render.js";
@@ -135,6 +136,7 @@ export function wireRuns({ config, orm, redis, logger, catalog, billing }: RunsD
     artifactMaxBytes: config.ARTIFACT_MAX_BYTES,
     kinds,
     health,
+    failures: new FailureStore(orm),
   });
   return {
     // PutArtifact carries an artifact of up to ARTIFACT_MAX_BYTES, with room for the request's

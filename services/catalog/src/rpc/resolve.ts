@@ -216,6 +216,13 @@ export function resolveHandlers({ db }: Deps): Handlers {
               }),
           ),
           defaultRunName: runName(chosen.defaultName),
+          // Names only, never values: a run keeps them to say which were added or removed since another.
+          variableNames: (
+            await sql.all<{ name: string }>(
+              "select name from catalog.variables where project_id = ? order by name limit 1000",
+              [req.projectId],
+            )
+          ).map((row) => row.name),
         };
       });
     },

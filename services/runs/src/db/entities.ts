@@ -76,6 +76,12 @@ export const Run = defineEntity({
     flakyTests: p.integer().default(0),
     /** FAILED tests that were quarantined, kept by the same trigger: the run's status leaves them out. */
     quarantinedFailures: p.integer().default(0),
+    /** Once finished: its FAILED tests whose case did not fail in its base run; null without a base. */
+    newFailures: p.integer().nullable(),
+    /** Once finished: its base run (CompareRuns' default), if any. */
+    baseRunId: p.text().nullable(),
+    /** The project's variables' names when it started (never values); null for older runs. */
+    variableNames: p.array().nullable(),
     /** Credits taken when the run started (one per test); refunds are recorded by billing. */
     creditsCharged: p.integer().default(0),
     chargeState: p.enum(CHARGE_STATES).default("pending"),
@@ -225,6 +231,8 @@ export const TestResult = defineEntity({
     recordTrace: p.boolean().default(false),
     /** Its test case was quarantined when the run started: a failure of it does not fail the run. */
     quarantined: p.boolean().default(false),
+    /** The failure group of its last attempt (FAILED with a cause of the test's). */
+    failureGroupId: p.text().nullable(),
     /** How each step that ran went, as the executor reported it with the result; `[]` until then. */
     stepResults: p.json<StoredStepResult[]>().default("[]"),
     /** How many times a FAILED attempt is retried (0 to 3), decided at the start (TestResult.retries). */
@@ -494,6 +502,68 @@ export const QuarantineEvent = defineEntity({
   },
 });
 
+/**
+ * Failed attempts of a project that failed the same way (Migration20261128220000_failure_groups:
+ * the trigger that keeps them says how the fingerprint is made).
+ */
+export const FailureGroup = defineEntity({
+  name: "FailureGroup",
+  tableName: "failure_groups",
+  properties: {
+    id: p.text().primary(),
+    projectId: p.text(),
+    fingerprint: p.text(),
+    stepKind: p.text(),
+    action: p.text(),
+    target: p.text(),
+    cause: p.enum(FAILURE_CAUSES),
+    message: p.text(),
+    state: p.enum(["open", "resolved", "reopened"] as const).default("open"),
+    occurrences: p.integer().default(0),
+    casesAffected: p.integer().default(0),
+    openCases: p.integer().default(0),
+    firstSeen: p.json<Record<string, unknown>>(),
+    lastSeen: p.json<Record<string, unknown>>(),
+    lastSeenAt: p.datetime(),
+    resolvedAt: p.datetime().nullable(),
+  },
+  uniques: [{ name: "failure_groups_fingerprint_unique", properties: ["projectId", "fingerprint"] }],
+});
+
+/** One failed attempt in a group; deleted with its test result (the group's counts outlive it). */
+export const FailureOccurrence = defineEntity({
+  name: "FailureOccurrence",
+  tableName: "failure_occurrences",
+  properties: {
+    id: p.bigint("number").primary().autoincrement(),
+    groupId: p.manyToOne(FailureGroup).mapToPk().joinColumn("group_id").deleteRule("cascade"),
+    testResultId: p.manyToOne(TestResult).mapToPk().joinColumn("test_result_id").deleteRule("cascade"),
+    runId: p.text(),
+    attempt: p.integer(),
+    testCaseId: p.text(),
+    testCaseName: p.text(),
+    caseVersion: p.integer(),
+    environmentId: p.text(),
+    summary: p.text(),
+    at: p.datetime(),
+  },
+});
+
+/** A test case in a group, per environment: open until it passes there again. */
+export const FailureGroupCase = defineEntity({
+  name: "FailureGroupCase",
+  tableName: "failure_group_cases",
+  properties: {
+    groupId: p.manyToOne(FailureGroup).primary().mapToPk().joinColumn("group_id").deleteRule("cascade"),
+    testCaseId: p.text().primary(),
+    environmentId: p.text().primary(),
+    name: p.text(),
+    occurrences: p.integer().default(0),
+    lastSeenAt: p.datetime(),
+    open: p.boolean().default(true),
+  },
+});
+
 export const entities = [
   Run,
   TestResult,
@@ -504,4 +574,7 @@ export const entities = [
   CaseHealth,
   Quarantine,
   QuarantineEvent,
+  FailureGroup,
+  FailureOccurrence,
+  FailureGroupCase,
 ];

@@ -132,6 +132,20 @@ export class HealthStore {
     return { rows, counts };
   }
 
+  /** Where each case's current failures began in an environment (its run), for the cases that are failing. */
+  async failingSince(
+    projectId: string,
+    environmentId: string,
+    testCaseIds: string[],
+  ): Promise<Map<string, string>> {
+    const rows = await this.orm.em.fork().execute<{ test_case_id: string; run: string }[]>(
+      `select h.test_case_id, h.failing_since->>'run' as run from runs.case_health h
+       where h.project_id = ? and h.environment_id = ? and h.test_case_id = any(?::text[]) and h.failing_since is not null`,
+      [projectId, environmentId, `{${testCaseIds.join(",")}}`],
+    );
+    return new Map(rows.map((row) => [row.test_case_id, row.run]));
+  }
+
   /** The quarantine lasting now of a case, if any. */
   async lasting(projectId: string, testCaseId: string): Promise<QuarantineRow | undefined> {
     const rows = await this.orm.em

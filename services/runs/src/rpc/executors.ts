@@ -11,6 +11,7 @@ import {
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, dbDate } from "@testrun/kit";
+import { failureCauses } from "../causes.js";
 import type { RunStatus, FailureCause as StoredCause, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
 import { testKindOf } from "../dispatcher.js";
@@ -24,7 +25,7 @@ import {
   skipRunRefusals,
 } from "../errors.js";
 import { attemptsEnded, leaseLapses, testsClaimed } from "../metrics.js";
-import { failureCauses, renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
+import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
 import type { RunRow, TestRow } from "../rows.js";
 import { afterCommit, type Handlers } from "./context.js";
 

@@ -13,14 +13,16 @@ import {
 } from "@testrun/gen/testrun/runs/v1/health_pb";
 import { HistoryEntrySchema } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { callerIdentity, dbDate, requireActor } from "@testrun/kit";
+import { failureCauses } from "../causes.js";
 import type { ServiceDeps } from "../deps.js";
 import { invalid } from "../errors.js";
 import { renderCaseHealth, renderQuarantine } from "../health/render.js";
 import type { HealthSettingsRow, ListedState } from "../health/store.js";
-import { failureCauses, testStatuses } from "../render.js";
+import { testStatuses } from "../render.js";
 import type { QuarantineRow } from "../rows.js";
 import { decodePageToken, encodePageToken } from "../store/reads.js";
 import { authorize, type Handlers } from "./context.js";
+import { decodeOffset, encodeOffset, pageSize } from "./paging.js";
 
 /** GetTestCaseHistory's largest page, and its default. */
 const maxHistory = 100;
@@ -54,24 +56,6 @@ const eventTypes: Record<string, QuarantineEventType> = {
   lifted: QuarantineEventType.LIFTED,
   expired: QuarantineEventType.EXPIRED,
 };
-
-/** A page size: 0 means `fallback`, 1 to `max` as given, anything else refused. */
-function pageSize(limit: number, fallback: number, max: number): number {
-  if (limit === 0) return fallback;
-  if (limit < 0 || limit > max) throw invalid(`limit must be 1 to ${max}`);
-  return limit;
-}
-
-/** Offsets travel as opaque cursors too (base64url of JSON). */
-const encodeOffset = (offset: number) => Buffer.from(JSON.stringify({ o: offset })).toString("base64url");
-function decodeOffset(cursor: string): number {
-  if (!cursor) return 0;
-  try {
-    const { o } = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { o?: unknown };
-    if (typeof o === "number" && Number.isInteger(o) && o >= 0 && o <= 1_000_000) return o;
-  } catch {}
-  throw invalid("cursor is not valid");
-}
 
 /** A schedule's runs carry `<schedule id>@<due time>` as their idempotency key (the automation service). */
 const scheduleOf = (idempotencyKey: string | null) => {

@@ -1,6 +1,7 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import type { RunStatus, SkipReason } from "../db/entities.js";
 import type { Dispatch } from "../dispatcher.js";
+import { baseRunSelect } from "../failures/base.js";
 import { type RunRow, runColumns, type TestRow } from "../rows.js";
 
 /** What a write left to do once committed: a refund to settle, tests to publish. */
@@ -66,11 +67,20 @@ export async function settleRun(
     status === "skipped" ? (reason ?? (run.no_executor_tests > 0 ? "no_executor" : null)) : null;
   const refundDue = run.refundable_tests;
   const refundReason = refundDue > 0 ? refundReasons[reason ?? "no_executor"] : null;
-  // `finished_at is null`: only the write that finishes the run reports it.
+  // `finished_at is null`: only the write that finishes the run reports it. It also records the
+  // run's base (CompareRuns' default: the latest finished run created before it on the same
+  // environment with the same plan, or for a run of no plan the same name) and how many of its
+  // failures are new against it: once per run, indexed by environment and creation.
   const [updated] = await em.execute<RunRow[]>(
-    `update runs.runs r set status = ?, skip_reason = ?, finished_at = now(), refund_due = ?, refund_reason = ?
+    `with base as (${baseRunSelect})
+     update runs.runs r set status = ?, skip_reason = ?, finished_at = now(), refund_due = ?, refund_reason = ?,
+       base_run_id = (select id from base),
+       new_failures = case when exists (select 1 from base) then (
+         select count(*)::int from runs.test_results t where t.run_id = r.id and t.status = 'failed'
+           and not exists (select 1 from runs.test_results bt
+                           where bt.run_id = (select id from base) and bt.test_case_id = t.test_case_id and bt.status = 'failed')) end
      where r.id = ? and r.finished_at is null returning ${runColumns}`,
-    [status, skipReason, refundDue, refundReason, runId],
+    [runId, status, skipReason, refundDue, refundReason, runId],
   );
   if (!updated) return { run, effects: {} };
   const finished: FinishedRun = {

@@ -1,6 +1,7 @@
 import type { Orm } from "@testrun/kit";
 import type { TestStepSnapshot } from "../db/entities.js";
 import { lastingQuarantine } from "../rows.js";
+import { textArray } from "./claims.js";
 
 export interface NewRun {
   id: string;
@@ -15,6 +16,8 @@ export interface NewRun {
   recordTraces: boolean;
   /** StartRunRequest.idempotency_key; null without one. */
   idempotencyKey: string | null;
+  /** The project's variables' names when it started (never values): what CompareRuns diffs. */
+  variableNames: string[];
   tests: {
     id: string;
     testCaseId: string;
@@ -59,8 +62,8 @@ export class StartStore {
       `with run as (
          insert into runs.runs (id, project_id, environment_id, environment_base_url, test_plan_id, name, status,
            total_tests, credits_charged, charge_state, started_at, created_at, started_by_key_id, started_by_member_id,
-           record_traces, idempotency_key)
-         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?, ?)
+           record_traces, idempotency_key, variable_names)
+         values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?, ?, ?::text[])
          returning id)
        insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps,
          record_trace, retries, quarantined, queued_at)
@@ -85,6 +88,7 @@ export class StartStore {
         run.startedByMemberId,
         run.recordTraces,
         run.idempotencyKey,
+        textArray(run.variableNames),
         run.projectId,
         tests,
       ],

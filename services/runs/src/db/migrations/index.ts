@@ -11,6 +11,7 @@ import { Migration20261128160000_lease_functions } from "./Migration202611281600
 import { Migration20261128172505_http_response_artifacts } from "./Migration20261128172505_http_response_artifacts.js";
 import { Migration20261128190000_attempts } from "./Migration20261128190000_attempts.js";
 import { Migration20261128200000_test_health } from "./Migration20261128200000_test_health.js";
+import { Migration20261128220000_failure_groups } from "./Migration20261128220000_failure_groups.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -28,4 +29,5 @@ export const migrations = [
   },
   { name: "Migration20261128190000_attempts", class: Migration20261128190000_attempts },
   { name: "Migration20261128200000_test_health", class: Migration20261128200000_test_health },
+  { name: "Migration20261128220000_failure_groups", class: Migration20261128220000_failure_groups },
 ];
