@@ -22,6 +22,7 @@ import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
 import { oneLine, runSteps, type TestOutcome } from "./steps/runner.js";
 import { Variables } from "./steps/variables.js";
+import { type BatchValues, VariableReader } from "./variable-values.js";
 
 export interface ExecutorOptions {
   queue: TestQueue;
@@ -83,6 +84,8 @@ class Interrupted extends Error {
 }
 
 const codeOf = (error: unknown) => ConnectError.from(error).code;
+/** ClaimTests' most claims in one call (runs.proto), and so GetVariableValuesBatch's most tests. */
+const maxClaims = 100;
 /** The claim is not (or no longer) ours to work on: someone else holds it, or the test is final. */
 const notOursCodes = [Code.Aborted, Code.FailedPrecondition, Code.NotFound];
 const notOurs = (error: unknown) => notOursCodes.includes(codeOf(error));
@@ -127,11 +130,13 @@ export class Executor {
   #beating = false;
   /** The runs service answered ClaimTests or HeartbeatLeases UNIMPLEMENTED (older, during a rolling update). */
   #oneByOne = false;
+  readonly #variables: VariableReader;
 
   constructor(options: ExecutorOptions) {
     this.#o = options;
     this.#egress = options.egress ?? new EgressGuard(new EgressPolicy());
     this.#freeSlots = Array.from({ length: options.concurrency }, (_, i) => options.concurrency - i);
+    this.#variables = new VariableReader(options.catalog, retry);
     // A kind taken again (or for the first time): what dead executors left of it is looked for at
     // the next read, not half a lease later.
     options.kinds?.onChange(() => {
@@ -188,7 +193,7 @@ export class Executor {
           await Promise.race([kinds.changed(), this.#stopRequested.promise]);
           continue;
         }
-        const entries = await this.#nextEntries(this.#freeSlots.length);
+        const entries = await this.#nextEntries(Math.min(this.#freeSlots.length, maxClaims));
         await this.#claimAndStart(entries);
         failures = 0;
       } catch (err) {
@@ -268,10 +273,14 @@ export class Executor {
       }
       return;
     }
+    // The claimed tests' variable values are read together, when the first of them needs its own.
+    const values = this.#variables.batch(
+      outcomes.flatMap(({ assignment }) => (assignment ? [assignment] : [])),
+    );
     for (const [index, { entry, testResultId, slot }] of valid.entries()) {
       const { assignment, code } = outcomes[index] ?? { code: Code.Unknown };
       if (assignment) {
-        this.#startTest(entry, slot, assignment);
+        this.#startTest(entry, slot, assignment, values);
         continue;
       }
       this.#freeSlots.push(slot);
@@ -308,9 +317,9 @@ export class Executor {
     return claimed;
   }
 
-  #startTest(entry: QueueEntry, slot: number, assignment: TestAssignment): void {
+  #startTest(entry: QueueEntry, slot: number, assignment: TestAssignment, values: BatchValues): void {
     const controller = new AbortController();
-    const task = this.#handle(entry, assignment, controller.signal)
+    const task = this.#handle(entry, assignment, values, controller.signal)
       .catch((err: unknown) => this.#o.logger.error({ err, entry: entry.id }, "test handling failed"))
       .finally(() => {
         this.#inFlight.delete(task);
@@ -369,7 +378,12 @@ export class Executor {
     }
   }
 
-  async #handle(entry: QueueEntry, assignment: TestAssignment, stop: AbortSignal): Promise<void> {
+  async #handle(
+    entry: QueueEntry,
+    assignment: TestAssignment,
+    values: BatchValues,
+    stop: AbortSignal,
+  ): Promise<void> {
     const { queue, runs, logger } = this.#o;
     const ack = () => queue.ack(entry.id);
     const { testResultId } = assignment;
@@ -385,7 +399,7 @@ export class Executor {
     this.#hold(held, heartbeatEvery(assignment, this.#o.leaseMs));
 
     try {
-      const outcome = await this.#execute(assignment, log, work.signal);
+      const outcome = await this.#execute(assignment, values, log, work.signal);
       if (outcome === "skipped") {
         testsExecuted.inc({ status: "skipped", step_kind: stepKindOf(assignment) });
         return ack();
@@ -424,6 +438,7 @@ export class Executor {
       }
       return ack();
     } finally {
+      values.done(testResultId);
       if (this.#leases.get(testResultId) === held) this.#leases.delete(testResultId);
       if (this.#leases.size === 0) {
         // Nothing to keep: no beat until the next claim (no timer left behind by an idle executor).
@@ -435,9 +450,9 @@ export class Executor {
     }
   }
 
-  /** Checks the environment (once per run), fetches the variables, runs the steps. */
-  async #execute(assignment: TestAssignment, log: Logger, signal: AbortSignal) {
-    const { runs, catalog } = this.#o;
+  /** Checks the environment (once per run), fetches the variables (with its batch's), runs the steps. */
+  async #execute(assignment: TestAssignment, batch: BatchValues, log: Logger, signal: AbortSignal) {
+    const { runs } = this.#o;
     const reachability = await this.#checkOnce(assignment);
     signal.throwIfAborted();
     if (!reachability.reachable) {
@@ -463,13 +478,7 @@ export class Executor {
     }
     let values: Record<string, string>;
     try {
-      values = await retry(() =>
-        catalog.getVariableValues({
-          projectId: assignment.projectId,
-          testResultId: assignment.testResultId,
-          grant: assignment.variablesGrant,
-        }),
-      ).then((response) => response.values);
+      values = await batch.of(assignment);
     } catch (error) {
       // Bounded and visible beats a test handed around for ever: the test fails and says why.
       const code = Code[codeOf(error)].replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();

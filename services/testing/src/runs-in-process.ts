@@ -4,6 +4,7 @@ import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { connectRedis, loadConfig } from "@testrun/kit";
 import { Redis } from "ioredis";
 import pg from "pg";
+import type { InProcessCatalog } from "./catalog-in-process.js";
 import { capturedLogger, type InProcessRpc, inProcessRpc, migratedTestDatabase } from "./in-process.js";
 import { componentRedisUrl } from "./redis-users.js";
 import type { RunsStack } from "./runs.js";
@@ -23,6 +24,8 @@ const catalogTesting = () => import("./catalog-in-process.js");
 export interface InProcessRunsStack extends RunsStack {
   /** Serves catalog, billing and runs; they call each other through it. */
   rpc: InProcessRpc;
+  /** The catalog, with its own log (its audit lines, say). */
+  catalog: InProcessCatalog;
   /** Every line the runs service logged so far (the call log of all three with them). */
   lines(): string[];
   /** Resolves with the first line of the runs service's log, logged or still to come, that passes `test`. */
