@@ -179,6 +179,7 @@ export function renderTest(row: TestRow, projectId: string, links: Links, kinds?
     ...(row.health && { health: renderCaseHealth(row.health, row.quarantine) }),
     quarantined: row.quarantined,
     ...(row.failure_group && { failureGroup: renderGroupBrief(row.failure_group) }),
+    newFailure: row.new_failure,
   });
 }
 

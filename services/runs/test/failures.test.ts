@@ -209,6 +209,7 @@ describe("failure groups and run comparisons", () => {
     const now = await run("nightly", [x, y, z], failOn([x, z]));
     expect(now?.status).to.equal(RunStatus.FAILED);
     expect([now?.newFailures, now?.baseRunId]).to.deep.equal([1, base?.id]);
+    expect(now?.tests.filter((t) => t.newFailure).map((t) => t.testCaseId)).to.deep.equal([x]);
 
     const comparison = await stack.runs.compareRuns({
       actor: project.key,

@@ -233,6 +233,8 @@ export const TestResult = defineEntity({
     quarantined: p.boolean().default(false),
     /** The failure group of its last attempt (FAILED with a cause of the test's). */
     failureGroupId: p.text().nullable(),
+    /** FAILED while its case did not fail in the run's base run (set when the run finished). */
+    newFailure: p.boolean().default(false),
     /** How each step that ran went, as the executor reported it with the result; `[]` until then. */
     stepResults: p.json<StoredStepResult[]>().default("[]"),
     /** How many times a FAILED attempt is retried (0 to 3), decided at the start (TestResult.retries). */

@@ -72,15 +72,18 @@ export async function settleRun(
   // environment with the same plan, or for a run of no plan the same name) and how many of its
   // failures are new against it: once per run, indexed by environment and creation.
   const [updated] = await em.execute<RunRow[]>(
-    `with base as (${baseRunSelect})
+    `with base as (${baseRunSelect}),
+     marked as (
+       update runs.test_results t set new_failure = true
+       where t.run_id = ? and t.status = 'failed' and exists (select 1 from base)
+         and not exists (select 1 from runs.test_results bt
+                         where bt.run_id = (select id from base) and bt.test_case_id = t.test_case_id and bt.status = 'failed')
+       returning t.id)
      update runs.runs r set status = ?, skip_reason = ?, finished_at = now(), refund_due = ?, refund_reason = ?,
        base_run_id = (select id from base),
-       new_failures = case when exists (select 1 from base) then (
-         select count(*)::int from runs.test_results t where t.run_id = r.id and t.status = 'failed'
-           and not exists (select 1 from runs.test_results bt
-                           where bt.run_id = (select id from base) and bt.test_case_id = t.test_case_id and bt.status = 'failed')) end
+       new_failures = case when exists (select 1 from base) then (select count(*)::int from marked) end
      where r.id = ? and r.finished_at is null returning ${runColumns}`,
-    [runId, status, skipReason, refundDue, refundReason, runId],
+    [runId, runId, status, skipReason, refundDue, refundReason, runId],
   );
   if (!updated) return { run, effects: {} };
   const finished: FinishedRun = {

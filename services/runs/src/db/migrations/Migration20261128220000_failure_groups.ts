@@ -74,7 +74,9 @@ export class Migration20261128220000_failure_groups extends Migration {
     this.addSql(
       `create index "failure_group_cases_open" on "runs"."failure_group_cases" ("test_case_id", "environment_id") where open;`,
     );
-    this.addSql(`alter table "runs"."test_results" add "failure_group_id" text null;`);
+    this.addSql(
+      `alter table "runs"."test_results" add "failure_group_id" text null, add "new_failure" boolean not null default false;`,
+    );
     this.addSql(
       `alter table "runs"."runs" add "new_failures" int null, add "base_run_id" text null, add "variable_names" text[] null;`,
     );
@@ -249,7 +251,9 @@ export class Migration20261128220000_failure_groups extends Migration {
     this.addSql(
       `alter table "runs"."runs" drop column "new_failures", drop column "base_run_id", drop column "variable_names";`,
     );
-    this.addSql(`alter table "runs"."test_results" drop column "failure_group_id";`);
+    this.addSql(
+      `alter table "runs"."test_results" drop column "failure_group_id", drop column "new_failure";`,
+    );
     this.addSql(`drop table "runs"."failure_group_cases";`);
     this.addSql(`drop table "runs"."failure_occurrences";`);
     this.addSql(`drop table "runs"."failure_groups";`);
