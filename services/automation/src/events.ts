@@ -80,5 +80,14 @@ export async function runEvents(em: EntityManager, run: Run): Promise<(EventData
   if (run.status === RunStatus.FAILED) events.push({ type: "run.failed", timestamp: finishedAt, run });
   if (before && now && before !== now)
     events.push({ type: "plan.state_changed", timestamp: finishedAt, run, state: { from: before, to: now } });
+  if ((run.newFailures ?? 0) > 0) events.push({ type: "run.new_failures", timestamp: finishedAt, run });
+  // A group first seen in this run opened with it: once per group, however many tests are in it.
+  const opened = new Map(
+    run.tests
+      .filter((test) => test.failureGroup && test.failureGroup.firstSeenRunId === run.id)
+      .map((test) => [test.failureGroup?.id, test]),
+  );
+  for (const test of opened.values())
+    events.push({ type: "failure_group.opened", timestamp: finishedAt, run, failureGroup: test });
   return events;
 }

@@ -1,4 +1,4 @@
-import { type Run, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { type Run, RunStatus, type TestResult, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { runJson } from "@testrun/kit/run-json";
 
 // What a delivery sends (docs/automation.md, "Payload"): Standard Webhooks JSON, or a Slack message.
@@ -14,6 +14,8 @@ export interface EventData {
   tick?: { scheduleId: string; scheduleName: string; dueAt: Date; failure: string };
   /** test_case.quarantined, .quarantine_lifted, .quarantine_expired. */
   quarantine?: QuarantineData;
+  /** failure_group.opened: the first test of the run in the group that opened. */
+  failureGroup?: TestResult;
 }
 
 /** A quarantine as a webhook tells it (docs/automation.md, "Events"). */
@@ -41,6 +43,18 @@ export function standardBody(event: EventData, apiUrl: string): string {
         failure: event.tick.failure,
       }),
       ...(event.quarantine && { quarantine: event.quarantine }),
+      ...(event.failureGroup?.failureGroup && {
+        failureGroup: {
+          id: event.failureGroup.failureGroup.id,
+          occurrences: event.failureGroup.failureGroup.occurrences,
+          casesAffected: event.failureGroup.failureGroup.casesAffected,
+          firstTest: {
+            id: event.failureGroup.id,
+            name: event.failureGroup.name,
+            summary: event.failureGroup.summary,
+          },
+        },
+      }),
       ...(event.run && { run: runJson(event.run, apiUrl) }),
     },
   });
@@ -99,14 +113,18 @@ export function slackBody(event: EventData, names: { plan?: string; environment:
       : run.status === RunStatus.FAILED
         ? ":x:"
         : ":grey_question:";
-  const headline = `Run "${run.name}" ${status}: ${run.passedTests} passed, ${run.failedTests} failed of ${run.totalTests}`;
-  const failed = run.tests.filter((t) => t.status === TestStatus.FAILED);
+  const newOnes = run.newFailures ? ` (${run.newFailures} new)` : "";
+  const headline = `Run "${run.name}" ${status}: ${run.passedTests} passed, ${run.failedTests} failed${newOnes} of ${run.totalTests}`;
+  // New failures (against the run's base) lead: they are what someone has to look at first.
+  const failed = run.tests
+    .filter((t) => t.status === TestStatus.FAILED)
+    .sort((a, b) => Number(b.newFailure) - Number(a.newFailure));
   // As many failed tests as fit in one section (Slack refuses a section's text over 3000
   // characters), at most slackMaxFailedTests; the rest counted, never cut mid-line.
   let failedText = "*Failed tests*";
   let listed = 0;
   for (const test of failed.slice(0, slackMaxFailedTests)) {
-    const line = `• *${slackEscape(test.name)}*: ${slackEscape(test.summary)}`;
+    const line = `• ${test.newFailure ? "*new* " : ""}*${slackEscape(test.name)}*: ${slackEscape(test.summary)}`;
     if (failedText.length + 1 + line.length > slackSectionTextLimit - moreLineRoom) break;
     failedText += `\n${line}`;
     listed++;

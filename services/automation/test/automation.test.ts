@@ -462,6 +462,46 @@ describe("automation service: schedules, webhooks, badges against real catalog, 
     }
   });
 
+  it("tells a run's new failures and the failure group it opened, signed, once per group", async () => {
+    const receiver = await startReceiver();
+    try {
+      const created = await automation.createWebhook({
+        actor: editor(),
+        projectId: project.projectId,
+        url: receiver.url,
+        events: [WebhookEvent.RUN_NEW_FAILURES, WebhookEvent.FAILURE_GROUP_OPENED],
+        notifyMode: NotifyMode.EVERY_RUN,
+      });
+      const green = await startPlanRun();
+      await finish(green.id, TestStatus.PASSED);
+      // The plan's next run fails every test the same way: new against the green base, one group.
+      const red = await startPlanRun();
+      await finish(red.id, TestStatus.FAILED);
+      const verifier = new StandardWebhook(created.secret.replace(/^whsec_/, ""));
+      type Told = {
+        type: string;
+        data: {
+          run: { id: string; newFailures: number };
+          failureGroup?: { id: string; casesAffected: number };
+        };
+      };
+      const told = await eventually(async () => {
+        const events = receiver.received.map(
+          (r) => verifier.verify(r.body, r.headers as Record<string, string>) as Told,
+        );
+        return events.length >= 2 ? events : undefined;
+      }, "the new failures and the opened group");
+      expect(told.map((e) => e.type).sort()).to.deep.equal(["failure_group.opened", "run.new_failures"]);
+      expect(told.every((e) => e.data.run.id === red.id)).to.equal(true);
+      expect(told.find((e) => e.type === "run.new_failures")?.data.run.newFailures).to.equal(red.totalTests);
+      expect(told.find((e) => e.type === "failure_group.opened")?.data.failureGroup?.casesAffected).to.equal(
+        red.totalTests,
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it("refuses loopback and metadata endpoints without an allowance, and Slack URLs not Slack's", async () => {
     for (const url of ["https://169.254.169.254/latest", "https://[::1]/hook", "ftp://example.com/"])
       await rejects(

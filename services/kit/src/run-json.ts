@@ -74,6 +74,16 @@ export const testResultJson = (test: TestResult, origin: string) => ({
   artifacts: test.artifacts
     .filter((artifact) => artifactKinds[artifact.kind] !== undefined)
     .map((artifact) => artifactJson(artifact, origin)),
+  newFailure: test.newFailure,
+  failureGroup: test.failureGroup
+    ? {
+        id: test.failureGroup.id,
+        occurrences: test.failureGroup.occurrences,
+        casesAffected: test.failureGroup.casesAffected,
+        firstSeenRunId: test.failureGroup.firstSeenRunId,
+        firstSeenAt: rfc3339(test.failureGroup.firstSeenAt),
+      }
+    : null,
 });
 
 /** A run's own fields, as both forms show them. */
@@ -90,6 +100,8 @@ export const runFieldsJson = (run: Run) => ({
   durationMs: durationOf(run.durationMs),
   skipReason: skipReasons[run.skipReason] ?? null,
   url: run.url,
+  newFailures: run.newFailures ?? null,
+  baseRunId: run.baseRunId ?? null,
 });
 
 /** A run as GET /v1/runs/:id shows it (with its tests); `origin` as for testResultJson. */

@@ -33,6 +33,8 @@ export const eventNames: Record<WebhookEvent, string | undefined> = {
   [WebhookEvent.TEST_CASE_QUARANTINED]: "test_case.quarantined",
   [WebhookEvent.TEST_CASE_QUARANTINE_LIFTED]: "test_case.quarantine_lifted",
   [WebhookEvent.TEST_CASE_QUARANTINE_EXPIRED]: "test_case.quarantine_expired",
+  [WebhookEvent.RUN_NEW_FAILURES]: "run.new_failures",
+  [WebhookEvent.FAILURE_GROUP_OPENED]: "failure_group.opened",
 };
 const eventsByName = new Map(Object.entries(eventNames).map(([k, v]) => [v, Number(k) as WebhookEvent]));
 

@@ -45,6 +45,8 @@ export const webhookEvents = [
     name: "Quarantine expired",
     type: "test_case.quarantine_expired",
   },
+  { event: WebhookEvent.RUN_NEW_FAILURES, name: "Run has new failures", type: "run.new_failures" },
+  { event: WebhookEvent.FAILURE_GROUP_OPENED, name: "New failure group", type: "failure_group.opened" },
 ] as const;
 
 export const webhookEventName = (event: WebhookEvent) =>

@@ -193,6 +193,24 @@ export const testResultSchema = z
       description:
         "What the test produced, in the order stored: screenshots, a trace, the browser's log. Empty until the test is final, and for tests without browser steps.",
     }),
+    newFailure: z.boolean().meta({
+      description:
+        "FAILED while its test case did not fail in the run's base run (baseRunId): one of the run's newFailures. Set when the run finished.",
+    }),
+    failureGroup: z
+      .object({
+        id: id("fg", "failure group", "fg_3f1c0a9b2d7e4c5f8a6b1d2e3f4a5b6c"),
+        occurrences: count("Failed attempts in the group."),
+        casesAffected: count("Test cases those attempts were of."),
+        firstSeenRunId: id("run", "run the group was first seen in", examples.runId),
+        firstSeenAt: timestamp("When the group was first seen.").nullable(),
+      })
+      .nullable()
+      .meta({
+        id: "FailureGroupBrief",
+        description:
+          "For a FAILED test whose cause is the test's: the failure group of its last attempt (GET /v1/failure-groups/{id}); null otherwise.",
+      }),
   })
   .meta({ id: "TestResult" });
 
@@ -215,6 +233,12 @@ const runFields = {
   url: z
     .string()
     .meta({ description: "Where the run opens in the web console.", examples: [examples.runUrl] }),
+  newFailures: count(
+    "Once finished: its FAILED tests whose test case did not fail in its base run (the latest finished run before it on the same environment with the same plan, or name); null while running and without a base.",
+  ).nullable(),
+  baseRunId: id("run", "base run", examples.runId)
+    .nullable()
+    .meta({ description: "Once finished: the base run newFailures is counted against; null without one." }),
 };
 
 export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchema) }).meta({
@@ -234,6 +258,8 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
       durationMs: 12333,
       skipReason: null,
       url: examples.runUrl,
+      newFailures: 0,
+      baseRunId: null,
       tests: [
         {
           id: examples.testResultId,
@@ -244,6 +270,8 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
           summary: "2 steps passed",
           url: `${examples.runUrl}/tests/${examples.testResultId}`,
           artifacts: [],
+          newFailure: false,
+          failureGroup: null,
         },
       ],
     },
