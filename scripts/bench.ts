@@ -96,11 +96,12 @@ const owned: ThrowawayServer[] = [];
 let system: System | undefined;
 let floor: ServiceProcess | undefined;
 
-const yamlOf = (tag: string, count: number) =>
+/** `count` one-step test cases tagged `tag`, expecting `status` from GET /health (not 200: they fail). */
+const yamlOf = (tag: string, count: number, status = 200) =>
   Array.from(
     { length: count },
     (_, i) =>
-      `- name: ${tag} ${i}\n  tags: [${tag}]\n  steps:\n    - name: get health\n      http: { method: GET, path: /health }\n      expect: { status: 200 }\n`,
+      `- name: ${tag} ${i}\n  tags: [${tag}]\n  steps:\n    - name: get health\n      http: { method: GET, path: /health }\n      expect: { status: ${status} }\n`,
   ).join("");
 
 try {
@@ -159,7 +160,8 @@ try {
   const { projectId, secret, ownerMemberId } = await seedDemo(system.env, system.demoTargetUrl);
   const ctx = createCliContext(system.env);
   await grantCredits(ctx, { projectId, amount: 10_000_000, reason: "benchmark" });
-  const parse = (tag: string, count: number) => readTestCaseFile(yamlOf(tag, count), `${tag}.yaml`);
+  const parse = (tag: string, count: number, status?: number) =>
+    readTestCaseFile(yamlOf(tag, count, status), `${tag}.yaml`);
   const pair = await createTestCases(ctx, { projectId, testCases: parse("pair", 2) });
   await createTestCases(ctx, { projectId, testCases: parse("many", executorTests) });
   const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
@@ -326,6 +328,8 @@ try {
     enterBenchPart("the test-health table");
     await createTestCases(ctx, { projectId, testCases: parse("health500", 500) });
     await createTestCases(ctx, { projectId, testCases: parse("health200", 200) });
+    // Failing ones (they expect 418): the failure groups' cost per failed test.
+    await createTestCases(ctx, { projectId, testCases: parse("fail200", 200, 418) });
     await healthTable({
       system,
       databaseUrl,

@@ -208,6 +208,39 @@ export async function healthTable(options: HealthBenchOptions): Promise<void> {
     console.log(
       `\nHealth adds ${(added * 100).toFixed(0)}% to the CPU per completed test (runs service and PostgreSQL together).`,
     );
+
+    // Failure groups: a comparison of two 500-test runs, and the grouping trigger's cost per failed test.
+    const again = await options.runTagged("health500");
+    console.log(
+      `\n| comparison | p50 / p99 (8 callers) |\n| --- | --- |\n| CompareRuns of two 500-test runs | ${await latencies(
+        () => client.compareRuns({ actor, projectId, runId: again.id, baseRunId: big.id }),
+        100,
+        8,
+      )} |`,
+    );
+    const perFailed = async () => {
+      const runsBefore = options.runsCpuMs();
+      const pgBefore = postgresCpuMs(postmaster);
+      await options.runTagged("fail200");
+      return {
+        runs: (options.runsCpuMs() - runsBefore) / 200,
+        postgres: (postgresCpuMs(postmaster) - pgBefore) / 200,
+      };
+    };
+    const grouped = await perFailed();
+    await db.query("alter table runs.test_results disable trigger test_results_group_failures");
+    const ungrouped = await perFailed();
+    await db.query("alter table runs.test_results enable trigger test_results_group_failures");
+    const groupedAgain = await perFailed();
+    console.log(
+      "\n| CPU per failed test (200-test runs, one failure group) | runs service | PostgreSQL |\n| --- | --- | --- |",
+    );
+    for (const [name, figure] of [
+      ["grouping on", grouped],
+      ["grouping off (trigger disabled)", ungrouped],
+      ["grouping on again", groupedAgain],
+    ] as const)
+      console.log(`| ${name} | ${figure.runs.toFixed(2)} ms | ${figure.postgres.toFixed(2)} ms |`);
   } finally {
     await db.end();
   }
