@@ -18,7 +18,8 @@ export type IdPrefix =
   | "whk"
   | "dlv"
   | "bdg"
-  | "qtn";
+  | "qtn"
+  | "fg";
 
 // Monotonic: ids made in the same millisecond still sort in creation order.
 const nextUlid = monotonicFactory();

@@ -199,7 +199,7 @@ export const testResultSchema = z
     }),
     failureGroup: z
       .object({
-        id: id("fg", "failure group", "fg_3f1c0a9b2d7e4c5f8a6b1d2e3f4a5b6c"),
+        id: id("fg", "failure group", "fg_3f1c0a9b2d7e4c5f8a6b1d2e3f"),
         occurrences: count("Failed attempts in the group."),
         casesAffected: count("Test cases those attempts were of."),
         firstSeenRunId: id("run", "run the group was first seen in", examples.runId),

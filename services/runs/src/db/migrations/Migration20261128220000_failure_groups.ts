@@ -145,7 +145,9 @@ export class Migration20261128220000_failure_groups extends Migration {
         action := coalesce(action, '');
       end $$;`);
 
-    // Records one failed attempt in its group; answers the group's id.
+    // Records one failed attempt in its group; answers the group's id. A new group's id is `fg_` and
+    // 26 random hexadecimal digits: the shape of every id the product hands out (a prefix and 26
+    // characters of Crockford's alphabet), made in the statement.
     this.addSql(`
       create function runs.record_failure(p_project text, p_env text, p_test runs.test_results, p_attempt int,
         p_summary text, p_failed_step int, p_cause text) returns text language plpgsql as $$
@@ -165,7 +167,7 @@ export class Migration20261128220000_failure_groups extends Migration {
           'name', p_test.name, 'v', p_test.test_case_version, 'env', p_env, 'at', now());
         insert into runs.failure_groups as g (id, project_id, fingerprint, step_kind, action, target, cause, message,
           occurrences, first_seen, last_seen, last_seen_at)
-        values ('fg_' || lower(replace(gen_random_uuid()::text, '-', '')), p_project, v_fingerprint, v_shape.kind,
+        values ('fg_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 26), p_project, v_fingerprint, v_shape.kind,
           v_shape.action, v_shape.target, p_cause, v_message, 1, v_seen, v_seen, now())
         on conflict (project_id, fingerprint) do update set occurrences = g.occurrences + 1, last_seen = excluded.last_seen,
           last_seen_at = now(), state = case when g.state = 'resolved' then 'reopened' else g.state end, resolved_at = null
