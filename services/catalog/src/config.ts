@@ -35,6 +35,11 @@ export const configSchema = baseConfigSchema.extend({
    */
   KEYS_RETRY_MS: z.coerce.number().int().positive().default(10_000),
   /**
+   * How often the info-level audit line of executors' reads of variable values sums the reads since
+   * the last (variable-reads-audit.ts); each read is logged at debug.
+   */
+  VARIABLE_READS_AUDIT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+  /**
    * The AES-256 key of variable values: 32 bytes, base64. Without it the catalog still serves
    * everything else, and refuses to store or hand out variable values (FAILED_PRECONDITION).
    */

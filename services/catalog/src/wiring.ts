@@ -18,6 +18,7 @@ import type { Config } from "./config.js";
 import { Outbox } from "./outbox.js";
 import { catalogService, executorMethods, nulAllowed } from "./service.js";
 import { Database } from "./sql.js";
+import { VariableReadsAudit } from "./variable-reads-audit.js";
 
 export { configSchema } from "./config.js";
 export { database } from "./db/index.js";
@@ -56,6 +57,7 @@ export function wireCatalog({
   if (!config.VARIABLES_KEY)
     logger.warn("VARIABLES_KEY is not set: variable values can be neither stored nor read");
   const cipher = config.VARIABLES_KEY ? new VariableCipher(config.VARIABLES_KEY) : undefined;
+  const variableReads = new VariableReadsAudit(logger, config.VARIABLE_READS_AUDIT_MS);
   return {
     services: [
       bind(
@@ -67,6 +69,7 @@ export function wireCatalog({
           cipher,
           logger,
           variablesGrants: new VariablesGrants(config.SERVICE_TOKEN),
+          variableReads,
           newProjectCredits: config.NEW_PROJECT_CREDITS,
           newProjectGrantsPerOrganization: config.NEW_PROJECT_GRANTS_PER_ORGANIZATION,
         }),
@@ -75,6 +78,7 @@ export function wireCatalog({
       ),
     ],
     async stop() {
+      variableReads.stop();
       await stopKeepingEpoch();
       await outbox.stop();
     },

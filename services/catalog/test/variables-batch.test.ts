@@ -61,7 +61,7 @@ describe("catalog: variable values in batches", () => {
 
   before(async () => {
     // At debug: every line the catalog can write, each call's "rpc ok" included.
-    h = await startInProcessCatalog({ LOG_LEVEL: "debug" });
+    h = await startInProcessCatalog({ LOG_LEVEL: "debug", VARIABLE_READS_AUDIT_MS: "1000" });
     grants = new VariablesGrants(h.env.SERVICE_TOKEN ?? "");
     const one = await seedOrganization(h.catalog);
     const two = await seedOrganization(h.catalog);
@@ -102,7 +102,8 @@ describe("catalog: variable values in batches", () => {
     const lines = h.lines().filter((line) => ids.some((id) => line.includes(id)));
     expect(lines, "lines naming the batch's tests").to.have.length(1);
     const [audit] = auditLines().filter((line) => line.tests !== undefined);
-    expect(audit?.level).to.equal("info");
+    // Per call at debug; at info only the summary (the test below).
+    expect(audit?.level).to.equal("debug");
     expect(audit?.tests).to.equal(6);
     const testsOf = (projectId: string) =>
       tests.filter((test) => test.projectId === projectId).map((test) => test.testResultId);
@@ -111,6 +112,28 @@ describe("catalog: variable values in batches", () => {
       { project_id: projectB, variables: 1, test_result_ids: testsOf(projectB) },
       { project_id: projectC, variables: 0, test_result_ids: testsOf(projectC) },
     ]);
+  });
+
+  it("sums executors' reads per project into one info line a period, naming no test and no value", async () => {
+    const tests = [entry(projectA), entry(projectA), entry(projectB)];
+    await h.executor.getVariableValuesBatch({ tests });
+    await h.executor.getVariableValuesBatch({ tests: [entry(projectA)] });
+    const line = await h.logLine((text) => {
+      const parsed = JSON.parse(text) as { msg?: string; projects?: { project_id: string }[] };
+      return (
+        parsed.msg === "executors read variable values" &&
+        (parsed.projects ?? []).some((p) => p.project_id === projectB)
+      );
+    });
+    const summary = JSON.parse(line) as {
+      level: string;
+      projects: { project_id: string; calls: number; tests: number }[];
+    };
+    expect(summary.level).to.equal("info");
+    const ofA = summary.projects.find((p) => p.project_id === projectA);
+    expect(ofA?.tests).to.be.at.least(2);
+    for (const test of tests) expect(line).to.not.contain(test.testResultId);
+    for (const value of used) expect(line).to.not.contain(value);
   });
 
   it("refuses the whole call when one grant is forged, expired or another test's, without saying which", async () => {

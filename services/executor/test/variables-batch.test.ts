@@ -31,7 +31,8 @@ describe("executor: variable values of a claimed batch", function () {
   let executor: InProcessExecutor | undefined;
 
   before(async () => {
-    stack = await startInProcessRunsStack({}, 6);
+    // The catalog at debug: each read's line (with its tests) is at debug, a summary at info.
+    stack = await startInProcessRunsStack({}, 6, { LOG_LEVEL: "debug" });
     target = await startTestTarget();
   });
   afterEach(async () => {
@@ -138,7 +139,7 @@ describe("executor: variable values of a claimed batch", function () {
     // One audit line for the five tests, at info, naming each project once with its tests.
     const lines = auditLinesOf(testIds);
     expect(lines).to.have.length(1);
-    expect(lines[0]).to.include({ level: "info", tests: 5 });
+    expect(lines[0]).to.include({ level: "debug", tests: 5 });
     expect(lines[0]?.projects).to.have.deep.members([
       { project_id: a.project.projectId, variables: 2, test_result_ids: a.testIds },
       { project_id: b.project.projectId, variables: 2, test_result_ids: b.testIds },

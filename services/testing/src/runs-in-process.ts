@@ -53,6 +53,8 @@ export interface InProcessRunsStack extends RunsStack {
 export async function startInProcessRunsStack(
   runsEnv: Record<string, string> = {},
   redisDb = 5,
+  /** The catalog's own settings (LOG_LEVEL, say). */
+  catalogEnv: Record<string, string> = {},
 ): Promise<InProcessRunsStack> {
   const { configSchema, database, wireRuns } = await runsCode();
   const billingWiring = await billingCode();
@@ -78,10 +80,11 @@ export async function startInProcessRunsStack(
     tokens: { service: tokens.SERVICE_TOKEN, executor: tokens.EXECUTOR_TOKEN },
     logger: log.logger,
   });
-  const catalog = await startInProcessCatalog(
-    {},
-    { rpc, tokens, runs: rpc.client(RunsService, tokens.SERVICE_TOKEN) },
-  );
+  const catalog = await startInProcessCatalog(catalogEnv, {
+    rpc,
+    tokens,
+    runs: rpc.client(RunsService, tokens.SERVICE_TOKEN),
+  });
   // Billing keeps its schema in the catalog's database, as in the process stack.
   const billingDb = await migratedTestDatabase(billingWiring.database, catalog.env.DATABASE_URL);
   const billingWired = billingWiring.wireBilling({

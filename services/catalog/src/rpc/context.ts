@@ -4,6 +4,7 @@ import type { Logger, VariablesGrants } from "@testrun/kit";
 import type { VariableCipher } from "../cipher.js";
 import type { Outbox } from "../outbox.js";
 import type { Database } from "../sql.js";
+import type { VariableReadsAudit } from "../variable-reads-audit.js";
 
 /** What every group of handlers works with. */
 export interface Deps {
@@ -20,6 +21,8 @@ export interface Deps {
   logger: Logger;
   /** Checks the runs service's grant that lets an executor read a project's values for one test. */
   variablesGrants: VariablesGrants;
+  /** The info-level audit summary of executors' reads of variable values. */
+  variableReads: VariableReadsAudit;
   /** Credits each new project is granted once (NEW_PROJECT_CREDITS; 0: none). */
   newProjectCredits: number;
   /** How many of an organization's projects, at most, get them (NEW_PROJECT_GRANTS_PER_ORGANIZATION). */

@@ -56,7 +56,7 @@ type SealedRow = VariableRow & { value_ciphertext: Buffer; value_iv: Buffer; val
  * CreateVariable, GetVariable, ListVariables, UpdateVariable, DeleteVariable, GetVariableValues,
  * GetVariableValuesBatch.
  */
-export function variableHandlers({ db, cipher, logger, variablesGrants }: Deps): Handlers {
+export function variableHandlers({ db, cipher, logger, variablesGrants, variableReads }: Deps): Handlers {
   /**
    * The decrypted values of each project of `projectIds` (distinct), in their order, in one read
    * whatever their number; NOT_FOUND for the first that does not exist.
@@ -240,9 +240,9 @@ export function variableHandlers({ db, cipher, logger, variablesGrants }: Deps):
       if (refused > 0)
         throw denied("a grant to read variable values is missing, expired or not for its project and test");
       const read = await readValues([...testsOf.keys()]);
-      // The audit record, one line per call: for each project, how many values for which tests;
-      // never the values themselves.
-      logger.info(
+      // The audit record: this call at debug with its tests, summed per project into one info
+      // line a minute (variable-reads-audit.ts), so that nothing is logged per test at info.
+      logger.debug(
         {
           tests: req.tests.length,
           projects: read.map(({ projectId, count }) => ({
@@ -253,6 +253,8 @@ export function variableHandlers({ db, cipher, logger, variablesGrants }: Deps):
         },
         "executor read variable values",
       );
+      for (const { projectId, count } of read)
+        variableReads.add(projectId, testsOf.get(projectId)?.length ?? 0, count);
       return {
         projects: Object.fromEntries(read.map(({ projectId, values }) => [projectId, { values }])),
       };
