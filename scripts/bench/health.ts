@@ -180,33 +180,43 @@ export async function healthTable(options: HealthBenchOptions): Promise<void> {
       await db.query<{ setting: string }>("select current_setting('data_directory') as setting")
     ).rows as [{ setting: string }];
     const postmaster = Number(readFileSync(`${setting}/postmaster.pid`, "utf8").split("\n")[0]);
-    const perTest = async () => {
-      const runsBefore = options.runsCpuMs();
-      const pgBefore = postgresCpuMs(postmaster);
-      await options.runTagged("health200");
-      return {
-        runs: (options.runsCpuMs() - runsBefore) / 200,
-        postgres: (postgresCpuMs(postmaster) - pgBefore) / 200,
+    /**
+     * The CPU per test of a 200-test run of `tag`, with `trigger` on, off, then on again (the
+     * runs service's and PostgreSQL's), as a table; answers how much the trigger adds, on average.
+     */
+    const onAndOff = async (title: string, tag: string, trigger: string, what: string) => {
+      const perTest = async () => {
+        const runsBefore = options.runsCpuMs();
+        const pgBefore = postgresCpuMs(postmaster);
+        await options.runTagged(tag);
+        return {
+          runs: (options.runsCpuMs() - runsBefore) / 200,
+          postgres: (postgresCpuMs(postmaster) - pgBefore) / 200,
+        };
       };
+      const on = await perTest();
+      await db.query(`alter table runs.test_results disable trigger ${trigger}`);
+      const off = await perTest();
+      await db.query(`alter table runs.test_results enable trigger ${trigger}`);
+      const onAgain = await perTest();
+      console.log(`\n| ${title} | runs service | PostgreSQL |\n| --- | --- | --- |`);
+      for (const [name, figure] of [
+        [`${what} on`, on],
+        [`${what} off (trigger disabled)`, off],
+        [`${what} on again`, onAgain],
+      ] as const)
+        console.log(`| ${name} | ${figure.runs.toFixed(2)} ms | ${figure.postgres.toFixed(2)} ms |`);
+      const added =
+        (on.runs + on.postgres + onAgain.runs + onAgain.postgres) / 2 / (off.runs + off.postgres) - 1;
+      console.log(
+        `\n${what} adds ${(added * 100).toFixed(0)}% to the CPU per test (runs service and PostgreSQL together).`,
+      );
     };
-    const on = await perTest();
-    await db.query("alter table runs.test_results disable trigger test_results_record_case_health");
-    const off = await perTest();
-    await db.query("alter table runs.test_results enable trigger test_results_record_case_health");
-    const onAgain = await perTest();
-    console.log(
-      "\n| CPU per completed test (200-test runs) | runs service | PostgreSQL |\n| --- | --- | --- |",
-    );
-    for (const [name, figure] of [
-      ["health on", on],
-      ["health off (trigger disabled)", off],
-      ["health on again", onAgain],
-    ] as const)
-      console.log(`| ${name} | ${figure.runs.toFixed(2)} ms | ${figure.postgres.toFixed(2)} ms |`);
-    const added =
-      (on.runs + on.postgres + onAgain.runs + onAgain.postgres) / 2 / (off.runs + off.postgres) - 1;
-    console.log(
-      `\nHealth adds ${(added * 100).toFixed(0)}% to the CPU per completed test (runs service and PostgreSQL together).`,
+    await onAndOff(
+      "CPU per completed test (200-test runs)",
+      "health200",
+      "test_results_record_case_health",
+      "Health",
     );
 
     // Failure groups: a comparison of two 500-test runs, and the grouping trigger's cost per failed test.
@@ -218,29 +228,12 @@ export async function healthTable(options: HealthBenchOptions): Promise<void> {
         8,
       )} |`,
     );
-    const perFailed = async () => {
-      const runsBefore = options.runsCpuMs();
-      const pgBefore = postgresCpuMs(postmaster);
-      await options.runTagged("fail200");
-      return {
-        runs: (options.runsCpuMs() - runsBefore) / 200,
-        postgres: (postgresCpuMs(postmaster) - pgBefore) / 200,
-      };
-    };
-    const grouped = await perFailed();
-    await db.query("alter table runs.test_results disable trigger test_results_group_failures");
-    const ungrouped = await perFailed();
-    await db.query("alter table runs.test_results enable trigger test_results_group_failures");
-    const groupedAgain = await perFailed();
-    console.log(
-      "\n| CPU per failed test (200-test runs, one failure group) | runs service | PostgreSQL |\n| --- | --- | --- |",
+    await onAndOff(
+      "CPU per failed test (200-test runs, one failure group)",
+      "fail200",
+      "test_results_group_failures",
+      "Grouping",
     );
-    for (const [name, figure] of [
-      ["grouping on", grouped],
-      ["grouping off (trigger disabled)", ungrouped],
-      ["grouping on again", groupedAgain],
-    ] as const)
-      console.log(`| ${name} | ${figure.runs.toFixed(2)} ms | ${figure.postgres.toFixed(2)} ms |`);
   } finally {
     await db.end();
   }

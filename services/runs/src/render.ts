@@ -16,10 +16,11 @@ import {
   TestResultSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { dbDate, dbDateOrNull } from "@testrun/kit";
+import { type DbTimestamp, dbDate, dbDateOrNull } from "@testrun/kit";
 import { failureCauses } from "./causes.js";
 import type {
   ArtifactKind as StoredArtifactKind,
+  StoredAttempt,
   FailureCause as StoredCause,
   SkipReason as StoredSkipReason,
   RunStatus as StoredStatus,
@@ -102,12 +103,31 @@ const renderStepResult = (step: StoredStepResult) => ({
 
 /**
  * A test's attempts, oldest first: the ended ones it keeps apart, then its current or last one
- * (its own columns), each with its artifacts (`artifacts`: the test's, of every ended attempt).
+ * (its own columns, in the stored attempt's shape), each with its artifacts (`artifacts`: the
+ * test's, of every ended attempt).
  */
 function renderAttempts(row: TestRow, artifacts: Artifact[], artifactRows: ArtifactRow[]): TestAttempt[] {
-  const ofAttempt = (number: number) =>
-    artifacts.filter((_, index) => artifactRows[index]?.attempt === number);
-  const attempts = row.earlier_attempts.map((attempt) =>
+  const stored: (Omit<StoredAttempt, "status" | "lease_token" | "started_at" | "finished_at"> & {
+    status: StoredStatus;
+    started_at: DbTimestamp | null;
+    finished_at: DbTimestamp | null;
+  })[] = [...row.earlier_attempts];
+  // The current or last attempt: none while never claimed, nor while QUEUED again (the attempt
+  // its number names ended and is among the earlier ones).
+  if (row.attempt > 0 && row.status !== "queued")
+    stored.push({
+      number: row.attempt,
+      status: row.status,
+      started_at: row.started_at,
+      finished_at: row.finished_at,
+      duration_ms: row.duration_ms,
+      summary: row.summary ?? "",
+      failed_step: row.failed_step,
+      step_results: row.step_results,
+      cause: row.cause,
+      executor_id: row.lease_owner,
+    });
+  return stored.map((attempt) =>
     create(TestAttemptSchema, {
       number: attempt.number,
       status: testStatuses[attempt.status],
@@ -119,28 +139,9 @@ function renderAttempts(row: TestRow, artifacts: Artifact[], artifactRows: Artif
       stepResults: attempt.step_results.map(renderStepResult),
       cause: causeOf(attempt.cause),
       executorId: attempt.executor_id ?? "",
-      artifacts: ofAttempt(attempt.number),
+      artifacts: artifacts.filter((_, index) => artifactRows[index]?.attempt === attempt.number),
     }),
   );
-  // The current or last attempt: none while never claimed, nor while QUEUED again (the attempt
-  // its number names ended and is among the earlier ones).
-  if (row.attempt > 0 && row.status !== "queued")
-    attempts.push(
-      create(TestAttemptSchema, {
-        number: row.attempt,
-        status: testStatuses[row.status],
-        startedAt: stamp(dbDateOrNull(row.started_at)),
-        finishedAt: stamp(dbDateOrNull(row.finished_at)),
-        durationMs: row.duration_ms === null ? undefined : BigInt(row.duration_ms),
-        summary: row.summary ?? "",
-        failedStep: row.failed_step ?? undefined,
-        stepResults: row.step_results.map(renderStepResult),
-        cause: causeOf(row.cause),
-        executorId: row.lease_owner ?? "",
-        artifacts: ofAttempt(row.attempt),
-      }),
-    );
-  return attempts;
 }
 
 /**
