@@ -94,11 +94,13 @@ export interface TestPlanRow {
   created_at: Date;
   updated_at: Date;
   test_case_ids: string[];
+  /** Null when the plan sets none. */
+  retries: number | null;
   version: number;
   updated_by: ChangedByRow | null;
 }
 /** A plan with its test cases in order and who stored its version (needs the plan aliased `tp`). */
-export const testPlanColumns = `tp.id, tp.project_id, tp.name, tp.description, tp.created_at, tp.updated_at, tp.version,
+export const testPlanColumns = `tp.id, tp.project_id, tp.name, tp.description, tp.retries, tp.created_at, tp.updated_at, tp.version,
   array(select pc.test_case_id from catalog.test_plan_cases pc where pc.plan_id = tp.id order by pc.position) as test_case_ids,
   ${changedByOf("test_plan_versions", "plan_id", "tp.id", "tp.version")}`;
 
@@ -111,6 +113,7 @@ export interface TestCaseRow {
   /** Only when selected (`withSteps`). */
   steps?: JsonValue[];
   record_trace: boolean;
+  retries: number;
   created_at: Date;
   updated_at: Date;
   version: number;
@@ -118,7 +121,7 @@ export interface TestCaseRow {
 }
 /** A test case and who stored its version (needs the test case aliased `t`). */
 export const testCaseColumns = (withSteps: boolean) =>
-  `t.id, t.project_id, t.name, t.tags, t.enabled, t.record_trace, t.created_at, t.updated_at, t.version,
+  `t.id, t.project_id, t.name, t.tags, t.enabled, t.record_trace, t.retries, t.created_at, t.updated_at, t.version,
    ${changedByOf("test_case_versions", "test_case_id", "t.id", "t.version")}${withSteps ? ", t.steps" : ""}`;
 
 export interface VariableRow {
@@ -194,6 +197,7 @@ export const testPlanToProto = (row: TestPlanRow): TestPlan =>
     description: row.description,
     testCaseIds: row.test_case_ids,
     testCaseCount: row.test_case_ids.length,
+    ...(row.retries !== null && { retries: row.retries }),
     createdAt: time(row.created_at),
     updatedAt: time(row.updated_at),
     version: row.version,
@@ -209,6 +213,7 @@ export const testCaseToProto = (row: TestCaseRow): TestCase =>
     enabled: row.enabled,
     steps: row.steps ? stepsFromStorage(row.steps) : [],
     recordTrace: row.record_trace,
+    retries: row.retries,
     createdAt: time(row.created_at),
     updatedAt: time(row.updated_at),
     version: row.version,

@@ -140,6 +140,19 @@ export function checkMs(value: number, field: string, violations: Violations, ze
   if (value < 0 || value > maxMs) violations.add(field, `must be 0 (${zeroMeans}) or 1 to ${maxMs}`);
 }
 
+/** The most retries of a failed attempt a test case, plan or run may ask for. */
+export const maxRetries = 3;
+
+/** A retry count (TestCase.retries, TestPlan.retries): a whole number, 0 to 3. */
+export function checkRetries(value: number, field: string, violations: Violations): number {
+  if (!Number.isInteger(value) || value < 0 || value > maxRetries)
+    violations.add(
+      field,
+      `must be 0 to ${maxRetries}, how many times a failed attempt is run again (got ${value})`,
+    );
+  return value;
+}
+
 /** Names of variables and of values saved by steps, as written in `{{NAME}}`. */
 export const variableNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 

@@ -102,8 +102,8 @@ export async function recordCaseVersions(sql: Sql, ids: readonly string[], chang
   await sql.all(
     `with kept as (
        insert into catalog.test_case_versions
-         (test_case_id, version, name, tags, enabled, steps, record_trace, changed_at, changed_by_member_id, changed_by_operator)
-       select t.id, t.version, t.name, t.tags, t.enabled, t.steps, t.record_trace, t.updated_at, ?, ?
+         (test_case_id, version, name, tags, enabled, steps, record_trace, retries, changed_at, changed_by_member_id, changed_by_operator)
+       select t.id, t.version, t.name, t.tags, t.enabled, t.steps, t.record_trace, t.retries, t.updated_at, ?, ?
        from catalog.test_cases t where t.id = any(?::text[])
        returning test_case_id, version)
      delete from catalog.test_case_versions v using kept
@@ -117,10 +117,10 @@ export async function recordPlanVersions(sql: Sql, ids: readonly string[], chang
   await sql.all(
     `with kept as (
        insert into catalog.test_plan_versions
-         (plan_id, version, name, description, test_case_ids, changed_at, changed_by_member_id, changed_by_operator)
+         (plan_id, version, name, description, test_case_ids, retries, changed_at, changed_by_member_id, changed_by_operator)
        select tp.id, tp.version, tp.name, tp.description,
          array(select pc.test_case_id from catalog.test_plan_cases pc where pc.plan_id = tp.id order by pc.position),
-         tp.updated_at, ?, ?
+         tp.retries, tp.updated_at, ?, ?
        from catalog.test_plans tp where tp.id = any(?::text[])
        returning plan_id, version)
      delete from catalog.test_plan_versions v using kept

@@ -617,11 +617,16 @@ describe("catalog: versions of test cases and plans", () => {
     it("are at version 1, readable as such, with nobody recorded", async () => {
       const projectId = seed.projectId;
       // The schema as it was before the migration (and the later ones), holding one test case and one plan.
-      const migrations = ["Migration20261125013339_versions", "Migration20261125042617_record_trace"];
+      const migrations = [
+        "Migration20261125013339_versions",
+        "Migration20261125042617_record_trace",
+        "Migration20261128183000_retries",
+      ];
       await h.db.query(`
         drop table catalog.test_case_versions; drop table catalog.test_plan_versions;
         alter table catalog.test_cases drop column version; alter table catalog.test_plans drop column version;
-        alter table catalog.test_cases drop column record_trace;`);
+        alter table catalog.test_cases drop column record_trace;
+        alter table catalog.test_cases drop column retries; alter table catalog.test_plans drop column retries;`);
       const caseId = newId("tc");
       const planId = newId("pln");
       const then = new Date("2026-11-01T10:00:00.000Z");
@@ -648,13 +653,14 @@ describe("catalog: versions of test cases and plans", () => {
       await runServiceCommand("catalog", ["migrate"], h.env);
 
       const old = await getCase(caseId, 1);
-      expect(old.testCase).to.include({ name: "old case", version: 1, recordTrace: false });
+      expect(old.testCase).to.include({ name: "old case", version: 1, recordTrace: false, retries: 0 });
       expect(old.testCase?.updatedBy).to.equal(undefined);
       expect(timestampDate(old.testCase?.updatedAt as NonNullable<TestCase["updatedAt"]>)).to.deep.equal(
         then,
       );
       const plan = await catalog.getTestPlan({ actor: editor, projectId, testPlanId: planId, version: 1 });
       expect(plan.testPlan).to.include({ name: "old plan", version: 1 });
+      expect(plan.testPlan?.retries, "a plan from before sets no retries").to.equal(undefined);
       expect(plan.testPlan?.testCaseIds).to.deep.equal([caseId]);
       // A save on a version it never had names nobody, and the next save is version 2.
       const refused = await conflictOf(

@@ -5,6 +5,12 @@ import { defineEntity, p } from "@mikro-orm/core";
 // DeleteProject is one statement. Field names follow proto/testrun/catalog/v1/catalog.proto; the
 // length checks are backstops for the limits it states (lengths in code points, as char_length).
 
+/** `retries` is unset or 0 to 3 (TestCase.retries, TestPlan.retries). */
+const retriesCheck = (table: string) => ({
+  name: `${table}_retries_range`,
+  expression: "retries >= 0 and retries <= 3",
+});
+
 /** `column` is 1 to 200 characters: the proto's rule for every name. */
 const nameCheck = (table: string, column = "name") => ({
   name: `${table}_${column}_length`,
@@ -190,6 +196,8 @@ export const TestPlan = defineEntity({
       .onUpdate(() => new Date()),
     /** 1 at creation, +1 on every stored change; its snapshot is the TestPlanVersion of that number. */
     version: p.integer().default(1),
+    /** TestPlan.retries: null when the plan sets none (each test case's own apply). */
+    retries: p.integer().nullable(),
   },
   indexes: [
     // A project's plans oldest first (GET /v1/test-plans), and resolving a plan name within the project.
@@ -199,6 +207,7 @@ export const TestPlan = defineEntity({
     nameCheck("test_plans"),
     descriptionCheck("test_plans"),
     { name: "test_plans_version_positive", expression: "version >= 1" },
+    retriesCheck("test_plans"),
   ],
 });
 
@@ -225,6 +234,8 @@ export const TestCase = defineEntity({
     steps: p.json<TestCaseStep[]>(),
     /** Record a Playwright trace of every execution, not only of failed ones (TestCase.record_trace). */
     recordTrace: p.boolean().default(false),
+    /** How many times a failed attempt is retried in a run (TestCase.retries). */
+    retries: p.integer().default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()
@@ -256,6 +267,7 @@ export const TestCase = defineEntity({
     { name: "test_cases_tags_count", expression: "cardinality(tags) <= 50" },
     { name: "test_cases_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
     { name: "test_cases_version_positive", expression: "version >= 1" },
+    retriesCheck("test_cases"),
   ],
 });
 
@@ -277,6 +289,7 @@ export const TestCaseVersion = defineEntity({
     enabled: p.boolean(),
     steps: p.json<TestCaseStep[]>(),
     recordTrace: p.boolean().default(false),
+    retries: p.integer().default(0),
     changedAt: p.datetime(),
     ...changedBy(),
   },
@@ -297,6 +310,7 @@ export const TestPlanVersion = defineEntity({
     description: p.text(),
     /** As the plan listed them then; a test case deleted since stays named here. */
     testCaseIds: p.array(),
+    retries: p.integer().nullable(),
     changedAt: p.datetime(),
     ...changedBy(),
   },

@@ -292,6 +292,7 @@ function changedCaseFields(fields: TestCaseFields, row: TestCaseRow): string[] {
     // jsonb keeps no key order; the comparison of values ignores it too.
     !isDeepStrictEqual(fields.steps, row.steps as JsonValue[]) && "steps",
     fields.recordTrace !== row.record_trace && "recordTrace",
+    fields.retries !== row.retries && "retries",
   ].filter((field) => field !== false);
 }
 
@@ -300,6 +301,7 @@ function changedPlanFields(plan: PlanItem, row: TestPlanRow): string[] {
     plan.fields.name !== row.name && "name",
     plan.fields.description !== row.description && "description",
     !isDeepStrictEqual(plan.resolved, row.test_case_ids) && "testCases",
+    plan.fields.retries !== row.retries && "retries",
   ].filter((field) => field !== false);
 }
 

@@ -22,6 +22,8 @@ interface SelectedRow {
   steps: JsonValue[];
   version: number;
   record_trace: boolean;
+  /** SelectedTestCase.retries: the plan's when a plan sets them, else the test case's. */
+  retries: number;
 }
 
 interface Selection {
@@ -102,7 +104,9 @@ function planReader(value: string): SelectionReader {
     async choose(candidates, sql) {
       const plan = pickByIdOrName(candidates, value, "test_plan", "test plan");
       const rows = await sql.all<SelectedRow>(
-        `select t.id, t.name, t.steps, t.version, t.record_trace from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
+        `select t.id, t.name, t.steps, t.version, t.record_trace, coalesce(tp.retries, t.retries) as retries
+         from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
+           join catalog.test_plans tp on tp.id = pc.plan_id
          where pc.plan_id = ? and t.enabled order by pc.position`,
         [plan.id],
       );
@@ -118,7 +122,7 @@ function idsReader(given: readonly string[]): SelectionReader {
     ...(!tooMany && {
       listing: {
         select:
-          "select t.id, t.name, t.steps, t.version, t.record_trace from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
+          "select t.id, t.name, t.steps, t.version, t.record_trace, t.retries from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
         orderBy: "id",
         params: [textArray(ids)],
       },
@@ -142,7 +146,7 @@ function tagsReader(given: readonly string[]): SelectionReader {
   const tags = filterTags(given);
   return {
     listing: {
-      select: `select t.id, t.name, t.steps, t.version, t.record_trace, t.created_at, count(*) over () as total from catalog.test_cases t
+      select: `select t.id, t.name, t.steps, t.version, t.record_trace, t.retries, t.created_at, count(*) over () as total from catalog.test_cases t
                where t.project_id = p.id and t.enabled and ${anyTagCondition}
                order by t.created_at, t.id limit ?`,
       orderBy: "created_at, id",
@@ -213,6 +217,7 @@ export function resolveHandlers({ db }: Deps): Handlers {
                 steps: stepsFromStorage(row.steps),
                 version: row.version,
                 recordTrace: row.record_trace,
+                retries: row.retries,
               }),
           ),
           defaultRunName: runName(chosen.defaultName),

@@ -7,7 +7,7 @@ import { notFound, Violations } from "../errors.js";
 import { changedByJson, type TestCaseRow, testCaseColumns, testCaseToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
 import { checkSteps } from "../steps.js";
-import { checkName, checkTags, checkVariableName } from "../validate.js";
+import { checkName, checkRetries, checkTags, checkVariableName } from "../validate.js";
 import {
   type Changer,
   changerOf,
@@ -59,7 +59,7 @@ async function findCaseVersion(
   version: number,
 ): Promise<{ row: TestCaseRow; current: number }> {
   const found = await sql.one<TestCaseRow & { current_version: number | null }>(
-    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, v.record_trace, t.created_at, v.changed_at as updated_at,
+    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, v.record_trace, v.retries, t.created_at, v.changed_at as updated_at,
        v.version, ${changedByJson} as updated_by, t.version as current_version
      from catalog.test_cases t
      left join catalog.test_case_versions v on v.test_case_id = t.id and v.version = ?
@@ -81,6 +81,8 @@ export interface TestCaseFields {
   /** Storage form (checkSteps). */
   steps: JsonValue[];
   recordTrace: boolean;
+  /** 0 to 3 (checkRetries). */
+  retries: number;
 }
 
 /**
@@ -88,7 +90,7 @@ export interface TestCaseFields {
  * adding every violation under `prefix` (`""`, `test_cases[3].`), and returns their stored form.
  */
 export function checkTestCase(
-  input: { name: string; tags: readonly string[]; steps: readonly Step[] },
+  input: { name: string; tags: readonly string[]; steps: readonly Step[]; retries: number },
   prefix: string,
   violations: Violations,
 ): Omit<TestCaseFields, "enabled" | "recordTrace"> {
@@ -96,6 +98,7 @@ export function checkTestCase(
     name: checkName(input.name, `${prefix}name`, violations),
     tags: checkTags(input.tags, `${prefix}tags`, violations),
     steps: checkSteps(input.steps, `${prefix}steps`, violations),
+    retries: checkRetries(input.retries, `${prefix}retries`, violations),
   };
 }
 
@@ -112,8 +115,8 @@ export async function insertTestCase(
   const id = newId("tc");
   const now = new Date();
   await sql.all(
-    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, record_trace, created_at, updated_at)
-     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?, ?)`,
+    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, record_trace, retries, created_at, updated_at)
+     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?, ?, ?)`,
     [
       id,
       projectId,
@@ -122,6 +125,7 @@ export async function insertTestCase(
       fields.enabled,
       JSON.stringify(fields.steps),
       fields.recordTrace,
+      fields.retries,
       now,
       now,
     ],
@@ -146,22 +150,24 @@ export async function changeTestCase(
   changer: Changer,
   expectedVersion?: number,
 ): Promise<{ row: TestCaseRow; stored: boolean }> {
-  // name, tags, enabled, steps, record_trace: each null when not set (coalesce keeps the stored one).
+  // name, tags, enabled, steps, record_trace, retries: each null when not set (coalesce keeps the stored one).
   const values = [
     changes.name ?? null,
     changes.tags ? textArray(changes.tags) : null,
     changes.enabled ?? null,
     changes.steps ? JSON.stringify(changes.steps) : null,
     changes.recordTrace ?? null,
+    changes.retries ?? null,
   ];
   const stored = await sql.all(
     `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
        enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps),
-       record_trace = coalesce(?, t.record_trace), updated_at = ?, version = t.version + 1
+       record_trace = coalesce(?, t.record_trace), retries = coalesce(?::int, t.retries), updated_at = ?,
+       version = t.version + 1
      where t.project_id = ? and t.id = ? and (?::int is null or t.version = ?::int)
-       and (t.name, t.tags, t.enabled, t.steps, t.record_trace) is distinct from
+       and (t.name, t.tags, t.enabled, t.steps, t.record_trace, t.retries) is distinct from
          (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps),
-          coalesce(?::boolean, t.record_trace))
+          coalesce(?::boolean, t.record_trace), coalesce(?::int, t.retries))
      returning t.id`,
     [...values, new Date(), projectId, id, expectedVersion ?? null, expectedVersion ?? null, ...values],
   );
@@ -254,6 +260,8 @@ export function testCaseHandlers({ db }: Deps): Handlers {
       const tags = req.tags === undefined ? undefined : checkTags(req.tags.tags, "tags.tags", violations);
       const steps =
         req.steps === undefined ? undefined : checkSteps(req.steps.steps, "steps.steps", violations);
+      const retries =
+        req.retries === undefined ? undefined : checkRetries(req.retries, "retries", violations);
       const expected = req.expectedVersion;
       checkVersion(expected, "expected_version", violations);
       const row = await db.write(async (sql) => {
@@ -264,7 +272,7 @@ export function testCaseHandlers({ db }: Deps): Handlers {
           sql,
           grant.project.id,
           req.testCaseId,
-          { name, tags, enabled: req.enabled, steps, recordTrace: req.recordTrace },
+          { name, tags, enabled: req.enabled, steps, recordTrace: req.recordTrace, retries },
           changerOf(grant, req.actor),
           expected,
         );

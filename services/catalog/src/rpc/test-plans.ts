@@ -4,7 +4,7 @@ import { authorizeProject } from "../access.js";
 import { notFound, Violations } from "../errors.js";
 import { changedByJson, type TestPlanRow, testPlanColumns, testPlanToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
-import { checkDescription, checkName } from "../validate.js";
+import { checkDescription, checkName, checkRetries } from "../validate.js";
 import {
   type Changer,
   changerOf,
@@ -84,7 +84,7 @@ async function findPlanVersion(
   version: number,
 ): Promise<{ row: TestPlanRow; current: number }> {
   const found = await sql.one<TestPlanRow & { current_version: number }>(
-    `select tp.id, tp.project_id, v.name, v.description, v.test_case_ids, tp.created_at, v.changed_at as updated_at,
+    `select tp.id, tp.project_id, v.name, v.description, v.test_case_ids, v.retries, tp.created_at, v.changed_at as updated_at,
        v.version, ${changedByJson} as updated_by, tp.version as current_version
      from catalog.test_plans tp
      left join catalog.test_plan_versions v on v.plan_id = tp.id and v.version = ?
@@ -106,20 +106,30 @@ export interface TestPlanFields {
   description: string;
   /** Test cases of the plan's project (the caller checked), in run order. */
   testCaseIds: readonly string[];
+  /** 0 to 3 (checkRetries), or null: the plan sets none, each test case's own apply. */
+  retries: number | null;
 }
 
+/** A plan's retries as given (unset: none), checked. */
+export const checkPlanRetries = (
+  value: number | undefined,
+  field: string,
+  violations: Violations,
+): number | null => (value === undefined ? null : checkRetries(value, field, violations));
+
 /**
- * Checks a new test plan's name and description (CreateTestPlan, each plan of ImportContent),
- * adding every violation under `prefix` (`""`, `test_plans[1].`).
+ * Checks a new test plan's name, description and retries (CreateTestPlan, each plan of
+ * ImportContent), adding every violation under `prefix` (`""`, `test_plans[1].`).
  */
 export function checkTestPlan(
-  input: { name: string; description: string },
+  input: { name: string; description: string; retries?: number },
   prefix: string,
   violations: Violations,
 ): Omit<TestPlanFields, "testCaseIds"> {
   return {
     name: checkName(input.name, `${prefix}name`, violations),
     description: checkDescription(input.description, `${prefix}description`, violations),
+    retries: checkPlanRetries(input.retries, `${prefix}retries`, violations),
   };
 }
 
@@ -136,9 +146,9 @@ export async function insertTestPlan(
   const id = newId("pln");
   const now = new Date();
   await sql.all(
-    `insert into catalog.test_plans (id, project_id, name, description, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?)`,
-    [id, projectId, fields.name, fields.description, now, now],
+    `insert into catalog.test_plans (id, project_id, name, description, retries, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?)`,
+    [id, projectId, fields.name, fields.description, fields.retries, now, now],
   );
   await replaceCases(sql, id, fields.testCaseIds);
   await recordPlanVersions(sql, [id], changer);
@@ -168,17 +178,20 @@ export async function changeTestPlan(
     name: changes.name ?? current.name,
     description: changes.description ?? current.description,
     ids: changes.testCaseIds ?? current.test_case_ids,
+    // undefined keeps the plan's; null clears it.
+    retries: changes.retries === undefined ? current.retries : changes.retries,
   };
   if (
     next.name === current.name &&
     next.description === current.description &&
-    sameIds(next.ids, current.test_case_ids)
+    sameIds(next.ids, current.test_case_ids) &&
+    next.retries === current.retries
   )
     return;
   const stored = await sql.all(
-    `update catalog.test_plans set name = ?, description = ?, updated_at = ?, version = version + 1
+    `update catalog.test_plans set name = ?, description = ?, retries = ?, updated_at = ?, version = version + 1
      where id = ? and version = ? returning id`,
-    [next.name, next.description, new Date(), current.id, current.version],
+    [next.name, next.description, next.retries, new Date(), current.id, current.version],
   );
   if (stored.length !== 1) throw new Error(`test plan ${current.id} changed while locked`);
   if (changes.testCaseIds) await replaceCases(sql, current.id, changes.testCaseIds);
@@ -190,7 +203,7 @@ export function testPlanHandlers({ db }: Deps): Handlers {
   return {
     async createTestPlan(req) {
       const violations = new Violations();
-      const { name, description } = checkTestPlan(req, "", violations);
+      const { name, description, retries } = checkTestPlan(req, "", violations);
       checkCaseIds(req.testCaseIds, "test_case_ids", violations);
       const row = await db.write(async (sql) => {
         const grant = await authorizeProject(sql, req.actor, req.projectId, Permission.EDIT);
@@ -200,7 +213,7 @@ export function testPlanHandlers({ db }: Deps): Handlers {
         const id = await insertTestPlan(
           sql,
           project.id,
-          { name, description, testCaseIds: req.testCaseIds },
+          { name, description, testCaseIds: req.testCaseIds, retries },
           changerOf(grant, req.actor),
         );
         return findPlan(sql, project.id, id);
@@ -236,6 +249,11 @@ export function testPlanHandlers({ db }: Deps): Handlers {
           : checkDescription(req.description, "description", violations);
       const ids = req.testCaseIds?.ids;
       if (ids) checkCaseIds(ids, "test_case_ids.ids", violations);
+      // Set: the plan's new retries (PlanRetries.retries unset clears them); unset: kept.
+      const retries =
+        req.retries === undefined
+          ? undefined
+          : checkPlanRetries(req.retries.retries, "retries.retries", violations);
       const expected = req.expectedVersion;
       checkVersion(expected, "expected_version", violations);
       const row = await db.write(async (sql) => {
@@ -252,7 +270,7 @@ export function testPlanHandlers({ db }: Deps): Handlers {
           sql,
           project.id,
           seen.id,
-          { name, description, testCaseIds: ids },
+          { name, description, testCaseIds: ids, retries },
           changerOf(grant, req.actor),
           expected,
         );

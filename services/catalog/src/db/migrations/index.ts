@@ -10,6 +10,7 @@ import { Migration20261125043432_project_artifacts } from "./Migration2026112504
 import { Migration20261128120312_new_project_credits } from "./Migration20261128120312_new_project_credits.js";
 import { Migration20261128120712_variables_without_value } from "./Migration20261128120712_variables_without_value.js";
 import { Migration20261128124523_new_project_grants } from "./Migration20261128124523_new_project_grants.js";
+import { Migration20261128183000_retries } from "./Migration20261128183000_retries.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -29,4 +30,5 @@ export const migrations = [
     class: Migration20261128120712_variables_without_value,
   },
   { name: "Migration20261128124523_new_project_grants", class: Migration20261128124523_new_project_grants },
+  { name: "Migration20261128183000_retries", class: Migration20261128183000_retries },
 ];
