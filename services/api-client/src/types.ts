@@ -68,6 +68,8 @@ export interface TestPlan {
   name: string;
   description: string;
   testCaseCount: number;
+  /** Retries of a failed attempt of each of its test cases (0 to 3); null: each test case's own. */
+  retries: number | null;
 }
 
 export interface TestCase {
@@ -75,6 +77,8 @@ export interface TestCase {
   name: string;
   tags: string[];
   enabled: boolean;
+  /** Retries of a failed attempt (0 to 3). */
+  retries: number;
 }
 
 export interface Project {
@@ -90,6 +94,8 @@ export interface StartRunBody {
   testCaseIds?: string[];
   tags?: string[];
   name?: string;
+  /** Retries of a failed attempt of each test (0 to 3), replacing the plan's and each test case's. */
+  retries?: number;
 }
 
 /** Every error body: a message and a machine code, plus the extras of some codes. */

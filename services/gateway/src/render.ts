@@ -43,6 +43,7 @@ export const testPlanJson = (plan: TestPlan): z.output<typeof testPlanSchema> =>
   name: plan.name,
   description: plan.description,
   testCaseCount: plan.testCaseCount,
+  retries: plan.retries ?? null,
 });
 
 export const testCaseJson = (testCase: TestCase): z.output<typeof testCaseSchema> => ({
@@ -50,6 +51,7 @@ export const testCaseJson = (testCase: TestCase): z.output<typeof testCaseSchema
   name: testCase.name,
   tags: [...testCase.tags],
   enabled: testCase.enabled,
+  retries: testCase.retries,
 });
 
 /** A test result; `origin` is the API's public origin, the base of its artifacts' urls. */

@@ -12,6 +12,8 @@ export interface StartRun {
     | { case: "tags"; value: { tags: string[] } };
   name?: string;
   recordTraces?: boolean;
+  /** StartRunRequest.retries: unset leaves the plan's, else each test case's. */
+  retries?: number;
 }
 
 /**
@@ -30,6 +32,7 @@ export function toStartRun(body: z.output<typeof startRunBodySchema>): StartRun 
     ...(body.environment && { environment: body.environment }),
     ...(body.name && { name: body.name }),
     ...(body.recordTraces && { recordTraces: true }),
+    ...(typeof body.retries === "number" && { retries: body.retries }),
   };
 }
 

@@ -175,13 +175,13 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       });
       a.envs.push(environment?.id ?? "");
     }
-    const cases: [string, string[], boolean][] = [
-      ["Login works", ["smoke", "Auth"], true],
-      ["Checkout with card", ["checkout"], true],
-      ["Login rejects a wrong password", ["auth"], false],
-      ["Search finds shoes", [], true],
+    const cases: [string, string[], boolean, number][] = [
+      ["Login works", ["smoke", "Auth"], true, 2],
+      ["Checkout with card", ["checkout"], true, 0],
+      ["Login rejects a wrong password", ["auth"], false, 0],
+      ["Search finds shoes", [], true, 0],
     ];
-    for (const [name, tags, enabled] of cases) {
+    for (const [name, tags, enabled, retries] of cases) {
       const { testCase } = await catalog.createTestCase({
         actor: operator,
         projectId: a.projectId,
@@ -189,12 +189,13 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
         tags,
         enabled,
         steps: [step],
+        retries,
       });
       a.cases.push(testCase?.id ?? "");
     }
-    for (const [name, description, ids] of [
-      ["Smoke", "Fast checks before a deploy", [a.cases[0], a.cases[3]]],
-      ["Everything", "", a.cases],
+    for (const [name, description, ids, retries] of [
+      ["Smoke", "Fast checks before a deploy", [a.cases[0], a.cases[3]], 1],
+      ["Everything", "", a.cases, undefined],
     ] as const) {
       const { testPlan } = await catalog.createTestPlan({
         actor: operator,
@@ -202,6 +203,7 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
         name,
         description,
         testCaseIds: ids.map(String),
+        retries,
       });
       a.plans.push(testPlan?.id ?? "");
     }
@@ -266,14 +268,20 @@ describe("gateway end to end (catalog, keys and two gateways as processes)", fun
       { id: a.envs[1], name: "production", baseUrl: "https://www.example.com", isDefault: true },
     ];
     const testPlans = () => [
-      { id: a.plans[0], name: "Smoke", description: "Fast checks before a deploy", testCaseCount: 2 },
-      { id: a.plans[1], name: "Everything", description: "", testCaseCount: 4 },
+      {
+        id: a.plans[0],
+        name: "Smoke",
+        description: "Fast checks before a deploy",
+        testCaseCount: 2,
+        retries: 1,
+      },
+      { id: a.plans[1], name: "Everything", description: "", testCaseCount: 4, retries: null },
     ];
     const testCases = () => [
-      { id: a.cases[0], name: "Login works", tags: ["smoke", "Auth"], enabled: true },
-      { id: a.cases[1], name: "Checkout with card", tags: ["checkout"], enabled: true },
-      { id: a.cases[2], name: "Login rejects a wrong password", tags: ["auth"], enabled: false },
-      { id: a.cases[3], name: "Search finds shoes", tags: [], enabled: true },
+      { id: a.cases[0], name: "Login works", tags: ["smoke", "Auth"], enabled: true, retries: 2 },
+      { id: a.cases[1], name: "Checkout with card", tags: ["checkout"], enabled: true, retries: 0 },
+      { id: a.cases[2], name: "Login rejects a wrong password", tags: ["auth"], enabled: false, retries: 0 },
+      { id: a.cases[3], name: "Search finds shoes", tags: [], enabled: true, retries: 0 },
     ];
 
     it("GET /v1/project returns the project, its environments and its test plans, with either header", async () => {

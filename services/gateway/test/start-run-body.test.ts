@@ -93,6 +93,21 @@ describe("the start-run body", () => {
       );
     }
   });
+
+  it("passes retries of 0 to 3 on, leaves them out when omitted or null, and refuses anything else with 400", () => {
+    expect(parseStartRunBody({ testPlan: "a", retries: 2 }).retries).to.equal(2);
+    expect(parseStartRunBody({ testPlan: "a", retries: 0 }).retries, "0 is a choice of its own").to.equal(0);
+    expect(parseStartRunBody({ testPlan: "a", retries: null })).to.not.have.property("retries");
+    expect(parseStartRunBody({ testPlan: "a" })).to.not.have.property("retries");
+    for (const retries of [4, -1, 1.5, "x", "2", true]) {
+      const refused = refusal(() => parseStartRunBody({ testPlan: "a", retries }));
+      expect([refused.status, refused.code, refused.message], JSON.stringify(retries)).to.deep.equal([
+        400,
+        "invalid_request",
+        "retries must be a whole number from 0 to 3",
+      ]);
+    }
+  });
 });
 
 describe("the runs list limit", () => {

@@ -73,6 +73,16 @@ export const testPlanSchema = z
     name: z.string().meta({ examples: ["Smoke"] }),
     description: z.string().meta({ examples: ["Fast checks before a deploy"] }),
     testCaseCount: count("Number of test cases in the plan (enabled or not)."),
+    retries: z
+      .int()
+      .min(0)
+      .max(3)
+      .nullable()
+      .meta({
+        description:
+          "How many times a failed attempt of each of its test cases is run again when a run selects the plan (0 to 3), replacing each test case's own; null: the plan sets none, each test case's own apply.",
+        examples: [1],
+      }),
   })
   .meta({ id: "TestPlan" });
 
@@ -82,6 +92,15 @@ export const testCaseSchema = z
     name: z.string().meta({ examples: ["Login works"] }),
     tags: z.array(z.string()).meta({ examples: [["smoke", "auth"]] }),
     enabled: z.boolean().meta({ description: "Only enabled test cases are selected by a plan or by tags." }),
+    retries: z
+      .int()
+      .min(0)
+      .max(3)
+      .meta({
+        description:
+          "How many times a failed attempt of it is run again in a run (0 to 3); a pass on a retry makes the test flaky. A plan's or a run's retries replace it.",
+        examples: [0],
+      }),
   })
   .meta({ id: "TestCase" });
 
@@ -504,6 +523,16 @@ const startRunShape = {
         "true: keep a Playwright trace of every test with browser steps, passed or failed (a trace artifact). Omitted, null or false: a trace is kept for failed tests only, or when the test case asks for one.",
       examples: [true],
     }),
+  retries: z
+    .int({ error: "retries must be a whole number from 0 to 3" })
+    .min(0, { error: "retries must be a whole number from 0 to 3" })
+    .max(3, { error: "retries must be a whole number from 0 to 3" })
+    .nullish()
+    .meta({
+      description:
+        "How many times a failed attempt of each test is run again (0 to 3), replacing the test plan's and each test case's; a pass on a retry makes the test PASSED and flaky. Omitted or null: the plan's when it sets them, else each test case's.",
+      examples: [2],
+    }),
 };
 
 /** exactly one selection: the runtime rule (a zod check) and its JSON Schema form (oneOf), side by side. */
@@ -534,7 +563,15 @@ const unknownField = (accepted: readonly string[]) => (issue: z.core.$ZodRawIssu
     ? `unknown field "${(issue.keys as string[])[0]}"; ${accepted.length ? `accepted: ${accepted.join(", ")}` : "this endpoint takes none"}`
     : undefined;
 
-const startRunAccepted = ["environment", "testPlan", "testCaseIds", "tags", "name", "recordTraces"];
+const startRunAccepted = [
+  "environment",
+  "testPlan",
+  "testCaseIds",
+  "tags",
+  "name",
+  "recordTraces",
+  "retries",
+];
 
 /** The start-run body of POST /v1/runs (docs/rest-api.md, "Starting a run"). */
 export const startRunBodySchema = z
