@@ -12,6 +12,45 @@ export interface TestResult {
   url: string;
   /** What the test produced (browser tests), once it is final. Absent from gateways older than artifacts. */
   artifacts?: Artifact[];
+  // The rest is absent from gateways older than attempts (docs/rest-api.md, "Attempts, retries and causes").
+  /** The step it FAILED at (its last attempt's); null otherwise. */
+  failedStep?: number | null;
+  /** PASSED after a failed attempt of its own cause: a pass on retry. */
+  flaky?: boolean;
+  /** A FAILED test's last attempt's cause (`assertion`, `executor_lost`, …); null otherwise. */
+  cause?: FailureCause | null;
+  /** How many times a failed attempt is retried (0 to 3). */
+  retries?: number;
+  /** Every attempt, oldest first; the last one's outcome is the test's. */
+  attempts?: TestAttempt[];
+}
+
+/** Why an attempt FAILED; the last three are the system's own, not the test's. */
+export type FailureCause =
+  | "assertion"
+  | "locator"
+  | "timeout"
+  | "network"
+  | "egress_refused"
+  | "environment_unreachable"
+  | "browser"
+  | "executor_lost"
+  | "no_executor";
+
+/** One attempt of a test (an executor's claim of it) and how it ended. */
+export interface TestAttempt {
+  number: number;
+  status: Status;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  summary: string;
+  failedStep: number | null;
+  stepResults: { number: number; status: Status; durationMs: number }[];
+  cause: FailureCause | null;
+  /** The executor that ran it; null when not known. */
+  executor: string | null;
+  artifacts: Artifact[];
 }
 
 /**
@@ -40,6 +79,8 @@ export interface Run {
   totalTests: number;
   passedTests: number;
   failedTests: number;
+  /** Tests that passed on retry (counted in passedTests too). Absent from gateways older than attempts. */
+  flakyTests?: number;
   startedAt: string | null;
   finishedAt: string | null;
   durationMs: number | null;

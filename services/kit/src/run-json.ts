@@ -2,9 +2,12 @@ import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   type Artifact,
   ArtifactKind,
+  FailureCause,
   type Run,
   RunStatus,
   SkipReason,
+  type StepResult,
+  type TestAttempt,
   type TestResult,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -22,6 +25,16 @@ type Status = "QUEUED" | "RUNNING" | "PASSED" | "FAILED" | "SKIPPED";
 type SkipReasonName = "environment_unreachable" | "cancelled" | "no_executor";
 type ArtifactKindName = "screenshot" | "trace" | "browser_log" | "http_response";
 type ContentType = "image/png" | "application/zip" | "application/json";
+type CauseName =
+  | "assertion"
+  | "locator"
+  | "timeout"
+  | "network"
+  | "egress_refused"
+  | "environment_unreachable"
+  | "browser"
+  | "executor_lost"
+  | "no_executor";
 
 const durationOf = (ms: bigint | undefined): number | null => (ms === undefined ? null : Number(ms));
 
@@ -33,6 +46,21 @@ const skipReasons: Partial<Record<SkipReason, SkipReasonName>> = {
   [SkipReason.CANCELLED]: "cancelled",
   [SkipReason.NO_EXECUTOR]: "no_executor",
 };
+
+/** A failed attempt's cause by the contract's name (decisions.md); null when not failed. */
+const causes: Record<FailureCause, CauseName | null> = {
+  [FailureCause.UNSPECIFIED]: null,
+  [FailureCause.ASSERTION]: "assertion",
+  [FailureCause.LOCATOR]: "locator",
+  [FailureCause.TIMEOUT]: "timeout",
+  [FailureCause.NETWORK]: "network",
+  [FailureCause.EGRESS_REFUSED]: "egress_refused",
+  [FailureCause.ENVIRONMENT_UNREACHABLE]: "environment_unreachable",
+  [FailureCause.BROWSER]: "browser",
+  [FailureCause.EXECUTOR_LOST]: "executor_lost",
+  [FailureCause.NO_EXECUTOR]: "no_executor",
+};
+export const causeOf = (cause: FailureCause): CauseName | null => causes[cause] ?? null;
 
 const artifactKinds: Record<ArtifactKind, ArtifactKindName | undefined> = {
   [ArtifactKind.UNSPECIFIED]: undefined,
@@ -62,6 +90,33 @@ export const artifactJson = (artifact: Artifact, origin: string) => ({
   url: artifactUrl(origin, artifact),
 });
 
+/** The artifacts REST shows (kinds it names), in the order stored. */
+const artifactsJson = (artifacts: readonly Artifact[], origin: string) =>
+  artifacts
+    .filter((artifact) => artifactKinds[artifact.kind] !== undefined)
+    .map((artifact) => artifactJson(artifact, origin));
+
+const stepResultJson = (step: StepResult) => ({
+  number: step.number,
+  status: statusOf(TestStatus[step.status]),
+  durationMs: Number(step.durationMs),
+});
+
+/** One attempt of a test (docs/rest-api.md, "Attempts"): the test result's fields, for that attempt. */
+export const attemptJson = (attempt: TestAttempt, origin: string) => ({
+  number: attempt.number,
+  status: statusOf(TestStatus[attempt.status]),
+  startedAt: rfc3339(attempt.startedAt),
+  finishedAt: rfc3339(attempt.finishedAt),
+  durationMs: durationOf(attempt.durationMs),
+  summary: attempt.summary,
+  failedStep: attempt.failedStep ?? null,
+  stepResults: attempt.stepResults.map(stepResultJson),
+  cause: attempt.status === TestStatus.FAILED ? causeOf(attempt.cause) : null,
+  executor: attempt.executorId || null,
+  artifacts: artifactsJson(attempt.artifacts, origin),
+});
+
 /** A test result; `origin` is the API's public origin, the base of its artifacts' urls. */
 export const testResultJson = (test: TestResult, origin: string) => ({
   id: test.id,
@@ -71,9 +126,13 @@ export const testResultJson = (test: TestResult, origin: string) => ({
   durationMs: durationOf(test.durationMs),
   summary: test.summary,
   url: test.url,
-  artifacts: test.artifacts
-    .filter((artifact) => artifactKinds[artifact.kind] !== undefined)
-    .map((artifact) => artifactJson(artifact, origin)),
+  artifacts: artifactsJson(test.artifacts, origin),
+  failedStep: test.failedStep ?? null,
+  stepResults: test.stepResults.map(stepResultJson),
+  flaky: test.flaky,
+  cause: test.status === TestStatus.FAILED ? causeOf(test.cause) : null,
+  retries: test.retries,
+  attempts: test.attempts.map((attempt) => attemptJson(attempt, origin)),
   newFailure: test.newFailure,
   failureGroup: test.failureGroup
     ? {
@@ -95,6 +154,7 @@ export const runFieldsJson = (run: Run) => ({
   totalTests: run.totalTests,
   passedTests: run.passedTests,
   failedTests: run.failedTests,
+  flakyTests: run.flakyTests,
   startedAt: rfc3339(run.startedAt),
   finishedAt: rfc3339(run.finishedAt),
   durationMs: durationOf(run.durationMs),

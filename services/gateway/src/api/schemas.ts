@@ -11,10 +11,10 @@ import { z } from "zod";
 
 // ---------------------------------------------------------------- identifiers and times
 
-const idPattern = (prefix: string) => `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`;
+export const idPattern = (prefix: string) => `^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`;
 
 /** An identifier as the product hands them out: a type prefix and a lower-case ULID (docs/rest-api.md). */
-const id = (prefix: string, what: string, example: string) =>
+export const id = (prefix: string, what: string, example: string) =>
   z
     .string()
     .regex(new RegExp(idPattern(prefix)))
@@ -37,13 +37,13 @@ export const examples = {
     "https://testrun.example.com/projects/prj_01jd3k5q7x8y9z0a1b2c3d4e5f/runs/run_01jd3k6a0b1c2d3e4f5g6h7j8k",
 };
 
-const timestamp = (description: string) =>
+export const timestamp = (description: string) =>
   z.iso.datetime({ precision: 3 }).meta({
     description: `${description} RFC 3339, UTC, with milliseconds.`,
     examples: [examples.startedAt],
   });
 
-const count = (description: string) => z.int().min(0).max(2_147_483_647).meta({ description });
+export const count = (description: string) => z.int().min(0).max(2_147_483_647).meta({ description });
 
 // ---------------------------------------------------------------- catalog
 
@@ -191,6 +191,85 @@ export const artifactSchema = z
       "A file a test produced (browser tests: screenshots, a trace, the browser's log), kept for the retention period (30 days unless configured otherwise).",
   });
 
+export const failureCauseSchema = z
+  .enum([
+    "assertion",
+    "locator",
+    "timeout",
+    "network",
+    "egress_refused",
+    "environment_unreachable",
+    "browser",
+    "executor_lost",
+    "no_executor",
+  ])
+  .meta({
+    id: "FailureCause",
+    description:
+      "Why an attempt FAILED, decided from its failed step's structured result: assertion (an expectation not met), locator (no element, or several where one was needed), timeout (a step's or the test's deadline), network (DNS, refused, reset, TLS towards the environment), egress_refused (the executor's egress guard), environment_unreachable; and the system's own, retried without using the test's retries and never making it flaky: browser (could not start or crashed), executor_lost (its executor stopped renewing its lease), no_executor (no executor took it in time).",
+  });
+
+const durationMs = (description: string) => z.int().min(0).nullable().meta({ description });
+
+export const stepResultSchema = z
+  .object({
+    number: z
+      .int()
+      .min(1)
+      .meta({ description: "The step's number (1 for the first).", examples: [1] }),
+    status: runStatusSchema,
+    durationMs: z
+      .int()
+      .min(0)
+      .meta({ description: "How long the step took, in milliseconds.", examples: [212] }),
+  })
+  .meta({
+    id: "StepResult",
+    description: "How one step of an attempt went: PASSED or FAILED (a step after a failed one did not run).",
+  });
+
+export const testAttemptSchema = z
+  .object({
+    number: z
+      .int()
+      .min(1)
+      .meta({ description: "1 for the first attempt, +1 for each later one.", examples: [1] }),
+    status: runStatusSchema,
+    startedAt: timestamp("When it started executing.").nullable(),
+    finishedAt: timestamp("When it ended; null while RUNNING.").nullable(),
+    durationMs: durationMs("How long it executed, in milliseconds; null while RUNNING."),
+    summary: z.string().meta({
+      description: "As the test result's summary, for this attempt ({{NAME}} in place of variable values).",
+      examples: ['step 1 "open": expected status 200, got 500'],
+    }),
+    failedStep: z
+      .int()
+      .min(1)
+      .nullable()
+      .meta({
+        description:
+          "The number of the step it failed at; null unless FAILED at a step (e.g. its executor was lost before one ran).",
+        examples: [1],
+      }),
+    stepResults: z.array(stepResultSchema).meta({ description: "How each step that ran went, in order." }),
+    cause: failureCauseSchema
+      .nullable()
+      .meta({ description: "Why it FAILED (FailureCause); null unless FAILED." }),
+    executor: z
+      .string()
+      .nullable()
+      .meta({ description: "The executor that ran it; null when not known.", examples: ["executor-7c9f-1"] }),
+    artifacts: z.array(artifactSchema).meta({
+      description:
+        "What this attempt produced, in the order stored (the test result's artifacts are its last attempt's).",
+    }),
+  })
+  .meta({
+    id: "TestAttempt",
+    description:
+      "One attempt of a test: a claim by an executor and how it ended (status RUNNING while it executes, then PASSED, FAILED or SKIPPED). A failed attempt is retried while the test's retries allow; one that failed with the system's cause (browser, executor_lost, no_executor) without using them.",
+  });
+
 export const testResultSchema = z
   .object({
     id: id("tr", "test result", examples.testResultId),
@@ -211,6 +290,39 @@ export const testResultSchema = z
     artifacts: z.array(artifactSchema).meta({
       description:
         "What the test produced, in the order stored: screenshots, a trace, the browser's log. Empty until the test is final, and for tests without browser steps.",
+    }),
+    failedStep: z
+      .int()
+      .min(1)
+      .nullable()
+      .meta({
+        description:
+          "The number (1 for the first) of the step the test FAILED at (its last attempt's); null otherwise (passed, skipped, or failed before a step ran).",
+        examples: [1],
+      }),
+    stepResults: z.array(stepResultSchema).meta({
+      description:
+        "How each step of its last attempt that ran went, in order; empty until the test is final.",
+    }),
+    flaky: z.boolean().meta({
+      description:
+        "True when the test PASSED after an attempt of this run FAILED with a cause of the test's own (not browser, executor_lost or no_executor): a pass on retry. Such a test counts in passedTests and in the run's flakyTests.",
+    }),
+    cause: failureCauseSchema.nullable().meta({
+      description: "For a FAILED test: the cause of its last attempt (FailureCause); null otherwise.",
+    }),
+    retries: z
+      .int()
+      .min(0)
+      .max(3)
+      .meta({
+        description:
+          "How many times a FAILED attempt of the test is retried (0 to 3): the run request's retries, else the test plan's, else the test case's.",
+        examples: [1],
+      }),
+    attempts: z.array(testAttemptSchema).meta({
+      description:
+        "Every attempt, oldest first: the ended ones, then the current or last one, whose status, summary, durationMs and artifacts are the test result's. Empty while never started.",
     }),
     newFailure: z.boolean().meta({
       description:
@@ -241,6 +353,7 @@ const runFields = {
   totalTests: count("Tests in the run."),
   passedTests: count("Tests that passed."),
   failedTests: count("Tests that failed."),
+  flakyTests: count("Tests that passed on retry (flaky: true); counted in passedTests too."),
   startedAt: timestamp("When the run started.").nullable(),
   finishedAt: timestamp("When the run finished; null while it is not finished.").nullable(),
   durationMs: z
@@ -272,6 +385,7 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
       totalTests: 1,
       passedTests: 1,
       failedTests: 0,
+      flakyTests: 0,
       startedAt: examples.startedAt,
       finishedAt: examples.finishedAt,
       durationMs: 12333,
@@ -289,6 +403,32 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
           summary: "2 steps passed",
           url: `${examples.runUrl}/tests/${examples.testResultId}`,
           artifacts: [],
+          failedStep: null,
+          stepResults: [
+            { number: 1, status: "PASSED", durationMs: 610 },
+            { number: 2, status: "PASSED", durationMs: 220 },
+          ],
+          flaky: false,
+          cause: null,
+          retries: 0,
+          attempts: [
+            {
+              number: 1,
+              status: "PASSED",
+              startedAt: examples.startedAt,
+              finishedAt: "2026-11-22T10:15:31.019Z",
+              durationMs: 830,
+              summary: "2 steps passed",
+              failedStep: null,
+              stepResults: [
+                { number: 1, status: "PASSED", durationMs: 610 },
+                { number: 2, status: "PASSED", durationMs: 220 },
+              ],
+              cause: null,
+              executor: "executor-7c9f-1",
+              artifacts: [],
+            },
+          ],
           newFailure: false,
           failureGroup: null,
         },
