@@ -13,13 +13,14 @@
 //   testCases:
 //     - id: tc_…                # optional: the test case it is; else it is matched by name
 //       name: log in works
-//       tags: [smoke]           # tags, enabled, recordTrace, steps as in test-case-file.ts
+//       tags: [smoke]           # tags, enabled, recordTrace, retries, steps as in test-case-file.ts
 //       steps: [...]
 //   testPlans:
 //     - id: pln_…               # optional, as above
 //       name: smoke
 //       description: …          # optional
 //       testCases: [log in works, tc_…]   # in run order: ids, or names of test cases
+//       retries: 1              # optional: 0 to 3, replacing each test case's in a run of the plan
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImportContentRequestSchema } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
@@ -40,6 +41,7 @@ import {
   type FileFormat,
   isContentDocument,
   parseDocument,
+  retriesFromFile,
   type TestCaseInput,
   testCasesFromFile,
   testCaseToFile,
@@ -53,6 +55,8 @@ export interface TestPlanInput {
   description: string;
   /** Its test cases in run order: each a test case's id, or its name. */
   testCases: string[];
+  /** TestPlan.retries (0 to 3); absent: the plan sets none, each test case's own apply. */
+  retries?: number;
   /** Where it sits in the document: "testPlans[1]". */
   path: string;
 }
@@ -79,7 +83,7 @@ export interface ContentDocument {
 }
 
 const documentFields = ["project", "environments", "variables", "testCases", "testPlans"] as const;
-const testPlanFields = ["id", "name", "description", "testCases"] as const;
+const testPlanFields = ["id", "name", "description", "testCases", "retries"] as const;
 const environmentFields = ["name", "baseUrl", "isDefault"] as const;
 
 /**
@@ -160,6 +164,7 @@ function testPlanFromFile(value: unknown, path: string): TestPlanInput {
     name: string(plan.name, child(path, "name")),
     description: optionalString(plan.description, child(path, "description")) ?? "",
     testCases: plan.testCases === undefined ? [] : stringList(plan.testCases, child(path, "testCases")),
+    ...(plan.retries !== undefined && { retries: retriesFromFile(plan.retries, child(path, "retries")) }),
     path,
   };
 }
@@ -179,19 +184,21 @@ export function importItemsOf(
     ...(document.project !== undefined && { sourceProjectId: document.project }),
     environments: document.environments.map(({ name, baseUrl, isDefault }) => ({ name, baseUrl, isDefault })),
     variables: [...document.variables],
-    testCases: document.testCases.map(({ id, name, tags, enabled, recordTrace, steps }) => ({
+    testCases: document.testCases.map(({ id, name, tags, enabled, recordTrace, retries, steps }) => ({
       id,
       name,
       tags,
       enabled,
       recordTrace,
+      retries,
       steps,
     })),
-    testPlans: document.testPlans.map(({ id, name, description, testCases }) => ({
+    testPlans: document.testPlans.map(({ id, name, description, testCases, retries }) => ({
       id,
       name,
       description,
       testCases,
+      retries,
     })),
   };
 }
@@ -204,6 +211,8 @@ export interface StoredTestCase {
   enabled: boolean;
   /** TestCase.record_trace; absent: false. */
   recordTrace?: boolean;
+  /** TestCase.retries; absent: 0. */
+  retries?: number;
   steps: readonly Step[];
 }
 
@@ -213,6 +222,8 @@ export interface StoredTestPlan {
   name: string;
   description: string;
   testCaseIds: readonly string[];
+  /** TestPlan.retries; absent: the plan sets none. */
+  retries?: number;
 }
 
 /** An environment as the catalog returns it. */
@@ -273,6 +284,8 @@ export function contentDocumentToFile(content: StoredContent): { [key: string]: 
       name: plan.name,
       ...(plan.description !== "" && { description: plan.description }),
       testCases: plan.testCaseIds.map((id) => reference.get(id) ?? id),
+      // Written when the plan sets them, 0 included (0 replaces each test case's own).
+      ...(plan.retries !== undefined && { retries: plan.retries }),
     })),
   };
 }

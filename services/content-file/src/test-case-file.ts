@@ -5,6 +5,7 @@
 //   tags: [smoke, auth]         # optional
 //   enabled: true               # optional, default true
 //   recordTrace: true           # optional, default false: a trace of every run, not only failed ones
+//   retries: 2                  # optional, default 0: a failed attempt is run again up to this many times (0 to 3)
 //   steps: [...]                # the steps of docs/runs.md, see steps.ts
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { parse as parseYaml } from "yaml";
@@ -12,6 +13,7 @@ import {
   boolean,
   child,
   InputError,
+  int32,
   item,
   type JsonValue,
   list,
@@ -31,6 +33,8 @@ export interface TestCaseInput {
   enabled?: boolean;
   /** TestCase.record_trace; false when the file leaves it out. */
   recordTrace: boolean;
+  /** TestCase.retries, 0 to 3; 0 when the file leaves it out. */
+  retries: number;
   steps: Step[];
   /**
    * Where it sits in the file: "" for a file holding one test case, "[2]" for the third of a list,
@@ -39,7 +43,21 @@ export interface TestCaseInput {
   path: string;
 }
 
-const testCaseFields = ["name", "tags", "enabled", "recordTrace", "steps"] as const;
+const testCaseFields = ["name", "tags", "enabled", "recordTrace", "retries", "steps"] as const;
+
+/** The most retries of a failed attempt a test case, plan or run may ask for (catalog.proto). */
+export const maxRetries = 3;
+
+/** A retry count (`retries` of a test case or plan): a whole number, 0 to 3. */
+export function retriesFromFile(value: unknown, path: string): number {
+  const retries = int32(value, path);
+  if (retries < 0 || retries > maxRetries)
+    throw new InputError(
+      path,
+      `must be 0 to ${maxRetries}, how many times a failed attempt is run again, not ${retries}`,
+    );
+  return retries;
+}
 /** A content document's test cases may also name the test case they are. */
 const documentTestCaseFields = ["id", ...testCaseFields] as const;
 
@@ -155,6 +173,7 @@ export function testCaseFromFile(
     enabled: testCase.enabled === undefined ? undefined : boolean(testCase.enabled, child(path, "enabled")),
     recordTrace:
       testCase.recordTrace === undefined ? false : boolean(testCase.recordTrace, child(path, "recordTrace")),
+    retries: testCase.retries === undefined ? 0 : retriesFromFile(testCase.retries, child(path, "retries")),
     steps: stepsFromFile(testCase.steps, child(path, "steps")),
     path,
   };
@@ -167,6 +186,8 @@ export function testCaseToFile(testCase: {
   enabled: boolean;
   /** Absent: false. */
   recordTrace?: boolean;
+  /** Absent: 0. */
+  retries?: number;
   steps: readonly Step[];
 }): { [key: string]: JsonValue } {
   return {
@@ -176,6 +197,8 @@ export function testCaseToFile(testCase: {
     ...(!testCase.enabled && { enabled: false }),
     // Written only when true: a reader takes an absent `recordTrace` as false.
     ...(testCase.recordTrace && { recordTrace: true }),
+    // Written only when not 0: a reader takes an absent `retries` as 0.
+    ...(testCase.retries ? { retries: testCase.retries } : {}),
     steps: testCase.steps.map(stepToFile),
   };
 }

@@ -243,7 +243,7 @@ describe("content-file: content documents (a project's test cases and plans)", (
       ["testCases: {}", "testCases: must be a list, not an object"],
       [
         "testCases: [{ name: a, steps: [], tag: x }]",
-        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, recordTrace, steps",
+        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, recordTrace, retries, steps",
       ],
       ["testCases: [{ id: 7, name: a, steps: [] }]", "testCases[0].id: must be a string, not number"],
       [
@@ -377,6 +377,78 @@ describe("content-file: content documents (a project's test cases and plans)", (
     expect(writeContentDocument({ testCases, testPlans }, "yaml")).to.not.contain("recordTrace");
   });
 
+  it("carries retries of test cases and plans through writing, reading and the import's items", () => {
+    const retried: StoredTestCase[] = [
+      {
+        id: "tc_01jd000000000000000000000r",
+        name: "flaky one",
+        tags: [],
+        enabled: true,
+        retries: 2,
+        steps: [step("/a")],
+      },
+      {
+        id: "tc_01jd000000000000000000000s",
+        name: "steady one",
+        tags: [],
+        enabled: true,
+        retries: 0,
+        steps: [step("/b")],
+      },
+    ];
+    const plans: StoredTestPlan[] = [
+      {
+        id: "pln_01jd00000000000000000000r1",
+        name: "set",
+        description: "",
+        testCaseIds: [retried[0]?.id ?? ""],
+        retries: 3,
+      },
+      { id: "pln_01jd00000000000000000000r2", name: "zero", description: "", testCaseIds: [], retries: 0 },
+      { id: "pln_01jd00000000000000000000r3", name: "unset", description: "", testCaseIds: [] },
+    ];
+    for (const format of ["yaml", "json"] as const) {
+      const read = readContentDocument(
+        writeContentDocument({ testCases: retried, testPlans: plans }, format),
+        format,
+      );
+      expect(
+        read.testCases.map((c) => c.retries),
+        format,
+      ).to.deep.equal([2, 0]);
+      expect(
+        read.testPlans.map((p) => p.retries),
+        format,
+      ).to.deep.equal([3, 0, undefined]);
+      const items = importItemsOf(read);
+      expect(items.testCases?.map((c) => c.retries)).to.deep.equal([2, 0]);
+      expect(items.testPlans?.map((p) => p.retries)).to.deep.equal([3, 0, undefined]);
+    }
+    const yaml = writeContentDocument({ testCases: retried, testPlans: plans }, "yaml");
+    // A case's 0 is the default and left out; a plan's 0 is a setting of its own and written.
+    expect(yaml.match(/retries: \d/g)).to.deep.equal(["retries: 2", "retries: 3", "retries: 0"]);
+    for (const [text, message] of [
+      [
+        "testCases: [{ name: a, retries: 4, steps: [] }]",
+        "testCases[0].retries: must be 0 to 3, how many times a failed attempt is run again, not 4",
+      ],
+      [
+        "testCases: [{ name: a, retries: -1, steps: [] }]",
+        "testCases[0].retries: must be 0 to 3, how many times a failed attempt is run again, not -1",
+      ],
+      [
+        "testCases: [{ name: a, retries: x, steps: [] }]",
+        "testCases[0].retries: must be a whole number, not string",
+      ],
+      ["testPlans: [{ name: p, retries: 1.5 }]", "testPlans[0].retries: must be a whole number, not 1.5"],
+    ]) {
+      expect(
+        errorOf(() => readContentDocument(text as string, "yaml")),
+        text,
+      ).to.equal(message);
+    }
+  });
+
   it("is a test case file too: its test cases are read with their ids and paths", () => {
     const text = writeContentDocument({ testCases, testPlans }, "yaml");
     const read = parseTestCaseFile(text, "yaml");
@@ -385,7 +457,7 @@ describe("content-file: content documents (a project's test cases and plans)", (
     );
     // The other forms take no id: it names a test case only in a project's document.
     expect(errorOf(() => parseTestCaseFile("id: tc_1\nname: a\nsteps: []", "yaml"))).to.equal(
-      "id: unknown field; expected one of: name, tags, enabled, recordTrace, steps",
+      "id: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps",
     );
     expect(parseTestCaseFile("testPlans: []", "yaml")).to.deep.equal([]);
   });

@@ -47,6 +47,7 @@ export async function createTestCases(
         tags: testCase.tags,
         enabled: testCase.enabled,
         recordTrace: testCase.recordTrace,
+        retries: testCase.retries,
         steps: testCase.steps,
       });
       created.push(required(response.testCase, "test_case"));
