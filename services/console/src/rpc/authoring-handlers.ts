@@ -117,6 +117,7 @@ export function authoringHandlers(
           name: req.name,
           description: req.description,
           testCaseIds: req.testCaseIds,
+          retries: req.retries,
         }),
       );
       return { testPlan };
@@ -133,6 +134,7 @@ export function authoringHandlers(
           description: req.description,
           testCaseIds: req.testCaseIds,
           expectedVersion: req.expectedVersion,
+          retries: req.retries,
         }),
       );
       return { testPlan };
@@ -182,6 +184,7 @@ export function authoringHandlers(
           enabled: req.enabled,
           steps: req.steps,
           recordTrace: req.recordTrace,
+          retries: req.retries,
         }),
       );
       return { testCase };
@@ -200,6 +203,7 @@ export function authoringHandlers(
           steps: req.steps,
           expectedVersion: req.expectedVersion,
           recordTrace: req.recordTrace,
+          retries: req.retries,
         }),
       );
       return { testCase };
