@@ -1,6 +1,16 @@
 import "zod-openapi";
 import { z } from "zod";
 import {
+  baseParam,
+  comparisonSchema,
+  cursorParam,
+  failureGroupAnswerSchema,
+  failureGroupIdParam,
+  failureGroupsAnswerSchema,
+  pageLimitParam,
+  stateParam,
+} from "./failure-schemas.js";
+import {
   artifactIdParam,
   cancelBodySchema,
   environmentsAnswerSchema,
@@ -417,6 +427,61 @@ export const operations = {
         "No such artifact for this key: another project's, unknown, not of that run and test, or past the retention period.",
         errors.notFound,
       ),
+    },
+  },
+  getRunComparison: {
+    operationId: "getRunComparison",
+    method: "get",
+    path: "/v1/runs/{id}/comparison",
+    summary: "A run compared with a base run",
+    description:
+      "Per test case: newly_failing, fixed, still_failing (with the run its failures began in), flaky, new_test, removed_test or unchanged, the differences first; the case versions with the steps that differ, and what changed around the tests (the environment's base URL, the variables' names, the selection's cases). The base is the run named by base, else the latest finished run created before it on the same environment with the same test plan (for a run of no plan, the same name); baseRule says which, none when there is no base (every test is then new_test). A run still in progress is compared as it stands.",
+    access: "read",
+    pathParams: runPath,
+    query: z.strictObject({ base: baseParam }),
+    responses: {
+      200: answer("The comparison.", comparisonSchema),
+      ...keyedFailures(),
+      400: failure("Invalid request: base is not a run id, or given more than once.", errors.invalidRequest),
+      404: failure("No such run, or no such base run, in this project.", errors.notFound),
+    },
+  },
+  listFailureGroups: {
+    operationId: "listFailureGroups",
+    method: "get",
+    path: "/v1/failure-groups",
+    summary: "The project's failure groups, by impact",
+    description:
+      "Failed attempts grouped by how they failed (docs/rest-api.md, Failure groups): the most test cases affected first, then the most occurrences, then the latest seen. Open and reopened groups unless state says otherwise. Paged: limit (1 to 100, default 50) and the cursor of the previous answer.",
+    access: "read",
+    query: z.strictObject({ state: stateParam, limit: pageLimitParam, cursor: cursorParam }),
+    responses: {
+      200: answer("A page of failure groups.", failureGroupsAnswerSchema),
+      ...keyedFailures(),
+      400: failure(
+        "Invalid request: an unknown state, limit not from 1 to 100, or a cursor this API did not give.",
+        errors.invalidRequest,
+      ),
+    },
+  },
+  getFailureGroup: {
+    operationId: "getFailureGroup",
+    method: "get",
+    path: "/v1/failure-groups/{id}",
+    summary: "A failure group with its occurrences and test cases",
+    description:
+      "The group, a page of its occurrences (newest first; limit 1 to 100, default 50, and the cursor of the previous answer) and its test cases (the most occurrences first, at most 500). The first occurrence (firstSeen) names the run it first appeared in.",
+    access: "read",
+    pathParams: z.object({ id: failureGroupIdParam }),
+    query: z.strictObject({ limit: pageLimitParam, cursor: cursorParam }),
+    responses: {
+      200: answer("The failure group.", failureGroupAnswerSchema),
+      ...keyedFailures(),
+      400: failure(
+        "Invalid request: limit not from 1 to 100, or a cursor this API did not give.",
+        errors.invalidRequest,
+      ),
+      404: failure("No such failure group in this project.", errors.notFound),
     },
   },
   getOpenApi: {

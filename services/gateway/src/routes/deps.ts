@@ -19,7 +19,16 @@ export interface V1Deps {
   >;
   runs: Pick<
     Client<typeof RunsService>,
-    "startRun" | "getRun" | "listRuns" | "watchRun" | "cancelRun" | "rerunRun" | "getArtifact"
+    | "startRun"
+    | "getRun"
+    | "listRuns"
+    | "watchRun"
+    | "cancelRun"
+    | "rerunRun"
+    | "getArtifact"
+    | "compareRuns"
+    | "listFailureGroups"
+    | "getFailureGroup"
   >;
   /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
   startRunTimeoutMs: number;

@@ -10,6 +10,13 @@ import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
 import { HttpError } from "../http-error.js";
 import { environmentJson, projectJson, runJson, runListJson, testCaseJson, testPlanJson } from "../render.js";
+import {
+  comparisonJson,
+  failureGroupCaseJson,
+  failureGroupJson,
+  occurrenceJson,
+  stateOf,
+} from "../render-failures.js";
 import { runsLimit, toStartRun } from "../start-run-body.js";
 import { actorOf, keyOf, rpc, type V1Deps } from "./deps.js";
 import { startOnce } from "./start-once.js";
@@ -144,6 +151,62 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
       throw new HttpError(404, "not_found", "no such artifact");
     for (const [name, value] of Object.entries(artifactResponseHeaders(artifact))) ctx.set(name, value);
     ctx.body = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  });
+
+  route(operations.getRunComparison, async (ctx, { params, query }) => {
+    const response = await rpc(ctx, () =>
+      runs.compareRuns(
+        {
+          actor: actorOf(ctx),
+          projectId: keyOf(ctx).projectId,
+          runId: params.id,
+          ...(query.base && { baseRunId: query.base }),
+        },
+        callOptions(ctx),
+      ),
+    );
+    ctx.body = comparisonJson(response);
+  });
+
+  route(operations.listFailureGroups, async (ctx, { query }) => {
+    const response = await rpc(ctx, () =>
+      runs.listFailureGroups(
+        {
+          actor: actorOf(ctx),
+          projectId: keyOf(ctx).projectId,
+          states: [...new Set(query.state ?? [])].map(stateOf),
+          limit: query.limit === undefined ? 50 : Number(query.limit),
+          cursor: query.cursor ?? "",
+        },
+        callOptions(ctx),
+      ),
+    );
+    ctx.body = {
+      failureGroups: response.groups.map(failureGroupJson),
+      nextCursor: response.nextCursor || null,
+    };
+  });
+
+  route(operations.getFailureGroup, async (ctx, { params, query }) => {
+    const response = await rpc(ctx, () =>
+      runs.getFailureGroup(
+        {
+          actor: actorOf(ctx),
+          projectId: keyOf(ctx).projectId,
+          failureGroupId: params.id,
+          limit: query.limit === undefined ? 50 : Number(query.limit),
+          cursor: query.cursor ?? "",
+        },
+        callOptions(ctx),
+      ),
+    );
+    if (!response.group) throw new Error("GetFailureGroup answered without a group");
+    ctx.body = {
+      failureGroup: failureGroupJson(response.group),
+      occurrences: response.occurrences.map(occurrenceJson),
+      nextCursor: response.nextCursor || null,
+      cases: response.cases.map(failureGroupCaseJson),
+    };
   });
 
   route(operations.getOpenApi, async (ctx) => {
