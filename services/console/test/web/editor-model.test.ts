@@ -16,6 +16,7 @@ import {
   caseOfDraft,
   copyName,
   draftOfCase,
+  emptyCase,
   type StepDraft,
 } from "../../web/src/features/step-editor/kinds.js";
 import { draftOfJson, jsonOfDraft, snapshotOf } from "../../web/src/features/test-cases/json-view.js";
@@ -139,6 +140,22 @@ describe("console editor: the draft, the catalog's messages and the JSON view", 
     expect(value.steps.map((step) => toJson(StepSchema, step))).to.deep.equal(
       stored.steps.map((step) => toJson(StepSchema, step)),
     );
+  });
+
+  it("carries a test case's retries from the catalog, through the form and the JSON view, to what is saved", () => {
+    const stored = create(TestCaseSchema, { name: "x", tags: [], enabled: true, retries: 2, steps: [] });
+    const { draft } = draftOfCase(stored);
+    expect(draft.retries).to.equal(2);
+    expect(caseOfDraft(draft).value.retries).to.equal(2);
+    const text = jsonOf(draft);
+    expect(JSON.parse(text)).to.include({ retries: 2 });
+    expect(anyDraftOf(text).retries).to.equal(2);
+    // 0 is the default: the file leaves it out, and a file without it reads as 0.
+    expect(JSON.parse(jsonOf({ ...draft, retries: 0 }))).to.not.have.property("retries");
+    expect(emptyCase().retries).to.equal(0);
+    expect(draftOfJson(JSON.stringify({ name: "x", steps: [], retries: 5 }))).to.deep.equal({
+      error: "retries: must be 0 to 3, how many times a failed attempt is run again, not 5",
+    });
   });
 
   it("says what the form cannot write, at its field, and writes nothing of it", () => {

@@ -32,6 +32,8 @@ export interface CaseDraft {
   enabled: boolean;
   /** Browser steps record a Playwright trace on every run, not only when the test fails. */
   recordTrace: boolean;
+  /** How many times a failed attempt is run again in a run, 0 to 3 (TestCase.retries). */
+  retries: number;
   steps: StepDraft[];
 }
 
@@ -57,6 +59,7 @@ export const emptyCase = (): CaseDraft => ({
   tags: [],
   enabled: true,
   recordTrace: false,
+  retries: 0,
   steps: [emptyStep()],
 });
 
@@ -85,7 +88,11 @@ export function draftOfStep(step: Step): StepDraft | undefined {
 
 /** A test case (as the catalog returns it, or as read from the file format) for the form. */
 export function draftOfCase(
-  testCase: Pick<TestCase, "name" | "tags" | "steps"> & { enabled?: boolean; recordTrace?: boolean },
+  testCase: Pick<TestCase, "name" | "tags" | "steps"> & {
+    enabled?: boolean;
+    recordTrace?: boolean;
+    retries?: number;
+  },
 ): {
   draft: CaseDraft;
   /** Steps of a kind the form cannot edit (a newer kind): the form must not open them. */
@@ -98,6 +105,7 @@ export function draftOfCase(
       tags: [...testCase.tags],
       enabled: testCase.enabled ?? true,
       recordTrace: testCase.recordTrace ?? false,
+      retries: testCase.retries ?? 0,
       steps: steps.filter((step) => step !== undefined),
     },
     unknownKinds: steps.filter((step) => step === undefined).length,
@@ -110,6 +118,7 @@ export interface CaseValue {
   tags: string[];
   enabled: boolean;
   recordTrace: boolean;
+  retries: number;
   steps: Step[];
 }
 
@@ -126,8 +135,8 @@ export function caseOfDraft(draft: CaseDraft): { value: CaseValue; problems: Fie
       kind: logicOf(step).toStep(step.draft, problems, (field) => stepField(step.key, field)),
     }),
   );
-  const { name, enabled, recordTrace } = draft;
-  return { value: { name, tags: [...draft.tags], enabled, recordTrace, steps }, problems };
+  const { name, enabled, recordTrace, retries } = draft;
+  return { value: { name, tags: [...draft.tags], enabled, recordTrace, retries, steps }, problems };
 }
 
 /** The longest test case name (catalog.proto, CreateTestCaseRequest.name), in characters. */

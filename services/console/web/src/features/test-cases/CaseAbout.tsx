@@ -1,7 +1,9 @@
-// The test case editor's first panel: the case's name, tags, and whether it runs and keeps traces.
-import { TextField } from "../../components/Inputs";
+// The test case editor's first panel: the case's name, tags, whether it runs and keeps traces, and
+// how many times a failed attempt is run again.
+import { SelectField, TextField } from "../../components/Inputs";
 import type { Said } from "../step-editor/kind-editor";
 import type { CaseDraft } from "../step-editor/kinds";
+import { retriesHint, retriesLabel, retryCounts } from "./retries";
 import { TagsInput } from "./TagsInput";
 
 export function CaseAbout({
@@ -59,6 +61,18 @@ export function CaseAbout({
           </span>
         </span>
       </label>
+      <SelectField
+        label="Retries"
+        hint={`${retriesHint} A plan's or a run's retries replace it.`}
+        value={String(draft.retries)}
+        onChange={(retries) => onChange({ ...draft, retries: Number(retries) })}
+      >
+        {retryCounts.map((count) => (
+          <option key={count} value={String(count)}>
+            {retriesLabel(count)}
+          </option>
+        ))}
+      </SelectField>
     </section>
   );
 }

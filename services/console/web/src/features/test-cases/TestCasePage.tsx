@@ -22,6 +22,7 @@ import { VersionMissing } from "../versions/VersionMissing";
 import { versionParam } from "../versions/version-param";
 import { DeleteTestCaseDialog } from "./DeleteTestCaseDialog";
 import { EnabledBadge } from "./EnabledBadge";
+import { retriesLabel } from "./retries";
 import { Tags } from "./Tags";
 import { useDuplicate } from "./useDuplicate";
 import { useEnabledToggle } from "./useEnabledToggle";
@@ -139,6 +140,7 @@ export function TestCase() {
               {testCase.recordTrace ? "Recorded at every run" : "Recorded when the test fails"}
             </Fact>
           )}
+          <Fact term="Retries">{retriesLabel(testCase.retries)}</Fact>
           <Fact term="Created">
             <Time at={testCase.createdAt} />
           </Fact>

@@ -18,6 +18,7 @@ export function useDuplicate(projectId: string) {
         tags: testCase.tags,
         enabled: testCase.enabled,
         recordTrace: testCase.recordTrace,
+        retries: testCase.retries,
         steps: testCase.steps,
       },
       {

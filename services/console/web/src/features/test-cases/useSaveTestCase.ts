@@ -57,6 +57,7 @@ export function useSaveTestCase(projectId: string, loaded: TestCase | undefined)
         enabled: value.enabled,
         steps: { steps: value.steps },
         recordTrace: value.recordTrace,
+        retries: value.retries,
         expectedVersion: loaded.version,
       });
       if (!fits(saveSizeProblem(UpdateTestCaseRequestSchema, request))) return;

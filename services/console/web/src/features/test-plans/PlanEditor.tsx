@@ -1,5 +1,5 @@
-// The test plan editor (Editors and above; the catalog decides): name, description, and the test
-// cases in run order, picked from a searchable list, moved by buttons or by Alt+↑/↓ on a focused
+// The test plan editor (Editors and above; the catalog decides): name, description, retries (none:
+// each test case's own; 0 to 3: replacing them in a run of the plan), and the test cases in run order, picked from a searchable list, moved by buttons or by Alt+↑/↓ on a focused
 // row, removed. One form creates a plan and edits one (docs/console.md, "Authoring: test plans").
 // Leaving with unsaved changes asks first; a save is made on the version loaded, and when someone
 // else saved since, the conflict dialog offers to copy the draft or reload ("Two people editing").
@@ -11,11 +11,12 @@ import { Link, useNavigate } from "react-router";
 import { editConflictOf, formErrors } from "../../api";
 import { DialogActions, ErrorNotice } from "../../components/Dialog";
 import { useFocusOnError } from "../../components/Field";
-import { TextAreaField, TextField } from "../../components/Inputs";
+import { SelectField, TextAreaField, TextField } from "../../components/Inputs";
 import { useUnsavedChanges } from "../../components/UnsavedChanges";
 import { useInvalidate } from "../../components/useInvalidate";
 import { VersionLine } from "../../components/Version";
 import { useProject } from "../../project";
+import { retriesHint, retriesLabel, retryCounts } from "../test-cases/retries";
 import { ConflictNotice } from "../versions/ConflictNotice";
 import { EditConflictDialog } from "../versions/EditConflictDialog";
 import { CasePicker } from "./CasePicker";
@@ -42,6 +43,9 @@ export function PlanEditor({
   const save = plan ? update : create;
   const [name, setName] = useState(plan?.name ?? "");
   const [description, setDescription] = useState(plan?.description ?? "");
+  // "" when the plan sets none (each test case's own apply), else "0" to "3".
+  const [retries, setRetries] = useState(plan?.retries === undefined ? "" : String(plan.retries));
+  const retriesValue = retries === "" ? undefined : Number(retries);
   const form = useRef<HTMLFormElement>(null);
   useFocusOnError(form, save.error);
   const picked = usePlanCases(cases);
@@ -51,16 +55,20 @@ export function PlanEditor({
   const unsaved =
     name !== (plan?.name ?? "") ||
     description !== (plan?.description ?? "") ||
+    retriesValue !== plan?.retries ||
     chosen.map((c) => c.id).join(" ") !== cases.map((c) => c.id).join(" ");
   const guard = useUnsavedChanges(unsaved && !save.isPending, plan ? `“${plan.name}”` : "this new test plan");
 
   // The catalog names the list `test_case_ids` in CreateTestPlan and `test_case_ids.ids` in
   // UpdateTestPlan (where it is a TestCaseIdList).
   const casesField = plan ? "test_case_ids.ids" : "test_case_ids";
+  // Likewise `retries`, and `retries.retries` inside UpdateTestPlan's PlanRetries.
+  const retriesField = plan ? "retries.retries" : "retries";
   const errors = formErrors(save, {
     name,
     description,
     [casesField]: chosen.map((c) => c.id),
+    [retriesField]: retriesValue,
   });
   const missingCase = caseNotFound(save.error, chosen);
 
@@ -88,6 +96,8 @@ export function PlanEditor({
           name,
           description,
           testCaseIds: { ids: testCaseIds },
+          // Without a value, PlanRetries clears the plan's: each test case's own apply again.
+          retries: retriesValue === undefined ? {} : { retries: retriesValue },
           expectedVersion: plan.version,
         },
         {
@@ -101,7 +111,7 @@ export function PlanEditor({
       );
     else
       create.mutate(
-        { projectId, name, description, testCaseIds },
+        { projectId, name, description, testCaseIds, retries: retriesValue },
         { onSuccess: (answer) => done(answer.testPlan), onError: refresh },
       );
   };
@@ -138,6 +148,20 @@ export function PlanEditor({
             value={description}
             onChange={setDescription}
           />
+          <SelectField
+            label="Retries"
+            hint={`${retriesHint} Set here, it replaces each test case's own in a run of the plan.`}
+            error={errors.at(retriesField)}
+            value={retries}
+            onChange={setRetries}
+          >
+            <option value="">Each test case's own</option>
+            {retryCounts.map((count) => (
+              <option key={count} value={String(count)}>
+                {retriesLabel(count)}
+              </option>
+            ))}
+          </SelectField>
         </div>
 
         <div className="plan-columns">
@@ -166,7 +190,7 @@ export function PlanEditor({
         <EditConflictDialog
           conflict={conflictOpen ? conflict : undefined}
           what="test plan"
-          mine={planAsText(name, description, chosen)}
+          mine={planAsText(name, description, chosen, retriesValue)}
           onReload={onReload}
           onClose={() => setConflictOpen(false)}
         />

@@ -12,6 +12,7 @@ import { plural } from "../../format";
 import { useProject } from "../../project";
 import { PlanBadges } from "../badges/PlanBadges";
 import { CaseTable } from "../test-cases/CaseTable";
+import { retriesLabel } from "../test-cases/retries";
 import { DeleteTestPlanDialog } from "./DeleteTestPlanDialog";
 import { useDone } from "./useDone";
 
@@ -52,6 +53,10 @@ export function TestPlan() {
         {disabled > 0 &&
           ` (${disabled} disabled: runs of the plan leave ${disabled === 1 ? "it" : "them"} out)`}{" "}
         · <Link to={path(`/runs?plan=${testPlan.id}`)}>runs of this plan</Link>
+        {" · "}
+        {testPlan.retries === undefined
+          ? "retries: each test case's own"
+          : `retries: ${retriesLabel(testPlan.retries).toLowerCase()} for every test case`}
       </p>
       {testCases.length === 0 ? (
         <Empty title="This plan has no test cases.">

@@ -10,10 +10,11 @@ export const planBound = 500;
 export const disabledRule = "Disabled test cases stay in the plan, but its runs leave them out.";
 
 /** A plan draft as "Copy my changes" gives it: its name, description and test cases in run order. */
-export function planAsText(name: string, description: string, chosen: TestCase[]): string {
+export function planAsText(name: string, description: string, chosen: TestCase[], retries?: number): string {
   return [
     `Name: ${name}`,
     `Description: ${description || "(none)"}`,
+    `Retries: ${retries === undefined ? "each test case's own" : retries}`,
     chosen.length === 0 ? "Test cases: none" : "Test cases, in run order:",
     ...chosen.map((testCase, i) => `${i + 1}. ${testCase.name} (${testCase.id})`),
   ].join("\n");
