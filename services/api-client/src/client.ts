@@ -1,5 +1,7 @@
 // A typed client of the /v1 REST API (docs/rest-api.md). One method per endpoint; it never retries
 // (retry.ts decides what may be repeated) and turns every answer that is not 2xx into an ApiError.
+
+import type { FailureGroupDetail, RunComparison } from "./failures.js";
 import type {
   Environment,
   ErrorBody,
@@ -146,6 +148,24 @@ export class TestrunClient {
       failedOnly,
     });
     return { run: answer.body as unknown as Run, replayed: isReplay(answer.headers) };
+  }
+
+  /** GET /v1/runs/:id/comparison: the run against `base`, else its base by the base rule. */
+  compareRuns(id: string, base?: string, options: RequestOptions = {}): Promise<RunComparison> {
+    const query = new URLSearchParams(base === undefined ? {} : { base });
+    return this.json("GET", `/v1/runs/${encodeURIComponent(id)}/comparison${suffix(query)}`, options);
+  }
+
+  /** GET /v1/failure-groups/:id: the group, a page of its occurrences (newest first) and its cases. */
+  getFailureGroup(
+    id: string,
+    page: { limit?: number; cursor?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<FailureGroupDetail> {
+    const query = new URLSearchParams();
+    if (page.limit !== undefined) query.set("limit", String(page.limit));
+    if (page.cursor) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/failure-groups/${encodeURIComponent(id)}${suffix(query)}`, options);
   }
 
   /** GET /v1/openapi.json (needs no key). */

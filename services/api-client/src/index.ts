@@ -12,6 +12,7 @@ export {
   TestrunClient,
   TooLarge,
 } from "./client.js";
+export type * from "./failures.js";
 export {
   abortableSleep,
   DeadlineReached,

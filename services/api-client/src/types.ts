@@ -23,6 +23,17 @@ export interface TestResult {
   retries?: number;
   /** Every attempt, oldest first; the last one's outcome is the test's. */
   attempts?: TestAttempt[];
+  // Absent from gateways older than failure groups (docs/rest-api.md, "Failure groups").
+  /** FAILED while its case did not fail in the run's base run. */
+  newFailure?: boolean;
+  /** A FAILED test's failure group (its last attempt's); null otherwise. */
+  failureGroup?: {
+    id: string;
+    occurrences: number;
+    casesAffected: number;
+    firstSeenRunId: string;
+    firstSeenAt: string | null;
+  } | null;
 }
 
 /** Why an attempt FAILED; the last three are the system's own, not the test's. */
@@ -81,6 +92,10 @@ export interface Run {
   failedTests: number;
   /** Tests that passed on retry (counted in passedTests too). Absent from gateways older than attempts. */
   flakyTests?: number;
+  /** Once finished: FAILED tests whose case did not fail in the base run; null without a base. Absent from older gateways. */
+  newFailures?: number | null;
+  /** Once finished: the base run newFailures is counted against; null without one. */
+  baseRunId?: string | null;
   startedAt: string | null;
   finishedAt: string | null;
   durationMs: number | null;
