@@ -52,6 +52,7 @@ export function argvOf(env: Io["env"]): string[] {
   option("timeout");
   if (booleanInput(env, "cancel-on-timeout")) argv.push("--cancel-on-timeout");
   if (booleanInput(env, "allow-skipped")) argv.push("--allow-skipped");
+  if (booleanInput(env, "fail-on-flaky")) argv.push("--fail-on-flaky");
   return argv;
 }
 

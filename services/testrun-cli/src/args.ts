@@ -15,6 +15,8 @@ export interface WaitFlags {
   cancelOnTimeout: boolean;
   detach: boolean;
   allowSkipped: boolean;
+  /** A run that passed with tests that passed only on retry (flaky) exits 1. */
+  failOnFlaky?: boolean;
   junit?: string;
   json?: string;
   /** Download the artifacts of the run's tests into this directory. */
@@ -48,6 +50,7 @@ const waitOptions: Options = {
   "cancel-on-timeout": { type: "boolean" },
   detach: { type: "boolean" },
   "allow-skipped": { type: "boolean" },
+  "fail-on-flaky": { type: "boolean" },
   junit: { type: "string" },
   json: { type: "string" },
   artifacts: { type: "string" },
@@ -132,9 +135,15 @@ export function parseCommand(argv: string[]): Command {
       throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
     const wait = values["no-wait"] !== true;
     if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
-        (key) => values[key] !== undefined,
-      );
+      const waiting = [
+        "timeout",
+        "cancel-on-timeout",
+        "detach",
+        "allow-skipped",
+        "fail-on-flaky",
+        "junit",
+        "artifacts",
+      ].find((key) => values[key] !== undefined);
       if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
     }
     return {
@@ -143,6 +152,7 @@ export function parseCommand(argv: string[]): Command {
       cancelOnTimeout: values["cancel-on-timeout"] === true,
       detach: values.detach === true,
       allowSkipped: values["allow-skipped"] === true,
+      ...(values["fail-on-flaky"] === true && { failOnFlaky: true }),
       ...optional("junit", str("junit")),
       ...optional("json", str("json")),
       ...optional("artifacts", str("artifacts")),

@@ -19,7 +19,15 @@ import { formatDuration } from "./duration.js";
 import { explain } from "./errors.js";
 import { usage } from "./help.js";
 import { ExitCode, exitCodeOf, signalExitCode } from "./outcome.js";
-import { failureLines, type Output, Progress, screenshotLine, statusLine, testLine } from "./progress.js";
+import {
+  failureLines,
+  flakyWarning,
+  type Output,
+  Progress,
+  screenshotLine,
+  statusLine,
+  testLine,
+} from "./progress.js";
 import { writeReports } from "./reports.js";
 import { waitForRun } from "./wait.js";
 
@@ -226,10 +234,12 @@ class Session {
     this.say(statusLine(run));
     for (const test of run.tests.filter((t) => t.status === "FAILED"))
       for (const line of failureLines(test)) this.say(line);
+    const flaky = flakyWarning(run, flags.failOnFlaky ?? false);
+    if (flaky) this.say(flaky);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : undefined;
     writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...(attachments && { attachments }) });
-    return { code: exitCodeOf(run, flags.allowSkipped), run };
+    return { code: exitCodeOf(run, flags.allowSkipped, flags.failOnFlaky ?? false), run };
   }
 
   /**

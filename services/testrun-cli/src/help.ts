@@ -17,6 +17,8 @@ Wait options (run, rerun, wait):
   --cancel-on-timeout    cancel the run when the wait times out (else it goes on)
   --detach               on SIGINT/SIGTERM stop waiting but leave the run going (default: cancel it)
   --allow-skipped        exit 0, not 2, when the run was skipped
+  --fail-on-flaky        exit 1, not 0, when a test passed only on retry (flaky); without it
+                         such a run passes with a warning
   --junit FILE           write a JUnit XML report (one testcase per test)
   --json FILE            write the run as the API returns it ("-" for stdout)
   --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
@@ -29,7 +31,7 @@ Environment:
 
 Exit codes:
   0  the run passed (or any other command succeeded)
-  1  the run finished and a test failed
+  1  the run finished and a test failed (or passed only on retry, with --fail-on-flaky)
   2  the run was skipped (unless --allow-skipped)
   3  the wait timed out before the run finished
   4  the run could not be started or followed (401, 403, 402, 404, 409, network...)

@@ -6,7 +6,17 @@
 // A test's artifacts go in its <system-out>: with --artifacts, one `[[ATTACHMENT|path]]` line per
 // downloaded file, the convention of Jenkins' JUnit attachments plugin that GitLab reads too (it
 // shows a test case's first one: the failure screenshot comes first); otherwise their urls.
-import { artifactsInOrder, type Run, type TestResult } from "@testrun/api-client";
+//
+// Retried tests in the rerun format Maven Surefire writes (surefire-test-report-3.0.xsd) and Jenkins
+// and GitLab read: a pass on retry (flaky) is a passing <testcase> with one <flakyFailure> per
+// failed attempt; a failure after retries is a <failure> (the last attempt, the test's) with one
+// <rerunFailure> per earlier failed attempt. Each carries the attempt's summary as `message`, its
+// cause as `type`, a <stackTrace> saying which attempt, where it failed and on which executor, and
+// a <system-out> with its artifacts, as the test's own.
+import { artifactsInOrder, type Run, type TestAttempt, type TestResult } from "@testrun/api-client";
+import { causeText, earlierFailures, isFlaky, isSystemCause } from "./attempts.js";
+
+const isSystemCauseOf = (attempt: TestAttempt) => isSystemCause(attempt.cause);
 
 export interface JunitOptions {
   /** The wait timed out: tests not final are errors saying so. */
@@ -41,7 +51,7 @@ const attrs = (values: Record<string, string | number | null | undefined>) =>
 
 const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
 
-/** A test's <system-out> lines: its page, then each artifact as an attachment or its url. */
+/** A test's (or attempt's) <system-out> lines: its page, then each artifact as an attachment or its url. */
 function output(test: TestResult, attachments: ReadonlyMap<string, string> | undefined): string {
   const lines = [test.url];
   for (const artifact of artifactsInOrder(test)) {
@@ -51,13 +61,41 @@ function output(test: TestResult, attachments: ReadonlyMap<string, string> | und
   return lines.map(escapeXml).join("\n");
 }
 
+/** An earlier failed attempt as Surefire's <flakyFailure> or <rerunFailure>. */
+function rerun(
+  element: "flakyFailure" | "rerunFailure",
+  test: TestResult,
+  attempt: TestAttempt,
+  attachments: ReadonlyMap<string, string> | undefined,
+): string {
+  const at = attempt.failedStep ? `, at step ${attempt.failedStep}` : "";
+  const on = attempt.executor ? ` on executor ${attempt.executor}` : "";
+  const trace = `attempt ${attempt.number} FAILED (${causeText(attempt.cause)})${at}${on}: ${attempt.summary}`;
+  return (
+    `      <${element}${attrs({ message: attempt.summary, type: attempt.cause ?? "FAILED" })}>\n` +
+    `        <stackTrace>${escapeXml(trace)}</stackTrace>\n` +
+    `        <system-out>${output({ ...test, status: "FAILED", artifacts: attempt.artifacts }, attachments)}</system-out>\n` +
+    `      </${element}>\n`
+  );
+}
+
 function testcase(run: Run, test: TestResult, options: JunitOptions): string {
   const timedOut = options.timedOut ?? false;
-  const open = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>`;
+  const open = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>${testProperties(run, test)}`;
   const summary = test.summary || "";
   let outcome = "";
+  const earlier = earlierFailures(test);
   if (test.status === "FAILED") {
-    outcome = `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}\n${test.url}`)}</failure>\n`;
+    outcome =
+      `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}\n${test.url}`)}</failure>\n` +
+      earlier.map((attempt) => rerun("rerunFailure", test, attempt, options.attachments)).join("");
+  } else if (isFlaky(test)) {
+    // Only a pass after a failure of the test's own is flaky: the system's failures before a
+    // pass (a lost executor, a browser that failed) are not the test's and are left out.
+    outcome = earlier
+      .filter((attempt) => !isSystemCauseOf(attempt))
+      .map((attempt) => rerun("flakyFailure", test, attempt, options.attachments))
+      .join("");
   } else if (test.status === "SKIPPED") {
     const message = summary || (run.skipReason ? `skipped: ${run.skipReason}` : "skipped");
     outcome = `      <skipped${attrs({ message })}/>\n`;
@@ -69,6 +107,22 @@ function testcase(run: Run, test: TestResult, options: JunitOptions): string {
     outcome = `      <error${attrs({ message, type: test.status })}/>\n`;
   }
   return `${open}\n${outcome}      <system-out>${output(test, options.attachments)}</system-out>\n    </testcase>\n`;
+}
+
+/**
+ * A test's <properties> (first in its <testcase>, as pytest and xunit write them) once the run has
+ * a base: whether it is a new failure, and a failed test's failure group; empty otherwise.
+ */
+function testProperties(run: Run, test: TestResult): string {
+  const values = {
+    "testrun.newFailure": run.baseRunId ? String(test.newFailure ?? false) : null,
+    "testrun.failureGroup": test.failureGroup?.id ?? null,
+  };
+  const props = Object.entries(values)
+    .filter(([, value]) => value !== null)
+    .map(([name, value]) => `        <property${attrs({ name, value })}/>\n`)
+    .join("");
+  return props ? `\n      <properties>\n${props}      </properties>` : "";
 }
 
 /** The JUnit XML document of a run (finished, or as last read when the wait timed out). */
@@ -84,6 +138,9 @@ export function junitXml(run: Run, options: JunitOptions = {}): string {
     "testrun.run.url": run.url,
     "testrun.run.status": run.status,
     "testrun.run.skipReason": run.skipReason,
+    // Against the base run (docs/rest-api.md, "Comparing runs"); left out without a base.
+    "testrun.newFailures": run.newFailures ?? null,
+    "testrun.baseRunId": run.baseRunId ?? null,
   };
   const props = Object.entries(properties)
     .filter(([, value]) => value !== null)

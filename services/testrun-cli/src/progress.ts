@@ -1,6 +1,7 @@
 // What a waiting `testrun` prints: on a CI log (not a terminal) one line per change; on a terminal
 // the same lines for finished tests and one live status line kept up to date below them.
 import { failureScreenshot, type Run, type TestResult } from "@testrun/api-client";
+import { attemptLine, causeText, earlierFailures, flakyTests, isFlaky, isSystemCause } from "./attempts.js";
 import { formatDuration } from "./duration.js";
 
 export interface Output {
@@ -11,11 +12,33 @@ export interface Output {
 
 const final = new Set(["PASSED", "FAILED", "SKIPPED"]);
 
-/** One finished test, as a line. */
+/**
+ * One finished test, as a line; a test that took more than one attempt has a line more under it
+ * for each earlier attempt that failed, with its cause. A pass on retry is "PASSED on retry
+ * (flaky)"; a failure after retries, or by the system's cause, names its cause.
+ */
 export function testLine(test: TestResult): string {
   const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
-  return `  ${test.status.padEnd(7)} ${test.name}${duration}${summary}`;
+  const earlier = earlierFailures(test);
+  const status = isFlaky(test) ? "PASSED on retry (flaky)" : test.status.padEnd(7);
+  const cause =
+    test.status === "FAILED" && test.cause && (earlier.length > 0 || isSystemCause(test.cause))
+      ? ` [${causeText(test.cause)}]`
+      : "";
+  const attempts = earlier.map((attempt) => `\n    ${attemptLine(attempt)}`).join("");
+  return `  ${status} ${test.name}${duration}${summary}${cause}${attempts}`;
+}
+
+/** The warning a run with tests that passed only on retry ends with; undefined without any. */
+export function flakyWarning(run: Run, failOnFlaky: boolean): string | undefined {
+  const flaky = flakyTests(run.tests);
+  if (!flaky.length) return undefined;
+  const names = flaky.map((test) => `"${test.name}"`).join(", ");
+  const counted = flaky.length === 1 ? "1 test" : `${flaky.length} tests`;
+  return failOnFlaky
+    ? `Warning: ${counted} passed only on retry (flaky): ${names}; --fail-on-flaky makes that a failure (exit 1)`
+    : `Warning: ${counted} passed only on retry (flaky): ${names}; the run still counts as passed (--fail-on-flaky fails it)`;
 }
 
 /** A failed test's screenshot (its failure screenshot, else its first) as a line, if it has one. */
@@ -34,7 +57,10 @@ export function failureLines(test: TestResult): string[] {
 export function statusLine(run: Run): string {
   const done = run.tests.filter((test) => final.has(test.status)).length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
-  const counts = `${run.passedTests} passed, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  // A flaky pass counts as passed (the API's passedTests) and is named beside it.
+  const flaky = run.flakyTests ?? flakyTests(run.tests).length;
+  const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
+  const counts = `${passed}, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
   if (run.finished) {
     const duration = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";

@@ -1,5 +1,6 @@
 // The Markdown summary appended to $GITHUB_STEP_SUMMARY (GitHub shows it on the job's page).
 import type { Run } from "@testrun/api-client";
+import { attemptLine, earlierFailures, isFlaky } from "./attempts.js";
 import { formatDuration } from "./duration.js";
 import { statusLine } from "./progress.js";
 
@@ -12,7 +13,7 @@ const icons: Record<string, string> = {
 };
 
 /** Text safe in a table cell: no pipes, line breaks or HTML. */
-const cell = (text: string) =>
+export const cell = (text: string) =>
   text
     .replace(/[\r\n]+/g, " ")
     .replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c] ?? c)
@@ -24,12 +25,16 @@ export function markdownSummary(run: Run, options: { timedOut?: boolean } = {}):
   const state = options.timedOut
     ? `${statusLine(run)} (the wait timed out; the run goes on)`
     : statusLine(run);
-  const rows = run.tests.map(
-    (test) =>
-      `| ${icons[test.status] ?? ""} ${test.status} | [${cell(test.name)}](${test.url}) | ${
-        test.durationMs === null ? "" : formatDuration(test.durationMs)
-      } | ${test.status === "PASSED" ? "" : cell(test.summary)} |`,
-  );
+  const rows = run.tests.map((test) => {
+    // A pass on retry stands out, with why its earlier attempts failed.
+    const flaky = isFlaky(test);
+    const status = flaky ? "⚠️ PASSED on retry (flaky)" : `${icons[test.status] ?? ""} ${test.status}`;
+    const attempts = earlierFailures(test).map((attempt) => cell(attemptLine(attempt)));
+    const summary = [test.status === "PASSED" ? "" : cell(test.summary), ...attempts].filter(Boolean);
+    return `| ${status} | [${cell(test.name)}](${test.url}) | ${
+      test.durationMs === null ? "" : formatDuration(test.durationMs)
+    } | ${summary.join("<br>")} |`;
+  });
   return [
     heading,
     "",
