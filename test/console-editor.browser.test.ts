@@ -97,6 +97,15 @@ describe("console test case editor in a browser", function () {
       await tags.fill("smoke");
       await tags.press("Enter");
       await page.getByRole("button", { name: "Remove tag smoke" }).waitFor();
+      // Retries: none unless chosen; the field says what they do.
+      const retries = page.getByLabel("Retries", { exact: true });
+      expect(await retries.inputValue(), "no retries unless chosen").to.equal("0");
+      await page
+        .getByText(
+          "A failed attempt is run again up to this many times; a pass on retry marks the test flaky. A plan's or a run's retries replace it.",
+        )
+        .waitFor();
+      await retries.selectOption({ label: "2 retries" });
 
       // Step 1: the demo target is up.
       const health = stepAt(page, 0);
@@ -189,6 +198,7 @@ describe("console test case editor in a browser", function () {
       await page.getByText(`${caseName} created.`).waitFor();
       expect(new URL(page.url()).pathname).to.match(/\/test-cases\/tc_[^/]+$/);
       await page.getByRole("heading", { name: "3 steps" }).waitFor();
+      await page.getByText("2 retries", { exact: true }).waitFor();
 
       await page.getByRole("button", { name: "Run this test" }).click();
       const run = page.getByRole("dialog", { name: `Run ${caseName}` });

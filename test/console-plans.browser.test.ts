@@ -190,10 +190,22 @@ describe("console test plans in a browser", function () {
       await expectNoErrorAt(name);
       expect(await page.locator(".field-error").count()).to.equal(0);
       await page.getByLabel(/Description/).fill("Runs every night against staging.");
+      // Retries: each test case's own until the plan sets them; set, they replace them.
+      const retries = page.getByLabel("Retries", { exact: true });
+      expect(await retries.inputValue()).to.equal("");
+      await retries.selectOption({ label: "2 retries" });
+      await shot(page, "plan-edit-retries", width);
       await page.getByRole("button", { name: "Save test plan" }).click();
       await page.getByRole("heading", { name: `Nightly ${width} renamed`, level: 1 }).waitFor();
       await page.getByText(`Test plan Nightly ${width} renamed saved.`).waitFor();
       await page.getByText("Runs every night against staging.").waitFor();
+      await page.getByText("retries: 2 retries for every test case").waitFor();
+      const saved = await cli.catalog.getTestPlan({
+        actor: cli.actor,
+        projectId: acme.projectId,
+        testPlanId: testPlan?.id ?? "",
+      });
+      expect(saved.testPlan?.retries, "stored as the plan's").to.equal(2);
       expect(await tableNames(page)).to.deep.equal(["Search", "Login"]);
       // The list shows it under its new name.
       await page.getByRole("link", { name: "Test plans" }).first().click();
