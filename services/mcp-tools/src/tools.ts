@@ -45,6 +45,7 @@ export const serverInstructions = `Testrun runs HTTP test cases against a projec
 To test something: list_test_plans (or list_test_cases), then start_run, then get_run with waitSeconds 30 until finished is true.
 Give people the run's url. Each test of a run spends one of the project's credits.
 Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
+A test may take several attempts (its retries): flaky true means it PASSED only on retry, so report it as flaky, not simply passed; cause says why a FAILED test's last attempt failed (browser, executor_lost and no_executor are the system's fault, not the application's), and attempts lists each attempt with its status, cause, summary and failed step.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
 
@@ -317,7 +318,7 @@ export function registerTools(server: McpServer, api: TestrunApi): void {
     {
       title: "Read a run",
       description:
-        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
+        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts, flaky (true: it passed only on retry), cause (why a FAILED test failed: assertion, locator, timeout, network, egress_refused, environment_unreachable, or the system's browser, executor_lost, no_executor) and attempts (each with its number, status, cause, summary, failed step, executor and artifacts); flakyTests counts the tests that passed on retry. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
       inputSchema: getRunInput,
       annotations: reading,
     },

@@ -58,6 +58,55 @@ describe("the MCP tools over the REST client", () => {
     expect(gateway.requests[4]?.headers["idempotency-key"]).to.match(/^[0-9a-f-]{36}$/);
   });
 
+  it("answers a run's retried tests with flaky, cause and every attempt, as the API gives them", async () => {
+    const run = fakeRun("FAILED");
+    const [health, login] = run.tests;
+    if (!health || !login) throw new Error("two tests");
+    const attempt = (
+      number: number,
+      status: "PASSED" | "FAILED",
+      cause: "network" | "executor_lost" | null,
+    ) => ({
+      number,
+      status,
+      startedAt: "2026-11-22T10:15:30.123Z",
+      finishedAt: "2026-11-22T10:15:30.923Z",
+      durationMs: 800,
+      summary: cause ? `failed: ${cause}` : "1 step passed",
+      failedStep: cause === "network" ? 1 : null,
+      stepResults: [],
+      cause,
+      executor: `executor-${number}`,
+      artifacts: [],
+    });
+    Object.assign(health, {
+      flaky: true,
+      attempts: [attempt(1, "FAILED", "network"), attempt(2, "PASSED", null)],
+    });
+    Object.assign(login, {
+      flaky: false,
+      cause: "executor_lost",
+      attempts: [attempt(1, "FAILED", "executor_lost"), attempt(2, "FAILED", "executor_lost")],
+    });
+    gateway.answer = () => ({ status: 200, body: { ...run, flakyTests: 1 } });
+    const { isError, json } = await call("get_run", { runId: "run_1" });
+    expect(isError).to.equal(false);
+    expect(json.flakyTests).to.equal(1);
+    expect(json.tests[0]).to.include({ name: "health answers", status: "PASSED", flaky: true });
+    expect(
+      json.tests[0].attempts.map((a: { status: string; cause: string | null }) => [a.status, a.cause]),
+    ).to.deep.equal([
+      ["FAILED", "network"],
+      ["PASSED", null],
+    ]);
+    expect(json.tests[1]).to.include({ status: "FAILED", flaky: false, cause: "executor_lost" });
+    expect(json.tests[1].attempts).to.have.length(2);
+    const { tools } = await client.listTools();
+    const getRun = tools.find((tool) => tool.name === "get_run");
+    expect(getRun?.description).to.contain("flaky (true: it passed only on retry)");
+    expect(client.getInstructions()).to.contain("report it as flaky, not simply passed");
+  });
+
   it("starts with a new Idempotency-Key per call, or the one given, and marks a replayed answer", async () => {
     gateway.answer = (_request, index) => ({
       status: 201,
