@@ -11,6 +11,9 @@ import {
   type TestResult,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { caseHealthJson } from "./health-json.js";
+
+export { caseHealthJson, healthStateName, quarantineJson, resultRefJson } from "./health-json.js";
 
 /**
  * A run as GET /v1/runs/:id shows it (docs/rest-api.md, "Resources"), shared by the gateway and
@@ -143,6 +146,9 @@ export const testResultJson = (test: TestResult, origin: string) => ({
         firstSeenAt: rfc3339(test.failureGroup.firstSeenAt),
       }
     : null,
+  // Test health (docs/rest-api.md, "Test health and quarantine"): set by the reads of one run.
+  health: test.health ? caseHealthJson(test.health) : null,
+  quarantined: test.quarantined,
 });
 
 /** A run's own fields, as both forms show them. */
@@ -162,6 +168,7 @@ export const runFieldsJson = (run: Run) => ({
   url: run.url,
   newFailures: run.newFailures ?? null,
   baseRunId: run.baseRunId ?? null,
+  quarantinedFailures: run.quarantinedFailures,
 });
 
 /** A run as GET /v1/runs/:id shows it (with its tests); `origin` as for testResultJson. */

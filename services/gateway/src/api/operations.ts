@@ -10,6 +10,7 @@ import {
   pageLimitParam,
   stateParam,
 } from "./failure-schemas.js";
+import { historyAnswerSchema, historyEnvironmentParam, testCaseIdParam } from "./health-schemas.js";
 import {
   artifactIdParam,
   cancelBodySchema,
@@ -482,6 +483,37 @@ export const operations = {
         errors.invalidRequest,
       ),
       404: failure("No such failure group in this project.", errors.notFound),
+    },
+  },
+  getTestCaseHistory: {
+    operationId: "getTestCaseHistory",
+    method: "get",
+    path: "/v1/test-cases/{id}/history",
+    summary: "A test case's results and its health",
+    description:
+      "The case's results, newest first (limit 1 to 100, default 50, and the cursor of the previous answer), each with its run, environment, case version, status, cause, duration and who started the run; and the case's health in each environment (docs/rest-api.md, Test health and quarantine): its state, failure and flip rates with their 95% Wilson intervals, where its failures began, durations, and a lasting quarantine. environment (an id or a name) keeps one environment. Results older than the project's history retention (default 90 days) are gone; the health's counts outlive them.",
+    access: "read",
+    pathParams: z.object({ id: testCaseIdParam }),
+    query: z.strictObject({
+      environment: historyEnvironmentParam,
+      limit: pageLimitParam,
+      cursor: cursorParam,
+    }),
+    responses: {
+      200: answer("A page of the case's history, with its health.", historyAnswerSchema),
+      ...keyedFailures(),
+      400: failure(
+        "Invalid request: limit not from 1 to 100, a cursor this API did not give, or a parameter given twice.",
+        errors.invalidRequest,
+      ),
+      404: failure(
+        "No such test case in this project, or no environment with that id or name.",
+        errors.notFound,
+      ),
+      409: failure(
+        "The environment name matched several environments (ambiguous_name): pass one of the candidates' ids.",
+        errors.ambiguousName,
+      ),
     },
   },
   getOpenApi: {

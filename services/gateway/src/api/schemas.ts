@@ -270,6 +270,138 @@ export const testAttemptSchema = z
       "One attempt of a test: a claim by an executor and how it ended (status RUNNING while it executes, then PASSED, FAILED or SKIPPED). A failed attempt is retried while the test's retries allow; one that failed with the system's cause (browser, executor_lost, no_executor) without using them.",
   });
 
+// ---------------------------------------------------------------- test health (issue 40)
+
+export const healthStates = ["unknown", "stable", "flaky", "failing", "new_failure", "quarantined"] as const;
+
+export const healthStateSchema = z.enum(healthStates).meta({
+  id: "HealthState",
+  description:
+    "A test case's state in one environment, from its results within the project's window (docs/rest-api.md, Test health and quarantine): unknown (too few results of its latest version, none failed), stable (enough results, none failed), flaky (on its latest version it both passed and failed, a pass on retry counting as both), failing (every result since a version, or the last three or more, failed), new_failure (its latest result failed, the first failure after passes), quarantined (a quarantine lasts: its failures do not fail runs).",
+});
+
+const rateSchema = (what: string) =>
+  z
+    .object({
+      count: count("The events counted."),
+      sample: count("Out of this many."),
+      rate: z
+        .number()
+        .min(0)
+        .max(1)
+        .meta({ description: "count / sample; 0 when sample is 0.", examples: [0.2] }),
+      low: z
+        .number()
+        .min(0)
+        .max(1)
+        .meta({ description: "The 95% Wilson interval's lower bound.", examples: [0.08] }),
+      high: z
+        .number()
+        .min(0)
+        .max(1)
+        .meta({ description: "Its upper bound.", examples: [0.39] }),
+    })
+    .meta({ description: what });
+
+export const resultRefSchema = z
+  .object({
+    runId: id("run", "run", examples.runId),
+    testResultId: id("tr", "test result", examples.testResultId),
+    caseVersion: z
+      .int()
+      .min(0)
+      .meta({ description: "The case version it ran.", examples: [3] }),
+    at: timestamp("When it finished.").nullable(),
+  })
+  .meta({ id: "ResultRef", description: "One result of a test case: where and when." });
+
+const memberId = (what: string) =>
+  z
+    .string()
+    .regex(new RegExp(idPattern("mem")))
+    .nullable()
+    .meta({ description: what, examples: ["mem_01jd3k5q7x8y9z0a1b2c3d4e5k"] });
+
+export const quarantineSchema = z
+  .object({
+    testCaseId: id("tc", "test case", examples.testCaseId),
+    reason: z
+      .string()
+      .meta({ description: "Why (1 to 300 characters).", examples: ["flaky login, TICKET-123"] }),
+    startedAt: timestamp("When it started.").nullable(),
+    expiresAt: timestamp("When it ends by itself (at most 90 days after it started).").nullable(),
+    startedByMemberId: memberId("The member who started it; null for an operator."),
+    endedAt: timestamp("When it was lifted or expired; null while it lasts.").nullable(),
+    liftedByMemberId: memberId(
+      "The member who lifted it; null while it lasts, once expired, or for an operator.",
+    ),
+    active: z.boolean().meta({ description: "True while it lasts." }),
+  })
+  .meta({
+    id: "Quarantine",
+    description:
+      "A test case's quarantine: while it lasts, a failure of the case in a run started then is counted (failedTests, quarantinedFailures) but does not fail the run. Members (Editor or above) start and lift them in the web console; keys only read them.",
+  });
+
+export const caseHealthSchema = z
+  .object({
+    testCaseId: id("tc", "test case", examples.testCaseId),
+    environmentId: id("env", "environment", examples.environmentId),
+    name: z
+      .string()
+      .meta({ description: "The case's name at its latest result.", examples: ["Login works"] }),
+    state: healthStateSchema,
+    judged: healthStateSchema.meta({
+      description: "The state its results give, quarantine aside (never quarantined).",
+    }),
+    caseVersion: z
+      .int()
+      .min(0)
+      .meta({ description: "The case version of its latest result.", examples: [3] }),
+    sampleSize: count("Results in the window: SKIPPED ones and failures with the system's causes left out."),
+    enoughResults: z.boolean().meta({
+      description:
+        "False below the project's minimum (default 5): the rates say little yet (not enough results).",
+    }),
+    failureRate: rateSchema("Results in the window that failed (a pass on retry included), of sampleSize."),
+    flipRate: rateSchema(
+      "Consecutive results in the window whose outcome differs (passed against failed), of sampleSize - 1.",
+    ),
+    failingSince: resultRefSchema
+      .nullable()
+      .meta({
+        description: "Where the current run of failures began; null unless its latest result failed.",
+      }),
+    lastFailure: resultRefSchema
+      .nullable()
+      .meta({ description: "Its latest failure (a pass on retry included), in any window; null if none." }),
+    lastResult: resultRefSchema.nullable().meta({ description: "Its latest result." }),
+    medianDurationMs: count(
+      "The median duration in the window, in milliseconds (0 with fewer than 2 results).",
+    ),
+    p90DurationMs: count("The 90th percentile duration in the window (0 with fewer than 2 results)."),
+    previousMedianDurationMs: count(
+      "The median of the older half of the window (0 when not known): against medianDurationMs, the trend.",
+    ),
+    resultsTotal: z
+      .int()
+      .min(0)
+      .meta({ description: "Every result since its first, whatever the retention pruned." }),
+    failuresTotal: z.int().min(0).meta({ description: "Every failure since its first result." }),
+    outcomes: z.string().meta({
+      description: "The outcomes in the window, newest first: p passed, r passed on retry, f failed.",
+      examples: ["ppfpp"],
+    }),
+    quarantine: quarantineSchema
+      .nullable()
+      .meta({ description: "The quarantine lasting now; null if none." }),
+  })
+  .meta({
+    id: "CaseHealth",
+    description:
+      "A test case's health in one environment, kept current by each of its results (docs/rest-api.md, Test health and quarantine).",
+  });
+
 export const testResultSchema = z
   .object({
     id: id("tr", "test result", examples.testResultId),
@@ -342,6 +474,14 @@ export const testResultSchema = z
         description:
           "For a FAILED test whose cause is the test's: the failure group of its last attempt (GET /v1/failure-groups/{id}); null otherwise.",
       }),
+    health: caseHealthSchema.nullable().meta({
+      description:
+        "Its test case's health in the run's environment as of this read (GET /v1/runs/{id} and the answers that show a run); null before the case has a result there.",
+    }),
+    quarantined: z.boolean().meta({
+      description:
+        "Its test case was quarantined when the run started: a failure of it is counted (failedTests, quarantinedFailures) but does not fail the run.",
+    }),
   })
   .meta({ id: "TestResult" });
 
@@ -371,6 +511,9 @@ const runFields = {
   baseRunId: id("run", "base run", examples.runId)
     .nullable()
     .meta({ description: "Once finished: the base run newFailures is counted against; null without one." }),
+  quarantinedFailures: count(
+    "FAILED tests whose test case was quarantined when the run started (quarantined: true); counted in failedTests too. The run's status leaves them out: FAILED only if a test not quarantined failed.",
+  ),
 };
 
 export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchema) }).meta({
@@ -393,6 +536,7 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
       url: examples.runUrl,
       newFailures: 0,
       baseRunId: null,
+      quarantinedFailures: 0,
       tests: [
         {
           id: examples.testResultId,
@@ -431,6 +575,8 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
           ],
           newFailure: false,
           failureGroup: null,
+          health: null,
+          quarantined: false,
         },
       ],
     },

@@ -15,7 +15,7 @@ export interface V1Deps {
   auth: Authenticator;
   catalog: Pick<
     Client<typeof CatalogService>,
-    "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases"
+    "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases" | "getTestCase"
   >;
   runs: Pick<
     Client<typeof RunsService>,
@@ -29,6 +29,7 @@ export interface V1Deps {
     | "compareRuns"
     | "listFailureGroups"
     | "getFailureGroup"
+    | "getTestCaseHistory"
   >;
   /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
   startRunTimeoutMs: number;

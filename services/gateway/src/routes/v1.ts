@@ -8,6 +8,7 @@ import { checkQueryNames, type Input, validateInput } from "../api/validate.js";
 import { artifactResponseHeaders } from "../artifact-headers.js";
 import type { Authenticator } from "../auth.js";
 import { callOptions, type GatewayContext, type GatewayState } from "../context.js";
+import { historyJson, readHistory } from "../history.js";
 import { HttpError } from "../http-error.js";
 import { environmentJson, projectJson, runJson, runListJson, testCaseJson, testPlanJson } from "../render.js";
 import {
@@ -207,6 +208,10 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
       nextCursor: response.nextCursor || null,
       cases: response.cases.map(failureGroupCaseJson),
     };
+  });
+
+  route(operations.getTestCaseHistory, async (ctx, { params, query }) => {
+    ctx.body = historyJson(await readHistory(ctx, deps, params.id, query));
   });
 
   route(operations.getOpenApi, async (ctx) => {
