@@ -15,6 +15,8 @@ export interface WaitFlags {
   cancelOnTimeout: boolean;
   detach: boolean;
   allowSkipped: boolean;
+  /** --fail-on new-failures: only failures new against the base run fail the job (exit 1); known ones warn. */
+  failOn?: "new-failures";
   /** A run that passed with tests that passed only on retry (flaky) exits 1. */
   failOnFlaky?: boolean;
   junit?: string;
@@ -50,6 +52,7 @@ const waitOptions: Options = {
   "cancel-on-timeout": { type: "boolean" },
   detach: { type: "boolean" },
   "allow-skipped": { type: "boolean" },
+  "fail-on": { type: "string" },
   "fail-on-flaky": { type: "boolean" },
   junit: { type: "string" },
   json: { type: "string" },
@@ -93,6 +96,14 @@ const list = (text: string) =>
     .split(",")
     .map((item) => item.trim())
     .filter(Boolean);
+
+/** --fail-on's value: only new-failures is known (docs/pipelines.md, "New failures"). */
+function failOnOf(value: string | undefined): Pick<WaitFlags, "failOn"> {
+  if (value === undefined) return {};
+  if (value !== "new-failures")
+    throw new UsageError(`--fail-on "${value}" is not known: the only value is new-failures`);
+  return { failOn: "new-failures" };
+}
 
 export function parseCommand(argv: string[]): Command {
   const [name, ...rest] = argv;
@@ -141,6 +152,7 @@ export function parseCommand(argv: string[]): Command {
         "detach",
         "allow-skipped",
         "fail-on-flaky",
+        "fail-on",
         "junit",
         "artifacts",
       ].find((key) => values[key] !== undefined);
@@ -152,6 +164,7 @@ export function parseCommand(argv: string[]): Command {
       cancelOnTimeout: values["cancel-on-timeout"] === true,
       detach: values.detach === true,
       allowSkipped: values["allow-skipped"] === true,
+      ...failOnOf(str("fail-on")),
       ...(values["fail-on-flaky"] === true && { failOnFlaky: true }),
       ...optional("junit", str("junit")),
       ...optional("json", str("json")),

@@ -15,6 +15,12 @@ import {
 import type { TestrunApi } from "@testrun/mcp-tools";
 import { type Command, parseCommand, UsageError, type WaitFlags } from "./args.js";
 import { attachmentPath, downloadArtifacts } from "./artifacts.js";
+import {
+  type ComparisonReport,
+  comparisonReport,
+  newFailuresOnlyExit,
+  unknownComparison,
+} from "./comparison.js";
 import { formatDuration } from "./duration.js";
 import { explain } from "./errors.js";
 import { usage } from "./help.js";
@@ -238,8 +244,49 @@ class Session {
     if (flaky) this.say(flaky);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : undefined;
-    writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...(attachments && { attachments }) });
-    return { code: exitCodeOf(run, flags.allowSkipped, flags.failOnFlaky ?? false), run };
+    const comparison = await this.compare(run, flags);
+    writeReports(
+      run,
+      targets,
+      { ...this.io, stdout: this.io.json },
+      { ...(attachments && { attachments }), ...(comparison && { comparison }) },
+    );
+    return this.ended(
+      run,
+      flags,
+      exitCodeOf(run, flags.allowSkipped, flags.failOnFlaky ?? false),
+      comparison,
+    );
+  }
+
+  /**
+   * The finished run against its base (GET /v1/runs/{id}/comparison), for the last line, the job
+   * summary and --fail-on new-failures; undefined for a run that neither passed nor failed, and
+   * from a gateway older than comparisons (404 for a run just read) unless --fail-on needs it. A
+   * comparison that cannot be read is said and counts every failure as new: it never hides one.
+   */
+  private async compare(run: Run, flags: WaitFlags): Promise<ComparisonReport | undefined> {
+    if (run.status !== "PASSED" && run.status !== "FAILED") return undefined;
+    try {
+      return comparisonReport(run, await this.read((o) => this.client.compareRuns(run.id, undefined, o)));
+    } catch (error) {
+      if (this.io.stop?.aborted) throw error;
+      if (!(error instanceof ApiError || error instanceof NetworkError)) throw error;
+      if (error instanceof ApiError && error.status === 404 && !flags.failOn) return undefined;
+      return unknownComparison(run, explain(error));
+    }
+  }
+
+  /** Ends a finished run: --fail-on new-failures decides its code, and the comparison is the last line. */
+  private ended(run: Run, flags: WaitFlags, code: number, comparison: ComparisonReport | undefined): Result {
+    let exit = code;
+    if (flags.failOn === "new-failures" && comparison) {
+      const decided = newFailuresOnlyExit(code, run, comparison);
+      if (decided.warning) this.say(decided.warning);
+      exit = decided.code;
+    }
+    if (comparison) this.say(comparison.line);
+    return { code: exit, run };
   }
 
   /**

@@ -4,6 +4,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Run } from "@testrun/api-client";
+import { type ComparisonReport, comparisonMarkdown } from "./comparison.js";
 import { type JunitOptions, junitXml } from "./junit.js";
 import type { Output } from "./progress.js";
 import { markdownSummary } from "./summary.js";
@@ -19,7 +20,7 @@ export function writeReports(
   run: Run,
   targets: ReportTargets,
   io: { stdout: Output; stderr: Output },
-  options: JunitOptions = {},
+  options: JunitOptions & { comparison?: ComparisonReport } = {},
 ): void {
   const attempt = (what: string, file: string, write: () => void) => {
     try {
@@ -41,7 +42,11 @@ export function writeReports(
   if (targets.stepSummary) {
     const file = targets.stepSummary;
     attempt("the step summary", file, () =>
-      appendFileSync(file, markdownSummary(run, { ...(options.timedOut && { timedOut: true }) })),
+      appendFileSync(
+        file,
+        markdownSummary(run, { ...(options.timedOut && { timedOut: true }) }) +
+          (options.comparison ? comparisonMarkdown(options.comparison) : ""),
+      ),
     );
   }
 }
