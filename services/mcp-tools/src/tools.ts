@@ -208,6 +208,14 @@ const startRunInput = z.strictObject({
     .max(200)
     .optional()
     .describe("A name for the run. Leave out to name it after what it runs."),
+  retries: z
+    .int()
+    .min(0)
+    .max(3)
+    .optional()
+    .describe(
+      "How many times a failed test is run again (0 to 3), in place of the plan's and the test cases' own retries; a test that passes on retry is PASSED and flaky. Leave out to use theirs.",
+    ),
   idempotencyKey,
 });
 

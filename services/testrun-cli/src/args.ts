@@ -68,6 +68,7 @@ const optionsOf: Record<string, Options> = {
     cases: { type: "string" },
     env: { type: "string" },
     name: { type: "string" },
+    retries: { type: "string" },
   },
   rerun: { ...startOptions, failed: { type: "boolean" } },
   wait: waitOptions,
@@ -103,6 +104,14 @@ function failOnOf(value: string | undefined): Pick<WaitFlags, "failOn"> {
   if (value !== "new-failures")
     throw new UsageError(`--fail-on "${value}" is not known: the only value is new-failures`);
   return { failOn: "new-failures" };
+}
+
+/** --retries N: 0 to 3, passed as the start's `retries` (docs/rest-api.md, "Starting a run"). */
+function retriesOf(value: string | undefined): Pick<StartRunBody, "retries"> {
+  if (value === undefined) return {};
+  if (!/^[0-3]$/.test(value.trim()))
+    throw new UsageError(`--retries must be a whole number from 0 to 3 (got "${value}")`);
+  return { retries: Number(value) };
 }
 
 export function parseCommand(argv: string[]): Command {
@@ -193,6 +202,7 @@ export function parseCommand(argv: string[]): Command {
         ...(selection === "cases" && { testCaseIds: items }),
         ...optional("environment", str("env")?.trim()),
         ...optional("name", str("name")),
+        ...retriesOf(str("retries")),
       };
       positionals(0, "");
       return { name: "run", body, ...waitFlags() };

@@ -3,13 +3,18 @@
 export const usage = `testrun: start Testrun runs from a pipeline, wait for them and report
 
 Usage:
-  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME] [wait options]
+  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME]
+              [--retries N] [wait options]
   testrun rerun RUN_ID [--failed] [wait options]   a new run of the same tests (only the failed ones)
   testrun wait RUN_ID [wait options]               follow a run started elsewhere
   testrun status RUN_ID [--json FILE|-]            print a run once
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
   testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
+
+Run options:
+  --retries N            run a failed test again up to N times (0 to 3), in place of the plan's
+                         and the test cases' own retries; a test that passes on retry is flaky
 
 Wait options (run, rerun, wait):
   --no-wait              start the run, print its id and url, exit 0 (run, rerun)

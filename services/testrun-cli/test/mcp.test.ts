@@ -123,6 +123,22 @@ describe("the MCP tools over the REST client", () => {
     expect(JSON.parse(gateway.requests[0]?.body ?? "")).to.deep.equal({ testPlan: "Smoke" });
   });
 
+  it("start_run passes retries of 0 to 3 on to POST /v1/runs and refuses others before sending anything", async () => {
+    gateway.answer = () => ({ status: 201, body: fakeRun() });
+    await call("start_run", { testPlan: "Smoke", retries: 2 });
+    expect(JSON.parse(gateway.requests[0]?.body ?? "")).to.deep.equal({ testPlan: "Smoke", retries: 2 });
+    for (const retries of [4, -1, 1.5, "x"]) {
+      const refused = (await client.callTool({
+        name: "start_run",
+        arguments: { testPlan: "Smoke", retries },
+      })) as CallToolResult;
+      const [content] = refused.content;
+      expect(refused.isError, JSON.stringify(retries)).to.equal(true);
+      expect(content?.type === "text" && content.text).to.contain("retries");
+    }
+    expect(gateway.requests, "nothing more was sent").to.have.length(1);
+  });
+
   it("says a start that got no answer may have started, naming the key that repeats it safely", async () => {
     gateway.answer = () => "drop";
     const dropped = await call("start_run", { tags: ["smoke"] });

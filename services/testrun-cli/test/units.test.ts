@@ -124,6 +124,24 @@ describe("testrun's command line", () => {
     }
   });
 
+  it("passes --retries 0 to 3 on as the start's retries, and refuses anything else", () => {
+    const run = parseCommand(["run", "--plan", "Smoke", "--retries", "2"]);
+    expect(run.name === "run" && run.body).to.deep.equal({ testPlan: "Smoke", retries: 2 });
+    const none = parseCommand(["run", "--tags", "smoke", "--retries", "0"]);
+    expect(none.name === "run" && none.body).to.deep.equal({ tags: ["smoke"], retries: 0 });
+    const unset = parseCommand(["run", "--plan", "Smoke"]);
+    expect(unset.name === "run" && unset.body, "unset: the plan's, else each case's").to.not.have.property(
+      "retries",
+    );
+    for (const bad of ["4", "-1", "x", "1.5"]) {
+      expect(() => parseCommand(["run", "--plan", "a", `--retries=${bad}`]), bad).to.throw(
+        UsageError,
+        `--retries must be a whole number from 0 to 3 (got "${bad}")`,
+      );
+    }
+    expect(() => parseCommand(["rerun", "run_1", "--retries", "1"])).to.throw(UsageError, /--retries/);
+  });
+
   it("reads and writes durations", () => {
     expect(parseDuration("90s")).to.equal(90_000);
     expect(parseDuration("1h30m")).to.equal(5_400_000);
