@@ -24,6 +24,9 @@ Wait options (run, rerun, wait):
   --allow-skipped        exit 0, not 2, when the run was skipped
   --fail-on-flaky        exit 1, not 0, when a test passed only on retry (flaky); without it
                          such a run passes with a warning
+  --fail-on new-failures exit 1 only when a test failed that did not fail in the base run (the
+                         previous run of the same plan on the environment); known failures
+                         warn and exit 0. The run ends with a line comparing it with that run
   --junit FILE           write a JUnit XML report (one testcase per test)
   --json FILE            write the run as the API returns it ("-" for stdout)
   --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
@@ -36,7 +39,8 @@ Environment:
 
 Exit codes:
   0  the run passed (or any other command succeeded)
-  1  the run finished and a test failed (or passed only on retry, with --fail-on-flaky)
+  1  the run finished and a test failed (or passed only on retry, with --fail-on-flaky;
+     with --fail-on new-failures, only a failure new against the base run)
   2  the run was skipped (unless --allow-skipped)
   3  the wait timed out before the run finished
   4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
