@@ -601,6 +601,55 @@ describe("testrunctl against the real services", function () {
     );
   });
 
+  it("carries retries through case create, plan create --retries, content export and import", async () => {
+    const { project } = await orgAndProject();
+    const file = join(dir, "retries.yaml");
+    await writeFile(
+      file,
+      "- name: flaky checkout\n  retries: 2\n  steps:\n    - name: s\n      http: { method: GET, path: / }\n",
+    );
+    const { testCases } = await json<{ testCases: Obj[] }>(["case", "create", "-p", project.id, "-f", file]);
+    expect(testCases.map((t) => [t.name, t.retries])).to.deep.equal([["flaky checkout", 2]]);
+    const plan = await json<{ testPlan: Obj }>([
+      "plan",
+      "create",
+      "nightly",
+      "-p",
+      project.id,
+      "--case",
+      "flaky checkout",
+      "--retries",
+      "0",
+    ]);
+    expect(plan.testPlan.retries, "0 is the plan's own setting").to.equal(0);
+    const bad = await cli(["plan", "create", "x", "-p", project.id, "--retries", "4"]);
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain("--retries must be a whole number from 0 to 3");
+
+    const exported = await cli(["content", "export", "-p", project.id]);
+    expect(exported.code, exported.stderr).to.equal(0);
+    expect(exported.stdout.match(/retries: \d/g)).to.deep.equal(["retries: 2", "retries: 0"]);
+    const document = join(dir, "retries-content.yaml");
+    await writeFile(document, exported.stdout);
+    const same = await json<{ testCases: Obj[]; testPlans: Obj[] }>([
+      "content",
+      "import",
+      "-p",
+      project.id,
+      "-f",
+      document,
+    ]);
+    expect([...same.testCases, ...same.testPlans].map((i) => i.outcome)).to.deep.equal([
+      "ITEM_OUTCOME_UNCHANGED",
+      "ITEM_OUTCOME_UNCHANGED",
+    ]);
+    await writeFile(document, exported.stdout.replace("retries: 2", "retries: 3"));
+    const changed = await json<{ testCases: Obj[] }>(["content", "import", "-p", project.id, "-f", document]);
+    expect(changed.testCases.map((i) => [i.outcome, i.changedFields])).to.deep.equal([
+      ["ITEM_OUTCOME_CHANGED", ["retries"]],
+    ]);
+  });
+
   it("refuses an import with a bad item, naming each problem by its path in the document, and writes nothing", async () => {
     const { project } = await orgAndProject();
     const file = join(dir, "bad-content.json");

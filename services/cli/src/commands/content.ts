@@ -18,8 +18,8 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { serviceReadMaxBytes } from "@testrun/kit";
 import { type Command, Option } from "commander";
-import { parseText } from "../arguments.js";
-import { type CommandKit, collect, readInput } from "../command-kit.js";
+import { parseText, parseWholeNumber } from "../arguments.js";
+import { type CommandKit, collect, parser, readInput } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { CommandError, ServiceCallError, UsageError } from "../errors.js";
 import { jsonText } from "../output.js";
@@ -98,6 +98,8 @@ export interface CreateTestPlanInput {
   description?: string;
   /** Test cases in run order, each an id or a name (the id-or-name rule of docs/rest-api.md). */
   testCases: readonly string[];
+  /** TestPlan.retries (0 to 3); unset: each test case's own. */
+  retries?: number;
 }
 
 export async function createTestPlan(ctx: CliContext, input: CreateTestPlanInput): Promise<TestPlan> {
@@ -108,6 +110,7 @@ export async function createTestPlan(ctx: CliContext, input: CreateTestPlanInput
     name: input.name,
     description: input.description ?? "",
     testCaseIds,
+    retries: input.retries,
   });
   return required(testPlan, "test_plan");
 }
@@ -311,16 +314,22 @@ export function registerContentCommands(
     .addOption(projectOption().makeOptionMandatory())
     .option("-c, --case <id-or-name>", "a test case, by id or exact name (repeat, in run order)", collect)
     .option("--description <text>", "free text, at most 2000 characters")
+    .option(
+      "--retries <n>",
+      "run a failed test again up to n times (0 to 3) in a run of the plan, in place of each test case's own",
+      parser((v) => parseWholeNumber(v, "--retries", 0, 3)),
+    )
     .action(
       async (
         name: string,
-        options: { json?: boolean; project: string; case?: string[]; description?: string },
+        options: { json?: boolean; project: string; case?: string[]; description?: string; retries?: number },
       ) => {
         const created = await createTestPlan(ctx(), {
           projectId: options.project,
           name: parseText(name, "the name"),
           description: options.description,
           testCases: options.case ?? [],
+          retries: options.retries,
         });
         printOne(options, testPlanView, created, "testPlan");
       },
