@@ -182,6 +182,18 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
       expect(run.tests.map((t) => t.status)).to.deep.equal(["QUEUED", "QUEUED"]);
     });
 
+    it("retries of 0 to 3 are taken with any selection (null as not given)", async () => {
+      for (const [body, retries] of [
+        [{ testPlan: "Release" }, 2],
+        [{ tags: ["nightly"] }, 0],
+        [{ testCaseIds: [cases.one] }, 3],
+        [{ testCaseIds: [cases.one] }, null],
+      ] as const) {
+        const run = await pipeline.start({ ...body, retries });
+        expect(run.status, JSON.stringify(retries)).to.equal("RUNNING");
+      }
+    });
+
     it("is started anew by a repeated request: the operation is not idempotent", async () => {
       const body = { testCaseIds: [cases.one] };
       const first = await pipeline.start(body);
@@ -227,6 +239,17 @@ describe("starting runs: what runs, and every refusal, through the real gateway"
       await refuseStart({ testPlan: ["Release"] }, 400, "invalid_request", "testPlan");
       await refuseStart({ tags: "smoke" }, 400, "invalid_request", "tags");
       await refuseStart({ testPlan: "Release", environment: 7 }, 400, "invalid_request", "environment");
+    });
+
+    it("400 to retries that are not a whole number from 0 to 3", async () => {
+      for (const retries of [4, -1, 1.5, "x", "2", true]) {
+        await refuseStart(
+          { testPlan: "Release", retries },
+          400,
+          "invalid_request",
+          "retries must be a whole number from 0 to 3",
+        );
+      }
     });
 
     it("400 to text with a NUL character anywhere, which the services could not store; other problems first", async () => {
