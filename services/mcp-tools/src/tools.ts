@@ -21,6 +21,7 @@ import {
   version,
 } from "@testrun/api-client";
 import { z } from "zod";
+import { registerFailureTools } from "./failure-tools.js";
 
 /** What the tools need of the REST API: the typed client has exactly these methods. */
 export type TestrunApi = Pick<
@@ -33,6 +34,8 @@ export type TestrunApi = Pick<
   | "cancelRun"
   | "rerunRun"
   | "getArtifact"
+  | "compareRuns"
+  | "getFailureGroup"
 >;
 
 /** At most this many screenshots come back as images with one get_run result... */
@@ -46,6 +49,7 @@ To test something: list_test_plans (or list_test_cases), then start_run, then ge
 Give people the run's url. Each test of a run spends one of the project's credits.
 Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
 A test may take several attempts (its retries): flaky true means it PASSED only on retry, so report it as flaky, not simply passed; cause says why a FAILED test's last attempt failed (browser, executor_lost and no_executor are the system's fault, not the application's), and attempts lists each attempt with its status, cause, summary and failed step.
+When a run failed, compare_runs says which failures are new against the previous run (newly failing: caused by what changed) and which were already there; explain_failure says why one test failed (its attempts, cause, the HTTP response it got, its failure group shared with other tests, and the first run it failed in): report new failures first.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
 
@@ -370,6 +374,8 @@ export function registerTools(server: McpServer, api: TestrunApi): void {
       }, key);
     },
   );
+
+  registerFailureTools(server, api, (run) => call(run));
 }
 
 /** A server with every tool, calling `api`; its version is this package's. */

@@ -128,6 +128,15 @@ export function inProcessApi(parent: GatewayContext, handlers: V1Handlers): Test
         headers: idempotency(options.idempotencyKey),
       });
     },
+    compareRuns(id, base) {
+      return body(handlers.getRunComparison, { params: { id }, query: base === undefined ? {} : { base } });
+    },
+    getFailureGroup(id, page = {}) {
+      const query: Record<string, string> = {};
+      if (page.limit !== undefined) query.limit = String(page.limit);
+      if (page.cursor) query.cursor = page.cursor;
+      return body(handlers.getFailureGroup, { params: { id }, query });
+    },
     // The route reads the artifact whole (GetArtifact carries its bytes): the bound is checked after.
     async getArtifact(ref, options) {
       const params = { runId: ref.runId, testResultId: ref.testResultId, artifactId: ref.id };
