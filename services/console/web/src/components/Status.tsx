@@ -82,6 +82,12 @@ export function RunCounts({ run }: { run: Run }) {
             <strong>{count(p.n)}</strong> {p.label}
           </li>
         ))}
+        {run.flakyTests > 0 && (
+          // Counted in passed too: said beside it, not as a part of the bar.
+          <li>
+            <strong>{count(run.flakyTests)}</strong> flaky (passed on retry)
+          </li>
+        )}
       </ul>
     </div>
   );

@@ -8,9 +8,10 @@ import { isNotFound } from "../../api";
 import { DataTable } from "../../components/DataTable";
 import { Fact, Facts, StartedFinished } from "../../components/Facts";
 import { Failed, Loading, NotFound } from "../../components/States";
-import { RunCounts, RunStatusBadge, TestStatusBadge } from "../../components/Status";
-import { duration, skipReasonText, waitingText } from "../../format";
+import { Badge, RunCounts, RunStatusBadge, TestStatusBadge } from "../../components/Status";
+import { count, duration, skipReasonText, waitingText } from "../../format";
 import { useProject } from "../../project";
+import { causeName } from "./Attempts";
 import { CancelRunDialog } from "./CancelRunDialog";
 import { useRunWatch } from "./watch";
 
@@ -54,6 +55,7 @@ export function Run() {
         <RunCounts run={run} />
         <RunFacts details={details} />
       </section>
+      <FlakyTests run={run} />
       <section aria-labelledby="tests-heading" className="section">
         <h2 id="tests-heading">Tests</h2>
         <TestTable run={run} />
@@ -141,13 +143,59 @@ function RunFacts({ details }: { details: RunDetails }) {
   );
 }
 
+/**
+ * The tests that passed only on retry, apart: they count as passed, but an earlier attempt failed
+ * with a cause of the test's own (the system's causes never make a test flaky).
+ */
+function FlakyTests({ run }: { run: RunMessage }) {
+  const { path } = useProject();
+  const flaky = run.tests.filter((test) => test.flaky);
+  if (!flaky.length) return null;
+  return (
+    <section aria-labelledby="flaky-heading" className="section">
+      <h2 id="flaky-heading">Flaky: passed on retry ({count(flaky.length)})</h2>
+      <p className="muted small">
+        Counted as passed, but an earlier attempt of each failed first. Open one to compare its attempts.
+      </p>
+      <ul className="flaky-list">
+        {flaky.map((test) => {
+          const failed = test.attempts.filter((a) => a.status === TestStatus.FAILED);
+          return (
+            <li key={test.id}>
+              <Link to={path(`/runs/${run.id}/tests/${test.id}`)}>{test.name}</Link>:{" "}
+              {failed
+                .map((a) => `attempt ${a.number} failed (${causeName[a.cause].split(":")[0] || "no cause"})`)
+                .join(", ")}
+              , then attempt {test.attempts.at(-1)?.number} passed
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
 function TestTable({ run }: { run: RunMessage }) {
   const { path } = useProject();
   return (
     <DataTable
       rows={run.tests}
       columns={[
-        { label: "Status", cell: (test) => <TestStatusBadge status={test.status} /> },
+        {
+          label: "Status",
+          className: "cell-nowrap",
+          cell: (test) => (
+            <>
+              <TestStatusBadge status={test.status} />
+              {test.flaky && (
+                <>
+                  {" "}
+                  <Badge tone="waiting">Passed on retry</Badge>
+                </>
+              )}
+            </>
+          ),
+        },
         {
           label: "Test",
           className: "cell-strong",

@@ -3,7 +3,7 @@
 // ran and to the test case now. Followed live while the test is not final.
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { ArtifactKind, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { ArtifactKind, FailureCause, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../../api";
 import { Fact, Facts, StartedFinished } from "../../components/Facts";
@@ -12,6 +12,7 @@ import { TestStatusBadge } from "../../components/Status";
 import { artifactUrl, StepList } from "../../components/Steps";
 import { duration, waitingText } from "../../format";
 import { useProject } from "../../project";
+import { AttemptsNotice, AttemptTable } from "./Attempts";
 import { useRunWatch } from "./watch";
 
 const final = new Set([TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED]);
@@ -38,6 +39,9 @@ export function TestResult() {
   const failedAtStep = test.status === TestStatus.FAILED && test.failedStep !== undefined;
   const trace = test.artifacts.find((a) => a.kind === ArtifactKind.TRACE);
   const browserLog = test.artifacts.find((a) => a.kind === ArtifactKind.BROWSER_LOG);
+  // The attempt before the current one: a lapsed lease (not a retry of a failure) is "taken over".
+  const previousAttempt = test.attempts.at(-2);
+  const takenOver = previousAttempt === undefined || previousAttempt.cause === FailureCause.EXECUTOR_LOST;
 
   return (
     <>
@@ -78,11 +82,12 @@ export function TestResult() {
             " If none takes it in time, it is skipped, saying why, and its credit refunded."}
         </p>
       )}
-      {test.attempt > 1 && (
+      {test.attempt > 1 && takenOver && (
         <p className="notice notice-info">
           Attempt {test.attempt} of {maxAttempts}: taken over after an executor stopped responding.
         </p>
       )}
+      <AttemptsNotice test={test} />
       {test.summary && !failedAtStep && (
         <p className={`notice ${test.status === TestStatus.FAILED ? "notice-error" : "notice-info"}`}>
           {test.summary}
@@ -92,7 +97,14 @@ export function TestResult() {
         <Facts>
           <Fact term="Duration">{duration(test.durationMs)}</Fact>
           <StartedFinished at={test} />
-          <Fact term="Attempt">{test.attempt > 0 ? `${test.attempt} of ${maxAttempts}` : "not started"}</Fact>
+          <Fact term="Attempt">
+            {test.attempt === 0
+              ? "not started"
+              : test.retries > 0
+                ? // Retries, not lapses, bound it: "of N" would mislead.
+                  `${test.attempt} (retries: ${test.retries})`
+                : `${test.attempt} of ${maxAttempts}`}
+          </Fact>
           {test.testCaseVersion > 0 ? (
             <Fact term="Test case">
               <Link to={path(`/test-cases/${test.testCaseId}?version=${test.testCaseVersion}`)}>
@@ -133,6 +145,16 @@ export function TestResult() {
           </p>
         )}
       </section>
+      {test.attempts.length > 1 && (
+        <section aria-labelledby="attempts-heading" className="section">
+          <h2 id="attempts-heading">Attempts</h2>
+          <p className="muted small">
+            Oldest first; the last one is the test's outcome below. What changed from the attempt before is
+            marked.
+          </p>
+          <AttemptTable attempts={test.attempts} steps={steps.length} />
+        </section>
+      )}
       <section aria-labelledby="steps-heading" className="section">
         <h2 id="steps-heading">Steps as run</h2>
         <p className="muted small">
