@@ -3,6 +3,9 @@
 // member quarantines it and the next run PASSED with the failure counted in failedTests and
 // quarantinedFailures; GET /v1/test-cases/{id}/history pages its results with its health, for the
 // project's keys only, and refuses what is past its bounds with a 400.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { serviceClient } from "@testrun/kit";
 import { expect } from "chai";
@@ -231,6 +234,44 @@ describe("test health and quarantine through the REST API", () => {
         404,
         { error: "no such test case in this project", code: "not_found" },
       ]);
+    }
+  });
+
+  it("gives an agent the history and a run's health through the MCP tools of /v1/mcp", async () => {
+    const client = new Client({ name: "health-e2e", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL("/v1/mcp", system.gatewayUrl), {
+        requestInit: { headers: { authorization: `Bearer ${pipeline.key}` } },
+      }),
+    );
+    try {
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        const [content] = result.content;
+        expect(result.isError ?? false, JSON.stringify(result)).to.equal(false);
+        return JSON.parse(content?.type === "text" ? content.text : "{}") as Record<string, unknown>;
+      };
+      const read = (await tool("get_test_case_history", {
+        testCaseId: brokenId,
+        environment: "demo",
+        limit: 1,
+      })) as unknown as History;
+      expect(read.entries.map((e) => e.runId)).to.deep.equal([second.id]);
+      expect(read.health[0]?.quarantine?.reason).to.equal(reason);
+      const run = (await tool("get_run", { runId: second.id })) as unknown as Run;
+      expect([run.status, run.quarantinedFailures]).to.deep.equal(["PASSED", 1]);
+      expect(test(run, brokenId).health?.state).to.equal("quarantined");
+      const missing = (await client.callTool({
+        name: "get_test_case_history",
+        arguments: { testCaseId: "tc_nope" },
+      })) as CallToolResult;
+      const [content] = missing.content;
+      expect([missing.isError, content?.type === "text" && JSON.parse(content.text)]).to.deep.equal([
+        true,
+        { status: 404, error: "no such test case in this project", code: "not_found" },
+      ]);
+    } finally {
+      await client.close();
     }
   });
 });

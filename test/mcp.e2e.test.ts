@@ -44,7 +44,10 @@ const exec = promisify(execFile);
 
 const toolNames = [
   "cancel_run",
+  "compare_runs",
+  "explain_failure",
   "get_run",
+  "get_test_case_history",
   "list_environments",
   "list_test_cases",
   "list_test_plans",
@@ -159,7 +162,13 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).to.deep.equal(toolNames);
       const byName = Object.fromEntries(tools.map((t) => [t.name, t])) as Record<string, Tool>;
-      for (const name of ["list_environments", "list_test_plans", "list_test_cases", "get_run"])
+      for (const name of [
+        "list_environments",
+        "list_test_plans",
+        "list_test_cases",
+        "get_run",
+        "get_test_case_history",
+      ])
         expect(byName[name]?.annotations, name).to.deep.equal({ readOnlyHint: true, openWorldHint: false });
       const starting = {
         readOnlyHint: false,

@@ -2,6 +2,7 @@
 // (retry.ts decides what may be repeated) and turns every answer that is not 2xx into an ApiError.
 
 import type { FailureGroupDetail, RunComparison } from "./failures.js";
+import type { TestCaseHistory } from "./health.js";
 import type {
   Environment,
   ErrorBody,
@@ -166,6 +167,22 @@ export class TestrunClient {
     if (page.limit !== undefined) query.set("limit", String(page.limit));
     if (page.cursor) query.set("cursor", page.cursor);
     return this.json("GET", `/v1/failure-groups/${encodeURIComponent(id)}${suffix(query)}`, options);
+  }
+
+  /**
+   * GET /v1/test-cases/:id/history: the case's results (newest first) and its health per
+   * environment; `environment` an id or a name.
+   */
+  getTestCaseHistory(
+    id: string,
+    page: { environment?: string; limit?: number; cursor?: string } = {},
+    options: RequestOptions = {},
+  ): Promise<TestCaseHistory> {
+    const query = new URLSearchParams();
+    if (page.environment) query.set("environment", page.environment);
+    if (page.limit !== undefined) query.set("limit", String(page.limit));
+    if (page.cursor) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/test-cases/${encodeURIComponent(id)}/history${suffix(query)}`, options);
   }
 
   /** GET /v1/openapi.json (needs no key). */

@@ -13,6 +13,7 @@ export {
   TooLarge,
 } from "./client.js";
 export type * from "./failures.js";
+export type * from "./health.js";
 export {
   abortableSleep,
   DeadlineReached,

@@ -1,4 +1,5 @@
 // The JSON of the /v1 REST API as a client sees it (docs/rest-api.md).
+import type { CaseHealth } from "./health.js";
 
 export type Status = "QUEUED" | "RUNNING" | "PASSED" | "FAILED" | "SKIPPED";
 
@@ -23,6 +24,10 @@ export interface TestResult {
   retries?: number;
   /** Every attempt, oldest first; the last one's outcome is the test's. */
   attempts?: TestAttempt[];
+  /** Its test case's health in the run's environment as of the read (absent from gateways older than test health). */
+  health?: CaseHealth | null;
+  /** Its test case was quarantined when the run started: a failure does not fail the run. */
+  quarantined?: boolean;
   // Absent from gateways older than failure groups (docs/rest-api.md, "Failure groups").
   /** FAILED while its case did not fail in the run's base run. */
   newFailure?: boolean;
@@ -92,6 +97,8 @@ export interface Run {
   failedTests: number;
   /** Tests that passed on retry (counted in passedTests too). Absent from gateways older than attempts. */
   flakyTests?: number;
+  /** FAILED tests that were quarantined (counted in failedTests too; the status leaves them out). */
+  quarantinedFailures?: number;
   /** Once finished: FAILED tests whose case did not fail in the base run; null without a base. Absent from older gateways. */
   newFailures?: number | null;
   /** Once finished: the base run newFailures is counted against; null without one. */

@@ -36,6 +36,7 @@ export type TestrunApi = Pick<
   | "getArtifact"
   | "compareRuns"
   | "getFailureGroup"
+  | "getTestCaseHistory"
 >;
 
 /** At most this many screenshots come back as images with one get_run result... */
@@ -49,6 +50,7 @@ To test something: list_test_plans (or list_test_cases), then start_run, then ge
 Give people the run's url. Each test of a run spends one of the project's credits.
 Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
 A test may take several attempts (its retries): flaky true means it PASSED only on retry, so report it as flaky, not simply passed; cause says why a FAILED test's last attempt failed (browser, executor_lost and no_executor are the system's fault, not the application's), and attempts lists each attempt with its status, cause, summary and failed step.
+Each test of a run carries its test case's health (health.state: new_failure, failing since failingSince, flaky with failureRate "count of sample", stable, unknown) and quarantined: a quarantined test's failure does not fail the run (quarantinedFailures counts them; the reason is health.quarantine.reason): report it as a known, quarantined failure. get_test_case_history tells whether a failure is new and since when a test fails.
 When a run failed, compare_runs says which failures are new against the previous run (newly failing: caused by what changed) and which were already there; explain_failure says why one test failed (its attempts, cause, the HTTP response it got, its failure group shared with other tests, and the first run it failed in): report new failures first.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
@@ -253,6 +255,22 @@ const getRunInput = z.strictObject({
     ),
 });
 
+const historyInput = z.strictObject({
+  testCaseId: z.string().min(1).describe("The test case's id, tc_… (a run's tests carry it as testCaseId)."),
+  environment: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Only results in this environment (its name or id). Leave out for every environment."),
+  limit: z
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("How many results, newest first (1 to 100; 50 when left out)."),
+  cursor: z.string().min(1).optional().describe("nextCursor of the previous answer, to read older results."),
+});
+
 const rerunRunInput = z.strictObject({
   runId,
   failedOnly: z
@@ -330,7 +348,7 @@ export function registerTools(server: McpServer, api: TestrunApi): void {
     {
       title: "Read a run",
       description:
-        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts, flaky (true: it passed only on retry), cause (why a FAILED test failed: assertion, locator, timeout, network, egress_refused, environment_unreachable, or the system's browser, executor_lost, no_executor) and attempts (each with its number, status, cause, summary, failed step, executor and artifacts); flakyTests counts the tests that passed on retry. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
+        "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts, flaky (true: it passed only on retry), cause (why a FAILED test failed: assertion, locator, timeout, network, egress_refused, environment_unreachable, or the system's browser, executor_lost, no_executor) and attempts (each with its number, status, cause, summary, failed step, executor and artifacts); flakyTests counts the tests that passed on retry; health (its test case's state: new_failure, failing since a run, flaky with its failure rate, stable, unknown; quarantined with health.quarantine.reason) and quarantined (true: its failure does not fail the run; quarantinedFailures counts them, and the run can be PASSED with them). With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
       inputSchema: getRunInput,
       annotations: reading,
     },
@@ -339,6 +357,29 @@ export function registerTools(server: McpServer, api: TestrunApi): void {
         () => api.getRun(id, waitSeconds, { signal }),
         undefined,
         (run) => withScreenshots(api, run, signal),
+      ),
+  );
+
+  server.registerTool(
+    "get_test_case_history",
+    {
+      title: "Read a test case's history and health",
+      description:
+        "A test case's results, newest first (run, environment, case version, status, cause, duration, who started the run, quarantined), and its health in each environment: state (stable, flaky, failing, new_failure, quarantined, or unknown with too few results), failureRate and flipRate (count of sample with a 95% interval low to high; enoughResults false when the sample is too small to say much), failingSince (the run its current failures began in), lastFailure, median and p90 durations, and a lasting quarantine with its reason. Use it to say whether a failure is new or known, and since when a test fails. Paged: pass nextCursor as cursor for older results.",
+      inputSchema: historyInput,
+      annotations: reading,
+    },
+    async ({ testCaseId, environment, limit, cursor }, { signal }) =>
+      call(() =>
+        api.getTestCaseHistory(
+          testCaseId,
+          {
+            ...(environment && { environment }),
+            ...(limit !== undefined && { limit }),
+            ...(cursor && { cursor }),
+          },
+          { signal },
+        ),
       ),
   );
 

@@ -107,6 +107,48 @@ describe("the MCP tools over the REST client", () => {
     expect(client.getInstructions()).to.contain("report it as flaky, not simply passed");
   });
 
+  it("reads a test case's history and health with get_test_case_history, paged and by environment", async () => {
+    const history = {
+      entries: [
+        { testResultId: "tr_9", runId: "run_9", status: "FAILED", cause: "assertion", quarantined: true },
+      ],
+      nextCursor: "older",
+      health: [{ testCaseId: "tc_1", environmentId: "env_1", state: "quarantined", judged: "failing" }],
+    };
+    gateway.answer = (request) =>
+      request.url.includes("cursor=bad")
+        ? { status: 400, body: { error: "cursor is not valid", code: "invalid_request" } }
+        : { status: 200, body: history };
+    const read = await call("get_test_case_history", {
+      testCaseId: "tc_1",
+      environment: "staging",
+      limit: 5,
+    });
+    expect(read).to.deep.equal({ isError: false, json: history });
+    const refused = await call("get_test_case_history", { testCaseId: "tc_1", cursor: "bad" });
+    expect(refused).to.deep.equal({
+      isError: true,
+      json: { status: 400, error: "cursor is not valid", code: "invalid_request" },
+    });
+    // Past 100 is refused by the tool before anything is sent.
+    const tooMany = (await client.callTool({
+      name: "get_test_case_history",
+      arguments: { testCaseId: "tc_1", limit: 101 },
+    })) as CallToolResult;
+    expect(tooMany.isError).to.equal(true);
+    expect(gateway.requests.map((r) => `${r.method} ${r.url}`)).to.deep.equal([
+      "GET /v1/test-cases/tc_1/history?environment=staging&limit=5",
+      "GET /v1/test-cases/tc_1/history?cursor=bad",
+    ]);
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === "get_test_case_history");
+    expect(tool?.annotations).to.deep.equal({ readOnlyHint: true, openWorldHint: false });
+    expect(tools.find((t) => t.name === "get_run")?.description).to.contain(
+      "quarantined (true: its failure does not fail the run",
+    );
+    expect(client.getInstructions()).to.contain("report it as a known, quarantined failure");
+  });
+
   it("starts with a new Idempotency-Key per call, or the one given, and marks a replayed answer", async () => {
     gateway.answer = (_request, index) => ({
       status: 201,

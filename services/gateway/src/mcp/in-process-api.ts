@@ -128,6 +128,13 @@ export function inProcessApi(parent: GatewayContext, handlers: V1Handlers): Test
         headers: idempotency(options.idempotencyKey),
       });
     },
+    getTestCaseHistory(id, page = {}) {
+      const query: Record<string, string> = {};
+      if (page.environment) query.environment = page.environment;
+      if (page.limit !== undefined) query.limit = String(page.limit);
+      if (page.cursor) query.cursor = page.cursor;
+      return body(handlers.getTestCaseHistory, { params: { id }, query });
+    },
     compareRuns(id, base) {
       return body(handlers.getRunComparison, { params: { id }, query: base === undefined ? {} : { base } });
     },
