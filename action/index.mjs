@@ -116,6 +116,18 @@ var TestrunClient = class {
     });
     return { run: answer.body, replayed: isReplay(answer.headers) };
   }
+  /** GET /v1/runs/:id/comparison: the run against `base`, else its base by the base rule. */
+  compareRuns(id, base, options = {}) {
+    const query = new URLSearchParams(base === void 0 ? {} : { base });
+    return this.json("GET", `/v1/runs/${encodeURIComponent(id)}/comparison${suffix(query)}`, options);
+  }
+  /** GET /v1/failure-groups/:id: the group, a page of its occurrences (newest first) and its cases. */
+  getFailureGroup(id, page = {}, options = {}) {
+    const query = new URLSearchParams();
+    if (page.limit !== void 0) query.set("limit", String(page.limit));
+    if (page.cursor) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/failure-groups/${encodeURIComponent(id)}${suffix(query)}`, options);
+  }
   /** GET /v1/openapi.json (needs no key). */
   openApi(options = {}) {
     return this.json("GET", "/v1/openapi.json", options);
@@ -429,6 +441,8 @@ var waitOptions = {
   "cancel-on-timeout": { type: "boolean" },
   detach: { type: "boolean" },
   "allow-skipped": { type: "boolean" },
+  "fail-on": { type: "string" },
+  "fail-on-flaky": { type: "boolean" },
   junit: { type: "string" },
   json: { type: "string" },
   artifacts: { type: "string" }
@@ -441,7 +455,8 @@ var optionsOf = {
     tags: { type: "string" },
     cases: { type: "string" },
     env: { type: "string" },
-    name: { type: "string" }
+    name: { type: "string" },
+    retries: { type: "string" }
   },
   rerun: { ...startOptions, failed: { type: "boolean" } },
   wait: waitOptions,
@@ -463,6 +478,18 @@ var listable = {
   runs: "runs"
 };
 var list = (text) => text.split(",").map((item) => item.trim()).filter(Boolean);
+function failOnOf(value) {
+  if (value === void 0) return {};
+  if (value !== "new-failures")
+    throw new UsageError(`--fail-on "${value}" is not known: the only value is new-failures`);
+  return { failOn: "new-failures" };
+}
+function retriesOf(value) {
+  if (value === void 0) return {};
+  if (!/^[0-3]$/.test(value.trim()))
+    throw new UsageError(`--retries must be a whole number from 0 to 3 (got "${value}")`);
+  return { retries: Number(value) };
+}
 function parseCommand(argv) {
   const [name, ...rest] = argv;
   if (name === void 0 || name === "help" || name === "--help" || name === "-h") {
@@ -501,9 +528,16 @@ function parseCommand(argv) {
       throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
     const wait = values["no-wait"] !== true;
     if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
-        (key) => values[key] !== void 0
-      );
+      const waiting = [
+        "timeout",
+        "cancel-on-timeout",
+        "detach",
+        "allow-skipped",
+        "fail-on-flaky",
+        "fail-on",
+        "junit",
+        "artifacts"
+      ].find((key) => values[key] !== void 0);
       if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
     }
     return {
@@ -512,6 +546,8 @@ function parseCommand(argv) {
       cancelOnTimeout: values["cancel-on-timeout"] === true,
       detach: values.detach === true,
       allowSkipped: values["allow-skipped"] === true,
+      ...failOnOf(str("fail-on")),
+      ...values["fail-on-flaky"] === true && { failOnFlaky: true },
       ...optional("junit", str("junit")),
       ...optional("json", str("json")),
       ...optional("artifacts", str("artifacts"))
@@ -535,7 +571,8 @@ function parseCommand(argv) {
         ...selection === "tags" && { tags: items },
         ...selection === "cases" && { testCaseIds: items },
         ...optional("environment", str("env")?.trim()),
-        ...optional("name", str("name"))
+        ...optional("name", str("name")),
+        ...retriesOf(str("retries"))
       };
       positionals(0, "");
       return { name: "run", body, ...waitFlags() };
@@ -722,88 +759,36 @@ async function download(client, ref, path, size, signal) {
   }
 }
 
-// services/testrun-cli/src/help.ts
-var usage = `testrun: start Testrun runs from a pipeline, wait for them and report
-
-Usage:
-  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME] [wait options]
-  testrun rerun RUN_ID [--failed] [wait options]   a new run of the same tests (only the failed ones)
-  testrun wait RUN_ID [wait options]               follow a run started elsewhere
-  testrun status RUN_ID [--json FILE|-]            print a run once
-  testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
-  testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
-  testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
-
-Wait options (run, rerun, wait):
-  --no-wait              start the run, print its id and url, exit 0 (run, rerun)
-  --timeout DURATION     stop waiting after 90s, 30m, 1h...; default 60m
-  --cancel-on-timeout    cancel the run when the wait times out (else it goes on)
-  --detach               on SIGINT/SIGTERM stop waiting but leave the run going (default: cancel it)
-  --allow-skipped        exit 0, not 2, when the run was skipped
-  --junit FILE           write a JUnit XML report (one testcase per test)
-  --json FILE            write the run as the API returns it ("-" for stdout)
-  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
-                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
-
-Environment:
-  TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
-  TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
-  GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
-
-Exit codes:
-  0  the run passed (or any other command succeeded)
-  1  the run finished and a test failed
-  2  the run was skipped (unless --allow-skipped)
-  3  the wait timed out before the run finished
-  4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
-  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
-  130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
-
-While waiting it prints the run's url, then one line per change (a live line on a terminal).
-It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
-retries reads through network errors and 5xx, and never starts a run twice.
-
-testrun mcp is for AI agents whose MCP client launches local servers: it speaks MCP on stdin and
-stdout until the client closes stdin, with the tools of the gateway's /v1/mcp endpoint; each tool
-call is one request of the API. Configuring clients: docs/agents.md
-More: docs/pipelines.md
-`;
-
-// services/testrun-cli/src/outcome.ts
-var ExitCode = {
-  /** The run passed (or was skipped, with --allow-skipped); any other command succeeded. */
-  passed: 0,
-  /** The run finished and a test failed. */
-  failed: 1,
-  /** The run was skipped (environment unreachable, cancelled, no executor). */
-  skipped: 2,
-  /** The wait timed out before the run finished. */
-  timedOut: 3,
-  /** The run could not be started or followed: 401, 403, 402, 404, 409, 4xx, network, 5xx. */
-  notStarted: 4,
-  /** The command line was wrong, or TESTRUN_URL / TESTRUN_API_KEY are not set. */
-  usage: 5
-};
-var signalExitCode = { SIGINT: 130, SIGTERM: 143 };
-function exitCodeOf(run, allowSkipped) {
-  switch (run.status) {
-    case "PASSED":
-      return ExitCode.passed;
-    case "FAILED":
-      return ExitCode.failed;
-    case "SKIPPED":
-      return allowSkipped ? ExitCode.passed : ExitCode.skipped;
-    default:
-      return ExitCode.timedOut;
-  }
+// services/testrun-cli/src/attempts.ts
+var systemCauses = /* @__PURE__ */ new Set(["browser", "executor_lost", "no_executor"]);
+var isSystemCause = (cause) => cause !== null && cause !== void 0 && systemCauses.has(cause);
+var causeText = (cause) => !cause ? "no cause given" : isSystemCause(cause) ? `${cause} (the system's fault)` : cause;
+function earlierFailures(test) {
+  const attempts = test.attempts ?? [];
+  return attempts.slice(0, -1).filter((attempt) => attempt.status === "FAILED");
 }
+var isFlaky = (test) => test.status === "PASSED" && test.flaky === true;
+var flakyTests = (tests) => tests.filter(isFlaky);
+var attemptLine = (attempt) => `attempt ${attempt.number} FAILED, ${causeText(attempt.cause)}${attempt.summary ? `: ${attempt.summary}` : ""}`;
 
 // services/testrun-cli/src/progress.ts
 var final = /* @__PURE__ */ new Set(["PASSED", "FAILED", "SKIPPED"]);
 function testLine(test) {
   const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
-  return `  ${test.status.padEnd(7)} ${test.name}${duration}${summary}`;
+  const earlier = earlierFailures(test);
+  const status = isFlaky(test) ? "PASSED on retry (flaky)" : test.status.padEnd(7);
+  const cause = test.status === "FAILED" && test.cause && (earlier.length > 0 || isSystemCause(test.cause)) ? ` [${causeText(test.cause)}]` : "";
+  const attempts = earlier.map((attempt) => `
+    ${attemptLine(attempt)}`).join("");
+  return `  ${status} ${test.name}${duration}${summary}${cause}${attempts}`;
+}
+function flakyWarning(run, failOnFlaky) {
+  const flaky = flakyTests(run.tests);
+  if (!flaky.length) return void 0;
+  const names = flaky.map((test) => `"${test.name}"`).join(", ");
+  const counted = flaky.length === 1 ? "1 test" : `${flaky.length} tests`;
+  return failOnFlaky ? `Warning: ${counted} passed only on retry (flaky): ${names}; --fail-on-flaky makes that a failure (exit 1)` : `Warning: ${counted} passed only on retry (flaky): ${names}; the run still counts as passed (--fail-on-flaky fails it)`;
 }
 function screenshotLine(test) {
   const screenshot = failureScreenshot(test);
@@ -816,7 +801,9 @@ function failureLines(test) {
 function statusLine(run) {
   const done = run.tests.filter((test) => final.has(test.status)).length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
-  const counts = `${run.passedTests} passed, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  const flaky = run.flakyTests ?? flakyTests(run.tests).length;
+  const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
+  const counts = `${passed}, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
   if (run.finished) {
     const duration = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";
@@ -877,11 +864,192 @@ var Progress = class {
   }
 };
 
+// services/testrun-cli/src/summary.ts
+var icons = {
+  PASSED: "\u2705",
+  FAILED: "\u274C",
+  SKIPPED: "\u23ED\uFE0F",
+  RUNNING: "\u23F3",
+  QUEUED: "\u23F3"
+};
+var cell = (text) => text.replace(/[\r\n]+/g, " ").replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c] ?? c).replace(/\|/g, "\\|").replace(/([[\]`*_])/g, "\\$1");
+function markdownSummary(run, options = {}) {
+  const heading = `### ${icons[run.status] ?? ""} Testrun: [${cell(run.name)}](${run.url}) ${run.status}`;
+  const state = options.timedOut ? `${statusLine(run)} (the wait timed out; the run goes on)` : statusLine(run);
+  const rows = run.tests.map((test) => {
+    const flaky = isFlaky(test);
+    const status = flaky ? "\u26A0\uFE0F PASSED on retry (flaky)" : `${icons[test.status] ?? ""} ${test.status}`;
+    const attempts = earlierFailures(test).map((attempt) => cell(attemptLine(attempt)));
+    const summary = [test.status === "PASSED" ? "" : cell(test.summary), ...attempts].filter(Boolean);
+    return `| ${status} | [${cell(test.name)}](${test.url}) | ${test.durationMs === null ? "" : formatDuration(test.durationMs)} | ${summary.join("<br>")} |`;
+  });
+  return [
+    heading,
+    "",
+    state,
+    "",
+    "| status | test | duration | summary |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+    "",
+    ""
+  ].join("\n");
+}
+
+// services/testrun-cli/src/comparison.ts
+var plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+var isNewFailure = (test) => test.status === "FAILED" && (test.change === "newly_failing" || test.change === "new_test");
+function comparisonReport(run, comparison) {
+  const compareUrl = comparison.compareUrl || `${run.url}/compare`;
+  if (comparison.baseRule === "none" || !comparison.base) {
+    return {
+      line: `No base run to compare with \u2014 ${run.url}`,
+      newFailures: run.tests.filter((t) => t.status === "FAILED").length,
+      hasBase: false,
+      newFailureNames: run.tests.filter((t) => t.status === "FAILED").map((t) => t.name),
+      compareUrl
+    };
+  }
+  const fresh = comparison.tests.filter(isNewFailure);
+  const still = comparison.tests.filter((t) => t.change === "still_failing");
+  const since = still.map((t) => t.failingSinceRunId).filter((id) => Boolean(id)).sort()[0];
+  const parts = [
+    plural(fresh.length, "new failure", "new failures"),
+    `${still.length} still failing${still.length && since ? ` (since run ${since})` : ""}`,
+    `${comparison.counts.flaky} flaky`
+  ];
+  if (comparison.counts.fixed) parts.push(`${comparison.counts.fixed} fixed`);
+  return {
+    line: `${parts.join(", ")} against run ${comparison.base.id} \u2014 compare: ${compareUrl}`,
+    newFailures: fresh.length,
+    hasBase: true,
+    newFailureNames: fresh.map((t) => t.name),
+    compareUrl
+  };
+}
+function unknownComparison(run, reason) {
+  const failed = run.tests.filter((t) => t.status === "FAILED");
+  return {
+    line: `Could not compare with the base run (${reason}): every failure counts as new`,
+    newFailures: failed.length,
+    hasBase: false,
+    newFailureNames: failed.map((t) => t.name),
+    compareUrl: `${run.url}/compare`
+  };
+}
+function newFailuresOnlyExit(code, run, report) {
+  if (run.status !== "FAILED" || report.newFailures > 0) return { code };
+  const failed = run.tests.filter((t) => t.status === "FAILED").length;
+  return {
+    code: 0,
+    warning: `Warning: ${plural(failed, "test", "tests")} failed, none of them new against the base run: exit 0 (--fail-on new-failures)`
+  };
+}
+function comparisonMarkdown(report) {
+  const names = report.newFailureNames.slice(0, 20).map((name) => `- ${cell(name)}`);
+  if (report.newFailureNames.length > 20) names.push(`- \u2026 and ${report.newFailureNames.length - 20} more`);
+  const heading = report.hasBase ? `**Against the base run:** ${cell(report.line.replace(/ — compare: .*$/, ""))} ([compare](${report.compareUrl}))` : `**${cell(report.line)}**`;
+  return [
+    heading,
+    "",
+    ...report.hasBase && names.length ? ["New failures:", "", ...names, ""] : [],
+    ""
+  ].join("\n");
+}
+
+// services/testrun-cli/src/help.ts
+var usage = `testrun: start Testrun runs from a pipeline, wait for them and report
+
+Usage:
+  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME]
+              [--retries N] [wait options]
+  testrun rerun RUN_ID [--failed] [wait options]   a new run of the same tests (only the failed ones)
+  testrun wait RUN_ID [wait options]               follow a run started elsewhere
+  testrun status RUN_ID [--json FILE|-]            print a run once
+  testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
+  testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
+  testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
+
+Run options:
+  --retries N            run a failed test again up to N times (0 to 3), in place of the plan's
+                         and the test cases' own retries; a test that passes on retry is flaky
+
+Wait options (run, rerun, wait):
+  --no-wait              start the run, print its id and url, exit 0 (run, rerun)
+  --timeout DURATION     stop waiting after 90s, 30m, 1h...; default 60m
+  --cancel-on-timeout    cancel the run when the wait times out (else it goes on)
+  --detach               on SIGINT/SIGTERM stop waiting but leave the run going (default: cancel it)
+  --allow-skipped        exit 0, not 2, when the run was skipped
+  --fail-on-flaky        exit 1, not 0, when a test passed only on retry (flaky); without it
+                         such a run passes with a warning
+  --fail-on new-failures exit 1 only when a test failed that did not fail in the base run (the
+                         previous run of the same plan on the environment); known failures
+                         warn and exit 0. The run ends with a line comparing it with that run
+  --junit FILE           write a JUnit XML report (one testcase per test)
+  --json FILE            write the run as the API returns it ("-" for stdout)
+  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
+                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
+
+Environment:
+  TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
+  TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
+  GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
+
+Exit codes:
+  0  the run passed (or any other command succeeded)
+  1  the run finished and a test failed (or passed only on retry, with --fail-on-flaky;
+     with --fail-on new-failures, only a failure new against the base run)
+  2  the run was skipped (unless --allow-skipped)
+  3  the wait timed out before the run finished
+  4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
+  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
+  130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
+
+While waiting it prints the run's url, then one line per change (a live line on a terminal).
+It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
+retries reads through network errors and 5xx, and never starts a run twice.
+
+testrun mcp is for AI agents whose MCP client launches local servers: it speaks MCP on stdin and
+stdout until the client closes stdin, with the tools of the gateway's /v1/mcp endpoint; each tool
+call is one request of the API. Configuring clients: docs/agents.md
+More: docs/pipelines.md
+`;
+
+// services/testrun-cli/src/outcome.ts
+var ExitCode = {
+  /** The run passed (or was skipped, with --allow-skipped); any other command succeeded. */
+  passed: 0,
+  /** The run finished and a test failed (or, with --fail-on-flaky, passed only on retry). */
+  failed: 1,
+  /** The run was skipped (environment unreachable, cancelled, no executor). */
+  skipped: 2,
+  /** The wait timed out before the run finished. */
+  timedOut: 3,
+  /** The run could not be started or followed: 401, 403, 402, 404, 409, 4xx, network, 5xx. */
+  notStarted: 4,
+  /** The command line was wrong, or TESTRUN_URL / TESTRUN_API_KEY are not set. */
+  usage: 5
+};
+var signalExitCode = { SIGINT: 130, SIGTERM: 143 };
+function exitCodeOf(run, allowSkipped, failOnFlaky = false) {
+  switch (run.status) {
+    case "PASSED":
+      return failOnFlaky && flakyTests(run.tests).length > 0 ? ExitCode.failed : ExitCode.passed;
+    case "FAILED":
+      return ExitCode.failed;
+    case "SKIPPED":
+      return allowSkipped ? ExitCode.passed : ExitCode.skipped;
+    default:
+      return ExitCode.timedOut;
+  }
+}
+
 // services/testrun-cli/src/reports.ts
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname as dirname2 } from "node:path";
 
 // services/testrun-cli/src/junit.ts
+var isSystemCauseOf = (attempt) => isSystemCause(attempt.cause);
 function escapeXml(text) {
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "").replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;").replace(/\r/g, "&#13;").replace(/\n/g, "&#10;").replace(/\t/g, "&#9;");
 }
@@ -895,15 +1063,28 @@ function output(test, attachments) {
   }
   return lines.map(escapeXml).join("\n");
 }
+function rerun(element, test, attempt, attachments) {
+  const at = attempt.failedStep ? `, at step ${attempt.failedStep}` : "";
+  const on = attempt.executor ? ` on executor ${attempt.executor}` : "";
+  const trace = `attempt ${attempt.number} FAILED (${causeText(attempt.cause)})${at}${on}: ${attempt.summary}`;
+  return `      <${element}${attrs({ message: attempt.summary, type: attempt.cause ?? "FAILED" })}>
+        <stackTrace>${escapeXml(trace)}</stackTrace>
+        <system-out>${output({ ...test, status: "FAILED", artifacts: attempt.artifacts }, attachments)}</system-out>
+      </${element}>
+`;
+}
 function testcase(run, test, options) {
   const timedOut = options.timedOut ?? false;
-  const open = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>`;
+  const open = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>${testProperties(run, test)}`;
   const summary = test.summary || "";
   let outcome = "";
+  const earlier = earlierFailures(test);
   if (test.status === "FAILED") {
     outcome = `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}
 ${test.url}`)}</failure>
-`;
+` + earlier.map((attempt) => rerun("rerunFailure", test, attempt, options.attachments)).join("");
+  } else if (isFlaky(test)) {
+    outcome = earlier.filter((attempt) => !isSystemCauseOf(attempt)).map((attempt) => rerun("flakyFailure", test, attempt, options.attachments)).join("");
   } else if (test.status === "SKIPPED") {
     const message = summary || (run.skipReason ? `skipped: ${run.skipReason}` : "skipped");
     outcome = `      <skipped${attrs({ message })}/>
@@ -918,6 +1099,17 @@ ${outcome}      <system-out>${output(test, options.attachments)}</system-out>
     </testcase>
 `;
 }
+function testProperties(run, test) {
+  const values = {
+    "testrun.newFailure": run.baseRunId ? String(test.newFailure ?? false) : null,
+    "testrun.failureGroup": test.failureGroup?.id ?? null
+  };
+  const props = Object.entries(values).filter(([, value]) => value !== null).map(([name, value]) => `        <property${attrs({ name, value })}/>
+`).join("");
+  return props ? `
+      <properties>
+${props}      </properties>` : "";
+}
 function junitXml(run, options = {}) {
   const failures = run.tests.filter((test) => test.status === "FAILED").length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
@@ -928,7 +1120,10 @@ function junitXml(run, options = {}) {
     "testrun.run.id": run.id,
     "testrun.run.url": run.url,
     "testrun.run.status": run.status,
-    "testrun.run.skipReason": run.skipReason
+    "testrun.run.skipReason": run.skipReason,
+    // Against the base run (docs/rest-api.md, "Comparing runs"); left out without a base.
+    "testrun.newFailures": run.newFailures ?? null,
+    "testrun.baseRunId": run.baseRunId ?? null
   };
   const props = Object.entries(properties).filter(([, value]) => value !== null).map(([name, value]) => `      <property${attrs({ name, value })}/>
 `).join("");
@@ -938,34 +1133,6 @@ function junitXml(run, options = {}) {
     <properties>
 ${props}    </properties>
 ` + run.tests.map((test) => testcase(run, test, options)).join("") + "  </testsuite>\n</testsuites>\n";
-}
-
-// services/testrun-cli/src/summary.ts
-var icons = {
-  PASSED: "\u2705",
-  FAILED: "\u274C",
-  SKIPPED: "\u23ED\uFE0F",
-  RUNNING: "\u23F3",
-  QUEUED: "\u23F3"
-};
-var cell = (text) => text.replace(/[\r\n]+/g, " ").replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c] ?? c).replace(/\|/g, "\\|").replace(/([[\]`*_])/g, "\\$1");
-function markdownSummary(run, options = {}) {
-  const heading = `### ${icons[run.status] ?? ""} Testrun: [${cell(run.name)}](${run.url}) ${run.status}`;
-  const state = options.timedOut ? `${statusLine(run)} (the wait timed out; the run goes on)` : statusLine(run);
-  const rows = run.tests.map(
-    (test) => `| ${icons[test.status] ?? ""} ${test.status} | [${cell(test.name)}](${test.url}) | ${test.durationMs === null ? "" : formatDuration(test.durationMs)} | ${test.status === "PASSED" ? "" : cell(test.summary)} |`
-  );
-  return [
-    heading,
-    "",
-    state,
-    "",
-    "| status | test | duration | summary |",
-    "| --- | --- | --- | --- |",
-    ...rows,
-    "",
-    ""
-  ].join("\n");
 }
 
 // services/testrun-cli/src/reports.ts
@@ -994,7 +1161,10 @@ function writeReports(run, targets, io, options = {}) {
     attempt(
       "the step summary",
       file,
-      () => appendFileSync(file, markdownSummary(run, { ...options.timedOut && { timedOut: true } }))
+      () => appendFileSync(
+        file,
+        markdownSummary(run, { ...options.timedOut && { timedOut: true } }) + (options.comparison ? comparisonMarkdown(options.comparison) : "")
+      )
     );
   }
 }
@@ -1213,10 +1383,51 @@ var Session = class {
     this.say(statusLine(run));
     for (const test of run.tests.filter((t) => t.status === "FAILED"))
       for (const line of failureLines(test)) this.say(line);
+    const flaky = flakyWarning(run, flags.failOnFlaky ?? false);
+    if (flaky) this.say(flaky);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
-    writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...attachments && { attachments } });
-    return { code: exitCodeOf(run, flags.allowSkipped), run };
+    const comparison = await this.compare(run, flags);
+    writeReports(
+      run,
+      targets,
+      { ...this.io, stdout: this.io.json },
+      { ...attachments && { attachments }, ...comparison && { comparison } }
+    );
+    return this.ended(
+      run,
+      flags,
+      exitCodeOf(run, flags.allowSkipped, flags.failOnFlaky ?? false),
+      comparison
+    );
+  }
+  /**
+   * The finished run against its base (GET /v1/runs/{id}/comparison), for the last line, the job
+   * summary and --fail-on new-failures; undefined for a run that neither passed nor failed, and
+   * from a gateway older than comparisons (404 for a run just read) unless --fail-on needs it. A
+   * comparison that cannot be read is said and counts every failure as new: it never hides one.
+   */
+  async compare(run, flags) {
+    if (run.status !== "PASSED" && run.status !== "FAILED") return void 0;
+    try {
+      return comparisonReport(run, await this.read((o) => this.client.compareRuns(run.id, void 0, o)));
+    } catch (error) {
+      if (this.io.stop?.aborted) throw error;
+      if (!(error instanceof ApiError || error instanceof NetworkError)) throw error;
+      if (error instanceof ApiError && error.status === 404 && !flags.failOn) return void 0;
+      return unknownComparison(run, explain(error));
+    }
+  }
+  /** Ends a finished run: --fail-on new-failures decides its code, and the comparison is the last line. */
+  ended(run, flags, code, comparison) {
+    let exit = code;
+    if (flags.failOn === "new-failures" && comparison) {
+      const decided = newFailuresOnlyExit(code, run, comparison);
+      if (decided.warning) this.say(decided.warning);
+      exit = decided.code;
+    }
+    if (comparison) this.say(comparison.line);
+    return { code: exit, run };
   }
   /**
    * --artifacts DIR: downloads the artifacts of the run's final tests into DIR. Answers each
@@ -1400,6 +1611,7 @@ function argvOf(env) {
   option("timeout");
   if (booleanInput(env, "cancel-on-timeout")) argv.push("--cancel-on-timeout");
   if (booleanInput(env, "allow-skipped")) argv.push("--allow-skipped");
+  if (booleanInput(env, "fail-on-flaky")) argv.push("--fail-on-flaky");
   return argv;
 }
 async function runAction(io) {

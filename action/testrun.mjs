@@ -34,9 +34,9 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
   mod
 ));
 
-// node_modules/ajv/dist/compile/codegen/code.js
+// ../../work/main/node_modules/ajv/dist/compile/codegen/code.js
 var require_code = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/code.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/codegen/code.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.regexpCode = exports.getEsmExportName = exports.getProperty = exports.safeStringify = exports.stringify = exports.strConcat = exports.addCodeArg = exports.str = exports._ = exports.nil = exports._Code = exports.Name = exports.IDENTIFIER = exports._CodeOrName = void 0;
@@ -188,9 +188,9 @@ var require_code = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/codegen/scope.js
+// ../../work/main/node_modules/ajv/dist/compile/codegen/scope.js
 var require_scope = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/scope.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/codegen/scope.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.ValueScope = exports.ValueScopeName = exports.Scope = exports.varKinds = exports.UsedValueState = void 0;
@@ -333,9 +333,9 @@ var require_scope = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/codegen/index.js
+// ../../work/main/node_modules/ajv/dist/compile/codegen/index.js
 var require_codegen = __commonJS({
-  "node_modules/ajv/dist/compile/codegen/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/codegen/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.or = exports.and = exports.not = exports.CodeGen = exports.operators = exports.varKinds = exports.ValueScopeName = exports.ValueScope = exports.Scope = exports.Name = exports.regexpCode = exports.stringify = exports.getProperty = exports.nil = exports.strConcat = exports.str = exports._ = void 0;
@@ -1053,9 +1053,9 @@ var require_codegen = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/util.js
+// ../../work/main/node_modules/ajv/dist/compile/util.js
 var require_util = __commonJS({
-  "node_modules/ajv/dist/compile/util.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/util.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.checkStrictMode = exports.getErrorPath = exports.Type = exports.useFunc = exports.setEvaluated = exports.evaluatedPropsToName = exports.mergeEvaluated = exports.eachItem = exports.unescapeJsonPointer = exports.escapeJsonPointer = exports.escapeFragment = exports.unescapeFragment = exports.schemaRefOrVal = exports.schemaHasRulesButRef = exports.schemaHasRules = exports.checkUnknownRules = exports.alwaysValidSchema = exports.toHash = void 0;
@@ -1220,9 +1220,9 @@ var require_util = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/names.js
+// ../../work/main/node_modules/ajv/dist/compile/names.js
 var require_names = __commonJS({
-  "node_modules/ajv/dist/compile/names.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/names.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -1259,9 +1259,9 @@ var require_names = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/errors.js
+// ../../work/main/node_modules/ajv/dist/compile/errors.js
 var require_errors = __commonJS({
-  "node_modules/ajv/dist/compile/errors.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/errors.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.extendErrors = exports.resetErrorsCount = exports.reportExtraError = exports.reportError = exports.keyword$DataError = exports.keywordError = void 0;
@@ -1381,9 +1381,9 @@ var require_errors = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/boolSchema.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/boolSchema.js
 var require_boolSchema = __commonJS({
-  "node_modules/ajv/dist/compile/validate/boolSchema.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/boolSchema.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.boolOrEmptySchema = exports.topBoolOrEmptySchema = void 0;
@@ -1432,9 +1432,9 @@ var require_boolSchema = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/rules.js
+// ../../work/main/node_modules/ajv/dist/compile/rules.js
 var require_rules = __commonJS({
-  "node_modules/ajv/dist/compile/rules.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/rules.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getRules = exports.isJSONType = void 0;
@@ -1463,9 +1463,9 @@ var require_rules = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/applicability.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/applicability.js
 var require_applicability = __commonJS({
-  "node_modules/ajv/dist/compile/validate/applicability.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/applicability.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.shouldUseRule = exports.shouldUseGroup = exports.schemaHasRulesForType = void 0;
@@ -1486,9 +1486,9 @@ var require_applicability = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/dataType.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/dataType.js
 var require_dataType = __commonJS({
-  "node_modules/ajv/dist/compile/validate/dataType.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/dataType.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.reportTypeError = exports.checkDataTypes = exports.checkDataType = exports.coerceAndCheckDataType = exports.getJSONTypes = exports.getSchemaTypes = exports.DataType = void 0;
@@ -1670,9 +1670,9 @@ var require_dataType = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/defaults.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/defaults.js
 var require_defaults = __commonJS({
-  "node_modules/ajv/dist/compile/validate/defaults.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/defaults.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.assignDefaults = void 0;
@@ -1707,9 +1707,9 @@ var require_defaults = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/code.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/code.js
 var require_code2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/code.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/code.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateUnion = exports.validateArray = exports.usePattern = exports.callValidateCode = exports.schemaProperties = exports.allSchemaProperties = exports.noPropertyInData = exports.propertyInData = exports.isOwnProperty = exports.hasPropFunc = exports.reportMissingProp = exports.checkMissingProp = exports.checkReportMissingProp = void 0;
@@ -1840,9 +1840,9 @@ var require_code2 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/keyword.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/keyword.js
 var require_keyword = __commonJS({
-  "node_modules/ajv/dist/compile/validate/keyword.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/keyword.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateKeywordUsage = exports.validSchemaType = exports.funcKeywordCode = exports.macroKeywordCode = void 0;
@@ -1958,9 +1958,9 @@ var require_keyword = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/subschema.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/subschema.js
 var require_subschema = __commonJS({
-  "node_modules/ajv/dist/compile/validate/subschema.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/subschema.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.extendSubschemaMode = exports.extendSubschemaData = exports.getSubschema = void 0;
@@ -2041,9 +2041,9 @@ var require_subschema = __commonJS({
   }
 });
 
-// node_modules/fast-deep-equal/index.js
+// ../../work/main/node_modules/fast-deep-equal/index.js
 var require_fast_deep_equal = __commonJS({
-  "node_modules/fast-deep-equal/index.js"(exports, module) {
+  "../../work/main/node_modules/fast-deep-equal/index.js"(exports, module) {
     "use strict";
     module.exports = function equal(a, b) {
       if (a === b) return true;
@@ -2076,9 +2076,9 @@ var require_fast_deep_equal = __commonJS({
   }
 });
 
-// node_modules/json-schema-traverse/index.js
+// ../../work/main/node_modules/json-schema-traverse/index.js
 var require_json_schema_traverse = __commonJS({
-  "node_modules/json-schema-traverse/index.js"(exports, module) {
+  "../../work/main/node_modules/json-schema-traverse/index.js"(exports, module) {
     "use strict";
     var traverse = module.exports = function(schema, opts, cb) {
       if (typeof opts == "function") {
@@ -2164,9 +2164,9 @@ var require_json_schema_traverse = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/resolve.js
+// ../../work/main/node_modules/ajv/dist/compile/resolve.js
 var require_resolve = __commonJS({
-  "node_modules/ajv/dist/compile/resolve.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/resolve.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getSchemaRefs = exports.resolveUrl = exports.normalizeId = exports._getFullPath = exports.getFullPath = exports.inlineRef = void 0;
@@ -2320,9 +2320,9 @@ var require_resolve = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/validate/index.js
+// ../../work/main/node_modules/ajv/dist/compile/validate/index.js
 var require_validate = __commonJS({
-  "node_modules/ajv/dist/compile/validate/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/validate/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.getData = exports.KeywordCxt = exports.validateFunctionCode = void 0;
@@ -2828,9 +2828,9 @@ var require_validate = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/validation_error.js
+// ../../work/main/node_modules/ajv/dist/runtime/validation_error.js
 var require_validation_error = __commonJS({
-  "node_modules/ajv/dist/runtime/validation_error.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/runtime/validation_error.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var ValidationError = class extends Error {
@@ -2844,9 +2844,9 @@ var require_validation_error = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/ref_error.js
+// ../../work/main/node_modules/ajv/dist/compile/ref_error.js
 var require_ref_error = __commonJS({
-  "node_modules/ajv/dist/compile/ref_error.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/ref_error.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var resolve_1 = require_resolve();
@@ -2861,9 +2861,9 @@ var require_ref_error = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/compile/index.js
+// ../../work/main/node_modules/ajv/dist/compile/index.js
 var require_compile = __commonJS({
-  "node_modules/ajv/dist/compile/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/compile/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.resolveSchema = exports.getCompilingSchema = exports.resolveRef = exports.compileSchema = exports.SchemaEnv = void 0;
@@ -3085,9 +3085,9 @@ var require_compile = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/refs/data.json
+// ../../work/main/node_modules/ajv/dist/refs/data.json
 var require_data = __commonJS({
-  "node_modules/ajv/dist/refs/data.json"(exports, module) {
+  "../../work/main/node_modules/ajv/dist/refs/data.json"(exports, module) {
     module.exports = {
       $id: "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json#",
       description: "Meta-schema for $data reference (JSON AnySchema extension proposal)",
@@ -3104,9 +3104,9 @@ var require_data = __commonJS({
   }
 });
 
-// node_modules/fast-uri/lib/utils.js
+// ../../work/main/node_modules/fast-uri/lib/utils.js
 var require_utils = __commonJS({
-  "node_modules/fast-uri/lib/utils.js"(exports, module) {
+  "../../work/main/node_modules/fast-uri/lib/utils.js"(exports, module) {
     "use strict";
     var isUUID = RegExp.prototype.test.bind(/^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/iu);
     var isIPv4 = RegExp.prototype.test.bind(/^(?:(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d{2}|[1-9]\d|\d)$/u);
@@ -3638,9 +3638,9 @@ var require_utils = __commonJS({
   }
 });
 
-// node_modules/fast-uri/lib/schemes.js
+// ../../work/main/node_modules/fast-uri/lib/schemes.js
 var require_schemes = __commonJS({
-  "node_modules/fast-uri/lib/schemes.js"(exports, module) {
+  "../../work/main/node_modules/fast-uri/lib/schemes.js"(exports, module) {
     "use strict";
     var { isUUID } = require_utils();
     var URN_REG = /^([\da-z][\d\-a-z]{0,31}):((?:[\w!$'()*+,\-./:;=@]|%[\da-f]{2})+)$/iu;
@@ -3849,9 +3849,9 @@ var require_schemes = __commonJS({
   }
 });
 
-// node_modules/fast-uri/index.js
+// ../../work/main/node_modules/fast-uri/index.js
 var require_fast_uri = __commonJS({
-  "node_modules/fast-uri/index.js"(exports, module) {
+  "../../work/main/node_modules/fast-uri/index.js"(exports, module) {
     "use strict";
     var { normalizeIPv6, removeDotSegments, removeDotSegmentsRelative, recomposeAuthority, normalizePercentEncoding, normalizePathEncoding, serializePathEncoding, normalizeQueryFragmentEncoding, encodeQuery, encodeFragment, reescapeHostDelimiters, isIPv4, nonSimpleDomain } = require_utils();
     var { SCHEMES, getSchemeHandler } = require_schemes();
@@ -4279,9 +4279,9 @@ var require_fast_uri = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/uri.js
+// ../../work/main/node_modules/ajv/dist/runtime/uri.js
 var require_uri = __commonJS({
-  "node_modules/ajv/dist/runtime/uri.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/runtime/uri.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var uri = require_fast_uri();
@@ -4290,9 +4290,9 @@ var require_uri = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/core.js
+// ../../work/main/node_modules/ajv/dist/core.js
 var require_core = __commonJS({
-  "node_modules/ajv/dist/core.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/core.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.CodeGen = exports.Name = exports.nil = exports.stringify = exports.str = exports._ = exports.KeywordCxt = void 0;
@@ -4901,9 +4901,9 @@ var require_core = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/core/id.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/core/id.js
 var require_id = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/id.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/core/id.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var def = {
@@ -4916,9 +4916,9 @@ var require_id = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/core/ref.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/core/ref.js
 var require_ref = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/ref.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/core/ref.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.callRef = exports.getValidate = void 0;
@@ -5038,9 +5038,9 @@ var require_ref = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/core/index.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/core/index.js
 var require_core2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/core/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/core/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var id_1 = require_id();
@@ -5059,9 +5059,9 @@ var require_core2 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitNumber.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/limitNumber.js
 var require_limitNumber = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitNumber.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/limitNumber.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5091,9 +5091,9 @@ var require_limitNumber = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/multipleOf.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/multipleOf.js
 var require_multipleOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/multipleOf.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/multipleOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5119,9 +5119,9 @@ var require_multipleOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/ucs2length.js
+// ../../work/main/node_modules/ajv/dist/runtime/ucs2length.js
 var require_ucs2length = __commonJS({
-  "node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     function ucs2length(str) {
@@ -5145,9 +5145,9 @@ var require_ucs2length = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitLength.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/limitLength.js
 var require_limitLength = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitLength.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/limitLength.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5177,9 +5177,9 @@ var require_limitLength = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/pattern.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/pattern.js
 var require_pattern = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/pattern.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/pattern.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -5214,9 +5214,9 @@ var require_pattern = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitProperties.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/limitProperties.js
 var require_limitProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitProperties.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/limitProperties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5243,9 +5243,9 @@ var require_limitProperties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/required.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/required.js
 var require_required = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/required.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/required.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -5325,9 +5325,9 @@ var require_required = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/limitItems.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/limitItems.js
 var require_limitItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/limitItems.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/limitItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5354,9 +5354,9 @@ var require_limitItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/runtime/equal.js
+// ../../work/main/node_modules/ajv/dist/runtime/equal.js
 var require_equal = __commonJS({
-  "node_modules/ajv/dist/runtime/equal.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/runtime/equal.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var equal = require_fast_deep_equal();
@@ -5365,9 +5365,9 @@ var require_equal = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/uniqueItems.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/uniqueItems.js
 var require_uniqueItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/uniqueItems.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/uniqueItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var dataType_1 = require_dataType();
@@ -5432,9 +5432,9 @@ var require_uniqueItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/const.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/const.js
 var require_const = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/const.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/const.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5461,9 +5461,9 @@ var require_const = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/enum.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/enum.js
 var require_enum = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/enum.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/enum.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5510,9 +5510,9 @@ var require_enum = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/validation/index.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/validation/index.js
 var require_validation = __commonJS({
-  "node_modules/ajv/dist/vocabularies/validation/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/validation/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var limitNumber_1 = require_limitNumber();
@@ -5548,9 +5548,9 @@ var require_validation = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/additionalItems.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/additionalItems.js
 var require_additionalItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/additionalItems.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/additionalItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateAdditionalItems = void 0;
@@ -5601,9 +5601,9 @@ var require_additionalItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/items.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/items.js
 var require_items = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/items.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/items.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateTuple = void 0;
@@ -5658,9 +5658,9 @@ var require_items = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/prefixItems.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/prefixItems.js
 var require_prefixItems = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/prefixItems.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/prefixItems.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var items_1 = require_items();
@@ -5675,9 +5675,9 @@ var require_prefixItems = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/items2020.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/items2020.js
 var require_items2020 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/items2020.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/items2020.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5710,9 +5710,9 @@ var require_items2020 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/contains.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/contains.js
 var require_contains = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/contains.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/contains.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5804,9 +5804,9 @@ var require_contains = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/dependencies.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/dependencies.js
 var require_dependencies = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/dependencies.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/dependencies.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.validateSchemaDeps = exports.validatePropertyDeps = exports.error = void 0;
@@ -5898,9 +5898,9 @@ var require_dependencies = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/propertyNames.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/propertyNames.js
 var require_propertyNames = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/propertyNames.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/propertyNames.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -5941,9 +5941,9 @@ var require_propertyNames = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js
 var require_additionalProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/additionalProperties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -6047,9 +6047,9 @@ var require_additionalProperties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/properties.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/properties.js
 var require_properties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/properties.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/properties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var validate_1 = require_validate();
@@ -6105,9 +6105,9 @@ var require_properties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/patternProperties.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/patternProperties.js
 var require_patternProperties = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/patternProperties.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/patternProperties.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -6179,9 +6179,9 @@ var require_patternProperties = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/not.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/not.js
 var require_not = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/not.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/not.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var util_1 = require_util();
@@ -6210,9 +6210,9 @@ var require_not = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/anyOf.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/anyOf.js
 var require_anyOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/anyOf.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/anyOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var code_1 = require_code2();
@@ -6227,9 +6227,9 @@ var require_anyOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/oneOf.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/oneOf.js
 var require_oneOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/oneOf.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/oneOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6285,9 +6285,9 @@ var require_oneOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/allOf.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/allOf.js
 var require_allOf = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/allOf.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/allOf.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var util_1 = require_util();
@@ -6312,9 +6312,9 @@ var require_allOf = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/if.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/if.js
 var require_if = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/if.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/if.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6381,9 +6381,9 @@ var require_if = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/thenElse.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/thenElse.js
 var require_thenElse = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/thenElse.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/thenElse.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var util_1 = require_util();
@@ -6399,9 +6399,9 @@ var require_thenElse = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/applicator/index.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/applicator/index.js
 var require_applicator = __commonJS({
-  "node_modules/ajv/dist/vocabularies/applicator/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/applicator/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var additionalItems_1 = require_additionalItems();
@@ -6447,9 +6447,9 @@ var require_applicator = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/format/format.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/format/format.js
 var require_format = __commonJS({
-  "node_modules/ajv/dist/vocabularies/format/format.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/format/format.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6537,9 +6537,9 @@ var require_format = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/format/index.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/format/index.js
 var require_format2 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/format/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/format/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var format_1 = require_format();
@@ -6548,9 +6548,9 @@ var require_format2 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/metadata.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/metadata.js
 var require_metadata = __commonJS({
-  "node_modules/ajv/dist/vocabularies/metadata.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/metadata.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.contentVocabulary = exports.metadataVocabulary = void 0;
@@ -6571,9 +6571,9 @@ var require_metadata = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/draft7.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/draft7.js
 var require_draft7 = __commonJS({
-  "node_modules/ajv/dist/vocabularies/draft7.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/draft7.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var core_1 = require_core2();
@@ -6593,9 +6593,9 @@ var require_draft7 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/discriminator/types.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/discriminator/types.js
 var require_types = __commonJS({
-  "node_modules/ajv/dist/vocabularies/discriminator/types.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/discriminator/types.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.DiscrError = void 0;
@@ -6607,9 +6607,9 @@ var require_types = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/vocabularies/discriminator/index.js
+// ../../work/main/node_modules/ajv/dist/vocabularies/discriminator/index.js
 var require_discriminator = __commonJS({
-  "node_modules/ajv/dist/vocabularies/discriminator/index.js"(exports) {
+  "../../work/main/node_modules/ajv/dist/vocabularies/discriminator/index.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var codegen_1 = require_codegen();
@@ -6712,9 +6712,9 @@ var require_discriminator = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/refs/json-schema-draft-07.json
+// ../../work/main/node_modules/ajv/dist/refs/json-schema-draft-07.json
 var require_json_schema_draft_07 = __commonJS({
-  "node_modules/ajv/dist/refs/json-schema-draft-07.json"(exports, module) {
+  "../../work/main/node_modules/ajv/dist/refs/json-schema-draft-07.json"(exports, module) {
     module.exports = {
       $schema: "http://json-schema.org/draft-07/schema#",
       $id: "http://json-schema.org/draft-07/schema#",
@@ -6869,9 +6869,9 @@ var require_json_schema_draft_07 = __commonJS({
   }
 });
 
-// node_modules/ajv/dist/ajv.js
+// ../../work/main/node_modules/ajv/dist/ajv.js
 var require_ajv = __commonJS({
-  "node_modules/ajv/dist/ajv.js"(exports, module) {
+  "../../work/main/node_modules/ajv/dist/ajv.js"(exports, module) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.MissingRefError = exports.ValidationError = exports.CodeGen = exports.Name = exports.nil = exports.stringify = exports.str = exports._ = exports.KeywordCxt = exports.Ajv = void 0;
@@ -6939,9 +6939,9 @@ var require_ajv = __commonJS({
   }
 });
 
-// node_modules/ajv-formats/dist/formats.js
+// ../../work/main/node_modules/ajv-formats/dist/formats.js
 var require_formats = __commonJS({
-  "node_modules/ajv-formats/dist/formats.js"(exports) {
+  "../../work/main/node_modules/ajv-formats/dist/formats.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.formatNames = exports.fastFormats = exports.fullFormats = void 0;
@@ -7142,9 +7142,9 @@ var require_formats = __commonJS({
   }
 });
 
-// node_modules/ajv-formats/dist/limit.js
+// ../../work/main/node_modules/ajv-formats/dist/limit.js
 var require_limit = __commonJS({
-  "node_modules/ajv-formats/dist/limit.js"(exports) {
+  "../../work/main/node_modules/ajv-formats/dist/limit.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.formatLimitDefinition = void 0;
@@ -7214,9 +7214,9 @@ var require_limit = __commonJS({
   }
 });
 
-// node_modules/ajv-formats/dist/index.js
+// ../../work/main/node_modules/ajv-formats/dist/index.js
 var require_dist = __commonJS({
-  "node_modules/ajv-formats/dist/index.js"(exports, module) {
+  "../../work/main/node_modules/ajv-formats/dist/index.js"(exports, module) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     var formats_1 = require_formats();
@@ -7368,6 +7368,18 @@ var TestrunClient = class {
     });
     return { run: answer.body, replayed: isReplay(answer.headers) };
   }
+  /** GET /v1/runs/:id/comparison: the run against `base`, else its base by the base rule. */
+  compareRuns(id, base, options = {}) {
+    const query = new URLSearchParams(base === void 0 ? {} : { base });
+    return this.json("GET", `/v1/runs/${encodeURIComponent(id)}/comparison${suffix(query)}`, options);
+  }
+  /** GET /v1/failure-groups/:id: the group, a page of its occurrences (newest first) and its cases. */
+  getFailureGroup(id, page = {}, options = {}) {
+    const query = new URLSearchParams();
+    if (page.limit !== void 0) query.set("limit", String(page.limit));
+    if (page.cursor) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/failure-groups/${encodeURIComponent(id)}${suffix(query)}`, options);
+  }
   /** GET /v1/openapi.json (needs no key). */
   openApi(options = {}) {
     return this.json("GET", "/v1/openapi.json", options);
@@ -7499,7 +7511,7 @@ function networkError(error62, timedOut) {
   const message = cause?.message ?? error62.message ?? String(error62);
   return new NetworkError(message, !notSentCodes.has(code2), { cause: error62 });
 }
-var artifactPath = ({ runId: runId2, testResultId, id }) => `/v1/runs/${encodeURIComponent(runId2)}/tests/${encodeURIComponent(testResultId)}/artifacts/${encodeURIComponent(id)}`;
+var artifactPath = ({ runId: runId3, testResultId, id }) => `/v1/runs/${encodeURIComponent(runId3)}/tests/${encodeURIComponent(testResultId)}/artifacts/${encodeURIComponent(id)}`;
 
 // services/api-client/src/retry.ts
 var DeadlineReached = class extends Error {
@@ -7535,12 +7547,12 @@ async function withRetries(call2, policy, isRetryable = retryable) {
       return await call2();
     } catch (error62) {
       if (policy.signal?.aborted) throw error62;
-      const verdict = isRetryable(error62);
-      if (!verdict.retry) throw error62;
+      const verdict2 = isRetryable(error62);
+      if (!verdict2.retry) throw error62;
       const now = Date.now();
       let delay;
-      if (verdict.afterMs !== void 0) {
-        delay = verdict.afterMs + Math.floor(Math.random() * 250);
+      if (verdict2.afterMs !== void 0) {
+        delay = verdict2.afterMs + Math.floor(Math.random() * 250);
       } else {
         outageStart ??= now;
         if (now - outageStart >= policy.outageMs) throw error62;
@@ -7681,6 +7693,8 @@ var waitOptions = {
   "cancel-on-timeout": { type: "boolean" },
   detach: { type: "boolean" },
   "allow-skipped": { type: "boolean" },
+  "fail-on": { type: "string" },
+  "fail-on-flaky": { type: "boolean" },
   junit: { type: "string" },
   json: { type: "string" },
   artifacts: { type: "string" }
@@ -7693,7 +7707,8 @@ var optionsOf = {
     tags: { type: "string" },
     cases: { type: "string" },
     env: { type: "string" },
-    name: { type: "string" }
+    name: { type: "string" },
+    retries: { type: "string" }
   },
   rerun: { ...startOptions, failed: { type: "boolean" } },
   wait: waitOptions,
@@ -7715,6 +7730,18 @@ var listable = {
   runs: "runs"
 };
 var list = (text2) => text2.split(",").map((item) => item.trim()).filter(Boolean);
+function failOnOf(value) {
+  if (value === void 0) return {};
+  if (value !== "new-failures")
+    throw new UsageError(`--fail-on "${value}" is not known: the only value is new-failures`);
+  return { failOn: "new-failures" };
+}
+function retriesOf(value) {
+  if (value === void 0) return {};
+  if (!/^[0-3]$/.test(value.trim()))
+    throw new UsageError(`--retries must be a whole number from 0 to 3 (got "${value}")`);
+  return { retries: Number(value) };
+}
 function parseCommand(argv) {
   const [name, ...rest] = argv;
   if (name === void 0 || name === "help" || name === "--help" || name === "-h") {
@@ -7753,9 +7780,16 @@ function parseCommand(argv) {
       throw new UsageError(`--timeout "${timeoutText}" is not a duration: write 90s, 30m, 1h or 1h30m`);
     const wait = values["no-wait"] !== true;
     if (!wait) {
-      const waiting = ["timeout", "cancel-on-timeout", "detach", "allow-skipped", "junit", "artifacts"].find(
-        (key) => values[key] !== void 0
-      );
+      const waiting = [
+        "timeout",
+        "cancel-on-timeout",
+        "detach",
+        "allow-skipped",
+        "fail-on-flaky",
+        "fail-on",
+        "junit",
+        "artifacts"
+      ].find((key) => values[key] !== void 0);
       if (waiting) throw new UsageError(`--${waiting} has no use with --no-wait`);
     }
     return {
@@ -7764,6 +7798,8 @@ function parseCommand(argv) {
       cancelOnTimeout: values["cancel-on-timeout"] === true,
       detach: values.detach === true,
       allowSkipped: values["allow-skipped"] === true,
+      ...failOnOf(str("fail-on")),
+      ...values["fail-on-flaky"] === true && { failOnFlaky: true },
       ...optional("junit", str("junit")),
       ...optional("json", str("json")),
       ...optional("artifacts", str("artifacts"))
@@ -7787,26 +7823,27 @@ function parseCommand(argv) {
         ...selection === "tags" && { tags: items },
         ...selection === "cases" && { testCaseIds: items },
         ...optional("environment", str("env")?.trim()),
-        ...optional("name", str("name"))
+        ...optional("name", str("name")),
+        ...retriesOf(str("retries"))
       };
       positionals(0, "");
       return { name: "run", body, ...waitFlags() };
     }
     case "rerun": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "rerun", runId: runId2, failedOnly: values.failed === true, ...waitFlags() };
+      const [runId3 = ""] = positionals(1, "RUN_ID");
+      return { name: "rerun", runId: runId3, failedOnly: values.failed === true, ...waitFlags() };
     }
     case "wait": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "wait", runId: runId2, ...waitFlags(), wait: true };
+      const [runId3 = ""] = positionals(1, "RUN_ID");
+      return { name: "wait", runId: runId3, ...waitFlags(), wait: true };
     }
     case "status": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "status", runId: runId2, ...optional("json", str("json")) };
+      const [runId3 = ""] = positionals(1, "RUN_ID");
+      return { name: "status", runId: runId3, ...optional("json", str("json")) };
     }
     case "cancel": {
-      const [runId2 = ""] = positionals(1, "RUN_ID");
-      return { name: "cancel", runId: runId2 };
+      const [runId3 = ""] = positionals(1, "RUN_ID");
+      return { name: "cancel", runId: runId3 };
     }
     case "mcp":
       positionals(0, "");
@@ -7974,88 +8011,36 @@ async function download(client, ref, path, size, signal) {
   }
 }
 
-// services/testrun-cli/src/help.ts
-var usage = `testrun: start Testrun runs from a pipeline, wait for them and report
-
-Usage:
-  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME] [wait options]
-  testrun rerun RUN_ID [--failed] [wait options]   a new run of the same tests (only the failed ones)
-  testrun wait RUN_ID [wait options]               follow a run started elsewhere
-  testrun status RUN_ID [--json FILE|-]            print a run once
-  testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
-  testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
-  testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
-
-Wait options (run, rerun, wait):
-  --no-wait              start the run, print its id and url, exit 0 (run, rerun)
-  --timeout DURATION     stop waiting after 90s, 30m, 1h...; default 60m
-  --cancel-on-timeout    cancel the run when the wait times out (else it goes on)
-  --detach               on SIGINT/SIGTERM stop waiting but leave the run going (default: cancel it)
-  --allow-skipped        exit 0, not 2, when the run was skipped
-  --junit FILE           write a JUnit XML report (one testcase per test)
-  --json FILE            write the run as the API returns it ("-" for stdout)
-  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
-                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
-
-Environment:
-  TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
-  TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
-  GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
-
-Exit codes:
-  0  the run passed (or any other command succeeded)
-  1  the run finished and a test failed
-  2  the run was skipped (unless --allow-skipped)
-  3  the wait timed out before the run finished
-  4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
-  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
-  130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
-
-While waiting it prints the run's url, then one line per change (a live line on a terminal).
-It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
-retries reads through network errors and 5xx, and never starts a run twice.
-
-testrun mcp is for AI agents whose MCP client launches local servers: it speaks MCP on stdin and
-stdout until the client closes stdin, with the tools of the gateway's /v1/mcp endpoint; each tool
-call is one request of the API. Configuring clients: docs/agents.md
-More: docs/pipelines.md
-`;
-
-// services/testrun-cli/src/outcome.ts
-var ExitCode = {
-  /** The run passed (or was skipped, with --allow-skipped); any other command succeeded. */
-  passed: 0,
-  /** The run finished and a test failed. */
-  failed: 1,
-  /** The run was skipped (environment unreachable, cancelled, no executor). */
-  skipped: 2,
-  /** The wait timed out before the run finished. */
-  timedOut: 3,
-  /** The run could not be started or followed: 401, 403, 402, 404, 409, 4xx, network, 5xx. */
-  notStarted: 4,
-  /** The command line was wrong, or TESTRUN_URL / TESTRUN_API_KEY are not set. */
-  usage: 5
-};
-var signalExitCode = { SIGINT: 130, SIGTERM: 143 };
-function exitCodeOf(run, allowSkipped) {
-  switch (run.status) {
-    case "PASSED":
-      return ExitCode.passed;
-    case "FAILED":
-      return ExitCode.failed;
-    case "SKIPPED":
-      return allowSkipped ? ExitCode.passed : ExitCode.skipped;
-    default:
-      return ExitCode.timedOut;
-  }
+// services/testrun-cli/src/attempts.ts
+var systemCauses = /* @__PURE__ */ new Set(["browser", "executor_lost", "no_executor"]);
+var isSystemCause = (cause) => cause !== null && cause !== void 0 && systemCauses.has(cause);
+var causeText = (cause) => !cause ? "no cause given" : isSystemCause(cause) ? `${cause} (the system's fault)` : cause;
+function earlierFailures(test) {
+  const attempts = test.attempts ?? [];
+  return attempts.slice(0, -1).filter((attempt) => attempt.status === "FAILED");
 }
+var isFlaky = (test) => test.status === "PASSED" && test.flaky === true;
+var flakyTests = (tests) => tests.filter(isFlaky);
+var attemptLine = (attempt) => `attempt ${attempt.number} FAILED, ${causeText(attempt.cause)}${attempt.summary ? `: ${attempt.summary}` : ""}`;
 
 // services/testrun-cli/src/progress.ts
 var final = /* @__PURE__ */ new Set(["PASSED", "FAILED", "SKIPPED"]);
 function testLine(test) {
   const duration3 = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
-  return `  ${test.status.padEnd(7)} ${test.name}${duration3}${summary}`;
+  const earlier = earlierFailures(test);
+  const status = isFlaky(test) ? "PASSED on retry (flaky)" : test.status.padEnd(7);
+  const cause = test.status === "FAILED" && test.cause && (earlier.length > 0 || isSystemCause(test.cause)) ? ` [${causeText(test.cause)}]` : "";
+  const attempts = earlier.map((attempt) => `
+    ${attemptLine(attempt)}`).join("");
+  return `  ${status} ${test.name}${duration3}${summary}${cause}${attempts}`;
+}
+function flakyWarning(run, failOnFlaky) {
+  const flaky = flakyTests(run.tests);
+  if (!flaky.length) return void 0;
+  const names = flaky.map((test) => `"${test.name}"`).join(", ");
+  const counted = flaky.length === 1 ? "1 test" : `${flaky.length} tests`;
+  return failOnFlaky ? `Warning: ${counted} passed only on retry (flaky): ${names}; --fail-on-flaky makes that a failure (exit 1)` : `Warning: ${counted} passed only on retry (flaky): ${names}; the run still counts as passed (--fail-on-flaky fails it)`;
 }
 function screenshotLine(test) {
   const screenshot = failureScreenshot(test);
@@ -8068,7 +8053,9 @@ function failureLines(test) {
 function statusLine(run) {
   const done = run.tests.filter((test) => final.has(test.status)).length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
-  const counts = `${run.passedTests} passed, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  const flaky = run.flakyTests ?? flakyTests(run.tests).length;
+  const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
+  const counts = `${passed}, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
   if (run.finished) {
     const duration3 = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";
@@ -8129,11 +8116,192 @@ var Progress = class {
   }
 };
 
+// services/testrun-cli/src/summary.ts
+var icons = {
+  PASSED: "\u2705",
+  FAILED: "\u274C",
+  SKIPPED: "\u23ED\uFE0F",
+  RUNNING: "\u23F3",
+  QUEUED: "\u23F3"
+};
+var cell = (text2) => text2.replace(/[\r\n]+/g, " ").replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c] ?? c).replace(/\|/g, "\\|").replace(/([[\]`*_])/g, "\\$1");
+function markdownSummary(run, options = {}) {
+  const heading = `### ${icons[run.status] ?? ""} Testrun: [${cell(run.name)}](${run.url}) ${run.status}`;
+  const state = options.timedOut ? `${statusLine(run)} (the wait timed out; the run goes on)` : statusLine(run);
+  const rows = run.tests.map((test) => {
+    const flaky = isFlaky(test);
+    const status = flaky ? "\u26A0\uFE0F PASSED on retry (flaky)" : `${icons[test.status] ?? ""} ${test.status}`;
+    const attempts = earlierFailures(test).map((attempt) => cell(attemptLine(attempt)));
+    const summary = [test.status === "PASSED" ? "" : cell(test.summary), ...attempts].filter(Boolean);
+    return `| ${status} | [${cell(test.name)}](${test.url}) | ${test.durationMs === null ? "" : formatDuration(test.durationMs)} | ${summary.join("<br>")} |`;
+  });
+  return [
+    heading,
+    "",
+    state,
+    "",
+    "| status | test | duration | summary |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+    "",
+    ""
+  ].join("\n");
+}
+
+// services/testrun-cli/src/comparison.ts
+var plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+var isNewFailure = (test) => test.status === "FAILED" && (test.change === "newly_failing" || test.change === "new_test");
+function comparisonReport(run, comparison) {
+  const compareUrl = comparison.compareUrl || `${run.url}/compare`;
+  if (comparison.baseRule === "none" || !comparison.base) {
+    return {
+      line: `No base run to compare with \u2014 ${run.url}`,
+      newFailures: run.tests.filter((t) => t.status === "FAILED").length,
+      hasBase: false,
+      newFailureNames: run.tests.filter((t) => t.status === "FAILED").map((t) => t.name),
+      compareUrl
+    };
+  }
+  const fresh = comparison.tests.filter(isNewFailure);
+  const still = comparison.tests.filter((t) => t.change === "still_failing");
+  const since = still.map((t) => t.failingSinceRunId).filter((id) => Boolean(id)).sort()[0];
+  const parts = [
+    plural(fresh.length, "new failure", "new failures"),
+    `${still.length} still failing${still.length && since ? ` (since run ${since})` : ""}`,
+    `${comparison.counts.flaky} flaky`
+  ];
+  if (comparison.counts.fixed) parts.push(`${comparison.counts.fixed} fixed`);
+  return {
+    line: `${parts.join(", ")} against run ${comparison.base.id} \u2014 compare: ${compareUrl}`,
+    newFailures: fresh.length,
+    hasBase: true,
+    newFailureNames: fresh.map((t) => t.name),
+    compareUrl
+  };
+}
+function unknownComparison(run, reason) {
+  const failed = run.tests.filter((t) => t.status === "FAILED");
+  return {
+    line: `Could not compare with the base run (${reason}): every failure counts as new`,
+    newFailures: failed.length,
+    hasBase: false,
+    newFailureNames: failed.map((t) => t.name),
+    compareUrl: `${run.url}/compare`
+  };
+}
+function newFailuresOnlyExit(code2, run, report) {
+  if (run.status !== "FAILED" || report.newFailures > 0) return { code: code2 };
+  const failed = run.tests.filter((t) => t.status === "FAILED").length;
+  return {
+    code: 0,
+    warning: `Warning: ${plural(failed, "test", "tests")} failed, none of them new against the base run: exit 0 (--fail-on new-failures)`
+  };
+}
+function comparisonMarkdown(report) {
+  const names = report.newFailureNames.slice(0, 20).map((name) => `- ${cell(name)}`);
+  if (report.newFailureNames.length > 20) names.push(`- \u2026 and ${report.newFailureNames.length - 20} more`);
+  const heading = report.hasBase ? `**Against the base run:** ${cell(report.line.replace(/ — compare: .*$/, ""))} ([compare](${report.compareUrl}))` : `**${cell(report.line)}**`;
+  return [
+    heading,
+    "",
+    ...report.hasBase && names.length ? ["New failures:", "", ...names, ""] : [],
+    ""
+  ].join("\n");
+}
+
+// services/testrun-cli/src/help.ts
+var usage = `testrun: start Testrun runs from a pipeline, wait for them and report
+
+Usage:
+  testrun run (--plan NAME|ID | --tags a,b | --cases ID,ID) [--env ENV] [--name NAME]
+              [--retries N] [wait options]
+  testrun rerun RUN_ID [--failed] [wait options]   a new run of the same tests (only the failed ones)
+  testrun wait RUN_ID [wait options]               follow a run started elsewhere
+  testrun status RUN_ID [--json FILE|-]            print a run once
+  testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
+  testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
+  testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
+
+Run options:
+  --retries N            run a failed test again up to N times (0 to 3), in place of the plan's
+                         and the test cases' own retries; a test that passes on retry is flaky
+
+Wait options (run, rerun, wait):
+  --no-wait              start the run, print its id and url, exit 0 (run, rerun)
+  --timeout DURATION     stop waiting after 90s, 30m, 1h...; default 60m
+  --cancel-on-timeout    cancel the run when the wait times out (else it goes on)
+  --detach               on SIGINT/SIGTERM stop waiting but leave the run going (default: cancel it)
+  --allow-skipped        exit 0, not 2, when the run was skipped
+  --fail-on-flaky        exit 1, not 0, when a test passed only on retry (flaky); without it
+                         such a run passes with a warning
+  --fail-on new-failures exit 1 only when a test failed that did not fail in the base run (the
+                         previous run of the same plan on the environment); known failures
+                         warn and exit 0. The run ends with a line comparing it with that run
+  --junit FILE           write a JUnit XML report (one testcase per test)
+  --json FILE            write the run as the API returns it ("-" for stdout)
+  --artifacts DIR        download the tests' screenshots, traces and browser logs into DIR
+                         (at most 256 MiB a file, 1 GiB in all); the JUnit report attaches them
+
+Environment:
+  TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
+  TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
+  GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
+
+Exit codes:
+  0  the run passed (or any other command succeeded)
+  1  the run finished and a test failed (or passed only on retry, with --fail-on-flaky;
+     with --fail-on new-failures, only a failure new against the base run)
+  2  the run was skipped (unless --allow-skipped)
+  3  the wait timed out before the run finished
+  4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
+  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
+  130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
+
+While waiting it prints the run's url, then one line per change (a live line on a terminal).
+It long-polls the API (falling back to reading every 15 s), waits out 429s as Retry-After says,
+retries reads through network errors and 5xx, and never starts a run twice.
+
+testrun mcp is for AI agents whose MCP client launches local servers: it speaks MCP on stdin and
+stdout until the client closes stdin, with the tools of the gateway's /v1/mcp endpoint; each tool
+call is one request of the API. Configuring clients: docs/agents.md
+More: docs/pipelines.md
+`;
+
+// services/testrun-cli/src/outcome.ts
+var ExitCode = {
+  /** The run passed (or was skipped, with --allow-skipped); any other command succeeded. */
+  passed: 0,
+  /** The run finished and a test failed (or, with --fail-on-flaky, passed only on retry). */
+  failed: 1,
+  /** The run was skipped (environment unreachable, cancelled, no executor). */
+  skipped: 2,
+  /** The wait timed out before the run finished. */
+  timedOut: 3,
+  /** The run could not be started or followed: 401, 403, 402, 404, 409, 4xx, network, 5xx. */
+  notStarted: 4,
+  /** The command line was wrong, or TESTRUN_URL / TESTRUN_API_KEY are not set. */
+  usage: 5
+};
+var signalExitCode = { SIGINT: 130, SIGTERM: 143 };
+function exitCodeOf(run, allowSkipped, failOnFlaky = false) {
+  switch (run.status) {
+    case "PASSED":
+      return failOnFlaky && flakyTests(run.tests).length > 0 ? ExitCode.failed : ExitCode.passed;
+    case "FAILED":
+      return ExitCode.failed;
+    case "SKIPPED":
+      return allowSkipped ? ExitCode.passed : ExitCode.skipped;
+    default:
+      return ExitCode.timedOut;
+  }
+}
+
 // services/testrun-cli/src/reports.ts
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname as dirname2 } from "node:path";
 
 // services/testrun-cli/src/junit.ts
+var isSystemCauseOf = (attempt) => isSystemCause(attempt.cause);
 function escapeXml(text2) {
   return text2.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "").replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;").replace(/\r/g, "&#13;").replace(/\n/g, "&#10;").replace(/\t/g, "&#9;");
 }
@@ -8147,15 +8315,28 @@ function output(test, attachments) {
   }
   return lines.map(escapeXml).join("\n");
 }
+function rerun(element, test, attempt, attachments) {
+  const at = attempt.failedStep ? `, at step ${attempt.failedStep}` : "";
+  const on = attempt.executor ? ` on executor ${attempt.executor}` : "";
+  const trace = `attempt ${attempt.number} FAILED (${causeText(attempt.cause)})${at}${on}: ${attempt.summary}`;
+  return `      <${element}${attrs({ message: attempt.summary, type: attempt.cause ?? "FAILED" })}>
+        <stackTrace>${escapeXml(trace)}</stackTrace>
+        <system-out>${output({ ...test, status: "FAILED", artifacts: attempt.artifacts }, attachments)}</system-out>
+      </${element}>
+`;
+}
 function testcase(run, test, options) {
   const timedOut = options.timedOut ?? false;
-  const open2 = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>`;
+  const open2 = `    <testcase${attrs({ name: test.name, classname: run.name, time: seconds(test.durationMs) })}>${testProperties(run, test)}`;
   const summary = test.summary || "";
   let outcome = "";
+  const earlier = earlierFailures(test);
   if (test.status === "FAILED") {
     outcome = `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}
 ${test.url}`)}</failure>
-`;
+` + earlier.map((attempt) => rerun("rerunFailure", test, attempt, options.attachments)).join("");
+  } else if (isFlaky(test)) {
+    outcome = earlier.filter((attempt) => !isSystemCauseOf(attempt)).map((attempt) => rerun("flakyFailure", test, attempt, options.attachments)).join("");
   } else if (test.status === "SKIPPED") {
     const message = summary || (run.skipReason ? `skipped: ${run.skipReason}` : "skipped");
     outcome = `      <skipped${attrs({ message })}/>
@@ -8170,6 +8351,17 @@ ${outcome}      <system-out>${output(test, options.attachments)}</system-out>
     </testcase>
 `;
 }
+function testProperties(run, test) {
+  const values = {
+    "testrun.newFailure": run.baseRunId ? String(test.newFailure ?? false) : null,
+    "testrun.failureGroup": test.failureGroup?.id ?? null
+  };
+  const props = Object.entries(values).filter(([, value]) => value !== null).map(([name, value]) => `        <property${attrs({ name, value })}/>
+`).join("");
+  return props ? `
+      <properties>
+${props}      </properties>` : "";
+}
 function junitXml(run, options = {}) {
   const failures = run.tests.filter((test) => test.status === "FAILED").length;
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
@@ -8180,7 +8372,10 @@ function junitXml(run, options = {}) {
     "testrun.run.id": run.id,
     "testrun.run.url": run.url,
     "testrun.run.status": run.status,
-    "testrun.run.skipReason": run.skipReason
+    "testrun.run.skipReason": run.skipReason,
+    // Against the base run (docs/rest-api.md, "Comparing runs"); left out without a base.
+    "testrun.newFailures": run.newFailures ?? null,
+    "testrun.baseRunId": run.baseRunId ?? null
   };
   const props = Object.entries(properties).filter(([, value]) => value !== null).map(([name, value]) => `      <property${attrs({ name, value })}/>
 `).join("");
@@ -8190,34 +8385,6 @@ function junitXml(run, options = {}) {
     <properties>
 ${props}    </properties>
 ` + run.tests.map((test) => testcase(run, test, options)).join("") + "  </testsuite>\n</testsuites>\n";
-}
-
-// services/testrun-cli/src/summary.ts
-var icons = {
-  PASSED: "\u2705",
-  FAILED: "\u274C",
-  SKIPPED: "\u23ED\uFE0F",
-  RUNNING: "\u23F3",
-  QUEUED: "\u23F3"
-};
-var cell = (text2) => text2.replace(/[\r\n]+/g, " ").replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c] ?? c).replace(/\|/g, "\\|").replace(/([[\]`*_])/g, "\\$1");
-function markdownSummary(run, options = {}) {
-  const heading = `### ${icons[run.status] ?? ""} Testrun: [${cell(run.name)}](${run.url}) ${run.status}`;
-  const state = options.timedOut ? `${statusLine(run)} (the wait timed out; the run goes on)` : statusLine(run);
-  const rows = run.tests.map(
-    (test) => `| ${icons[test.status] ?? ""} ${test.status} | [${cell(test.name)}](${test.url}) | ${test.durationMs === null ? "" : formatDuration(test.durationMs)} | ${test.status === "PASSED" ? "" : cell(test.summary)} |`
-  );
-  return [
-    heading,
-    "",
-    state,
-    "",
-    "| status | test | duration | summary |",
-    "| --- | --- | --- | --- |",
-    ...rows,
-    "",
-    ""
-  ].join("\n");
 }
 
 // services/testrun-cli/src/reports.ts
@@ -8246,7 +8413,10 @@ function writeReports(run, targets, io, options = {}) {
     attempt(
       "the step summary",
       file2,
-      () => appendFileSync(file2, markdownSummary(run, { ...options.timedOut && { timedOut: true } }))
+      () => appendFileSync(
+        file2,
+        markdownSummary(run, { ...options.timedOut && { timedOut: true } }) + (options.comparison ? comparisonMarkdown(options.comparison) : "")
+      )
     );
   }
 }
@@ -8465,10 +8635,51 @@ var Session = class {
     this.say(statusLine(run));
     for (const test of run.tests.filter((t) => t.status === "FAILED"))
       for (const line of failureLines(test)) this.say(line);
+    const flaky = flakyWarning(run, flags.failOnFlaky ?? false);
+    if (flaky) this.say(flaky);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
-    writeReports(run, targets, { ...this.io, stdout: this.io.json }, { ...attachments && { attachments } });
-    return { code: exitCodeOf(run, flags.allowSkipped), run };
+    const comparison = await this.compare(run, flags);
+    writeReports(
+      run,
+      targets,
+      { ...this.io, stdout: this.io.json },
+      { ...attachments && { attachments }, ...comparison && { comparison } }
+    );
+    return this.ended(
+      run,
+      flags,
+      exitCodeOf(run, flags.allowSkipped, flags.failOnFlaky ?? false),
+      comparison
+    );
+  }
+  /**
+   * The finished run against its base (GET /v1/runs/{id}/comparison), for the last line, the job
+   * summary and --fail-on new-failures; undefined for a run that neither passed nor failed, and
+   * from a gateway older than comparisons (404 for a run just read) unless --fail-on needs it. A
+   * comparison that cannot be read is said and counts every failure as new: it never hides one.
+   */
+  async compare(run, flags) {
+    if (run.status !== "PASSED" && run.status !== "FAILED") return void 0;
+    try {
+      return comparisonReport(run, await this.read((o) => this.client.compareRuns(run.id, void 0, o)));
+    } catch (error62) {
+      if (this.io.stop?.aborted) throw error62;
+      if (!(error62 instanceof ApiError || error62 instanceof NetworkError)) throw error62;
+      if (error62 instanceof ApiError && error62.status === 404 && !flags.failOn) return void 0;
+      return unknownComparison(run, explain(error62));
+    }
+  }
+  /** Ends a finished run: --fail-on new-failures decides its code, and the comparison is the last line. */
+  ended(run, flags, code2, comparison) {
+    let exit = code2;
+    if (flags.failOn === "new-failures" && comparison) {
+      const decided = newFailuresOnlyExit(code2, run, comparison);
+      if (decided.warning) this.say(decided.warning);
+      exit = decided.code;
+    }
+    if (comparison) this.say(comparison.line);
+    return { code: exit, run };
   }
   /**
    * --artifacts DIR: downloads the artifacts of the run's final tests into DIR. Answers each
@@ -8613,10 +8824,10 @@ function table(rows) {
   );
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
 import process2 from "node:process";
 
-// node_modules/zod/v4/classic/external.js
+// ../../work/main/node_modules/zod/v4/classic/external.js
 var external_exports = {};
 __export(external_exports, {
   $brand: () => $brand,
@@ -8879,7 +9090,7 @@ __export(external_exports, {
   xor: () => xor
 });
 
-// node_modules/zod/v4/core/index.js
+// ../../work/main/node_modules/zod/v4/core/index.js
 var core_exports2 = {};
 __export(core_exports2, {
   $ZodAny: () => $ZodAny,
@@ -9196,7 +9407,7 @@ __export(core_exports2, {
   withParser: () => withParser
 });
 
-// node_modules/zod/v4/core/util.js
+// ../../work/main/node_modules/zod/v4/core/util.js
 var util_exports = {};
 __export(util_exports, {
   BIGINT_FORMAT_RANGES: () => BIGINT_FORMAT_RANGES,
@@ -10052,7 +10263,7 @@ function constantCatch(value) {
   return fn;
 }
 
-// node_modules/zod/v4/core/core.js
+// ../../work/main/node_modules/zod/v4/core/core.js
 var _a;
 var NEVER = /* @__PURE__ */ Object.freeze({
   status: "aborted"
@@ -10174,7 +10385,7 @@ function config(newConfig) {
   return globalConfig;
 }
 
-// node_modules/zod/v4/core/errors.js
+// ../../work/main/node_modules/zod/v4/core/errors.js
 function _getMessage() {
   const internals = this._zod;
   internals.message ?? (internals.message = JSON.stringify(internals.def, jsonStringifyReplacer, 2));
@@ -10366,7 +10577,7 @@ function prettifyError(error62) {
   return lines.join("\n");
 }
 
-// node_modules/zod/v4/core/parse.js
+// ../../work/main/node_modules/zod/v4/core/parse.js
 function finalizeParams(callee, params) {
   return { callee: params?.callee ?? callee, Err: params?.Err };
 }
@@ -10526,7 +10737,7 @@ var _safeDecodeAsync = (_Err) => async (schema, value, _ctx) => {
 };
 var safeDecodeAsync = /* @__PURE__ */ _safeDecodeAsync($ZodRealError);
 
-// node_modules/zod/v4/core/regexes.js
+// ../../work/main/node_modules/zod/v4/core/regexes.js
 var regexes_exports = {};
 __export(regexes_exports, {
   anyString: () => anyString,
@@ -10698,7 +10909,7 @@ var sha512_hex = /^[0-9a-fA-F]{128}$/;
 var sha512_base64 = /* @__PURE__ */ fixedBase64(86, "==");
 var sha512_base64url = /* @__PURE__ */ fixedBase64url(86);
 
-// node_modules/zod/v4/core/checks.js
+// ../../work/main/node_modules/zod/v4/core/checks.js
 var $ZodCheck = /* @__PURE__ */ $constructor("$ZodCheck", (inst, def) => {
   var _a3;
   inst._zod ?? (inst._zod = {});
@@ -11174,7 +11385,7 @@ var $ZodCheckOverwrite = /* @__PURE__ */ $constructor("$ZodCheckOverwrite", (ins
   };
 });
 
-// node_modules/zod/v4/core/doc.js
+// ../../work/main/node_modules/zod/v4/core/doc.js
 var Doc = class {
   constructor(args = [], closed = {}) {
     this.content = [];
@@ -11215,14 +11426,14 @@ ${content.join("\n")}
   }
 };
 
-// node_modules/zod/v4/core/versions.js
+// ../../work/main/node_modules/zod/v4/core/versions.js
 var version2 = {
   major: 4,
   minor: 6,
   patch: 7
 };
 
-// node_modules/zod/v4/core/schemas.js
+// ../../work/main/node_modules/zod/v4/core/schemas.js
 var $ZodType = /* @__PURE__ */ $constructor("$ZodType", (inst, def) => {
   var _a3;
   inst ?? (inst = {});
@@ -13664,7 +13875,7 @@ function handleRefineResult(result, payload, input2, inst) {
   }
 }
 
-// node_modules/zod/v4/core/memoizer.js
+// ../../work/main/node_modules/zod/v4/core/memoizer.js
 var $ZodCyclicError = class extends Error {
   constructor() {
     super(`Cannot parse a reference cycle that closes through a transform`);
@@ -13941,7 +14152,7 @@ function isBackEdge(ctx, value) {
   return backEdges !== void 0 && isRef(value) && backEdges.has(value);
 }
 
-// node_modules/zod/v4/locales/index.js
+// ../../work/main/node_modules/zod/v4/locales/index.js
 var locales_exports = {};
 __export(locales_exports, {
   ar: () => ar_default,
@@ -14009,7 +14220,7 @@ __export(locales_exports, {
   zhTW: () => zh_TW_default
 });
 
-// node_modules/zod/v4/locales/ar.js
+// ../../work/main/node_modules/zod/v4/locales/ar.js
 var error = () => {
   const Sizable = {
     string: { unit: "\u062D\u0631\u0641", verb: "\u0623\u0646 \u064A\u062D\u0648\u064A" },
@@ -14121,7 +14332,7 @@ function ar_default() {
   };
 }
 
-// node_modules/zod/v4/locales/az.js
+// ../../work/main/node_modules/zod/v4/locales/az.js
 var error2 = () => {
   const Sizable = {
     string: { unit: "simvol", verb: "olmal\u0131d\u0131r" },
@@ -14232,7 +14443,7 @@ function az_default() {
   };
 }
 
-// node_modules/zod/v4/locales/be.js
+// ../../work/main/node_modules/zod/v4/locales/be.js
 function getBelarusianPlural(count, one, few, many) {
   const absCount = Math.abs(count);
   const lastDigit = absCount % 10;
@@ -14401,7 +14612,7 @@ function be_default() {
   };
 }
 
-// node_modules/zod/v4/locales/bg.js
+// ../../work/main/node_modules/zod/v4/locales/bg.js
 var error4 = () => {
   const Sizable = {
     string: { unit: "\u0441\u0438\u043C\u0432\u043E\u043B\u0430", verb: "\u0434\u0430 \u0441\u044A\u0434\u044A\u0440\u0436\u0430" },
@@ -14527,7 +14738,7 @@ function bg_default() {
   };
 }
 
-// node_modules/zod/v4/locales/bn.js
+// ../../work/main/node_modules/zod/v4/locales/bn.js
 var error5 = () => {
   const Sizable = {
     string: { unit: "\u0985\u0995\u09CD\u09B7\u09B0", verb: "\u09A5\u09BE\u0995\u09A4\u09C7 \u09B9\u09AC\u09C7" },
@@ -14641,7 +14852,7 @@ function bn_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ca.js
+// ../../work/main/node_modules/zod/v4/locales/ca.js
 var error6 = () => {
   const Sizable = {
     string: { unit: "car\xE0cters", verb: "contenir" },
@@ -14755,7 +14966,7 @@ function ca_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ckb.js
+// ../../work/main/node_modules/zod/v4/locales/ckb.js
 var error7 = () => {
   const Sizable = {
     string: { unit: "\u067E\u06CC\u062A", verb: "\u0628\u06CE\u062A" },
@@ -14888,7 +15099,7 @@ function ckb_default() {
   };
 }
 
-// node_modules/zod/v4/locales/cs.js
+// ../../work/main/node_modules/zod/v4/locales/cs.js
 var error8 = () => {
   const Sizable = {
     string: { unit: "znak\u016F", verb: "m\xEDt" },
@@ -15005,7 +15216,7 @@ function cs_default() {
   };
 }
 
-// node_modules/zod/v4/locales/da.js
+// ../../work/main/node_modules/zod/v4/locales/da.js
 var error9 = () => {
   const Sizable = {
     string: { unit: "tegn", verb: "havde" },
@@ -15126,7 +15337,7 @@ function da_default() {
   };
 }
 
-// node_modules/zod/v4/locales/de.js
+// ../../work/main/node_modules/zod/v4/locales/de.js
 var error10 = () => {
   const Sizable = {
     string: { unit: "Zeichen", verb: "zu haben" },
@@ -15240,7 +15451,7 @@ function de_default() {
   };
 }
 
-// node_modules/zod/v4/locales/el.js
+// ../../work/main/node_modules/zod/v4/locales/el.js
 var error11 = () => {
   const Sizable = {
     string: { unit: "\u03C7\u03B1\u03C1\u03B1\u03BA\u03C4\u03AE\u03C1\u03B5\u03C2", verb: "\u03BD\u03B1 \u03AD\u03C7\u03B5\u03B9" },
@@ -15353,7 +15564,7 @@ function el_default() {
   };
 }
 
-// node_modules/zod/v4/locales/en.js
+// ../../work/main/node_modules/zod/v4/locales/en.js
 var error12 = () => {
   const Sizable = {
     string: { unit: "characters", verb: "to have" },
@@ -15478,7 +15689,7 @@ function en_default() {
   };
 }
 
-// node_modules/zod/v4/locales/eo.js
+// ../../work/main/node_modules/zod/v4/locales/eo.js
 var error13 = () => {
   const Sizable = {
     string: { unit: "karaktrojn", verb: "havi" },
@@ -15593,7 +15804,7 @@ function eo_default() {
   };
 }
 
-// node_modules/zod/v4/locales/es.js
+// ../../work/main/node_modules/zod/v4/locales/es.js
 var error14 = () => {
   const Sizable = {
     string: { unit: "caracteres", verb: "tener" },
@@ -15730,7 +15941,7 @@ function es_default() {
   };
 }
 
-// node_modules/zod/v4/locales/fa.js
+// ../../work/main/node_modules/zod/v4/locales/fa.js
 var error15 = () => {
   const Sizable = {
     string: { unit: "\u06A9\u0627\u0631\u0627\u06A9\u062A\u0631", verb: "\u062F\u0627\u0634\u062A\u0647 \u0628\u0627\u0634\u062F" },
@@ -15850,7 +16061,7 @@ function fa_default() {
   };
 }
 
-// node_modules/zod/v4/locales/fi.js
+// ../../work/main/node_modules/zod/v4/locales/fi.js
 var error16 = () => {
   const Sizable = {
     string: { unit: "merkki\xE4", subject: "merkkijonon" },
@@ -15968,7 +16179,7 @@ function fi_default() {
   };
 }
 
-// node_modules/zod/v4/locales/fr.js
+// ../../work/main/node_modules/zod/v4/locales/fr.js
 var error17 = () => {
   const Sizable = {
     string: { unit: "caract\xE8res", verb: "avoir" },
@@ -16098,7 +16309,7 @@ function fr_default() {
   };
 }
 
-// node_modules/zod/v4/locales/fr-CA.js
+// ../../work/main/node_modules/zod/v4/locales/fr-CA.js
 var error18 = () => {
   const Sizable = {
     string: { unit: "caract\xE8res", verb: "avoir" },
@@ -16211,7 +16422,7 @@ function fr_CA_default() {
   };
 }
 
-// node_modules/zod/v4/locales/gu.js
+// ../../work/main/node_modules/zod/v4/locales/gu.js
 var error19 = () => {
   const Sizable = {
     string: { unit: "\u0A85\u0A95\u0ACD\u0AB7\u0AB0", verb: "\u0AB9\u0ACB\u0AB5\u0ABE \u0A9C\u0ACB\u0A88\u0A8F" },
@@ -16325,7 +16536,7 @@ function gu_default() {
   };
 }
 
-// node_modules/zod/v4/locales/he.js
+// ../../work/main/node_modules/zod/v4/locales/he.js
 var error20 = () => {
   const TypeNames = {
     string: { label: "\u05DE\u05D7\u05E8\u05D5\u05D6\u05EA", gender: "f" },
@@ -16527,7 +16738,7 @@ function he_default() {
   };
 }
 
-// node_modules/zod/v4/locales/hi.js
+// ../../work/main/node_modules/zod/v4/locales/hi.js
 var error21 = () => {
   const Sizable = {
     string: { unit: "\u0905\u0915\u094D\u0937\u0930", verb: "\u0930\u0916\u0928\u0947 \u0915\u0947 \u0932\u093F\u090F" },
@@ -16639,7 +16850,7 @@ function hi_default() {
   };
 }
 
-// node_modules/zod/v4/locales/hr.js
+// ../../work/main/node_modules/zod/v4/locales/hr.js
 var error22 = () => {
   const Sizable = {
     string: { unit: "znakova", verb: "imati" },
@@ -16766,7 +16977,7 @@ function hr_default() {
   };
 }
 
-// node_modules/zod/v4/locales/hu.js
+// ../../work/main/node_modules/zod/v4/locales/hu.js
 var error23 = () => {
   const Sizable = {
     string: { unit: "karakter", verb: "legyen" },
@@ -16880,7 +17091,7 @@ function hu_default() {
   };
 }
 
-// node_modules/zod/v4/locales/hy.js
+// ../../work/main/node_modules/zod/v4/locales/hy.js
 function getArmenianPlural(count, one, many) {
   return Math.abs(count) === 1 ? one : many;
 }
@@ -17039,7 +17250,7 @@ function hy_default() {
   };
 }
 
-// node_modules/zod/v4/locales/id.js
+// ../../work/main/node_modules/zod/v4/locales/id.js
 var error25 = () => {
   const Sizable = {
     string: { unit: "karakter", verb: "memiliki" },
@@ -17151,7 +17362,7 @@ function id_default() {
   };
 }
 
-// node_modules/zod/v4/locales/is.js
+// ../../work/main/node_modules/zod/v4/locales/is.js
 var error26 = () => {
   const Sizable = {
     string: { unit: "stafi", verb: "a\xF0 hafa" },
@@ -17266,7 +17477,7 @@ function is_default() {
   };
 }
 
-// node_modules/zod/v4/locales/it.js
+// ../../work/main/node_modules/zod/v4/locales/it.js
 var error27 = () => {
   const Sizable = {
     string: { unit: "caratteri", verb: "avere" },
@@ -17380,7 +17591,7 @@ function it_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ja.js
+// ../../work/main/node_modules/zod/v4/locales/ja.js
 var error28 = () => {
   const Sizable = {
     string: { unit: "\u6587\u5B57", verb: "\u3067\u3042\u308B" },
@@ -17493,7 +17704,7 @@ function ja_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ka.js
+// ../../work/main/node_modules/zod/v4/locales/ka.js
 var error29 = () => {
   const Sizable = {
     string: { unit: "\u10E1\u10D8\u10DB\u10D1\u10DD\u10DA\u10DD", verb: "\u10E3\u10DC\u10D3\u10D0 \u10E8\u10D4\u10D8\u10EA\u10D0\u10D5\u10D3\u10D4\u10E1" },
@@ -17611,7 +17822,7 @@ function ka_default() {
   };
 }
 
-// node_modules/zod/v4/locales/km.js
+// ../../work/main/node_modules/zod/v4/locales/km.js
 var error30 = () => {
   const Sizable = {
     string: { unit: "\u178F\u17BD\u17A2\u1780\u17D2\u179F\u179A", verb: "\u1782\u17BD\u179A\u1798\u17B6\u1793" },
@@ -17727,12 +17938,12 @@ function km_default() {
   };
 }
 
-// node_modules/zod/v4/locales/kh.js
+// ../../work/main/node_modules/zod/v4/locales/kh.js
 function kh_default() {
   return km_default();
 }
 
-// node_modules/zod/v4/locales/kn.js
+// ../../work/main/node_modules/zod/v4/locales/kn.js
 var error31 = () => {
   const Sizable = {
     string: { unit: "\u0C85\u0C95\u0CCD\u0CB7\u0CB0\u0C97\u0CB3\u0CC1", verb: "\u0CB9\u0CCA\u0C82\u0CA6\u0CB2\u0CC1" },
@@ -17848,7 +18059,7 @@ function kn_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ko.js
+// ../../work/main/node_modules/zod/v4/locales/ko.js
 var error32 = () => {
   const Sizable = {
     string: { unit: "\uBB38\uC790", verb: "to have" },
@@ -17965,7 +18176,7 @@ function ko_default() {
   };
 }
 
-// node_modules/zod/v4/locales/lt.js
+// ../../work/main/node_modules/zod/v4/locales/lt.js
 var capitalizeFirstCharacter = (text2) => {
   return text2.charAt(0).toUpperCase() + text2.slice(1);
 };
@@ -18173,7 +18384,7 @@ function lt_default() {
   };
 }
 
-// node_modules/zod/v4/locales/mk.js
+// ../../work/main/node_modules/zod/v4/locales/mk.js
 var error34 = () => {
   const Sizable = {
     string: { unit: "\u0437\u043D\u0430\u0446\u0438", verb: "\u0434\u0430 \u0438\u043C\u0430\u0430\u0442" },
@@ -18288,7 +18499,7 @@ function mk_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ms.js
+// ../../work/main/node_modules/zod/v4/locales/ms.js
 var error35 = () => {
   const Sizable = {
     string: { unit: "aksara", verb: "mempunyai" },
@@ -18401,7 +18612,7 @@ function ms_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ne.js
+// ../../work/main/node_modules/zod/v4/locales/ne.js
 var error36 = () => {
   const Sizable = {
     string: { unit: "\u0905\u0915\u094D\u0937\u0930", verb: "\u0939\u0941\u0928\u0941\u092A\u0930\u094D\u091B" },
@@ -18513,7 +18724,7 @@ function ne_default() {
   };
 }
 
-// node_modules/zod/v4/locales/nl.js
+// ../../work/main/node_modules/zod/v4/locales/nl.js
 var error37 = () => {
   const Sizable = {
     string: { unit: "tekens", verb: "heeft" },
@@ -18629,7 +18840,7 @@ function nl_default() {
   };
 }
 
-// node_modules/zod/v4/locales/nn.js
+// ../../work/main/node_modules/zod/v4/locales/nn.js
 var error38 = () => {
   const Sizable = {
     string: { unit: "teikn", verb: "\xE5 ha" },
@@ -18743,7 +18954,7 @@ function nn_default() {
   };
 }
 
-// node_modules/zod/v4/locales/no.js
+// ../../work/main/node_modules/zod/v4/locales/no.js
 var error39 = () => {
   const Sizable = {
     string: { unit: "tegn", verb: "\xE5 ha" },
@@ -18857,7 +19068,7 @@ function no_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ota.js
+// ../../work/main/node_modules/zod/v4/locales/ota.js
 var error40 = () => {
   const Sizable = {
     string: { unit: "harf", verb: "olmal\u0131d\u0131r" },
@@ -18972,7 +19183,7 @@ function ota_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ps.js
+// ../../work/main/node_modules/zod/v4/locales/ps.js
 var error41 = () => {
   const Sizable = {
     string: { unit: "\u062A\u0648\u06A9\u064A", verb: "\u0648\u0644\u0631\u064A" },
@@ -19092,7 +19303,7 @@ function ps_default() {
   };
 }
 
-// node_modules/zod/v4/locales/pl.js
+// ../../work/main/node_modules/zod/v4/locales/pl.js
 var error42 = () => {
   const Sizable = {
     string: { unit: "znak\xF3w", verb: "mie\u0107" },
@@ -19207,7 +19418,7 @@ function pl_default() {
   };
 }
 
-// node_modules/zod/v4/locales/pt.js
+// ../../work/main/node_modules/zod/v4/locales/pt.js
 var error43 = () => {
   const Sizable = {
     string: { unit: "caracteres" },
@@ -19327,8 +19538,8 @@ var error43 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural2 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural2} inv\xE1lida${plural2}: ${joinValues(issue2.keys, ", ")}`;
+        const plural4 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural4} inv\xE1lida${plural4}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -19351,7 +19562,7 @@ function pt_default() {
   };
 }
 
-// node_modules/zod/v4/locales/pt-BR.js
+// ../../work/main/node_modules/zod/v4/locales/pt-BR.js
 var error44 = () => {
   const Sizable = {
     string: { unit: "caracteres" },
@@ -19472,8 +19683,8 @@ var error44 = () => {
       case "not_multiple_of":
         return `N\xFAmero inv\xE1lido: deve ser m\xFAltiplo de ${issue2.divisor}`;
       case "unrecognized_keys": {
-        const plural2 = issue2.keys.length > 1 ? "s" : "";
-        return `Chave${plural2} inv\xE1lida${plural2}: ${joinValues(issue2.keys, ", ")}`;
+        const plural4 = issue2.keys.length > 1 ? "s" : "";
+        return `Chave${plural4} inv\xE1lida${plural4}: ${joinValues(issue2.keys, ", ")}`;
       }
       case "invalid_key":
         return `Entrada inv\xE1lida n${translateOriginWithArticle(issue2.origin, "definite")}`;
@@ -19496,7 +19707,7 @@ function pt_BR_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ro.js
+// ../../work/main/node_modules/zod/v4/locales/ro.js
 var error45 = () => {
   const Sizable = {
     string: { unit: "caractere", verb: "s\u0103 aib\u0103" },
@@ -19619,7 +19830,7 @@ function ro_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ru.js
+// ../../work/main/node_modules/zod/v4/locales/ru.js
 function getRussianPlural(count, one, few, many) {
   const absCount = Math.abs(count);
   const lastDigit = absCount % 10;
@@ -19788,7 +19999,7 @@ function ru_default() {
   };
 }
 
-// node_modules/zod/v4/locales/sk.js
+// ../../work/main/node_modules/zod/v4/locales/sk.js
 var error47 = () => {
   const Sizable = {
     string: { unit: "znakov", verb: "ma\u0165" },
@@ -19905,7 +20116,7 @@ function sk_default() {
   };
 }
 
-// node_modules/zod/v4/locales/sl.js
+// ../../work/main/node_modules/zod/v4/locales/sl.js
 var error48 = () => {
   const Sizable = {
     string: { unit: "znakov", verb: "imeti" },
@@ -20020,7 +20231,7 @@ function sl_default() {
   };
 }
 
-// node_modules/zod/v4/locales/sv.js
+// ../../work/main/node_modules/zod/v4/locales/sv.js
 var error49 = () => {
   const Sizable = {
     string: { unit: "tecken", verb: "att ha" },
@@ -20136,7 +20347,7 @@ function sv_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ta.js
+// ../../work/main/node_modules/zod/v4/locales/ta.js
 var error50 = () => {
   const Sizable = {
     string: { unit: "\u0B8E\u0BB4\u0BC1\u0BA4\u0BCD\u0BA4\u0BC1\u0B95\u0BCD\u0B95\u0BB3\u0BCD", verb: "\u0B95\u0BCA\u0BA3\u0BCD\u0B9F\u0BBF\u0BB0\u0BC1\u0B95\u0BCD\u0B95 \u0BB5\u0BC7\u0BA3\u0BCD\u0B9F\u0BC1\u0BAE\u0BCD" },
@@ -20252,7 +20463,7 @@ function ta_default() {
   };
 }
 
-// node_modules/zod/v4/locales/tg.js
+// ../../work/main/node_modules/zod/v4/locales/tg.js
 var error51 = () => {
   const Sizable = {
     string: { unit: "\u0430\u043B\u043E\u043C\u0430\u0442", verb: "\u0434\u043E\u0448\u0442\u0430 \u0431\u043E\u0448\u0430\u0434" },
@@ -20369,7 +20580,7 @@ function tg_default() {
   };
 }
 
-// node_modules/zod/v4/locales/th.js
+// ../../work/main/node_modules/zod/v4/locales/th.js
 var error52 = () => {
   const Sizable = {
     string: { unit: "\u0E15\u0E31\u0E27\u0E2D\u0E31\u0E01\u0E29\u0E23", verb: "\u0E04\u0E27\u0E23\u0E21\u0E35" },
@@ -20485,7 +20696,7 @@ function th_default() {
   };
 }
 
-// node_modules/zod/v4/locales/tk.js
+// ../../work/main/node_modules/zod/v4/locales/tk.js
 var error53 = () => {
   const Sizable = {
     string: { unit: "simwol", verb: "bolmaly" },
@@ -20593,7 +20804,7 @@ function tk_default() {
   };
 }
 
-// node_modules/zod/v4/locales/tr.js
+// ../../work/main/node_modules/zod/v4/locales/tr.js
 var error54 = () => {
   const Sizable = {
     string: { unit: "karakter", verb: "olmal\u0131" },
@@ -20704,7 +20915,7 @@ function tr_default() {
   };
 }
 
-// node_modules/zod/v4/locales/uk.js
+// ../../work/main/node_modules/zod/v4/locales/uk.js
 var error55 = () => {
   const Sizable = {
     string: { unit: "\u0441\u0438\u043C\u0432\u043E\u043B\u0456\u0432", verb: "\u043C\u0430\u0442\u0438\u043C\u0435" },
@@ -20818,12 +21029,12 @@ function uk_default() {
   };
 }
 
-// node_modules/zod/v4/locales/ua.js
+// ../../work/main/node_modules/zod/v4/locales/ua.js
 function ua_default() {
   return uk_default();
 }
 
-// node_modules/zod/v4/locales/ur.js
+// ../../work/main/node_modules/zod/v4/locales/ur.js
 var error56 = () => {
   const Sizable = {
     string: { unit: "\u062D\u0631\u0648\u0641", verb: "\u06C1\u0648\u0646\u0627" },
@@ -20939,7 +21150,7 @@ function ur_default() {
   };
 }
 
-// node_modules/zod/v4/locales/uz.js
+// ../../work/main/node_modules/zod/v4/locales/uz.js
 var error57 = () => {
   const Sizable = {
     string: { unit: "belgi", verb: "bo\u2018lishi kerak" },
@@ -21053,7 +21264,7 @@ function uz_default() {
   };
 }
 
-// node_modules/zod/v4/locales/vi.js
+// ../../work/main/node_modules/zod/v4/locales/vi.js
 var error58 = () => {
   const Sizable = {
     string: { unit: "k\xFD t\u1EF1", verb: "c\xF3" },
@@ -21167,7 +21378,7 @@ function vi_default() {
   };
 }
 
-// node_modules/zod/v4/locales/zh-CN.js
+// ../../work/main/node_modules/zod/v4/locales/zh-CN.js
 var error59 = () => {
   const Sizable = {
     string: { unit: "\u5B57\u7B26", verb: "\u5305\u542B" },
@@ -21282,7 +21493,7 @@ function zh_CN_default() {
   };
 }
 
-// node_modules/zod/v4/locales/zh-TW.js
+// ../../work/main/node_modules/zod/v4/locales/zh-TW.js
 var error60 = () => {
   const Sizable = {
     string: { unit: "\u5B57\u5143", verb: "\u64C1\u6709" },
@@ -21395,7 +21606,7 @@ function zh_TW_default() {
   };
 }
 
-// node_modules/zod/v4/locales/yo.js
+// ../../work/main/node_modules/zod/v4/locales/yo.js
 var error61 = () => {
   const Sizable = {
     string: { unit: "\xE0mi", verb: "n\xED" },
@@ -21508,7 +21719,7 @@ function yo_default() {
   };
 }
 
-// node_modules/zod/v4/core/registries.js
+// ../../work/main/node_modules/zod/v4/core/registries.js
 var _a2;
 var $output = /* @__PURE__ */ Symbol("ZodOutput");
 var $input = /* @__PURE__ */ Symbol("ZodInput");
@@ -21558,7 +21769,7 @@ function registry() {
 (_a2 = globalThis).__zod_globalRegistry ?? (_a2.__zod_globalRegistry = registry());
 var globalRegistry = globalThis.__zod_globalRegistry;
 
-// node_modules/zod/v4/core/compile.js
+// ../../work/main/node_modules/zod/v4/core/compile.js
 var INVALID = /* @__PURE__ */ Symbol.for("zod.compile.invalid");
 var FALLBACK_FLAG = /* @__PURE__ */ Symbol.for("zod.compile.fallback");
 var ZodCompileAsyncError = class extends Error {
@@ -23168,7 +23379,7 @@ function generateTransformCheck(doc, ctx, schema, accessor) {
   return accessor;
 }
 
-// node_modules/zod/v4/core/api.js
+// ../../work/main/node_modules/zod/v4/core/api.js
 function snapshotChecks(def) {
   if (def.checks)
     def.checks = [...def.checks];
@@ -24227,7 +24438,7 @@ function _stringFormat(Class2, format, fnOrRegex, _params = {}) {
   return inst;
 }
 
-// node_modules/zod/v4/core/to-json-schema.js
+// ../../work/main/node_modules/zod/v4/core/to-json-schema.js
 function assignProps(target, ...sources) {
   for (const source of sources) {
     for (const key of Reflect.ownKeys(source)) {
@@ -24757,7 +24968,7 @@ var createStandardJSONSchemaMethod = (schema, io, processors = {}) => (params) =
   return finalize(ctx, schema);
 };
 
-// node_modules/zod/v4/core/json-schema-processors.js
+// ../../work/main/node_modules/zod/v4/core/json-schema-processors.js
 var narrowMin = (agg, key, value) => {
   if (agg[key] === void 0 || value > agg[key])
     agg[key] = value;
@@ -25505,7 +25716,7 @@ function toJSONSchema(input2, params) {
   return finalize(ctx, input2);
 }
 
-// node_modules/zod/v4/core/json-schema-generator.js
+// ../../work/main/node_modules/zod/v4/core/json-schema-generator.js
 var JSONSchemaGenerator = class {
   /** @deprecated Access via ctx instead */
   get metadataRegistry() {
@@ -25583,10 +25794,10 @@ var JSONSchemaGenerator = class {
   }
 };
 
-// node_modules/zod/v4/core/json-schema.js
+// ../../work/main/node_modules/zod/v4/core/json-schema.js
 var json_schema_exports = {};
 
-// node_modules/zod/v4/classic/schemas.js
+// ../../work/main/node_modules/zod/v4/classic/schemas.js
 var schemas_exports2 = {};
 __export(schemas_exports2, {
   ZodAny: () => ZodAny,
@@ -25767,7 +25978,7 @@ __export(schemas_exports2, {
   xor: () => xor
 });
 
-// node_modules/zod/v4/classic/checks.js
+// ../../work/main/node_modules/zod/v4/classic/checks.js
 var checks_exports2 = {};
 __export(checks_exports2, {
   endsWith: () => _endsWith,
@@ -25802,7 +26013,7 @@ __export(checks_exports2, {
   uppercase: () => _uppercase
 });
 
-// node_modules/zod/v4/classic/errors.js
+// ../../work/main/node_modules/zod/v4/classic/errors.js
 var _installedErrorProtos = /* @__PURE__ */ new WeakSet([Object.prototype, Error.prototype]);
 function _lazyMethod(proto, key, make) {
   Object.defineProperty(proto, key, {
@@ -25848,7 +26059,7 @@ var ZodRealError = /* @__PURE__ */ $constructor("ZodError", initializer2, void 0
   Parent: Error
 });
 
-// node_modules/zod/v4/classic/parse.js
+// ../../work/main/node_modules/zod/v4/classic/parse.js
 var parse2 = /* @__PURE__ */ _parse(ZodRealError);
 var parseAsync2 = /* @__PURE__ */ _parseAsync(ZodRealError);
 var safeParse2 = /* @__PURE__ */ _safeParse(ZodRealError);
@@ -25862,7 +26073,7 @@ var safeDecode2 = /* @__PURE__ */ _safeDecode(ZodRealError);
 var safeEncodeAsync2 = /* @__PURE__ */ _safeEncodeAsync(ZodRealError);
 var safeDecodeAsync2 = /* @__PURE__ */ _safeDecodeAsync(ZodRealError);
 
-// node_modules/zod/v4/classic/schemas.js
+// ../../work/main/node_modules/zod/v4/classic/schemas.js
 function _ensureDefaultLocale() {
   if (!globalConfig.localeError)
     config(en_default());
@@ -27327,7 +27538,7 @@ function preprocess(fn, schema) {
   });
 }
 
-// node_modules/zod/v4/classic/compat.js
+// ../../work/main/node_modules/zod/v4/classic/compat.js
 var ZodIssueCode = {
   invalid_type: "invalid_type",
   too_big: "too_big",
@@ -27353,7 +27564,7 @@ var ZodFirstPartyTypeKind;
 /* @__PURE__ */ (function(ZodFirstPartyTypeKind3) {
 })(ZodFirstPartyTypeKind || (ZodFirstPartyTypeKind = {}));
 
-// node_modules/zod/v4/classic/iso.js
+// ../../work/main/node_modules/zod/v4/classic/iso.js
 var iso_exports = {};
 __export(iso_exports, {
   ZodISODate: () => ZodISODate,
@@ -27378,7 +27589,7 @@ function duration2(params) {
   return _isoDuration(ZodISODuration, params);
 }
 
-// node_modules/zod/v4/classic/from-json-schema.js
+// ../../work/main/node_modules/zod/v4/classic/from-json-schema.js
 var z = {
   ...schemas_exports2,
   ...checks_exports2,
@@ -27618,7 +27829,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural(n) {
+function plural2(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -27657,7 +27868,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural2(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -27665,7 +27876,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural2(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -28111,7 +28322,7 @@ function fromJSONSchema(schema, params) {
   return convertSchema(normalized, ctx);
 }
 
-// node_modules/zod/v4/core/visit.js
+// ../../work/main/node_modules/zod/v4/core/visit.js
 var RESOLVING = /* @__PURE__ */ Symbol("z.visit/resolving");
 function visit(schema, fnOrHandlers) {
   const fn = typeof fnOrHandlers === "function" ? fnOrHandlers : (node2, rewritten) => {
@@ -28266,7 +28477,7 @@ function visit(schema, fnOrHandlers) {
   return run(schema);
 }
 
-// node_modules/zod/v4/classic/deep-partial.js
+// ../../work/main/node_modules/zod/v4/classic/deep-partial.js
 function deepPartial(schema) {
   return visit(schema, {
     object: (s) => s.partial(),
@@ -28278,7 +28489,7 @@ function deepPartial(schema) {
   });
 }
 
-// node_modules/zod/v4/classic/in-out.js
+// ../../work/main/node_modules/zod/v4/classic/in-out.js
 function withChecks(side, checks) {
   if (!checks?.length)
     return side;
@@ -28308,7 +28519,7 @@ function output2(schema) {
   });
 }
 
-// node_modules/zod/v4/classic/coerce.js
+// ../../work/main/node_modules/zod/v4/classic/coerce.js
 var coerce_exports = {};
 __export(coerce_exports, {
   bigint: () => bigint3,
@@ -28333,7 +28544,7 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/types.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/types.js
 var LATEST_PROTOCOL_VERSION = "2025-11-25";
 var SUPPORTED_PROTOCOL_VERSIONS = [LATEST_PROTOCOL_VERSION, "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"];
 var RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task";
@@ -29864,7 +30075,7 @@ var UrlElicitationRequiredError = class extends McpError {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/stdio.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/shared/stdio.js
 var STDIO_DEFAULT_MAX_BUFFER_SIZE = 10 * 1024 * 1024;
 var ReadBuffer = class {
   constructor(options) {
@@ -29901,7 +30112,7 @@ function serializeMessage(message) {
   return JSON.stringify(message) + "\n";
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js
 var StdioServerTransport = class {
   constructor(_stdin = process2.stdin, _stdout = process2.stdout, options) {
     this._stdin = _stdin;
@@ -29971,7 +30182,7 @@ var StdioServerTransport = class {
 // services/mcp-tools/src/tools.ts
 import { randomUUID as randomUUID2 } from "node:crypto";
 
-// node_modules/zod/v3/helpers/util.js
+// ../../work/main/node_modules/zod/v3/helpers/util.js
 var util;
 (function(util2) {
   util2.assertEqual = (_) => {
@@ -30105,7 +30316,7 @@ var getParsedType2 = (data) => {
   }
 };
 
-// node_modules/zod/v3/ZodError.js
+// ../../work/main/node_modules/zod/v3/ZodError.js
 var ZodIssueCode2 = util.arrayToEnum([
   "invalid_type",
   "invalid_literal",
@@ -30234,7 +30445,7 @@ ZodError2.create = (issues) => {
   return error62;
 };
 
-// node_modules/zod/v3/locales/en.js
+// ../../work/main/node_modules/zod/v3/locales/en.js
 var errorMap = (issue2, _ctx) => {
   let message;
   switch (issue2.code) {
@@ -30337,13 +30548,13 @@ var errorMap = (issue2, _ctx) => {
 };
 var en_default2 = errorMap;
 
-// node_modules/zod/v3/errors.js
+// ../../work/main/node_modules/zod/v3/errors.js
 var overrideErrorMap = en_default2;
 function getErrorMap2() {
   return overrideErrorMap;
 }
 
-// node_modules/zod/v3/helpers/parseUtil.js
+// ../../work/main/node_modules/zod/v3/helpers/parseUtil.js
 var makeIssue = (params) => {
   const { data, path, errorMaps, issueData } = params;
   const fullPath = [...path, ...issueData.path || []];
@@ -30452,14 +30663,14 @@ var isDirty = (x) => x.status === "dirty";
 var isValid = (x) => x.status === "valid";
 var isAsync = (x) => typeof Promise !== "undefined" && x instanceof Promise;
 
-// node_modules/zod/v3/helpers/errorUtil.js
+// ../../work/main/node_modules/zod/v3/helpers/errorUtil.js
 var errorUtil;
 (function(errorUtil2) {
   errorUtil2.errToObj = (message) => typeof message === "string" ? { message } : message || {};
   errorUtil2.toString = (message) => typeof message === "string" ? message : message?.message;
 })(errorUtil || (errorUtil = {}));
 
-// node_modules/zod/v3/types.js
+// ../../work/main/node_modules/zod/v3/types.js
 var ParseInputLazyPath = class {
   constructor(parent, value, path, key) {
     this._cachedPath = [];
@@ -33866,7 +34077,7 @@ var nullableType = ZodNullable2.create;
 var preprocessType = ZodEffects.createWithPreprocess;
 var pipelineType = ZodPipeline.create;
 
-// node_modules/zod/v4/mini/schemas.js
+// ../../work/main/node_modules/zod/v4/mini/schemas.js
 var ZodMiniType = /* @__PURE__ */ $constructor("ZodMiniType", (inst, def) => {
   if (!inst._zod)
     throw new Error("Uninitialized schema in ZodMiniType.");
@@ -33932,7 +34143,7 @@ function object2(shape, params) {
   return new ZodMiniObject(def);
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-compat.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-compat.js
 function isZ4Schema(s) {
   const schema = s;
   return !!schema._zod;
@@ -34092,12 +34303,12 @@ function getLiteralValue(schema) {
   return void 0;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/interfaces.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/interfaces.js
 function isTerminal(status) {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
-// node_modules/zod-to-json-schema/dist/esm/Options.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/Options.js
 var ignoreOverride = /* @__PURE__ */ Symbol("Let zodToJsonSchema decide on which parser to use");
 var defaultOptions = {
   name: void 0,
@@ -34131,7 +34342,7 @@ var getDefaultOptions = (options) => typeof options === "string" ? {
   ...options
 };
 
-// node_modules/zod-to-json-schema/dist/esm/Refs.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/Refs.js
 var getRefs = (options) => {
   const _options = getDefaultOptions(options);
   const currentPath = _options.name !== void 0 ? [..._options.basePath, _options.definitionPath, _options.name] : _options.basePath;
@@ -34152,7 +34363,7 @@ var getRefs = (options) => {
   };
 };
 
-// node_modules/zod-to-json-schema/dist/esm/errorMessages.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/errorMessages.js
 function addErrorMessage(res, key, errorMessage, refs) {
   if (!refs?.errorMessages)
     return;
@@ -34168,7 +34379,7 @@ function setResponseValueAndErrors(res, key, value, errorMessage, refs) {
   addErrorMessage(res, key, errorMessage, refs);
 }
 
-// node_modules/zod-to-json-schema/dist/esm/getRelativePath.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/getRelativePath.js
 var getRelativePath = (pathA, pathB) => {
   let i = 0;
   for (; i < pathA.length && i < pathB.length; i++) {
@@ -34178,7 +34389,7 @@ var getRelativePath = (pathA, pathB) => {
   return [(pathA.length - i).toString(), ...pathB.slice(i)].join("/");
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/any.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/any.js
 function parseAnyDef(refs) {
   if (refs.target !== "openAi") {
     return {};
@@ -34194,7 +34405,7 @@ function parseAnyDef(refs) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/array.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/array.js
 function parseArrayDef(def, refs) {
   const res = {
     type: "array"
@@ -34218,7 +34429,7 @@ function parseArrayDef(def, refs) {
   return res;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/bigint.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/bigint.js
 function parseBigintDef(def, refs) {
   const res = {
     type: "integer",
@@ -34264,24 +34475,24 @@ function parseBigintDef(def, refs) {
   return res;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/boolean.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/boolean.js
 function parseBooleanDef() {
   return {
     type: "boolean"
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/branded.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/branded.js
 function parseBrandedDef(_def, refs) {
   return parseDef(_def.type._def, refs);
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/catch.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/catch.js
 var parseCatchDef = (def, refs) => {
   return parseDef(def.innerType._def, refs);
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/date.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/date.js
 function parseDateDef(def, refs, overrideDateStrategy) {
   const strategy = overrideDateStrategy ?? refs.dateStrategy;
   if (Array.isArray(strategy)) {
@@ -34340,7 +34551,7 @@ var integerDateParser = (def, refs) => {
   return res;
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/default.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/default.js
 function parseDefaultDef(_def, refs) {
   return {
     ...parseDef(_def.innerType._def, refs),
@@ -34348,12 +34559,12 @@ function parseDefaultDef(_def, refs) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/effects.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/effects.js
 function parseEffectsDef(_def, refs) {
   return refs.effectStrategy === "input" ? parseDef(_def.schema._def, refs) : parseAnyDef(refs);
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/enum.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/enum.js
 function parseEnumDef(def) {
   return {
     type: "string",
@@ -34361,7 +34572,7 @@ function parseEnumDef(def) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/intersection.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/intersection.js
 var isJsonSchema7AllOfType = (type) => {
   if ("type" in type && type.type === "string")
     return false;
@@ -34403,7 +34614,7 @@ function parseIntersectionDef(def, refs) {
   } : void 0;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/literal.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/literal.js
 function parseLiteralDef(def, refs) {
   const parsedType2 = typeof def.value;
   if (parsedType2 !== "bigint" && parsedType2 !== "number" && parsedType2 !== "boolean" && parsedType2 !== "string") {
@@ -34423,7 +34634,7 @@ function parseLiteralDef(def, refs) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/string.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/string.js
 var emojiRegex2 = void 0;
 var zodPatterns = {
   /**
@@ -34748,7 +34959,7 @@ function stringifyRegExpWithFlags(regex, refs) {
   return pattern;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/record.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/record.js
 function parseRecordDef(def, refs) {
   if (refs.target === "openAi") {
     console.warn("Warning: OpenAI may not support records in schemas! Try an array of key-value pairs instead.");
@@ -34800,7 +35011,7 @@ function parseRecordDef(def, refs) {
   return schema;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/map.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/map.js
 function parseMapDef(def, refs) {
   if (refs.mapStrategy === "record") {
     return parseRecordDef(def, refs);
@@ -34825,7 +35036,7 @@ function parseMapDef(def, refs) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/nativeEnum.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/nativeEnum.js
 function parseNativeEnumDef(def) {
   const object3 = def.values;
   const actualKeys = Object.keys(def.values).filter((key) => {
@@ -34839,7 +35050,7 @@ function parseNativeEnumDef(def) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/never.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/never.js
 function parseNeverDef(refs) {
   return refs.target === "openAi" ? void 0 : {
     not: parseAnyDef({
@@ -34849,7 +35060,7 @@ function parseNeverDef(refs) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/null.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/null.js
 function parseNullDef(refs) {
   return refs.target === "openApi3" ? {
     enum: ["null"],
@@ -34859,7 +35070,7 @@ function parseNullDef(refs) {
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/union.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/union.js
 var primitiveMappings = {
   ZodString: "string",
   ZodNumber: "number",
@@ -34927,7 +35138,7 @@ var asAnyOf = (def, refs) => {
   return anyOf.length ? { anyOf } : void 0;
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/nullable.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/nullable.js
 function parseNullableDef(def, refs) {
   if (["ZodString", "ZodNumber", "ZodBigInt", "ZodBoolean", "ZodNull"].includes(def.innerType._def.typeName) && (!def.innerType._def.checks || !def.innerType._def.checks.length)) {
     if (refs.target === "openApi3") {
@@ -34959,7 +35170,7 @@ function parseNullableDef(def, refs) {
   return base && { anyOf: [base, { type: "null" }] };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/number.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/number.js
 function parseNumberDef(def, refs) {
   const res = {
     type: "number"
@@ -35008,7 +35219,7 @@ function parseNumberDef(def, refs) {
   return res;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/object.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/object.js
 function parseObjectDef(def, refs) {
   const forceOptionalIntoNullable = refs.target === "openAi";
   const result = {
@@ -35078,7 +35289,7 @@ function safeIsOptional(schema) {
   }
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/optional.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/optional.js
 var parseOptionalDef = (def, refs) => {
   if (refs.currentPath.toString() === refs.propertyPath?.toString()) {
     return parseDef(def.innerType._def, refs);
@@ -35097,7 +35308,7 @@ var parseOptionalDef = (def, refs) => {
   } : parseAnyDef(refs);
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/pipeline.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/pipeline.js
 var parsePipelineDef = (def, refs) => {
   if (refs.pipeStrategy === "input") {
     return parseDef(def.in._def, refs);
@@ -35117,12 +35328,12 @@ var parsePipelineDef = (def, refs) => {
   };
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/promise.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/promise.js
 function parsePromiseDef(def, refs) {
   return parseDef(def.type._def, refs);
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/set.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/set.js
 function parseSetDef(def, refs) {
   const items = parseDef(def.valueType._def, {
     ...refs,
@@ -35142,7 +35353,7 @@ function parseSetDef(def, refs) {
   return schema;
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/tuple.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/tuple.js
 function parseTupleDef(def, refs) {
   if (def.rest) {
     return {
@@ -35170,24 +35381,24 @@ function parseTupleDef(def, refs) {
   }
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/undefined.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/undefined.js
 function parseUndefinedDef(refs) {
   return {
     not: parseAnyDef(refs)
   };
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/unknown.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/unknown.js
 function parseUnknownDef(refs) {
   return parseAnyDef(refs);
 }
 
-// node_modules/zod-to-json-schema/dist/esm/parsers/readonly.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parsers/readonly.js
 var parseReadonlyDef = (def, refs) => {
   return parseDef(def.innerType._def, refs);
 };
 
-// node_modules/zod-to-json-schema/dist/esm/selectParser.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/selectParser.js
 var selectParser = (def, typeName, refs) => {
   switch (typeName) {
     case ZodFirstPartyTypeKind2.ZodString:
@@ -35263,7 +35474,7 @@ var selectParser = (def, typeName, refs) => {
   }
 };
 
-// node_modules/zod-to-json-schema/dist/esm/parseDef.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/parseDef.js
 function parseDef(def, refs, forceResolution = false) {
   const seenItem = refs.seen.get(def);
   if (refs.override) {
@@ -35319,7 +35530,7 @@ var addMeta = (def, refs, jsonSchema) => {
   return jsonSchema;
 };
 
-// node_modules/zod-to-json-schema/dist/esm/zodToJsonSchema.js
+// ../../work/main/node_modules/zod-to-json-schema/dist/esm/zodToJsonSchema.js
 var zodToJsonSchema = (schema, options) => {
   const refs = getRefs(options);
   let definitions = typeof options === "object" && options.definitions ? Object.entries(options.definitions).reduce((acc, [name2, schema2]) => ({
@@ -35381,7 +35592,7 @@ var zodToJsonSchema = (schema, options) => {
   return combined;
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-json-schema-compat.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/zod-json-schema-compat.js
 function mapMiniTarget(t) {
   if (!t)
     return "draft-7";
@@ -35423,7 +35634,7 @@ function parseWithCompat(schema, data) {
   return result.data;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/protocol.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/shared/protocol.js
 var DEFAULT_REQUEST_TIMEOUT_MSEC = 6e4;
 var Protocol = class {
   constructor(_options) {
@@ -36400,7 +36611,7 @@ function mergeCapabilities(base, additional) {
   return result;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js
 var import_ajv = __toESM(require_ajv(), 1);
 var import_ajv_formats = __toESM(require_dist(), 1);
 function createDefaultAjvInstance() {
@@ -36468,7 +36679,7 @@ var AjvJsonSchemaValidator = class {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/server.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/server.js
 var ExperimentalServerTasks = class {
   constructor(_server) {
     this._server = _server;
@@ -36681,7 +36892,7 @@ var ExperimentalServerTasks = class {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/helpers.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/helpers.js
 function assertToolsCallTaskCapability(requests, method, entityName) {
   if (!requests) {
     throw new Error(`${entityName} does not support task creation (required for ${method})`);
@@ -36716,7 +36927,7 @@ function assertClientRequestTaskCapability(requests, method, entityName) {
   }
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/index.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/index.js
 var Server = class extends Protocol {
   /**
    * Initializes this server with the given name and version information.
@@ -37087,7 +37298,7 @@ var Server = class extends Protocol {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/completable.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/completable.js
 var COMPLETABLE_SYMBOL = /* @__PURE__ */ Symbol.for("mcp.completable");
 function isCompletable(schema) {
   return !!schema && typeof schema === "object" && COMPLETABLE_SYMBOL in schema;
@@ -37101,7 +37312,7 @@ var McpZodTypeKind;
   McpZodTypeKind2["Completable"] = "McpCompletable";
 })(McpZodTypeKind || (McpZodTypeKind = {}));
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/shared/toolNameValidation.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/shared/toolNameValidation.js
 var TOOL_NAME_REGEX = /^[A-Za-z0-9._-]{1,128}$/;
 function validateToolName(name) {
   const warnings = [];
@@ -37159,7 +37370,7 @@ function validateAndWarnToolName(name) {
   return result.isValid;
 }
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/mcp-server.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/experimental/tasks/mcp-server.js
 var ExperimentalMcpServerTasks = class {
   constructor(_mcpServer) {
     this._mcpServer = _mcpServer;
@@ -37174,7 +37385,7 @@ var ExperimentalMcpServerTasks = class {
   }
 };
 
-// node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js
+// ../../work/main/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js
 function toolInputElementCount(value, max) {
   let count = 0;
   const stack = [value];
@@ -38015,6 +38226,232 @@ var EMPTY_COMPLETION_RESULT = {
   }
 };
 
+// services/mcp-tools/src/failure-tools.ts
+var maxComparedTests = 50;
+var maxStepChars = 600;
+var maxEvidenceBytes = 64 * 1024;
+var maxEvidenceBodyChars = 1e3;
+var reading = { readOnlyHint: true, openWorldHint: false };
+var plural3 = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+var runId = external_exports.string().min(1).describe("The run's id, run_\u2026 (as start_run and get_run answer it).");
+function boundedStep(step) {
+  if (!step) return null;
+  const json2 = JSON.stringify(step);
+  return json2.length <= maxStepChars ? step : { truncated: `${json2.slice(0, maxStepChars)}\u2026` };
+}
+var comparedTest = (t) => ({
+  name: t.name,
+  change: t.change,
+  testCaseId: t.testCaseId,
+  testResultId: t.testResultId,
+  status: t.status,
+  baseStatus: t.baseStatus,
+  cause: t.cause,
+  failureGroupId: t.failureGroupId,
+  ...t.failingSinceRunId && { failingSinceRunId: t.failingSinceRunId },
+  ...t.caseVersion !== t.baseCaseVersion && {
+    caseVersion: { base: t.baseCaseVersion, now: t.caseVersion }
+  },
+  ...t.stepChanges.length > 0 && {
+    stepChanges: t.stepChanges.map((s) => ({
+      number: s.number,
+      change: s.change,
+      before: boundedStep(s.before),
+      after: boundedStep(s.after)
+    }))
+  }
+});
+function comparisonExplanation(c) {
+  if (c.baseRule === "none" || !c.base)
+    return "There is no base run to compare with (no earlier finished run of the same plan, or name, on this environment): every failure of this run is new to it.";
+  const { counts } = c;
+  const head = `Against run ${c.base.id} (${c.baseRule === "named" ? "the base asked for" : "the previous run of the same plan on this environment"}): ${plural3(counts.newlyFailing, "newly failing test")}, ${counts.stillFailing} still failing, ${counts.fixed} fixed, ${counts.flaky} flaky, ${counts.newTest} new, ${counts.removedTest} removed.`;
+  const around = [
+    c.changes.baseUrl && `the environment's base URL changed (${c.changes.baseUrl.before} \u2192 ${c.changes.baseUrl.after})`,
+    c.changes.variablesAdded.length && `variables added: ${c.changes.variablesAdded.join(", ")}`,
+    c.changes.variablesRemoved.length && `variables removed: ${c.changes.variablesRemoved.join(", ")}`,
+    c.tests.some((t) => t.stepChanges.length) && "some test cases' steps changed (stepChanges)"
+  ].filter(Boolean);
+  const advice = counts.newlyFailing ? " The newly failing tests broke since the base: look at them first (explain_failure)." : counts.stillFailing ? " Nothing broke since the base: the failures were there before." : "";
+  return `${head}${around.length ? ` Since then: ${around.join("; ")}.` : ""}${advice}`;
+}
+function comparisonAnswer(c) {
+  const changed = c.tests.filter((t) => t.change !== "unchanged");
+  return {
+    explanation: comparisonExplanation(c),
+    run: { id: c.run.id, name: c.run.name, status: c.run.status, url: c.run.url },
+    base: c.base ? { id: c.base.id, name: c.base.name, status: c.base.status, url: c.base.url } : null,
+    baseRule: c.baseRule,
+    counts: c.counts,
+    changes: c.changes,
+    tests: changed.slice(0, maxComparedTests).map(comparedTest),
+    ...changed.length > maxComparedTests && {
+      omittedTests: changed.length - maxComparedTests
+    },
+    compareUrl: c.compareUrl
+  };
+}
+async function httpEvidence(api, run, test, signal) {
+  const artifact = test.artifacts?.find((a) => a.kind === "http_response");
+  if (!artifact) return null;
+  try {
+    const { bytes } = await api.getArtifact(
+      { runId: run.id, testResultId: test.id, id: artifact.id },
+      { maxBytes: maxEvidenceBytes, signal }
+    );
+    const response = JSON.parse(Buffer.from(bytes).toString("utf8"));
+    const body = response.body?.text ?? null;
+    return {
+      step: artifact.step,
+      request: response.request,
+      status: response.status,
+      statusText: response.statusText,
+      contentType: response.headers?.find((h) => h.name === "content-type")?.value ?? null,
+      body: body && body.length > maxEvidenceBodyChars ? `${body.slice(0, maxEvidenceBodyChars)}\u2026` : body,
+      url: artifact.url
+    };
+  } catch (error62) {
+    if (signal.aborted) throw error62;
+    const reason = error62 instanceof TooLarge ? `larger than ${maxEvidenceBytes} bytes` : error62 instanceof ApiError || error62 instanceof NetworkError || error62 instanceof SyntaxError ? error62.message : void 0;
+    if (reason === void 0) throw error62;
+    return { url: artifact.url, unread: reason };
+  }
+}
+var groupSummary = (detail) => {
+  const g = detail.failureGroup;
+  return {
+    id: g.id,
+    state: g.state,
+    occurrences: g.occurrences,
+    casesAffected: g.casesAffected,
+    how: `${g.stepKind} ${g.action} ${g.target}: ${g.message} (${g.cause})`,
+    firstSeen: g.firstSeen && {
+      runId: g.firstSeen.runId,
+      at: g.firstSeen.at,
+      testCaseName: g.firstSeen.testCaseName
+    },
+    recentOccurrences: detail.occurrences.slice(0, 5).map((o) => ({
+      runId: o.runId,
+      testCaseName: o.testCaseName,
+      at: o.at,
+      summary: o.summary
+    })),
+    cases: detail.cases.slice(0, 10).map((c) => ({ name: c.name, occurrences: c.occurrences, open: c.open })),
+    ...detail.cases.length > 10 && { moreCases: detail.cases.length - 10 }
+  };
+};
+function verdict(test, compared, comparison, group, firstFailedRunId) {
+  if (test.status !== "FAILED")
+    return `The test did not fail: it is ${test.status}${test.flaky ? " (passed on retry: flaky)" : ""}.`;
+  const parts = [];
+  const system = ["browser", "executor_lost", "no_executor"].includes(test.cause ?? "");
+  parts.push(
+    system ? `It failed by the system's cause (${test.cause}), not the test's: run it again rather than change the test or the application.` : `It failed with cause ${test.cause ?? "unknown"}: ${test.summary}`
+  );
+  if (compared?.change === "newly_failing" && comparison?.base)
+    parts.push(
+      `It is a new failure: it ${compared.baseStatus ?? "did not fail"} in the base run ${comparison.base.id}${compared.stepChanges.length ? `, and ${plural3(compared.stepChanges.length, "step")} of it changed since` : ""}.`
+    );
+  else if (compared?.change === "still_failing")
+    parts.push(
+      `It was already failing in the base run${firstFailedRunId ? `, since run ${firstFailedRunId}` : ""}: not caused by what changed since.`
+    );
+  else if (compared?.change === "new_test") parts.push("It is a new test: it was not in the base run.");
+  else if (!comparison?.base) parts.push("There is no base run to compare it with.");
+  if (group)
+    parts.push(
+      group.casesAffected > 1 ? `Its failure group has ${plural3(group.occurrences, "occurrence")} in ${group.casesAffected} test cases${group.firstSeen ? ` since run ${group.firstSeen.runId}` : ""}: one shared cause is likely, fix it once.` : `Its failure group has ${plural3(group.occurrences, "occurrence")}, all of this test case.`
+    );
+  return parts.join(" ");
+}
+async function explainFailure(api, id, testResultId, signal) {
+  const run = await api.getRun(id, void 0, { signal });
+  const test = run.tests.find((t) => t.id === testResultId);
+  if (!test)
+    throw new ApiError(404, { error: `no test ${testResultId} in run ${id}`, code: "not_found" }, void 0);
+  let comparison;
+  if (run.finished) {
+    try {
+      comparison = await api.compareRuns(run.id, void 0, { signal });
+    } catch (error62) {
+      if (!(error62 instanceof ApiError || error62 instanceof NetworkError) || signal.aborted) throw error62;
+    }
+  }
+  const compared = comparison?.tests.find((t) => t.testResultId === test.id);
+  const detail = test.failureGroup ? await api.getFailureGroup(test.failureGroup.id, { limit: 5 }, { signal }) : void 0;
+  const group = detail && groupSummary(detail);
+  const evidence = test.status === "FAILED" ? await httpEvidence(api, run, test, signal) : null;
+  const firstFailedRunId = compared?.failingSinceRunId ?? (test.status === "FAILED" && (compared?.change === "newly_failing" || compared?.change === "new_test") ? run.id : void 0);
+  const health = test.health ?? null;
+  const attempts = test.attempts ?? [];
+  return {
+    verdict: verdict(test, compared, comparison, group, firstFailedRunId),
+    test: {
+      id: test.id,
+      name: test.name,
+      status: test.status,
+      cause: test.cause ?? null,
+      summary: test.summary,
+      failedStep: test.failedStep ?? null,
+      flaky: test.flaky ?? false,
+      retries: test.retries ?? 0,
+      url: test.url
+    },
+    attempts: attempts.slice(-10).map((a) => ({
+      number: a.number,
+      status: a.status,
+      cause: a.cause,
+      failedStep: a.failedStep,
+      summary: a.summary,
+      executor: a.executor,
+      durationMs: a.durationMs
+    })),
+    evidence: {
+      httpResponse: evidence,
+      screenshots: (test.artifacts ?? []).filter((a) => a.kind === "screenshot").map((a) => a.name)
+    },
+    failureGroup: group ?? null,
+    comparison: comparison ? {
+      baseRunId: comparison.base?.id ?? null,
+      baseRule: comparison.baseRule,
+      change: compared?.change ?? null,
+      ...compared && compared.stepChanges.length > 0 && { stepChanges: comparedTest(compared).stepChanges },
+      compareUrl: comparison.compareUrl
+    } : null,
+    firstFailedRunId: firstFailedRunId ?? null,
+    health,
+    run: { id: run.id, name: run.name, status: run.status, url: run.url }
+  };
+}
+function registerFailureTools(server, api, call2) {
+  server.registerTool(
+    "compare_runs",
+    {
+      title: "Compare a run with its base",
+      description: `Compare a run with a base run: by default the previous finished run of the same test plan (or name) on the same environment, or the one given as base. Answers an explanation sentence, the counts (newlyFailing, fixed, stillFailing, flaky, newTest, removedTest, unchanged), what changed around the tests (the environment's base URL, variable names, the selection's cases), and the tests that changed, newly failing first, each with its status then and now, its cause, its failure group and the steps that changed (at most ${maxComparedTests} tests; omittedTests says how many more). Use it to tell whether a failure is new (caused by what changed) or was already there. One request of the API.`,
+      inputSchema: external_exports.strictObject({
+        runId,
+        base: external_exports.string().min(1).optional().describe("A run id to compare with instead of the previous run (run_\u2026, of this project).")
+      }),
+      annotations: reading
+    },
+    async ({ runId: id, base }, { signal }) => call2(async () => comparisonAnswer(await api.compareRuns(id, base, { signal })))
+  );
+  server.registerTool(
+    "explain_failure",
+    {
+      title: "Explain a failed test",
+      description: "Explain why one test of a run failed, to decide what to do without opening a page: a verdict sentence first (new against the base run, or already failing and since which run; the test's own cause or the system's; whether many test cases share the failure), then the test (cause, summary, failed step), its attempts, the evidence (for a failed HTTP step the response it got: status, request, content type and the body's first 1,000 characters; the names of screenshots), its failure group (occurrences, test cases affected, the run it was first seen in, its latest occurrences), how it compares with the base run (with the steps that changed), firstFailedRunId (the first run of its current failures) and its test case's health in the environment when known. testResultId is a test's id (tr_\u2026) from get_run. At most four requests of the API.",
+      inputSchema: external_exports.strictObject({
+        runId,
+        testResultId: external_exports.string().min(1).describe("The failed test's id in that run (tr_\u2026, a test's id in get_run).")
+      }),
+      annotations: reading
+    },
+    async ({ runId: id, testResultId }, { signal }) => call2(() => explainFailure(api, id, testResultId, signal))
+  );
+}
+
 // services/mcp-tools/src/tools.ts
 var maxImages = 3;
 var maxImageBytes = 3 * 1024 * 1024;
@@ -38022,6 +38459,8 @@ var serverInstructions = `Testrun runs HTTP test cases against a project's envir
 To test something: list_test_plans (or list_test_cases), then start_run, then get_run with waitSeconds 30 until finished is true.
 Give people the run's url. Each test of a run spends one of the project's credits.
 Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
+A test may take several attempts (its retries): flaky true means it PASSED only on retry, so report it as flaky, not simply passed; cause says why a FAILED test's last attempt failed (browser, executor_lost and no_executor are the system's fault, not the application's), and attempts lists each attempt with its status, cause, summary and failed step.
+When a run failed, compare_runs says which failures are new against the previous run (newly failing: caused by what changed) and which were already there; explain_failure says why one test failed (its attempts, cause, the HTTP response it got, its failure group shared with other tests, and the first run it failed in): report new failures first.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
 var text = (value) => ({
@@ -38112,14 +38551,14 @@ async function call(run, idempotencyKey2, result = text) {
   }
   return result(value);
 }
-var reading = { readOnlyHint: true, openWorldHint: false };
+var reading2 = { readOnlyHint: true, openWorldHint: false };
 var starting = {
   readOnlyHint: false,
   destructiveHint: false,
   idempotentHint: false,
   openWorldHint: true
 };
-var runId = external_exports.string().min(1).describe("The run's id, run_\u2026 (as start_run, rerun_run and get_run answer it).");
+var runId2 = external_exports.string().min(1).describe("The run's id, run_\u2026 (as start_run, rerun_run and get_run answer it).");
 var idempotencyKey = external_exports.string().regex(/^[\x21-\x7e]{1,255}$/, "1 to 255 visible ASCII characters").optional().describe(
   "Leave out normally. To repeat a call that got no answer, pass the idempotencyKey its error named: the repeat then returns the run the first call started instead of starting (and paying for) another."
 );
@@ -38134,6 +38573,9 @@ var startRunInput = external_exports.strictObject({
     "The environment's name or id (list_environments). Leave out for the project's default environment."
   ),
   name: external_exports.string().min(1).max(200).optional().describe("A name for the run. Leave out to name it after what it runs."),
+  retries: external_exports.int().min(0).max(3).optional().describe(
+    "How many times a failed test is run again (0 to 3), in place of the plan's and the test cases' own retries; a test that passes on retry is PASSED and flaky. Leave out to use theirs."
+  ),
   idempotencyKey
 });
 var noInput = external_exports.strictObject({});
@@ -38141,15 +38583,15 @@ var listTestCasesInput = external_exports.strictObject({
   tags: external_exports.array(external_exports.string().min(1)).max(500).optional().describe("Only test cases having any of these tags (ignoring case)."),
   search: external_exports.string().min(1).optional().describe("Only test cases whose name contains this text (ignoring case). Combines with tags.")
 });
-var runInput = external_exports.strictObject({ runId });
+var runInput = external_exports.strictObject({ runId: runId2 });
 var getRunInput = external_exports.strictObject({
-  runId,
+  runId: runId2,
   waitSeconds: external_exports.number().int().min(1).max(30).optional().describe(
     "Wait up to this many seconds (1 to 30) for the run to finish before answering; one request however long it waits. Leave out to read it at once."
   )
 });
 var rerunRunInput = external_exports.strictObject({
-  runId,
+  runId: runId2,
   failedOnly: external_exports.boolean().optional().describe("true: only the tests that FAILED (fails when none did); false or left out: every test."),
   idempotencyKey
 });
@@ -38161,7 +38603,7 @@ function registerTools(server, api) {
       title: "List environments",
       description: "List the project's environments, the deployed systems tests run against: id, name, baseUrl, isDefault. start_run takes one by name or id; without one a run uses the default environment.",
       inputSchema: noInput,
-      annotations: reading
+      annotations: reading2
     },
     async (_args, { signal }) => call(async () => ({ environments: await api.listEnvironments({ signal }) }))
   );
@@ -38171,7 +38613,7 @@ function registerTools(server, api) {
       title: "List test plans",
       description: "List the project's test plans (named sets of test cases): id, name, description, testCaseCount. Run one with start_run and testPlan set to its name or id.",
       inputSchema: noInput,
-      annotations: reading
+      annotations: reading2
     },
     async (_args, { signal }) => call(async () => ({ testPlans: await api.listTestPlans({ signal }) }))
   );
@@ -38181,7 +38623,7 @@ function registerTools(server, api) {
       title: "List test cases",
       description: "List the project's test cases: id, name, tags, enabled. Oldest first, at most 500; truncated is true when more matched (narrow the filters). Disabled test cases are listed too: a plan or tags never run them, testCaseIds does.",
       inputSchema: listTestCasesInput,
-      annotations: reading
+      annotations: reading2
     },
     async ({ tags, search }, { signal }) => call(() => api.listTestCases({ ...tags && { tags }, ...search && { search } }, { signal }))
   );
@@ -38205,9 +38647,9 @@ function registerTools(server, api) {
     "get_run",
     {
       title: "Read a run",
-      description: "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
+      description: "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts, flaky (true: it passed only on retry), cause (why a FAILED test failed: assertion, locator, timeout, network, egress_refused, environment_unreachable, or the system's browser, executor_lost, no_executor) and attempts (each with its number, status, cause, summary, failed step, executor and artifacts); flakyTests counts the tests that passed on retry. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
       inputSchema: getRunInput,
-      annotations: reading
+      annotations: reading2
     },
     async ({ runId: id, waitSeconds }, { signal }) => call(
       () => api.getRun(id, waitSeconds, { signal }),
@@ -38244,6 +38686,7 @@ function registerTools(server, api) {
       }, key);
     }
   );
+  registerFailureTools(server, api, (run) => call(run));
 }
 function testrunMcpServer(api) {
   const server = new McpServer(
