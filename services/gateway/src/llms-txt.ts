@@ -17,6 +17,9 @@ To test something and get a verdict:
    entry of \`tests\` has a one-line \`summary\` saying what failed. Give people the run's \`url\`.
 4. To retry failures: \`POST /v1/runs/{id}/rerun\` with \`{"failedOnly": true}\`. To stop a run:
    \`POST /v1/runs/{id}/cancel\`.
+5. When a run FAILED: \`GET /v1/runs/{id}/comparison\` says which failures are new against the previous
+   run (\`newly_failing\`, first) and which were already failing (\`still_failing\`, since which run);
+   a failed test's \`failureGroup\` (\`GET /v1/failure-groups/{id}\`) shows other tests failing the same way.
 
 Rules:
 - Errors are \`{"error": "<message>", "code": "<code>"}\`: branch on the status and code. 409
