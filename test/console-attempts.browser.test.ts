@@ -3,13 +3,17 @@
 // ends PASSED and flaky with two attempts in REST, `testrun` prints it "PASSED on retry (flaky)"
 // and exits 0 with a warning (1 with --fail-on-flaky) and writes its JUnit flakyFailure, and the
 // console shows it apart on the run's page and its attempts side by side on its own page, at 1280
-// and 390 px. A test failing every attempt ends FAILED with its cause and both attempts.
+// and 390 px; an agent's get_run (/v1/mcp) carries the attempts. A test failing every attempt ends
+// FAILED with its cause and both attempts.
 import { once } from "node:events";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createCliContext, createEnvironment } from "@testrun/cli";
 import { expect } from "chai";
 import type { Browser, Page } from "playwright-core";
@@ -177,6 +181,32 @@ describe("a test that passed on retry, through REST, testrun and the console", f
     expect(await readFile(join(dir, "failed.xml"), "utf8")).to.match(
       /<failure [^>]*type="FAILED">[\s\S]*<rerunFailure message="step 1 &quot;search&quot;: expected status 200, got 500" type="assertion">/,
     );
+  });
+
+  it("gives an agent the flaky test with its attempts and causes through get_run of /v1/mcp", async () => {
+    const client = new Client({ name: "attempts-e2e", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL("/v1/mcp", system.gatewayUrl), {
+        requestInit: { headers: { authorization: `Bearer ${pipeline.key}` } },
+      }),
+    );
+    try {
+      const result = (await client.callTool({
+        name: "get_run",
+        arguments: { runId: flakyRun.id },
+      })) as CallToolResult;
+      expect(result.isError ?? false).to.equal(false);
+      const [content] = result.content;
+      const run = JSON.parse(content?.type === "text" ? content.text : "{}");
+      expect(run.flakyTests).to.equal(1);
+      expect(run.tests[0]).to.include({ status: "PASSED", flaky: true, cause: null });
+      expect(run.tests[0].attempts.map((a: AttemptBody) => [a.number, a.status, a.cause])).to.deep.equal([
+        [1, "FAILED", "assertion"],
+        [2, "PASSED", null],
+      ]);
+    } finally {
+      await client.close();
+    }
   });
 
   /** A page of the console, signed in as the project's owner, at one of the two widths. */
