@@ -7,6 +7,7 @@ import {
   id,
   idPattern,
   runListItemSchema,
+  runSchema,
   runStatusSchema,
   timestamp,
 } from "./schemas.js";
@@ -265,6 +266,74 @@ export const testComparisonSchema = z
 
 const countOf = (what: string) => count(`Test cases ${what}.`);
 
+/**
+ * The comparison's example, its runs made from the Run example (schemas.ts) without its tests, so
+ * that a field added to runs shows here too.
+ */
+function comparisonExample() {
+  const { tests: _tests, ...fields } =
+    (runSchema.meta() as { examples: Record<string, unknown>[] }).examples[0] ?? {};
+  const listed = {
+    ...fields,
+    environmentId: examples.environmentId,
+    testPlanId: examples.testPlanId,
+    createdAt: examples.startedAt,
+  };
+  return {
+    run: {
+      ...listed,
+      status: "FAILED",
+      passedTests: 0,
+      failedTests: 1,
+      newFailures: 1,
+      baseRunId: failureExamples.baseRunId,
+    },
+    base: { ...listed, id: failureExamples.baseRunId, status: "PASSED", newFailures: null, baseRunId: null },
+    baseRule: "previous",
+    counts: {
+      newlyFailing: 1,
+      fixed: 0,
+      stillFailing: 0,
+      flaky: 0,
+      newTest: 0,
+      removedTest: 0,
+      unchanged: 0,
+    },
+    tests: [
+      {
+        testCaseId: examples.testCaseId,
+        name: "Login works",
+        change: "newly_failing",
+        testResultId: examples.testResultId,
+        baseTestResultId: "tr_01jd3k4z9y8x7w6v5t4s3r2q1q",
+        status: "FAILED",
+        baseStatus: "PASSED",
+        caseVersion: 4,
+        baseCaseVersion: 3,
+        stepChanges: [
+          {
+            number: 1,
+            change: "changed",
+            before: {
+              name: "log in",
+              http: { request: { method: "POST", path: "/api/login" }, expect: { status: [200] } },
+            },
+            after: {
+              name: "log in",
+              http: { request: { method: "POST", path: "/api/signin" }, expect: { status: [200] } },
+            },
+          },
+        ],
+        failingSinceRunId: null,
+        cause: "assertion",
+        failureGroupId: failureExamples.failureGroupId,
+      },
+    ],
+    changes: { baseUrl: null, variablesAdded: [], variablesRemoved: [], casesAdded: [], casesRemoved: [] },
+    compareUrl: `${examples.runUrl}/compare`,
+  };
+}
+
 export const comparisonSchema = z
   .object({
     // The run and the base (null when there is none), without their tests.
@@ -311,7 +380,11 @@ export const comparisonSchema = z
       .meta({ description: "What changed around the tests." }),
     compareUrl: z.string().meta({ description: "Where the comparison opens in the web console." }),
   })
-  .meta({ id: "RunComparison", description: "A run compared with a base run." });
+  .meta({
+    id: "RunComparison",
+    description: "A run compared with a base run.",
+    examples: [comparisonExample()],
+  });
 
 // ---------------------------------------------------------------- parameters
 
