@@ -114,7 +114,11 @@ export function slackBody(event: EventData, names: { plan?: string; environment:
         ? ":x:"
         : ":grey_question:";
   const newOnes = run.newFailures ? ` (${run.newFailures} new)` : "";
-  const headline = `Run "${run.name}" ${status}: ${run.passedTests} passed, ${run.failedTests} failed${newOnes} of ${run.totalTests}`;
+  // Passes on retry are counted in passed: named beside them, as the REST run's flakyTests.
+  const passed = run.flakyTests
+    ? `${run.passedTests} passed (${run.flakyTests} flaky)`
+    : `${run.passedTests} passed`;
+  const headline = `Run "${run.name}" ${status}: ${passed}, ${run.failedTests} failed${newOnes} of ${run.totalTests}`;
   // New failures (against the run's base) lead: they are what someone has to look at first.
   const failed = run.tests
     .filter((t) => t.status === TestStatus.FAILED)
@@ -142,7 +146,7 @@ export function slackBody(event: EventData, names: { plan?: string; environment:
         { type: "mrkdwn", text: `*Environment*\n${slackEscape(names.environment)}` },
         {
           type: "mrkdwn",
-          text: `*Tests*\n${run.passedTests} passed, ${run.failedTests} failed, ${run.skippedTests} skipped`,
+          text: `*Tests*\n${passed}, ${run.failedTests} failed, ${run.skippedTests} skipped`,
         },
       ],
     },

@@ -13,13 +13,13 @@ import {
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { runJson } from "@testrun/kit/run-json";
 import { expect } from "chai";
-import { standardBody } from "../src/payload.js";
+import { slackBody, standardBody } from "../src/payload.js";
 
 const apiUrl = "https://api.testrun.example";
 const at = (second: number) => timestampFromDate(new Date(Date.UTC(2026, 10, 28, 12, 0, second)));
 
 describe("webhook payload of a run with retried tests", () => {
-  it("carries the run's flakyTests and each test's flaky, cause and attempts as REST does", () => {
+  it("carries the run's flakyTests and each test's flaky, cause and attempts as REST does; Slack counts the flaky", () => {
     const attempt = (number: number, status: TestStatus, cause = FailureCause.UNSPECIFIED) =>
       create(TestAttemptSchema, {
         number,
@@ -76,5 +76,12 @@ describe("webhook payload of a run with retried tests", () => {
     ]);
     expect(failed).to.include({ flaky: false, cause: "timeout" });
     expect(failed?.attempts.map((a) => a.cause)).to.deep.equal(["timeout", "timeout"]);
+
+    // Slack says how many of the passed tests passed only on retry.
+    const slack = JSON.parse(
+      slackBody({ type: "run.failed", timestamp: new Date(0), run }, { environment: "staging" }),
+    );
+    expect(slack.text).to.match(/^Run "nightly" failed: 1 passed \(1 flaky\), 1 failed of 2 /);
+    expect(JSON.stringify(slack.blocks)).to.contain("1 passed (1 flaky), 1 failed, 0 skipped");
   });
 });
