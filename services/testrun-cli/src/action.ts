@@ -53,6 +53,7 @@ export function argvOf(env: Io["env"]): string[] {
   if (booleanInput(env, "cancel-on-timeout")) argv.push("--cancel-on-timeout");
   if (booleanInput(env, "allow-skipped")) argv.push("--allow-skipped");
   if (booleanInput(env, "fail-on-flaky")) argv.push("--fail-on-flaky");
+  option("fail-on");
   return argv;
 }
 
