@@ -183,6 +183,7 @@ export function RunTable({ runs, names }: { runs: Run[]; names: ReturnType<typeo
               <RunBar run={run} />
               <span className="small">
                 {count(run.passedTests)}/{count(run.totalTests)} passed
+                {run.flakyTests > 0 && `, ${count(run.flakyTests)} on retry (flaky)`}
               </span>
               {run.status === RunStatus.SKIPPED && skipReasonShort[run.skipReason] && (
                 <span className="small muted" title={skipReasonText[run.skipReason]}>
