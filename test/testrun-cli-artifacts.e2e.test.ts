@@ -193,9 +193,10 @@ describe("testrun and the MCP tools with a failed browser test's artifacts", fun
       const [test] = run.tests;
       if (!test) throw new Error("no test");
       const failure = byName(run, "failure");
-      // The failure's screenshot, not the first one stored (the screenshot step's).
+      // The failure's screenshot, not the first one stored (the screenshot step's); the case's
+      // health beside its line.
       expect(stdout).to.contain(
-        `  FAILED  sign in shows the greeting (900ms): step 1 "get it": expected text "Hello" in the greeting, found "Sign in"\n    ${test.url}\n    screenshot: ${failure.url}\n`,
+        `  FAILED  sign in shows the greeting (900ms): step 1 "get it": expected text "Hello" in the greeting, found "Sign in" (new failure)\n    ${test.url}\n    screenshot: ${failure.url}\n`,
       );
       expect(stdout).to.contain(`Artifacts: 4 of 4 files (`);
       expect(stdout).to.contain(`) in ${resolve(out)}\n`);
@@ -226,7 +227,8 @@ describe("testrun and the MCP tools with a failed browser test's artifacts", fun
 
       // status prints the same screenshot line.
       const status = await runCli(["status", runId], env);
-      expect(status.stdout).to.contain(`found "Sign in"\n    screenshot: ${failure.url}\n`);
+      // Its case's first result, a failure: a new failure (docs/pipelines.md, "Test health and quarantine").
+      expect(status.stdout).to.contain(`found "Sign in" (new failure)\n    screenshot: ${failure.url}\n`);
     });
 
     it("wait --artifacts under GitLab names attachments relative to CI_PROJECT_DIR; without --artifacts the report lists the urls", async () => {

@@ -23,6 +23,7 @@ import {
 } from "./comparison.js";
 import { formatDuration } from "./duration.js";
 import { explain } from "./errors.js";
+import { failingTests, quarantineLines } from "./health.js";
 import { usage } from "./help.js";
 import { ExitCode, exitCodeOf, signalExitCode } from "./outcome.js";
 import {
@@ -238,10 +239,11 @@ class Session {
       return { code: ExitCode.timedOut, run };
     }
     this.say(statusLine(run));
-    for (const test of run.tests.filter((t) => t.status === "FAILED"))
-      for (const line of failureLines(test)) this.say(line);
+    for (const test of failingTests(run.tests)) for (const line of failureLines(test)) this.say(line);
     const flaky = flakyWarning(run, flags.failOnFlaky ?? false);
     if (flaky) this.say(flaky);
+    // Failures of quarantined cases, which leave the run PASSED (exit 0): named, with why.
+    for (const line of quarantineLines(run)) this.say(line);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : undefined;
     const comparison = await this.compare(run, flags);
@@ -372,6 +374,7 @@ class Session {
       const screenshot = test.status === "FAILED" ? screenshotLine(test) : undefined;
       if (screenshot) this.say(screenshot);
     }
+    for (const line of quarantineLines(run)) this.say(line);
     if (json) writeReports(run, { json }, { ...this.io, stdout: this.io.json });
     return { code: ExitCode.passed, run };
   }

@@ -13,8 +13,14 @@
 // <rerunFailure> per earlier failed attempt. Each carries the attempt's summary as `message`, its
 // cause as `type`, a <stackTrace> saying which attempt, where it failed and on which executor, and
 // a <system-out> with its artifacts, as the test's own.
+//
+// A failure of a quarantined test case (docs/pipelines.md, "Test health and quarantine") does not
+// fail the run: it is a <skipped message="quarantined: <reason>"/>, so CI views do not count it as
+// a failure, with the failure's text (its summary, then its earlier attempts) first in its
+// <system-out>, where it is still read.
 import { artifactsInOrder, type Run, type TestAttempt, type TestResult } from "@testrun/api-client";
 import { causeText, earlierFailures, isFlaky, isSystemCause } from "./attempts.js";
+import { isQuarantinedFailure, quarantinedText } from "./health.js";
 
 const isSystemCauseOf = (attempt: TestAttempt) => isSystemCause(attempt.cause);
 
@@ -85,7 +91,16 @@ function testcase(run: Run, test: TestResult, options: JunitOptions): string {
   const summary = test.summary || "";
   let outcome = "";
   const earlier = earlierFailures(test);
-  if (test.status === "FAILED") {
+  let failureText: string[] = [];
+  if (isQuarantinedFailure(test)) {
+    outcome = `      <skipped${attrs({ message: quarantinedText(test) })}/>\n`;
+    failureText = [
+      `FAILED (${quarantinedText(test)}): ${summary}`,
+      ...earlier.map(
+        (attempt) => `attempt ${attempt.number} FAILED (${causeText(attempt.cause)}): ${attempt.summary}`,
+      ),
+    ];
+  } else if (test.status === "FAILED") {
     outcome =
       `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}\n${test.url}`)}</failure>\n` +
       earlier.map((attempt) => rerun("rerunFailure", test, attempt, options.attachments)).join("");
@@ -106,7 +121,8 @@ function testcase(run: Run, test: TestResult, options: JunitOptions): string {
       : `not finished (${test.status})`;
     outcome = `      <error${attrs({ message, type: test.status })}/>\n`;
   }
-  return `${open}\n${outcome}      <system-out>${output(test, options.attachments)}</system-out>\n    </testcase>\n`;
+  const out = [...failureText.map(escapeXml), output(test, options.attachments)].join("\n");
+  return `${open}\n${outcome}      <system-out>${out}</system-out>\n    </testcase>\n`;
 }
 
 /**
@@ -127,8 +143,10 @@ function testProperties(run: Run, test: TestResult): string {
 
 /** The JUnit XML document of a run (finished, or as last read when the wait timed out). */
 export function junitXml(run: Run, options: JunitOptions = {}): string {
-  const failures = run.tests.filter((test) => test.status === "FAILED").length;
-  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
+  // A quarantined failure is reported skipped: counted there, not among the failures.
+  const quarantined = run.tests.filter(isQuarantinedFailure).length;
+  const failures = run.tests.filter((test) => test.status === "FAILED").length - quarantined;
+  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length + quarantined;
   const errors =
     run.tests.length - failures - skipped - run.tests.filter((t) => t.status === "PASSED").length;
   const totals = { tests: run.tests.length, failures, errors, skipped };
@@ -141,6 +159,8 @@ export function junitXml(run: Run, options: JunitOptions = {}): string {
     // Against the base run (docs/rest-api.md, "Comparing runs"); left out without a base.
     "testrun.newFailures": run.newFailures ?? null,
     "testrun.baseRunId": run.baseRunId ?? null,
+    // Failures of quarantined cases (reported skipped); left out when there are none.
+    "testrun.quarantinedFailures": run.quarantinedFailures || null,
   };
   const props = Object.entries(properties)
     .filter(([, value]) => value !== null)

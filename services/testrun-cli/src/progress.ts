@@ -3,6 +3,7 @@
 import { failureScreenshot, type Run, type TestResult } from "@testrun/api-client";
 import { attemptLine, causeText, earlierFailures, flakyTests, isFlaky, isSystemCause } from "./attempts.js";
 import { formatDuration } from "./duration.js";
+import { healthText, isQuarantinedFailure, quarantinedFailures } from "./health.js";
 
 export interface Output {
   write(text: string): void;
@@ -21,13 +22,21 @@ export function testLine(test: TestResult): string {
   const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
   const earlier = earlierFailures(test);
-  const status = isFlaky(test) ? "PASSED on retry (flaky)" : test.status.padEnd(7);
+  // A quarantined case's failure is its true status, marked: it does not fail the run.
+  const status = isFlaky(test)
+    ? "PASSED on retry (flaky)"
+    : isQuarantinedFailure(test)
+      ? "FAILED (quarantined)"
+      : test.status.padEnd(7);
   const cause =
     test.status === "FAILED" && test.cause && (earlier.length > 0 || isSystemCause(test.cause))
       ? ` [${causeText(test.cause)}]`
       : "";
   const attempts = earlier.map((attempt) => `\n    ${attemptLine(attempt)}`).join("");
-  return `  ${status} ${test.name}${duration}${summary}${cause}${attempts}`;
+  // Its case's health beside it: whether the failure is new, known flaky, or failing since when.
+  const health = healthText(test);
+  const note = health ? ` (${health})` : "";
+  return `  ${status} ${test.name}${duration}${summary}${cause}${note}${attempts}`;
 }
 
 /** The warning a run with tests that passed only on retry ends with; undefined without any. */
@@ -60,7 +69,12 @@ export function statusLine(run: Run): string {
   // A flaky pass counts as passed (the API's passedTests) and is named beside it.
   const flaky = run.flakyTests ?? flakyTests(run.tests).length;
   const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
-  const counts = `${passed}, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  // Quarantined failures count in failedTests (the API's) and are named beside it.
+  const quarantined = run.quarantinedFailures ?? quarantinedFailures(run.tests).length;
+  const failed = quarantined
+    ? `${run.failedTests} failed (${quarantined} quarantined)`
+    : `${run.failedTests} failed`;
+  const counts = `${passed}, ${failed}${skipped ? `, ${skipped} skipped` : ""}`;
   if (run.finished) {
     const duration = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";

@@ -2,6 +2,7 @@
 import type { Run } from "@testrun/api-client";
 import { attemptLine, earlierFailures, isFlaky } from "./attempts.js";
 import { formatDuration } from "./duration.js";
+import { healthText, isQuarantinedFailure, quarantinedText } from "./health.js";
 import { statusLine } from "./progress.js";
 
 const icons: Record<string, string> = {
@@ -28,9 +29,21 @@ export function markdownSummary(run: Run, options: { timedOut?: boolean } = {}):
   const rows = run.tests.map((test) => {
     // A pass on retry stands out, with why its earlier attempts failed.
     const flaky = isFlaky(test);
-    const status = flaky ? "⚠️ PASSED on retry (flaky)" : `${icons[test.status] ?? ""} ${test.status}`;
+    // A quarantined case's failure does not fail the run: marked so, with why it is quarantined.
+    const quarantined = isQuarantinedFailure(test);
+    const status = flaky
+      ? "⚠️ PASSED on retry (flaky)"
+      : quarantined
+        ? "🔇 FAILED (quarantined)"
+        : `${icons[test.status] ?? ""} ${test.status}`;
     const attempts = earlierFailures(test).map((attempt) => cell(attemptLine(attempt)));
-    const summary = [test.status === "PASSED" ? "" : cell(test.summary), ...attempts].filter(Boolean);
+    const health = healthText(test);
+    const summary = [
+      quarantined ? `**${cell(quarantinedText(test))}**` : "",
+      test.status === "PASSED" ? "" : cell(test.summary),
+      ...attempts,
+      health ? `_${cell(health)}_` : "",
+    ].filter(Boolean);
     return `| ${status} | [${cell(test.name)}](${test.url}) | ${
       test.durationMs === null ? "" : formatDuration(test.durationMs)
     } | ${summary.join("<br>")} |`;
