@@ -79,6 +79,15 @@ export function attachmentPath(file: string, env: Record<string, string | undefi
   return inside && !inside.startsWith("..") && !inside.startsWith(sep) ? inside : file;
 }
 
+/**
+ * Every artifact of a test: those of its earlier attempts (a flaky pass's failure screenshot and
+ * response), then its own (its last attempt's), each once.
+ */
+export function artifactsOf(test: TestResult): Artifact[] {
+  const all = [...(test.attempts ?? []).flatMap((attempt) => attempt.artifacts), ...(test.artifacts ?? [])];
+  return all.filter((artifact, i) => all.findIndex((a) => a.id === artifact.id) === i);
+}
+
 export interface DownloadOptions {
   signal?: AbortSignal;
   /** A download that failed, and why (said on stderr). */
@@ -96,7 +105,7 @@ export interface Downloads {
 }
 
 /**
- * Downloads every artifact of the run's tests into `dir` (artifactPath), each through a temporary
+ * Downloads every artifact of the run's tests, their earlier attempts' too (artifactsOf), into `dir` (artifactPath), each through a temporary
  * file renamed into place once whole, so a file that is there is complete. Each is one request
  * (429, 5xx and lost connections retried for up to 30 s, as reads are); a file larger than its
  * `size` says, larger than maxFileBytes, or past maxTotalBytes for all is not written.
@@ -111,7 +120,7 @@ export async function downloadArtifacts(
   const totalLimit = options.maxTotalBytes ?? maxTotalBytes;
   const result: Downloads = { files: new Map(), bytes: 0, failed: 0 };
   for (const test of run.tests) {
-    for (const artifact of test.artifacts ?? []) {
+    for (const artifact of artifactsOf(test)) {
       const fail = (reason: string) => {
         result.failed += 1;
         options.onFailure(artifact, test, reason);

@@ -14,7 +14,7 @@ import {
 } from "@testrun/api-client";
 import type { TestrunApi } from "@testrun/mcp-tools";
 import { type Command, parseCommand, UsageError, type WaitFlags } from "./args.js";
-import { attachmentPath, downloadArtifacts } from "./artifacts.js";
+import { artifactsOf, attachmentPath, downloadArtifacts } from "./artifacts.js";
 import {
   type ComparisonReport,
   comparisonReport,
@@ -297,7 +297,7 @@ class Session {
    * changes nothing else: the exit code stays the run's.
    */
   private async downloadArtifacts(run: Run, dir: string): Promise<Map<string, string>> {
-    const listed = run.tests.reduce((count, test) => count + (test.artifacts?.length ?? 0), 0);
+    const listed = run.tests.reduce((count, test) => count + artifactsOf(test).length, 0);
     if (!listed) {
       this.say("Artifacts: the run's tests left none");
       return new Map();

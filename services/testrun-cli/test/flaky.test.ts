@@ -214,6 +214,45 @@ describe("testrun and retried tests", function () {
     expect(health).to.deep.include({ passed: true, reruns: [] });
   });
 
+  it("downloads an earlier attempt's artifacts with --artifacts and attaches them to its flakyFailure", async () => {
+    const run = flakyRun();
+    const kept = { status: 500, body: { text: "the cart service blipped" } };
+    const size = Buffer.byteLength(JSON.stringify(kept));
+    const response = {
+      id: "art_2",
+      kind: "http_response" as const,
+      name: "http-response",
+      contentType: "application/json",
+      size,
+      step: 1,
+      url: "http://api.example/v1/runs/run_1/tests/tr_1/artifacts/art_2",
+    };
+    const first = run.tests[1]?.attempts?.[0];
+    if (!first) throw new Error("an attempt");
+    first.artifacts = [response];
+    const out = join(dir, "out");
+    const junit = join(dir, "attached.xml");
+    let stdout = "";
+    gateway.answer = (request) =>
+      request.url.includes("/artifacts/") ? { status: 200, body: kept } : { status: 200, body: run };
+    const result = await main(["wait", "run_1", "--artifacts", out, "--junit", junit], {
+      env: { TESTRUN_URL: gateway.url, TESTRUN_API_KEY: `trk_${"a".repeat(46)}` },
+      stdout: {
+        write: (text) => {
+          stdout += text;
+        },
+      },
+      stderr: { write: () => undefined },
+    });
+    expect(result.code).to.equal(0);
+    expect(stdout).to.contain(`Artifacts: 1 of 1 files (${size} B)`);
+    const file = join(out, "log-in-tr_1", "1-http-response-art_2.json");
+    expect(JSON.parse(await readFile(file, "utf8"))).to.deep.equal(kept);
+    const report = await parseJunit(junit);
+    const login = report.cases.find((c: { name: string }) => c.name === "log in");
+    expect(login.reruns[0].systemOut).to.equal(`${run.tests[1]?.url}\n[[ATTACHMENT|${file}]]`);
+  });
+
   it("writes a failure after retries as a failure (the last attempt) with a rerunFailure for each earlier one", async () => {
     const junit = join(dir, "failed.xml");
     expect((await wait(failedAfterRetries(), "--junit", junit)).code).to.equal(1);
