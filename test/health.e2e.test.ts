@@ -2,7 +2,12 @@
 // 40): a case broken by its version is a new failure, then failing since its first failed run; a
 // member quarantines it and the next run PASSED with the failure counted in failedTests and
 // quarantinedFailures; GET /v1/test-cases/{id}/history pages its results with its health, for the
-// project's keys only, and refuses what is past its bounds with a 400.
+// project's keys only, and refuses what is past its bounds with a 400; the MCP tools read the same,
+// and `testrun` exits 0 for such a run, naming the failure, with it skipped in its JUnit report.
+
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -11,6 +16,7 @@ import { serviceClient } from "@testrun/kit";
 import { expect } from "chai";
 import type { System } from "../scripts/system.js";
 import { addCases, newProject, type Pipeline, type RunBody, sharedTestSystem } from "./pipeline.js";
+import { cliEnv, runCli } from "./testrun-cli.js";
 
 interface Ref {
   runId: string;
@@ -272,6 +278,30 @@ describe("test health and quarantine through the REST API", () => {
       ]);
     } finally {
       await client.close();
+    }
+  });
+
+  it("lets testrun exit 0 for a run PASSED with a quarantined failure, naming it, and report it skipped in JUnit", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "health-e2e-"));
+    try {
+      const junit = join(dir, "junit.xml");
+      const { code, stdout, stderr } = await runCli(
+        ["run", "--cases", `${steadyId},${brokenId}`, "--name", "health three", "--junit", junit],
+        cliEnv(system.gatewayUrl, pipeline.key),
+      );
+      expect(code, stdout + stderr).to.equal(0);
+      expect(stdout).to.match(/PASSED: 1 passed, 1 failed \(1 quarantined\) of 2 in /);
+      expect(stdout).to.match(
+        new RegExp(
+          `FAILED \\(quarantined\\) broken \\([^)]+\\): .*\\(failing since run ${first.id} \\(case version \\d+\\)\\)\n`,
+        ),
+      );
+      expect(stdout).to.contain(`1 quarantined failure (not failing the run):\n  broken — ${reason}\n`);
+      const xml = await readFile(junit, "utf8");
+      expect(xml).to.contain(`<skipped message="quarantined: ${reason}"/>`);
+      expect(xml).to.match(/<testsuite [^>]*failures="0" errors="0" skipped="1"/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
