@@ -15,6 +15,8 @@ To test something and get a verdict:
    Each test costs one credit.
 3. \`GET /v1/runs/{id}?wait=30\` until \`finished\` is true. \`status\` is PASSED, FAILED or SKIPPED; each
    entry of \`tests\` has a one-line \`summary\` saying what failed. Give people the run's \`url\`.
+   A test with \`flaky: true\` passed only on retry: say so; its \`attempts\` say why the others failed, and a
+   FAILED test's \`cause\` (\`browser\`, \`executor_lost\`, \`no_executor\`: the system's fault, not the application's).
 4. To retry failures: \`POST /v1/runs/{id}/rerun\` with \`{"failedOnly": true}\`. To stop a run:
    \`POST /v1/runs/{id}/cancel\`.
 5. When a run FAILED: \`GET /v1/runs/{id}/comparison\` says which failures are new against the previous
