@@ -218,6 +218,7 @@ describe("test health and quarantine through the REST API", () => {
       ["?limit=ten", "limit must be a whole number from 1 to 100"],
       ["?limit=5&limit=6", "limit must be a whole number from 1 to 100"],
       ["?cursor=not-a-cursor", "cursor is not valid"],
+      ["?environment=de%00mo", "text in the request must not contain NUL characters"],
       ["?env=demo", 'unknown query parameter "env"; accepted: environment, limit, cursor'],
     ];
     for (const [query, message] of refusals) {

@@ -1,6 +1,14 @@
 import "zod-openapi";
 import { z } from "zod";
-import { caseHealthSchema, examples, failureCauseSchema, id, idPattern, timestamp } from "./schemas.js";
+import {
+  caseHealthSchema,
+  examples,
+  failureCauseSchema,
+  id,
+  idPattern,
+  nulMessage,
+  timestamp,
+} from "./schemas.js";
 
 /**
  * The shapes of a test case's history (issue 40; docs/rest-api.md, "Test health and quarantine"):
@@ -50,12 +58,9 @@ export const historyEntrySchema = z
           description:
             "Who started the run: an API key (a pipeline; the key, not its creator), a member in the web console, a schedule; unknown for an operator or a run too old to say.",
         }),
-        id: z
-          .string()
-          .nullable()
-          .meta({
-            description: "The key (`key_…`), member (`mem_…`) or schedule (`sch_…`); null when unknown.",
-          }),
+        id: z.string().nullable().meta({
+          description: "The key (`key_…`), member (`mem_…`) or schedule (`sch_…`); null when unknown.",
+        }),
       })
       .meta({ description: "Who or what started its run." }),
     quarantined: z.boolean().meta({ description: "Its test case was quarantined when its run started." }),
@@ -95,6 +100,8 @@ export const historyEnvironmentParam = z
   .string({ error: "environment may be given once" })
   .min(1, "environment must not be empty")
   .max(200, "environment must be an id or a name of at most 200 characters")
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: naming NUL is the point: it is refused.
+  .regex(/^[^\u0000]*$/, nulMessage)
   .optional()
   .meta({
     description:
