@@ -128,6 +128,17 @@ var TestrunClient = class {
     if (page.cursor) query.set("cursor", page.cursor);
     return this.json("GET", `/v1/failure-groups/${encodeURIComponent(id)}${suffix(query)}`, options);
   }
+  /**
+   * GET /v1/test-cases/:id/history: the case's results (newest first) and its health per
+   * environment; `environment` an id or a name.
+   */
+  getTestCaseHistory(id, page = {}, options = {}) {
+    const query = new URLSearchParams();
+    if (page.environment) query.set("environment", page.environment);
+    if (page.limit !== void 0) query.set("limit", String(page.limit));
+    if (page.cursor) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/test-cases/${encodeURIComponent(id)}/history${suffix(query)}`, options);
+  }
   /** GET /v1/openapi.json (needs no key). */
   openApi(options = {}) {
     return this.json("GET", "/v1/openapi.json", options);
@@ -678,12 +689,16 @@ function attachmentPath(file, env) {
   const inside = relative(resolve(project), file);
   return inside && !inside.startsWith("..") && !inside.startsWith(sep) ? inside : file;
 }
+function artifactsOf(test) {
+  const all = [...(test.attempts ?? []).flatMap((attempt) => attempt.artifacts), ...test.artifacts ?? []];
+  return all.filter((artifact, i) => all.findIndex((a) => a.id === artifact.id) === i);
+}
 async function downloadArtifacts(client, run, dir, options) {
   const fileLimit = options.maxFileBytes ?? maxFileBytes;
   const totalLimit = options.maxTotalBytes ?? maxTotalBytes;
   const result = { files: /* @__PURE__ */ new Map(), bytes: 0, failed: 0 };
   for (const test of run.tests) {
-    for (const artifact of test.artifacts ?? []) {
+    for (const artifact of artifactsOf(test)) {
       const fail = (reason) => {
         result.failed += 1;
         options.onFailure(artifact, test, reason);
@@ -771,17 +786,59 @@ var isFlaky = (test) => test.status === "PASSED" && test.flaky === true;
 var flakyTests = (tests) => tests.filter(isFlaky);
 var attemptLine = (attempt) => `attempt ${attempt.number} FAILED, ${causeText(attempt.cause)}${attempt.summary ? `: ${attempt.summary}` : ""}`;
 
+// services/testrun-cli/src/health.ts
+var isQuarantinedFailure = (test) => test.status === "FAILED" && test.quarantined === true;
+var failingTests = (tests) => tests.filter((test) => test.status === "FAILED" && !isQuarantinedFailure(test));
+var quarantinedFailures = (tests) => tests.filter(isQuarantinedFailure);
+var quarantineReason = (test) => test.health?.quarantine?.reason || void 0;
+var quarantinedText = (test) => {
+  const reason = quarantineReason(test);
+  return reason ? `quarantined: ${reason}` : "quarantined";
+};
+function healthText(test) {
+  const health = test.health;
+  if (!health) return void 0;
+  const state = health.state === "quarantined" ? health.judged : health.state;
+  const rate = health.failureRate;
+  switch (state) {
+    case "new_failure":
+      return "new failure";
+    case "failing": {
+      const since = health.failingSince;
+      return since ? `failing since run ${since.runId} (case version ${since.caseVersion})` : "failing";
+    }
+    case "flaky":
+      return `known flaky: ${rate.count} of ${rate.sample} failed`;
+    default:
+      return void 0;
+  }
+}
+function quarantineLines(run) {
+  const quarantined = quarantinedFailures(run.tests);
+  if (!quarantined.length) return [];
+  const counted = quarantined.length === 1 ? "1 quarantined failure" : `${quarantined.length} quarantined failures`;
+  return [
+    `${counted} (not failing the run):`,
+    ...quarantined.flatMap((test) => [
+      `  ${test.name} \u2014 ${quarantineReason(test) ?? "quarantined (no reason shown: lifted since?)"}`,
+      `    ${test.url}`
+    ])
+  ];
+}
+
 // services/testrun-cli/src/progress.ts
 var final = /* @__PURE__ */ new Set(["PASSED", "FAILED", "SKIPPED"]);
 function testLine(test) {
   const duration = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
   const earlier = earlierFailures(test);
-  const status = isFlaky(test) ? "PASSED on retry (flaky)" : test.status.padEnd(7);
+  const status = isFlaky(test) ? "PASSED on retry (flaky)" : isQuarantinedFailure(test) ? "FAILED (quarantined)" : test.status.padEnd(7);
   const cause = test.status === "FAILED" && test.cause && (earlier.length > 0 || isSystemCause(test.cause)) ? ` [${causeText(test.cause)}]` : "";
   const attempts = earlier.map((attempt) => `
     ${attemptLine(attempt)}`).join("");
-  return `  ${status} ${test.name}${duration}${summary}${cause}${attempts}`;
+  const health = healthText(test);
+  const note = health ? ` (${health})` : "";
+  return `  ${status} ${test.name}${duration}${summary}${cause}${note}${attempts}`;
 }
 function flakyWarning(run, failOnFlaky) {
   const flaky = flakyTests(run.tests);
@@ -803,7 +860,9 @@ function statusLine(run) {
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
   const flaky = run.flakyTests ?? flakyTests(run.tests).length;
   const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
-  const counts = `${passed}, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  const quarantined = run.quarantinedFailures ?? quarantinedFailures(run.tests).length;
+  const failed = quarantined ? `${run.failedTests} failed (${quarantined} quarantined)` : `${run.failedTests} failed`;
+  const counts = `${passed}, ${failed}${skipped ? `, ${skipped} skipped` : ""}`;
   if (run.finished) {
     const duration = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";
@@ -878,9 +937,16 @@ function markdownSummary(run, options = {}) {
   const state = options.timedOut ? `${statusLine(run)} (the wait timed out; the run goes on)` : statusLine(run);
   const rows = run.tests.map((test) => {
     const flaky = isFlaky(test);
-    const status = flaky ? "\u26A0\uFE0F PASSED on retry (flaky)" : `${icons[test.status] ?? ""} ${test.status}`;
+    const quarantined = isQuarantinedFailure(test);
+    const status = flaky ? "\u26A0\uFE0F PASSED on retry (flaky)" : quarantined ? "\u{1F507} FAILED (quarantined)" : `${icons[test.status] ?? ""} ${test.status}`;
     const attempts = earlierFailures(test).map((attempt) => cell(attemptLine(attempt)));
-    const summary = [test.status === "PASSED" ? "" : cell(test.summary), ...attempts].filter(Boolean);
+    const health = healthText(test);
+    const summary = [
+      quarantined ? `**${cell(quarantinedText(test))}**` : "",
+      test.status === "PASSED" ? "" : cell(test.summary),
+      ...attempts,
+      health ? `_${cell(health)}_` : ""
+    ].filter(Boolean);
     return `| ${status} | [${cell(test.name)}](${test.url}) | ${test.durationMs === null ? "" : formatDuration(test.durationMs)} | ${summary.join("<br>")} |`;
   });
   return [
@@ -1079,7 +1145,17 @@ function testcase(run, test, options) {
   const summary = test.summary || "";
   let outcome = "";
   const earlier = earlierFailures(test);
-  if (test.status === "FAILED") {
+  let failureText = [];
+  if (isQuarantinedFailure(test)) {
+    outcome = `      <skipped${attrs({ message: quarantinedText(test) })}/>
+`;
+    failureText = [
+      `FAILED (${quarantinedText(test)}): ${summary}`,
+      ...earlier.map(
+        (attempt) => `attempt ${attempt.number} FAILED (${causeText(attempt.cause)}): ${attempt.summary}`
+      )
+    ];
+  } else if (test.status === "FAILED") {
     outcome = `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}
 ${test.url}`)}</failure>
 ` + earlier.map((attempt) => rerun("rerunFailure", test, attempt, options.attachments)).join("");
@@ -1094,8 +1170,9 @@ ${test.url}`)}</failure>
     outcome = `      <error${attrs({ message, type: test.status })}/>
 `;
   }
+  const out = [...failureText.map(escapeXml), output(test, options.attachments)].join("\n");
   return `${open}
-${outcome}      <system-out>${output(test, options.attachments)}</system-out>
+${outcome}      <system-out>${out}</system-out>
     </testcase>
 `;
 }
@@ -1111,8 +1188,9 @@ function testProperties(run, test) {
 ${props}      </properties>` : "";
 }
 function junitXml(run, options = {}) {
-  const failures = run.tests.filter((test) => test.status === "FAILED").length;
-  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
+  const quarantined = run.tests.filter(isQuarantinedFailure).length;
+  const failures = run.tests.filter((test) => test.status === "FAILED").length - quarantined;
+  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length + quarantined;
   const errors = run.tests.length - failures - skipped - run.tests.filter((t) => t.status === "PASSED").length;
   const totals = { tests: run.tests.length, failures, errors, skipped };
   const time = seconds(run.durationMs);
@@ -1123,7 +1201,9 @@ function junitXml(run, options = {}) {
     "testrun.run.skipReason": run.skipReason,
     // Against the base run (docs/rest-api.md, "Comparing runs"); left out without a base.
     "testrun.newFailures": run.newFailures ?? null,
-    "testrun.baseRunId": run.baseRunId ?? null
+    "testrun.baseRunId": run.baseRunId ?? null,
+    // Failures of quarantined cases (reported skipped); left out when there are none.
+    "testrun.quarantinedFailures": run.quarantinedFailures || null
   };
   const props = Object.entries(properties).filter(([, value]) => value !== null).map(([name, value]) => `      <property${attrs({ name, value })}/>
 `).join("");
@@ -1381,10 +1461,10 @@ var Session = class {
       return { code: ExitCode.timedOut, run };
     }
     this.say(statusLine(run));
-    for (const test of run.tests.filter((t) => t.status === "FAILED"))
-      for (const line of failureLines(test)) this.say(line);
+    for (const test of failingTests(run.tests)) for (const line of failureLines(test)) this.say(line);
     const flaky = flakyWarning(run, flags.failOnFlaky ?? false);
     if (flaky) this.say(flaky);
+    for (const line of quarantineLines(run)) this.say(line);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
     const comparison = await this.compare(run, flags);
@@ -1435,7 +1515,7 @@ var Session = class {
    * changes nothing else: the exit code stays the run's.
    */
   async downloadArtifacts(run, dir) {
-    const listed = run.tests.reduce((count, test) => count + (test.artifacts?.length ?? 0), 0);
+    const listed = run.tests.reduce((count, test) => count + artifactsOf(test).length, 0);
     if (!listed) {
       this.say("Artifacts: the run's tests left none");
       return /* @__PURE__ */ new Map();
@@ -1508,6 +1588,7 @@ var Session = class {
       const screenshot = test.status === "FAILED" ? screenshotLine(test) : void 0;
       if (screenshot) this.say(screenshot);
     }
+    for (const line of quarantineLines(run)) this.say(line);
     if (json) writeReports(run, { json }, { ...this.io, stdout: this.io.json });
     return { code: ExitCode.passed, run };
   }
@@ -1612,6 +1693,7 @@ function argvOf(env) {
   if (booleanInput(env, "cancel-on-timeout")) argv.push("--cancel-on-timeout");
   if (booleanInput(env, "allow-skipped")) argv.push("--allow-skipped");
   if (booleanInput(env, "fail-on-flaky")) argv.push("--fail-on-flaky");
+  option("fail-on");
   return argv;
 }
 async function runAction(io) {

@@ -7380,6 +7380,17 @@ var TestrunClient = class {
     if (page.cursor) query.set("cursor", page.cursor);
     return this.json("GET", `/v1/failure-groups/${encodeURIComponent(id)}${suffix(query)}`, options);
   }
+  /**
+   * GET /v1/test-cases/:id/history: the case's results (newest first) and its health per
+   * environment; `environment` an id or a name.
+   */
+  getTestCaseHistory(id, page = {}, options = {}) {
+    const query = new URLSearchParams();
+    if (page.environment) query.set("environment", page.environment);
+    if (page.limit !== void 0) query.set("limit", String(page.limit));
+    if (page.cursor) query.set("cursor", page.cursor);
+    return this.json("GET", `/v1/test-cases/${encodeURIComponent(id)}/history${suffix(query)}`, options);
+  }
   /** GET /v1/openapi.json (needs no key). */
   openApi(options = {}) {
     return this.json("GET", "/v1/openapi.json", options);
@@ -7930,12 +7941,16 @@ function attachmentPath(file2, env) {
   const inside = relative(resolve(project), file2);
   return inside && !inside.startsWith("..") && !inside.startsWith(sep) ? inside : file2;
 }
+function artifactsOf(test) {
+  const all = [...(test.attempts ?? []).flatMap((attempt) => attempt.artifacts), ...test.artifacts ?? []];
+  return all.filter((artifact, i) => all.findIndex((a) => a.id === artifact.id) === i);
+}
 async function downloadArtifacts(client, run, dir, options) {
   const fileLimit = options.maxFileBytes ?? maxFileBytes;
   const totalLimit = options.maxTotalBytes ?? maxTotalBytes;
   const result = { files: /* @__PURE__ */ new Map(), bytes: 0, failed: 0 };
   for (const test of run.tests) {
-    for (const artifact of test.artifacts ?? []) {
+    for (const artifact of artifactsOf(test)) {
       const fail = (reason) => {
         result.failed += 1;
         options.onFailure(artifact, test, reason);
@@ -8023,17 +8038,59 @@ var isFlaky = (test) => test.status === "PASSED" && test.flaky === true;
 var flakyTests = (tests) => tests.filter(isFlaky);
 var attemptLine = (attempt) => `attempt ${attempt.number} FAILED, ${causeText(attempt.cause)}${attempt.summary ? `: ${attempt.summary}` : ""}`;
 
+// services/testrun-cli/src/health.ts
+var isQuarantinedFailure = (test) => test.status === "FAILED" && test.quarantined === true;
+var failingTests = (tests) => tests.filter((test) => test.status === "FAILED" && !isQuarantinedFailure(test));
+var quarantinedFailures = (tests) => tests.filter(isQuarantinedFailure);
+var quarantineReason = (test) => test.health?.quarantine?.reason || void 0;
+var quarantinedText = (test) => {
+  const reason = quarantineReason(test);
+  return reason ? `quarantined: ${reason}` : "quarantined";
+};
+function healthText(test) {
+  const health = test.health;
+  if (!health) return void 0;
+  const state = health.state === "quarantined" ? health.judged : health.state;
+  const rate = health.failureRate;
+  switch (state) {
+    case "new_failure":
+      return "new failure";
+    case "failing": {
+      const since = health.failingSince;
+      return since ? `failing since run ${since.runId} (case version ${since.caseVersion})` : "failing";
+    }
+    case "flaky":
+      return `known flaky: ${rate.count} of ${rate.sample} failed`;
+    default:
+      return void 0;
+  }
+}
+function quarantineLines(run) {
+  const quarantined = quarantinedFailures(run.tests);
+  if (!quarantined.length) return [];
+  const counted = quarantined.length === 1 ? "1 quarantined failure" : `${quarantined.length} quarantined failures`;
+  return [
+    `${counted} (not failing the run):`,
+    ...quarantined.flatMap((test) => [
+      `  ${test.name} \u2014 ${quarantineReason(test) ?? "quarantined (no reason shown: lifted since?)"}`,
+      `    ${test.url}`
+    ])
+  ];
+}
+
 // services/testrun-cli/src/progress.ts
 var final = /* @__PURE__ */ new Set(["PASSED", "FAILED", "SKIPPED"]);
 function testLine(test) {
   const duration3 = test.durationMs === null ? "" : ` (${formatDuration(test.durationMs)})`;
   const summary = test.status === "PASSED" || !test.summary ? "" : `: ${test.summary}`;
   const earlier = earlierFailures(test);
-  const status = isFlaky(test) ? "PASSED on retry (flaky)" : test.status.padEnd(7);
+  const status = isFlaky(test) ? "PASSED on retry (flaky)" : isQuarantinedFailure(test) ? "FAILED (quarantined)" : test.status.padEnd(7);
   const cause = test.status === "FAILED" && test.cause && (earlier.length > 0 || isSystemCause(test.cause)) ? ` [${causeText(test.cause)}]` : "";
   const attempts = earlier.map((attempt) => `
     ${attemptLine(attempt)}`).join("");
-  return `  ${status} ${test.name}${duration3}${summary}${cause}${attempts}`;
+  const health = healthText(test);
+  const note = health ? ` (${health})` : "";
+  return `  ${status} ${test.name}${duration3}${summary}${cause}${note}${attempts}`;
 }
 function flakyWarning(run, failOnFlaky) {
   const flaky = flakyTests(run.tests);
@@ -8055,7 +8112,9 @@ function statusLine(run) {
   const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
   const flaky = run.flakyTests ?? flakyTests(run.tests).length;
   const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
-  const counts = `${passed}, ${run.failedTests} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  const quarantined = run.quarantinedFailures ?? quarantinedFailures(run.tests).length;
+  const failed = quarantined ? `${run.failedTests} failed (${quarantined} quarantined)` : `${run.failedTests} failed`;
+  const counts = `${passed}, ${failed}${skipped ? `, ${skipped} skipped` : ""}`;
   if (run.finished) {
     const duration3 = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";
@@ -8130,9 +8189,16 @@ function markdownSummary(run, options = {}) {
   const state = options.timedOut ? `${statusLine(run)} (the wait timed out; the run goes on)` : statusLine(run);
   const rows = run.tests.map((test) => {
     const flaky = isFlaky(test);
-    const status = flaky ? "\u26A0\uFE0F PASSED on retry (flaky)" : `${icons[test.status] ?? ""} ${test.status}`;
+    const quarantined = isQuarantinedFailure(test);
+    const status = flaky ? "\u26A0\uFE0F PASSED on retry (flaky)" : quarantined ? "\u{1F507} FAILED (quarantined)" : `${icons[test.status] ?? ""} ${test.status}`;
     const attempts = earlierFailures(test).map((attempt) => cell(attemptLine(attempt)));
-    const summary = [test.status === "PASSED" ? "" : cell(test.summary), ...attempts].filter(Boolean);
+    const health = healthText(test);
+    const summary = [
+      quarantined ? `**${cell(quarantinedText(test))}**` : "",
+      test.status === "PASSED" ? "" : cell(test.summary),
+      ...attempts,
+      health ? `_${cell(health)}_` : ""
+    ].filter(Boolean);
     return `| ${status} | [${cell(test.name)}](${test.url}) | ${test.durationMs === null ? "" : formatDuration(test.durationMs)} | ${summary.join("<br>")} |`;
   });
   return [
@@ -8331,7 +8397,17 @@ function testcase(run, test, options) {
   const summary = test.summary || "";
   let outcome = "";
   const earlier = earlierFailures(test);
-  if (test.status === "FAILED") {
+  let failureText = [];
+  if (isQuarantinedFailure(test)) {
+    outcome = `      <skipped${attrs({ message: quarantinedText(test) })}/>
+`;
+    failureText = [
+      `FAILED (${quarantinedText(test)}): ${summary}`,
+      ...earlier.map(
+        (attempt) => `attempt ${attempt.number} FAILED (${causeText(attempt.cause)}): ${attempt.summary}`
+      )
+    ];
+  } else if (test.status === "FAILED") {
     outcome = `      <failure${attrs({ message: summary, type: "FAILED" })}>${escapeXml(`${summary}
 ${test.url}`)}</failure>
 ` + earlier.map((attempt) => rerun("rerunFailure", test, attempt, options.attachments)).join("");
@@ -8346,8 +8422,9 @@ ${test.url}`)}</failure>
     outcome = `      <error${attrs({ message, type: test.status })}/>
 `;
   }
+  const out = [...failureText.map(escapeXml), output(test, options.attachments)].join("\n");
   return `${open2}
-${outcome}      <system-out>${output(test, options.attachments)}</system-out>
+${outcome}      <system-out>${out}</system-out>
     </testcase>
 `;
 }
@@ -8363,8 +8440,9 @@ function testProperties(run, test) {
 ${props}      </properties>` : "";
 }
 function junitXml(run, options = {}) {
-  const failures = run.tests.filter((test) => test.status === "FAILED").length;
-  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
+  const quarantined = run.tests.filter(isQuarantinedFailure).length;
+  const failures = run.tests.filter((test) => test.status === "FAILED").length - quarantined;
+  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length + quarantined;
   const errors = run.tests.length - failures - skipped - run.tests.filter((t) => t.status === "PASSED").length;
   const totals = { tests: run.tests.length, failures, errors, skipped };
   const time3 = seconds(run.durationMs);
@@ -8375,7 +8453,9 @@ function junitXml(run, options = {}) {
     "testrun.run.skipReason": run.skipReason,
     // Against the base run (docs/rest-api.md, "Comparing runs"); left out without a base.
     "testrun.newFailures": run.newFailures ?? null,
-    "testrun.baseRunId": run.baseRunId ?? null
+    "testrun.baseRunId": run.baseRunId ?? null,
+    // Failures of quarantined cases (reported skipped); left out when there are none.
+    "testrun.quarantinedFailures": run.quarantinedFailures || null
   };
   const props = Object.entries(properties).filter(([, value]) => value !== null).map(([name, value]) => `      <property${attrs({ name, value })}/>
 `).join("");
@@ -8633,10 +8713,10 @@ var Session = class {
       return { code: ExitCode.timedOut, run };
     }
     this.say(statusLine(run));
-    for (const test of run.tests.filter((t) => t.status === "FAILED"))
-      for (const line of failureLines(test)) this.say(line);
+    for (const test of failingTests(run.tests)) for (const line of failureLines(test)) this.say(line);
     const flaky = flakyWarning(run, flags.failOnFlaky ?? false);
     if (flaky) this.say(flaky);
+    for (const line of quarantineLines(run)) this.say(line);
     this.say(run.url);
     const attachments = flags.artifacts ? await this.downloadArtifacts(run, flags.artifacts) : void 0;
     const comparison = await this.compare(run, flags);
@@ -8687,7 +8767,7 @@ var Session = class {
    * changes nothing else: the exit code stays the run's.
    */
   async downloadArtifacts(run, dir) {
-    const listed = run.tests.reduce((count, test) => count + (test.artifacts?.length ?? 0), 0);
+    const listed = run.tests.reduce((count, test) => count + artifactsOf(test).length, 0);
     if (!listed) {
       this.say("Artifacts: the run's tests left none");
       return /* @__PURE__ */ new Map();
@@ -8760,6 +8840,7 @@ var Session = class {
       const screenshot = test.status === "FAILED" ? screenshotLine(test) : void 0;
       if (screenshot) this.say(screenshot);
     }
+    for (const line of quarantineLines(run)) this.say(line);
     if (json2) writeReports(run, { json: json2 }, { ...this.io, stdout: this.io.json });
     return { code: ExitCode.passed, run };
   }
@@ -38460,6 +38541,7 @@ To test something: list_test_plans (or list_test_cases), then start_run, then ge
 Give people the run's url. Each test of a run spends one of the project's credits.
 Once a run is finished, get_run also returns the screenshot of each failed browser test (what the page showed when it failed) as an image; its screenshots field says which test each image is of.
 A test may take several attempts (its retries): flaky true means it PASSED only on retry, so report it as flaky, not simply passed; cause says why a FAILED test's last attempt failed (browser, executor_lost and no_executor are the system's fault, not the application's), and attempts lists each attempt with its status, cause, summary and failed step.
+Each test of a run carries its test case's health (health.state: new_failure, failing since failingSince, flaky with failureRate "count of sample", stable, unknown) and quarantined: a quarantined test's failure does not fail the run (quarantinedFailures counts them; the reason is health.quarantine.reason): report it as a known, quarantined failure. get_test_case_history tells whether a failure is new and since when a test fails.
 When a run failed, compare_runs says which failures are new against the previous run (newly failing: caused by what changed) and which were already there; explain_failure says why one test failed (its attempts, cause, the HTTP response it got, its failure group shared with other tests, and the first run it failed in): report new failures first.
 Every tool call counts as one request against the API key's rate limit (60 a minute by default, shared with the key's REST requests): wait with get_run's waitSeconds rather than calling it in a quick loop.
 On a rate_limited error wait retryAfterSeconds; on ambiguous_name retry with one of the candidates' ids; on insufficient_credits stop and report required and available.`;
@@ -38590,6 +38672,12 @@ var getRunInput = external_exports.strictObject({
     "Wait up to this many seconds (1 to 30) for the run to finish before answering; one request however long it waits. Leave out to read it at once."
   )
 });
+var historyInput = external_exports.strictObject({
+  testCaseId: external_exports.string().min(1).describe("The test case's id, tc_\u2026 (a run's tests carry it as testCaseId)."),
+  environment: external_exports.string().min(1).optional().describe("Only results in this environment (its name or id). Leave out for every environment."),
+  limit: external_exports.int().min(1).max(100).optional().describe("How many results, newest first (1 to 100; 50 when left out)."),
+  cursor: external_exports.string().min(1).optional().describe("nextCursor of the previous answer, to read older results.")
+});
 var rerunRunInput = external_exports.strictObject({
   runId: runId2,
   failedOnly: external_exports.boolean().optional().describe("true: only the tests that FAILED (fails when none did); false or left out: every test."),
@@ -38647,7 +38735,7 @@ function registerTools(server, api) {
     "get_run",
     {
       title: "Read a run",
-      description: "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts, flaky (true: it passed only on retry), cause (why a FAILED test failed: assertion, locator, timeout, network, egress_refused, environment_unreachable, or the system's browser, executor_lost, no_executor) and attempts (each with its number, status, cause, summary, failed step, executor and artifacts); flakyTests counts the tests that passed on retry. With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
+      description: "Read a run: status (RUNNING, then PASSED, FAILED or SKIPPED), finished, the counts, skipReason, its url (give it to people) and its tests, each with a one-line summary of what failed and its artifacts, flaky (true: it passed only on retry), cause (why a FAILED test failed: assertion, locator, timeout, network, egress_refused, environment_unreachable, or the system's browser, executor_lost, no_executor) and attempts (each with its number, status, cause, summary, failed step, executor and artifacts); flakyTests counts the tests that passed on retry; health (its test case's state: new_failure, failing since a run, flaky with its failure rate, stable, unknown; quarantined with health.quarantine.reason) and quarantined (true: its failure does not fail the run; quarantinedFailures counts them, and the run can be PASSED with them). With waitSeconds the answer comes as soon as the run is finished, or after that many seconds with the run as it is then: call again while finished is false. Runs usually take seconds to minutes. Once the run is finished, the screenshot of each failed browser test (the page when it failed) follows the JSON as an image, at most 3 images and 3 MiB: `screenshots` in the JSON lists those tests in order, each attached or with the reason it was left out.",
       inputSchema: getRunInput,
       annotations: reading2
     },
@@ -38655,6 +38743,26 @@ function registerTools(server, api) {
       () => api.getRun(id, waitSeconds, { signal }),
       void 0,
       (run) => withScreenshots(api, run, signal)
+    )
+  );
+  server.registerTool(
+    "get_test_case_history",
+    {
+      title: "Read a test case's history and health",
+      description: "A test case's results, newest first (run, environment, case version, status, cause, duration, who started the run, quarantined), and its health in each environment: state (stable, flaky, failing, new_failure, quarantined, or unknown with too few results), failureRate and flipRate (count of sample with a 95% interval low to high; enoughResults false when the sample is too small to say much), failingSince (the run its current failures began in), lastFailure, median and p90 durations, and a lasting quarantine with its reason. Use it to say whether a failure is new or known, and since when a test fails. Paged: pass nextCursor as cursor for older results.",
+      inputSchema: historyInput,
+      annotations: reading2
+    },
+    async ({ testCaseId, environment, limit, cursor }, { signal }) => call(
+      () => api.getTestCaseHistory(
+        testCaseId,
+        {
+          ...environment && { environment },
+          ...limit !== void 0 && { limit },
+          ...cursor && { cursor }
+        },
+        { signal }
+      )
     )
   );
   server.registerTool(
