@@ -22,6 +22,10 @@ To test something and get a verdict:
 5. When a run FAILED: \`GET /v1/runs/{id}/comparison\` says which failures are new against the previous
    run (\`newly_failing\`, first) and which were already failing (\`still_failing\`, since which run);
    a failed test's \`failureGroup\` (\`GET /v1/failure-groups/{id}\`) shows other tests failing the same way.
+6. A test's \`health.state\` says whether its case is a \`new_failure\`, \`failing\` (since \`failingSince.runId\`),
+   \`flaky\` (\`failureRate\`: count of sample) or \`stable\`. \`quarantined: true\` marks a failure that does not
+   fail the run (counted in \`quarantinedFailures\`; why: \`health.quarantine.reason\`): report it as known.
+   \`GET /v1/test-cases/{id}/history\` lists a case's results and its health.
 
 Rules:
 - Errors are \`{"error": "<message>", "code": "<code>"}\`: branch on the status and code. 409
