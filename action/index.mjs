@@ -1062,7 +1062,8 @@ Environment:
   GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
 
 Exit codes:
-  0  the run passed (or any other command succeeded)
+  0  the run passed (or any other command succeeded); failures of quarantined tests do not
+     fail a run: it passes and they are named
   1  the run finished and a test failed (or passed only on retry, with --fail-on-flaky;
      with --fail-on new-failures, only a failure new against the base run)
   2  the run was skipped (unless --allow-skipped)
