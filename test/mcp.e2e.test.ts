@@ -561,7 +561,10 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
         const seen = JSON.parse(stdout);
         expect(seen.tools).to.deep.equal(toolNames);
         expect(seen.readOnly).to.deep.equal([
+          "compare_runs",
+          "explain_failure",
           "get_run",
+          "get_test_case_history",
           "list_environments",
           "list_test_cases",
           "list_test_plans",
