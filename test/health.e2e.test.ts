@@ -158,6 +158,24 @@ describe("test health and quarantine through the REST API", () => {
     expect(test(second, steadyId).quarantined).to.equal(false);
   });
 
+  it("lists the project's lasting quarantines to its keys, and none of them to another project's", async () => {
+    const answer = await pipeline.call("GET", "/v1/quarantines");
+    expect(answer.status).to.equal(200);
+    const { quarantines } = answer.body as {
+      quarantines: { testCaseId: string; reason: string; active: boolean; expiresAt: string }[];
+    };
+    expect(quarantines.map((q) => [q.testCaseId, q.reason, q.active])).to.deep.equal([
+      [brokenId, reason, true],
+    ]);
+    // Quarantined for 7 days.
+    const days = (Date.parse(quarantines[0]?.expiresAt ?? "") - Date.now()) / 86_400_000;
+    expect(days).to.be.within(6.9, 7);
+    const elsewhere = await other.call("GET", "/v1/quarantines");
+    expect([elsewhere.status, elsewhere.body]).to.deep.equal([200, { quarantines: [] }]);
+    const unknown = await pipeline.call("GET", "/v1/quarantines?all=true");
+    expect([unknown.status, unknown.body.code]).to.deep.equal([400, "invalid_request"]);
+  });
+
   it("carries quarantinedFailures in the run list too", async () => {
     const answer = await pipeline.call("GET", "/v1/runs?limit=2");
     const runs = (answer.body as { runs: { id: string; quarantinedFailures: number }[] }).runs;

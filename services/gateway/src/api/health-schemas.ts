@@ -7,6 +7,7 @@ import {
   id,
   idPattern,
   nulMessage,
+  quarantineSchema,
   timestamp,
 } from "./schemas.js";
 
@@ -84,6 +85,14 @@ export const historyAnswerSchema = z
     }),
   })
   .meta({ id: "TestCaseHistory" });
+
+export const quarantinesAnswerSchema = z
+  .object({
+    quarantines: z.array(quarantineSchema).max(1000).meta({
+      description: "The quarantines lasting now, the latest started first; at most 1,000.",
+    }),
+  })
+  .meta({ id: "QuarantineList" });
 
 // ---------------------------------------------------------------- parameters
 

@@ -10,7 +10,12 @@ import {
   pageLimitParam,
   stateParam,
 } from "./failure-schemas.js";
-import { historyAnswerSchema, historyEnvironmentParam, testCaseIdParam } from "./health-schemas.js";
+import {
+  historyAnswerSchema,
+  historyEnvironmentParam,
+  quarantinesAnswerSchema,
+  testCaseIdParam,
+} from "./health-schemas.js";
 import {
   artifactIdParam,
   cancelBodySchema,
@@ -514,6 +519,20 @@ export const operations = {
         "The environment name matched several environments (ambiguous_name): pass one of the candidates' ids.",
         errors.ambiguousName,
       ),
+    },
+  },
+  listQuarantines: {
+    operationId: "listQuarantines",
+    method: "get",
+    path: "/v1/quarantines",
+    summary: "The project's test cases quarantined now",
+    description:
+      "Each quarantine lasting now (docs/rest-api.md, Test health and quarantine): its test case, reason, who started it and when, and when it expires. A failure of a quarantined case in a run started while it lasts does not fail the run. Members start and lift quarantines in the web console; keys only read them.",
+    access: "read",
+    query: z.strictObject({}),
+    responses: {
+      200: answer("The lasting quarantines.", quarantinesAnswerSchema),
+      ...keyedFailures(),
     },
   },
   getOpenApi: {

@@ -30,6 +30,7 @@ export interface V1Deps {
     | "listFailureGroups"
     | "getFailureGroup"
     | "getTestCaseHistory"
+    | "listQuarantines"
   >;
   /** StartRun's deadline (START_RUN_TIMEOUT_MS), longer than the other calls'. */
   startRunTimeoutMs: number;

@@ -1,6 +1,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import type Router from "@koa/router";
 import { RunStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { quarantineJson } from "@testrun/kit/run-json";
 import type Koa from "koa";
 import { servedOpenApiDocument } from "../api/openapi.js";
 import { type Operation, type OperationName, operations } from "../api/operations.js";
@@ -212,6 +213,16 @@ export function v1Routes(router: Router<GatewayState>, deps: V1Deps): V1Handlers
 
   route(operations.getTestCaseHistory, async (ctx, { params, query }) => {
     ctx.body = historyJson(await readHistory(ctx, deps, params.id, query));
+  });
+
+  route(operations.listQuarantines, async (ctx) => {
+    const response = await rpc(ctx, () =>
+      runs.listQuarantines(
+        { actor: actorOf(ctx), projectId: keyOf(ctx).projectId, includeEnded: false },
+        callOptions(ctx),
+      ),
+    );
+    ctx.body = { quarantines: response.quarantines.map(quarantineJson) };
   });
 
   route(operations.getOpenApi, async (ctx) => {
