@@ -367,11 +367,9 @@ export const caseHealthSchema = z
     flipRate: rateSchema(
       "Consecutive results in the window whose outcome differs (passed against failed), of sampleSize - 1.",
     ),
-    failingSince: resultRefSchema
-      .nullable()
-      .meta({
-        description: "Where the current run of failures began; null unless its latest result failed.",
-      }),
+    failingSince: resultRefSchema.nullable().meta({
+      description: "Where the current run of failures began; null unless its latest result failed.",
+    }),
     lastFailure: resultRefSchema
       .nullable()
       .meta({ description: "Its latest failure (a pass on retry included), in any window; null if none." }),
