@@ -125,6 +125,9 @@ describe("failure groups and run comparisons", () => {
     expect(group?.message).to.equal("step {n} {s}: no element matches role=button[name={s}] after {n} ms");
     expect(group?.state).to.equal(FailureGroupState.OPEN);
     expect(occurrences).to.have.length(5);
+    expect(occurrences.map((o) => o.attempt)).to.deep.equal([1, 1, 1, 1, 1]);
+    expect([group?.firstSeen?.attempt, group?.lastSeen?.attempt]).to.deep.equal([1, 1]);
+    expect(group?.firstSeen?.summary).to.match(/^step 1 "buy": no element matches/);
     expect(groupCases).to.have.length(12);
 
     // Listed first by impact.

@@ -41,8 +41,8 @@ export const failureOccurrenceSchema = z
     testResultId: id("tr", "test result", examples.testResultId),
     attempt: z
       .int()
-      .min(0)
-      .meta({ description: "The attempt's number (1 for the first; 0 when not recorded).", examples: [1] }),
+      .min(1)
+      .meta({ description: "The attempt's number (1 for the first).", examples: [1] }),
     testCaseId: id("tc", "test case", examples.testCaseId),
     testCaseName: z.string().meta({ description: "The test case's name then.", examples: ["Checkout"] }),
     caseVersion: z

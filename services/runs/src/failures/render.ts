@@ -35,6 +35,8 @@ export interface SeenRow {
   v: number;
   env: string;
   at: string;
+  attempt: number;
+  summary: string;
 }
 
 export interface FailureGroupRow {
@@ -95,6 +97,8 @@ const seenOf = (seen: SeenRow, projectId: string, links: Links) =>
     caseVersion: seen.v,
     environmentId: seen.env,
     at: timestampFromDate(dbDate(seen.at)),
+    attempt: seen.attempt,
+    summary: seen.summary,
     url: links.test(projectId, seen.run, seen.id),
   });
 

@@ -164,7 +164,8 @@ export class Migration20261128220000_failure_groups extends Migration {
           v_shape.kind || chr(31) || v_shape.action || chr(31) || v_shape.target || chr(31) || p_cause || chr(31) || v_message,
           'UTF8')), 'hex');
         v_seen := jsonb_build_object('run', p_test.run_id, 'id', p_test.id, 'case', p_test.test_case_id,
-          'name', p_test.name, 'v', p_test.test_case_version, 'env', p_env, 'at', now());
+          'name', p_test.name, 'v', p_test.test_case_version, 'env', p_env, 'at', now(), 'attempt', p_attempt,
+          'summary', coalesce(p_summary, ''));
         insert into runs.failure_groups as g (id, project_id, fingerprint, step_kind, action, target, cause, message,
           occurrences, first_seen, last_seen, last_seen_at)
         values ('fg_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 26), p_project, v_fingerprint, v_shape.kind,
