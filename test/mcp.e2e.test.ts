@@ -191,6 +191,7 @@ describe("MCP: the Testrun tools over the gateway's /v1/mcp and over stdio", fun
         "testCaseIds",
         "environment",
         "name",
+        "retries",
         "idempotencyKey",
       ]);
       expect(start.required ?? []).to.deep.equal([]);
