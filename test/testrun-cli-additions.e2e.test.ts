@@ -64,7 +64,12 @@ describe("testrun with long-poll, cancel, rerun and Idempotency-Key", function (
       // Seconds, not the 15 s a polling client would wait for its next read: room for a busy machine.
       expect(Date.now() - released).to.be.below(8_000);
       const reads = proxy.requests.filter((r) => r.method === "GET" && r.path.startsWith("/v1/runs/"));
-      expect(reads.map((r) => r.path.replace(/run_\w+/, "ID"))).to.deep.equal(["/v1/runs/ID?wait=30"]);
+      // The run read once (the long poll), then, once it finished, its comparison with its base
+      // for the last line (docs/pipelines.md, "New failures").
+      expect(reads.map((r) => r.path.replace(/run_\w+/, "ID"))).to.deep.equal([
+        "/v1/runs/ID?wait=30",
+        "/v1/runs/ID/comparison",
+      ]);
     } finally {
       release();
       await proxy.stop();

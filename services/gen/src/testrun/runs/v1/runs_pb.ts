@@ -688,7 +688,8 @@ export type TestResult = Message<"testrun.runs.v1.TestResult"> & {
 
   /**
    * The test case's health in the run's environment as of the read (GetRun, GetTestResult,
-   * WatchRun's first message); unset in other answers and before the case has any result.
+   * WatchRun, ListFinishedRuns); unset in other answers (StartRun, CompleteTest, …) and before the
+   * case has any result.
    *
    * @generated from field: testrun.runs.v1.CaseHealth health = 21;
    */
