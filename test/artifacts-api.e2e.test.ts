@@ -145,10 +145,17 @@ describe("artifacts over REST: listed with test results, bytes to the project's 
         url: `${origin}/v1/runs/${run.id}/tests/${run.tests[0]?.id}/artifacts/${ids[2]}`,
       },
     ]);
-    // Every field of the contract is as before.
-    expect(Object.keys(run.tests[0] ?? {}).sort()).to.deep.equal(
-      ["artifacts", "durationMs", "id", "name", "status", "summary", "testCaseId", "url"].sort(),
-    );
+    // Every field of the contract is as before (later issues only add fields beside them).
+    expect(Object.keys(run.tests[0] ?? {})).to.include.members([
+      "artifacts",
+      "durationMs",
+      "id",
+      "name",
+      "status",
+      "summary",
+      "testCaseId",
+      "url",
+    ]);
     expect(run.tests[0]?.status).to.equal("FAILED");
   });
 

@@ -239,6 +239,7 @@ describe("console edit conflicts in a browser", function () {
       [
         "Name: Nightly",
         "Description: (none)",
+        "Retries: each test case's own",
         "Test cases, in run order:",
         `1. Plan first (${ids[0]})`,
         `2. Plan third (${ids[2]})`,

@@ -30,6 +30,8 @@ export interface TestResultBody {
   summary: string;
   url: string;
   artifacts: ArtifactBody[];
+  /** Every attempt with what it stored (docs/rest-api.md, "Attempts, retries and causes"). */
+  attempts?: { number: number; status: string; cause: string | null; artifacts: ArtifactBody[] }[];
 }
 
 export interface ArtifactBody {

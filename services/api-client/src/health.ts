@@ -1,6 +1,6 @@
 // The JSON of test health and quarantine (docs/rest-api.md, "Test health and quarantine"), as a
 // client sees it: a test result's `health` and GET /v1/test-cases/{id}/history.
-import type { FailureCause } from "./types.js";
+import type { FailureCause } from "./causes.js";
 
 /** A case's state in one environment; `quarantined` while a quarantine lasts. */
 export type HealthState = "unknown" | "stable" | "flaky" | "failing" | "new_failure" | "quarantined";

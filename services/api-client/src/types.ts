@@ -1,4 +1,5 @@
 // The JSON of the /v1 REST API as a client sees it (docs/rest-api.md).
+import type { FailureCause } from "./causes.js";
 import type { CaseHealth } from "./health.js";
 
 export type Status = "QUEUED" | "RUNNING" | "PASSED" | "FAILED" | "SKIPPED";
@@ -41,17 +42,7 @@ export interface TestResult {
   } | null;
 }
 
-/** Why an attempt FAILED; the last three are the system's own, not the test's. */
-export type FailureCause =
-  | "assertion"
-  | "locator"
-  | "timeout"
-  | "network"
-  | "egress_refused"
-  | "environment_unreachable"
-  | "browser"
-  | "executor_lost"
-  | "no_executor";
+export type { FailureCause } from "./causes.js";
 
 /** One attempt of a test (an executor's claim of it) and how it ended. */
 export interface TestAttempt {

@@ -10,7 +10,7 @@ import type { Dispatcher } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
 import type { FailureStore } from "./failures/store.js";
 import type { HealthStore } from "./health/store.js";
-import type { Links } from "./render.js";
+import type { Links } from "./links.js";
 import type { RunEvents } from "./run-events.js";
 import type { ArtifactStore } from "./store/artifacts.js";
 import type { CancelStore } from "./store/cancel.js";

@@ -30,6 +30,7 @@ import { testKindOf } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
 import { renderGroupBrief } from "./failures/render.js";
 import { renderCaseHealth } from "./health/render.js";
+import type { Links } from "./links.js";
 import { type ArtifactRow, isFinal, type RunRow, type TestRow } from "./rows.js";
 
 const runStatuses: Record<StoredStatus, RunStatus> = {
@@ -64,20 +65,6 @@ export const artifactKinds: Record<StoredArtifactKind, ArtifactKind> = {
 const causeOf = (cause: StoredCause | null) => (cause ? failureCauses[cause] : FailureCause.UNSPECIFIED);
 
 export const toRunStatus = (status: StoredStatus): RunStatus => runStatuses[status];
-
-/** Builds the web application's links (docs/rest-api.md: `{APP_URL}/projects/{projectId}/runs/{runId}`). */
-export class Links {
-  private readonly base: string;
-  constructor(appUrl: string) {
-    this.base = appUrl.replace(/\/+$/, "");
-  }
-  run(projectId: string, runId: string): string {
-    return `${this.base}/projects/${encodeURIComponent(projectId)}/runs/${encodeURIComponent(runId)}`;
-  }
-  test(projectId: string, runId: string, testResultId: string): string {
-    return `${this.run(projectId, runId)}/tests/${encodeURIComponent(testResultId)}`;
-  }
-}
 
 const stamp = (value: Date | null) => (value ? timestampFromDate(value) : undefined);
 

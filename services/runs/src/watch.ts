@@ -9,7 +9,8 @@ import {
 import type { Logger } from "pino";
 import { runNotFound } from "./errors.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
-import { type Links, renderRun } from "./render.js";
+import type { Links } from "./links.js";
+import { renderRun } from "./render.js";
 import type { RunRow, RunWithTests, TestRow } from "./rows.js";
 import type { RunEvents } from "./run-events.js";
 

@@ -29,7 +29,7 @@ import { expect } from "chai";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { database } from "../src/db/index.js";
-import { Links } from "../src/render.js";
+import { Links } from "../src/links.js";
 import { RunEvents } from "../src/run-events.js";
 import { RunReads } from "../src/store/reads.js";
 import { RunWatches } from "../src/watch.js";

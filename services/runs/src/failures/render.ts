@@ -15,7 +15,7 @@ import {
 import { dbDate } from "@testrun/kit";
 import { failureCauses } from "../causes.js";
 import type { FailureCause } from "../db/entities.js";
-import type { Links } from "../render.js";
+import type { Links } from "../links.js";
 import type { FailureGroupBriefRow } from "../rows.js";
 
 export type GroupState = FailureGroupBriefRow["state"];
