@@ -86,7 +86,7 @@ build: install
 # cores, helm 3): they start at once, beside the other steps and outside their two slots, instead of
 # waiting for a slot (docs/development.md, "A cold and a warm machine"). On a warm one they are
 # links and checks.
-GO_TOOLS := minio helm
+GO_TOOLS := minio helm cluster-tools
 TEST_STEPS := lint typecheck buf-lint check-generated check-action build web python-tools
 test: prerequisites
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(GO_TOOLS) & go_tools=$$!; \
@@ -149,9 +149,23 @@ $(MINIO_BIN):
 	@mkdir -p $(dir $@)
 	flock $(dir $@).lock env GOBIN=$(dir $@) GOTOOLCHAIN=auto go install github.com/minio/minio@$(MINIO_VERSION)
 
+# A throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+# and kwok's fake nodes on loopback ports: scripts/cluster.sh) to install the chart into by hand;
+# test/chart-cluster.e2e.test.ts starts its own. The binaries are built from the Go module proxy once (some
+# minutes on 2 cores) into the cache beside helm's and MinIO's, keyed by their versions
+# (scripts/cluster/*/go.mod). No image runs there (docs/development.md, "A Kubernetes control plane").
+CLUSTER_DIR := .tools/cluster
+.PHONY: cluster cluster-tools cluster-stop
+cluster-tools:
+	@scripts/cluster.sh build
+cluster: cluster-tools helm
+	@scripts/cluster.sh start $(CLUSTER_DIR)
+cluster-stop:
+	@scripts/cluster.sh stop $(CLUSTER_DIR)
+
 # The tests alone: mocha starts throwaway PostgreSQL and Redis unless DATABASE_URL / REDIS_URL are
 # set, and MinIO for the tests that need it.
-test-only: prerequisites install helm minio web python-tools
+test-only: prerequisites install helm minio cluster-tools web python-tools
 	npx mocha
 
 # schemathesis (pinned in test/python-requirements.txt) against the live gateway of the whole system

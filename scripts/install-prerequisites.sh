@@ -64,6 +64,11 @@ if [ "$purpose" = test ]; then
   # The chart's monitoring tests take the ServiceMonitor, PodMonitor, PrometheusRule and ScaledObject
   # CRDs from Go module zips (`go mod download`, test/crds.ts): any Go with modules will do.
   command -v go >/dev/null 2>&1 || need_go=yes
+  # The throwaway control plane of the chart's install tests (scripts/cluster.sh, built with Go like
+  # helm): its certificates, its API calls and its free ports.
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 else
   wanted+=("${browser[@]}")
 fi
