@@ -262,13 +262,14 @@ start() {
     --enable-priority-and-fairness=false --profiling=false --cert-dir "$dir/pki"
   wait_for 'api --output /dev/null "https://127.0.0.1:$api_port/readyz" 2>/dev/null' 90 kube-apiserver
 
+  # The HPA controller every 2 s (15 s by default): the tests wait for its first look at each HPA.
   launch kube-controller-manager "$kube_dir/kube-controller-manager" --kubeconfig "$dir/kubeconfig" \
     --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false \
     --service-account-private-key-file "$dir/pki/sa.key" --root-ca-file "$dir/pki/ca.crt" \
     --cluster-signing-cert-file "$dir/pki/ca.crt" --cluster-signing-key-file "$dir/pki/ca.key" \
     --allocate-node-cidrs --cluster-cidr "$pod_cidr" --service-cluster-ip-range "$service_cidr" \
-    --controllers '*' --profiling=false
+    --controllers '*' --profiling=false --horizontal-pod-autoscaler-sync-period 2s
   launch kube-scheduler "$kube_dir/kube-scheduler" --kubeconfig "$dir/kubeconfig" \
     --authentication-kubeconfig "$dir/kubeconfig" --authorization-kubeconfig "$dir/kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$(free_port)" --leader-elect=false --profiling=false

@@ -148,3 +148,19 @@ export async function validateCustomResource(object: K8sObject): Promise<void> {
   if (!validate(object as unknown))
     throw new Error(`${what}: ${ajv.errorsText(validate.errors, { dataVar: object.kind })}`);
 }
+
+/**
+ * Every CRD of crdSources, each once, as its file in the module zip has it: what a cluster that runs
+ * prometheus-operator and KEDA has installed (test/chart-cluster.e2e.test.ts sends them to an API server).
+ */
+export async function customResourceDefinitions(): Promise<K8sObject[]> {
+  const files = new Map(
+    Object.values(crdSources).map((source) => [`${source.module}/${source.file}`, source]),
+  );
+  return Promise.all(
+    [...files.values()].map(
+      async (source) =>
+        parse(readFileSync(`${await moduleDir(source.module)}/${source.file}`, "utf8")) as K8sObject,
+    ),
+  );
+}

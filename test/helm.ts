@@ -16,10 +16,16 @@ export interface HelmResult {
   stderr: string;
 }
 
-/** Runs helm and resolves with its exit code and output; a non-zero exit is a result, not an error. */
-export async function helm(args: readonly string[]): Promise<HelmResult> {
+/**
+ * Runs helm and resolves with its exit code and output; a non-zero exit is a result, not an error.
+ * `env` is added to this process's environment (KUBECONFIG, for a cluster).
+ */
+export async function helm(args: readonly string[], env: Record<string, string> = {}): Promise<HelmResult> {
   try {
-    const { stdout, stderr } = await run(helmBinary, args, { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(helmBinary, args, {
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: unknown; stdout?: string; stderr?: string };
