@@ -10,6 +10,7 @@ import { authoringHandlers } from "./authoring-handlers.js";
 import { type AutomationHandlerDeps, automationHandlers } from "./automation-handlers.js";
 import { contentDocumentHandlers } from "./content-document-handlers.js";
 import { contentHandlers } from "./content-handlers.js";
+import { healthHandlers } from "./health-handlers.js";
 import { relay } from "./relay.js";
 import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
 
@@ -68,6 +69,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
     ...authoringHandlers(deps),
     ...contentDocumentHandlers(deps),
     ...automationHandlers(deps),
+    ...healthHandlers(deps),
 
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,
