@@ -14,6 +14,7 @@ const projectSections = [
   ["/runs", "Runs"],
   ["/test-plans", "Test plans"],
   ["/test-cases", "Test cases"],
+  ["/test-health", "Test health"],
   ["/environments", "Environments"],
   ["/variables", "Variables"],
   ["/schedules", "Schedules"],

@@ -11,6 +11,7 @@ import { NotFound } from "./components/States";
 import { ApiKeys } from "./features/api-keys/ApiKeys";
 import { Credits } from "./features/credits/Credits";
 import { Environments } from "./features/environments/Environments";
+import { TestHealth } from "./features/health/TestHealth";
 import { Members } from "./features/members/Members";
 import { Home } from "./features/projects/Home";
 import { OrgProjects } from "./features/projects/OrgProjects";
@@ -92,6 +93,7 @@ const router = createBrowserRouter(
         <Route path="/projects/:projectId/test-cases/new" element={<TestCaseEditor />} />
         <Route path="/projects/:projectId/test-cases/:testCaseId" element={<TestCase />} />
         <Route path="/projects/:projectId/test-cases/:testCaseId/edit" element={<TestCaseEditor />} />
+        <Route path="/projects/:projectId/test-health" element={<TestHealth />} />
         <Route path="/projects/:projectId/environments" element={<Environments />} />
         <Route path="/projects/:projectId/variables" element={<Variables />} />
         <Route path="/projects/:projectId/schedules" element={<Schedules />} />

@@ -13,6 +13,7 @@ import { count, duration, skipReasonText, waitingText } from "../../format";
 import { useProject } from "../../project";
 import { causeName } from "./Attempts";
 import { CancelRunDialog } from "./CancelRunDialog";
+import { QuarantinedFailures, TestHealthNote } from "./RunHealth";
 import { useRunWatch } from "./watch";
 
 export function Run() {
@@ -55,6 +56,7 @@ export function Run() {
         <RunCounts run={run} />
         <RunFacts details={details} />
       </section>
+      <QuarantinedFailures run={run} />
       <FlakyTests run={run} />
       <section aria-labelledby="tests-heading" className="section">
         <h2 id="tests-heading">Tests</h2>
@@ -193,6 +195,7 @@ function TestTable({ run }: { run: RunMessage }) {
                   <Badge tone="waiting">Passed on retry</Badge>
                 </>
               )}
+              <TestHealthNote test={test} />
             </>
           ),
         },
