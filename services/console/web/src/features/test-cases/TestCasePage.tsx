@@ -16,6 +16,7 @@ import { Time } from "../../components/Time";
 import { VersionLine } from "../../components/Version";
 import { plural } from "../../format";
 import { useProject } from "../../project";
+import { CaseHealthSection } from "../health/CaseHealthSection";
 import { StartRunDialog } from "../runs/StartRunDialog";
 import { VersionBanner } from "../versions/VersionBanner";
 import { VersionMissing } from "../versions/VersionMissing";
@@ -154,6 +155,7 @@ export function TestCase() {
         </p>
         <StepList steps={testCase.steps} />
       </section>
+      {!old && <CaseHealthSection testCaseId={testCase.id} name={testCase.name} />}
       {editor && (
         <>
           <StartRunDialog
