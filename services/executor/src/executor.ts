@@ -7,6 +7,7 @@ import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import {
   ArtifactKind,
+  FailureCause,
   type RunsService,
   SkipReason,
   type TestAssignment,
@@ -16,6 +17,7 @@ import type { Logger } from "@testrun/kit";
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Artifact } from "./browser/artifacts.js";
 import { BrowserLost, type BrowserPool, BrowserUnavailable } from "./browser/pool.js";
+import { failureCauses } from "./causes.js";
 import type { TestKinds } from "./kinds.js";
 import { stepKindOf, testsExecuted } from "./metrics.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
@@ -421,10 +423,23 @@ export class Executor {
         return ack();
       }
       if (error instanceof BrowserLost) {
-        // No result: the browser died, not the test. Without heartbeats the lease lapses and the
-        // runs service hands the test out again, up to its max_attempts (a page that crashes the
-        // browser every time ends FAILED, as any test whose executor stops responding).
-        log.warn("the browser crashed under the test; its lease is left to lapse so that it runs again");
+        // The browser died, not the test: an attempt FAILED with the system's cause BROWSER, which
+        // the runs service retries without using the test's retries, up to MAX_ATTEMPTS (a page
+        // that crashes the browser every time ends FAILED, saying so), and never calls flaky.
+        log.warn("the browser crashed under the test; reported as the system's failure, to be run again");
+        await this.#complete(
+          assignment,
+          {
+            passed: false,
+            summary: "the browser crashed while the test ran (the system's fault)",
+            durationMs: 0,
+            failedStep: 0,
+            cause: "browser",
+            steps: [],
+            artifacts: [],
+          },
+          log,
+        );
         return ack();
       }
       if (!(error instanceof Interrupted)) throw error;
@@ -491,7 +506,7 @@ export class Executor {
         artifacts: [],
       } satisfies TestOutcome;
     }
-    return runSteps(assignment.steps, {
+    const outcome = await runSteps(assignment.steps, {
       baseUrl: assignment.baseUrl,
       variables: values,
       signal,
@@ -502,6 +517,10 @@ export class Executor {
       recordTrace: assignment.recordTrace,
       traceMaxBytes: this.#o.traceMaxBytes,
     });
+    // The base URL did not answer the run's check and a step then could not reach it: the
+    // environment, not the step (docs/runs.md, "Why a test failed").
+    if (!reachability.reachable && outcome.cause === "network") outcome.cause = "environment_unreachable";
+    return outcome;
   }
 
   #checkOnce(assignment: TestAssignment): Promise<Reachability> {
@@ -561,6 +580,7 @@ export class Executor {
       summary: outcome.summary,
       durationMs: BigInt(outcome.durationMs),
       failedStep: outcome.failedStep,
+      cause: outcome.passed ? FailureCause.UNSPECIFIED : failureCauses[outcome.cause ?? "assertion"],
       stepResults: outcome.steps.map((step) => ({
         number: step.number,
         status: step.passed ? TestStatus.PASSED : TestStatus.FAILED,

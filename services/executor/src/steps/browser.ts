@@ -15,7 +15,7 @@ import { maskedScreenshot } from "../browser/mask.js";
 import { BrowserLost } from "../browser/pool.js";
 import { cannotConnect } from "./http.js";
 import type { StepContext, StepKind } from "./kind.js";
-import { StepFailure, type Variables } from "./variables.js";
+import { StepFailure, type StepFailureCause, type Variables } from "./variables.js";
 import { clip, durationText, own, Said, say } from "./wording.js";
 
 export const defaultBrowserTimeoutMs = 10_000;
@@ -35,7 +35,10 @@ export const browserStepKind: StepKind<"browser"> = {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       if (ctx.browser.lost) throw new BrowserLost();
       const why = error instanceof StepFailure ? error.said : describeError(error);
-      throw new StepFailure(say`${action.describe}: ${why}`);
+      throw new StepFailure(
+        say`${action.describe}: ${why}`,
+        error instanceof StepFailure ? error.failureCause : "assertion",
+      );
     }
   },
 };
@@ -170,18 +173,19 @@ async function goto(page: Page, url: string, timeoutMs: number): Promise<void> {
     await page.goto(url, { timeout: timeoutMs, waitUntil: "load" });
   } catch (error) {
     if (error instanceof errors.TimeoutError)
-      throw new StepFailure(say`the page did not load within ${own(durationText(timeoutMs))}`);
+      throw new StepFailure(say`the page did not load within ${own(durationText(timeoutMs))}`, "timeout");
     const code = /net::(ERR_[A-Z0-9_]+)/.exec(error instanceof Error ? error.message : "")?.[1];
     if (!code) throw error;
-    // Chromium's error codes are its words, not the target's.
-    if (connectErrors.has(code)) throw new StepFailure(own(cannotConnect));
+    // Chromium's error codes are its words, not the target's; every one is the network's (the
+    // egress proxy's refusals among them: Chromium sees a tunnel that failed, not why).
+    if (connectErrors.has(code)) throw new StepFailure(own(cannotConnect), "network");
     if (code === "ERR_CONNECTION_RESET" || code === "ERR_CONNECTION_CLOSED")
-      throw new StepFailure(say`connection closed by the server`);
+      throw new StepFailure(say`connection closed by the server`, "network");
     if (code === "ERR_ABORTED")
-      throw new StepFailure(say`the page was not loaded (a download, or it was refused)`);
+      throw new StepFailure(say`the page was not loaded (a download, or it was refused)`, "network");
     if (code.startsWith("ERR_CERT_") || code.startsWith("ERR_SSL_"))
-      throw new StepFailure(say`TLS error (net::${own(code)})`);
-    throw new StepFailure(say`could not load the page (net::${own(code)})`);
+      throw new StepFailure(say`TLS error (net::${own(code)})`, "network");
+    throw new StepFailure(say`could not load the page (net::${own(code)})`, "network");
   }
 }
 
@@ -287,11 +291,26 @@ const elements = (count: number) => own(count === 1 ? "1 element" : `${count} el
  */
 async function matchProblem(found: Found, timeoutMs: number): Promise<Said | undefined> {
   const count = await found.all.count();
-  if (count === 0) return say`no element matched within ${own(durationText(timeoutMs))}`;
-  if (found.nth === 0 && count > 1) return say`${elements(count)} matched; set nth`;
-  if (found.nth > count) return say`${elements(count)} matched, fewer than nth ${own(found.nth)}`;
+  if (count === 0) return locatorProblem(say`no element matched within ${own(durationText(timeoutMs))}`);
+  if (found.nth === 0 && count > 1) return locatorProblem(say`${elements(count)} matched; set nth`);
+  if (found.nth > count)
+    return locatorProblem(say`${elements(count)} matched, fewer than nth ${own(found.nth)}`);
   return undefined;
 }
+
+/**
+ * What a locator matched when it matched no element, or several where one was needed: the cause
+ * LOCATOR. Marked where it is found, so that a failure made of it says so (failure()).
+ */
+const locatorProblems = new WeakSet<Said>();
+const locatorProblem = (said: Said): Said => {
+  locatorProblems.add(said);
+  return said;
+};
+
+/** A step's failure from what it found: a locator's problem, else `otherwise`. */
+const failure = (said: Said | string, otherwise: StepFailureCause = "assertion") =>
+  new StepFailure(said, said instanceof Said && locatorProblems.has(said) ? "locator" : otherwise);
 
 /** An action on one element; a failure is explained from what the page holds now. */
 function onElement(
@@ -309,33 +328,47 @@ function onElement(
         await act(found.one);
       } catch (error) {
         if (error instanceof StepFailure || ctx.signal.aborted) throw error;
-        throw new StepFailure(await explain(error, found, timeoutMs));
+        const { said, cause } = await explain(error, found, timeoutMs);
+        throw failure(said, cause);
       }
     },
   };
 }
 
-/** What an action's failure means: a known refusal, or what the page shows instead. */
-async function explain(error: unknown, found: Found, timeoutMs: number): Promise<Said | string> {
+/**
+ * What an action's failure means: a known refusal, or what the page shows instead, and why: a
+ * locator's problem (marked), an element that did not become ready in time (TIMEOUT), or an
+ * expectation of the element not met (the rest).
+ */
+async function explain(
+  error: unknown,
+  found: Found,
+  timeoutMs: number,
+): Promise<{ said: Said | string; cause: StepFailureCause }> {
   const message = error instanceof Error ? error.message : "";
   const known = knownProblem(message);
-  if (known) return known;
+  if (known) return { said: known, cause: "assertion" };
   const strict = message.includes("strict mode violation");
-  if (!strict && !(error instanceof errors.TimeoutError)) return describeError(error);
+  if (!strict && !(error instanceof errors.TimeoutError))
+    return { said: describeError(error), cause: "assertion" };
   const waited = own(durationText(timeoutMs));
   try {
     const problem = await matchProblem(found, timeoutMs);
-    if (problem) return problem;
+    if (problem) return { said: problem, cause: "locator" };
     if (message.includes("intercepts pointer events"))
-      return say`another element covers it (waited ${waited})`;
-    if (!(await found.one.isVisible())) return say`the element is not visible (waited ${waited})`;
+      return { said: say`another element covers it (waited ${waited})`, cause: "timeout" };
+    if (!(await found.one.isVisible()))
+      return { said: say`the element is not visible (waited ${waited})`, cause: "timeout" };
     if (!(await found.one.isEnabled({ timeout: 1_000 })))
-      return say`the element is disabled (waited ${waited})`;
-    if (message.includes("not editable")) return say`the element is not editable (waited ${waited})`;
+      return { said: say`the element is disabled (waited ${waited})`, cause: "timeout" };
+    if (message.includes("not editable"))
+      return { said: say`the element is not editable (waited ${waited})`, cause: "assertion" };
   } catch {
     // The page changed while it was looked at (a navigation): say what the action saw.
   }
-  return strict ? say`several elements matched; set nth` : say`the element was not ready within ${waited}`;
+  return strict
+    ? { said: say`several elements matched; set nth`, cause: "locator" }
+    : { said: say`the element was not ready within ${waited}`, cause: "timeout" };
 }
 
 /** Playwright's refusals of an element, in the summary's words. */
@@ -434,14 +467,16 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
           const known = knownProblem(error instanceof Error ? error.message : "");
           if (known) throw new StepFailure(known);
           const count = await found.all.count().catch(() => undefined);
-          if (count === undefined) throw new StepFailure(say`not ${own(state)} within ${waited}`);
+          if (count === undefined) throw new StepFailure(say`not ${own(state)} within ${waited}`, "timeout");
           if (state === "hidden" || state === "detached")
             throw new StepFailure(
               say`${elements(count)} still ${own(state === "hidden" ? "visible" : "in the page")} after ${waited}`,
+              "timeout",
             );
-          throw new StepFailure(
+          throw failure(
             (await matchProblem(found, timeoutMs).catch(() => undefined)) ??
               say`still hidden after ${waited}`,
+            "timeout",
           );
         }
       },
@@ -458,7 +493,8 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
           timeoutMs,
           ctx.signal,
         );
-        if (!result.ok) throw new StepFailure(say`the URL is ${quote(page.url())} after ${waited}`);
+        if (!result.ok)
+          throw new StepFailure(say`the URL is ${quote(page.url())} after ${waited}`, "timeout");
       },
     };
   }
@@ -472,7 +508,8 @@ function waitFor(wait: BrowserWaitFor, { page, ctx, timeoutMs }: Scope): Action 
           .first()
           .waitFor({ state: "visible", timeout: timeoutMs });
       } catch (error) {
-        if (error instanceof errors.TimeoutError) throw new StepFailure(say`not shown within ${waited}`);
+        if (error instanceof errors.TimeoutError)
+          throw new StepFailure(say`not shown within ${waited}`, "timeout");
         throw error;
       }
     },
@@ -538,7 +575,7 @@ function expectation(check: BrowserExpect, { page, ctx, timeoutMs }: Scope): Act
         timeoutMs,
         ctx.signal,
       );
-      if (!last.ok) throw new StepFailure(last.got);
+      if (!last.ok) throw failure(last.got);
     },
   });
   /** The one element checked, or why there is not exactly one. */

@@ -9,7 +9,7 @@ import { httpEvidence } from "./http-evidence.js";
 import { type HttpTimings, RequestTimer } from "./http-timing.js";
 import { evaluateJsonPath, JsonPathError } from "./json-path.js";
 import type { StepContext, StepKind, StepOf } from "./kind.js";
-import { StepFailure, type Variables } from "./variables.js";
+import { StepFailure, type StepFailureCause, type Variables } from "./variables.js";
 import { clip, own, type Said, say, sizeText } from "./wording.js";
 
 export const defaultTimeoutMs = 10_000;
@@ -122,8 +122,8 @@ async function send(request: HttpRequest, ctx: StepContext, cap: number): Promis
   } catch (error) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (error instanceof StepFailure) throw error;
-    if (signal.aborted) throw new StepFailure(say`no response within ${own(timeoutMs)} ms`);
-    throw new StepFailure(say`request failed: ${fetchFailure(error)}`);
+    if (signal.aborted) throw new StepFailure(say`no response within ${own(timeoutMs)} ms`, "timeout");
+    throw new StepFailure(say`request failed: ${fetchFailure(error)}`, fetchFailureCause(error));
   }
 }
 
@@ -216,6 +216,18 @@ const fetchPhrases = new Set([
   "TLS error",
   "unknown error",
 ]);
+
+/**
+ * Why a request got no response, from the error's code: the egress guard's refusal (the summary
+ * says "could not connect" as for any address, the cause says which), else the network (DNS, a
+ * refused, reset or timed-out connection, TLS).
+ */
+export function fetchFailureCause(error: unknown): StepFailureCause {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const first = cause instanceof AggregateError ? cause.errors[0] : cause;
+  const { code } = (first ?? {}) as { code?: unknown };
+  return code === "EGRESS_REFUSED" ? "egress_refused" : "network";
+}
 
 /** describeFetchError's answer, its own phrase marked as the executor's (never redacted). */
 const fetchFailure = (error: unknown): Said | string => {

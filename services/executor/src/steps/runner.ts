@@ -7,7 +7,7 @@ import { unzipRatio } from "../browser/trace-redaction.js";
 import { browserStepKind } from "./browser.js";
 import { httpStepKind } from "./http.js";
 import type { StepKind, StepKindName, StepKindRegistry } from "./kind.js";
-import { StepFailure, Variables } from "./variables.js";
+import { StepFailure, type StepFailureCause, Variables } from "./variables.js";
 import { durationText, own, type Part, quoted, Said, say } from "./wording.js";
 
 /** Every step kind the executor can run. A new kind is a new module added here. */
@@ -17,6 +17,12 @@ export const stepKinds: StepKindRegistry = {
 };
 
 export const maxSummaryLength = 300;
+
+/**
+ * Why a test failed as the executor reports it: a step's cause, the environment's when the run's
+ * base URL did not answer either (executor.ts), or the browser's when it crashed under the test.
+ */
+export type TestFailureCause = StepFailureCause | "environment_unreachable" | "browser";
 
 /** A zipped trace is kept up to this size by default (BROWSER_TRACE_MAX_BYTES). */
 export const defaultTraceMaxBytes = 32 * 1024 * 1024;
@@ -36,6 +42,8 @@ export interface TestOutcome {
   durationMs: number;
   /** The number (from 1) of the step that failed; 0 when the test passed. */
   failedStep: number;
+  /** Why it failed (CompleteTestRequest.cause); absent when it passed. */
+  cause?: TestFailureCause;
   /** Each step that ran, in order (the ones after a failed step did not run). */
   steps: StepOutcome[];
   /**
@@ -99,11 +107,17 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
   const ran: StepOutcome[] = [];
   /** What the steps kept (a failed HTTP step's response), before the browser's artifacts. */
   const kept: Artifact[] = [];
-  const outcome = (passed: boolean, summary: Said, failedStep = 0): TestOutcome => ({
+  const outcome = (
+    passed: boolean,
+    summary: Said,
+    failedStep = 0,
+    cause?: StepFailureCause,
+  ): TestOutcome => ({
     passed,
     summary: oneLine(summary, vars),
     durationMs: Math.round(performance.now() - started),
     failedStep,
+    ...(cause && { cause }),
     steps: ran,
     artifacts: [],
   });
@@ -119,6 +133,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
             false,
             say`${label}: the test ran past its deadline of ${own(durationText(options.deadlineMs ?? 0))}`,
             index + 1,
+            "timeout",
           );
         outer.throwIfAborted();
         if (deadline.signal.aborted) return overDeadline();
@@ -151,7 +166,12 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
               ? error.said
               : // An executor fault, not the target's: its message may hold anything, so it is not repeated.
                 say`executor error (${own(error instanceof Error ? error.name : "unknown")})`;
-          return outcome(false, say`${label}: ${why}`, index + 1);
+          return outcome(
+            false,
+            say`${label}: ${why}`,
+            index + 1,
+            error instanceof StepFailure ? error.failureCause : "assertion",
+          );
         }
       }
       return outcome(true, steps.length === 1 ? say`1 step passed` : say`${own(steps.length)} steps passed`);

@@ -7,6 +7,13 @@
 import { Redactor, redactedActual } from "./redaction.js";
 import { type Part, quoted, Said, say } from "./wording.js";
 
+/**
+ * Why a step failed, decided where the failure is found, from what was found, never from its words
+ * (docs/runs.md, "Why a test failed"). The system's causes (a browser that crashed, an executor
+ * lost) are not a step's: the executor and the runs service decide those.
+ */
+export type StepFailureCause = "assertion" | "locator" | "timeout" | "network" | "egress_refused";
+
 /** A step failed; its message is the "what went wrong" half of the summary, before redaction. */
 export class StepFailure extends Error {
   override name = "StepFailure";
@@ -16,7 +23,11 @@ export class StepFailure extends Error {
    */
   readonly said: Said;
 
-  constructor(said: Said | string) {
+  /** `failureCause`: an expectation not met unless the place that found the failure says otherwise. */
+  constructor(
+    said: Said | string,
+    readonly failureCause: StepFailureCause = "assertion",
+  ) {
     const pieces = said instanceof Said ? said : quoted(said);
     super(pieces.toString());
     this.said = pieces;
