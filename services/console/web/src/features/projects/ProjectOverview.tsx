@@ -8,6 +8,7 @@ import { Empty, NotFound, QueryView } from "../../components/States";
 import { canAdminister, count, roleName } from "../../format";
 import { useProject } from "../../project";
 import { NoCredits } from "../credits/CreditsHelp";
+import { HealthSettingsSetting } from "../health/HealthSettings";
 import { RunTable, useRunNames } from "../runs/Runs";
 import { StartRunDialog } from "../runs/StartRunDialog";
 import { DeleteProjectDialog } from "./DeleteProjectDialog";
@@ -89,6 +90,7 @@ export function ProjectOverview() {
               Delete project
             </button>
           </div>
+          <HealthSettingsSetting projectId={projectId} />
           {managing === "rename" && (
             <EditProjectDialog project={p} open onClose={() => setManaging(undefined)} />
           )}
