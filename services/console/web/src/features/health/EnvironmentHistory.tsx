@@ -74,7 +74,7 @@ function FailureAge({ health }: { health: CaseHealth }) {
   const { path } = useProject();
   const at = (ref: ResultRef) => (
     <>
-      <Link to={path(`/runs/${ref.runId}`)}>run {ref.runId}</Link> (case version {ref.caseVersion},{" "}
+      run <Link to={path(`/runs/${ref.runId}`)}>{ref.runId}</Link> (case version {ref.caseVersion},{" "}
       <Time at={ref.at} />)
     </>
   );

@@ -210,13 +210,13 @@ function HealthTable({
           className: "cell-nowrap",
           cell: (c) =>
             c.failingSince ? (
-              <>
+              <span>
                 since <Time at={c.failingSince.at} />
-              </>
+              </span>
             ) : c.lastFailure ? (
-              <>
+              <span>
                 last <Time at={c.lastFailure.at} />
-              </>
+              </span>
             ) : (
               <span className="muted">never failed</span>
             ),
