@@ -168,4 +168,26 @@ describe("test health and quarantine in the console", function () {
     await page.getByText("Search answers's quarantine lifted.").waitFor();
     expect(await page.getByRole("region", { name: "Quarantine" }).count()).to.equal(0);
   });
+
+  it("lets an Admin change the health settings within their bounds, and not an Editor", async () => {
+    const editor = await suite.signedIn("narrow", editorId);
+    await editor.goto(path(""));
+    await editor.getByRole("heading", { level: 1 }).waitFor();
+    expect(await editor.getByRole("button", { name: "Change health settings" }).count()).to.equal(0);
+
+    const page = await suite.signedIn("narrow", suite.project.ownerId);
+    await page.goto(path(""));
+    await page
+      .getByText(/judged on the latest 30 results within 14 days, from 5 results; history kept 90 days/)
+      .waitFor();
+    await page.getByRole("button", { name: "Change health settings" }).click();
+    const dialog = page.getByRole("dialog", { name: "Health settings" });
+    await dialog.getByLabel("Window: latest results").fill("300");
+    await dialog.getByText("From 5 to 200.", { exact: true }).first().waitFor();
+    expect(await dialog.getByRole("button", { name: "Save" }).isDisabled()).to.equal(true);
+    await shot(page, "health-settings", "narrow");
+    await dialog.getByLabel("Window: latest results").fill("40");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await page.getByText(/judged on the latest 40 results within 14 days/).waitFor();
+  });
 });
