@@ -141,6 +141,24 @@ describe("test health and quarantine", () => {
       states: [HealthState.FLAKY],
     });
     expect(onlyFlaky.cases.map((c) => c.testCaseId)).to.deep.equal([project.cases[1]]);
+    // Ids are data: quotes, backslashes and braces match nothing and fail nothing.
+    const odd = await stack.runs.listTestHealth({
+      actor: project.key,
+      projectId: project.projectId,
+      testCaseIds: ["a\\", '"}', "{x,y}", `${testCaseId}\\`],
+    });
+    expect(odd.cases).to.deep.equal([]);
+    // 2,000 ids are taken, one more is refused.
+    const many = Array.from({ length: 2_000 }, (_, i) => `tc_${i}`);
+    await stack.runs.listTestHealth({ actor: project.key, projectId: project.projectId, testCaseIds: many });
+    await rejects(
+      stack.runs.listTestHealth({
+        actor: project.key,
+        projectId: project.projectId,
+        testCaseIds: [...many, "tc_x"],
+      }),
+      Code.InvalidArgument,
+    );
   });
 
   it("leaves a run PASSED when its only failure is quarantined, counting it, and lifts or expires the quarantine", async () => {

@@ -1,6 +1,7 @@
 // Failure groups' reads (the trigger of Migration20261128220000_failure_groups writes them) and
 // the base run a comparison defaults to.
 import type { Orm } from "@testrun/kit";
+import { textArray } from "../store/claims.js";
 import { baseRunSelect } from "./base.js";
 import type { FailureGroupRow, GroupCaseRow, GroupState, OccurrenceRow } from "./render.js";
 
@@ -15,7 +16,7 @@ export class FailureStore {
     return this.orm.em.fork().execute<FailureGroupRow[]>(
       `select g.* from runs.failure_groups g where g.project_id = ? and g.state = any(?::text[])
        order by g.cases_affected desc, g.occurrences desc, g.last_seen_at desc, g.id offset ? limit ?`,
-      [projectId, `{${states.join(",")}}`, offset, limit + 1],
+      [projectId, textArray(states), offset, limit + 1],
     );
   }
 
@@ -63,7 +64,7 @@ export class FailureStore {
       .fork()
       .execute<{ id: string; variable_names: string[] | null }[]>(
         "select id, variable_names from runs.runs where id = any(?::text[])",
-        [`{${runIds.join(",")}}`],
+        [textArray(runIds)],
       );
     return new Map(rows.map((row) => [row.id, row.variable_names]));
   }

@@ -11,6 +11,7 @@ import {
   type QuarantineRow,
   type TestRow,
 } from "../rows.js";
+import { textArray } from "../store/claims.js";
 import { transaction } from "../store/locking.js";
 
 /** A state as ListTestHealth filters and orders by it: a lasting quarantine comes first. */
@@ -106,7 +107,7 @@ export class HealthStore {
     }
     if (filter.testCaseIds.length > 0) {
       where.push("h.test_case_id = any(?::text[])");
-      params.push(`{${filter.testCaseIds.map((id) => `"${id.replaceAll('"', "")}"`).join(",")}}`);
+      params.push(textArray(filter.testCaseIds));
     }
     const listed = `select h.*, row_to_json(q) as quarantine,
          case when q.id is not null then 'quarantined' else h.judged end as listed_state
@@ -123,7 +124,7 @@ export class HealthStore {
        order by array_position(?::text[], listed_state), window_failures desc, last_result_at desc nulls last,
          test_case_id, environment_id
        offset ? limit ?`,
-      [...params, ...filter.states, `{${impactOrder.join(",")}}`, offset, limit + 1],
+      [...params, ...filter.states, textArray(impactOrder), offset, limit + 1],
     );
     const counts = await em.execute<{ listed_state: ListedState; n: number }[]>(
       `select listed_state, count(*)::int as n from (${listed}) l group by listed_state`,
@@ -141,7 +142,7 @@ export class HealthStore {
     const rows = await this.orm.em.fork().execute<{ test_case_id: string; run: string }[]>(
       `select h.test_case_id, h.failing_since->>'run' as run from runs.case_health h
        where h.project_id = ? and h.environment_id = ? and h.test_case_id = any(?::text[]) and h.failing_since is not null`,
-      [projectId, environmentId, `{${testCaseIds.join(",")}}`],
+      [projectId, environmentId, textArray(testCaseIds)],
     );
     return new Map(rows.map((row) => [row.test_case_id, row.run]));
   }
