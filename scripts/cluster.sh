@@ -83,14 +83,18 @@ build() {
   ) 9>"$(dirname "$kwok_bin").lock"
 }
 
-# A loopback TCP port nobody listens on (and not handed out already by this script).
+# A loopback TCP port no socket uses (and not handed out already by this script), below the kernel's
+# ephemeral range: a port from that range can be taken by any outgoing connection (or any test
+# server bound to port 0) between this choice and the component's bind, which once failed CI with
+# "address already in use".
 taken_ports=" "
+ephemeral_start=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % (ephemeral_start - 10000)))
     [[ $taken_ports == *" $port "* ]] && continue
-    [ -z "$(ss -Hltn "sport = :$port")" ] || continue
+    [ -z "$(ss -Htan "sport = :$port")" ] || continue
     taken_ports+="$port "
     echo "$port"
     return
@@ -112,11 +116,16 @@ api() {
     --key "$dir/pki/admin.key" "$@"
 }
 
-# Waits up to $2 seconds for `$1` (a shell condition) to hold, failing with the named log's tail.
+# Waits up to $2 seconds for `$1` (a shell condition) to hold, failing with the named log's tail,
+# and at once when the named component has exited (it will not come up then).
 wait_for() {
-  local condition=$1 seconds=$2 log=$3 waited=0
+  local condition=$1 seconds=$2 log=$3 waited=0 pid_file
+  pid_file=$(ls "$dir"/pids/*-"$log" 2>/dev/null | head -n 1)
   until eval "$condition"; do
-    if [ $waited -ge $((seconds * 5)) ]; then
+    local exited=
+    [ -n "$pid_file" ] && ! kill -0 "$(cat "$pid_file")" 2>/dev/null && exited=1
+    if [ -n "$exited" ] || [ $waited -ge $((seconds * 5)) ]; then
+      [ -n "$exited" ] && echo "$log exited" >&2
       echo "--- $dir/logs/$log.log (last lines)" >&2
       tail -n 20 "$dir/logs/$log.log" >&2 || true
       stop_processes
