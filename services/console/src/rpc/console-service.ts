@@ -10,6 +10,7 @@ import { authoringHandlers } from "./authoring-handlers.js";
 import { type AutomationHandlerDeps, automationHandlers } from "./automation-handlers.js";
 import { contentDocumentHandlers } from "./content-document-handlers.js";
 import { contentHandlers } from "./content-handlers.js";
+import { failureHandlers } from "./failure-handlers.js";
 import { healthHandlers } from "./health-handlers.js";
 import { relay } from "./relay.js";
 import { type RunHandlerDeps, runHandlers } from "./run-handlers.js";
@@ -70,6 +71,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
     ...contentDocumentHandlers(deps),
     ...automationHandlers(deps),
     ...healthHandlers(deps),
+    ...failureHandlers(deps),
 
     getSignInOptions: () => ({
       oidcEnabled: deps.oidcProvider !== undefined,
