@@ -34,8 +34,9 @@ describe("runs through failures, through the real gateway", () => {
       redisUrl: redis.url,
       serviceEnv: {
         // Quick repairs: what Redis lost is published again within a second.
-        runs: { RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300" },
-        executor: oneAtATime,
+        // Leases of 4 s (heartbeats every 1.3 s): a killed executor's lease lapses within the test.
+        runs: { RECONCILE_INTERVAL_MS: "200", REPUBLISH_AFTER_MS: "300", LEASE_MS: "4000" },
+        executor: { ...oneAtATime, LEASE_MS: "4000" },
       },
     });
     db = new pg.Client({ connectionString: system.env.DATABASE_URL });
@@ -50,6 +51,7 @@ describe("runs through failures, through the real gateway", () => {
         getCase("slow page two", "two-slow", "/slow?ms=1000"),
         getCase("a page of 1.5 s", "finishes-in-time", "/slow?ms=1500"),
         getCase("a page of 3 s", "outlasts-deadline", "/slow?ms=3000"),
+        getCase("a page of 2 s", "killed-mid-test", "/slow?ms=2000"),
       ].join(""),
     );
   });
@@ -61,7 +63,13 @@ describe("runs through failures, through the real gateway", () => {
 
   /** Another executor like the system's, with `env` on top. */
   const startExecutor = (env: Record<string, string> = {}) =>
-    startServiceProcess("executor", { ...system.executorEnv, ...oneAtATime, PORT: "0", ...env });
+    startServiceProcess("executor", {
+      ...system.executorEnv,
+      ...oneAtATime,
+      LEASE_MS: "4000",
+      PORT: "0",
+      ...env,
+    });
 
   /** Replaces the system's executor (stopped by a test) with a fresh one, stopped with the system. */
   const replaceExecutor = async (replacement?: ServiceProcess) => {
@@ -204,6 +212,38 @@ describe("runs through failures, through the real gateway", () => {
       expect((await pipeline.finished(run.id)).status).to.equal("PASSED");
     } finally {
       await impatient?.stop("SIGTERM");
+      await replaceExecutor(successor);
+    }
+  });
+
+  it("gives a test whose executor was SIGKILLed mid-test an executor_lost attempt, runs it again, and ends PASSED, not flaky", async () => {
+    const killed = system.processes.get("executor");
+    let successor: ServiceProcess | undefined;
+    try {
+      const run = await pipeline.start({ tags: ["killed-mid-test"] });
+      await pipeline.running(run.id);
+      await killed?.stop("SIGKILL");
+      // Nobody heartbeats the lease now: it lapses, and the next executor runs the test again.
+      successor = await startExecutor();
+      const done = await pipeline.finished(run.id);
+      expect(done.status).to.equal("PASSED");
+      const { tests, flakyTests } = done as unknown as {
+        flakyTests: number;
+        tests: {
+          status: string;
+          flaky: boolean;
+          cause: string | null;
+          attempts: { number: number; status: string; cause: string | null }[];
+        }[];
+      };
+      const [test] = tests;
+      expect(test).to.include({ status: "PASSED", flaky: false, cause: null });
+      expect(test?.attempts.map((a) => [a.number, a.status, a.cause])).to.deep.equal([
+        [1, "FAILED", "executor_lost"],
+        [2, "PASSED", null],
+      ]);
+      expect(flakyTests).to.equal(0);
+    } finally {
       await replaceExecutor(successor);
     }
   });
