@@ -15,6 +15,7 @@ const projectSections = [
   ["/test-plans", "Test plans"],
   ["/test-cases", "Test cases"],
   ["/test-health", "Test health"],
+  ["/failures", "Failures"],
   ["/environments", "Environments"],
   ["/variables", "Variables"],
   ["/schedules", "Schedules"],

@@ -11,6 +11,8 @@ import { NotFound } from "./components/States";
 import { ApiKeys } from "./features/api-keys/ApiKeys";
 import { Credits } from "./features/credits/Credits";
 import { Environments } from "./features/environments/Environments";
+import { FailureGroupPage } from "./features/failures/FailureGroupPage";
+import { FailureGroups } from "./features/failures/FailureGroups";
 import { TestHealth } from "./features/health/TestHealth";
 import { Members } from "./features/members/Members";
 import { Home } from "./features/projects/Home";
@@ -94,6 +96,8 @@ const router = createBrowserRouter(
         <Route path="/projects/:projectId/test-cases/:testCaseId" element={<TestCase />} />
         <Route path="/projects/:projectId/test-cases/:testCaseId/edit" element={<TestCaseEditor />} />
         <Route path="/projects/:projectId/test-health" element={<TestHealth />} />
+        <Route path="/projects/:projectId/failures" element={<FailureGroups />} />
+        <Route path="/projects/:projectId/failures/:groupId" element={<FailureGroupPage />} />
         <Route path="/projects/:projectId/environments" element={<Environments />} />
         <Route path="/projects/:projectId/variables" element={<Variables />} />
         <Route path="/projects/:projectId/schedules" element={<Schedules />} />
