@@ -51,6 +51,9 @@ if [ "$purpose" = test ]; then
   # A real Prometheus (Debian's 2.42) scrapes the whole system in test/metrics.e2e.test.ts, and its
   # promtool checks and unit-tests the chart's alerting rules and lints every /metrics.
   { [ -x /usr/bin/prometheus ] && command -v promtool >/dev/null 2>&1; } || missing+=(prometheus)
+  # tesseract reads a failure screenshot's text, to prove a masked secret cannot be read off it
+  # (services/executor/test/browser-masking.test.ts).
+  command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
   # Python with venv for the tests' outside consumers (scripts/python-tools.sh, test/python-requirements.txt).
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   # helm's go.mod needs Go 1.26, which any Go >= 1.21 fetches by itself (GOTOOLCHAIN=auto); an older

@@ -1,5 +1,9 @@
 // No secret in a picture: a screenshot (the failure's, a step's) paints over every element whose value
 // or text holds a variable's value and every password input; the trace records no screencast frames.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { unzipSync } from "fflate";
 import { PNG } from "pngjs";
@@ -29,6 +33,20 @@ function decodePng(png: Uint8Array): {
   };
 }
 
+/** The text a reader of the picture would see, as tesseract reads it (Debian's tesseract-ocr). */
+function readText(png: Uint8Array): string {
+  const dir = mkdtempSync(join(tmpdir(), "testrun-ocr-"));
+  try {
+    writeFileSync(join(dir, "shot.png"), png);
+    return execFileSync("tesseract", [join(dir, "shot.png"), "stdout"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("browser artifacts: no secret in a picture", function () {
   this.timeout(60_000);
   let target: BrowserTarget;
@@ -43,6 +61,18 @@ describe("browser artifacts: no secret in a picture", function () {
   });
 
   const value = "Hunter2Secret9";
+  /** The page as it looks unmasked, with the value typed: what OCR must be able to read. */
+  const unmaskedShot = async () => {
+    const context = await pool.openContext(new AbortController().signal);
+    try {
+      const page = await context.context.newPage();
+      await page.goto(new URL("/typed", target.url).href);
+      await page.fill("#text", value);
+      return await page.screenshot();
+    } finally {
+      await context.close();
+    }
+  };
   const boxes = async () => {
     // The elements' boxes, measured in a page of our own (the executor's is closed by then).
     const context = await pool.openContext(new AbortController().signal);
@@ -98,5 +128,26 @@ describe("browser artifacts: no secret in a picture", function () {
       entries.filter((entry) => /\.(jpe?g|png)$/.test(entry)),
       "no screencast frames",
     ).to.deep.equal([]);
+  });
+
+  it("leaves no text of the value that OCR can read in the failure screenshot, where it reads it unmasked", async () => {
+    // The control: the same page unmasked shows the value in text a reader (tesseract) can read.
+    expect(readText(await unmaskedShot())).to.contain(value);
+    const outcome = await runSteps(
+      stepsOf([
+        { name: "open", browser: { goto: { url: "/typed" } } },
+        { name: "text", browser: { fill: { locator: { css: "#text" }, value: "{{PASSWORD}}" } } },
+        { name: "fails", browser: { expect: { title: "Not this one" }, timeoutMs: 300 } },
+      ]),
+      { baseUrl: target.url, variables: { PASSWORD: value }, egress: browserTargetEgress, browsers: pool },
+    );
+    const failure = outcome.artifacts.find(
+      (artifact) => artifact.kind === ArtifactKind.SCREENSHOT && artifact.name === "failure",
+    );
+    const text = readText(failure?.content ?? new Uint8Array());
+    // The page's own words are read, so the picture was readable; the value is not among them.
+    expect(text).to.contain("You typed");
+    expect(text).not.to.contain(value);
+    expect(text).not.to.contain(value.slice(0, 6));
   });
 });
