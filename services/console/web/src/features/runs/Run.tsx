@@ -13,6 +13,7 @@ import { count, duration, skipReasonText, waitingText } from "../../format";
 import { useProject } from "../../project";
 import { causeName } from "./Attempts";
 import { CancelRunDialog } from "./CancelRunDialog";
+import { FailureGroupLink, NewFailureMark, NewFailures } from "./RunFailures";
 import { QuarantinedFailures, TestHealthNote } from "./RunHealth";
 import { useRunWatch } from "./watch";
 
@@ -56,6 +57,7 @@ export function Run() {
         <RunCounts run={run} />
         <RunFacts details={details} />
       </section>
+      <NewFailures run={run} />
       <QuarantinedFailures run={run} />
       <FlakyTests run={run} />
       <section aria-labelledby="tests-heading" className="section">
@@ -195,6 +197,7 @@ function TestTable({ run }: { run: RunMessage }) {
                   <Badge tone="waiting">Passed on retry</Badge>
                 </>
               )}
+              <NewFailureMark test={test} />
               <TestHealthNote test={test} />
             </>
           ),
@@ -211,12 +214,20 @@ function TestTable({ run }: { run: RunMessage }) {
           // A waiting test says what for: muted while it only waits its turn, plain when no executor
           // here can take it.
           cell: (test) =>
-            test.summary ||
-            (test.status === TestStatus.QUEUED ? (
-              <span className={test.waitingFor ? undefined : "muted"}>{waitingText(test)}</span>
+            test.failureGroup ? (
+              // A failed test's summary, then the group it joined: how often it was seen, since when.
+              <span className="cell-lines">
+                <span>{test.summary}</span>
+                <FailureGroupLink test={test} />
+              </span>
             ) : (
-              <span className="muted">—</span>
-            )),
+              test.summary ||
+              (test.status === TestStatus.QUEUED ? (
+                <span className={test.waitingFor ? undefined : "muted"}>{waitingText(test)}</span>
+              ) : (
+                <span className="muted">—</span>
+              ))
+            ),
         },
       ]}
     />

@@ -13,6 +13,7 @@ import { artifactUrl, StepList } from "../../components/Steps";
 import { duration, waitingText } from "../../format";
 import { useProject } from "../../project";
 import { AttemptsNotice, AttemptTable } from "./Attempts";
+import { FailureGroupLink, NewFailureMark } from "./RunFailures";
 import { useRunWatch } from "./watch";
 
 const final = new Set([TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED]);
@@ -51,6 +52,7 @@ export function TestResult() {
       <div className="page-head">
         <h1 className="title-with-badge">
           <span>{test.name}</span> <TestStatusBadge status={test.status} />
+          <NewFailureMark test={test} />
         </h1>
       </div>
       {(previous || next) && (
@@ -105,6 +107,11 @@ export function TestResult() {
                   `${test.attempt} (retries: ${test.retries})`
                 : `${test.attempt} of ${maxAttempts}`}
           </Fact>
+          {test.failureGroup && (
+            <Fact term="Failure group">
+              <FailureGroupLink test={test} />
+            </Fact>
+          )}
           {test.testCaseVersion > 0 ? (
             <Fact term="Test case">
               <Link to={path(`/test-cases/${test.testCaseId}?version=${test.testCaseVersion}`)}>
