@@ -9,6 +9,7 @@ import { createBrowserRouter, createRoutesFromElements, Route, RouterProvider } 
 import { errorOf, goToSignIn, isSignedOut, transport } from "./api";
 import { NotFound } from "./components/States";
 import { ApiKeys } from "./features/api-keys/ApiKeys";
+import { Compare } from "./features/compare/Compare";
 import { Credits } from "./features/credits/Credits";
 import { Environments } from "./features/environments/Environments";
 import { FailureGroupPage } from "./features/failures/FailureGroupPage";
@@ -87,6 +88,8 @@ const router = createBrowserRouter(
         {/* The url the REST API gives a run (Run.url) and each of its tests (TestResult.url). */}
         <Route path="/projects/:projectId/runs/:runId" element={<Run />} />
         <Route path="/projects/:projectId/runs/:runId/tests/:testResultId" element={<TestResult />} />
+        {/* The url the CLI, the MCP tools and the REST API give a run's comparison (compareUrl). */}
+        <Route path="/projects/:projectId/runs/:runId/compare" element={<Compare />} />
         <Route path="/projects/:projectId/test-plans" element={<TestPlans />} />
         <Route path="/projects/:projectId/test-plans/new" element={<NewTestPlan />} />
         <Route path="/projects/:projectId/test-plans/:testPlanId" element={<TestPlan />} />
