@@ -69,6 +69,7 @@ const shown = (value: unknown) => {
 
 /** Every leaf of a JSON value by its path ("http.headers.accept", "expect.status", "lines[2]"). */
 function leaves(value: unknown, path: string, into: Map<string, string>): Map<string, string> {
+  if (value === undefined) return into;
   if (Array.isArray(value) && value.length > 0)
     value.forEach((item, i) => {
       leaves(item, `${path}[${i}]`, into);
