@@ -8,7 +8,9 @@ import { healthNote, healthStateTone } from "../health/health-format";
 
 export function TestHealthNote({ test }: { test: TestResult }) {
   const note = healthNote(test.health, test.quarantined);
-  if (!note) return null;
+  // A failure new against the run's base is marked "new" already (RunFailures.tsx): saying "new
+  // failure" beside it would read as a second, different fact.
+  if (!note || (note === "new failure" && test.newFailure)) return null;
   const tone = test.quarantined ? "active" : test.health ? healthStateTone[test.health.state] : "neutral";
   return (
     <>
