@@ -2,8 +2,9 @@
 // @generated from file testrun/keys/v1/keys.proto (package testrun.keys.v1, syntax proto3)
 /* eslint-disable */
 
-// Project API keys: the credentials CI pipelines and AI agents use with the REST gateway. Owner of
-// the `keys` database schema.
+// Project API keys: the credentials CI pipelines and AI agents use with the REST gateway, and
+// content tokens: the credentials a pipeline pushes a project's content (Playwright specs, test
+// cases) with. Owner of the `keys` database schema.
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -17,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file testrun/keys/v1/keys.proto.
  */
 export const file_testrun_keys_v1_keys: GenFile = /*@__PURE__*/
-  fileDesc("Chp0ZXN0cnVuL2tleXMvdjEva2V5cy5wcm90bxIPdGVzdHJ1bi5rZXlzLnYxIrIDCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRY3JlYXRvcl9tZW1iZXJfaWQYCCABKAkSKAoFc3RhdGUYCSABKA4yGS50ZXN0cnVuLmtleXMudjEuS2V5U3RhdGUSKgoGZXhwaXJ5GAogASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeRIuCgpyZXZva2VkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtkaXNhYmxlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAivwEKEENyZWF0ZUtleVJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEgwKBG5hbWUYAyABKAkSKgoGZXhwaXJ5GAQgASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeRIeChFjcmVhdG9yX21lbWJlcl9pZBgFIAEoCUgAiAEBQhQKEl9jcmVhdG9yX21lbWJlcl9pZCJJChFDcmVhdGVLZXlSZXNwb25zZRIkCgNrZXkYASABKAsyFy50ZXN0cnVuLmtleXMudjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSJnCg9MaXN0S2V5c1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEhcKD2luY2x1ZGVfcmV2b2tlZBgDIAEoCCI5ChBMaXN0S2V5c1Jlc3BvbnNlEiUKBGtleXMYASADKAsyFy50ZXN0cnVuLmtleXMudjEuQXBpS2V5Il8KEFJldm9rZUtleVJlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCSI5ChFSZXZva2VLZXlSZXNwb25zZRIkCgNrZXkYASABKAsyFy50ZXN0cnVuLmtleXMudjEuQXBpS2V5IiIKEFZlcmlmeUtleVJlcXVlc3QSDgoGc2VjcmV0GAEgASgJIugBChFWZXJpZnlLZXlSZXNwb25zZRIwCgZyZXN1bHQYASABKA4yIC50ZXN0cnVuLmtleXMudjEuVmVyaWZ5S2V5UmVzdWx0Eg4KBmtleV9pZBgCIAEoCRISCgpwcm9qZWN0X2lkGAMgASgJEhkKEWNyZWF0b3JfbWVtYmVyX2lkGAQgASgJEjIKDmtleV9jcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI8ChNSZWNvcmRLZXlVc2VSZXF1ZXN0EiUKBHVzZXMYASADKAsyFy50ZXN0cnVuLmtleXMudjEuS2V5VXNlIkUKBktleVVzZRIOCgZrZXlfaWQYASABKAkSKwoHdXNlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFgoUUmVjb3JkS2V5VXNlUmVzcG9uc2UiXAoaRGlzYWJsZUtleXNPZk1lbWJlclJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEisKB2xvc3RfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjUKG0Rpc2FibGVLZXlzT2ZNZW1iZXJSZXNwb25zZRIWCg5kaXNhYmxlZF9jb3VudBgBIAEoBSIuChhSZXZva2VQcm9qZWN0S2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIyChlSZXZva2VQcm9qZWN0S2V5c1Jlc3BvbnNlEhUKDXJldm9rZWRfY291bnQYASABKAUqhAEKCUtleUV4cGlyeRIaChZLRVlfRVhQSVJZX1VOU1BFQ0lGSUVEEAASFgoSS0VZX0VYUElSWV9EQVlTXzMwEAESFgoSS0VZX0VYUElSWV9EQVlTXzkwEAISFQoRS0VZX0VYUElSWV9ZRUFSXzEQAxIUChBLRVlfRVhQSVJZX05FVkVSEAQqjAEKCEtleVN0YXRlEhkKFUtFWV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEEtFWV9TVEFURV9BQ1RJVkUQARIVChFLRVlfU1RBVEVfRVhQSVJFRBACEhUKEUtFWV9TVEFURV9SRVZPS0VEEAMSIQodS0VZX1NUQVRFX0NSRUFUT1JfTE9TVF9SSUdIVFMQBCrZAQoPVmVyaWZ5S2V5UmVzdWx0EiEKHVZFUklGWV9LRVlfUkVTVUxUX1VOU1BFQ0lGSUVEEAASGwoXVkVSSUZZX0tFWV9SRVNVTFRfVkFMSUQQARIdChlWRVJJRllfS0VZX1JFU1VMVF9VTktOT1dOEAISHQoZVkVSSUZZX0tFWV9SRVNVTFRfRVhQSVJFRBADEh0KGVZFUklGWV9LRVlfUkVTVUxUX1JFVk9LRUQQBBIpCiVWRVJJRllfS0VZX1JFU1VMVF9DUkVBVE9SX0xPU1RfUklHSFRTEAUynwUKC0tleXNTZXJ2aWNlElIKCUNyZWF0ZUtleRIhLnRlc3RydW4ua2V5cy52MS5DcmVhdGVLZXlSZXF1ZXN0GiIudGVzdHJ1bi5rZXlzLnYxLkNyZWF0ZUtleVJlc3BvbnNlElQKCExpc3RLZXlzEiAudGVzdHJ1bi5rZXlzLnYxLkxpc3RLZXlzUmVxdWVzdBohLnRlc3RydW4ua2V5cy52MS5MaXN0S2V5c1Jlc3BvbnNlIgOQAgESUgoJUmV2b2tlS2V5EiEudGVzdHJ1bi5rZXlzLnYxLlJldm9rZUtleVJlcXVlc3QaIi50ZXN0cnVuLmtleXMudjEuUmV2b2tlS2V5UmVzcG9uc2USVwoJVmVyaWZ5S2V5EiEudGVzdHJ1bi5rZXlzLnYxLlZlcmlmeUtleVJlcXVlc3QaIi50ZXN0cnVuLmtleXMudjEuVmVyaWZ5S2V5UmVzcG9uc2UiA5ACAhJbCgxSZWNvcmRLZXlVc2USJC50ZXN0cnVuLmtleXMudjEuUmVjb3JkS2V5VXNlUmVxdWVzdBolLnRlc3RydW4ua2V5cy52MS5SZWNvcmRLZXlVc2VSZXNwb25zZRJwChNEaXNhYmxlS2V5c09mTWVtYmVyEisudGVzdHJ1bi5rZXlzLnYxLkRpc2FibGVLZXlzT2ZNZW1iZXJSZXF1ZXN0GiwudGVzdHJ1bi5rZXlzLnYxLkRpc2FibGVLZXlzT2ZNZW1iZXJSZXNwb25zZRJqChFSZXZva2VQcm9qZWN0S2V5cxIpLnRlc3RydW4ua2V5cy52MS5SZXZva2VQcm9qZWN0S2V5c1JlcXVlc3QaKi50ZXN0cnVuLmtleXMudjEuUmV2b2tlUHJvamVjdEtleXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_testrun_common_v1_actor]);
+  fileDesc("Chp0ZXN0cnVuL2tleXMvdjEva2V5cy5wcm90bxIPdGVzdHJ1bi5rZXlzLnYxItoDCgZBcGlLZXkSCgoCaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhYKDmRpc3BsYXlfcHJlZml4GAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3RfdXNlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRY3JlYXRvcl9tZW1iZXJfaWQYCCABKAkSKAoFc3RhdGUYCSABKA4yGS50ZXN0cnVuLmtleXMudjEuS2V5U3RhdGUSKgoGZXhwaXJ5GAogASgOMhoudGVzdHJ1bi5rZXlzLnYxLktleUV4cGlyeRIuCgpyZXZva2VkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtkaXNhYmxlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoEa2luZBgNIAEoDjIYLnRlc3RydW4ua2V5cy52MS5LZXlLaW5kIucBChBDcmVhdGVLZXlSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEioKBmV4cGlyeRgEIAEoDjIaLnRlc3RydW4ua2V5cy52MS5LZXlFeHBpcnkSHgoRY3JlYXRvcl9tZW1iZXJfaWQYBSABKAlIAIgBARImCgRraW5kGAYgASgOMhgudGVzdHJ1bi5rZXlzLnYxLktleUtpbmRCFAoSX2NyZWF0b3JfbWVtYmVyX2lkIkkKEUNyZWF0ZUtleVJlc3BvbnNlEiQKA2tleRgBIAEoCzIXLnRlc3RydW4ua2V5cy52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIo8BCg9MaXN0S2V5c1JlcXVlc3QSJwoFYWN0b3IYASABKAsyGC50ZXN0cnVuLmNvbW1vbi52MS5BY3RvchISCgpwcm9qZWN0X2lkGAIgASgJEhcKD2luY2x1ZGVfcmV2b2tlZBgDIAEoCBImCgRraW5kGAQgASgOMhgudGVzdHJ1bi5rZXlzLnYxLktleUtpbmQiOQoQTGlzdEtleXNSZXNwb25zZRIlCgRrZXlzGAEgAygLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleSJfChBSZXZva2VLZXlSZXF1ZXN0EicKBWFjdG9yGAEgASgLMhgudGVzdHJ1bi5jb21tb24udjEuQWN0b3ISEgoKcHJvamVjdF9pZBgCIAEoCRIOCgZrZXlfaWQYAyABKAkiOQoRUmV2b2tlS2V5UmVzcG9uc2USJAoDa2V5GAEgASgLMhcudGVzdHJ1bi5rZXlzLnYxLkFwaUtleSIiChBWZXJpZnlLZXlSZXF1ZXN0Eg4KBnNlY3JldBgBIAEoCSLoAQoRVmVyaWZ5S2V5UmVzcG9uc2USMAoGcmVzdWx0GAEgASgOMiAudGVzdHJ1bi5rZXlzLnYxLlZlcmlmeUtleVJlc3VsdBIOCgZrZXlfaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIZChFjcmVhdG9yX21lbWJlcl9pZBgEIAEoCRIyCg5rZXlfY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiKwoZVmVyaWZ5Q29udGVudFRva2VuUmVxdWVzdBIOCgZzZWNyZXQYASABKAkivwEKGlZlcmlmeUNvbnRlbnRUb2tlblJlc3BvbnNlEjAKBnJlc3VsdBgBIAEoDjIgLnRlc3RydW4ua2V5cy52MS5WZXJpZnlLZXlSZXN1bHQSEAoIdG9rZW5faWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIZChFjcmVhdG9yX21lbWJlcl9pZBgEIAEoCRIuCgpleHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI8ChNSZWNvcmRLZXlVc2VSZXF1ZXN0EiUKBHVzZXMYASADKAsyFy50ZXN0cnVuLmtleXMudjEuS2V5VXNlIkUKBktleVVzZRIOCgZrZXlfaWQYASABKAkSKwoHdXNlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFgoUUmVjb3JkS2V5VXNlUmVzcG9uc2UiXAoaRGlzYWJsZUtleXNPZk1lbWJlclJlcXVlc3QSEQoJbWVtYmVyX2lkGAEgASgJEisKB2xvc3RfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjUKG0Rpc2FibGVLZXlzT2ZNZW1iZXJSZXNwb25zZRIWCg5kaXNhYmxlZF9jb3VudBgBIAEoBSIuChhSZXZva2VQcm9qZWN0S2V5c1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIyChlSZXZva2VQcm9qZWN0S2V5c1Jlc3BvbnNlEhUKDXJldm9rZWRfY291bnQYASABKAUqhAEKCUtleUV4cGlyeRIaChZLRVlfRVhQSVJZX1VOU1BFQ0lGSUVEEAASFgoSS0VZX0VYUElSWV9EQVlTXzMwEAESFgoSS0VZX0VYUElSWV9EQVlTXzkwEAISFQoRS0VZX0VYUElSWV9ZRUFSXzEQAxIUChBLRVlfRVhQSVJZX05FVkVSEAQqVQoHS2V5S2luZBIYChRLRVlfS0lORF9VTlNQRUNJRklFRBAAEhQKEEtFWV9LSU5EX0FQSV9LRVkQARIaChZLRVlfS0lORF9DT05URU5UX1RPS0VOEAIqjAEKCEtleVN0YXRlEhkKFUtFWV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEEtFWV9TVEFURV9BQ1RJVkUQARIVChFLRVlfU1RBVEVfRVhQSVJFRBACEhUKEUtFWV9TVEFURV9SRVZPS0VEEAMSIQodS0VZX1NUQVRFX0NSRUFUT1JfTE9TVF9SSUdIVFMQBCrZAQoPVmVyaWZ5S2V5UmVzdWx0EiEKHVZFUklGWV9LRVlfUkVTVUxUX1VOU1BFQ0lGSUVEEAASGwoXVkVSSUZZX0tFWV9SRVNVTFRfVkFMSUQQARIdChlWRVJJRllfS0VZX1JFU1VMVF9VTktOT1dOEAISHQoZVkVSSUZZX0tFWV9SRVNVTFRfRVhQSVJFRBADEh0KGVZFUklGWV9LRVlfUkVTVUxUX1JFVk9LRUQQBBIpCiVWRVJJRllfS0VZX1JFU1VMVF9DUkVBVE9SX0xPU1RfUklHSFRTEAUyjgYKC0tleXNTZXJ2aWNlElIKCUNyZWF0ZUtleRIhLnRlc3RydW4ua2V5cy52MS5DcmVhdGVLZXlSZXF1ZXN0GiIudGVzdHJ1bi5rZXlzLnYxLkNyZWF0ZUtleVJlc3BvbnNlElQKCExpc3RLZXlzEiAudGVzdHJ1bi5rZXlzLnYxLkxpc3RLZXlzUmVxdWVzdBohLnRlc3RydW4ua2V5cy52MS5MaXN0S2V5c1Jlc3BvbnNlIgOQAgESUgoJUmV2b2tlS2V5EiEudGVzdHJ1bi5rZXlzLnYxLlJldm9rZUtleVJlcXVlc3QaIi50ZXN0cnVuLmtleXMudjEuUmV2b2tlS2V5UmVzcG9uc2USVwoJVmVyaWZ5S2V5EiEudGVzdHJ1bi5rZXlzLnYxLlZlcmlmeUtleVJlcXVlc3QaIi50ZXN0cnVuLmtleXMudjEuVmVyaWZ5S2V5UmVzcG9uc2UiA5ACAhJtChJWZXJpZnlDb250ZW50VG9rZW4SKi50ZXN0cnVuLmtleXMudjEuVmVyaWZ5Q29udGVudFRva2VuUmVxdWVzdBorLnRlc3RydW4ua2V5cy52MS5WZXJpZnlDb250ZW50VG9rZW5SZXNwb25zZRJbCgxSZWNvcmRLZXlVc2USJC50ZXN0cnVuLmtleXMudjEuUmVjb3JkS2V5VXNlUmVxdWVzdBolLnRlc3RydW4ua2V5cy52MS5SZWNvcmRLZXlVc2VSZXNwb25zZRJwChNEaXNhYmxlS2V5c09mTWVtYmVyEisudGVzdHJ1bi5rZXlzLnYxLkRpc2FibGVLZXlzT2ZNZW1iZXJSZXF1ZXN0GiwudGVzdHJ1bi5rZXlzLnYxLkRpc2FibGVLZXlzT2ZNZW1iZXJSZXNwb25zZRJqChFSZXZva2VQcm9qZWN0S2V5cxIpLnRlc3RydW4ua2V5cy52MS5SZXZva2VQcm9qZWN0S2V5c1JlcXVlc3QaKi50ZXN0cnVuLmtleXMudjEuUmV2b2tlUHJvamVjdEtleXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_testrun_common_v1_actor]);
 
 /**
  * A project API key as listed. Never carries the secret.
@@ -109,6 +110,13 @@ export type ApiKey = Message<"testrun.keys.v1.ApiKey"> & {
    * @generated from field: google.protobuf.Timestamp disabled_at = 12;
    */
   disabledAt?: Timestamp | undefined;
+
+  /**
+   * API_KEY or CONTENT_TOKEN (never UNSPECIFIED). A content token's display_prefix starts `trc_`.
+   *
+   * @generated from field: testrun.keys.v1.KeyKind kind = 13;
+   */
+  kind: KeyKind;
 };
 
 /**
@@ -159,6 +167,14 @@ export type CreateKeyRequest = Message<"testrun.keys.v1.CreateKeyRequest"> & {
    * @generated from field: optional string creator_member_id = 5;
    */
   creatorMemberId?: string | undefined;
+
+  /**
+   * What to create; UNSPECIFIED means an API key. A project holds at most 100 active keys of each
+   * kind.
+   *
+   * @generated from field: testrun.keys.v1.KeyKind kind = 6;
+   */
+  kind: KeyKind;
 };
 
 /**
@@ -222,6 +238,13 @@ export type ListKeysRequest = Message<"testrun.keys.v1.ListKeysRequest"> & {
    * @generated from field: bool include_revoked = 3;
    */
   includeRevoked: boolean;
+
+  /**
+   * Which kind to list; UNSPECIFIED means API keys (only).
+   *
+   * @generated from field: testrun.keys.v1.KeyKind kind = 4;
+   */
+  kind: KeyKind;
 };
 
 /**
@@ -390,6 +413,78 @@ export const VerifyKeyResponseSchema: GenMessage<VerifyKeyResponse> = /*@__PURE_
   messageDesc(file_testrun_keys_v1_keys, 8);
 
 /**
+ * Request of VerifyContentToken. Never log it: it carries the secret.
+ *
+ * @generated from message testrun.keys.v1.VerifyContentTokenRequest
+ */
+export type VerifyContentTokenRequest = Message<"testrun.keys.v1.VerifyContentTokenRequest"> & {
+  /**
+   * The secret as presented by the client (`trc_…`).
+   *
+   * @generated from field: string secret = 1;
+   */
+  secret: string;
+};
+
+/**
+ * Describes the message testrun.keys.v1.VerifyContentTokenRequest.
+ * Use `create(VerifyContentTokenRequestSchema)` to create a new message.
+ */
+export const VerifyContentTokenRequestSchema: GenMessage<VerifyContentTokenRequest> = /*@__PURE__*/
+  messageDesc(file_testrun_keys_v1_keys, 9);
+
+/**
+ * Response of VerifyContentToken. Results as VerifyKeyResult's (REVOKED, EXPIRED,
+ * CREATOR_LOST_RIGHTS, UNKNOWN for anything that is not a content token of ours).
+ *
+ * @generated from message testrun.keys.v1.VerifyContentTokenResponse
+ */
+export type VerifyContentTokenResponse = Message<"testrun.keys.v1.VerifyContentTokenResponse"> & {
+  /**
+   * Whether the token works, and if not why.
+   *
+   * @generated from field: testrun.keys.v1.VerifyKeyResult result = 1;
+   */
+  result: VerifyKeyResult;
+
+  /**
+   * The token (`key_…`). Set for every result except UNKNOWN.
+   *
+   * @generated from field: string token_id = 2;
+   */
+  tokenId: string;
+
+  /**
+   * The only project it imports into (`prj_…`). Set for every result except UNKNOWN.
+   *
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * The member it acts for (`mem_…`): the import is made as this member, with that member's
+   * current rights. Set for every result except UNKNOWN.
+   *
+   * @generated from field: string creator_member_id = 4;
+   */
+  creatorMemberId: string;
+
+  /**
+   * When it expires; unset for a token that never expires (and for UNKNOWN).
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 5;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message testrun.keys.v1.VerifyContentTokenResponse.
+ * Use `create(VerifyContentTokenResponseSchema)` to create a new message.
+ */
+export const VerifyContentTokenResponseSchema: GenMessage<VerifyContentTokenResponse> = /*@__PURE__*/
+  messageDesc(file_testrun_keys_v1_keys, 10);
+
+/**
  * Request of RecordKeyUse.
  *
  * @generated from message testrun.keys.v1.RecordKeyUseRequest
@@ -408,7 +503,7 @@ export type RecordKeyUseRequest = Message<"testrun.keys.v1.RecordKeyUseRequest">
  * Use `create(RecordKeyUseRequestSchema)` to create a new message.
  */
 export const RecordKeyUseRequestSchema: GenMessage<RecordKeyUseRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 9);
+  messageDesc(file_testrun_keys_v1_keys, 11);
 
 /**
  * One use of a key.
@@ -436,7 +531,7 @@ export type KeyUse = Message<"testrun.keys.v1.KeyUse"> & {
  * Use `create(KeyUseSchema)` to create a new message.
  */
 export const KeyUseSchema: GenMessage<KeyUse> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 10);
+  messageDesc(file_testrun_keys_v1_keys, 12);
 
 /**
  * Response of RecordKeyUse. Empty.
@@ -451,7 +546,7 @@ export type RecordKeyUseResponse = Message<"testrun.keys.v1.RecordKeyUseResponse
  * Use `create(RecordKeyUseResponseSchema)` to create a new message.
  */
 export const RecordKeyUseResponseSchema: GenMessage<RecordKeyUseResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 11);
+  messageDesc(file_testrun_keys_v1_keys, 13);
 
 /**
  * Request of DisableKeysOfMember.
@@ -480,7 +575,7 @@ export type DisableKeysOfMemberRequest = Message<"testrun.keys.v1.DisableKeysOfM
  * Use `create(DisableKeysOfMemberRequestSchema)` to create a new message.
  */
 export const DisableKeysOfMemberRequestSchema: GenMessage<DisableKeysOfMemberRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 12);
+  messageDesc(file_testrun_keys_v1_keys, 14);
 
 /**
  * Response of DisableKeysOfMember.
@@ -501,7 +596,7 @@ export type DisableKeysOfMemberResponse = Message<"testrun.keys.v1.DisableKeysOf
  * Use `create(DisableKeysOfMemberResponseSchema)` to create a new message.
  */
 export const DisableKeysOfMemberResponseSchema: GenMessage<DisableKeysOfMemberResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 13);
+  messageDesc(file_testrun_keys_v1_keys, 15);
 
 /**
  * Request of RevokeProjectKeys.
@@ -522,7 +617,7 @@ export type RevokeProjectKeysRequest = Message<"testrun.keys.v1.RevokeProjectKey
  * Use `create(RevokeProjectKeysRequestSchema)` to create a new message.
  */
 export const RevokeProjectKeysRequestSchema: GenMessage<RevokeProjectKeysRequest> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 14);
+  messageDesc(file_testrun_keys_v1_keys, 16);
 
 /**
  * Response of RevokeProjectKeys.
@@ -543,7 +638,7 @@ export type RevokeProjectKeysResponse = Message<"testrun.keys.v1.RevokeProjectKe
  * Use `create(RevokeProjectKeysResponseSchema)` to create a new message.
  */
 export const RevokeProjectKeysResponseSchema: GenMessage<RevokeProjectKeysResponse> = /*@__PURE__*/
-  messageDesc(file_testrun_keys_v1_keys, 15);
+  messageDesc(file_testrun_keys_v1_keys, 17);
 
 /**
  * How long a new key lives. (Value names start with a letter after the prefix so that generated
@@ -595,6 +690,40 @@ export const KeyExpirySchema: GenEnum<KeyExpiry> = /*@__PURE__*/
   enumDesc(file_testrun_keys_v1_keys, 0);
 
 /**
+ * What a key is for. (Value names as KeyExpiry's.)
+ *
+ * @generated from enum testrun.keys.v1.KeyKind
+ */
+export enum KeyKind {
+  /**
+   * Not set: an API key (what every request meant before content tokens existed).
+   *
+   * @generated from enum value: KEY_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A project API key (`trk_`): the REST API's reads and runs.
+   *
+   * @generated from enum value: KEY_KIND_API_KEY = 1;
+   */
+  API_KEY = 1,
+
+  /**
+   * A content token (`trc_`): the content import only, acting for its creator.
+   *
+   * @generated from enum value: KEY_KIND_CONTENT_TOKEN = 2;
+   */
+  CONTENT_TOKEN = 2,
+}
+
+/**
+ * Describes the enum testrun.keys.v1.KeyKind.
+ */
+export const KeyKindSchema: GenEnum<KeyKind> = /*@__PURE__*/
+  enumDesc(file_testrun_keys_v1_keys, 1);
+
+/**
  * Whether a key works now, and if not why. When several reasons hold, the first in this order
  * wins: REVOKED, EXPIRED, CREATOR_LOST_RIGHTS.
  *
@@ -641,7 +770,7 @@ export enum KeyState {
  * Describes the enum testrun.keys.v1.KeyState.
  */
 export const KeyStateSchema: GenEnum<KeyState> = /*@__PURE__*/
-  enumDesc(file_testrun_keys_v1_keys, 1);
+  enumDesc(file_testrun_keys_v1_keys, 2);
 
 /**
  * Outcome of VerifyKey.
@@ -697,7 +826,7 @@ export enum VerifyKeyResult {
  * Describes the enum testrun.keys.v1.VerifyKeyResult.
  */
 export const VerifyKeyResultSchema: GenEnum<VerifyKeyResult> = /*@__PURE__*/
-  enumDesc(file_testrun_keys_v1_keys, 2);
+  enumDesc(file_testrun_keys_v1_keys, 3);
 
 /**
  * KeysService creates, lists, revokes and verifies project API keys.
@@ -711,6 +840,12 @@ export const VerifyKeyResultSchema: GenEnum<VerifyKeyResult> = /*@__PURE__*/
  * role EDITOR or above who has not lost those rights at or after the moment the key was created.
  * Losing them (removal, or change to VIEWER) kills every key the member created up to that
  * moment, for good.
+ *
+ * A content token (KeyKind.CONTENT_TOKEN, docs/keys.md "Content tokens") is created, listed,
+ * revoked, expires and dies with its creator's rights exactly like a key, but its secret starts
+ * with `trc_` and it does one thing only: the gateway's content import (POST /v1/content/import),
+ * verified by VerifyContentToken. VerifyKey never accepts one, and VerifyContentToken never accepts
+ * an API key, so neither can stand in for the other. Its id is a `key_` id like a key's.
  *
  * Callers: the admin CLI and the web console (create, list, revoke), the REST gateway (verify,
  * record use), the catalog (DisableKeysOfMember, RevokeProjectKeys). Member and operator actors
@@ -774,6 +909,21 @@ export const KeysService: GenService<{
     methodKind: "unary";
     input: typeof VerifyKeyRequestSchema;
     output: typeof VerifyKeyResponseSchema;
+  },
+  /**
+   * Tells whether a secret is a working content token, and if not why; the content import's
+   * VerifyKey. Called by the gateway on every content import (no cache: imports are rare, so a
+   * revocation or a loss of rights counts from the next request). Takes no actor. A VALID answer
+   * records the use (last_used_at, at most one write per token per minute). An API key's secret,
+   * or anything not shaped like a content token, is UNKNOWN.
+   * Failures are reported in `result`, as for VerifyKey.
+   *
+   * @generated from rpc testrun.keys.v1.KeysService.VerifyContentToken
+   */
+  verifyContentToken: {
+    methodKind: "unary";
+    input: typeof VerifyContentTokenRequestSchema;
+    output: typeof VerifyContentTokenResponseSchema;
   },
   /**
    * Records uses of keys that a caller verified from its own cache, so last_used_at stays right
