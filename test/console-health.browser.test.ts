@@ -161,8 +161,14 @@ describe("test health and quarantine in the console", function () {
       await runPage.goto(run.url);
       await runPage.getByText("1 quarantined failure, not failing the run.").waitFor();
       await runPage.getByText("quarantined", { exact: true }).waitFor();
+      // Its bar shows the failure apart from failures that failed the run: not one red bar.
+      await runPage.getByRole("img", { name: "1 test: 1 failed, quarantined" }).waitFor();
       await shot(runPage, "health-run-quarantined", width);
     }
+    // So does the project's list of runs, in its words.
+    const runs = await suite.signedIn("wide", viewerId);
+    await runs.goto(path("/runs"));
+    await runs.getByText("0/1 passed, 1 quarantined failure").first().waitFor();
 
     await page.getByRole("button", { name: "Lift" }).click();
     await page.getByText("Search answers's quarantine lifted.").waitFor();

@@ -31,7 +31,10 @@ function partsOf(run: Run) {
   const final = run.passedTests + run.failedTests + run.skippedTests;
   const parts = [
     { key: "passed", label: "passed", n: run.passedTests },
-    { key: "failed", label: "failed", n: run.failedTests },
+    // A quarantined case's failure counts in failedTests but did not fail the run: shown apart, so
+    // a PASSED run is not one red bar.
+    { key: "failed", label: "failed", n: run.failedTests - run.quarantinedFailures },
+    { key: "quarantined", label: "failed, quarantined", n: run.quarantinedFailures },
     { key: "skipped", label: "skipped", n: run.skippedTests },
   ];
   if (run.tests.length > 0) {
@@ -76,12 +79,14 @@ export function RunCounts({ run }: { run: Run }) {
         <li>
           <strong>{count(run.totalTests)}</strong> {run.totalTests === 1 ? "test" : "tests"}
         </li>
-        {partsOf(run).map((p) => (
-          <li key={p.key}>
-            <span className={`swatch runbar-${p.key}`} aria-hidden="true" />
-            <strong>{count(p.n)}</strong> {p.label}
-          </li>
-        ))}
+        {partsOf(run)
+          .filter((p) => p.key !== "quarantined" || p.n > 0)
+          .map((p) => (
+            <li key={p.key}>
+              <span className={`swatch runbar-${p.key}`} aria-hidden="true" />
+              <strong>{count(p.n)}</strong> {p.label}
+            </li>
+          ))}
         {run.flakyTests > 0 && (
           // Counted in passed too: said beside it, not as a part of the bar.
           <li>

@@ -13,7 +13,7 @@ import { Pager, usePageToken } from "../../components/Pager";
 import { Empty, NotFound, QueryView } from "../../components/States";
 import { RunBar, RunStatusBadge } from "../../components/Status";
 import { Time } from "../../components/Time";
-import { count, duration, runStatusFilters, skipReasonShort, skipReasonText } from "../../format";
+import { count, duration, plural, runStatusFilters, skipReasonShort, skipReasonText } from "../../format";
 import { useProject } from "../../project";
 import { StartRunDialog } from "./StartRunDialog";
 
@@ -184,6 +184,7 @@ export function RunTable({ runs, names }: { runs: Run[]; names: ReturnType<typeo
               <span className="small">
                 {count(run.passedTests)}/{count(run.totalTests)} passed
                 {run.flakyTests > 0 && `, ${count(run.flakyTests)} on retry (flaky)`}
+                {run.quarantinedFailures > 0 && `, ${plural(run.quarantinedFailures, "quarantined failure")}`}
               </span>
               {run.status === RunStatus.SKIPPED && skipReasonShort[run.skipReason] && (
                 <span className="small muted" title={skipReasonText[run.skipReason]}>
