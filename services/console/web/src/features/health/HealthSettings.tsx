@@ -88,7 +88,8 @@ function HealthSettingsDialog({
           <NumberField
             key={f.key}
             label={f.label}
-            hint={`${f.min} to ${f.max}.`}
+            // The error says the bounds itself: the hint would only repeat them under it.
+            hint={errorOf(f) ? undefined : `${f.min} to ${f.max}.`}
             error={errorOf(f)}
             value={draft[f.key]}
             onChange={(value) => setDraft({ ...draft, [f.key]: value })}
