@@ -1,4 +1,4 @@
-import type { KeyExpiryChoice } from "./db/entities.js";
+import type { KeyExpiryChoice, KeyKindName } from "./db/entities.js";
 
 /** A key as stored, with the latest time its creator lost rights (null: never, as far as we know). */
 export interface StoredKey {
@@ -17,6 +17,8 @@ export interface StoredKey {
   disabledAt: Date | null;
   /** member_rights_losses.lost_at of the creator. */
   creatorLostAt: Date | null;
+  /** An API key or a content token. */
+  kind: KeyKindName;
 }
 
 export type KeyStateName = "active" | "expired" | "revoked" | "creator_lost_rights";

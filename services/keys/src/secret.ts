@@ -5,11 +5,17 @@ import { crc32 } from "node:zlib";
 //
 //   trk_ <40 random base62 characters> <6-character base62 checksum>
 //
+// A content token's is the same after `trc_` instead: a scanner, a log reader or a person tells
+// the two apart at a glance, and neither verification accepts the other's prefix.
+//
 // The checksum is the CRC32 of the 40 random characters, written in base62 and left-padded with
 // "0" to 6 characters (62^6 > 2^32, so every CRC32 fits). It lets secret scanners recognise a
 // leaked key offline, and lets us refuse a mistyped or made-up secret without a database lookup.
 
 export const secretPrefix = "trk_";
+/** A content token's prefix (docs/keys.md, "Content tokens"): same length, so the same bounds hold. */
+export const contentTokenPrefix = "trc_";
+export type SecretPrefix = typeof secretPrefix | typeof contentTokenPrefix;
 export const randomLength = 40;
 export const checksumLength = 6;
 export const secretLength = secretPrefix.length + randomLength + checksumLength;
@@ -19,7 +25,7 @@ export const displayPrefixLength = 12;
 /** Digits first, then upper case, then lower case: the value of a character is its index here. */
 export const base62Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-const secretPattern = new RegExp(`^${secretPrefix}[0-9A-Za-z]{${randomLength + checksumLength}}$`);
+const secretPattern = new RegExp(`^[0-9A-Za-z]{${randomLength + checksumLength}}$`);
 
 /** `value` (a non-negative integer below 2^53) in base62, left-padded with "0" to `width`. */
 export function base62(value: number, width: number): string {
@@ -50,9 +56,9 @@ function randomBase62(length: number): string {
 }
 
 /** A new secret. It is shown once and never stored: only its fingerprint is. */
-export function generateSecret(): string {
+export function generateSecret(prefix: SecretPrefix = secretPrefix): string {
   const random = randomBase62(randomLength);
-  return `${secretPrefix}${random}${checksumOf(random)}`;
+  return `${prefix}${random}${checksumOf(random)}`;
 }
 
 /**
@@ -60,8 +66,9 @@ export function generateSecret(): string {
  * length, base62 characters and a matching checksum. Anything else is an unknown key, and is
  * refused without looking anything up.
  */
-export function isWellFormedSecret(candidate: string): boolean {
-  if (candidate.length !== secretLength || !secretPattern.test(candidate)) return false;
+export function isWellFormedSecret(candidate: string, prefix: SecretPrefix = secretPrefix): boolean {
+  if (candidate.length !== secretLength || !candidate.startsWith(prefix)) return false;
+  if (!secretPattern.test(candidate.slice(prefix.length))) return false;
   const random = candidate.slice(secretPrefix.length, secretPrefix.length + randomLength);
   return candidate.slice(secretPrefix.length + randomLength) === checksumOf(random);
 }

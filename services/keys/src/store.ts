@@ -1,9 +1,9 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { type DbTimestamp, dbDate, dbDateOrNull, newId, type Orm, tombstoneTtlSeconds } from "@testrun/kit";
-import type { KeyExpiryChoice } from "./db/entities.js";
+import type { KeyExpiryChoice, KeyKindName } from "./db/entities.js";
 import type { StoredKey } from "./key-state.js";
 
-/** Most keys that may work at once in one project (keys.proto, CreateKey). */
+/** Most keys of one kind that may work at once in one project (keys.proto, CreateKey). */
 export const maxActiveKeysPerProject = 100;
 
 /** last_used_at is written at most once a minute per key (docs/keys.md). */
@@ -24,6 +24,7 @@ interface Row {
   revoked_at: DbTimestamp | null;
   disabled_at: DbTimestamp | null;
   creator_lost_at: DbTimestamp | null;
+  kind: KeyKindName;
 }
 
 const toKey = (row: Row): StoredKey => ({
@@ -41,13 +42,14 @@ const toKey = (row: Row): StoredKey => ({
   revokedAt: dbDateOrNull(row.revoked_at),
   disabledAt: dbDateOrNull(row.disabled_at),
   creatorLostAt: dbDateOrNull(row.creator_lost_at),
+  kind: row.kind,
 });
 
 /** Every key column plus the creator's remembered loss of rights, which decides its state too. */
 const selectKeys = `
   select k.id, k.project_id, k.organization_id, k.name, k.display_prefix, k.fingerprint,
          k.creator_member_id, k.created_at, k.expiry, k.expires_at, k.last_used_at, k.revoked_at,
-         k.disabled_at, l.lost_at as creator_lost_at
+         k.disabled_at, l.lost_at as creator_lost_at, k.kind
   from keys.api_keys k
   left join keys.member_rights_losses l on l.member_id = k.creator_member_id`;
 
@@ -68,6 +70,7 @@ export interface NewKey {
   createdAt: Date;
   expiry: KeyExpiryChoice;
   expiresAt: Date | null;
+  kind: KeyKindName;
 }
 
 export type Created =
@@ -96,10 +99,10 @@ export class KeyStore {
       await em.execute("select pg_advisory_xact_lock(hashtext(?))", [`keys:project:${key.projectId}`]);
       const [counted] = await em.execute<{ active: string }[]>(
         `select count(*) as active from (${selectKeys}
-           where k.project_id = ? and k.revoked_at is null and k.disabled_at is null
+           where k.project_id = ? and k.kind = ? and k.revoked_at is null and k.disabled_at is null
              and (k.expires_at is null or k.expires_at > ?)
              and (l.lost_at is null or k.created_at > l.lost_at)) as working`,
-        [key.projectId, key.createdAt],
+        [key.projectId, key.kind, key.createdAt],
       );
       if (Number(counted?.active ?? 0) >= maxActiveKeysPerProject) return { kind: "too_many" };
       // The catalog approved the creator, but a loss of rights reported since then wins: such a
@@ -112,8 +115,8 @@ export class KeyStore {
       const id = newId("key");
       await em.execute(
         `insert into keys.api_keys (id, project_id, organization_id, name, display_prefix, fingerprint,
-           creator_member_id, created_at, expiry, expires_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           creator_member_id, created_at, expiry, expires_at, kind)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           id,
           key.projectId,
@@ -125,6 +128,7 @@ export class KeyStore {
           key.createdAt,
           key.expiry,
           key.expiresAt,
+          key.kind,
         ],
       );
       const [row] = await em.execute<Row[]>(`${selectKeys} where k.id = ?`, [id]);
@@ -132,12 +136,12 @@ export class KeyStore {
     });
   }
 
-  /** A project's keys, oldest first. */
-  async list(projectId: string, includeRevoked: boolean): Promise<StoredKey[]> {
+  /** A project's keys of one kind, oldest first. */
+  async list(projectId: string, kind: KeyKindName, includeRevoked: boolean): Promise<StoredKey[]> {
     const rows = await this.em().execute<Row[]>(
-      `${selectKeys} where k.project_id = ? ${includeRevoked ? "" : "and k.revoked_at is null"}
+      `${selectKeys} where k.project_id = ? and k.kind = ? ${includeRevoked ? "" : "and k.revoked_at is null"}
        order by k.created_at, k.id`,
-      [projectId],
+      [projectId, kind],
     );
     return rows.map(toKey);
   }

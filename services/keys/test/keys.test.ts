@@ -7,6 +7,7 @@ import { type Actor, ActorSchema } from "@testrun/gen/testrun/common/v1/actor_pb
 import {
   type ApiKey,
   KeyExpiry,
+  KeyKind,
   KeyState,
   KeysService,
   KeyUseSchema,
@@ -50,6 +51,7 @@ interface CreateFields {
   name?: string;
   expiry?: KeyExpiry;
   creatorMemberId?: string;
+  kind?: KeyKind;
 }
 
 const operator = (): Actor =>
@@ -711,6 +713,119 @@ describe("keys service (keys and catalog in-process, real PostgreSQL and Redis)"
         Code.InvalidArgument,
       );
       expect(missing.rawMessage).to.equal("uses[1].used_at is required");
+    });
+  });
+
+  describe("content tokens", () => {
+    const token = (fields: CreateFields = {}) =>
+      createKey({ kind: KeyKind.CONTENT_TOKEN, name: "push specs", ...fields });
+
+    it("are created with a trc_ secret, listed apart from API keys, and never verified as one", async () => {
+      const { key, secret } = await token();
+      expect(secret).to.match(/^trc_[0-9A-Za-z]{46}$/);
+      expect(secret.slice(44)).to.equal(checksumOf(secret.slice(4, 44)));
+      expect(key).to.deep.include({
+        kind: KeyKind.CONTENT_TOKEN,
+        displayPrefix: secret.slice(0, 12),
+        creatorMemberId: editorId,
+        state: KeyState.ACTIVE,
+        expiry: KeyExpiry.DAYS_90,
+      });
+      const apiKey = await createKey();
+      expect(apiKey.key.kind).to.equal(KeyKind.API_KEY);
+
+      // ListKeys without a kind lists API keys, as it always did; tokens are asked for by kind.
+      const keysListed = await keys.listKeys({ actor: member(viewerId), projectId });
+      expect(keysListed.keys.map((k) => k.id))
+        .to.include(apiKey.key.id)
+        .and.not.include(key.id);
+      const tokensListed = await keys.listKeys({
+        actor: member(viewerId),
+        projectId,
+        kind: KeyKind.CONTENT_TOKEN,
+      });
+      expect(tokensListed.keys.map((k) => k.id))
+        .to.include(key.id)
+        .and.not.include(apiKey.key.id);
+      expect(tokensListed.keys.every((k) => k.kind === KeyKind.CONTENT_TOKEN)).to.equal(true);
+
+      const verified = await keys.verifyContentToken({ secret });
+      expect(verified).to.deep.include({
+        result: VerifyKeyResult.VALID,
+        tokenId: key.id,
+        projectId,
+        creatorMemberId: editorId,
+      });
+      expect(ms(verified.expiresAt)).to.equal(ms(key.expiresAt));
+      expect((await storedRow(key.id)).last_used_at).to.be.instanceOf(Date);
+
+      // Neither secret stands in for the other, and a token never reaches the gateway's key cache.
+      expect((await keys.verifyKey({ secret })).result).to.equal(VerifyKeyResult.UNKNOWN);
+      expect(await cacheEntry(secret)).to.equal(undefined);
+      expect((await keys.verifyContentToken({ secret: apiKey.secret })).result).to.equal(
+        VerifyKeyResult.UNKNOWN,
+      );
+      // The same random part under the other prefix is no token either.
+      expect((await keys.verifyContentToken({ secret: `trc_${apiKey.secret.slice(4)}` })).result).to.equal(
+        VerifyKeyResult.UNKNOWN,
+      );
+      expect((await keys.verifyContentToken({ secret: `trc_${unissuedSecret().slice(4)}` })).result).to.equal(
+        VerifyKeyResult.UNKNOWN,
+      );
+    });
+
+    it("are created by EDITORs and above only, never by a Viewer or an API key, and refuse an unknown kind", async () => {
+      await rejects(token({ actor: member(viewerId) }), Code.PermissionDenied);
+      const owned = await token({ actor: member(ownerId) });
+      expect(owned.key.creatorMemberId).to.equal(ownerId);
+      const asKey = create(ActorSchema, {
+        kind: {
+          case: "apiKey",
+          value: {
+            keyId: owned.key.id,
+            creatorMemberId: ownerId,
+            projectId,
+            keyCreatedAt: timestampFromDate(new Date()),
+          },
+        },
+      });
+      await rejects(token({ actor: asKey }), Code.PermissionDenied);
+      const unknown = await rejects(token({ kind: 7 as KeyKind }), Code.InvalidArgument);
+      expect(unknown.rawMessage).to.equal("kind is not a known KeyKind value");
+    });
+
+    it("stop when revoked, expired, or their creator lost Editor rights, for good", async () => {
+      const revoked = await token();
+      await keys.revokeKey({ actor: member(editorId), projectId, keyId: revoked.key.id });
+      expect((await keys.verifyContentToken({ secret: revoked.secret })).result).to.equal(
+        VerifyKeyResult.REVOKED,
+      );
+
+      const expired = await token({ expiry: KeyExpiry.DAYS_30 });
+      await db.query(
+        "update keys.api_keys set created_at = created_at - interval '31 days', expires_at = expires_at - interval '31 days' where id = $1",
+        [expired.key.id],
+      );
+      expect((await keys.verifyContentToken({ secret: expired.secret })).result).to.equal(
+        VerifyKeyResult.EXPIRED,
+      );
+
+      const demoted = await newMember(organizationId, Role.EDITOR);
+      const old = await token({ actor: member(demoted) });
+      await catalog.changeMemberRole({ actor: operator(), memberId: demoted, role: Role.VIEWER });
+      await catalog.changeMemberRole({ actor: operator(), memberId: demoted, role: Role.EDITOR });
+      expect((await keys.verifyContentToken({ secret: old.secret })).result).to.equal(
+        VerifyKeyResult.CREATOR_LOST_RIGHTS,
+      );
+      const listed = await keys.listKeys({ actor: operator(), projectId, kind: KeyKind.CONTENT_TOKEN });
+      expect(listed.keys.find((k) => k.id === old.key.id)?.state).to.equal(KeyState.CREATOR_LOST_RIGHTS);
+    });
+
+    it("count apart from API keys toward the 100 active ones a project may hold", async () => {
+      const crowded = await newProject(organizationId);
+      await Promise.all(Array.from({ length: 100 }, () => createKey({ projectId: crowded })));
+      const stillOne = await token({ projectId: crowded });
+      expect(stillOne.key.state).to.equal(KeyState.ACTIVE);
     });
   });
 

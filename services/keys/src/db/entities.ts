@@ -8,6 +8,14 @@ export const KEY_EXPIRIES = ["30d", "90d", "1y", "never"] as const;
 export type KeyExpiryChoice = (typeof KEY_EXPIRIES)[number];
 
 /**
+ * What a key is for (keys.proto, KeyKind): `api`, a project API key (`trk_`), or `content`, a
+ * content token (`trc_`) that only imports content. Both live, expire, are revoked and die with
+ * their creator's rights alike, so they share the table; every read says which kind it wants.
+ */
+export const KEY_KINDS = ["api", "content"] as const;
+export type KeyKindName = (typeof KEY_KINDS)[number];
+
+/**
  * A project API key. Only the SHA-256 fingerprint of the secret is stored, never the secret.
  *
  * A key works while `revokedAt` and `disabledAt` are null, `expiresAt` (null = never) is in the
@@ -38,6 +46,8 @@ export const ApiKey = defineEntity({
     revokedAt: p.datetime().nullable(),
     /** When the key stopped working because its creator lost Editor-or-above rights; never cleared. */
     disabledAt: p.datetime().nullable(),
+    /** Keys stored before content tokens existed are API keys. */
+    kind: p.enum(KEY_KINDS).default("api"),
   },
   uniques: [
     // VerifyKey is one lookup by fingerprint; two keys can never share a secret.
@@ -53,6 +63,11 @@ export const ApiKey = defineEntity({
   checks: [
     { name: "api_keys_name_length", expression: "char_length(name) >= 1 and char_length(name) <= 100" },
     { name: "api_keys_display_prefix_length", expression: "char_length(display_prefix) = 12" },
+    // A secret's prefix says its kind, so the list can never show a trc_ key as an API key.
+    {
+      name: "api_keys_display_prefix_of_kind",
+      expression: "left(display_prefix, 4) = case kind when 'api' then 'trk_' else 'trc_' end",
+    },
     { name: "api_keys_fingerprint_sha256_hex", expression: "fingerprint ~ '^[0-9a-f]{64}$'" },
     // "never" and only "never" has no expiry time, and an expiry lies after creation.
     { name: "api_keys_expiry_matches_expires_at", expression: "(expiry = 'never') = (expires_at is null)" },

@@ -1,7 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type ApiKey, ApiKeySchema, KeyExpiry, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
-import type { KeyExpiryChoice } from "../db/entities.js";
+import {
+  type ApiKey,
+  ApiKeySchema,
+  KeyExpiry,
+  KeyKind,
+  KeyState,
+} from "@testrun/gen/testrun/keys/v1/keys_pb";
+import type { KeyExpiryChoice, KeyKindName } from "../db/entities.js";
 import { disabledAtOf, type KeyStateName, keyState, type StoredKey } from "../key-state.js";
 
 // A stored key as the API shows it, and the API's expiry choices as stored.
@@ -19,6 +25,13 @@ const expiryValues: Record<KeyExpiryChoice, KeyExpiry> = {
   "1y": KeyExpiry.YEAR_1,
   never: KeyExpiry.NEVER,
 };
+/** The API's kinds as stored; UNSPECIFIED is an API key, as every call meant before content tokens. */
+export const kindChoices: Record<KeyKind, KeyKindName | undefined> = {
+  [KeyKind.UNSPECIFIED]: "api",
+  [KeyKind.API_KEY]: "api",
+  [KeyKind.CONTENT_TOKEN]: "content",
+};
+const kindValues: Record<KeyKindName, KeyKind> = { api: KeyKind.API_KEY, content: KeyKind.CONTENT_TOKEN };
 const states: Record<KeyStateName, KeyState> = {
   active: KeyState.ACTIVE,
   expired: KeyState.EXPIRED,
@@ -44,5 +57,6 @@ export function toProto(key: StoredKey, now: Date): ApiKey {
     expiry: expiryValues[key.expiry],
     revokedAt: state === "revoked" ? stamp(key.revokedAt) : undefined,
     disabledAt: state === "creator_lost_rights" ? stamp(disabledAtOf(key)) : undefined,
+    kind: kindValues[key.kind],
   });
 }

@@ -2,10 +2,10 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { fingerprintOf, isIdOf, requireActor } from "@testrun/kit";
 import { expiryDurationMs } from "../key-state.js";
-import { displayPrefixOf, generateSecret } from "../secret.js";
+import { contentTokenPrefix, displayPrefixOf, generateSecret, secretPrefix } from "../secret.js";
 import { maxActiveKeysPerProject } from "../store.js";
 import { type Handlers, invalid, type KeysDeps } from "./context.js";
-import { expiryChoices, toProto } from "./key-proto.js";
+import { expiryChoices, kindChoices, toProto } from "./key-proto.js";
 import { tombstone } from "./tombstones.js";
 
 const maxNameLength = 100;
@@ -18,8 +18,19 @@ function keyName(raw: string): string {
   return name;
 }
 
+/** What a kind is called in messages. */
+const kindNoun = { api: "keys", content: "content tokens" } as const;
+
+/** A request's KeyKind as stored; a value this build does not know is refused, not taken for a key. */
+function kindOf(value: number): "api" | "content" {
+  const kind = kindChoices[value as keyof typeof kindChoices];
+  if (!kind) throw invalid("kind is not a known KeyKind value");
+  return kind;
+}
+
 /**
- * CreateKey, ListKeys, RevokeKey: a project's keys as members and operators manage them. The
+ * CreateKey, ListKeys, RevokeKey: a project's keys and content tokens as members and operators
+ * manage them (a content token is a key of kind `content`: same lifecycle, another prefix). The
  * secret exists only inside CreateKey (generated, returned once), never in a log line or an error.
  */
 export function manageHandlers(deps: KeysDeps): Handlers {
@@ -33,6 +44,7 @@ export function manageHandlers(deps: KeysDeps): Handlers {
       const name = keyName(req.name);
       const expiry = expiryChoices[req.expiry];
       if (!expiry) throw invalid("expiry is not a known KeyExpiry value");
+      const keyKind = kindOf(req.kind);
       let creator: string;
       if (req.actor?.kind.case === "memberId") {
         creator = req.actor.kind.value;
@@ -51,7 +63,7 @@ export function manageHandlers(deps: KeysDeps): Handlers {
       const organizationId = await access.check(req.actor, req.projectId, Permission.EDIT);
       if (kind === "operator") await access.checkCreator(creator, req.projectId);
 
-      const secret = generateSecret();
+      const secret = generateSecret(keyKind === "content" ? contentTokenPrefix : secretPrefix);
       const lifetime = expiryDurationMs[expiry];
       const outcome = await store.create({
         projectId: req.projectId,
@@ -63,10 +75,11 @@ export function manageHandlers(deps: KeysDeps): Handlers {
         createdAt,
         expiry,
         expiresAt: lifetime === null ? null : new Date(createdAt.getTime() + lifetime),
+        kind: keyKind,
       });
       if (outcome.kind === "too_many")
         throw new ConnectError(
-          `the project already has ${maxActiveKeysPerProject} active keys: revoke one first`,
+          `the project already has ${maxActiveKeysPerProject} active ${kindNoun[keyKind]}: revoke one first`,
           Code.ResourceExhausted,
         );
       if (outcome.kind === "creator_lost_rights")
@@ -74,14 +87,15 @@ export function manageHandlers(deps: KeysDeps): Handlers {
           `creator ${creator} has lost the rights to create keys`,
           Code.PermissionDenied,
         );
-      logger.info({ keyId: outcome.key.id, projectId: req.projectId, expiry }, "key created");
+      logger.info({ keyId: outcome.key.id, projectId: req.projectId, expiry, kind: keyKind }, "key created");
       return { key: toProto(outcome.key, new Date()), secret };
     },
 
     async listKeys(req) {
+      const kind = kindOf(req.kind);
       await access.check(req.actor, req.projectId, Permission.READ_SETTINGS);
       const now = new Date();
-      const keys = await store.list(req.projectId, req.includeRevoked);
+      const keys = await store.list(req.projectId, kind, req.includeRevoked);
       return { keys: keys.map((key) => toProto(key, now)) };
     },
 

@@ -2,7 +2,7 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { VerifyKeyResult } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { cacheValidKey, fingerprintOf, isIdOf, type KeyTombstone, tombstoneKeys } from "@testrun/kit";
 import { type KeyStateName, keyState, type StoredKey } from "../key-state.js";
-import { isWellFormedSecret } from "../secret.js";
+import { contentTokenPrefix, isWellFormedSecret } from "../secret.js";
 import { lastUseResolutionMs } from "../store.js";
 import { type Handlers, invalid, type KeysDeps } from "./context.js";
 import { stamp } from "./key-proto.js";
@@ -17,7 +17,7 @@ const verifyResults: Record<KeyStateName, VerifyKeyResult> = {
 };
 
 /**
- * VerifyKey, RecordKeyUse: the gateway's questions about presented keys. A presented secret is
+ * VerifyKey, VerifyContentToken, RecordKeyUse: the gateway's questions about presented keys. A presented secret is
  * hashed at once and never passed to a log line or an error.
  */
 export function verifyHandlers({ store, redis, keyCacheSecret, logger }: KeysDeps): Handlers {
@@ -67,7 +67,8 @@ export function verifyHandlers({ store, redis, keyCacheSecret, logger }: KeysDep
       if (!isWellFormedSecret(req.secret)) return { result: VerifyKeyResult.UNKNOWN };
       const fingerprint = fingerprintOf(req.secret);
       const key = await store.findByFingerprint(fingerprint);
-      if (!key) return { result: VerifyKeyResult.UNKNOWN };
+      // A content token is never an API key (its prefix already says so; the row says it again).
+      if (key?.kind !== "api") return { result: VerifyKeyResult.UNKNOWN };
       const now = new Date();
       const state = keyState(key, now);
       if (state === "active") await recordVerifiedUse(key, fingerprint, now);
@@ -80,6 +81,33 @@ export function verifyHandlers({ store, redis, keyCacheSecret, logger }: KeysDep
         creatorMemberId: key.creatorMemberId,
         keyCreatedAt: timestampFromDate(key.createdAt),
         expiresAt: stamp(key.expiresAt),
+      };
+    },
+
+    async verifyContentToken(req) {
+      // Only a trc_ secret can be a content token: an API key presented here is unknown.
+      if (!isWellFormedSecret(req.secret, contentTokenPrefix)) return { result: VerifyKeyResult.UNKNOWN };
+      const token = await store.findByFingerprint(fingerprintOf(req.secret));
+      if (token?.kind !== "content") return { result: VerifyKeyResult.UNKNOWN };
+      const now = new Date();
+      const state = keyState(token, now);
+      // Not cached anywhere: every import asks here, so revocation and loss of rights count at once.
+      if (
+        state === "active" &&
+        !(token.lastUsedAt && now.getTime() - token.lastUsedAt.getTime() < lastUseResolutionMs)
+      ) {
+        try {
+          await store.touch(token.id, now);
+        } catch (err) {
+          logger.warn({ err, keyId: token.id }, "could not record a content token's last use");
+        }
+      }
+      return {
+        result: verifyResults[state],
+        tokenId: token.id,
+        projectId: token.projectId,
+        creatorMemberId: token.creatorMemberId,
+        expiresAt: stamp(token.expiresAt),
       };
     },
 
