@@ -19,6 +19,7 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { type ChangedBy, ChangedBySchema } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { MemberRole } from "./db/entities.js";
+import { playwrightFromStorage } from "./playwright.js";
 import { roleFromDb } from "./roles.js";
 import { stepsFromStorage } from "./steps.js";
 
@@ -112,6 +113,8 @@ export interface TestCaseRow {
   enabled: boolean;
   /** Only when selected (`withSteps`). */
   steps?: JsonValue[];
+  /** A spec case's PlaywrightSpec as proto JSON, null for a case of steps; only when selected (`withSteps`). */
+  playwright?: JsonValue | null;
   record_trace: boolean;
   retries: number;
   created_at: Date;
@@ -122,7 +125,7 @@ export interface TestCaseRow {
 /** A test case and who stored its version (needs the test case aliased `t`). */
 export const testCaseColumns = (withSteps: boolean) =>
   `t.id, t.project_id, t.name, t.tags, t.enabled, t.record_trace, t.retries, t.created_at, t.updated_at, t.version,
-   ${changedByOf("test_case_versions", "test_case_id", "t.id", "t.version")}${withSteps ? ", t.steps" : ""}`;
+   ${changedByOf("test_case_versions", "test_case_id", "t.id", "t.version")}${withSteps ? ", t.steps, t.playwright" : ""}`;
 
 export interface VariableRow {
   id: string;
@@ -212,6 +215,7 @@ export const testCaseToProto = (row: TestCaseRow): TestCase =>
     tags: row.tags,
     enabled: row.enabled,
     steps: row.steps ? stepsFromStorage(row.steps) : [],
+    ...(row.playwright && { playwright: playwrightFromStorage(row.playwright) }),
     recordTrace: row.record_trace,
     retries: row.retries,
     createdAt: time(row.created_at),

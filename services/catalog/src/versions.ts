@@ -102,8 +102,8 @@ export async function recordCaseVersions(sql: Sql, ids: readonly string[], chang
   await sql.all(
     `with kept as (
        insert into catalog.test_case_versions
-         (test_case_id, version, name, tags, enabled, steps, record_trace, retries, changed_at, changed_by_member_id, changed_by_operator)
-       select t.id, t.version, t.name, t.tags, t.enabled, t.steps, t.record_trace, t.retries, t.updated_at, ?, ?
+         (test_case_id, version, name, tags, enabled, steps, playwright, record_trace, retries, changed_at, changed_by_member_id, changed_by_operator)
+       select t.id, t.version, t.name, t.tags, t.enabled, t.steps, t.playwright, t.record_trace, t.retries, t.updated_at, ?, ?
        from catalog.test_cases t where t.id = any(?::text[])
        returning test_case_id, version)
      delete from catalog.test_case_versions v using kept

@@ -621,12 +621,14 @@ describe("catalog: versions of test cases and plans", () => {
         "Migration20261125013339_versions",
         "Migration20261125042617_record_trace",
         "Migration20261128183000_retries",
+        "Migration20261128220743_playwright_specs",
       ];
       await h.db.query(`
         drop table catalog.test_case_versions; drop table catalog.test_plan_versions;
         alter table catalog.test_cases drop column version; alter table catalog.test_plans drop column version;
         alter table catalog.test_cases drop column record_trace;
-        alter table catalog.test_cases drop column retries; alter table catalog.test_plans drop column retries;`);
+        alter table catalog.test_cases drop column retries; alter table catalog.test_plans drop column retries;
+        alter table catalog.test_cases drop column playwright;`);
       const caseId = newId("tc");
       const planId = newId("pln");
       const then = new Date("2026-11-01T10:00:00.000Z");

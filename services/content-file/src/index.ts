@@ -20,6 +20,16 @@ export {
   writeContentDocument,
 } from "./content-document.js";
 export { child, InputError, item, type JsonValue } from "./input.js";
+export {
+  checkPlaywright,
+  helperFilePattern,
+  type PlaywrightFileInput,
+  type PlaywrightInput,
+  pathProblem,
+  playwrightBounds,
+  sourceBytes,
+  specFilePattern,
+} from "./playwright.js";
 export { browserStepBounds, httpMethods, httpStepBounds, stepMaxMs } from "./step-bounds.js";
 export { fileFieldPath, httpStepOf, stepFromFile, stepsFromFile, stepToFile } from "./steps.js";
 export {

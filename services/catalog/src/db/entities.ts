@@ -214,6 +214,18 @@ export const TestPlan = defineEntity({
 /** Free-form here; the catalog validates the steps (step.proto) on write. */
 export type TestCaseStep = Record<string, unknown>;
 
+/** A PlaywrightSpec's proto JSON (playwright.proto); the catalog validates it on write. */
+export type TestCasePlaywright = Record<string, unknown>;
+
+/**
+ * A test case holds steps or a Playwright spec, never both nor neither (TestCase.playwright): the
+ * spec's column is null exactly when the steps are not empty.
+ */
+const stepsOrSpecCheck = (table: string) => ({
+  name: `${table}_steps_or_playwright`,
+  expression: "(playwright is null) = (jsonb_array_length(steps) > 0)",
+});
+
 export const TestCase = defineEntity({
   name: "TestCase",
   tableName: "test_cases",
@@ -230,8 +242,10 @@ export const TestCase = defineEntity({
      */
     tagsLower: p.array().default([]).lazy().hidden(),
     enabled: p.boolean().default(true),
-    /** The steps, in order (1 to 100). */
+    /** The steps, in order (1 to 100); empty for a Playwright spec case. */
     steps: p.json<TestCaseStep[]>(),
+    /** For a Playwright spec case, its spec and helper files (TestCase.playwright); else null. */
+    playwright: p.json<TestCasePlaywright>().nullable(),
     /** Record a Playwright trace of every execution, not only of failed ones (TestCase.record_trace). */
     recordTrace: p.boolean().default(false),
     /** How many times a failed attempt is retried in a run (TestCase.retries). */
@@ -252,6 +266,12 @@ export const TestCase = defineEntity({
     { name: "test_cases_project_created_index", properties: ["projectId", "createdAt", "id"] },
     // Tag filters and tag-selected runs: `tags_lower && $1` is answered from this index.
     { name: "test_cases_tags_lower_index", properties: ["tagsLower"], type: "gin" },
+    // A content import matches a spec case by its spec's path within the project.
+    {
+      name: "test_cases_spec_path_index",
+      expression: (c, t, n) =>
+        `create index "${n}" on ${t} ("${c.projectId}", (("${c.playwright}" -> 'spec') ->> 'path')) where "${c.playwright}" is not null`,
+    },
   ],
   triggers: [
     {
@@ -268,11 +288,12 @@ export const TestCase = defineEntity({
     { name: "test_cases_steps_is_array", expression: "jsonb_typeof(steps) = 'array'" },
     { name: "test_cases_version_positive", expression: "version >= 1" },
     retriesCheck("test_cases"),
+    stepsOrSpecCheck("test_cases"),
   ],
 });
 
 /**
- * A stored version of a test case: what it was (name, tags, enabled, steps, record_trace), who stored it and
+ * A stored version of a test case: what it was (name, tags, enabled, steps or spec, record_trace), who stored it and
  * when. The current version is always kept; at most KEPT_VERSIONS in all. A run's test names the
  * version it ran (runs' test_results.test_case_version), so it can be read back exactly.
  */
@@ -288,6 +309,7 @@ export const TestCaseVersion = defineEntity({
     tags: p.array(),
     enabled: p.boolean(),
     steps: p.json<TestCaseStep[]>(),
+    playwright: p.json<TestCasePlaywright>().nullable(),
     recordTrace: p.boolean().default(false),
     retries: p.integer().default(0),
     changedAt: p.datetime(),
@@ -296,6 +318,7 @@ export const TestCaseVersion = defineEntity({
   checks: [
     { name: "test_case_versions_version_positive", expression: "version >= 1" },
     changedByCheck("test_case_versions"),
+    stepsOrSpecCheck("test_case_versions"),
   ],
 });
 

@@ -42,8 +42,8 @@ import {
 // ImportContent: a content document's test cases and plans made the project's (catalog.proto and
 // docs/runs.md, "Content documents"), with its environments and variable names (import-settings.ts).
 // Three passes: every item's fields are checked with the rules of CreateTestCase / CreateTestPlan;
-// every item is matched to one of the project's (by id, else by name; by name alone in a file of
-// another project) and every plan's test cases resolved; only then, when nothing was wrong, is
+// every item is matched to one of the project's (by id, else by name, a Playwright spec case by its
+// spec's path; ids are not used in a file of another project) and every plan's test cases resolved; only then, when nothing was wrong, is
 // anything written.
 
 /** The most test cases and test plans one document holds. */
@@ -184,14 +184,17 @@ async function match(
   const planKeys = keys.slice(cases.length, cases.length + plans.length);
   const referenceKeys = keys.slice(cases.length + plans.length);
   const forUpdate = lock ? " for update" : "";
-  const caseRows = await sql.all<Keyed<TestCaseRow>>(
-    `select ${testCaseColumns(true)}, lower(t.name) as name_key from catalog.test_cases t
-     where t.project_id = ? and (t.id = any(?::text[]) or lower(t.name) = any(?::text[]))
+  const specPaths = cases.map(specPathOf);
+  const caseRows = await sql.all<Keyed<TestCaseRow> & { spec_path: string | null }>(
+    `select ${testCaseColumns(true)}, lower(t.name) as name_key, ${specPath} as spec_path from catalog.test_cases t
+     where t.project_id = ? and (t.id = any(?::text[]) or lower(t.name) = any(?::text[])
+       or (t.playwright is not null and ${specPath} = any(?::text[])))
      order by t.created_at, t.id${forUpdate}`,
     [
       projectId,
       textArray([...cases.flatMap((c) => (c.id ? [c.id] : [])), ...references]),
       textArray([...caseKeys, ...referenceKeys]),
+      textArray(specPaths.filter((path) => path !== undefined)),
     ],
   );
   const planRows = await sql.all<Keyed<TestPlanRow>>(
@@ -200,7 +203,10 @@ async function match(
      order by tp.created_at, tp.id${forUpdate}`,
     [projectId, textArray(plans.flatMap((p) => (p.id ? [p.id] : []))), textArray(planKeys)],
   );
-  matchItems(cases, caseKeys, caseRows, "test case", violations, foreign);
+  matchItems(cases, caseKeys, caseRows, "test case", violations, foreign, {
+    paths: specPaths,
+    pathOf: (row) => row.spec_path,
+  });
   matchItems(plans, planKeys, planRows, "test plan", violations, foreign);
 
   const rowOf = new Map(caseRows.map((row) => [row.id, row]));
@@ -227,24 +233,37 @@ async function match(
   };
 }
 
+/** The stored spec's path, as SQL over a test case aliased `t` (test_cases_spec_path_index). */
+const specPath = "((t.playwright -> 'spec') ->> 'path')";
+
+/** A spec case's key in an import: its spec's path; undefined for a case of steps or a bad spec. */
+function specPathOf(testCase: CaseItem): string | undefined {
+  const spec = testCase.fields.playwright as { spec?: { path?: unknown } } | null;
+  const path = spec?.spec?.path;
+  return typeof path === "string" && path !== "" ? path : undefined;
+}
+
 /**
- * Sets each item's match: the project's item of its id, else the one of its name. Adds a violation
- * for an id that is not the project's, a name several of the project's items have, a name another
- * item of the document has (an item without an id is known by its name alone), and a second item
- * matching the same one.
+ * Sets each item's match: the project's item of its id, else, for a spec case (`specs.paths` has
+ * its path), the one of its spec's path, else the one of its name. Adds a violation for an id that
+ * is not the project's, a name (or spec path) several of the project's items have, a name (or spec
+ * path) another item of the document has (an item without an id is known by it alone), and a
+ * second item matching the same one.
  */
-function matchItems<Fields extends { name: string }>(
+function matchItems<Fields extends { name: string }, Row extends Keyed<{ id: string }>>(
   items: Item<Fields>[],
   keys: readonly string[],
-  rows: readonly Keyed<{ id: string }>[],
+  rows: readonly Row[],
   what: string,
   violations: Violations,
   foreign: boolean,
+  specs?: { paths: readonly (string | undefined)[]; pathOf: (row: Row) => string | null },
 ): void {
   const byId = new Map(rows.map((row) => [row.id, row]));
   const matchedBy = new Map<string, Item<Fields>>();
   items.forEach((entry, index) => {
     const key = keys[index] ?? "";
+    const path = specs?.paths[index];
     let found: string | undefined;
     if (entry.id !== undefined) {
       if (entry.id === "")
@@ -252,8 +271,27 @@ function matchItems<Fields extends { name: string }>(
       else if (!byId.has(entry.id))
         violations.add(`${entry.field}.id`, `${entry.id} is not a ${what} of this project`);
       else found = entry.id;
+    } else if (specs && path !== undefined) {
+      // A spec case is the project's case of its spec's path: renaming it in the document keeps it.
+      const field = `${entry.field}.playwright.spec.path`;
+      const twin = specs.paths.findIndex((other, at) => at !== index && other === path);
+      const same = rows.filter((row) => specs.pathOf(row) === path);
+      if (twin >= 0)
+        violations.add(
+          field,
+          `${items[twin]?.path} has the same spec path: the document holds each spec file once`,
+        );
+      else if (same.length > 1)
+        violations.add(
+          field,
+          `${same.length} ${what}s of the project have this spec path: give this one the id of the one it is (${same.map((row) => row.id).join(", ")})`,
+        );
+      else found = same[0]?.id;
     } else if (!hasProblem(violations, `${entry.field}.name`)) {
-      const twin = items.findIndex((_, at) => at !== index && keys[at] === key);
+      // A spec case of the same name is not a twin: it is known by its spec's path.
+      const twin = items.findIndex(
+        (_, at) => at !== index && keys[at] === key && specs?.paths[at] === undefined,
+      );
       const named = rows.filter((row) => row.name_key === key);
       if (twin >= 0)
         violations.add(
@@ -273,7 +311,7 @@ function matchItems<Fields extends { name: string }>(
     const earlier = matchedBy.get(found);
     if (earlier)
       violations.add(
-        `${entry.field}.${entry.id === undefined ? "name" : "id"}`,
+        `${entry.field}.${entry.id !== undefined ? "id" : path !== undefined && specs ? "playwright.spec.path" : "name"}`,
         `is the same ${what} (${found}) as ${earlier.path}: the document holds each ${what} once`,
       );
     else {
@@ -291,6 +329,7 @@ function changedCaseFields(fields: TestCaseFields, row: TestCaseRow): string[] {
     fields.enabled !== row.enabled && "enabled",
     // jsonb keeps no key order; the comparison of values ignores it too.
     !isDeepStrictEqual(fields.steps, row.steps as JsonValue[]) && "steps",
+    !isDeepStrictEqual(fields.playwright, row.playwright ?? null) && "playwright",
     fields.recordTrace !== row.record_trace && "recordTrace",
     fields.retries !== row.retries && "retries",
   ].filter((field) => field !== false);

@@ -8,6 +8,7 @@ import {
 } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { authorizeProjectListings, type Listing } from "../access.js";
 import { ambiguous, invalid, notFound } from "../errors.js";
+import { playwrightFromStorage } from "../playwright.js";
 import { type EnvironmentRow, environmentColumns, environmentToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
 import { stepsFromStorage } from "../steps.js";
@@ -20,6 +21,8 @@ interface SelectedRow {
   id: string;
   name: string;
   steps: JsonValue[];
+  /** A spec case's stored spec; null for a case of steps. */
+  playwright: JsonValue | null;
   version: number;
   record_trace: boolean;
   /** SelectedTestCase.retries: the plan's when a plan sets them, else the test case's. */
@@ -104,7 +107,7 @@ function planReader(value: string): SelectionReader {
     async choose(candidates, sql) {
       const plan = pickByIdOrName(candidates, value, "test_plan", "test plan");
       const rows = await sql.all<SelectedRow>(
-        `select t.id, t.name, t.steps, t.version, t.record_trace, coalesce(tp.retries, t.retries) as retries
+        `select t.id, t.name, t.steps, t.playwright, t.version, t.record_trace, coalesce(tp.retries, t.retries) as retries
          from catalog.test_plan_cases pc join catalog.test_cases t on t.id = pc.test_case_id
            join catalog.test_plans tp on tp.id = pc.plan_id
          where pc.plan_id = ? and t.enabled order by pc.position`,
@@ -122,7 +125,7 @@ function idsReader(given: readonly string[]): SelectionReader {
     ...(!tooMany && {
       listing: {
         select:
-          "select t.id, t.name, t.steps, t.version, t.record_trace, t.retries from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
+          "select t.id, t.name, t.steps, t.playwright, t.version, t.record_trace, t.retries from catalog.test_cases t where t.project_id = p.id and t.id = any(?::text[])",
         orderBy: "id",
         params: [textArray(ids)],
       },
@@ -146,7 +149,7 @@ function tagsReader(given: readonly string[]): SelectionReader {
   const tags = filterTags(given);
   return {
     listing: {
-      select: `select t.id, t.name, t.steps, t.version, t.record_trace, t.retries, t.created_at, count(*) over () as total from catalog.test_cases t
+      select: `select t.id, t.name, t.steps, t.playwright, t.version, t.record_trace, t.retries, t.created_at, count(*) over () as total from catalog.test_cases t
                where t.project_id = p.id and t.enabled and ${anyTagCondition}
                order by t.created_at, t.id limit ?`,
       orderBy: "created_at, id",
@@ -215,6 +218,7 @@ export function resolveHandlers({ db }: Deps): Handlers {
                 testCaseId: row.id,
                 name: row.name,
                 steps: stepsFromStorage(row.steps),
+                ...(row.playwright && { playwright: playwrightFromStorage(row.playwright) }),
                 version: row.version,
                 recordTrace: row.record_trace,
                 retries: row.retries,

@@ -1,9 +1,11 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { newId } from "@testrun/kit";
 import { authorizeProject } from "../access.js";
 import { notFound, Violations } from "../errors.js";
+import { checkSpec } from "../playwright.js";
 import { changedByJson, type TestCaseRow, testCaseColumns, testCaseToProto } from "../rows.js";
 import { type Sql, textArray } from "../sql.js";
 import { checkSteps } from "../steps.js";
@@ -59,7 +61,7 @@ async function findCaseVersion(
   version: number,
 ): Promise<{ row: TestCaseRow; current: number }> {
   const found = await sql.one<TestCaseRow & { current_version: number | null }>(
-    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, v.record_trace, v.retries, t.created_at, v.changed_at as updated_at,
+    `select t.id, t.project_id, v.name, v.tags, v.enabled, v.steps, v.playwright, v.record_trace, v.retries, t.created_at, v.changed_at as updated_at,
        v.version, ${changedByJson} as updated_by, t.version as current_version
      from catalog.test_cases t
      left join catalog.test_case_versions v on v.test_case_id = t.id and v.version = ?
@@ -78,26 +80,42 @@ export interface TestCaseFields {
   name: string;
   tags: string[];
   enabled: boolean;
-  /** Storage form (checkSteps). */
+  /** Storage form (checkSteps); empty for a spec case. */
   steps: JsonValue[];
+  /** A spec case's storage form (checkSpec); null for a case of steps. */
+  playwright: JsonValue | null;
   recordTrace: boolean;
   /** 0 to 3 (checkRetries). */
   retries: number;
 }
 
 /**
- * Checks a new test case's name, tags and steps (CreateTestCase, each test case of ImportContent),
- * adding every violation under `prefix` (`""`, `test_cases[3].`), and returns their stored form.
+ * Checks a new test case's name, tags, and steps or Playwright spec (CreateTestCase, each test
+ * case of ImportContent), adding every violation under `prefix` (`""`, `test_cases[3].`), and
+ * returns their stored form.
  */
 export function checkTestCase(
-  input: { name: string; tags: readonly string[]; steps: readonly Step[]; retries: number },
+  input: {
+    name: string;
+    tags: readonly string[];
+    steps: readonly Step[];
+    retries: number;
+    playwright?: PlaywrightSpec | undefined;
+  },
   prefix: string,
   violations: Violations,
 ): Omit<TestCaseFields, "enabled" | "recordTrace"> {
+  const { playwright } = input;
+  if (playwright && input.steps.length > 0)
+    violations.add(
+      `${prefix}steps`,
+      "must be empty for a Playwright spec case: a test case holds steps or a spec, not both",
+    );
   return {
     name: checkName(input.name, `${prefix}name`, violations),
     tags: checkTags(input.tags, `${prefix}tags`, violations),
-    steps: checkSteps(input.steps, `${prefix}steps`, violations),
+    steps: playwright ? [] : checkSteps(input.steps, `${prefix}steps`, violations),
+    playwright: playwright ? checkSpec(playwright, `${prefix}playwright`, violations) : null,
     retries: checkRetries(input.retries, `${prefix}retries`, violations),
   };
 }
@@ -115,8 +133,8 @@ export async function insertTestCase(
   const id = newId("tc");
   const now = new Date();
   await sql.all(
-    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, record_trace, retries, created_at, updated_at)
-     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?, ?, ?, ?)`,
+    `insert into catalog.test_cases (id, project_id, name, tags, enabled, steps, playwright, record_trace, retries, created_at, updated_at)
+     values (?, ?, ?, ?::text[], ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)`,
     [
       id,
       projectId,
@@ -124,6 +142,8 @@ export async function insertTestCase(
       textArray(fields.tags),
       fields.enabled,
       JSON.stringify(fields.steps),
+      // SQL null (not the JSON null that JSON.stringify makes) for a case of steps.
+      fields.playwright === null ? null : JSON.stringify(fields.playwright),
       fields.recordTrace,
       fields.retries,
       now,
@@ -150,24 +170,30 @@ export async function changeTestCase(
   changer: Changer,
   expectedVersion?: number,
 ): Promise<{ row: TestCaseRow; stored: boolean }> {
-  // name, tags, enabled, steps, record_trace, retries: each null when not set (coalesce keeps the stored one).
+  // A spec given makes a spec case (no steps); steps given, a case of steps (no spec).
+  const kind = changes.playwright ? "spec" : changes.steps ? "steps" : null;
+  // name, tags, enabled, steps, kind and spec, record_trace, retries: each null when not set
+  // (coalesce keeps the stored one).
   const values = [
     changes.name ?? null,
     changes.tags ? textArray(changes.tags) : null,
     changes.enabled ?? null,
-    changes.steps ? JSON.stringify(changes.steps) : null,
+    kind === "spec" ? "[]" : changes.steps ? JSON.stringify(changes.steps) : null,
+    kind,
+    kind === "spec" ? JSON.stringify(changes.playwright) : null,
     changes.recordTrace ?? null,
     changes.retries ?? null,
   ];
+  const spec = "case ?::text when 'spec' then ?::jsonb when 'steps' then null else t.playwright end";
   const stored = await sql.all(
     `update catalog.test_cases t set name = coalesce(?, t.name), tags = coalesce(?::text[], t.tags),
-       enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps),
+       enabled = coalesce(?, t.enabled), steps = coalesce(?::jsonb, t.steps), playwright = ${spec},
        record_trace = coalesce(?, t.record_trace), retries = coalesce(?::int, t.retries), updated_at = ?,
        version = t.version + 1
      where t.project_id = ? and t.id = ? and (?::int is null or t.version = ?::int)
-       and (t.name, t.tags, t.enabled, t.steps, t.record_trace, t.retries) is distinct from
+       and (t.name, t.tags, t.enabled, t.steps, t.playwright, t.record_trace, t.retries) is distinct from
          (coalesce(?, t.name), coalesce(?::text[], t.tags), coalesce(?::boolean, t.enabled), coalesce(?::jsonb, t.steps),
-          coalesce(?::boolean, t.record_trace), coalesce(?::int, t.retries))
+          ${spec}, coalesce(?::boolean, t.record_trace), coalesce(?::int, t.retries))
      returning t.id`,
     [...values, new Date(), projectId, id, expectedVersion ?? null, expectedVersion ?? null, ...values],
   );
@@ -260,6 +286,13 @@ export function testCaseHandlers({ db }: Deps): Handlers {
       const tags = req.tags === undefined ? undefined : checkTags(req.tags.tags, "tags.tags", violations);
       const steps =
         req.steps === undefined ? undefined : checkSteps(req.steps.steps, "steps.steps", violations);
+      if (req.steps !== undefined && req.playwright !== undefined)
+        violations.add(
+          "playwright",
+          "set steps or playwright, not both: a test case holds steps or a Playwright spec",
+        );
+      const playwright =
+        req.playwright === undefined ? undefined : checkSpec(req.playwright, "playwright", violations);
       const retries =
         req.retries === undefined ? undefined : checkRetries(req.retries, "retries", violations);
       const expected = req.expectedVersion;
@@ -272,7 +305,7 @@ export function testCaseHandlers({ db }: Deps): Handlers {
           sql,
           grant.project.id,
           req.testCaseId,
-          { name, tags, enabled: req.enabled, steps, recordTrace: req.recordTrace, retries },
+          { name, tags, enabled: req.enabled, steps, playwright, recordTrace: req.recordTrace, retries },
           changerOf(grant, req.actor),
           expected,
         );

@@ -11,6 +11,7 @@ import { Migration20261128120312_new_project_credits } from "./Migration20261128
 import { Migration20261128120712_variables_without_value } from "./Migration20261128120712_variables_without_value.js";
 import { Migration20261128124523_new_project_grants } from "./Migration20261128124523_new_project_grants.js";
 import { Migration20261128183000_retries } from "./Migration20261128183000_retries.js";
+import { Migration20261128220743_playwright_specs } from "./Migration20261128220743_playwright_specs.js";
 
 export const migrations = [
   { name: "Migration20261122055602_initial", class: Migration20261122055602_initial },
@@ -31,4 +32,5 @@ export const migrations = [
   },
   { name: "Migration20261128124523_new_project_grants", class: Migration20261128124523_new_project_grants },
   { name: "Migration20261128183000_retries", class: Migration20261128183000_retries },
+  { name: "Migration20261128220743_playwright_specs", class: Migration20261128220743_playwright_specs },
 ];

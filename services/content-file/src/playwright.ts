@@ -1,0 +1,114 @@
+// The bounds and rules of a Playwright spec case (proto/testrun/catalog/v1/playwright.proto), in
+// one place: the catalog refuses a spec past them on write, `testrunctl content import` and
+// `testrun push` check a folder against them before sending it, and the console's editor states
+// them, so none of them can disagree on a number.
+
+/** A spec or helper file: where it sits, and its text. */
+export interface PlaywrightFileInput {
+  path: string;
+  source: string;
+}
+
+/** A spec case's files, as PlaywrightSpec carries them. */
+export interface PlaywrightInput {
+  spec?: PlaywrightFileInput | undefined;
+  files: readonly PlaywrightFileInput[];
+}
+
+export const playwrightBounds = {
+  /** The spec's source, in bytes of UTF-8 (256 KiB). */
+  specBytes: 256 * 1024,
+  /** Each helper file's source, in bytes of UTF-8 (256 KiB). */
+  fileBytes: 256 * 1024,
+  /** Helper files beside the spec. */
+  files: 20,
+  /** Every source of the case together (1 MiB). */
+  totalBytes: 1024 * 1024,
+  /** A file's path, in characters. */
+  pathCharacters: 255,
+} as const;
+
+/** What a spec file's name ends in: what @playwright/test's runner picks up by default. */
+export const specFilePattern = /\.(spec|test)\.(ts|js)$/;
+/** What a helper file's name ends in: modules the spec may import, and JSON data. */
+export const helperFilePattern = /\.(ts|js|mjs|cjs|json)$/;
+
+const kib = (bytes: number) => `${bytes / 1024} KiB`;
+const mib = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
+
+/** The size of a source as stored and sent: bytes of UTF-8. */
+export const sourceBytes = (source: string) => new TextEncoder().encode(source).length;
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+/**
+ * What is wrong with a file's path, or undefined. A path is relative and stays inside the spec's
+ * folder: it is laid out on the executor's disk as given, so `..`, an absolute path or a drive
+ * would write elsewhere.
+ */
+export function pathProblem(path: string, kind: "spec" | "helper"): string | undefined {
+  if (path.length === 0) return "is required";
+  if ([...path].length > playwrightBounds.pathCharacters)
+    return `must be at most ${playwrightBounds.pathCharacters} characters`;
+  if (hasControlCharacter(path)) return "must not contain control characters";
+  if (path.includes("\\")) return 'must use "/" between folders, not "\\"';
+  if (path.startsWith("/") || /^[A-Za-z]:/.test(path))
+    return "must be relative to the spec's folder (not start with / or a drive)";
+  const parts = path.split("/");
+  if (parts.includes("..")) return 'must not contain ".." (a file stays inside the spec\'s folder)';
+  if (parts.some((part) => part === "" || part === "."))
+    return 'must not have empty or "." parts (a/b.ts, not a//b.ts or ./b.ts)';
+  if (kind === "spec" && !specFilePattern.test(path))
+    return "must end in .spec.ts, .spec.js, .test.ts or .test.js";
+  if (kind === "helper" && !helperFilePattern.test(path)) return "must end in .ts, .js, .mjs, .cjs or .json";
+  return undefined;
+}
+
+/**
+ * Checks a spec case's files against the rules of playwright.proto, calling `add` with the field
+ * (under `field`, e.g. `playwright` or `test_cases[2].playwright`) and what is wrong for each
+ * problem; every problem names the bound it passes.
+ */
+export function checkPlaywright(
+  input: PlaywrightInput,
+  field: string,
+  add: (field: string, problem: string) => void,
+): void {
+  const { spec, files } = input;
+  const seen = new Map<string, string>();
+  const checkFile = (file: PlaywrightFileInput, at: string, kind: "spec" | "helper") => {
+    const problem = pathProblem(file.path, kind);
+    if (problem) add(`${at}.path`, problem);
+    else {
+      const key = file.path.toLowerCase();
+      const earlier = seen.get(key);
+      if (earlier !== undefined)
+        add(`${at}.path`, `is the path of ${earlier} too: each file needs its own path`);
+      else seen.set(key, at);
+    }
+    const max = kind === "spec" ? playwrightBounds.specBytes : playwrightBounds.fileBytes;
+    const bytes = sourceBytes(file.source);
+    if (kind === "spec" && file.source.trim() === "") add(`${at}.source`, "is required");
+    else if (bytes > max) add(`${at}.source`, `must be at most ${kib(max)} (got ${bytes} bytes)`);
+    if (file.source.includes("\u0000")) add(`${at}.source`, "must not contain NUL characters");
+  };
+  if (!spec) add(`${field}.spec`, "is required: the spec file, with its path and source");
+  else checkFile(spec, `${field}.spec`, "spec");
+  if (files.length > playwrightBounds.files)
+    add(`${field}.files`, `must hold at most ${playwrightBounds.files} helper files (got ${files.length})`);
+  files.slice(0, playwrightBounds.files).forEach((file, index) => {
+    checkFile(file, `${field}.files[${index}]`, "helper");
+  });
+  const total = [spec, ...files].reduce((sum, file) => sum + (file ? sourceBytes(file.source) : 0), 0);
+  if (total > playwrightBounds.totalBytes)
+    add(
+      field,
+      `must hold at most ${mib(playwrightBounds.totalBytes)} of sources in all, spec and helper files together (got ${total} bytes)`,
+    );
+}
