@@ -14,7 +14,7 @@ import { expect } from "chai";
 import type { Page } from "playwright-core";
 import { shot } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
-import { addCases, getCase, type RunBody } from "./pipeline.js";
+import { addCases, getCase, newProject, type RunBody } from "./pipeline.js";
 
 /** The target: `phase` 1 breaks orders 12 and 34 and the cart; 2 breaks every order and search. */
 function startTarget(phase: { now: 1 | 2 }): Server {
@@ -109,6 +109,17 @@ describe("failure groups and new failures in the console", function () {
       await shot(page, "failures-page-resolved", width);
     });
   }
+
+  it("says what the page is for when a project has no failure groups", async () => {
+    const quiet = await newProject(suite.system, "Acme quiet", { credits: 0 });
+    const page = await suite.signedIn("narrow", quiet.ownerId);
+    await page.goto(`${suite.system.consoleUrl}/projects/${quiet.projectId}/failures`);
+    const empty = page.getByText("No open failure groups");
+    await empty.waitFor();
+    await page.getByText(/a group stays here until its test cases pass again/).waitFor();
+    expect(await page.getByRole("table").count()).to.equal(0);
+    await shot(page, "failures-empty", "narrow");
+  });
 
   for (const width of ["wide", "narrow"] as const) {
     it(`shows a group's first run, its cases and its occurrences newest first (${width})`, async () => {
