@@ -2,32 +2,37 @@
 // environment's base URL, the variables' names (never their values: CompareRuns has only names),
 // the plan's test cases added or removed, and how many test cases ran another version.
 import type { CompareRunsResponse } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { Fragment, type ReactNode } from "react";
 import { Link } from "react-router";
 import { plural } from "../../format";
 import { useProject } from "../../project";
 
-function Names({ names }: { names: readonly string[] }) {
+/** Items in a sentence, separated by commas. */
+function Listed({ items }: { items: { key: string; node: ReactNode }[] }) {
   return (
     <span className="compare-names">
-      {names.map((name) => (
-        <code key={name}>{name}</code>
+      {items.map(({ key, node }, i) => (
+        <Fragment key={key}>
+          {i > 0 && ", "}
+          {node}
+        </Fragment>
       ))}
     </span>
   );
 }
+
+const Names = ({ names }: { names: readonly string[] }) => (
+  <Listed items={names.map((name) => ({ key: name, node: <code>{name}</code> }))} />
+);
 
 export function AroundTheTests({ comparison }: { comparison: CompareRunsResponse }) {
   const { path } = useProject();
   const c = comparison;
   const nameOf = (id: string) => c.tests.find((t) => t.testCaseId === id)?.name || id;
   const cases = (ids: readonly string[]) => (
-    <span className="compare-names">
-      {ids.map((id) => (
-        <Link key={id} to={path(`/test-cases/${id}`)}>
-          {nameOf(id)}
-        </Link>
-      ))}
-    </span>
+    <Listed
+      items={ids.map((id) => ({ key: id, node: <Link to={path(`/test-cases/${id}`)}>{nameOf(id)}</Link> }))}
+    />
   );
   const versions = c.tests.filter(
     (t) => t.caseVersion && t.baseCaseVersion && t.caseVersion !== t.baseCaseVersion,

@@ -14,7 +14,6 @@ import { RunStatusBadge } from "../../components/Status";
 import { Time } from "../../components/Time";
 import { count, plural } from "../../format";
 import { useProject } from "../../project";
-import { useRunNames } from "../runs/Runs";
 import { AroundTheTests } from "./AroundTheTests";
 import { BasePicker } from "./BasePicker";
 import { ChangeRow } from "./ChangeRow";
@@ -33,7 +32,8 @@ export function Compare() {
   const [params, setParams] = useSearchParams();
   const baseParam = params.get("base") ?? "";
   const only = changeOfParam(params.get("change"));
-  const names = useRunNames(projectId);
+  // The environment's name for the header; its id only when it cannot be read.
+  const environments = useQuery(ConsoleService.method.listEnvironments, { projectId });
   const compared = useQuery(ConsoleService.method.compareRuns, {
     projectId,
     runId,
@@ -51,7 +51,10 @@ export function Compare() {
   const head = (
     <>
       <p className="eyebrow">
-        <Link to={path("/runs")}>Runs</Link> / <Link to={path(`/runs/${runId}`)}>{runId}</Link>
+        <Link to={path("/runs")}>Runs</Link> /{" "}
+        <Link className="id-link" to={path(`/runs/${runId}`)}>
+          {runId}
+        </Link>
       </p>
       <h1>Compare</h1>
     </>
@@ -62,17 +65,17 @@ export function Compare() {
         {head}
         <div className="state state-error" role="alert">
           <p>
-            There is no run <code>{baseParam}</code> in this project to compare with. Choose another base, or
-            compare with the previous run.
+            There is no run <code>{baseParam}</code> in this project to compare with.
           </p>
-          <p>
+          <p className="compare-links">
             <Link to={{ search: "" }}>Compare with the previous run</Link>
+            <Link to={path(`/runs/${runId}`)}>Back to the run</Link>
           </p>
         </div>
       </>
     );
   const comparison = compared.data?.comparison;
-  if (!comparison?.run)
+  if (!comparison?.run || environments.isPending)
     return (
       <>
         {head}
@@ -84,7 +87,8 @@ export function Compare() {
       </>
     );
   const { run, base } = comparison;
-  const environment = names.environments.find((e) => e.id === run.environmentId)?.name ?? run.environmentId;
+  const environment =
+    environments.data?.environments.find((e) => e.id === run.environmentId)?.name ?? run.environmentId;
   const rule = baseRuleText(comparison.baseRule, environment, Boolean(run.testPlanId));
   const runPath = (id: string) => path(`/runs/${id}`);
 
