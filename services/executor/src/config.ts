@@ -69,6 +69,21 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
    */
   BROWSER_CONTEXTS: z.coerce.number().int().min(1).max(32).default(2),
   /**
+   * Browser processes at once (default: BROWSER_CONTEXTS). A browser serves one project at a time
+   * (docs/security.md, "The browser's sandbox"): this many projects' browser tests run at once;
+   * tests of one project share its browser. Each costs a browser process's memory besides its
+   * renderers' (docs/runs.md, "Browser steps").
+   */
+  BROWSER_PROCESSES: z.coerce.number().int().min(1).max(32).optional(),
+  /**
+   * Chromium's own sandbox: `on` (the default) or `off`, which launches it with --no-sandbox, only
+   * for platforms that refuse user namespaces (warned at start; docs/deploy.md says what a pod needs).
+   */
+  BROWSER_SANDBOX: z.enum(["on", "off"]).default("on"),
+  /** The user and group chromium runs as when the executor runs as root (65534: nobody); never root. */
+  BROWSER_UID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
+  BROWSER_GID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
+  /**
    * The largest Playwright trace kept, zipped (as recorded, and again once redacted); it may unzip
    * to 4 times as much. A larger trace is not kept and the browser log says so.
    */

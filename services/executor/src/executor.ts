@@ -514,6 +514,7 @@ export class Executor {
       deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
       egress: this.#egress,
       browsers: this.#o.browsers,
+      project: assignment.projectId,
       recordTrace: assignment.recordTrace,
       traceMaxBytes: this.#o.traceMaxBytes,
     });

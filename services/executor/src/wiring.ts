@@ -74,10 +74,17 @@ export async function wireExecutor({
     executablePath,
     ...launchOptions
   } = browserLaunchOptions(proxy, config.CHROMIUM_PATH);
-  // One Chromium for the process, launched at start when it takes browser tests (none for HTTP-only work).
+  // Its browsers, one project's each at a time, the first launched at start when it takes browser
+  // tests (none for HTTP-only work), with chromium's sandbox unless BROWSER_SANDBOX=off.
   const browsers = new BrowserPool({
     executablePath: executablePath ?? config.CHROMIUM_PATH,
     contexts: config.BROWSER_CONTEXTS,
+    browsers: config.BROWSER_PROCESSES ?? config.BROWSER_CONTEXTS,
+    sandbox: {
+      enabled: config.BROWSER_SANDBOX === "on",
+      uid: config.BROWSER_UID,
+      gid: config.BROWSER_GID,
+    },
     logger,
     proxy: proxySettings,
     launchOptions,

@@ -32,13 +32,14 @@ describe("browser pool (one Chromium per executor process, a context per test)",
   });
   after(() => target?.close());
 
-  const run = (pool: BrowserPool, steps: object[], deadlineMs?: number) =>
+  const run = (pool: BrowserPool, steps: object[], deadlineMs?: number, project = "prj_a") =>
     runSteps(stepsOf(steps), {
       baseUrl: target.url,
       variables: {},
       egress: browserTargetEgress,
       browsers: pool,
       deadlineMs,
+      project,
     });
   const open = (path: string, timeoutMs?: number) => ({
     name: `open ${path}`,

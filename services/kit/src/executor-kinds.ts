@@ -46,6 +46,8 @@ export const browserCauses = {
       : "the browser is missing a system library",
   didNotStart: (seconds: number) => `the browser did not start within ${seconds} s`,
   exited: "the browser exited as it started",
+  /** Chromium found no usable sandbox: user namespaces refused (docs/deploy.md, BROWSER_SANDBOX). */
+  noSandbox: "the browser's sandbox could not start (user namespaces unavailable)",
   stopping: "the executor is stopping",
 } as const;
 
@@ -60,6 +62,7 @@ export const knownKindCauses: readonly string[] = [
   "the browser is missing a system library (<lib….so>)",
   "the browser did not start within <seconds> s",
   browserCauses.exited,
+  browserCauses.noSandbox,
   browserCauses.stopping,
 ];
 
@@ -68,6 +71,7 @@ const fixedCauses = new Set<string>([
   browserCauses.notExecutable,
   browserCauses.missingLibrary(),
   browserCauses.exited,
+  browserCauses.noSandbox,
   browserCauses.stopping,
 ]);
 

@@ -60,8 +60,7 @@ export function egressSwitches(proxyServer: string): string[] {
 
 /**
  * `chromium.launch` options: the egress proxy (by proxyName) with its credentials and no bypass,
- * the egress switches, headless, no sandbox (the executor runs as a container's process, whose isolation
- * stands in for it; chromium's sandbox needs user namespaces few pods grant). Callers may add
+ * the egress switches, headless. The sandbox is the pool's (browser/sandbox.ts). Callers may add
  * `args` of their own after these, never `--proxy-*`, `--host-resolver-rules` nor `--webrtc-*`.
  * Contexts use this proxy unless browserContextOptions gives them their own.
  */
@@ -69,7 +68,6 @@ export function browserLaunchOptions(proxy: ProxyAccess, executablePath: string)
   return {
     executablePath,
     headless: true,
-    chromiumSandbox: false,
     proxy: proxySettings(proxy),
     args: egressSwitches(proxy.server),
   };

@@ -1,8 +1,14 @@
-// One Chromium per executor process, shared by its tests: each test gets a browser context of its
-// own (no cookie, storage or cache shared with another test), at most `contexts` at a time. The
-// browser is launched at start by an executor that takes browser tests (`launch`, browser/probe.ts:
-// the check that it can run them; one that takes only HTTP tests never starts one), and launched
-// again at the next browser step after it crashed or disconnected.
+// The executor's browsers and their contexts. Each test gets a browser context of its own (no
+// cookie, storage or cache shared with another test), at most `contexts` at a time; and a browser
+// process serves one project at a time (docs/security.md, "The browser's sandbox"): a test of a
+// project runs in that project's browser, or in a free one (launched for it, or an idle one of
+// another project closed first), never beside another project's test. At most `browsers` processes
+// at once. A browser is launched at start by an executor that takes browser tests (`launch`,
+// browser/probe.ts: the check that it can run them; one that takes only HTTP tests never starts
+// one), and again when a test needs one after it crashed or disconnected. Chromium runs with its
+// own sandbox on (browser/sandbox.ts) unless BROWSER_SANDBOX=off.
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
 import { browserCauses, type Logger } from "@testrun/kit";
 import {
   type Browser,
@@ -11,18 +17,13 @@ import {
   chromium,
   type LaunchOptions,
 } from "playwright-core";
+import { defaultSandbox, type PreparedSandbox, prepareSandbox, type SandboxSettings } from "./sandbox.js";
 
 /**
- * Flags every launch gets. No sandbox: the executor runs as an unprivileged user in a container
- * without the namespaces Chromium's sandbox needs; the container and the egress guard are the
- * boundary. No background networking or component updates: the browser talks only to the pages a
- * test opens.
+ * Flags every launch gets: no background networking or component updates, so the browser talks
+ * only to the pages a test opens. Never --no-sandbox here: that is BROWSER_SANDBOX=off's alone.
  */
-export const baseChromiumArgs = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-];
+export const baseChromiumArgs = ["--disable-background-networking", "--disable-component-update"];
 
 export interface BrowserPoolOptions {
   /** The Chromium binary (CHROMIUM_PATH; Debian's /usr/bin/chromium). */
@@ -30,13 +31,24 @@ export interface BrowserPoolOptions {
   /** Browser contexts, hence browser tests, open at once in this process (BROWSER_CONTEXTS). */
   contexts: number;
   /**
+   * Browser processes at once (BROWSER_PROCESSES; default `contexts`): as many projects' tests
+   * run at once. Fewer than `contexts` saves memory when tests of one project share a browser,
+   * but a test of another project then waits until a browser is idle.
+   */
+  browsers?: number;
+  /** Chromium's sandbox (BROWSER_SANDBOX, BROWSER_UID, BROWSER_GID; default on, as 65534). */
+  sandbox?: SandboxSettings;
+  /**
    * The forward proxy every page's traffic goes through (the executor's egress proxy, which connects
    * through the EgressGuard). Playwright adds `<-loopback>` to the bypass list, so loopback is
    * proxied too.
    */
   proxy?: LaunchOptions["proxy"];
-  /** More launch options (chromium-flags.ts); their `args` are added to baseChromiumArgs. */
-  launchOptions?: Omit<LaunchOptions, "executablePath" | "proxy">;
+  /**
+   * More launch options (chromium-flags.ts); their `args` are added to baseChromiumArgs. The
+   * sandbox's (chromiumSandbox, env) are the pool's own.
+   */
+  launchOptions?: Omit<LaunchOptions, "executablePath" | "proxy" | "chromiumSandbox" | "env">;
   /** Options of every context (chromium-flags.ts: downloads refused, …). */
   contextOptions?: BrowserContextOptions;
   logger?: Logger;
@@ -65,6 +77,10 @@ export function launchFailure(error: unknown): string {
   if (/EACCES|EPERM/.test(text)) return browserCauses.notExecutable;
   const library = /error while loading shared libraries: ([\w.+-]+)/.exec(text);
   if (library) return browserCauses.missingLibrary(library[1]);
+  // Chromium's own words when it cannot make its namespaces (or is root without --no-sandbox), and
+  // Playwright's when it sees them.
+  if (/No usable sandbox|Running as root without --no-sandbox|Chromium sandboxing failed/.test(text))
+    return browserCauses.noSandbox;
   if (/Timeout \d+ms exceeded/.test(text)) return browserCauses.didNotStart(launchTimeoutMs / 1000);
   return browserCauses.exited;
 }
@@ -129,19 +145,36 @@ export interface PooledContext {
   close(): Promise<void>;
 }
 
+/** One browser process of the pool and the project it serves. */
+interface Held {
+  browser: Promise<Browser>;
+  /** The browser `browser` resolved to, once launched. */
+  live?: Browser;
+  /** The project whose tests it runs; undefined until its first test (launched by the check). */
+  project: string | undefined;
+  /** Contexts open in it (tests running in it), and tests about to open one. */
+  users: number;
+}
+
 export class BrowserPool {
   readonly #o: BrowserPoolOptions;
   readonly #slots: Slots;
-  #browser: Promise<Browser> | undefined;
-  /** The browser `#browser` resolved to, once launched. */
-  #live: Browser | undefined;
+  readonly #maxBrowsers: number;
+  readonly #held: Held[] = [];
+  /** Tests waiting for a browser to turn idle (every browser busy with another project). */
+  readonly #browserWaiters = new Set<() => void>();
+  /** Browsers being closed (retired or dropped), awaited by `close`. */
+  readonly #closing = new Set<Promise<void>>();
+  #sandbox: Promise<PreparedSandbox> | undefined;
   #open = 0;
+  #unnamed = 0;
   #launches = 0;
   #closed = false;
 
   constructor(options: BrowserPoolOptions) {
     this.#o = options;
     this.#slots = new Slots(options.contexts);
+    this.#maxBrowsers = Math.max(1, options.browsers ?? options.contexts);
   }
 
   /** Contexts open now. */
@@ -149,30 +182,39 @@ export class BrowserPool {
     return this.#open;
   }
 
-  /** Tests waiting for a context. */
+  /** Tests waiting for a context, or for a browser of their own project. */
   get waiting(): number {
-    return this.#slots.waiting;
+    return this.#slots.waiting + this.#browserWaiters.size;
   }
 
-  /** How many times a browser was launched (1 until it crashes). */
+  /** How many times a browser was launched (1 until it crashes or another project needs one). */
   get launches(): number {
     return this.#launches;
   }
 
-  /**
-   * Launches the browser unless it runs already: the check that it starts at all (browser/probe.ts).
-   * It then stays up for the next test. Rejects with BrowserUnavailable, saying why.
-   */
-  async launch(): Promise<void> {
-    if (this.#closed) throw new BrowserUnavailable(browserCauses.stopping);
-    await this.#launched();
+  /** Browser processes up or starting now, and the project each serves (undefined: none yet). */
+  get browsers(): (string | undefined)[] {
+    return this.#held.map((held) => held.project);
   }
 
   /**
-   * A fresh context, once a slot is free: waits while `contexts` are open, until `signal` aborts
-   * (the test's deadline, or the test being stopped), which rejects with the signal's reason.
+   * Launches a browser unless one runs already: the check that it starts at all (browser/probe.ts).
+   * It then stays up for the next test, of whichever project. Rejects with BrowserUnavailable,
+   * saying why.
    */
-  async openContext(signal: AbortSignal): Promise<PooledContext> {
+  async launch(): Promise<void> {
+    if (this.#closed) throw new BrowserUnavailable(browserCauses.stopping);
+    const held = this.#held[0] ?? this.#start(undefined);
+    await held.browser;
+  }
+
+  /**
+   * A fresh context in a browser that runs no other project's test, once a slot is free: waits
+   * while `contexts` are open, or while every browser is busy with other projects, until `signal`
+   * aborts (the test's deadline, or the test being stopped), which rejects with its reason.
+   * Without `project` (tests of the pool), the context shares its browser with no other.
+   */
+  async openContext(signal: AbortSignal, project = `unnamed-${++this.#unnamed}`): Promise<PooledContext> {
     if (this.#closed) throw new BrowserUnavailable(browserCauses.stopping);
     await this.#slots.acquire(signal);
     this.#open++;
@@ -185,22 +227,27 @@ export class BrowserPool {
     };
     try {
       // A browser that died before its `disconnected` event was handled fails newContext: it is
-      // dropped and launched again, once.
+      // dropped and another launched, once.
       for (let attempt = 1; ; attempt++) {
-        const browser = await this.#launched();
+        const held = await this.#browserFor(project, signal);
+        let browser: Browser | undefined;
         try {
+          browser = await held.browser;
           const context = await browser.newContext(this.#o.contextOptions);
           return {
             context,
             browser,
             close: async () => {
+              if (released) return;
               await context.close().catch(() => {});
+              this.#leave(held);
               release();
             },
           };
         } catch (error) {
-          if (browser.isConnected() || attempt >= 2) throw error;
-          this.#forget(browser);
+          this.#leave(held);
+          if (!browser || browser.isConnected() || attempt >= 2) throw error;
+          this.#forget(held);
         }
       }
     } catch (error) {
@@ -209,60 +256,151 @@ export class BrowserPool {
     }
   }
 
-  #launched(): Promise<Browser> {
-    if (this.#browser) return this.#browser;
-    const { executablePath, proxy, launchOptions = {}, logger } = this.#o;
-    const launching = chromium
-      .launch({
-        timeout: launchTimeoutMs,
-        ...launchOptions,
-        executablePath,
-        ...(proxy && { proxy }),
-        args: [...baseChromiumArgs, ...(launchOptions.args ?? [])],
+  /**
+   * The browser a test of `project` uses, counted as in use before this returns (so that no other
+   * project's test can take it meanwhile): the project's own, a browser no test used yet, a new
+   * one while fewer than the bound run, or a new one in place of an idle browser of another
+   * project. Otherwise waits until a browser turns idle or goes away.
+   */
+  async #browserFor(project: string, signal: AbortSignal): Promise<Held> {
+    for (;;) {
+      if (this.#closed) throw new BrowserUnavailable(browserCauses.stopping);
+      signal.throwIfAborted();
+      let held =
+        this.#held.find((h) => h.project === project) ?? this.#held.find((h) => h.project === undefined);
+      if (!held) {
+        const idle = this.#held.find((h) => h.users === 0);
+        if (this.#held.length >= this.#maxBrowsers && idle) this.#retire(idle);
+        if (this.#held.length < this.#maxBrowsers) held = this.#start(project);
+      }
+      if (held) {
+        held.project = project;
+        held.users++;
+        return held;
+      }
+      await this.#browserFreed(signal);
+    }
+  }
+
+  /** Resolves at the next change that may free a browser; rejects when `signal` aborts. */
+  #browserFreed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const freed = () => {
+        signal.removeEventListener("abort", onAbort);
+        this.#browserWaiters.delete(freed);
+        resolve();
+      };
+      const onAbort = () => {
+        this.#browserWaiters.delete(freed);
+        reject(signal.reason);
+      };
+      this.#browserWaiters.add(freed);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Wakes every test waiting for a browser: each looks again (`#browserFor`). */
+  #wake(): void {
+    for (const waiter of [...this.#browserWaiters]) waiter();
+  }
+
+  /** A test is done with `held` (its context closed, or never opened). */
+  #leave(held: Held): void {
+    held.users--;
+    if (held.users === 0) this.#wake();
+  }
+
+  #start(project: string | undefined): Held {
+    const { proxy, launchOptions = {}, logger } = this.#o;
+    const held = { project, users: 0 } as Held;
+    held.browser = this.#prepared()
+      .then(async (sandbox) => {
+        // Checked here, not by the launch: through the sandbox's wrapper a missing or
+        // non-executable chromium would look like one that exited (launchFailure reads ENOENT, EACCES).
+        await access(this.#o.executablePath, constants.X_OK);
+        return chromium.launch({
+          timeout: launchTimeoutMs,
+          ...launchOptions,
+          ...sandbox.launch,
+          ...(proxy && { proxy }),
+          args: [...baseChromiumArgs, ...(launchOptions.args ?? [])],
+        });
       })
       .then(
         (browser) => {
-          if (this.#closed) {
+          if (this.#closed || !this.#held.includes(held)) {
             void browser.close().catch(() => {});
             throw new BrowserUnavailable(browserCauses.stopping);
           }
           this.#launches++;
-          this.#live = browser;
+          held.live = browser;
           browser.on("disconnected", () => {
-            if (this.#closed) return;
-            logger?.warn(
-              "the browser disconnected (crashed or killed); the next browser step starts another",
-            );
-            this.#forget(browser);
+            if (this.#closed || !this.#held.includes(held)) return;
+            logger?.warn("a browser disconnected (crashed or killed); the next browser test starts another");
+            this.#forget(held);
           });
-          logger?.info({ version: browser.version() }, "browser started");
+          logger?.debug({ version: browser.version(), browsers: this.#held.length }, "browser started");
           return browser;
         },
         (error: unknown) => {
-          if (this.#browser === launching) this.#browser = undefined;
+          this.#forget(held);
+          if (error instanceof BrowserUnavailable) throw error;
           // Said once, when the kind turns unavailable (kinds.ts), not at every retry; the error
           // itself (it names paths) is for operators.
-          logger?.debug({ err: error, executablePath }, "the browser could not be started");
+          logger?.debug(
+            { err: error, executablePath: this.#o.executablePath },
+            "the browser could not be started",
+          );
           throw new BrowserUnavailable(launchFailure(error), { cause: error });
         },
       );
-    this.#browser = launching;
-    return launching;
+    // Its rejection is seen by whoever awaits it; this keeps an unawaited one from being unhandled.
+    held.browser.catch(() => {});
+    this.#held.push(held);
+    return held;
   }
 
-  /** Drops a dead browser so that the next context launches another. */
-  #forget(browser: Browser): void {
-    if (this.#live !== browser) return;
-    this.#live = undefined;
-    this.#browser = undefined;
+  /** The sandbox's launch options, prepared once (the wrapper written when root). */
+  #prepared(): Promise<PreparedSandbox> {
+    if (!this.#sandbox) {
+      const { executablePath, sandbox = defaultSandbox, logger } = this.#o;
+      this.#sandbox = prepareSandbox(executablePath, sandbox, logger);
+      this.#sandbox.then(
+        ({ summary }) => logger?.info({ ...summary, browsers: this.#maxBrowsers }, "browser sandbox"),
+        () => {},
+      );
+    }
+    return this.#sandbox;
   }
 
-  /** Closes the browser (at shutdown, once the tests are done). */
+  /** Closes an idle browser of another project, to launch one in its place. */
+  #retire(held: Held): void {
+    this.#forget(held);
+    this.#closeLater(held);
+  }
+
+  /** Drops a browser (dead, retired or failed to start): the next test launches another. */
+  #forget(held: Held): void {
+    const at = this.#held.indexOf(held);
+    if (at < 0) return;
+    this.#held.splice(at, 1);
+    this.#wake();
+  }
+
+  #closeLater(held: Held): void {
+    const closing = held.browser
+      .then((browser) => browser.close())
+      .catch(() => {})
+      .finally(() => this.#closing.delete(closing));
+    this.#closing.add(closing);
+  }
+
+  /** Closes every browser (at shutdown, once the tests are done). */
   async close(): Promise<void> {
     this.#closed = true;
-    const browser = this.#browser;
-    this.#browser = undefined;
-    this.#live = undefined;
-    await (await browser?.catch(() => undefined))?.close().catch(() => {});
+    for (const held of this.#held.splice(0)) this.#closeLater(held);
+    this.#wake();
+    await Promise.all([...this.#closing]);
+    await (await this.#sandbox?.catch(() => undefined))?.close().catch(() => {});
   }
 }

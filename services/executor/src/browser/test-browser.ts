@@ -57,6 +57,7 @@ export class TestBrowser {
   readonly #pool: BrowserPool;
   readonly #vars: Variables;
   readonly #traceLimits: TraceLimits;
+  readonly #project: string | undefined;
   #session: Promise<Session> | undefined;
   #disconnected = false;
   #browser: Browser | undefined;
@@ -65,8 +66,10 @@ export class TestBrowser {
   readonly #log: LogEntry[] = [];
   #omitted = 0;
 
-  constructor(pool: BrowserPool, vars: Variables, traceLimits: TraceLimits) {
+  /** `project`: whose test this is; its browser runs no other project's test meanwhile. */
+  constructor(pool: BrowserPool, vars: Variables, traceLimits: TraceLimits, project?: string) {
     this.#pool = pool;
+    this.#project = project;
     this.#vars = vars;
     this.#traceLimits = traceLimits;
   }
@@ -86,7 +89,7 @@ export class TestBrowser {
   }
 
   async #open(signal: AbortSignal): Promise<Session> {
-    const pooled = await this.#pool.openContext(signal);
+    const pooled = await this.#pool.openContext(signal, this.#project);
     this.#browser = pooled.browser;
     pooled.browser.once("disconnected", () => {
       this.#disconnected = true;

@@ -71,6 +71,11 @@ export interface RunOptions {
   deadlineMs?: number;
   /** Where browser steps get their browser context; without it they fail, saying so. */
   browsers?: BrowserPool;
+  /**
+   * The test's project: its browser runs no other project's test at the same time. Without it
+   * (tests of the runner) the test shares its browser with no other test.
+   */
+  project?: string;
   /** Keep the Playwright trace even when the test passes (TestAssignment.record_trace). */
   recordTrace?: boolean;
   /** The largest zipped trace kept (BROWSER_TRACE_MAX_BYTES; default 32 MiB). */
@@ -100,10 +105,12 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
   const traceMaxBytes = options.traceMaxBytes ?? defaultTraceMaxBytes;
   const browser =
     options.browsers &&
-    new TestBrowser(options.browsers, vars, {
-      maxZipBytes: traceMaxBytes,
-      maxUnzippedBytes: traceMaxBytes * unzipRatio,
-    });
+    new TestBrowser(
+      options.browsers,
+      vars,
+      { maxZipBytes: traceMaxBytes, maxUnzippedBytes: traceMaxBytes * unzipRatio },
+      options.project,
+    );
   const ran: StepOutcome[] = [];
   /** What the steps kept (a failed HTTP step's response), before the browser's artifacts. */
   const kept: Artifact[] = [];
