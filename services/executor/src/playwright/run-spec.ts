@@ -1,0 +1,183 @@
+// A Playwright spec case run by @playwright/test's own runner in a child process (docs/runs.md,
+// "Playwright specs"): laid out in a fresh folder (workspace.ts), started with nothing of the
+// executor's environment (launch.ts, or the sandbox), its JSON report read into one step result per
+// `test()` (report.ts), its traces redacted like browser steps' before they leave the executor.
+import { readFile } from "node:fs/promises";
+import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
+import { type Artifact, ArtifactKind } from "../browser/artifacts.js";
+import { redactTrace, TraceTooLarge, unzipRatio } from "../browser/trace-redaction.js";
+import type { StepOutcome, TestFailureCause } from "../steps/runner.js";
+import { Variables } from "../steps/variables.js";
+import { type Launcher, launchDirect } from "./launch.js";
+import { readReport, type SpecTestOutcome } from "./report.js";
+import { layOutSpec, playwrightCli } from "./workspace.js";
+
+export interface SpecRunOptions {
+  baseUrl: string;
+  /** The project's variables: each reaches the spec as `process.env.NAME`, and is redacted. */
+  variables: Readonly<Record<string, string>>;
+  /** The whole test's deadline (TEST_DEADLINE_MS). */
+  deadlineMs: number;
+  signal?: AbortSignal;
+  chromiumPath: string;
+  chromiumArgs: readonly string[];
+  proxyUrl?: string;
+  recordTrace?: boolean;
+  /** A trace is kept up to this size, zipped (BROWSER_TRACE_MAX_BYTES). */
+  traceMaxBytes: number;
+  /** How the runner is started (default: a plain child process; the sandbox where available). */
+  launch?: Launcher;
+}
+
+/** A step result of a spec: one `test()`, with its title and error. */
+export interface SpecStepOutcome extends StepOutcome {
+  name: string;
+  skipped: boolean;
+  error?: string;
+}
+
+export interface SpecOutcome {
+  passed: boolean;
+  summary: string;
+  durationMs: number;
+  failedStep: number;
+  cause?: TestFailureCause;
+  steps: SpecStepOutcome[];
+  artifacts: Artifact[];
+}
+
+/** The runner's own output kept for a summary of a crash, at most. */
+const maxRunnerOutputBytes = 64 * 1024;
+/** Time the runner gets past the deadline to write its report (its own global timeout is the deadline). */
+const reportGraceMs = 5_000;
+
+/** Everything the runner's process gets in its environment: the variables and what it needs. */
+function runnerEnv(dir: string, variables: Readonly<Record<string, string>>): Record<string, string> {
+  return {
+    ...variables,
+    // Set after the variables: the executor's choices win over a variable of the same name.
+    HOME: dir,
+    TMPDIR: dir,
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    FORCE_COLOR: "0",
+    NO_COLOR: "1",
+    CI: "1",
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
+  };
+}
+
+function summaryOf(tests: SpecTestOutcome[]): string {
+  const failed = tests.find((t) => !t.passed && !t.skipped);
+  if (failed) return `test ${failed.number} "${failed.name}" failed: ${failed.error ?? "failed"}`;
+  const skipped = tests.filter((t) => t.skipped).length;
+  const passed = tests.length - skipped;
+  return `${passed} ${passed === 1 ? "test" : "tests"} passed${skipped > 0 ? `, ${skipped} skipped` : ""}`;
+}
+
+async function tracesOf(tests: SpecTestOutcome[], vars: Variables, maxZipBytes: number) {
+  const artifacts: Artifact[] = [];
+  const notes: string[] = [];
+  for (const test of tests) {
+    for (const attachment of test.attachments.filter((a) => a.name === "trace")) {
+      try {
+        const zip = await readFile(attachment.path);
+        const content = await redactTrace(zip, vars, {
+          maxZipBytes,
+          maxUnzippedBytes: maxZipBytes * unzipRatio,
+        });
+        artifacts.push({
+          kind: ArtifactKind.TRACE,
+          name: "trace",
+          contentType: "application/zip",
+          content,
+          step: test.number,
+        });
+      } catch (error) {
+        if (!(error instanceof TraceTooLarge)) throw error;
+        notes.push(`test ${test.number}'s trace was not kept: ${error.message}`);
+      }
+    }
+  }
+  return { artifacts, notes };
+}
+
+/** Runs `spec` and says how it went; every text and artifact it returns is redacted. */
+export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Promise<SpecOutcome> {
+  const vars = new Variables(options.variables);
+  const started = performance.now();
+  const workspace = await layOutSpec(spec, {
+    baseUrl: options.baseUrl,
+    deadlineMs: options.deadlineMs,
+    chromiumPath: options.chromiumPath,
+    chromiumArgs: options.chromiumArgs,
+    proxyUrl: options.proxyUrl,
+    recordTrace: options.recordTrace ?? false,
+  });
+  try {
+    const launched = await (options.launch ?? launchDirect)({
+      command: process.execPath,
+      args: [playwrightCli, "test", "--config", workspace.configPath],
+      cwd: workspace.dir,
+      env: runnerEnv(workspace.dir, options.variables),
+      deadlineMs: options.deadlineMs + reportGraceMs,
+      signal: options.signal,
+      maxOutputBytes: maxRunnerOutputBytes,
+    });
+    const durationMs = Math.round(performance.now() - started);
+    options.signal?.throwIfAborted();
+    const json = await readFile(workspace.reportPath, "utf8").catch(() => undefined);
+    const report = json === undefined ? undefined : readReport(json, vars);
+    const pastDeadline = `the spec ran past the test's deadline of ${options.deadlineMs} ms`;
+    if (report === undefined || (report.timedOut && !report.tests.some((t) => !t.passed && !t.skipped))) {
+      // No report, or the runner's global timeout ended it before any test failed: the runner did
+      // not finish (the deadline, out of memory, crashed).
+      const timedOut = launched.timedOut || report?.timedOut === true;
+      return {
+        passed: false,
+        summary: timedOut
+          ? pastDeadline
+          : `the Playwright runner stopped without a report (${launched.signal ?? `exit code ${launched.exitCode}`})`,
+        durationMs,
+        failedStep: 0,
+        cause: timedOut ? "timeout" : "browser",
+        steps: [],
+        artifacts: [],
+      };
+    }
+    const steps = report.tests.map(
+      (t): SpecStepOutcome => ({
+        number: t.number,
+        name: t.name,
+        passed: t.passed || t.skipped,
+        skipped: t.skipped,
+        durationMs: t.durationMs,
+        ...(t.error !== undefined ? { error: t.error } : {}),
+      }),
+    );
+    const { artifacts } = await tracesOf(report.tests, vars, options.traceMaxBytes);
+    if (report.loadErrors.length > 0 || report.tests.length === 0) {
+      const why = report.loadErrors[0] ?? "no test() ran";
+      return {
+        passed: false,
+        summary: `the spec did not load: ${why}`.slice(0, 300),
+        durationMs,
+        failedStep: 0,
+        cause: "assertion",
+        steps,
+        artifacts,
+      };
+    }
+    const failed = report.tests.find((t) => !t.passed && !t.skipped);
+    return {
+      passed: failed === undefined,
+      summary: summaryOf(report.tests).slice(0, 300),
+      durationMs,
+      failedStep: failed?.number ?? 0,
+      ...(failed ? { cause: failed.cause ?? "assertion" } : {}),
+      steps,
+      artifacts,
+    };
+  } finally {
+    await workspace.dispose();
+  }
+}

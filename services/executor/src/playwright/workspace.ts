@@ -1,0 +1,107 @@
+// The folder a Playwright spec runs in: its files laid out by their paths, a configuration written
+// by the executor (never one from the spec's author), and @playwright/test reachable from it. The
+// runner and the spec see nothing else of the executor's files (docs/security.md, "User code").
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
+
+/** Where @playwright/test is installed beside the executor (its package folder). */
+export const playwrightTestDir = dirname(
+  createRequire(import.meta.url).resolve("@playwright/test/package.json"),
+);
+/** Its command line, run with the executor's node. */
+export const playwrightCli = join(playwrightTestDir, "cli.js");
+
+export interface WorkspaceOptions {
+  /** The environment's base URL: Playwright's `baseURL`. */
+  baseUrl: string;
+  /** The test's deadline: the runner's per-test and global timeouts. */
+  deadlineMs: number;
+  chromiumPath: string;
+  /** Chromium's own flags (browser/chromium-flags.ts). */
+  chromiumArgs: readonly string[];
+  /** The executor's egress proxy, which every connection of the browser goes through. */
+  proxyUrl?: string;
+  /** Keep the trace of passed tests too (TestAssignment.record_trace); failed ones always. */
+  recordTrace: boolean;
+  /** Where to make the folder (default: the system's temporary folder). */
+  parent?: string;
+}
+
+export interface SpecWorkspace {
+  dir: string;
+  configPath: string;
+  /** Where the JSON reporter writes. */
+  reportPath: string;
+  /** Where the runner writes traces and other attachments. */
+  outputDir: string;
+  dispose(): Promise<void>;
+}
+
+/** A relative path inside `root`, or an error: the catalog checks paths, and so does this. */
+function inside(root: string, path: string): string {
+  const target = resolve(root, path);
+  const rel = relative(root, target);
+  if (path.includes("\0") || rel === "" || rel.startsWith(`..${sep}`) || rel === ".." || resolve(rel) === rel)
+    throw new Error(`the spec's file path ${JSON.stringify(path)} leaves its folder`);
+  return target;
+}
+
+/**
+ * Lays `spec` out in a fresh folder. The configuration: one worker, no retries of its own (the
+ * runs service decides retries), the deadline as timeout, the JSON reporter, traces without
+ * screenshots or screencast (a picture cannot be redacted after the fact: docs/security.md), and
+ * no screenshots or videos.
+ */
+export async function layOutSpec(spec: PlaywrightSpec, options: WorkspaceOptions): Promise<SpecWorkspace> {
+  if (!spec.spec) throw new Error("the Playwright spec has no spec file");
+  const dir = await mkdtemp(join(options.parent ?? tmpdir(), "testrun-spec-"));
+  const dispose = () => rm(dir, { recursive: true, force: true });
+  try {
+    const files = join(dir, "files");
+    for (const file of [spec.spec, ...spec.files]) {
+      const target = inside(files, file.path);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, file.source, { flag: "wx" });
+    }
+    // `import { test } from "@playwright/test"` resolves upwards from the spec's folder.
+    await mkdir(join(dir, "node_modules", "@playwright"), { recursive: true });
+    await symlink(playwrightTestDir, join(dir, "node_modules", "@playwright", "test"), "dir");
+
+    const reportPath = join(dir, "report.json");
+    const outputDir = join(dir, "results");
+    const config = {
+      testDir: files,
+      testMatch: [spec.spec.path],
+      workers: 1,
+      retries: 0,
+      fullyParallel: false,
+      timeout: options.deadlineMs,
+      globalTimeout: options.deadlineMs,
+      forbidOnly: false,
+      outputDir,
+      reporter: [["json", { outputFile: reportPath }]],
+      use: {
+        baseURL: options.baseUrl,
+        trace: {
+          mode: options.recordTrace ? "on" : "retain-on-failure",
+          screenshots: false,
+          snapshots: true,
+          sources: true,
+        },
+        screenshot: "off",
+        video: "off",
+        launchOptions: { executablePath: options.chromiumPath, args: [...options.chromiumArgs] },
+        ...(options.proxyUrl ? { proxy: { server: options.proxyUrl } } : {}),
+      },
+    };
+    const configPath = join(dir, "playwright.config.mjs");
+    await writeFile(configPath, `export default ${JSON.stringify(config, null, 2)};\n`);
+    return { dir, configPath, reportPath, outputDir, dispose };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
