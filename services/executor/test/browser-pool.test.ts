@@ -1,6 +1,8 @@
-// The executor's one Chromium and its contexts: a fresh context per test, at most BROWSER_CONTEXTS
-// at once (a test waits for one under its deadline), and a browser that crashed launched again.
+// The executor's browsers and their contexts: a fresh context per test, at most BROWSER_CONTEXTS
+// at once (a test waits for one under its deadline), a browser process never running two
+// projects' tests at once, at most BROWSER_PROCESSES of them, and a browser that crashed launched again.
 
+import { readdir, readFile } from "node:fs/promises";
 import { browserCauses, isKnownKindCause } from "@testrun/kit";
 import { expect } from "chai";
 import { BrowserLost, BrowserPool, BrowserUnavailable, launchFailure } from "../src/browser/pool.js";
@@ -14,12 +16,25 @@ import {
   stepsOf,
 } from "./browser-target.js";
 
-describe("browser pool (one Chromium per executor process, a context per test)", function () {
+/** The pids of the browsers this process started (its Chromium children, not their helpers). */
+async function browserPids(): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    if (ppid === process.pid && cmdline.includes("--remote-debugging-pipe")) pids.push(Number(entry));
+  }
+  return pids.sort();
+}
+
+describe("browser pool (a browser process per project at a time, a context per test)", function () {
   this.timeout(60_000);
   let target: BrowserTarget;
   const pools: BrowserPool[] = [];
-  const newPool = (contexts: number) => {
-    const pool = new BrowserPool({ executablePath: chromiumPath, contexts });
+  const newPool = (contexts: number, browsers?: number) => {
+    const pool = new BrowserPool({ executablePath: chromiumPath, contexts, browsers });
     pools.push(pool);
     return pool;
   };
@@ -31,6 +46,14 @@ describe("browser pool (one Chromium per executor process, a context per test)",
     await Promise.all(pools.splice(0).map((pool) => pool.close()));
   });
   after(() => target?.close());
+  const homeHits = () => target.hits.filter((hit) => hit === "GET /").length;
+  /** Waits for a state the pool reaches on its own (no event says so), checking every 10 ms. */
+  const waitUntil = async (done: () => boolean) => {
+    for (let i = 0; !done(); i++) {
+      if (i > 1_000) throw new Error("not reached within 10 s");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
 
   const run = (pool: BrowserPool, steps: object[], deadlineMs?: number, project = "prj_a") =>
     runSteps(stepsOf(steps), {
@@ -74,6 +97,86 @@ describe("browser pool (one Chromium per executor process, a context per test)",
     const outcomes = await Promise.all(tests);
     expect(outcomes.map((outcome) => outcome.summary)).to.deep.equal(Array(3).fill("1 step passed"));
     expect(pool.open).to.equal(0);
+  });
+
+  const gateHits = () => target.hits.filter((hit) => hit === "GET /gate").length;
+
+  it("runs tests of two projects at the same time in two browser processes, never in one", async () => {
+    const pool = newPool(4);
+    const before = gateHits();
+    const tests = [
+      run(pool, [open("/gate", 30_000)], undefined, "prj_a"),
+      run(pool, [open("/gate", 30_000)], undefined, "prj_b"),
+    ];
+    await target.hitsOf("/gate", before + 2);
+    expect(pool.open).to.equal(2);
+    expect([...pool.browsers].sort()).to.deep.equal(["prj_a", "prj_b"]);
+    expect(await browserPids(), "two browser processes").to.have.length(2);
+    target.openGate();
+    target.openGate();
+    expect((await Promise.all(tests)).map((outcome) => outcome.summary)).to.deep.equal([
+      "1 step passed",
+      "1 step passed",
+    ]);
+  });
+
+  it("runs tests of one project together in its browser, and a test of another in a browser of its own", async () => {
+    const pool = newPool(4);
+    const signal = new AbortController().signal;
+    const a1 = await pool.openContext(signal, "prj_a");
+    const a2 = await pool.openContext(signal, "prj_a");
+    const b = await pool.openContext(signal, "prj_b");
+    try {
+      expect(a2.browser, "one browser for the project's tests").to.equal(a1.browser);
+      expect(b.browser, "another for the other project's").to.not.equal(a1.browser);
+      expect(pool.launches).to.equal(2);
+      expect(await browserPids()).to.have.length(2);
+    } finally {
+      await Promise.all([a1.close(), a2.close(), b.close()]);
+    }
+    // Idle, the project's browser is kept for its next test.
+    const again = await pool.openContext(signal, "prj_a");
+    expect(again.browser).to.equal(a1.browser);
+    await again.close();
+    expect(pool.launches).to.equal(2);
+  });
+
+  it("bounds the browser processes (BROWSER_PROCESSES): another project's test waits for an idle browser, which is closed for a new one", async () => {
+    const pool = newPool(2, 1);
+    const before = gateHits();
+    const first = run(pool, [open("/gate", 30_000)], undefined, "prj_a");
+    await target.hitsOf("/gate", before + 1);
+    const homeBefore = homeHits();
+    const second = run(pool, [open("/")], undefined, "prj_b");
+    // A context is free, but the only browser runs prj_a's test: prj_b's waits.
+    await waitUntil(() => pool.waiting === 1);
+    expect(pool.browsers).to.deep.equal(["prj_a"]);
+    expect(homeHits(), "prj_b's page not opened yet").to.equal(homeBefore);
+    const firstPid = await browserPids();
+    target.openGate();
+    expect((await first).summary).to.equal("1 step passed");
+    expect((await second).summary).to.equal("1 step passed");
+    expect(pool.browsers, "prj_a's browser closed, prj_b's launched").to.deep.equal(["prj_b"]);
+    expect(pool.launches).to.equal(2);
+    expect(await browserPids())
+      .to.have.length(1)
+      .and.not.deep.equal(firstPid);
+  });
+
+  it("ends a test waiting for another project's browser to turn idle at its deadline", async () => {
+    const pool = newPool(2, 1);
+    const before = gateHits();
+    const holder = run(pool, [open("/gate", 30_000)], undefined, "prj_a");
+    await target.hitsOf("/gate", before + 1);
+    const waiting = await run(pool, [open("/")], 500, "prj_b");
+    expect(waiting).to.include({
+      passed: false,
+      summary: 'step 1 "open /": the test ran past its deadline of 500 ms',
+    });
+    expect(pool.waiting).to.equal(0);
+    expect(pool.open, "its context slot freed").to.equal(1);
+    target.openGate();
+    expect((await holder).passed).to.equal(true);
   });
 
   it("ends a test waiting for a context at its deadline", async () => {
@@ -169,9 +272,11 @@ describe("browser pool (one Chromium per executor process, a context per test)",
       "error while loading shared libraries: support.evil.example: cannot open shared object file",
       "Timeout 30000ms exceeded.",
       "Target page, context or browser has been closed",
+      "Target page, context or browser has been closed\nBrowser logs:\n[12:12:0101/000000.0:FATAL:zygote_host_impl_linux.cc(132)] No usable sandbox! If you are running on Ubuntu 23.10+ …",
     ].map((text) => launchFailure(new Error(`browserType.launch: ${text}`)));
     expect(causes).to.include("the browser is missing a system library (libatk-1.0.so.0)");
     expect(causes).to.include("the browser is missing a system library");
+    expect(causes).to.include("the browser's sandbox could not start (user namespaces unavailable)");
     for (const cause of [...causes, browserCauses.stopping])
       expect(isKnownKindCause(cause), cause).to.equal(true);
   });
