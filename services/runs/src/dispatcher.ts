@@ -15,13 +15,25 @@ export interface Dispatch {
 }
 
 /**
- * What a test needs of an executor: `browser` when one of its steps is a browser step (a step
- * snapshot is step.proto's JSON, whose `kind` oneof appears as the key `http` or `browser`), else
- * `http`. The reconciler asks PostgreSQL the same question (store/reconcile.ts, testKindSql).
+ * What a test needs of an executor: `browser` for a Playwright spec (`spec`) or when one of its
+ * steps is a browser step (a step snapshot is step.proto's JSON, whose `kind` oneof appears as the
+ * key `http` or `browser`), else `http`. The reconciler asks PostgreSQL the same question
+ * (store/reconcile.ts, testKindSql).
  */
-export function testKindOf(steps: readonly TestStepSnapshot[]): TestKind {
-  return steps.some((step) => step.browser !== undefined) ? "browser" : "http";
+export function testKindOf(steps: readonly TestStepSnapshot[], spec = false): TestKind {
+  return spec || steps.some((step) => step.browser !== undefined) ? "browser" : "http";
 }
+
+/** Whether a test row runs a Playwright spec (rows.ts TestRow.has_spec). */
+export const isSpecTest = (row: { has_spec?: boolean; playwright?: unknown }) =>
+  row.has_spec === true || (row.playwright !== undefined && row.playwright !== null);
+
+/** testKindOf a test row. */
+export const kindOfTest = (row: {
+  steps: readonly TestStepSnapshot[];
+  has_spec?: boolean;
+  playwright?: unknown;
+}) => testKindOf(row.steps, isSpecTest(row));
 
 /**
  * Hands tests to the executors' queue. Publishing never fails a call: PostgreSQL is the source of

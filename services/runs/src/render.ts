@@ -26,7 +26,7 @@ import type {
   RunStatus as StoredStatus,
   StoredStepResult,
 } from "./db/entities.js";
-import { testKindOf } from "./dispatcher.js";
+import { kindOfTest } from "./dispatcher.js";
 import type { ExecutorKinds } from "./executor-kinds.js";
 import { renderGroupBrief } from "./failures/render.js";
 import { renderCaseHealth } from "./health/render.js";
@@ -159,7 +159,7 @@ export function renderTest(row: TestRow, projectId: string, links: Links, kinds?
       ? artifacts.filter((_, i) => artifactRows[i]?.attempt === row.attempt)
       : [],
     stepResults: row.step_results.map(renderStepResult),
-    waitingFor: (row.status === "queued" && kinds?.waitingFor(testKindOf(row.steps))) || "",
+    waitingFor: (row.status === "queued" && kinds?.waitingFor(kindOfTest(row))) || "",
     flaky: row.flaky,
     cause: row.status === "failed" ? causeOf(row.cause) : FailureCause.UNSPECIFIED,
     attempts: renderAttempts(row, artifacts, artifactRows),

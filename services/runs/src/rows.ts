@@ -58,6 +58,12 @@ export interface TestRow {
   position: number;
   status: RunStatus;
   steps: TestStepSnapshot[];
+  /**
+   * Whether it runs a Playwright spec (its `playwright` is set): testColumns selects this, and the
+   * claim functions' whole rows carry `playwright` itself (isSpecTest reads either).
+   */
+  has_spec?: boolean;
+  playwright?: unknown;
   summary: string | null;
   duration_ms: number | null;
   failed_step: number | null;
@@ -195,7 +201,7 @@ export const runColumns =
   "r.id, r.project_id, r.environment_id, r.environment_base_url, r.test_plan_id, r.name, r.status, r.skip_reason, r.total_tests, r.passed_tests, r.failed_tests, r.skipped_tests, r.credits_charged, r.charge_state, r.refund_due, r.refund_reason, r.refunded_at, r.started_at, r.finished_at, r.created_at, r.started_by_key_id, r.started_by_member_id, r.version, r.record_traces, r.flaky_tests, r.quarantined_failures, r.new_failures, r.base_run_id";
 
 export const testColumns =
-  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts, t.quarantined, t.failure_group_id, t.new_failure";
+  "t.id, t.run_id, t.test_case_id, t.test_case_version, t.name, t.position, t.status, t.steps, (t.playwright is not null) as has_spec, t.summary, t.duration_ms, t.failed_step, t.attempt, t.lapsed_leases, t.lease_owner, t.lease_token, t.lease_expires_at, t.started_at, t.finished_at, t.queued_at, t.published_at, t.publish_count, t.refundable, t.skip_reason, t.version, t.record_trace, t.step_results, t.retries, t.retries_used, t.failed_attempts, t.flaky, t.cause, t.earlier_attempts, t.quarantined, t.failure_group_id, t.new_failure";
 
 export const artifactColumns =
   "a.id, a.project_id, a.run_id, a.test_result_id, a.attempt, a.kind, a.name, a.content_type, a.size_bytes, a.step, a.created_at, a.expires_at";

@@ -1,6 +1,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Permission } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import { PlaywrightSpecSchema } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 import { StepSchema } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import type { Actor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -127,6 +128,9 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       testCaseVersion: tc.version,
       name: tc.name,
       steps: tc.steps.map((step) => toJson(StepSchema, step) as TestStepSnapshot),
+      playwright: tc.playwright
+        ? (toJson(PlaywrightSpecSchema, tc.playwright) as Record<string, unknown>)
+        : null,
       recordTrace: tc.recordTrace,
       // The run request's, else the plan's or the case's (the catalog resolved which).
       retries: req.retries ?? Math.min(Math.max(tc.retries, 0), maxRetries),
@@ -212,7 +216,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       testResultId: t.id,
       runId: run.id,
       projectId: run.projectId,
-      kind: testKindOf(t.steps),
+      kind: testKindOf(t.steps, t.playwright !== null),
     })),
     { marked: charged },
   );

@@ -195,6 +195,12 @@ export const TestResult = defineEntity({
     position: p.integer(),
     status: p.enum(RUN_STATUSES),
     steps: p.json<TestStepSnapshot[]>(),
+    /**
+     * For a Playwright spec case, its spec and helper files when the run started (the catalog's
+     * PlaywrightSpec as proto JSON; steps are then empty); else null. Read only to hand a claimed
+     * test to its executor (TestAssignment.playwright): up to 1 MiB, it stays out of other reads.
+     */
+    playwright: p.json<Record<string, unknown>>().nullable(),
     /** One line, at most 300 characters, variable values already replaced by `{{NAME}}`; null until final. */
     summary: p.text().nullable(),
     /** How long the test executed; null until final, and for a test skipped without executing. */

@@ -1,6 +1,7 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { PlaywrightSpecSchema } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 import {
   ClaimOutcomeSchema,
   FailureCause,
@@ -14,7 +15,7 @@ import { callerIdentity, dbDate } from "@testrun/kit";
 import { failureCauses } from "../causes.js";
 import type { RunStatus, FailureCause as StoredCause, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
-import { testKindOf } from "../dispatcher.js";
+import { isSpecTest, kindOfTest } from "../dispatcher.js";
 import {
   claimRefusals,
   completeRefusals,
@@ -97,8 +98,11 @@ const maxBatch = 100;
 /** HeartbeatLeases' most leases in one call. */
 const maxLeases = 1_000;
 
-/** What an executor needs to run a test it just claimed, with the claim's lease and variables grant. */
-function assignmentOf(deps: ServiceDeps, run: RunRow, test: TestRow): TestAssignment {
+/**
+ * What an executor needs to run a test it just claimed, with the claim's lease and variables grant;
+ * `spec`: the test's Playwright spec as stored (LeaseStore.specsOf), for a spec case.
+ */
+function assignmentOf(deps: ServiceDeps, run: RunRow, test: TestRow, spec?: unknown): TestAssignment {
   return create(TestAssignmentSchema, {
     testResultId: test.id,
     runId: run.id,
@@ -117,7 +121,15 @@ function assignmentOf(deps: ServiceDeps, run: RunRow, test: TestRow): TestAssign
       variablesGrantMs,
     ),
     recordTrace: run.record_traces || test.record_trace,
+    ...(spec !== undefined && {
+      playwright: fromJson(PlaywrightSpecSchema, spec as JsonValue, { ignoreUnknownFields: true }),
+    }),
   });
+}
+
+/** The specs of the claimed tests that run one (one read for the whole batch, none without). */
+function specsOfClaimed(deps: ServiceDeps, tests: readonly TestRow[]): Promise<Map<string, unknown>> {
+  return deps.leases.specsOf(tests.filter(isSpecTest).map((test) => test.id));
 }
 
 /** Executor RPCs answer only the executor identity (the interceptor already keeps executors out of the others). */
@@ -144,10 +156,11 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
         await afterCommit(deps, outcome.runId, outcome.effects);
       }
       if (outcome.kind !== "claimed") throw refusal(claimRefusals, outcome);
-      testsClaimed.inc({ pool: testKindOf(outcome.test.steps) });
+      testsClaimed.inc({ pool: kindOfTest(outcome.test) });
       if (outcome.tookOverLapsed) leaseLapses.inc();
       await events.changed(outcome.run.id);
-      return { assignment: assignmentOf(deps, outcome.run, outcome.test) };
+      const specs = await specsOfClaimed(deps, [outcome.test]);
+      return { assignment: assignmentOf(deps, outcome.run, outcome.test, specs.get(outcome.test.id)) };
     },
 
     async claimTests(req, ctx) {
@@ -171,6 +184,10 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
         // One change notice per run, however many of its tests were claimed or given up.
         if (run.claimed || run.gaveUp.length > 0) await events.changed(run.runId);
       }
+      const specs = await specsOfClaimed(
+        deps,
+        outcomes.flatMap((outcome) => (outcome.kind === "claimed" ? [outcome.test] : [])),
+      );
       return {
         outcomes: outcomes.map((outcome, index) => {
           const testResultId = req.claims[index]?.testResultId ?? "";
@@ -178,11 +195,11 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
             const error = refusal(claimRefusals, outcome);
             return create(ClaimOutcomeSchema, { testResultId, code: error.code, message: error.rawMessage });
           }
-          testsClaimed.inc({ pool: testKindOf(outcome.test.steps) });
+          testsClaimed.inc({ pool: kindOfTest(outcome.test) });
           if (outcome.tookOverLapsed) leaseLapses.inc();
           return create(ClaimOutcomeSchema, {
             testResultId,
-            assignment: assignmentOf(deps, outcome.run, outcome.test),
+            assignment: assignmentOf(deps, outcome.run, outcome.test, specs.get(outcome.test.id)),
           });
         }),
       };
@@ -242,7 +259,7 @@ export function executorHandlers(deps: ServiceDeps): Handlers {
       attemptsEnded.inc({
         status,
         cause: cause ?? "",
-        kind: testKindOf(done.test.steps),
+        kind: kindOfTest(done.test),
         retried: done.retried ? "true" : "false",
       });
       return {

@@ -7,10 +7,10 @@ import {
   type StoredStepResult,
   SYSTEM_CAUSES,
 } from "../db/entities.js";
-import { testKindOf } from "../dispatcher.js";
+import { kindOfTest } from "../dispatcher.js";
 import { isFinal, type RunRow, type TestRow, testArtifactsColumn, testColumns } from "../rows.js";
 import { withEndedAttempt, withReleasedAttempt } from "./attempts.js";
-import { type ClaimRequest, claimTests, heartbeatLeases } from "./claims.js";
+import { type ClaimRequest, claimTests, heartbeatLeases, textArray } from "./claims.js";
 import type {
   ClaimOutcome,
   CompleteOutcome,
@@ -87,6 +87,21 @@ export class LeaseStore {
     return outcomes[0] ?? { kind: "not_found" };
   }
 
+  /**
+   * The Playwright specs (PlaywrightSpec proto JSON) of the given tests that run one, by test id:
+   * read apart from the claim, so that no other read of a test carries up to 1 MiB of sources.
+   */
+  async specsOf(testResultIds: readonly string[]): Promise<Map<string, unknown>> {
+    if (testResultIds.length === 0) return new Map();
+    const rows = await this.orm.em
+      .fork()
+      .execute<{ id: string; playwright: unknown }[]>(
+        "select id, playwright from runs.test_results where id = any(?::text[]) and playwright is not null",
+        [textArray(testResultIds)],
+      );
+    return new Map(rows.map((row) => [row.id, row.playwright]));
+  }
+
   /** ClaimTests: several claims at once (claims.ts). */
   claimMany(claims: readonly ClaimRequest[]): ReturnType<typeof claimTests> {
     return claimTests(this.orm, this.timing, claims);
@@ -134,7 +149,7 @@ export class LeaseStore {
         kind: "released",
         effects: {
           publish: [
-            { testResultId: test.id, runId: run.id, projectId: run.project_id, kind: testKindOf(test.steps) },
+            { testResultId: test.id, runId: run.id, projectId: run.project_id, kind: kindOfTest(test) },
           ],
         },
       };
@@ -283,7 +298,7 @@ export class LeaseStore {
       ],
     );
     const publish = [
-      { testResultId: test.id, runId: run.id, projectId: run.project_id, kind: testKindOf(test.steps) },
+      { testResultId: test.id, runId: run.id, projectId: run.project_id, kind: kindOfTest(test) },
     ];
     return {
       kind: "completed",

@@ -13,12 +13,12 @@ const untakenSummary =
   "the executor stopped responding (lease lapsed) and no executor took the test over before the dispatch deadline";
 
 /**
- * A test's kind in SQL, from its step snapshots (`alias` names runs.test_results): `browser` when
- * one step has the key `browser`, else `http`. The twin of dispatcher.ts's testKindOf, which
+ * A test's kind in SQL, from its step snapshots (`alias` names runs.test_results): `browser` for a
+ * Playwright spec or when one step has the key `browser`, else `http`. The twin of dispatcher.ts's testKindOf, which
  * answers the same for steps in memory.
  */
 const testKindSql = (alias: string) =>
-  `(case when jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
+  `(case when ${alias}.playwright is not null or jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
 
 /**
  * The reconciler's reads and writes (reconciler.ts): starts that never completed, refunds not yet

@@ -24,6 +24,8 @@ export interface NewRun {
     testCaseVersion: number;
     name: string;
     steps: TestStepSnapshot[];
+    /** SelectedTestCase.playwright as proto JSON; null for a case of steps. */
+    playwright: Record<string, unknown> | null;
     /** SelectedTestCase.record_trace. */
     recordTrace: boolean;
     /** StartRunRequest.retries, else SelectedTestCase.retries. */
@@ -53,6 +55,7 @@ export class StartStore {
         test_case_version: t.testCaseVersion,
         name: t.name,
         steps: t.steps,
+        playwright: t.playwright,
         record_trace: t.recordTrace,
         retries: t.retries,
         position,
@@ -66,14 +69,15 @@ export class StartStore {
          values (?, ?, ?, ?, ?, ?, 'running', ?, ?, 'pending', now(), now(), ?, ?, ?, ?, ?::text[])
          returning id)
        insert into runs.test_results (id, run_id, test_case_id, test_case_version, name, position, status, steps,
-         record_trace, retries, quarantined, queued_at)
-       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps, u.record_trace,
+         playwright, record_trace, retries, quarantined, queued_at)
+       select u.id, run.id, u.test_case_id, u.test_case_version, u.name, u.position, 'queued', u.steps,
+         nullif(u.playwright, 'null'::jsonb), u.record_trace,
          u.retries,
          exists (select 1 from runs.quarantines q
                  where q.project_id = ? and q.test_case_id = u.test_case_id and ${lastingQuarantine}),
          now()
        from run, jsonb_to_recordset(?::jsonb)
-         as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, record_trace boolean,
+         as u(id text, test_case_id text, test_case_version int, name text, steps jsonb, playwright jsonb, record_trace boolean,
               retries int, position int)`,
       [
         run.id,
