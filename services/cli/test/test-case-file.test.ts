@@ -66,7 +66,7 @@ describe("cli: test case files (testrunctl case create --file)", () => {
       "cases.json: [1].steps[0].http.path: is required",
     );
     expect(errorOf(() => readTestCaseFile('{"name": "x", "tag": ["a"], "steps": []}', "c.json"))).to.equal(
-      "c.json: tag: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps",
+      "c.json: tag: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps, playwright",
     );
     expect(errorOf(() => readTestCaseFile("[]", "c.json"))).to.equal("c.json: the list holds no test case");
     expect(errorOf(() => readTestCaseFile("just text", "c.yaml"))).to.equal(

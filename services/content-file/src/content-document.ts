@@ -14,7 +14,8 @@
 //     - id: tc_…                # optional: the test case it is; else it is matched by name
 //       name: log in works
 //       tags: [smoke]           # tags, enabled, recordTrace, retries, steps as in test-case-file.ts
-//       steps: [...]
+//       steps: [...]           # or, for a Playwright spec case, playwright: {spec, files}
+//                              # (matched by its spec's path when it has no id)
 //   testPlans:
 //     - id: pln_…               # optional, as above
 //       name: smoke
@@ -37,6 +38,7 @@ import {
   string,
   stringList,
 } from "./input.js";
+import type { PlaywrightInput } from "./playwright.js";
 import {
   type FileFormat,
   isContentDocument,
@@ -184,15 +186,18 @@ export function importItemsOf(
     ...(document.project !== undefined && { sourceProjectId: document.project }),
     environments: document.environments.map(({ name, baseUrl, isDefault }) => ({ name, baseUrl, isDefault })),
     variables: [...document.variables],
-    testCases: document.testCases.map(({ id, name, tags, enabled, recordTrace, retries, steps }) => ({
-      id,
-      name,
-      tags,
-      enabled,
-      recordTrace,
-      retries,
-      steps,
-    })),
+    testCases: document.testCases.map(
+      ({ id, name, tags, enabled, recordTrace, retries, steps, playwright }) => ({
+        id,
+        name,
+        tags,
+        enabled,
+        recordTrace,
+        retries,
+        steps,
+        ...(playwright && { playwright: { spec: playwright.spec, files: [...playwright.files] } }),
+      }),
+    ),
     testPlans: document.testPlans.map(({ id, name, description, testCases, retries }) => ({
       id,
       name,
@@ -214,6 +219,8 @@ export interface StoredTestCase {
   /** TestCase.retries; absent: 0. */
   retries?: number;
   steps: readonly Step[];
+  /** TestCase.playwright: a Playwright spec case's files (its steps are then empty). */
+  playwright?: PlaywrightInput | undefined;
 }
 
 /** A test plan as the catalog returns it. */

@@ -23,11 +23,13 @@ export { child, InputError, item, type JsonValue } from "./input.js";
 export {
   checkPlaywright,
   helperFilePattern,
+  helpersOf,
   type PlaywrightFileInput,
   type PlaywrightInput,
   pathProblem,
   playwrightBounds,
   sourceBytes,
+  specCasesOfFolder,
   specFilePattern,
 } from "./playwright.js";
 export { browserStepBounds, httpMethods, httpStepBounds, stepMaxMs } from "./step-bounds.js";

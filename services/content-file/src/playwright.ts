@@ -112,3 +112,91 @@ export function checkPlaywright(
       `must hold at most ${mib(playwrightBounds.totalBytes)} of sources in all, spec and helper files together (got ${total} bytes)`,
     );
 }
+
+/** Relative module names a file imports: `from "./x"`, `import "./x"`, `import("./x")`, `require("./x")`. */
+const importPattern = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}\/[^"'\n]+)["']/g;
+
+/** `a/b/../c/./d` as `a/c/d`; undefined when it climbs above the folder. */
+function normalize(path: string): string | undefined {
+  const parts: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length === 0) return undefined;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join("/");
+}
+
+/** The files a module name may be, in the order TypeScript and Node try them. */
+function candidates(base: string): string[] {
+  const stem = base.replace(/\.(js|mjs|cjs)$/, "");
+  return [
+    base,
+    // TypeScript sources import each other by their .js name.
+    ...(stem !== base ? [`${stem}.ts`, `${stem}.mts`, `${stem}.cts`] : []),
+    ...["ts", "js", "mjs", "cjs", "json"].map((ext) => `${base}.${ext}`),
+    `${base}/index.ts`,
+    `${base}/index.js`,
+  ];
+}
+
+/**
+ * The helper files of `files` that the spec at `specPath` imports, directly or through each other,
+ * by relative module names (a bare name, like @playwright/test, is a package, not a file), in the
+ * order first reached.
+ */
+export function helpersOf(specPath: string, files: ReadonlyMap<string, string>): string[] {
+  const found: string[] = [];
+  const seen = new Set([specPath]);
+  const queue = [specPath];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const source = files.get(next) ?? "";
+    const folder = next.includes("/") ? next.slice(0, next.lastIndexOf("/")) : "";
+    for (const match of source.matchAll(importPattern)) {
+      const base = normalize(folder ? `${folder}/${match[1]}` : (match[1] ?? ""));
+      if (base === undefined) continue;
+      const file = candidates(base).find((candidate) => files.has(candidate));
+      if (file === undefined || seen.has(file) || !helperFilePattern.test(file)) continue;
+      seen.add(file);
+      found.push(file);
+      queue.push(file);
+    }
+  }
+  return found;
+}
+
+/**
+ * A folder of Playwright specs as test cases: one per spec file (specFilePattern), named by its
+ * path, with the helper files it imports (helpersOf). Paths are relative to the folder, with "/".
+ * A content import matches each to the project's test case of the same spec path.
+ */
+export function specCasesOfFolder(
+  files: readonly PlaywrightFileInput[],
+): {
+  name: string;
+  tags: string[];
+  recordTrace: boolean;
+  retries: number;
+  steps: [];
+  playwright: PlaywrightInput;
+  path: string;
+}[] {
+  const byPath = new Map(files.map((file) => [file.path, file.source]));
+  return files
+    .filter((file) => specFilePattern.test(file.path))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    .map((spec, index) => ({
+      name: spec.path,
+      tags: [],
+      recordTrace: false,
+      retries: 0,
+      steps: [],
+      playwright: {
+        spec,
+        files: helpersOf(spec.path, byPath).map((path) => ({ path, source: byPath.get(path) ?? "" })),
+      },
+      path: `testCases[${index}]`,
+    }));
+}

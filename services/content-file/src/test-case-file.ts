@@ -7,6 +7,9 @@
 //   recordTrace: true           # optional, default false: a trace of every run, not only failed ones
 //   retries: 2                  # optional, default 0: a failed attempt is run again up to this many times (0 to 3)
 //   steps: [...]                # the steps of docs/runs.md, see steps.ts
+//   playwright:                 # instead of steps: a Playwright spec case (playwright.ts)
+//     spec: {path: tests/login.spec.ts, source: "import { test } ..."}
+//     files: [{path: pages/login.ts, source: "..."}]   # optional helper files
 import type { Step } from "@testrun/gen/testrun/catalog/v1/step_pb";
 import { parse as parseYaml } from "yaml";
 import {
@@ -22,6 +25,7 @@ import {
   string,
   stringList,
 } from "./input.js";
+import type { PlaywrightFileInput, PlaywrightInput } from "./playwright.js";
 import { stepsFromFile, stepToFile } from "./steps.js";
 
 /** A test case read from a file, ready for CatalogService.CreateTestCase. */
@@ -35,7 +39,10 @@ export interface TestCaseInput {
   recordTrace: boolean;
   /** TestCase.retries, 0 to 3; 0 when the file leaves it out. */
   retries: number;
+  /** Empty for a Playwright spec case. */
   steps: Step[];
+  /** A Playwright spec case's files (instead of steps). */
+  playwright?: PlaywrightInput;
   /**
    * Where it sits in the file: "" for a file holding one test case, "[2]" for the third of a list,
    * "testCases[2]" in a content document.
@@ -43,7 +50,7 @@ export interface TestCaseInput {
   path: string;
 }
 
-const testCaseFields = ["name", "tags", "enabled", "recordTrace", "retries", "steps"] as const;
+const testCaseFields = ["name", "tags", "enabled", "recordTrace", "retries", "steps", "playwright"] as const;
 
 /** The most retries of a failed attempt a test case, plan or run may ask for (catalog.proto). */
 export const maxRetries = 3;
@@ -174,9 +181,42 @@ export function testCaseFromFile(
     recordTrace:
       testCase.recordTrace === undefined ? false : boolean(testCase.recordTrace, child(path, "recordTrace")),
     retries: testCase.retries === undefined ? 0 : retriesFromFile(testCase.retries, child(path, "retries")),
-    steps: stepsFromFile(testCase.steps, child(path, "steps")),
+    ...stepsOrSpec(testCase, path),
     path,
   };
+}
+
+/** A test case's steps, or its Playwright spec (exactly one of them). */
+function stepsOrSpec(
+  testCase: Record<string, unknown>,
+  path: string,
+): { steps: Step[]; playwright?: PlaywrightInput } {
+  if (testCase.playwright === undefined)
+    return { steps: stepsFromFile(testCase.steps, child(path, "steps")) };
+  if (testCase.steps !== undefined)
+    throw new InputError(
+      child(path, "steps"),
+      "must be left out of a Playwright spec case: a test case holds steps or a spec, not both",
+    );
+  const at = child(path, "playwright");
+  const spec = object(testCase.playwright, at, ["spec", "files"]);
+  return {
+    steps: [],
+    playwright: {
+      spec: fileFromFile(spec.spec, child(at, "spec")),
+      files:
+        spec.files === undefined
+          ? []
+          : list(spec.files, child(at, "files")).map((entry, index) =>
+              fileFromFile(entry, item(child(at, "files"), index)),
+            ),
+    },
+  };
+}
+
+function fileFromFile(value: unknown, path: string): PlaywrightFileInput {
+  const file = object(value, path, ["path", "source"]);
+  return { path: string(file.path, child(path, "path")), source: string(file.source, child(path, "source")) };
 }
 
 /** A test case in the file format: what testCaseFromFile reads back as the same test case. */
@@ -189,7 +229,10 @@ export function testCaseToFile(testCase: {
   /** Absent: 0. */
   retries?: number;
   steps: readonly Step[];
+  /** A Playwright spec case's files; written instead of steps. */
+  playwright?: PlaywrightInput | undefined;
 }): { [key: string]: JsonValue } {
+  const { playwright } = testCase;
   return {
     name: testCase.name,
     ...(testCase.tags.length > 0 && { tags: [...testCase.tags] }),
@@ -199,6 +242,15 @@ export function testCaseToFile(testCase: {
     ...(testCase.recordTrace && { recordTrace: true }),
     // Written only when not 0: a reader takes an absent `retries` as 0.
     ...(testCase.retries ? { retries: testCase.retries } : {}),
-    steps: testCase.steps.map(stepToFile),
+    ...(playwright
+      ? {
+          playwright: {
+            spec: { path: playwright.spec?.path ?? "", source: playwright.spec?.source ?? "" },
+            ...(playwright.files.length > 0 && {
+              files: playwright.files.map(({ path, source }) => ({ path, source })),
+            }),
+          },
+        }
+      : { steps: testCase.steps.map(stepToFile) }),
   };
 }

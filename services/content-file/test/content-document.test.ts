@@ -243,7 +243,7 @@ describe("content-file: content documents (a project's test cases and plans)", (
       ["testCases: {}", "testCases: must be a list, not an object"],
       [
         "testCases: [{ name: a, steps: [], tag: x }]",
-        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, recordTrace, retries, steps",
+        "testCases[0].tag: unknown field; expected one of: id, name, tags, enabled, recordTrace, retries, steps, playwright",
       ],
       ["testCases: [{ id: 7, name: a, steps: [] }]", "testCases[0].id: must be a string, not number"],
       [
@@ -457,7 +457,7 @@ describe("content-file: content documents (a project's test cases and plans)", (
     );
     // The other forms take no id: it names a test case only in a project's document.
     expect(errorOf(() => parseTestCaseFile("id: tc_1\nname: a\nsteps: []", "yaml"))).to.equal(
-      "id: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps",
+      "id: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps, playwright",
     );
     expect(parseTestCaseFile("testPlans: []", "yaml")).to.deep.equal([]);
   });

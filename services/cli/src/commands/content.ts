@@ -23,6 +23,7 @@ import { type CommandKit, collect, parser, readInput } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { CommandError, ServiceCallError, UsageError } from "../errors.js";
 import { jsonText } from "../output.js";
+import { readSpecFolder } from "../spec-folder.js";
 import type { TestCaseInput } from "../test-case-file.js";
 import { readCaseFile, readContentFile } from "../test-case-file.js";
 import { importSummary, importView, testCaseView, testPlanView } from "../views.js";
@@ -365,19 +366,38 @@ export function registerContentCommands(
     "make the project's test cases, plans and environments like a content document's, and create its variables without values: matched by id, else by name (by name alone for a document of another project); created, changed or left alone; all or nothing",
   )
     .addOption(projectOption().makeOptionMandatory())
-    .requiredOption("-f, --file <path>", 'the document ("-" reads standard input as YAML or JSON)')
+    .option("-f, --file <path>", 'the document ("-" reads standard input as YAML or JSON)')
+    .option(
+      "--specs <folder>",
+      "instead of a document: a folder of Playwright specs, one test case per spec file (with the helper files it imports), matched by the spec's path",
+    )
     .option("--dry-run", "say what the import would do, and write nothing")
-    .action(async (options: { json?: boolean; project: string; file: string; dryRun?: boolean }) => {
-      const text = options.file === "-" ? await io.readStdin() : await readInput(options.file);
-      const document = readContentFile(text, options.file === "-" ? "stdin" : options.file);
-      const result = await importContent(ctx(), {
-        projectId: options.project,
-        document,
-        dryRun: options.dryRun ?? false,
-      });
-      if (options.json) return io.stdout(jsonText(importView.json(result)));
-      const items = [...result.environments, ...result.variables, ...result.testCases, ...result.testPlans];
-      if (items.length > 0) io.stdout(importView.table(items));
-      io.stderr(`${importSummary(result)}\n`);
-    });
+    .action(
+      async (options: {
+        json?: boolean;
+        project: string;
+        file?: string;
+        specs?: string;
+        dryRun?: boolean;
+      }) => {
+        if ((options.file === undefined) === (options.specs === undefined))
+          throw new UsageError("give either --file <document> or --specs <folder>");
+        const document =
+          options.specs !== undefined
+            ? await readSpecFolder(options.specs)
+            : readContentFile(
+                options.file === "-" ? await io.readStdin() : await readInput(options.file ?? ""),
+                options.file === "-" ? "stdin" : (options.file ?? ""),
+              );
+        const result = await importContent(ctx(), {
+          projectId: options.project,
+          document,
+          dryRun: options.dryRun ?? false,
+        });
+        if (options.json) return io.stdout(jsonText(importView.json(result)));
+        const items = [...result.environments, ...result.variables, ...result.testCases, ...result.testPlans];
+        if (items.length > 0) io.stdout(importView.table(items));
+        io.stderr(`${importSummary(result)}\n`);
+      },
+    );
 }
