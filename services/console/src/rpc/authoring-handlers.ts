@@ -185,6 +185,7 @@ export function authoringHandlers(
           steps: req.steps,
           recordTrace: req.recordTrace,
           retries: req.retries,
+          playwright: req.playwright,
         }),
       );
       return { testCase };
@@ -204,6 +205,7 @@ export function authoringHandlers(
           expectedVersion: req.expectedVersion,
           recordTrace: req.recordTrace,
           retries: req.retries,
+          playwright: req.playwright,
         }),
       );
       return { testCase };
