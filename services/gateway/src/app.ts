@@ -5,6 +5,7 @@ import type { GatewayState } from "./context.js";
 import { llmsTxt } from "./llms-txt.js";
 import { mcpRoute } from "./mcp/route.js";
 import { requestContext } from "./request-context.js";
+import { contentImportRoute } from "./routes/content-import.js";
 import type { V1Deps } from "./routes/deps.js";
 import { v1Routes } from "./routes/v1.js";
 
@@ -36,6 +37,8 @@ export function createApp(options: AppOptions): Koa<GatewayState> {
     ctx.body = llmsTxt;
   });
   const handlers = v1Routes(router, options);
+  // A pipeline's content push: the one route of content tokens (never of API keys).
+  contentImportRoute(router, { auth: options.auth, catalog: options.catalog });
   // MCP for AI agents: the same operations as tools, with the same keys and limits.
   mcpRoute(router, { auth: options.auth, handlers });
 

@@ -19,11 +19,31 @@ export type Purpose = "read" | "start_run";
  * Anything else cannot be a key, so it is refused without asking the keys service.
  */
 const keyShape = /^trk_[0-9A-Za-z]{46}$/;
+/** A content token's (docs/keys.md, "Content tokens"): the same after `trc_`. */
+const contentTokenShape = /^trc_[0-9A-Za-z]{46}$/;
+
+/** A verified content token: the only thing it may do is import content into its project, as its creator. */
+export interface ContentToken {
+  tokenId: string;
+  projectId: string;
+  creatorMemberId: string;
+}
 
 /** Why a presented key does not work, as the client is told. */
-type Refusal = "missing" | "malformed_header" | "unknown" | "revoked" | "expired" | "creator_lost_rights";
+type Refusal =
+  | "missing"
+  | "malformed_header"
+  | "unknown"
+  | "revoked"
+  | "expired"
+  | "creator_lost_rights"
+  /** A content token where an API key belongs, or an API key where a content token does. */
+  | "wrong_kind";
 
-type Verdict = { ok: true; key: ApiKeyActor; fromCache: boolean } | { ok: false; refusal: Refusal };
+type Verdict<T = ApiKeyActor> = { ok: true; key: T; fromCache: boolean } | { ok: false; refusal: Refusal };
+
+/** What a request presents: an API key (every /v1 operation) or a content token (the content import). */
+type Credential = "key" | "content_token";
 
 /**
  * The key a request presents: `Authorization: Bearer <key>` or `X-Api-Key: <key>`. Undefined when
@@ -46,21 +66,46 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined |
   return fromBearer ?? fromApiKey;
 }
 
-const refusals: Record<
+type RefusalTexts = Record<
   Exclude<Refusal, "creator_lost_rights">,
   { code: "unauthorized" | "key_expired"; message: string }
-> = {
-  missing: {
-    code: "unauthorized",
-    message: 'an API key is required: send "Authorization: Bearer <key>" or "X-Api-Key: <key>"',
+>;
+
+const refusals: Record<Credential, RefusalTexts> = {
+  key: {
+    missing: {
+      code: "unauthorized",
+      message: 'an API key is required: send "Authorization: Bearer <key>" or "X-Api-Key: <key>"',
+    },
+    malformed_header: { code: "unauthorized", message: 'the Authorization header must be "Bearer <key>"' },
+    unknown: { code: "unauthorized", message: "invalid API key" },
+    revoked: { code: "unauthorized", message: "the API key was revoked" },
+    expired: { code: "key_expired", message: "the API key has expired" },
+    wrong_kind: {
+      code: "unauthorized",
+      message:
+        "a content token (trc_…) only imports content (POST /v1/content/import); this request needs an API key (trk_…)",
+    },
   },
-  malformed_header: { code: "unauthorized", message: 'the Authorization header must be "Bearer <key>"' },
-  unknown: { code: "unauthorized", message: "invalid API key" },
-  revoked: { code: "unauthorized", message: "the API key was revoked" },
-  expired: { code: "key_expired", message: "the API key has expired" },
+  content_token: {
+    missing: {
+      code: "unauthorized",
+      message: 'a content token is required: send "Authorization: Bearer <token>" or "X-Api-Key: <token>"',
+    },
+    malformed_header: { code: "unauthorized", message: 'the Authorization header must be "Bearer <token>"' },
+    unknown: { code: "unauthorized", message: "invalid content token" },
+    revoked: { code: "unauthorized", message: "the content token was revoked" },
+    expired: { code: "key_expired", message: "the content token has expired" },
+    wrong_kind: {
+      code: "unauthorized",
+      message:
+        "an API key (trk_…) cannot import content: use a content token (trc_…), which an Editor creates in the console's API & CI",
+    },
+  },
 };
 
-function creatorLostRights(purpose: Purpose): HttpError {
+function creatorLostRights(purpose: Purpose | "import"): HttpError {
+  if (purpose === "import") return contentTokenCreatorLostRights();
   return new HttpError(
     403,
     "forbidden",
@@ -69,6 +114,14 @@ function creatorLostRights(purpose: Purpose): HttpError {
       : "the key's creator is no longer an Editor or above, so the key no longer works; create a new key",
   );
 }
+
+/** The 403 of a content token whose creator is no longer an Editor or above of its project. */
+export const contentTokenCreatorLostRights = (): HttpError =>
+  new HttpError(
+    403,
+    "forbidden",
+    "the content token's creator is no longer an Editor or above in this project, so the token no longer works; an Editor creates a new one",
+  );
 
 const keyActor = (fields: {
   keyId: string;
@@ -103,7 +156,7 @@ function verdictFromCache(entry: KeyCacheEntry, now: number): Verdict | undefine
 
 export interface AuthenticatorDeps {
   limits: RequestLimits;
-  keys: Pick<Client<typeof KeysService>, "verifyKey">;
+  keys: Pick<Client<typeof KeysService>, "verifyKey" | "verifyContentToken">;
   uses: KeyUseRecorder;
 }
 
@@ -128,18 +181,66 @@ export class Authenticator {
     };
   }
 
+  /**
+   * Koa middleware that lets only requests with a working content token through, as
+   * `ctx.state.contentToken`: the content import's check. The same limits as keys (the token's
+   * 60 requests a minute, its address's failures), no cache: every import asks the keys service.
+   */
+  requireContentToken(): Koa.Middleware<GatewayState> {
+    return async (ctx, next) => {
+      const address = clientAddressKey(ctx.ip);
+      const presented = await this.presented(ctx, address, "content_token");
+      if (keyShape.test(presented)) return this.refuse(address, "wrong_kind", "content_token");
+      if (!contentTokenShape.test(presented)) return this.refuse(address, "unknown", "content_token");
+      const checked = await this.checked(ctx, address, presented, "import", (secret) =>
+        this.verifyContentToken(ctx, secret),
+      );
+      ctx.state.contentToken = checked.key;
+      await next();
+    };
+  }
+
+  /** The secret a request presents; refused (and counted) when there is none or the header is not a bearer's. */
+  private async presented(ctx: GatewayContext, address: string, credential: Credential): Promise<string> {
+    const presented = presentedKey(ctx.headers);
+    if (presented === undefined) return this.refuse(address, "missing", credential);
+    if (typeof presented !== "string") return this.refuse(address, "malformed_header", credential);
+    return presented;
+  }
+
   private async authenticate(ctx: GatewayContext, purpose: Purpose): Promise<ApiKeyActor> {
     const address = clientAddressKey(ctx.ip);
-    const presented = presentedKey(ctx.headers);
-    if (presented === undefined) return this.refuse(address, "missing");
-    if (typeof presented !== "string") return this.refuse(address, "malformed_header");
+    const presented = await this.presented(ctx, address, "key");
+    // Said in so many words: a pipeline that took the wrong secret is told which one it needs.
+    if (contentTokenShape.test(presented)) return this.refuse(address, "wrong_kind");
     if (!keyShape.test(presented)) return this.refuse(address, "unknown");
+    const { key, fromCache } = await this.checked(ctx, address, presented, purpose, (secret) =>
+      this.verify(ctx, secret),
+    );
+    if (fromCache) this.deps.uses.note(key.keyId);
+    return key;
+  }
 
+  /**
+   * A well-shaped secret through the limits, the cache (API keys only: the keys service never
+   * caches a content token) and the keys service.
+   */
+  private async checked<T>(
+    ctx: GatewayContext,
+    address: string,
+    presented: string,
+    purpose: Purpose | "import",
+    verifyWith: (secret: string) => Promise<Verdict<T>>,
+  ): Promise<{ key: T; fromCache: boolean }> {
+    const credential: Credential = purpose === "import" ? "content_token" : "key";
     const fingerprint = fingerprintOf(presented);
     const check = await this.deps.limits.checkKey(fingerprint, address);
     if (check.blocked) throw tooManyFailures(check.retryAfterSeconds);
 
-    const cached = check.entry && verdictFromCache(check.entry, Date.now());
+    const cached =
+      credential === "key" && check.entry
+        ? (verdictFromCache(check.entry, Date.now()) as Verdict<T> | undefined)
+        : undefined;
     if (!cached && check.rate.count > check.rate.limit) {
       // The per-key limit applies to a secret before it is verified too: however parallel the
       // burst (requests sharing one failure count, see limits.ts), one secret is verified by the
@@ -148,11 +249,11 @@ export class Authenticator {
       setRateHeaders(ctx, check.rate);
       throw rateLimited(check.rate);
     }
-    let verdict: Verdict;
+    let verdict: Verdict<T>;
     if (cached) verdict = cached;
     else {
       try {
-        verdict = await this.verify(ctx, presented);
+        verdict = await verifyWith(presented);
       } catch (error) {
         // Verifying failed on our side: not the client's failure.
         if (check.advance === "counted") await this.deps.limits.notVerified(address, fingerprint);
@@ -163,14 +264,47 @@ export class Authenticator {
     if (!verdict.ok) {
       if (verdict.refusal === "creator_lost_rights") throw creatorLostRights(purpose);
       // Counted before verifying (by this request or one with the same secret): once is enough.
-      if (check.advance !== "none") throw unauthorized(verdict.refusal);
-      return this.refuse(address, verdict.refusal);
+      if (check.advance !== "none") throw unauthorized(verdict.refusal, credential);
+      return this.refuse(address, verdict.refusal, credential);
     }
 
     setRateHeaders(ctx, check.rate);
     if (check.rate.count > check.rate.limit) throw rateLimited(check.rate);
-    if (verdict.fromCache) this.deps.uses.note(verdict.key.keyId);
-    return verdict.key;
+    return verdict;
+  }
+
+  /** Asks the keys service whether a content token works (it records the use itself). */
+  private async verifyContentToken(ctx: GatewayContext, secret: string): Promise<Verdict<ContentToken>> {
+    let response: Awaited<ReturnType<AuthenticatorDeps["keys"]["verifyContentToken"]>>;
+    try {
+      response = await this.deps.keys.verifyContentToken({ secret }, callOptions(ctx));
+    } catch (error) {
+      ctx.state.log.error(
+        { err: error, rpc: "KeysService/VerifyContentToken" },
+        "content token verification failed",
+      );
+      throw internalError();
+    }
+    switch (response.result) {
+      case VerifyKeyResult.VALID:
+        return {
+          ok: true,
+          fromCache: false,
+          key: {
+            tokenId: response.tokenId,
+            projectId: response.projectId,
+            creatorMemberId: response.creatorMemberId,
+          },
+        };
+      case VerifyKeyResult.EXPIRED:
+        return { ok: false, refusal: "expired" };
+      case VerifyKeyResult.REVOKED:
+        return { ok: false, refusal: "revoked" };
+      case VerifyKeyResult.CREATOR_LOST_RIGHTS:
+        return { ok: false, refusal: "creator_lost_rights" };
+      default:
+        return { ok: false, refusal: "unknown" };
+    }
   }
 
   /** Asks the keys service, which also caches the answer for the next requests. */
@@ -215,7 +349,7 @@ export class Authenticator {
     address: string,
     fingerprint: string,
     advance: "none" | "counted" | "shared",
-    verdict: Verdict,
+    verdict: Verdict<unknown>,
   ): Promise<void> {
     if (verdict.ok || verdict.refusal === "creator_lost_rights")
       await this.deps.limits.keyExists(address, fingerprint, advance === "counted");
@@ -224,10 +358,14 @@ export class Authenticator {
   }
 
   /** Counts a failed authentication of the address and answers 401, or 429 once it is over its limit. */
-  private async refuse(address: string, refusal: Exclude<Refusal, "creator_lost_rights">): Promise<never> {
+  private async refuse(
+    address: string,
+    refusal: Exclude<Refusal, "creator_lost_rights">,
+    credential: Credential = "key",
+  ): Promise<never> {
     const failures = await this.deps.limits.recordAuthFailure(address);
     if (failures.blocked) throw tooManyFailures(failures.retryAfterSeconds);
-    throw unauthorized(refusal);
+    throw unauthorized(refusal, credential);
   }
 }
 
@@ -241,8 +379,11 @@ function rateLimited(rate: RateState): HttpError {
   );
 }
 
-function unauthorized(refusal: Exclude<Refusal, "creator_lost_rights">): HttpError {
-  const { code, message } = refusals[refusal];
+function unauthorized(
+  refusal: Exclude<Refusal, "creator_lost_rights">,
+  credential: Credential = "key",
+): HttpError {
+  const { code, message } = refusals[credential][refusal];
   return new HttpError(401, code, message);
 }
 

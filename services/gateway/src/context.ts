@@ -1,6 +1,7 @@
 import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { Logger } from "@testrun/kit";
 import type Koa from "koa";
+import type { ContentToken } from "./auth.js";
 
 /** What the gateway's middleware keeps about a request. */
 export interface GatewayState {
@@ -9,6 +10,8 @@ export interface GatewayState {
   log: Logger;
   /** The verified key, once authentication passed. */
   key?: ApiKeyActor;
+  /** The verified content token, on the content import only (auth.ts, requireContentToken). */
+  contentToken?: ContentToken;
   /** The REST API's public origin for this request (API_URL, else where the request came to). */
   origin: string;
 }

@@ -10,10 +10,11 @@ const secretFields = ["secret", "token", "password", "authorization", "value", "
 const redactPaths = secretFields.flatMap((field) => [`["${field}"]`, `*["${field}"]`, `*.*["${field}"]`]);
 
 /**
- * Anything shaped like an API key secret (docs/keys.md, "Format and storage": `trk_` and base62),
- * whole or cut short. Keys travel in headers, but a person may paste one where a run id goes.
+ * Anything shaped like an API key secret (docs/keys.md, "Format and storage": `trk_` and base62)
+ * or a content token's (`trc_`, "Content tokens"), whole or cut short. Keys travel in headers, but
+ * a person may paste one where a run id goes.
  */
-const keyShaped = /trk_[0-9A-Za-z]*/gi;
+const keyShaped = /tr[kc]_[0-9A-Za-z]*/gi;
 
 /** A percent-escape of a letter, digit or underscore: what a key is made of. */
 const escapedKeyCharacter = /%([0-9A-Fa-f]{2})/g;
@@ -30,7 +31,7 @@ const unescapeKeyCharacters = (text: string) =>
  */
 export function withoutKeys(text: string): string {
   const read = unescapeKeyCharacters(text);
-  const redacted = read.replace(keyShaped, "trk_[redacted]");
+  const redacted = read.replace(keyShaped, (secret) => `${secret.slice(0, 3).toLowerCase()}_[redacted]`);
   return redacted === read ? text : redacted;
 }
 

@@ -15,7 +15,7 @@ export interface V1Deps {
   auth: Authenticator;
   catalog: Pick<
     Client<typeof CatalogService>,
-    "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases" | "getTestCase"
+    "getProject" | "listEnvironments" | "listTestPlans" | "listTestCases" | "getTestCase" | "importContent"
   >;
   runs: Pick<
     Client<typeof RunsService>,

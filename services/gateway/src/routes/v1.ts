@@ -262,17 +262,17 @@ function routeOn(router: Router<GatewayState>, auth: Authenticator, handlers: Pa
 }
 
 /**
- * Parses a JSON object body of at most 1 MiB into ctx.request.body. Runs after authentication, so
+ * Parses a JSON object body of at most 1 MiB (the content import: more) into ctx.request.body. Runs after authentication, so
  * only a caller with a working key has its body read; an oversized body is refused from its
  * Content-Length without being read. Where the body is optional (cancel, rerun) an empty request
  * counts as `{}`. A client that sent `Expect: 100-continue` is told to send its body only here
  * (the server holds it back: main.ts, `holdContinue`); the whole body must arrive within
  * HTTP_BODY_TIMEOUT_SECONDS (kit http-server.ts answers 408 past it).
  */
-export function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
+export function jsonBody(required: boolean, limitBytes = maxBodyBytes): Koa.Middleware<GatewayState> {
   const parse = bodyParser({
     enableTypes: ["json"],
-    jsonLimit: maxBodyBytes,
+    jsonLimit: limitBytes,
     jsonStrict: false,
     encoding: "utf-8",
   });
@@ -301,7 +301,7 @@ export function jsonBody(required: boolean): Koa.Middleware<GatewayState> {
         throw new HttpError(
           413,
           "payload_too_large",
-          "the request body is larger than 1 MiB",
+          `the request body is larger than ${limitBytes / 1024 / 1024} MiB`,
           {},
           { Connection: "close" },
         );
