@@ -17,7 +17,7 @@ import {
 } from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
-import { type Answer, call, expectError } from "./support.js";
+import { type Answer, call, expectError, requestLogLine } from "./support.js";
 
 /**
  * The content import (POST /v1/content/import) through real processes: catalog, keys and the
@@ -292,6 +292,14 @@ describe("gateway: content import with content tokens (catalog, keys, gateway as
     expect(await caseNames())
       .to.include("While an Editor")
       .and.not.include.members(["As a Viewer", "Editor again", "After leaving"]);
+  });
+
+  it("logs a content token pasted into a path with the token replaced", async () => {
+    const token = await newToken();
+    const apiKey = await newSecret(KeyKind.API_KEY);
+    const answer = await get(`/v1/runs/${token.secret}`, apiKey.secret);
+    expectError(answer, 404, "not_found");
+    expect(await requestLogLine(gateway, answer)).to.include({ path: "/v1/runs/trc_[redacted]" });
   });
 
   it("never shows a secret in an answer or a log line", async () => {
