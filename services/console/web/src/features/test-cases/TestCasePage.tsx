@@ -24,6 +24,7 @@ import { versionParam } from "../versions/version-param";
 import { DeleteTestCaseDialog } from "./DeleteTestCaseDialog";
 import { EnabledBadge } from "./EnabledBadge";
 import { retriesLabel } from "./retries";
+import { SpecSection } from "./SpecSection";
 import { Tags } from "./Tags";
 import { useDuplicate } from "./useDuplicate";
 import { useEnabledToggle } from "./useEnabledToggle";
@@ -136,7 +137,9 @@ export function TestCase() {
               ))
             )}
           </Fact>
-          {(testCase.recordTrace || testCase.steps.some((step) => step.kind.case === "browser")) && (
+          {(testCase.recordTrace ||
+            testCase.playwright ||
+            testCase.steps.some((step) => step.kind.case === "browser")) && (
             <Fact term="Browser trace">
               {testCase.recordTrace ? "Recorded at every run" : "Recorded when the test fails"}
             </Fact>
@@ -147,14 +150,23 @@ export function TestCase() {
           </Fact>
         </Facts>
       </section>
-      <section aria-labelledby="steps-heading" className="section">
-        <h2 id="steps-heading">{plural(testCase.steps.length, "step")}</h2>
-        <p className="muted small">
-          Run in order; the first that fails ends the test. <code>{"{{NAME}}"}</code> is a variable or a value
-          saved by an earlier step.
-        </p>
-        <StepList steps={testCase.steps} />
-      </section>
+      {testCase.playwright ? (
+        <SpecSection
+          projectId={projectId}
+          testCase={testCase}
+          editable={editor && !old}
+          onSaved={setNotice}
+        />
+      ) : (
+        <section aria-labelledby="steps-heading" className="section">
+          <h2 id="steps-heading">{plural(testCase.steps.length, "step")}</h2>
+          <p className="muted small">
+            Run in order; the first that fails ends the test. <code>{"{{NAME}}"}</code> is a variable or a
+            value saved by an earlier step.
+          </p>
+          <StepList steps={testCase.steps} />
+        </section>
+      )}
       {!old && <CaseHealthSection testCaseId={testCase.id} name={testCase.name} />}
       {editor && (
         <>

@@ -1,0 +1,66 @@
+// A source file shown with syntax highlighting (CodeMirror 6 and its JavaScript/TypeScript
+// language): read-only for those who may only read it, editable otherwise. The editor is made once
+// per mount; a new `value` from outside (another file chosen, a save read back) replaces its text.
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { javascript } from "@codemirror/lang-javascript";
+import { defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { EditorState } from "@codemirror/state";
+import { EditorView, keymap, lineNumbers } from "@codemirror/view";
+import { useEffect, useRef } from "react";
+
+export function CodeView({
+  value,
+  onChange,
+  readOnly,
+  label,
+  typescript = true,
+}: {
+  value: string;
+  onChange?: (value: string) => void;
+  readOnly: boolean;
+  /** The accessible name of the text area ("Source of tests/login.spec.ts"). */
+  label: string;
+  typescript?: boolean;
+}) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const changed = useRef(onChange);
+  changed.current = onChange;
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the editor is made once per file kind; value changes are applied below.
+  useEffect(() => {
+    if (!host.current) return;
+    const editor = new EditorView({
+      parent: host.current,
+      state: EditorState.create({
+        doc: value,
+        extensions: [
+          lineNumbers(),
+          history(),
+          keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+          javascript({ typescript }),
+          syntaxHighlighting(defaultHighlightStyle),
+          EditorState.readOnly.of(readOnly),
+          EditorView.editable.of(!readOnly),
+          EditorView.contentAttributes.of({ "aria-label": label }),
+          EditorView.updateListener.of((update) => {
+            if (update.docChanged) changed.current?.(update.state.doc.toString());
+          }),
+        ],
+      }),
+    });
+    view.current = editor;
+    return () => {
+      editor.destroy();
+      view.current = null;
+    };
+  }, [readOnly, typescript, label]);
+
+  useEffect(() => {
+    const editor = view.current;
+    if (editor && editor.state.doc.toString() !== value)
+      editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
+  }, [value]);
+
+  return <div className="code-view" ref={host} data-readonly={readOnly || undefined} />;
+}
