@@ -4,11 +4,23 @@
 import { TestChange, type TestComparison, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import { Link } from "react-router";
 import { Badge } from "../../components/Status";
-import { testStatusName } from "../../format";
+import { type Tone, testStatusName } from "../../format";
 import { useProject } from "../../project";
 import { causeName } from "../runs/Attempts";
-import { changeName, changeTone } from "./compare-format";
+import { changeName } from "./compare-format";
 import { StepDiff } from "./StepDiff";
+
+/** A change's badge colour; also its count's in the toggles. */
+export const changeTone: Record<TestChange, Tone> = {
+  [TestChange.UNSPECIFIED]: "neutral",
+  [TestChange.NEWLY_FAILING]: "bad",
+  [TestChange.FIXED]: "good",
+  [TestChange.FLAKY]: "waiting",
+  [TestChange.STILL_FAILING]: "bad",
+  [TestChange.NEW_TEST]: "active",
+  [TestChange.REMOVED_TEST]: "neutral",
+  [TestChange.UNCHANGED]: "neutral",
+};
 
 const statusWord = (status: TestStatus) => testStatusName[status].toLowerCase();
 

@@ -16,15 +16,8 @@ import { count, plural } from "../../format";
 import { useProject } from "../../project";
 import { AroundTheTests } from "./AroundTheTests";
 import { BasePicker } from "./BasePicker";
-import { ChangeRow } from "./ChangeRow";
-import {
-  baseRuleText,
-  changeName,
-  changeOfParam,
-  changeParam,
-  changesInOrder,
-  changeTone,
-} from "./compare-format";
+import { ChangeRow, changeTone } from "./ChangeRow";
+import { baseRuleText, changeName, changeOfParam, changeParam, changesInOrder } from "./compare-format";
 
 export function Compare() {
   const { runId = "" } = useParams();

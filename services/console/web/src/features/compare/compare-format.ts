@@ -1,8 +1,7 @@
-// How the Compare view words a comparison (docs/console.md, "Compare"): each change's name, tone
-// and place in the URL, the order the differences are listed in (RunsService's own), what the base
+// How the Compare view words a comparison (docs/console.md, "Compare"): each change's name and
+// place in the URL, the order the differences are listed in (RunsService's own), what the base
 // is ("previous run on staging, same plan"), and a step's change as the fields that differ.
 import { TestChange } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import type { Tone } from "../../format";
 
 /** The changes in the order CompareRuns lists them: the differences first, the unchanged last. */
 export const changesInOrder = [
@@ -24,17 +23,6 @@ export const changeName: Record<TestChange, string> = {
   [TestChange.NEW_TEST]: "New",
   [TestChange.REMOVED_TEST]: "Removed",
   [TestChange.UNCHANGED]: "Unchanged",
-};
-
-export const changeTone: Record<TestChange, Tone> = {
-  [TestChange.UNSPECIFIED]: "neutral",
-  [TestChange.NEWLY_FAILING]: "bad",
-  [TestChange.FIXED]: "good",
-  [TestChange.FLAKY]: "waiting",
-  [TestChange.STILL_FAILING]: "bad",
-  [TestChange.NEW_TEST]: "active",
-  [TestChange.REMOVED_TEST]: "neutral",
-  [TestChange.UNCHANGED]: "neutral",
 };
 
 /** A change as the URL's `?change=` names it: "newly-failing", "still-failing", "new", … */
