@@ -7,15 +7,17 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
-import { Link, useParams } from "react-router";
+import { Link, useParams, useSearchParams } from "react-router";
 import { isNotFound } from "../../api";
 import { NotFound, QueryView } from "../../components/States";
 import { useProject } from "../../project";
 import { draftOfCase, emptyCase } from "../step-editor/kinds";
 import { CaseEditor } from "./CaseEditor";
+import { NewSpecCase } from "./NewSpecCase";
 
 export function TestCaseEditor() {
   const { testCaseId } = useParams();
+  const [params] = useSearchParams();
   const { projectId, project, editor, path } = useProject();
   const found = useQuery(
     ConsoleService.method.getTestCase,
@@ -38,6 +40,19 @@ export function TestCaseEditor() {
         <p>Your role in this project lets you read test cases, not change them.</p>
         <p>
           <Link to={back}>Back to {loaded ? loaded.name : "the test cases"}</Link>
+        </p>
+      </section>
+    );
+  // A Playwright spec case (`?kind=spec` for a new one) has files, not steps: its own form, and
+  // its page edits an existing one's files.
+  if (!loaded && params.get("kind") === "spec") return <NewSpecCase />;
+  if (loaded?.playwright)
+    return (
+      <section className="narrow-page">
+        <h1>This test case is a Playwright spec</h1>
+        <p>Its files are edited on its page.</p>
+        <p>
+          <Link to={back}>Back to {loaded.name}</Link>
         </p>
       </section>
     );

@@ -80,9 +80,11 @@ export function TestCase() {
             <button type="button" className="button button-primary" onClick={() => setOpen("run")}>
               Run this test
             </button>
-            <Link className="button" to={path(`/test-cases/${testCase.id}/edit`)}>
-              Edit
-            </Link>
+            {!testCase.playwright && (
+              <Link className="button" to={path(`/test-cases/${testCase.id}/edit`)}>
+                Edit
+              </Link>
+            )}
             <button
               type="button"
               className="button"

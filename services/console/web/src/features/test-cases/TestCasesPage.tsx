@@ -61,6 +61,11 @@ export function TestCases() {
             </button>
           )}
           {editor && (
+            <Link className="button" to={path("/test-cases/new?kind=spec")}>
+              New Playwright spec
+            </Link>
+          )}
+          {editor && (
             <Link className="button button-primary" to={path("/test-cases/new")}>
               New test case
             </Link>

@@ -20,6 +20,8 @@ export function useDuplicate(projectId: string) {
         recordTrace: testCase.recordTrace,
         retries: testCase.retries,
         steps: testCase.steps,
+        // A spec case's copy has the same files (an import matches it by the same spec path as well).
+        playwright: testCase.playwright,
       },
       {
         onSuccess: ({ testCase: created }) => {
