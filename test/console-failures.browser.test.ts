@@ -4,7 +4,10 @@
 // Failures page lists the orders' group (5 times in 3 cases) above Search's, Cart's resolved group
 // behind the filter; the group's page shows its cases, occurrences and the first run; the second
 // run's page says "2 new failures against" the first with a Compare link, marks Order 56 and
-// Search "new" and links each failure to its group. Read by a Viewer; at 1280 and 390 px.
+// Search "new" and links each failure to its group. A third run, followed live, fails Cart again
+// (Search, held, ends it): "1 new failure" and Cart's mark arrive without a reload, and Cart's group
+// is reopened. Read by a
+// Viewer; at 1280 and 390 px.
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,15 +19,19 @@ import { shot } from "./browser.js";
 import { consoleBrowserSuite } from "./console-browser-suite.js";
 import { addCases, getCase, newProject, type RunBody } from "./pipeline.js";
 
-/** The target: `phase` 1 breaks orders 12 and 34 and the cart; 2 breaks every order and search. */
-function startTarget(phase: { now: 1 | 2 }): Server {
-  return createServer((req, res) => {
+/**
+ * The target: `phase` 1 breaks orders 12 and 34 and the cart; 2 breaks every order and search; 3
+ * breaks those and the cart again, and search answers only once `searchHeld` is released.
+ */
+function startTarget(phase: { now: 1 | 2 | 3; searchHeld?: Promise<void> }): Server {
+  return createServer(async (req, res) => {
     const path = new URL(req.url ?? "/", "http://target").pathname;
+    if (phase.now === 3 && path === "/search") await phase.searchHeld;
     const broken =
       path === "/api/orders/12" ||
       path === "/api/orders/34" ||
-      (phase.now === 2 && (path === "/api/orders/56" || path === "/search")) ||
-      (phase.now === 1 && path === "/cart");
+      (phase.now >= 2 && (path === "/api/orders/56" || path === "/search")) ||
+      (phase.now !== 2 && path === "/cart");
     res.writeHead(broken ? (path === "/search" ? 503 : 500) : 200, { "content-type": "text/plain" });
     res.end(broken ? "down" : "ok");
   }).listen(0, "127.0.0.1");
@@ -41,12 +48,16 @@ const cases = [
 describe("failure groups and new failures in the console", function () {
   this.timeout(180_000);
   const suite = consoleBrowserSuite("Acme failures", { credits: 40 });
-  const phase: { now: 1 | 2 } = { now: 1 };
+  const phase: { now: 1 | 2 | 3; searchHeld?: Promise<void> } = { now: 1 };
   let target: Server;
   let viewerId: string;
   let first: RunBody;
   let second: RunBody;
   const path = (rest: string) => `${suite.system.consoleUrl}/projects/${suite.project.projectId}${rest}`;
+  // Runs of the same name on the same environment: each is the next one's base.
+  const startShop = () =>
+    suite.project.pipeline.start({ name: "shop", tags: ["shop"], environment: "target" });
+  const run = async () => suite.project.pipeline.finished((await startShop()).id);
 
   before(async () => {
     target = startTarget(phase);
@@ -59,10 +70,6 @@ describe("failure groups and new failures in the console", function () {
     });
     await addCases(suite.system, suite.project.projectId, cases);
     viewerId = (await suite.member("vera@acme-failures.example", Role.VIEWER)).id;
-    const pipeline = suite.project.pipeline;
-    // Runs of the same name on the same environment: the first is the second's base.
-    const run = async () =>
-      pipeline.finished((await pipeline.start({ name: "shop", tags: ["shop"], environment: "target" })).id);
     first = await run();
     phase.now = 2;
     second = await run();
@@ -215,5 +222,36 @@ describe("failure groups and new failures in the console", function () {
     await heading.getByText("new", { exact: true }).waitFor();
     await page.getByRole("link", { name: `seen 5 times in 3 cases since run ${first.id}` }).waitFor();
     await shot(page, "failures-test", "wide");
+  });
+
+  it("marks a new failure on a run's page followed live as the run finishes", async () => {
+    let release = () => {};
+    phase.now = 3;
+    phase.searchHeld = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const third = await startShop();
+    const page = await suite.signedIn("wide", viewerId);
+    await page.goto(third.url);
+    // Cart has failed; Search, the last test, is held: the change that finishes the run is its
+    // alone, while the run's end marks Cart as new (the page reads the whole run for it).
+    await page.getByRole("row").filter({ hasText: "Cart" }).getByText("Failed", { exact: true }).waitFor();
+    await page.getByText("Live: this page updates as the tests progress").waitFor();
+    release();
+    // Cart, passing in the second run, fails again: new against it, with no reload.
+    const notice = page.getByRole("status").filter({ hasText: "new failure against" });
+    await notice.waitFor();
+    expect(await notice.innerText()).to.contain(`1 new failure against ${second.id}.`);
+    const cart = page.getByRole("row").filter({ hasText: "Cart" });
+    await cart.getByText("new", { exact: true }).waitFor();
+    expect(await page.getByRole("row").getByText("new", { exact: true }).count()).to.equal(1);
+    await shot(page, "failures-run-live", "wide");
+
+    // Its group, resolved after the second run, is open again.
+    await page.goto(path("/failures"));
+    const reopened = page.getByRole("row").filter({ hasText: "HTTP GET /cart" });
+    await reopened.waitFor();
+    expect(await reopened.innerText()).to.match(/Reopened/);
+    expect(await reopened.innerText()).to.contain("seen 2 times in 1 case");
   });
 });

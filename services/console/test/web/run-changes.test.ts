@@ -53,6 +53,26 @@ describe("console run page: applying WatchRun's changes", () => {
     expect(applyWatchMessage(undefined, missed)).to.equal("resync");
   });
 
+  it("reads the whole run again when it finishes with a base, for the tests marked as new failures", () => {
+    const finishing = (baseRunId?: string) =>
+      create(WatchRunResponseSchema, {
+        sinceVersion: 4n,
+        change: create(RunSchema, {
+          id: "run_1",
+          status: RunStatus.FAILED,
+          finished: true,
+          version: 6n,
+          ...(baseRunId && { baseRunId, newFailures: 1 }),
+          tests: [test("tr_b", TestStatus.FAILED)],
+        }),
+      });
+    expect(applyWatchMessage(shown, finishing("run_0"))).to.equal("resync");
+    // Without a base nothing else changed: the change applies.
+    const applied = applyWatchMessage(shown, finishing());
+    if (applied === "resync" || !applied) throw new Error(`not applied: ${applied}`);
+    expect(applied.run?.finished).to.equal(true);
+  });
+
   it("shows a whole run as it comes", () => {
     const whole = create(RunDetailsSchema, { run: create(RunSchema, { id: "run_1", version: 9n }) });
     expect(applyWatchMessage(shown, create(WatchRunResponseSchema, { run: whole }))).to.equal(whole);
