@@ -132,7 +132,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
       const membership = await viewers.membershipForProject(await viewers.of(ctx), req.projectId);
       const actor = actorOf(membership);
       const [listed, members] = await Promise.all([
-        relay(keys.listKeys({ actor, projectId: req.projectId })),
+        relay(keys.listKeys({ actor, projectId: req.projectId, kind: req.kind })),
         membersOf(actor, membership.organization.id, true),
       ]);
       const creators = new Map(members.map((m) => [m.id, m]));
@@ -147,6 +147,7 @@ export function consoleService(deps: ConsoleDeps): ServiceImpl<typeof ConsoleSer
           projectId: req.projectId,
           name: req.name,
           expiry: req.expiry,
+          kind: req.kind,
         }),
       );
       const creators = new Map([[membership.member.id, membership.member]]);

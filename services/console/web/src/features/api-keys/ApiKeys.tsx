@@ -1,11 +1,12 @@
 // Project settings, "API & CI": the key list for every member; create and revoke for Editors and
-// above; how to use a key.
+// above; how to use a key; then the content tokens, alike (ContentTokens.tsx).
 import { useQuery } from "@connectrpc/connect-query";
 import { type ApiKeyEntry, ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
 import { isNotFound } from "../../api";
 import { Empty, Failed, NotFound, QueryView } from "../../components/States";
 import { useProject } from "../../project";
+import { ContentTokens } from "./ContentTokens";
 import { CreateKeyDialog } from "./CreateKeyDialog";
 import { KeyTable } from "./KeyTable";
 import { RevokeKeyDialog } from "./RevokeKeyDialog";
@@ -35,7 +36,9 @@ export function ApiKeys() {
       </p>
       {project.error && <Failed error={project.error} retry={() => void project.refetch()} />}
       {project.data && !editor && (
-        <p className="notice notice-info">Viewers can see keys; Editors and above create and revoke them.</p>
+        <p className="notice notice-info">
+          Viewers can see keys and content tokens; Editors and above create and revoke them.
+        </p>
       )}
       <div className="columns">
         <section aria-labelledby="keys-heading" className="column-main">
@@ -59,6 +62,7 @@ export function ApiKeys() {
         </section>
         <UsingAKey />
       </div>
+      <ContentTokens projectId={projectId} editor={editor} />
       <CreateKeyDialog projectId={projectId} open={creating} onClose={() => setCreating(false)} />
       <RevokeKeyDialog projectId={projectId} entry={revoking} onClose={() => setRevoking(undefined)} />
     </>

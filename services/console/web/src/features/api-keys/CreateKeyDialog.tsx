@@ -1,6 +1,6 @@
 import { useMutation } from "@connectrpc/connect-query";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { KeyExpiry } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { KeyExpiry, KeyKind } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type FormEvent, useState } from "react";
 import { CopyButton } from "../../components/CopyButton";
 import { Dialog, DialogActions, type DialogProps, ErrorNotice } from "../../components/Dialog";
@@ -15,8 +15,34 @@ const expiries = [
   { value: KeyExpiry.NEVER, label: "Never" },
 ];
 
-/** A new key's name and expiry, then its secret, this once. */
-export function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { projectId: string }) {
+/** What the dialog says of each kind: an API key, or a content token (import only). */
+const wording = {
+  [KeyKind.API_KEY]: {
+    noun: "API key",
+    create: "Create API key",
+    copy: "Copy your new API key",
+    label: "Create key",
+    hint: "Say where the key is used, e.g. “GitHub Actions – deploy.yml”.",
+    acts: "It acts for you, with your rights in this project. Store it in your pipeline's secrets.",
+  },
+  [KeyKind.CONTENT_TOKEN]: {
+    noun: "content token",
+    create: "Create content token",
+    copy: "Copy your new content token",
+    label: "Create token",
+    hint: "Say where the specs are pushed from, e.g. “GitHub Actions – push-specs.yml”.",
+    acts: "It only imports this project's content (testrun push), as you: it stops working if you stop being an Editor. Store it in your pipeline's secrets as TESTRUN_CONTENT_TOKEN.",
+  },
+};
+
+/** A new key's (or content token's) name and expiry, then its secret, this once. */
+export function CreateKeyDialog({
+  projectId,
+  open,
+  onClose,
+  kind = KeyKind.API_KEY,
+}: DialogProps & { projectId: string; kind?: KeyKind.API_KEY | KeyKind.CONTENT_TOKEN }) {
+  const words = wording[kind];
   const invalidate = useInvalidate();
   const create = useMutation(ConsoleService.method.createApiKey);
   const [name, setName] = useState("");
@@ -34,7 +60,7 @@ export function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { pr
   const submit = (event: FormEvent) => {
     event.preventDefault();
     create.mutate(
-      { projectId, name, expiry },
+      { projectId, name, expiry, kind },
       {
         onSuccess: (answer) => {
           setSecret(answer.secret);
@@ -45,16 +71,16 @@ export function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { pr
   };
 
   return (
-    <Dialog title={secret ? "Copy your new API key" : "Create API key"} open={open} onClose={close}>
+    <Dialog title={secret ? words.copy : words.create} open={open} onClose={close}>
       {secret ? (
         <div className="stack">
           <p className="notice notice-warning" role="alert">
-            Copy this key now. It cannot be shown again.
+            Copy this {words.noun} now. It cannot be shown again.
           </p>
-          <Field label="Secret key">
+          <Field label={kind === KeyKind.CONTENT_TOKEN ? "Secret token" : "Secret key"}>
             {(control) => (
               <div className="secret-row">
-                {/* Wrapped, never scrolled: the whole key shows, its trk_ start included, at any width. */}
+                {/* Wrapped, never scrolled: the whole key shows, its trk_ or trc_ start included, at any width. */}
                 <textarea
                   {...control}
                   className="input input-code secret-value"
@@ -69,9 +95,7 @@ export function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { pr
               </div>
             )}
           </Field>
-          <p className="muted">
-            It acts for you, with your rights in this project. Store it in your pipeline's secrets.
-          </p>
+          <p className="muted">{words.acts}</p>
           <div className="dialog-actions">
             <button type="button" className="button button-primary" onClick={close}>
               Done
@@ -83,7 +107,7 @@ export function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { pr
           <TextField
             label="Name"
             required
-            hint="Say where the key is used, e.g. “GitHub Actions – deploy.yml”."
+            hint={words.hint}
             maxLength={100}
             value={name}
             onChange={setName}
@@ -106,7 +130,7 @@ export function CreateKeyDialog({ projectId, open, onClose }: DialogProps & { pr
             </div>
           </FieldSet>
           <ErrorNotice error={create.error} />
-          <DialogActions onCancel={close} label="Create key" busyLabel="Creating…" busy={create.isPending} />
+          <DialogActions onCancel={close} label={words.label} busyLabel="Creating…" busy={create.isPending} />
         </form>
       )}
     </Dialog>

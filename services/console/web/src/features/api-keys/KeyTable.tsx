@@ -4,15 +4,18 @@ import { DataTable } from "../../components/DataTable";
 import { Time } from "../../components/Time";
 import { keyStateName } from "../../format";
 
-/** The project's keys, with Revoke (or Remove, for a dead one) for Editors and above. */
+/** The project's keys (or content tokens), with Revoke (or Remove, for a dead one) for Editors and above. */
 export function KeyTable({
   keys,
   editor,
   onRevoke,
+  secretLabel = "Key",
 }: {
   keys: ApiKeyEntry[];
   editor: boolean;
   onRevoke: (entry: ApiKeyEntry) => void;
+  /** The column of the secret's visible start: "Key", or "Token". */
+  secretLabel?: string;
 }) {
   // Rows keyed by the key's id; an entry without its key has nothing to show.
   const rows = keys.flatMap((entry) => (entry.key ? [{ id: entry.key.id, key: entry.key, entry }] : []));
@@ -21,7 +24,7 @@ export function KeyTable({
       rows={rows}
       columns={[
         { label: "Name", className: "cell-strong", cell: ({ key }) => key.name },
-        { label: "Key", cell: ({ key }) => <code>{key.displayPrefix}…</code> },
+        { label: secretLabel, cell: ({ key }) => <code>{key.displayPrefix}…</code> },
         { label: "Created", cell: ({ key }) => <Time at={key.createdAt} /> },
         { label: "Last used", cell: ({ key }) => <Time at={key.lastUsedAt} missing="never" /> },
         { label: "Expires", cell: ({ key }) => <Time at={key.expiresAt} missing="never" /> },

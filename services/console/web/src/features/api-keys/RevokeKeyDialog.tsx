@@ -1,6 +1,6 @@
 import { useMutation } from "@connectrpc/connect-query";
 import { type ApiKeyEntry, ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
-import { KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import { KeyKind, KeyState } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { Dialog, DialogActions, ErrorNotice } from "../../components/Dialog";
 import { useInvalidate } from "../../components/useInvalidate";
 import { keyStateName } from "../../format";
@@ -23,17 +23,20 @@ export function RevokeKeyDialog({
   };
   const active = entry?.key?.state === KeyState.ACTIVE;
   const name = entry?.key?.name ?? "key";
+  const token = entry?.key?.kind === KeyKind.CONTENT_TOKEN;
   return (
     <Dialog title={active ? `Revoke ${name}?` : `Remove ${name}?`} open={entry !== undefined} onClose={close}>
       <p>
         {active
-          ? "Pipelines using it get 401 on their next request. This cannot be undone."
+          ? token
+            ? "Pipelines pushing content with it get 401 on their next push. This cannot be undone."
+            : "Pipelines using it get 401 on their next request. This cannot be undone."
           : `It no longer works (${keyStateName[entry?.key?.state ?? KeyState.UNSPECIFIED].toLowerCase()}). Removing revokes it and takes it off the list. This cannot be undone.`}
       </p>
       <ErrorNotice error={revoke.error} />
       <DialogActions
         onCancel={close}
-        label={active ? "Revoke key" : "Remove key"}
+        label={`${active ? "Revoke" : "Remove"} ${token ? "token" : "key"}`}
         busyLabel="Revoking…"
         busy={revoke.isPending}
         danger
