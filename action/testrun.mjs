@@ -2236,8 +2236,8 @@ var require_resolve = __commonJS({
       }
       return count;
     }
-    function getFullPath(resolver, id = "", normalize) {
-      if (normalize !== false)
+    function getFullPath(resolver, id = "", normalize2) {
+      if (normalize2 !== false)
         id = normalizeId(id);
       const p = resolver.parse(id);
       return _getFullPath(resolver, p);
@@ -3866,7 +3866,7 @@ var require_fast_uri = __commonJS({
       }
       return stringScheme;
     }
-    function normalize(uri, options) {
+    function normalize2(uri, options) {
       if (typeof uri === "string") {
         uri = /** @type {T} */
         normalizeString(uri, options);
@@ -3912,50 +3912,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative2, options, skipNormalization) {
+    function resolveComponent(base, relative3, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse3(serialize(base, options), options);
-        relative2 = parse3(serialize(relative2, options), options);
+        relative3 = parse3(serialize(relative3, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative2.scheme) {
-        target.scheme = relative2.scheme;
-        target.userinfo = relative2.userinfo;
-        target.host = relative2.host;
-        target.port = relative2.port;
-        target.path = removeDotSegments(relative2.path || "");
-        target.query = relative2.query;
+      if (!options.tolerant && relative3.scheme) {
+        target.scheme = relative3.scheme;
+        target.userinfo = relative3.userinfo;
+        target.host = relative3.host;
+        target.port = relative3.port;
+        target.path = removeDotSegments(relative3.path || "");
+        target.query = relative3.query;
       } else {
-        if (relative2.userinfo !== void 0 || relative2.host !== void 0 || relative2.port !== void 0) {
-          target.userinfo = relative2.userinfo;
-          target.host = relative2.host;
-          target.port = relative2.port;
-          target.path = removeDotSegments(relative2.path || "");
-          target.query = relative2.query;
+        if (relative3.userinfo !== void 0 || relative3.host !== void 0 || relative3.port !== void 0) {
+          target.userinfo = relative3.userinfo;
+          target.host = relative3.host;
+          target.port = relative3.port;
+          target.path = removeDotSegments(relative3.path || "");
+          target.query = relative3.query;
         } else {
-          if (!relative2.path) {
+          if (!relative3.path) {
             target.path = base.path;
-            if (relative2.query !== void 0) {
-              target.query = relative2.query;
+            if (relative3.query !== void 0) {
+              target.query = relative3.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative2.path[0] === "/") {
-              target.path = removeDotSegments(relative2.path);
+            if (relative3.path[0] === "/") {
+              target.path = removeDotSegments(relative3.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative2.path;
+                target.path = "/" + relative3.path;
               } else if (!base.path) {
-                target.path = relative2.path;
+                target.path = relative3.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative2.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative3.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative2.query;
+            target.query = relative3.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -3963,7 +3963,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative2.fragment;
+      target.fragment = relative3.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -4266,7 +4266,7 @@ var require_fast_uri = __commonJS({
     }
     var fastUri = {
       SCHEMES,
-      normalize,
+      normalize: normalize2,
       resolve: resolve3,
       resolveComponent,
       equal,
@@ -7391,6 +7391,15 @@ var TestrunClient = class {
     if (page.cursor) query.set("cursor", page.cursor);
     return this.json("GET", `/v1/test-cases/${encodeURIComponent(id)}/history${suffix(query)}`, options);
   }
+  /**
+   * POST /v1/content/import: makes the project's content like the document's (docs/runs.md,
+   * "Content documents"); `dryRun` only says what it would do. Needs a content token, never a key.
+   */
+  importContent(document, dryRun, options = {}) {
+    return this.json("POST", `/v1/content/import${dryRun ? "?dryRun=true" : ""}`, options, {
+      body: document
+    });
+  }
   /** GET /v1/openapi.json (needs no key). */
   openApi(options = {}) {
     return this.json("GET", "/v1/openapi.json", options);
@@ -7726,6 +7735,7 @@ var optionsOf = {
   status: { json: { type: "string" } },
   cancel: {},
   mcp: {},
+  push: { "dry-run": { type: "boolean" }, json: { type: "string" } },
   list: {
     json: { type: "string" },
     tag: { type: "string", multiple: true },
@@ -7859,6 +7869,10 @@ function parseCommand(argv) {
     case "mcp":
       positionals(0, "");
       return { name: "mcp" };
+    case "push": {
+      const [folder = ""] = positionals(1, "the folder of specs");
+      return { name: "push", folder, dryRun: values["dry-run"] === true, ...optional("json", str("json")) };
+    }
     default: {
       const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
       const what = listable[whatText];
@@ -7896,7 +7910,11 @@ var hints = {
   401: "check TESTRUN_API_KEY: unknown, expired and revoked keys get 401",
   403: "the key's creator is no longer an Editor or above; create a new key"
 };
-function explain(error62) {
+var pushHints = {
+  401: "check TESTRUN_CONTENT_TOKEN: unknown, expired and revoked content tokens (and API keys) get 401",
+  403: "an Editor creates a new content token in the console's API & CI"
+};
+function explain(error62, command) {
   if (error62 instanceof MaybeStarted) return `${error62.message} (last failure: ${explain(error62.last)})`;
   if (error62 instanceof NetworkError) return `no answer from the Testrun API: ${error62.message}`;
   if (!(error62 instanceof ApiError)) return error62 instanceof Error ? error62.message : String(error62);
@@ -7908,7 +7926,7 @@ function explain(error62) {
   if (status === 409 && Array.isArray(body.candidates) && body.candidates.length) {
     message += `; candidates: ${body.candidates.join(", ")}`;
   }
-  const hint = hints[status];
+  const hint = (command === "push" ? pushHints : hints)[status];
   return `${message} (HTTP ${status}${body.code ? ` ${body.code}` : ""})${hint ? `: ${hint}` : ""}`;
 }
 
@@ -8109,12 +8127,12 @@ function failureLines(test) {
 }
 function statusLine(run) {
   const done = run.tests.filter((test) => final.has(test.status)).length;
-  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length;
+  const skipped2 = run.tests.filter((test) => test.status === "SKIPPED").length;
   const flaky = run.flakyTests ?? flakyTests(run.tests).length;
   const passed = flaky ? `${run.passedTests} passed (${flaky} flaky)` : `${run.passedTests} passed`;
   const quarantined = run.quarantinedFailures ?? quarantinedFailures(run.tests).length;
   const failed = quarantined ? `${run.failedTests} failed (${quarantined} quarantined)` : `${run.failedTests} failed`;
-  const counts = `${passed}, ${failed}${skipped ? `, ${skipped} skipped` : ""}`;
+  const counts = `${passed}, ${failed}${skipped2 ? `, ${skipped2} skipped` : ""}`;
   if (run.finished) {
     const duration3 = run.durationMs === null ? "" : ` in ${formatDuration(run.durationMs)}`;
     const reason = run.skipReason ? ` (${run.skipReason})` : "";
@@ -8287,6 +8305,9 @@ Usage:
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
   testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
+  testrun push FOLDER [--dry-run] [--json FILE|-]  make each Playwright spec under FOLDER (*.spec.ts,
+                         *.test.js...) one test case, with the helper files it imports; prints
+                         what was created, updated or left unchanged (needs TESTRUN_CONTENT_TOKEN)
 
 Run options:
   --retries N            run a failed test again up to N times (0 to 3), in place of the plan's
@@ -8311,6 +8332,7 @@ Wait options (run, rerun, wait):
 Environment:
   TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
   TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
+  TESTRUN_CONTENT_TOKEN  push only: a content token (trc_\u2026) an Editor created in API & CI
   GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
 
 Exit codes:
@@ -8321,7 +8343,8 @@ Exit codes:
   2  the run was skipped (unless --allow-skipped)
   3  the wait timed out before the run finished
   4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
-  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
+  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing; for push, no spec
+     in the folder, a file past its bounds, TESTRUN_CONTENT_TOKEN missing)
   130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
 
 While waiting it prints the run's url, then one line per change (a live line on a terminal).
@@ -8361,6 +8384,226 @@ function exitCodeOf(run, allowSkipped, failOnFlaky = false) {
     default:
       return ExitCode.timedOut;
   }
+}
+
+// services/testrun-cli/src/push.ts
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, relative as relative2, sep as sep2 } from "node:path";
+
+// services/content-file/src/playwright.ts
+var playwrightBounds = {
+  /** The spec's source, in bytes of UTF-8 (256 KiB). */
+  specBytes: 256 * 1024,
+  /** Each helper file's source, in bytes of UTF-8 (256 KiB). */
+  fileBytes: 256 * 1024,
+  /** Helper files beside the spec. */
+  files: 20,
+  /** Every source of the case together (1 MiB). */
+  totalBytes: 1024 * 1024,
+  /** A file's path, in characters. */
+  pathCharacters: 255
+};
+var specFilePattern = /\.(spec|test)\.(ts|js)$/;
+var helperFilePattern = /\.(ts|js|mjs|cjs|json)$/;
+var kib = (bytes) => `${bytes / 1024} KiB`;
+var mib = (bytes) => `${bytes / 1024 / 1024} MiB`;
+var sourceBytes = (source) => new TextEncoder().encode(source).length;
+function hasControlCharacter(text2) {
+  for (let i = 0; i < text2.length; i++) {
+    const code2 = text2.charCodeAt(i);
+    if (code2 < 32 || code2 >= 127 && code2 <= 159) return true;
+  }
+  return false;
+}
+function pathProblem(path, kind) {
+  if (path.length === 0) return "is required";
+  if ([...path].length > playwrightBounds.pathCharacters)
+    return `must be at most ${playwrightBounds.pathCharacters} characters`;
+  if (hasControlCharacter(path)) return "must not contain control characters";
+  if (path.includes("\\")) return 'must use "/" between folders, not "\\"';
+  if (path.startsWith("/") || /^[A-Za-z]:/.test(path))
+    return "must be relative to the spec's folder (not start with / or a drive)";
+  const parts = path.split("/");
+  if (parts.includes("..")) return `must not contain ".." (a file stays inside the spec's folder)`;
+  if (parts.some((part) => part === "" || part === "."))
+    return 'must not have empty or "." parts (a/b.ts, not a//b.ts or ./b.ts)';
+  if (kind === "spec" && !specFilePattern.test(path))
+    return "must end in .spec.ts, .spec.js, .test.ts or .test.js";
+  if (kind === "helper" && !helperFilePattern.test(path)) return "must end in .ts, .js, .mjs, .cjs or .json";
+  return void 0;
+}
+function checkPlaywright(input2, field, add) {
+  const { spec, files } = input2;
+  const seen = /* @__PURE__ */ new Map();
+  const checkFile = (file2, at, kind) => {
+    const problem = pathProblem(file2.path, kind);
+    if (problem) add(`${at}.path`, problem);
+    else {
+      const key = file2.path.toLowerCase();
+      const earlier = seen.get(key);
+      if (earlier !== void 0)
+        add(`${at}.path`, `is the path of ${earlier} too: each file needs its own path`);
+      else seen.set(key, at);
+    }
+    const max = kind === "spec" ? playwrightBounds.specBytes : playwrightBounds.fileBytes;
+    const bytes = sourceBytes(file2.source);
+    if (kind === "spec" && file2.source.trim() === "") add(`${at}.source`, "is required");
+    else if (bytes > max) add(`${at}.source`, `must be at most ${kib(max)} (got ${bytes} bytes)`);
+    if (file2.source.includes("\0")) add(`${at}.source`, "must not contain NUL characters");
+  };
+  if (!spec) add(`${field}.spec`, "is required: the spec file, with its path and source");
+  else checkFile(spec, `${field}.spec`, "spec");
+  if (files.length > playwrightBounds.files)
+    add(`${field}.files`, `must hold at most ${playwrightBounds.files} helper files (got ${files.length})`);
+  files.slice(0, playwrightBounds.files).forEach((file2, index) => {
+    checkFile(file2, `${field}.files[${index}]`, "helper");
+  });
+  const total = [spec, ...files].reduce((sum, file2) => sum + (file2 ? sourceBytes(file2.source) : 0), 0);
+  if (total > playwrightBounds.totalBytes)
+    add(
+      field,
+      `must hold at most ${mib(playwrightBounds.totalBytes)} of sources in all, spec and helper files together (got ${total} bytes)`
+    );
+}
+var importPattern = /(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["'](\.{1,2}\/[^"'\n]+)["']/g;
+function normalize(path) {
+  const parts = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length === 0) return void 0;
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join("/");
+}
+function candidates(base) {
+  const stem = base.replace(/\.(js|mjs|cjs)$/, "");
+  return [
+    base,
+    // TypeScript sources import each other by their .js name.
+    ...stem !== base ? [`${stem}.ts`, `${stem}.mts`, `${stem}.cts`] : [],
+    ...["ts", "js", "mjs", "cjs", "json"].map((ext) => `${base}.${ext}`),
+    `${base}/index.ts`,
+    `${base}/index.js`
+  ];
+}
+function helpersOf(specPath, files) {
+  const found = [];
+  const seen = /* @__PURE__ */ new Set([specPath]);
+  const queue = [specPath];
+  for (let next = queue.shift(); next !== void 0; next = queue.shift()) {
+    const source = files.get(next) ?? "";
+    const folder = next.includes("/") ? next.slice(0, next.lastIndexOf("/")) : "";
+    for (const match of source.matchAll(importPattern)) {
+      const base = normalize(folder ? `${folder}/${match[1]}` : match[1] ?? "");
+      if (base === void 0) continue;
+      const file2 = candidates(base).find((candidate) => files.has(candidate));
+      if (file2 === void 0 || seen.has(file2) || !helperFilePattern.test(file2)) continue;
+      seen.add(file2);
+      found.push(file2);
+      queue.push(file2);
+    }
+  }
+  return found;
+}
+function specCasesOfFolder(files) {
+  const byPath = new Map(files.map((file2) => [file2.path, file2.source]));
+  return files.filter((file2) => specFilePattern.test(file2.path)).sort((a, b) => a.path < b.path ? -1 : a.path > b.path ? 1 : 0).map((spec, index) => ({
+    name: spec.path,
+    tags: [],
+    recordTrace: false,
+    retries: 0,
+    steps: [],
+    playwright: {
+      spec,
+      files: helpersOf(spec.path, byPath).map((path) => ({ path, source: byPath.get(path) ?? "" }))
+    },
+    path: `testCases[${index}]`
+  }));
+}
+
+// services/testrun-cli/src/push.ts
+var maxSpecFiles = 500;
+var maxPushBytes = 8 * 1024 * 1024;
+var skipped = /* @__PURE__ */ new Set(["node_modules", "test-results", "playwright-report", "blob-report"]);
+var configFile = /(^|\/)(playwright\.config\.[cm]?[jt]s|package(-lock)?\.json|tsconfig[^/]*\.json)$/;
+async function filesOf(folder) {
+  let entries;
+  try {
+    if (!(await stat(folder)).isDirectory()) throw new Error("not a folder");
+    entries = await readdir(folder, { recursive: true });
+  } catch (error62) {
+    throw new UsageError(`push: cannot read the folder ${folder} (${error62.message})`);
+  }
+  const files = [];
+  let bytes = 0;
+  for (const entry of entries.sort()) {
+    const path = relative2(folder, join(folder, entry)).split(sep2).join("/");
+    if (path.split("/").some((part) => part.startsWith(".") || skipped.has(part))) continue;
+    if (configFile.test(path) || !(specFilePattern.test(path) || helperFilePattern.test(path))) continue;
+    const file2 = join(folder, entry);
+    if (!(await stat(file2)).isFile()) continue;
+    const source = await readFile(file2, "utf8");
+    bytes += Buffer.byteLength(source);
+    if (bytes > maxPushBytes)
+      throw new UsageError(
+        `push: the spec and helper files under ${folder} come to more than ${maxPushBytes / 1024 / 1024} MiB, more than one push sends; push a smaller folder`
+      );
+    files.push({ path, source });
+  }
+  return files;
+}
+async function specDocument(folder) {
+  const cases = specCasesOfFolder(await filesOf(folder));
+  if (cases.length === 0)
+    throw new UsageError(`push: no spec file (*.spec.ts, *.spec.js, *.test.ts, *.test.js) under ${folder}`);
+  if (cases.length > maxSpecFiles)
+    throw new UsageError(
+      `push: ${cases.length} spec files under ${folder}, more than the ${maxSpecFiles} one push sends; push its folders one by one`
+    );
+  const problems = [];
+  for (const testCase of cases)
+    checkPlaywright(
+      testCase.playwright,
+      testCase.playwright.spec?.path ?? testCase.name,
+      (field, problem) => problems.push(`${field}: ${problem}`)
+    );
+  if (problems.length > 0) throw new UsageError(`push: nothing was sent:
+  ${problems.join("\n  ")}`);
+  return {
+    document: {
+      testCases: cases.map(({ name, playwright }) => ({
+        name,
+        playwright: {
+          spec: playwright.spec,
+          ...playwright.files.length > 0 && { files: playwright.files }
+        }
+      }))
+    },
+    specs: cases.length,
+    helpers: new Set(cases.flatMap((c) => c.playwright.files.map((f) => f.path))).size
+  };
+}
+var verbs = {
+  created: "created",
+  changed: "updated",
+  unchanged: "unchanged",
+  unknown: "not judged"
+};
+function pushLines(result) {
+  const lines = result.testCases.map((item) => {
+    const fields = item.changedFields?.length ? ` (${item.changedFields.join(", ")})` : "";
+    return `  ${verbs[item.outcome].padEnd(9)} ${item.name}${fields}${item.id ? `  ${item.id}` : ""}`;
+  });
+  const count = (outcome) => result.testCases.filter((item) => item.outcome === outcome).length;
+  const summary = `${count("created")} created, ${count("changed")} updated, ${count("unchanged")} unchanged`;
+  lines.push(
+    result.applied ? `Pushed ${result.testCases.length} spec${result.testCases.length === 1 ? "" : "s"}: ${summary}.` : `Dry run, nothing written: ${summary} if pushed.`
+  );
+  if (result.otherTestCases > 0)
+    lines.push(`${result.otherTestCases} other test case(s) of the project are left as they are.`);
+  return lines;
 }
 
 // services/testrun-cli/src/reports.ts
@@ -8443,9 +8686,9 @@ ${props}      </properties>` : "";
 function junitXml(run, options = {}) {
   const quarantined = run.tests.filter(isQuarantinedFailure).length;
   const failures = run.tests.filter((test) => test.status === "FAILED").length - quarantined;
-  const skipped = run.tests.filter((test) => test.status === "SKIPPED").length + quarantined;
-  const errors = run.tests.length - failures - skipped - run.tests.filter((t) => t.status === "PASSED").length;
-  const totals = { tests: run.tests.length, failures, errors, skipped };
+  const skipped2 = run.tests.filter((test) => test.status === "SKIPPED").length + quarantined;
+  const errors = run.tests.length - failures - skipped2 - run.tests.filter((t) => t.status === "PASSED").length;
+  const totals = { tests: run.tests.length, failures, errors, skipped: skipped2 };
   const time3 = seconds(run.durationMs);
   const properties = {
     "testrun.run.id": run.id,
@@ -8561,8 +8804,9 @@ Run "testrun --help" for usage.
     return { code: ExitCode.passed };
   }
   const baseUrl = io.env.TESTRUN_URL?.trim();
-  const apiKey = io.env.TESTRUN_API_KEY?.trim();
-  const missing = [!baseUrl && "TESTRUN_URL", !apiKey && "TESTRUN_API_KEY"].filter(Boolean);
+  const secretName = command.name === "push" ? "TESTRUN_CONTENT_TOKEN" : "TESTRUN_API_KEY";
+  const apiKey = io.env[secretName]?.trim();
+  const missing = [!baseUrl && "TESTRUN_URL", !apiKey && secretName].filter(Boolean);
   if (missing.length) {
     io.stderr.write(`testrun: set ${missing.join(" and ")} (see testrun --help)
 `);
@@ -8586,6 +8830,7 @@ Run "testrun --help" for usage.
     await io.serveMcp(client, { ...io.stop && { stop: io.stop } });
     return { code: ExitCode.passed };
   }
+  if (command.name === "push") return push(client, command, io);
   const human = "json" in command && command.json === "-" ? io.stderr : io.stdout;
   const session = new Session(client, { ...io, stdout: human, json: io.stdout });
   try {
@@ -8597,6 +8842,39 @@ Run "testrun --help" for usage.
     io.stderr.write(`testrun: ${explain(error62)}
 `);
     return { code: ExitCode.notStarted, ...session.run && { run: session.run } };
+  }
+}
+async function push(client, command, io) {
+  const human = command.json === "-" ? io.stderr : io.stdout;
+  try {
+    const { document, specs, helpers } = await specDocument(command.folder);
+    human.write(
+      `Pushing ${specs} spec file${specs === 1 ? "" : "s"} (with ${helpers} helper file${helpers === 1 ? "" : "s"}) from ${command.folder}${command.dryRun ? " (dry run)" : ""}
+`
+    );
+    const result = await client.importContent(document, command.dryRun, io.stop ? { signal: io.stop } : {});
+    for (const line of pushLines(result)) human.write(`${line}
+`);
+    if (command.json === "-") io.stdout.write(`${JSON.stringify(result, null, 2)}
+`);
+    else if (command.json) writeFileSync2(resolve2(command.json), `${JSON.stringify(result, null, 2)}
+`);
+    return { code: ExitCode.passed };
+  } catch (error62) {
+    if (error62 instanceof UsageError) {
+      io.stderr.write(`testrun: ${error62.message}
+`);
+      return { code: ExitCode.usage };
+    }
+    const signalled = io.stop?.aborted ? signalExitCode[String(io.stop.reason)] : void 0;
+    if (signalled !== void 0) return { code: signalled };
+    io.stderr.write(`testrun: ${explain(error62, "push")}
+`);
+    const violations = error62 instanceof ApiError ? error62.body.violations : void 0;
+    if (Array.isArray(violations))
+      for (const v of violations) io.stderr.write(`  ${v.field || "the document"}: ${v.problem}
+`);
+    return { code: ExitCode.notStarted };
   }
 }
 var Session = class {

@@ -6,6 +6,7 @@ import type { TestCaseHistory } from "./health.js";
 import type {
   Environment,
   ErrorBody,
+  ImportResult,
   Project,
   Run,
   RunListItem,
@@ -58,7 +59,7 @@ export class TooLarge extends Error {
 export interface ClientOptions {
   /** The gateway's address, e.g. https://testrun.example.com (TESTRUN_URL). */
   baseUrl: string;
-  /** A project API key (TESTRUN_API_KEY). */
+  /** A project API key (TESTRUN_API_KEY); for importContent, a content token (TESTRUN_CONTENT_TOKEN). */
   apiKey: string;
   /** Deadline of one request, in ms (long-polls get their wait on top). Default 60 s. */
   requestTimeoutMs?: number;
@@ -183,6 +184,16 @@ export class TestrunClient {
     if (page.limit !== undefined) query.set("limit", String(page.limit));
     if (page.cursor) query.set("cursor", page.cursor);
     return this.json("GET", `/v1/test-cases/${encodeURIComponent(id)}/history${suffix(query)}`, options);
+  }
+
+  /**
+   * POST /v1/content/import: makes the project's content like the document's (docs/runs.md,
+   * "Content documents"); `dryRun` only says what it would do. Needs a content token, never a key.
+   */
+  importContent(document: unknown, dryRun: boolean, options: RequestOptions = {}): Promise<ImportResult> {
+    return this.json("POST", `/v1/content/import${dryRun ? "?dryRun=true" : ""}`, options, {
+      body: document,
+    });
   }
 
   /** GET /v1/openapi.json (needs no key). */

@@ -164,4 +164,32 @@ export interface ErrorBody {
   /** 500 of a run started but not read back */
   id?: string;
   url?: string;
+  /** 400 of POST /v1/content/import: each bad field of the document, by its path there. */
+  violations?: { field: string; problem: string }[];
+}
+
+/** What POST /v1/content/import did (or, for a dry run, would do) with one item of the document. */
+export interface ImportedItem {
+  /** Where it sits in the document: `testCases[0]`. */
+  path: string;
+  name: string;
+  /** The matched item's id, or the new one's; absent for an item a dry run would create. */
+  id?: string;
+  outcome: "created" | "changed" | "unchanged" | "unknown";
+  /** For `changed`: the document's fields that differ (`playwright`, `tags`…). */
+  changedFields?: string[];
+}
+
+/** The answer of POST /v1/content/import (docs/rest-api.md, "Importing content"). */
+export interface ImportResult {
+  /** False for a dry run: nothing was written. */
+  applied: boolean;
+  testCases: ImportedItem[];
+  testPlans: ImportedItem[];
+  environments: ImportedItem[];
+  variables: ImportedItem[];
+  variablesWithoutValue: string[];
+  /** The project's test cases the document does not hold: left as they are. */
+  otherTestCases: number;
+  otherTestPlans: number;
 }

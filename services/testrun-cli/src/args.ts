@@ -34,6 +34,8 @@ export type Command =
   | { name: "status"; runId: string; json?: string }
   | { name: "cancel"; runId: string }
   | { name: "mcp" }
+  /** Push a folder of Playwright specs with the content token (push.ts). */
+  | { name: "push"; folder: string; dryRun: boolean; json?: string }
   | {
       name: "list";
       what: "plans" | "envs" | "cases" | "runs";
@@ -75,6 +77,7 @@ const optionsOf: Record<string, Options> = {
   status: { json: { type: "string" } },
   cancel: {},
   mcp: {},
+  push: { "dry-run": { type: "boolean" }, json: { type: "string" } },
   list: {
     json: { type: "string" },
     tag: { type: "string", multiple: true },
@@ -226,6 +229,10 @@ export function parseCommand(argv: string[]): Command {
     case "mcp":
       positionals(0, "");
       return { name: "mcp" };
+    case "push": {
+      const [folder = ""] = positionals(1, "the folder of specs");
+      return { name: "push", folder, dryRun: values["dry-run"] === true, ...optional("json", str("json")) };
+    }
     default: {
       const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
       const what = listable[whatText as keyof typeof listable];

@@ -35,6 +35,7 @@ import {
   statusLine,
   testLine,
 } from "./progress.js";
+import { pushLines, specDocument } from "./push.js";
 import { writeReports } from "./reports.js";
 import { waitForRun } from "./wait.js";
 
@@ -79,8 +80,10 @@ export async function main(argv: string[], io: Io): Promise<Result> {
     return { code: ExitCode.passed };
   }
   const baseUrl = io.env.TESTRUN_URL?.trim();
-  const apiKey = io.env.TESTRUN_API_KEY?.trim();
-  const missing = [!baseUrl && "TESTRUN_URL", !apiKey && "TESTRUN_API_KEY"].filter(Boolean);
+  // push takes the content token (import only), every other command the API key: never each other's.
+  const secretName = command.name === "push" ? "TESTRUN_CONTENT_TOKEN" : "TESTRUN_API_KEY";
+  const apiKey = io.env[secretName]?.trim();
+  const missing = [!baseUrl && "TESTRUN_URL", !apiKey && secretName].filter(Boolean);
   if (missing.length) {
     io.stderr.write(`testrun: set ${missing.join(" and ")} (see testrun --help)\n`);
     return { code: ExitCode.usage };
@@ -103,6 +106,7 @@ export async function main(argv: string[], io: Io): Promise<Result> {
     await io.serveMcp(client, { ...(io.stop && { stop: io.stop }) });
     return { code: ExitCode.passed };
   }
+  if (command.name === "push") return push(client, command, io);
   // With `--json -` the run's JSON owns stdout: the human lines go to stderr.
   const human = "json" in command && command.json === "-" ? io.stderr : io.stdout;
   const session = new Session(client, { ...io, stdout: human, json: io.stdout });
@@ -114,6 +118,43 @@ export async function main(argv: string[], io: Io): Promise<Result> {
     if (!(error instanceof ApiError || error instanceof NetworkError || error instanceof Error)) throw error;
     io.stderr.write(`testrun: ${explain(error)}\n`);
     return { code: ExitCode.notStarted, ...(session.run && { run: session.run }) };
+  }
+}
+
+/**
+ * `testrun push`: the folder's specs as one document, sent once (an import is all or nothing, and
+ * the same document again changes nothing, so a failed push is simply run again). The token is
+ * only ever sent in the Authorization header: never printed, not even in part.
+ */
+async function push(
+  client: TestrunClient,
+  command: Extract<Command, { name: "push" }>,
+  io: Io,
+): Promise<Result> {
+  const human = command.json === "-" ? io.stderr : io.stdout;
+  try {
+    const { document, specs, helpers } = await specDocument(command.folder);
+    human.write(
+      `Pushing ${specs} spec file${specs === 1 ? "" : "s"} (with ${helpers} helper file${helpers === 1 ? "" : "s"}) from ${command.folder}${command.dryRun ? " (dry run)" : ""}\n`,
+    );
+    const result = await client.importContent(document, command.dryRun, io.stop ? { signal: io.stop } : {});
+    for (const line of pushLines(result)) human.write(`${line}\n`);
+    if (command.json === "-") io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else if (command.json) writeFileSync(resolve(command.json), `${JSON.stringify(result, null, 2)}\n`);
+    return { code: ExitCode.passed };
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`testrun: ${error.message}\n`);
+      return { code: ExitCode.usage };
+    }
+    const signalled = io.stop?.aborted ? signalExitCode[String(io.stop.reason)] : undefined;
+    if (signalled !== undefined) return { code: signalled };
+    io.stderr.write(`testrun: ${explain(error, "push")}\n`);
+    // A refused document names each problem by its field: one line each.
+    const violations = error instanceof ApiError ? error.body.violations : undefined;
+    if (Array.isArray(violations))
+      for (const v of violations) io.stderr.write(`  ${v.field || "the document"}: ${v.problem}\n`);
+    return { code: ExitCode.notStarted };
   }
 }
 
@@ -140,7 +181,7 @@ class Session {
     });
   }
 
-  async execute(command: Exclude<Command, { name: "help" | "version" | "mcp" }>): Promise<Result> {
+  async execute(command: Exclude<Command, { name: "help" | "version" | "mcp" | "push" }>): Promise<Result> {
     switch (command.name) {
       case "run":
       case "rerun":

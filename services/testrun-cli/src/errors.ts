@@ -6,8 +6,13 @@ const hints: Record<number, string> = {
   401: "check TESTRUN_API_KEY: unknown, expired and revoked keys get 401",
   403: "the key's creator is no longer an Editor or above; create a new key",
 };
+/** `testrun push` presents a content token instead (docs/keys.md, "Content tokens"). */
+const pushHints: Record<number, string> = {
+  401: "check TESTRUN_CONTENT_TOKEN: unknown, expired and revoked content tokens (and API keys) get 401",
+  403: "an Editor creates a new content token in the console's API & CI",
+};
 
-export function explain(error: unknown): string {
+export function explain(error: unknown, command?: "push"): string {
   if (error instanceof MaybeStarted) return `${error.message} (last failure: ${explain(error.last)})`;
   if (error instanceof NetworkError) return `no answer from the Testrun API: ${error.message}`;
   if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
@@ -19,6 +24,6 @@ export function explain(error: unknown): string {
   if (status === 409 && Array.isArray(body.candidates) && body.candidates.length) {
     message += `; candidates: ${body.candidates.join(", ")}`;
   }
-  const hint = hints[status];
+  const hint = (command === "push" ? pushHints : hints)[status];
   return `${message} (HTTP ${status}${body.code ? ` ${body.code}` : ""})${hint ? `: ${hint}` : ""}`;
 }

@@ -11,6 +11,9 @@ Usage:
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
   testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
+  testrun push FOLDER [--dry-run] [--json FILE|-]  make each Playwright spec under FOLDER (*.spec.ts,
+                         *.test.js...) one test case, with the helper files it imports; prints
+                         what was created, updated or left unchanged (needs TESTRUN_CONTENT_TOKEN)
 
 Run options:
   --retries N            run a failed test again up to N times (0 to 3), in place of the plan's
@@ -35,6 +38,7 @@ Wait options (run, rerun, wait):
 Environment:
   TESTRUN_URL            the Testrun API's address, e.g. https://testrun.example.com
   TESTRUN_API_KEY        a project API key (keep it in your CI's secret store)
+  TESTRUN_CONTENT_TOKEN  push only: a content token (trc_…) an Editor created in API & CI
   GITHUB_STEP_SUMMARY    when set, a Markdown summary of the run is appended to that file
 
 Exit codes:
@@ -45,7 +49,8 @@ Exit codes:
   2  the run was skipped (unless --allow-skipped)
   3  the wait timed out before the run finished
   4  the run could not be started or followed (401, 403, 402, 404, 409, network...)
-  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing)
+  5  usage error (bad arguments, TESTRUN_URL or TESTRUN_API_KEY missing; for push, no spec
+     in the folder, a file past its bounds, TESTRUN_CONTENT_TOKEN missing)
   130/143  interrupted by SIGINT/SIGTERM (the run was cancelled unless --detach)
 
 While waiting it prints the run's url, then one line per change (a live line on a terminal).
