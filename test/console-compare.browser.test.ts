@@ -56,11 +56,16 @@ describe("comparing runs in the console", function () {
         (await suite.project.pipeline.start({ tags: ["compared"], environment: "target" })).id,
       );
     first = await run();
-    // Between the runs: Checkout's step now expects 201 (version 2), Search's page is back, a case
-    // is added and a variable set.
+    // Between the runs: Checkout's step now expects 201 (version 2), Search gets a second step and
+    // its page is back, a case is added and a variable set.
     await importContent(ctx, {
       projectId,
-      document: readCaseFile(caseYaml("Checkout answers", "/checkout", 201), "cases.yaml"),
+      document: readCaseFile(
+        caseYaml("Checkout answers", "/checkout", 201) +
+          caseYaml("Search answers", "/search") +
+          "    - name: and its help\n      http: { method: GET, path: /search/help }\n      expect: { status: 200 }\n",
+        "cases.yaml",
+      ),
     });
     await addCases(suite.system, projectId, caseYaml("Reports answer", "/reports"));
     await setVariable(ctx, { projectId, name: "API_TOKEN", value: secret });
@@ -107,7 +112,7 @@ describe("comparing runs in the console", function () {
       const around = await page.getByRole("region", { name: "What changed around the tests" }).innerText();
       expect(around).to.contain("1 variable added: API_TOKEN");
       expect(around).to.contain("1 test case added: Reports answer");
-      expect(around).to.match(/1 test case ran another version/);
+      expect(around).to.contain("2 test cases ran another version");
       expect(await page.content()).not.to.contain(secret);
 
       // The newly failing test: its version and the step that changed, field by field.
@@ -130,7 +135,13 @@ describe("comparing runs in the console", function () {
         /\/failures\/fg_[0-9a-z]+$/,
       );
       expect(await row(page, "Billing answers").innerText()).to.contain(`failing since run ${first.id}`);
-      expect(await row(page, "Search answers").innerText()).to.contain("Failed in the base, passed now");
+      const search = await row(page, "Search answers").innerText();
+      expect(search).to.contain("Failed in the base, passed now");
+      expect(search).to.contain("Step 2 added: and its help");
+      // The added step whole, as its JSON on one line.
+      const added = await row(page, "Search answers").locator(".step-diff-whole").innerText();
+      expect(added).to.match(/^\+ \{.*\}$/);
+      expect(added).to.contain('"name":"and its help"').and.contain('"/search/help"');
       expect(await row(page, "Reports answer").innerText()).to.contain("Not in the base, passed now");
 
       // The unchanged test stays folded until asked for.
@@ -183,7 +194,9 @@ describe("comparing runs in the console", function () {
       "Still failing (1)",
       "Removed (1)",
     ]);
-    expect(await row(page, "Search answers").innerText()).to.contain("Passed in the base, failed now");
+    const search = await row(page, "Search answers").innerText();
+    expect(search).to.contain("Passed in the base, failed now");
+    expect(search).to.contain("Step 2 removed: and its help");
     expect(await row(page, "Reports answer").innerText()).to.contain("Passed in the base, not in this run");
     expect(await page.content()).not.to.contain(secret);
     await shot(page, "compare-named", "narrow");
