@@ -5,6 +5,7 @@ import {
   base62,
   base62Alphabet,
   checksumOf,
+  contentTokenPrefix,
   displayPrefixOf,
   generateSecret,
   isWellFormedSecret,
@@ -67,6 +68,18 @@ describe("keys: secret format", () => {
       expect(isWellFormedSecret(candidate), JSON.stringify(candidate.slice(0, 60))).to.equal(false);
     }
   });
+
+  it("gives content tokens their own prefix, and neither prefix passes for the other", () => {
+    const token = generateSecret(contentTokenPrefix);
+    expect(token).to.match(/^trc_[0-9A-Za-z]{46}$/);
+    expect(isWellFormedSecret(token, contentTokenPrefix)).to.equal(true);
+    expect(isWellFormedSecret(token)).to.equal(false);
+    const key = generateSecret();
+    expect(isWellFormedSecret(key, contentTokenPrefix)).to.equal(false);
+    // The same random part and checksum under the other prefix is well formed, but as the other kind only.
+    expect(isWellFormedSecret(`trc_${key.slice(4)}`, contentTokenPrefix)).to.equal(true);
+    expect(isWellFormedSecret(`trc_${key.slice(4)}`)).to.equal(false);
+  });
 });
 
 describe("keys: key state", () => {
@@ -78,6 +91,7 @@ describe("keys: key state", () => {
     name: "ci",
     displayPrefix: "trk_12345678",
     fingerprint: "0".repeat(64),
+    kind: "api",
     creatorMemberId: "mem_x",
     createdAt: created,
     expiry: "30d",
