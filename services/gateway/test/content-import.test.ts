@@ -211,13 +211,17 @@ describe("gateway: content import with content tokens (catalog, keys, gateway as
     expect(await caseNames()).to.not.include("Fine");
   });
 
-  it("refuses a content token everywhere else: reads, runs, results", async () => {
+  it("refuses a content token everywhere else: reads, runs, results, the MCP tools", async () => {
     const token = await newToken();
     for (const [path, method, body] of [
       ["/v1/project", "GET", undefined],
       ["/v1/test-cases", "GET", undefined],
       ["/v1/runs", "GET", undefined],
       ["/v1/runs", "POST", JSON.stringify({ testPlan: "Smoke" })],
+      ["/v1/runs/run_01jd000000000000000000000", "GET", undefined],
+      ["/v1/failure-groups", "GET", undefined],
+      ["/v1/quarantines", "GET", undefined],
+      ["/v1/mcp", "POST", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })],
     ] as const) {
       const answer = await get(path, token.secret, { method, ...(body && { body }) });
       expectError(answer, 401, "unauthorized");
