@@ -53,13 +53,14 @@ describe("testrun push (catalog, keys and gateway as processes)", function () {
 
   /** Runs `testrun` as the bin does, with the environment given, and keeps what it wrote. */
   async function testrun(argv: string[], env: Record<string, string>) {
-    let stdout = "";
-    let stderr = "";
+    const out: string[] = [];
+    const err: string[] = [];
     const { code } = await main(argv, {
       env: { TESTRUN_URL: gateway.http, ...env },
-      stdout: { write: (text: string) => void (stdout += text), isTTY: false },
-      stderr: { write: (text: string) => void (stderr += text) },
+      stdout: { write: (text: string) => void out.push(text), isTTY: false },
+      stderr: { write: (text: string) => void err.push(text) },
     });
+    const [stdout, stderr] = [out.join(""), err.join("")];
     // Never the token, nor any part of it past its visible prefix.
     for (const secret of [contentToken, apiKey]) {
       expect(stdout).not.to.contain(secret.slice(4, 16));
