@@ -13,6 +13,7 @@ import { Migration20261128190000_attempts } from "./Migration20261128190000_atte
 import { Migration20261128200000_test_health } from "./Migration20261128200000_test_health.js";
 import { Migration20261128220000_failure_groups } from "./Migration20261128220000_failure_groups.js";
 import { Migration20261128221505_playwright_specs } from "./Migration20261128221505_playwright_specs.js";
+import { Migration20261128223000_failure_message } from "./Migration20261128223000_failure_message.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -32,4 +33,5 @@ export const migrations = [
   { name: "Migration20261128200000_test_health", class: Migration20261128200000_test_health },
   { name: "Migration20261128220000_failure_groups", class: Migration20261128220000_failure_groups },
   { name: "Migration20261128221505_playwright_specs", class: Migration20261128221505_playwright_specs },
+  { name: "Migration20261128223000_failure_message", class: Migration20261128223000_failure_message },
 ];
