@@ -885,6 +885,29 @@ describe("testrunctl against the real services", function () {
     const denied = await cli(["key", "create", "x", "-p", project.id, "--creator", viewer.id]);
     expect(denied.code).to.equal(1);
     expect(denied.stderr).to.match(/^error: permission denied: .+ \(keys CreateKey\)\n$/);
+
+    // A content token (import only) is created and listed with --kind content, apart from the keys.
+    const token = await cli([
+      "key",
+      "create",
+      "push specs",
+      "-p",
+      project.id,
+      "--creator",
+      owner.id,
+      "--kind",
+      "content",
+    ]);
+    expect(token.code, token.stderr).to.equal(0);
+    const tokenSecret = /^secret: (trc_\S+)$/m.exec(token.stdout)?.[1] ?? "";
+    expect(tokenSecret).to.match(/^trc_[0-9A-Za-z]{46}$/);
+    const tokens = await json<{ keys: Obj[] }>(["key", "list", "-p", project.id, "--kind", "content"]);
+    expect(tokens.keys.map((k) => [k.name, k.kind])).to.deep.equal([
+      ["push specs", "KEY_KIND_CONTENT_TOKEN"],
+    ]);
+    expect(
+      (await json<{ keys: Obj[] }>(["key", "list", "-p", project.id])).keys.map((k) => k.name),
+    ).to.deep.equal(["agent"]);
   });
 
   it("grants credits idempotently, and shows the balance and the ledger", async () => {

@@ -1,6 +1,11 @@
-// Project API keys (KeysService).
+// Project API keys and content tokens (KeysService).
 
-import type { ApiKey, CreateKeyResponse, KeyExpiry } from "@testrun/gen/testrun/keys/v1/keys_pb";
+import {
+  type ApiKey,
+  type CreateKeyResponse,
+  type KeyExpiry,
+  KeyKind,
+} from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { type Command, Option } from "commander";
 import { parseExpiry, parseId, parseText } from "../arguments.js";
 import { type CommandKit, parser } from "../command-kit.js";
@@ -17,7 +22,16 @@ export interface CreateKeyInput {
   creatorMemberId: string;
   /** UNSPECIFIED means 90 days. */
   expiry?: KeyExpiry;
+  /** An API key (default) or a content token (import only, docs/keys.md "Content tokens"). */
+  kind?: KeyKind;
 }
+
+/** `--kind`: what a key is for. */
+const kinds = { api: KeyKind.API_KEY, content: KeyKind.CONTENT_TOKEN } as const;
+const kindOption = (what: string) =>
+  new Option("--kind <kind>", `${what}: api (an API key) or content (a content token, trc_…, import only)`)
+    .choices(Object.keys(kinds))
+    .default("api");
 
 /** Creates a key. The response carries the secret: this is the only time it exists outside the caller. */
 export async function createKey(ctx: CliContext, input: CreateKeyInput): Promise<CreateKeyResponse> {
@@ -27,6 +41,7 @@ export async function createKey(ctx: CliContext, input: CreateKeyInput): Promise
     name: input.name,
     expiry: input.expiry,
     creatorMemberId: input.creatorMemberId,
+    kind: input.kind ?? KeyKind.API_KEY,
   });
   required(response.key, "key");
   return response;
@@ -34,12 +49,13 @@ export async function createKey(ctx: CliContext, input: CreateKeyInput): Promise
 
 export async function listKeys(
   ctx: CliContext,
-  input: { projectId: string; includeRevoked?: boolean },
+  input: { projectId: string; includeRevoked?: boolean; kind?: KeyKind },
 ): Promise<ApiKey[]> {
   const { keys } = await ctx.keys.listKeys({
     actor: ctx.actor,
     projectId: input.projectId,
     includeRevoked: input.includeRevoked ?? false,
+    kind: input.kind ?? KeyKind.API_KEY,
   });
   return keys;
 }
@@ -69,13 +85,24 @@ export function registerKeyCommands(
     .addOption(
       new Option("--expiry <expiry>", "lifetime").choices(["30d", "90d", "1y", "never"]).default("90d"),
     )
+    .addOption(kindOption("what to create"))
     .action(
-      async (name: string, options: { json?: boolean; project: string; creator: string; expiry: string }) => {
+      async (
+        name: string,
+        options: {
+          json?: boolean;
+          project: string;
+          creator: string;
+          expiry: string;
+          kind: keyof typeof kinds;
+        },
+      ) => {
         const response = await createKey(ctx(), {
           projectId: options.project,
           name: parseText(name, "the name"),
           creatorMemberId: options.creator,
           expiry: parseExpiry(options.expiry),
+          kind: kinds[options.kind],
         });
         secrets.add(response.secret);
         io.stderr(
@@ -90,13 +117,22 @@ export function registerKeyCommands(
   leaf(key, "list", "list a project's keys, oldest first (never their secrets)")
     .addOption(projectOption().makeOptionMandatory())
     .option("--include-revoked", "also list revoked keys")
-    .action(async (options: { json?: boolean; project: string; includeRevoked?: boolean }) => {
-      const keys = await listKeys(ctx(), {
-        projectId: options.project,
-        includeRevoked: options.includeRevoked,
-      });
-      print(options, keyView, keys, keyView.listJson(keys));
-    });
+    .addOption(kindOption("what to list"))
+    .action(
+      async (options: {
+        json?: boolean;
+        project: string;
+        includeRevoked?: boolean;
+        kind: keyof typeof kinds;
+      }) => {
+        const keys = await listKeys(ctx(), {
+          projectId: options.project,
+          includeRevoked: options.includeRevoked,
+          kind: kinds[options.kind],
+        });
+        print(options, keyView, keys, keyView.listJson(keys));
+      },
+    );
   leaf(key, "revoke <key-id>", "revoke a key at once and for good")
     .addOption(projectOption().makeOptionMandatory())
     .action(async (keyId: string, options: { json?: boolean; project: string }) => {
