@@ -119,6 +119,11 @@ The demo project's API key, shown once:
 ${await browserTestsLine()}
   curl -s -H "Authorization: Bearer $TESTRUN_API_KEY" ${system.gatewayUrl}/v1/runs/<id from the answer above>
 
+Its content token (import only, shown once): pushes a folder of Playwright specs, one test case each
+(docs/pipelines.md, "Pushing specs"):
+
+  TESTRUN_URL=${system.gatewayUrl} TESTRUN_CONTENT_TOKEN=${demo.contentToken} npx testrun push <folder>
+
 Automation: the schedule "Smoke every minute" starts the Smoke plan on its own each minute; every
 run's events go to a local receiver (${receiver.url}) that checks their signatures: see the
 [webhook-receiver] lines in this output. The Smoke plan's status badge on the local environment:

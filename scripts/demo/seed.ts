@@ -14,6 +14,7 @@ import {
   readTestCaseFile,
   setVariable,
 } from "@testrun/cli";
+import { KeyKind } from "@testrun/gen/testrun/keys/v1/keys_pb";
 
 /**
  * The demo target's login, stored in the demo project as the variables DEMO_USER, DEMO_PASSWORD
@@ -29,6 +30,8 @@ export interface Demo {
   /** The demo organization's owner (owner@demo.example). */
   ownerMemberId: string;
   secret: string;
+  /** A content token of the owner (trc_…): what `testrun push` imports specs with. */
+  contentToken: string;
   /** The Smoke plan and the environment it runs on by default ("local", the demo target). */
   smokePlanId: string;
   localEnvironmentId: string;
@@ -76,10 +79,17 @@ export async function seedDemo(env: Record<string, string>, targetUrl: string): 
     name: "make run demo",
     creatorMemberId: owner?.id ?? "",
   });
+  const { secret: contentToken } = await createKey(ctx, {
+    projectId: project.id,
+    name: "make run demo: testrun push",
+    creatorMemberId: owner?.id ?? "",
+    kind: KeyKind.CONTENT_TOKEN,
+  });
   return {
     projectId: project.id,
     ownerMemberId: owner?.id ?? "",
     secret,
+    contentToken,
     smokePlanId: smoke.id,
     localEnvironmentId: local.id,
   };
