@@ -1,12 +1,26 @@
 // A source file shown with syntax highlighting (CodeMirror 6 and its JavaScript/TypeScript
 // language): read-only for those who may only read it, editable otherwise. The editor is made once
 // per mount; a new `value` from outside (another file chosen, a save read back) replaces its text.
+// It lives in a shadow root of its host: CodeMirror injects its styles at run time, which the
+// console's Content-Security-Policy (style-src 'self', no inline style) refuses in the document,
+// while a shadow root takes them as a constructed stylesheet, which the policy does not govern.
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { javascript } from "@codemirror/lang-javascript";
 import { defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { EditorState } from "@codemirror/state";
 import { EditorView, keymap, lineNumbers } from "@codemirror/view";
 import { useEffect, useRef } from "react";
+
+/** The console's look inside the shadow root (custom properties reach into it; rules do not). */
+const theme = EditorView.theme({
+  "&": { maxHeight: "32rem", fontSize: "0.85rem", backgroundColor: "var(--surface, #fff)" },
+  ".cm-scroller": {
+    fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+    overflow: "auto",
+  },
+  "&.cm-focused": { outline: "2px solid var(--focus, #1d4ed8)", outlineOffset: "-2px" },
+  ".cm-gutters": { backgroundColor: "var(--bg, #f6f7f9)", color: "var(--muted, #4b5563)", border: "none" },
+});
 
 export function CodeView({
   value,
@@ -30,8 +44,10 @@ export function CodeView({
   // biome-ignore lint/correctness/useExhaustiveDependencies: the editor is made once per file kind; value changes are applied below.
   useEffect(() => {
     if (!host.current) return;
+    const root = host.current.shadowRoot ?? host.current.attachShadow({ mode: "open" });
     const editor = new EditorView({
-      parent: host.current,
+      root,
+      parent: root,
       state: EditorState.create({
         doc: value,
         extensions: [
@@ -40,6 +56,7 @@ export function CodeView({
           keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
           javascript({ typescript }),
           syntaxHighlighting(defaultHighlightStyle),
+          theme,
           EditorState.readOnly.of(readOnly),
           EditorView.editable.of(!readOnly),
           EditorView.contentAttributes.of({ "aria-label": label }),
