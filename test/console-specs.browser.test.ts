@@ -95,6 +95,10 @@ describe("console Playwright spec cases in a browser", function () {
       await page.keyboard.type("// checked by the console test\n");
       await page.getByRole("button", { name: "Save spec" }).click();
       await page.getByText("Spec saved as version 2.").waitFor();
+      // The page shows the version saved, with nothing left to save.
+      expect(await source.innerText()).to.include("// checked by the console test");
+      expect(await page.getByRole("button", { name: "Save spec" }).isDisabled()).to.equal(true);
+      expect(await page.getByRole("button", { name: "Discard changes" }).count()).to.equal(0);
       expect(await page.locator(".version-line").textContent()).to.match(/^Version 2 · /);
       const { testCase } = await createCliContext(suite.system.env).catalog.getTestCase({
         actor: { kind: { case: "memberId", value: suite.project.ownerId } },

@@ -40,6 +40,8 @@ export function CodeView({
   const view = useRef<EditorView | null>(null);
   const changed = useRef(onChange);
   changed.current = onChange;
+  // Set while a new `value` from outside is applied: that is no edit of the person's to report.
+  const applying = useRef(false);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the editor is made once per file kind; value changes are applied below.
   useEffect(() => {
@@ -61,7 +63,7 @@ export function CodeView({
           EditorView.editable.of(!readOnly),
           EditorView.contentAttributes.of({ "aria-label": label }),
           EditorView.updateListener.of((update) => {
-            if (update.docChanged) changed.current?.(update.state.doc.toString());
+            if (update.docChanged && !applying.current) changed.current?.(update.state.doc.toString());
           }),
         ],
       }),
@@ -75,8 +77,13 @@ export function CodeView({
 
   useEffect(() => {
     const editor = view.current;
-    if (editor && editor.state.doc.toString() !== value)
+    if (!editor || editor.state.doc.toString() === value) return;
+    applying.current = true;
+    try {
       editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: value } });
+    } finally {
+      applying.current = false;
+    }
   }, [value]);
 
   return <div className="code-view" ref={host} data-readonly={readOnly || undefined} />;

@@ -47,8 +47,9 @@ export function SpecSection({
       },
       {
         onSuccess: async (saved) => {
-          setEdits({});
+          // The edits go once the saved version is read back, so the editor never shows the old one.
           await invalidate(ConsoleService.method.getTestCase, ConsoleService.method.listTestCases);
+          setEdits({});
           onSaved(`Spec saved as version ${saved.testCase?.version ?? ""}.`);
         },
       },
@@ -94,7 +95,7 @@ export function SpecSection({
       />
       <ErrorNotice error={save.error} />
       {editable && (
-        <div className="editor-actions">
+        <div className="spec-actions">
           <button
             type="button"
             className="button button-primary"
