@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
@@ -687,6 +687,60 @@ describe("testrunctl against the real services", function () {
     expect(notDocument.stderr).to.equal(
       `error: ${list}: the document is a list: a content document is an object whose testCases holds the test cases (and testPlans the plans)\n`,
     );
+  });
+
+  it("imports a folder of Playwright specs, one test case per spec file with the helpers it imports, matched by path on the next import", async () => {
+    const { project } = await orgAndProject();
+    const folder = join(dir, `specs-${randomBytes(3).toString("hex")}`);
+    const put = async (path: string, source: string) => {
+      await mkdir(join(folder, path, ".."), { recursive: true });
+      await writeFile(join(folder, path), source);
+    };
+    const login =
+      'import { test } from "@playwright/test";\nimport { LoginPage } from "../pages/login";\ntest("logs in", async () => {});\n';
+    await put("tests/login.spec.ts", login);
+    await put(
+      "tests/cart.test.js",
+      'const { test } = require("@playwright/test");\ntest("empty cart", () => {});\n',
+    );
+    await put("pages/login.ts", "export class LoginPage {}\n");
+    await put("playwright.config.ts", "export default {};\n");
+    await put("node_modules/some-package/index.spec.ts", "not ours\n");
+
+    type Imported = { testCases: { name: string; outcome: string; changedFields?: string[]; id: string }[] };
+    const first = await json<Imported>(["content", "import", "-p", project.id, "--specs", folder]);
+    expect(first.testCases.map((c) => [c.name, c.outcome])).to.deep.equal([
+      ["tests/cart.test.js", "ITEM_OUTCOME_CREATED"],
+      ["tests/login.spec.ts", "ITEM_OUTCOME_CREATED"],
+    ]);
+    const loginId = first.testCases[1]?.id ?? "";
+    // As the project now holds it: the export carries the spec and the helper it imports, no other file.
+    const exported = await cli(["content", "export", "-p", project.id, "--format", "json"]);
+    const cases = JSON.parse(exported.stdout).testCases as { id: string; playwright: object }[];
+    expect(cases.find((c) => c.id === loginId)?.playwright).to.deep.equal({
+      spec: { path: "tests/login.spec.ts", source: login },
+      files: [{ path: "pages/login.ts", source: "export class LoginPage {}\n" }],
+    });
+
+    // After a commit that changes a helper: the spec importing it changes, the other does not.
+    await put("pages/login.ts", "export class LoginPage { open() {} }\n");
+    const second = await json<Imported>(["content", "import", "-p", project.id, "--specs", folder]);
+    expect(second.testCases.map((c) => [c.name, c.outcome, c.changedFields ?? []])).to.deep.equal([
+      ["tests/cart.test.js", "ITEM_OUTCOME_UNCHANGED", []],
+      ["tests/login.spec.ts", "ITEM_OUTCOME_CHANGED", ["playwright"]],
+    ]);
+    expect(second.testCases[1]?.id).to.equal(loginId);
+
+    // A spec past its bound: refused by the catalog, naming it; nothing written.
+    await put("tests/huge.spec.ts", `// ${"x".repeat(256 * 1024)}\n`);
+    const refused = await cli(["content", "import", "-p", project.id, "--specs", folder]);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.include(
+      "testCases[1].playwright.spec.source: must be at most 256 KiB (got 262148 bytes)",
+    );
+    const neither = await cli(["content", "import", "-p", project.id]);
+    expect(neither.code).to.equal(2);
+    expect(neither.stderr).to.equal("error: give either --file <document> or --specs <folder>\n");
   });
 
   it("keeps to a document's bounds: 8 MiB of items refused before sending, no export past 500 test cases", async () => {
