@@ -56,11 +56,14 @@ describe("console Playwright spec cases in a browser", function () {
   const editorOf = (page: Page) => page.locator(".code-view .cm-content");
   /** The highlighted tokens CodeMirror drew in the source (spans its highlight style styles). */
   const highlighted = (page: Page) =>
-    page
-      .locator(".code-view .cm-line span")
-      .evaluateAll((spans) =>
-        spans.map((span) => ({ text: span.textContent ?? "", color: getComputedStyle(span).color })),
-      );
+    page.locator(".code-view .cm-line span").evaluateAll((spans) => {
+      // The page's window (the tests' TypeScript has no DOM library to name it).
+      const view = globalThis as unknown as { getComputedStyle(element: unknown): { color: string } };
+      return spans.map((span) => ({
+        text: span.textContent ?? "",
+        color: view.getComputedStyle(span).color,
+      }));
+    });
 
   for (const width of ["wide", "narrow"] as const) {
     it(`shows a spec case's files highlighted, and an Editor saves a change as a new version (${px(width)} px)`, async () => {
