@@ -291,6 +291,22 @@ describe("catalog: Playwright spec cases", () => {
     ]);
   });
 
+  it("lists the spec cases reading a variable as process.env.NAME, and not those reading a longer name", async () => {
+    const reads = await createSpec(
+      spec("tests/env.spec.ts", 'test("x", async () => { const u = process.env.SHOP_USER; });', [
+        helper("env.ts", "export const token = process.env.SHOP_TOKEN_2;"),
+      ]),
+    );
+    const usedBy = async (name: string) =>
+      (await catalog.listTestCases({ actor: viewer, projectId, usesVariable: name })).testCases.map(
+        (c) => c.id,
+      );
+    expect(await usedBy("SHOP_USER")).to.include(reads.id);
+    expect(await usedBy("SHOP_TOKEN_2")).to.include(reads.id);
+    expect(await usedBy("SHOP")).to.not.include(reads.id);
+    expect(await usedBy("SHOP_TOKEN")).to.not.include(reads.id);
+  });
+
   it("hands a run the spec as it was when the run was resolved", async () => {
     const created = await createSpec(spec("tests/run.spec.ts"));
     const { testCases } = await catalog.resolveRunSelection({

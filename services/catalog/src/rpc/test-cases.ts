@@ -263,9 +263,13 @@ export function testCaseHandlers({ db }: Deps): Handlers {
         }
         if (usesVariable !== "") {
           // The stored JSON escapes neither braces nor name characters, so `{{NAME}}` appears in
-          // its text exactly where a step names it (step.proto).
-          where.push("strpos(t.steps::text, ?) > 0");
-          params.push(`{{${usesVariable}}}`);
+          // its text exactly where a step names it (step.proto). A Playwright spec reads it as
+          // `process.env.NAME` (the name checked above holds only letters, digits and _, so it is
+          // safe in the pattern, which ends it where a longer name would go on).
+          where.push(
+            "(strpos(t.steps::text, ?) > 0 or coalesce(t.playwright::text, '') ~ ('process\\.env\\.' || ?::text || '($|[^A-Za-z0-9_])'))",
+          );
+          params.push(`{{${usesVariable}}}`, usesVariable);
         }
         // One more than the limit tells whether the list was cut.
         return sql.all<TestCaseRow>(

@@ -2358,8 +2358,9 @@ export type ListTestCasesRequest = Message<"testrun.catalog.v1.ListTestCasesRequ
 
   /**
    * Keep test cases whose steps name `{{NAME}}` with exactly this name anywhere (path, query,
-   * headers, body, expectations), as the executor interpolates them. Unset or empty means no
-   * filter. What the console lists before a variable is deleted.
+   * headers, body, expectations), as the executor interpolates them, or whose Playwright spec or
+   * helper files read `process.env.NAME` (exactly that name). Unset or empty means no filter.
+   * What the console lists before a variable is deleted.
    *
    * @generated from field: optional string uses_variable = 7;
    */
