@@ -73,8 +73,8 @@ export function TestCases() {
         </div>
       </div>
       <p className="lead">
-        Named steps run against an environment. Plans and tags select which ones a run executes. Export and
-        Import move them, with the plans, as one file to keep in a repository.
+        Named steps, or a Playwright spec, run against an environment. Plans and tags select which ones a run
+        executes. Export and Import move them, with the plans, as one file to keep in a repository.
       </p>
       <DoneNotice done={notice} />
       <ErrorNotice error={enabling.error} />
