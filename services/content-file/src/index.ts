@@ -28,6 +28,7 @@ export {
   type PlaywrightInput,
   pathProblem,
   playwrightBounds,
+  type SpecCaseInput,
   sourceBytes,
   specCasesOfFolder,
   specFilePattern,

@@ -167,22 +167,25 @@ export function helpersOf(specPath: string, files: ReadonlyMap<string, string>):
   return found;
 }
 
-/**
- * A folder of Playwright specs as test cases: one per spec file (specFilePattern), named by its
- * path, with the helper files it imports (helpersOf). Paths are relative to the folder, with "/".
- * A content import matches each to the project's test case of the same spec path.
- */
-export function specCasesOfFolder(
-  files: readonly PlaywrightFileInput[],
-): {
+/** A spec case of a folder, as a content document's test case (specCasesOfFolder). */
+export interface SpecCaseInput {
+  /** The spec's path. */
   name: string;
   tags: string[];
   recordTrace: boolean;
   retries: number;
   steps: [];
   playwright: PlaywrightInput;
+  /** Where it sits in the document made of the folder: "testCases[1]". */
   path: string;
-}[] {
+}
+
+/**
+ * A folder of Playwright specs as test cases: one per spec file (specFilePattern), named by its
+ * path, with the helper files it imports (helpersOf). Paths are relative to the folder, with "/".
+ * A content import matches each to the project's test case of the same spec path.
+ */
+export function specCasesOfFolder(files: readonly PlaywrightFileInput[]): SpecCaseInput[] {
   const byPath = new Map(files.map((file) => [file.path, file.source]));
   return files
     .filter((file) => specFilePattern.test(file.path))
