@@ -320,6 +320,44 @@ describe("catalog: Playwright spec cases", () => {
     expect(testCases[0]?.version).to.equal(1);
   });
 
+  it("refuses a run whose specs together hold more than 16 MiB of sources, saying so", async () => {
+    // Seventeen cases of 1 MiB each, tagged together: one past the bound.
+    const tag = unique("big-run");
+    const ids: string[] = [];
+    for (let i = 0; i < 17; i++) {
+      const created = await catalog.createTestCase({
+        actor: editor,
+        projectId,
+        name: `big ${i}`,
+        tags: [tag],
+        playwright: spec(
+          `big${i}.spec.ts`,
+          "x".repeat(256 * kib),
+          Array.from({ length: 3 }, (_, j) => helper(`h${j}.ts`, "y".repeat(256 * kib))),
+        ),
+      });
+      ids.push(created.testCase?.id ?? "");
+    }
+    const refused = await rejects(
+      catalog.resolveRunSelection({
+        actor: editor,
+        projectId,
+        selection: { case: "tags", value: { tags: [tag] } },
+      }),
+      Code.InvalidArgument,
+    );
+    expect(refused.rawMessage).to.equal(
+      `the selection's Playwright specs hold ${17 * 1024 * kib} bytes of sources; a run takes at most ${16 * 1024 * kib} (16 MiB): split the run`,
+    );
+    // Sixteen are taken.
+    const { testCases } = await catalog.resolveRunSelection({
+      actor: editor,
+      projectId,
+      selection: { case: "testCaseIds", value: { ids: ids.slice(0, 16) } },
+    });
+    expect(testCases).to.have.length(16);
+  });
+
   describe("content import", () => {
     let importProject: string;
     before(async () => {

@@ -189,6 +189,17 @@ function selectionReader(selection: ResolveRunSelectionRequest["selection"]): Se
   }
 }
 
+/** The sources of a run's Playwright specs together, at most (docs/runs.md, "Playwright spec cases"). */
+export const maxRunSpecBytes = 16 * 1024 * 1024;
+
+const specSourceBytes = (testCase: SelectedTestCase) =>
+  testCase.playwright
+    ? [testCase.playwright.spec, ...testCase.playwright.files].reduce(
+        (sum, file) => sum + Buffer.byteLength(file?.source ?? ""),
+        0,
+      )
+    : 0;
+
 /** ResolveRunSelection. */
 export function resolveHandlers({ db }: Deps): Handlers {
   return {
@@ -209,21 +220,28 @@ export function resolveHandlers({ db }: Deps): Handlers {
         const chosen = await reader.choose(rows.selected ?? [], sql);
         if (chosen.rows.length === 0)
           throw invalid("nothing to run: the selection holds no enabled test case");
+        const testCases = chosen.rows.map(
+          (row): SelectedTestCase =>
+            create(SelectedTestCaseSchema, {
+              testCaseId: row.id,
+              name: row.name,
+              steps: stepsFromStorage(row.steps),
+              ...(row.playwright && { playwright: playwrightFromStorage(row.playwright) }),
+              version: row.version,
+              recordTrace: row.record_trace,
+              retries: row.retries,
+            }),
+        );
+        const specBytes = testCases.reduce((sum, testCase) => sum + specSourceBytes(testCase), 0);
+        // Each test of a run keeps its spec until the run is pruned: never a silent cut either.
+        if (specBytes > maxRunSpecBytes)
+          throw invalid(
+            `the selection's Playwright specs hold ${specBytes} bytes of sources; a run takes at most ${maxRunSpecBytes} (16 MiB): split the run`,
+          );
         return {
           environment: environmentToProto(environment),
           testPlanId: chosen.testPlanId,
-          testCases: chosen.rows.map(
-            (row): SelectedTestCase =>
-              create(SelectedTestCaseSchema, {
-                testCaseId: row.id,
-                name: row.name,
-                steps: stepsFromStorage(row.steps),
-                ...(row.playwright && { playwright: playwrightFromStorage(row.playwright) }),
-                version: row.version,
-                recordTrace: row.record_trace,
-                retries: row.retries,
-              }),
-          ),
+          testCases,
           defaultRunName: runName(chosen.defaultName),
           // Names only, never values: a run keeps them to say which were added or removed since another.
           variableNames: (
