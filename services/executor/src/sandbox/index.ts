@@ -1,0 +1,13 @@
+// Runs hostile code isolated (docs/security.md, "User code: Playwright specs"): run.ts's API.
+export {
+  defaultSandboxLimits,
+  defaultSandboxUid,
+  runSandboxed,
+  type SandboxLimitHit,
+  type SandboxLimits,
+  type SandboxOptions,
+  type SandboxResult,
+  SandboxUnavailable,
+  sandboxHome,
+  sandboxProxyPort,
+} from "./run.js";

@@ -1,0 +1,245 @@
+// runSandboxed: runs one command as hostile code (docs/security.md, "User code: Playwright specs").
+//
+//   const result = await runSandboxed({
+//     command: process.execPath, args: ["spec-runner.js"], files: { "spec-runner.js": source },
+//     env: { PATH: "/usr/bin:/bin", NAME: value }, deadlineMs: 60_000,
+//     proxy: { host: "127.0.0.1", port: egressProxyPort },   // optional: the only way out
+//   });
+//
+// The command sees: its files in a fresh folder `sandboxHome` (its cwd and HOME, removed
+// afterwards; `inspect` reads it first), the environment given and nothing else (HTTP(S)_PROXY
+// added when `proxy` is), loopback only (the proxy at 127.0.0.1:`proxyPort` inside), an empty /tmp,
+// a /proc of its own PID namespace, uid:gid of its own without capabilities, and rlimits. At the
+// deadline, or when it ends, everything it started is killed.
+//
+// Made of util-linux's unshare (PID, mount, network, IPC and UTS namespaces; --kill-child ends the
+// namespace with it), setpriv and prlimit, and init.ts (PID 1 inside). Needs root: a caller that is
+// not gets SandboxUnavailable, and nothing runs.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, normalize } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import type { InitConfig, InitResult } from "./init.js";
+import { capOutput } from "./output.js";
+import { bridgeToProxy, type ProxyBridge } from "./proxy-bridge.js";
+
+export interface SandboxLimits {
+  /** RLIMIT_NPROC for the sandbox's uid: processes and threads. */
+  processes: number;
+  /** RLIMIT_DATA per process (not RLIMIT_AS: V8 and chromium reserve far more address space than they use). */
+  dataBytes: number;
+  /** RLIMIT_FSIZE: the largest file it may write. */
+  fileBytes: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** RLIMIT_CPU per process, seconds. */
+  cpuSeconds: number;
+  /** Bytes of stdout, and of stderr, kept; the rest is dropped. */
+  outputBytes: number;
+  /** Size of each tmpfs inside (/tmp, /var/tmp, /dev/shm). */
+  tmpBytes: number;
+}
+
+export const defaultSandboxLimits: SandboxLimits = {
+  processes: 256,
+  dataBytes: 2 * 1024 ** 3,
+  fileBytes: 256 * 1024 ** 2,
+  openFiles: 1024,
+  cpuSeconds: 600,
+  outputBytes: 1024 ** 2,
+  tmpBytes: 64 * 1024 ** 2,
+};
+
+/** The spec's folder inside the sandbox: cwd and HOME. */
+export const sandboxHome = "/home/sandbox";
+/** The port of the egress proxy's forwarder on 127.0.0.1 inside. */
+export const sandboxProxyPort = 3128;
+/** The default user and group of sandboxed code: an unprivileged id nothing else uses. */
+export const defaultSandboxUid = 64000;
+
+export interface SandboxOptions {
+  command: string;
+  args?: string[];
+  /** Files written into the sandbox's folder before it starts: relative path → content. */
+  files?: Record<string, string | Uint8Array>;
+  /** The whole environment of the command: nothing of the executor's is added. */
+  env?: Record<string, string>;
+  deadlineMs: number;
+  limits?: Partial<SandboxLimits>;
+  /** Give each sandbox running at once its own (uid + slot), so limits and files never meet. */
+  uid?: number;
+  gid?: number;
+  /**
+   * The executor's egress proxy (browser/egress-proxy.ts). When given, HTTP_PROXY and HTTPS_PROXY
+   * (with `proxyCredentials`) point at its forwarder inside; without it, nothing leaves.
+   */
+  proxy?: { host: string; port: number; username?: string; password?: string };
+  /** More paths covered by an empty tmpfs inside (a secrets folder of the executor). */
+  hiddenPaths?: string[];
+  /** Reads the sandbox's folder (the command's outputs) after the command ends, before it is removed. */
+  inspect?: (homeOnHost: string) => Promise<void>;
+}
+
+export type SandboxLimitHit = "output" | "fileSize" | "cpu";
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** A limit the run visibly hit (a memory or process limit shows as the command's own failure). */
+  limitHit?: SandboxLimitHit;
+  durationMs: number;
+}
+
+export class SandboxUnavailable extends Error {
+  override name = "SandboxUnavailable";
+}
+
+/** Paths covered besides /tmp, /var/tmp, /dev/shm, /run, /root and /home (init.ts). */
+const defaultHiddenPaths = ["/var/run/secrets", "/etc/testrun", "/var/lib/kubelet"];
+
+const initScript = fileURLToPath(
+  new URL(import.meta.url.endsWith(".ts") ? "./init.ts" : "./init.js", import.meta.url),
+);
+
+export async function runSandboxed(options: SandboxOptions): Promise<SandboxResult> {
+  if (process.platform !== "linux" || process.getuid?.() !== 0)
+    throw new SandboxUnavailable("user code runs only in a sandbox, and making one needs root on Linux");
+  const limits = { ...defaultSandboxLimits, ...options.limits };
+  const uid = options.uid ?? defaultSandboxUid;
+  const gid = options.gid ?? uid;
+  const started = performance.now();
+  const root = await mkdtemp(join(tmpdir(), "testrun-sandbox-"));
+  let bridge: ProxyBridge | undefined;
+  try {
+    await chmod(root, 0o711);
+    const home = join(root, "home");
+    const io = join(root, "io");
+    await mkdir(io, { mode: 0o700 });
+    await writeFiles(home, options.files ?? {}, uid, gid);
+    const env = { ...options.env };
+    if (options.proxy) {
+      bridge = await bridgeToProxy(join(io, "proxy.sock"), options.proxy);
+      const { username, password } = options.proxy;
+      const credentials =
+        username !== undefined ? `${encodeURIComponent(username)}:${encodeURIComponent(password ?? "")}@` : "";
+      const url = `http://${credentials}127.0.0.1:${sandboxProxyPort}`;
+      for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]) env[name] = url;
+    }
+    const config: InitConfig = {
+      uid,
+      gid,
+      command: options.command,
+      args: options.args ?? [],
+      env,
+      hostHome: home,
+      hostIo: io,
+      home: sandboxHome,
+      hiddenPaths: [...defaultHiddenPaths, ...(options.hiddenPaths ?? [])],
+      tmpBytes: limits.tmpBytes,
+      rlimits: [
+        `--nproc=${limits.processes}`,
+        `--data=${limits.dataBytes}`,
+        `--fsize=${limits.fileBytes}`,
+        `--nofile=${limits.openFiles}`,
+        `--cpu=${limits.cpuSeconds}`,
+        "--core=0",
+      ],
+      proxyPort: options.proxy ? sandboxProxyPort : undefined,
+    };
+    const child = spawn(
+      "unshare",
+      [
+        "--pid",
+        "--fork",
+        "--kill-child=SIGKILL",
+        "--mount",
+        "--mount-proc",
+        "--propagation=private",
+        "--net",
+        "--ipc",
+        "--uts",
+        "--",
+        process.execPath,
+        initScript,
+        "--init",
+      ],
+      // The init's own environment: nothing of the executor's either.
+      { cwd: root, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, stdio: ["ignore", "pipe", "pipe", "pipe"] },
+    );
+    const stdout = capOutput(child.stdout as Readable, limits.outputBytes);
+    const stderr = capOutput(child.stderr as Readable, limits.outputBytes);
+    const control = child.stdio[3] as Readable & Writable;
+    let answer = "";
+    control.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("utf8");
+    });
+    control.on("error", () => {});
+    control.write(`${JSON.stringify(config)}\n`);
+
+    let timedOut = false;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      // unshare's child, the init (PID 1), dies with it, and the kernel kills its whole namespace.
+      child.kill("SIGKILL");
+    }, options.deadlineMs);
+    const [code] = (await once(child, "close")) as [number | null];
+    clearTimeout(deadline);
+
+    const line = answer.split("\n")[0];
+    const result: InitResult = line ? JSON.parse(line) : {};
+    if (result.error && !timedOut)
+      throw new SandboxUnavailable(`${result.error}; the sandbox's stderr: ${stderr.text().slice(-500)}`);
+    if (!line && !timedOut) throw new SandboxUnavailable(`the sandbox ended without a result (unshare exit ${code})`);
+    const signal = result.signal ?? null;
+    const limitHit: SandboxLimitHit | undefined =
+      signal === "SIGXFSZ"
+        ? "fileSize"
+        : signal === "SIGXCPU"
+          ? "cpu"
+          : stdout.overflowed || stderr.overflowed
+            ? "output"
+            : undefined;
+    if (options.inspect) await options.inspect(home);
+    return {
+      exitCode: timedOut ? null : (result.exitCode ?? null),
+      signal: timedOut ? "SIGKILL" : signal,
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      timedOut,
+      limitHit,
+      durationMs: performance.now() - started,
+    };
+  } finally {
+    await bridge?.close();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+/** Writes the given files under `home` (paths must stay inside it) and hands them to the sandbox's user. */
+async function writeFiles(
+  home: string,
+  files: Record<string, string | Uint8Array>,
+  uid: number,
+  gid: number,
+): Promise<void> {
+  await mkdir(home, { mode: 0o755 });
+  await chown(home, uid, gid);
+  for (const [name, content] of Object.entries(files)) {
+    const relative = normalize(name);
+    if (relative.startsWith("..") || relative.startsWith("/") || relative === ".")
+      throw new Error(`sandbox file path must stay inside its folder: ${JSON.stringify(name)}`);
+    const path = join(home, relative);
+    for (let dir = dirname(path); dir !== home; dir = dirname(dir)) {
+      await mkdir(dir, { recursive: true });
+      await chown(dir, uid, gid);
+    }
+    await writeFile(path, content, { mode: 0o644 });
+    await chown(path, uid, gid);
+  }
+}
