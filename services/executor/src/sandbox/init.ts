@@ -89,7 +89,8 @@ function start(config: InitConfig, control: Socket): void {
   try {
     setUp(config);
   } catch (error) {
-    return reply({ error: `sandbox set-up failed: ${(error as Error).message}` });
+    reply({ error: `sandbox set-up failed: ${(error as Error).message}` });
+    return;
   }
   (config.proxyPort === undefined ? Promise.resolve() : forward(config.proxyPort)).then(
     () => {

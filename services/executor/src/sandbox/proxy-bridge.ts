@@ -9,7 +9,10 @@ export interface ProxyBridge {
   close(): Promise<void>;
 }
 
-export async function bridgeToProxy(socketPath: string, proxy: { host: string; port: number }): Promise<ProxyBridge> {
+export async function bridgeToProxy(
+  socketPath: string,
+  proxy: { host: string; port: number },
+): Promise<ProxyBridge> {
   const open = new Set<Socket>();
   const server = createServer((client) => {
     const upstream = connect(proxy.port, proxy.host);

@@ -127,7 +127,9 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
       bridge = await bridgeToProxy(join(io, "proxy.sock"), options.proxy);
       const { username, password } = options.proxy;
       const credentials =
-        username !== undefined ? `${encodeURIComponent(username)}:${encodeURIComponent(password ?? "")}@` : "";
+        username !== undefined
+          ? `${encodeURIComponent(username)}:${encodeURIComponent(password ?? "")}@`
+          : "";
       const url = `http://${credentials}127.0.0.1:${sandboxProxyPort}`;
       for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]) env[name] = url;
     }
@@ -170,7 +172,11 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
         "--init",
       ],
       // The init's own environment: nothing of the executor's either.
-      { cwd: root, env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, stdio: ["ignore", "pipe", "pipe", "pipe"] },
+      {
+        cwd: root,
+        env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
+      },
     );
     const stdout = capOutput(child.stdout as Readable, limits.outputBytes);
     const stderr = capOutput(child.stderr as Readable, limits.outputBytes);
@@ -195,7 +201,8 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
     const result: InitResult = line ? JSON.parse(line) : {};
     if (result.error && !timedOut)
       throw new SandboxUnavailable(`${result.error}; the sandbox's stderr: ${stderr.text().slice(-500)}`);
-    if (!line && !timedOut) throw new SandboxUnavailable(`the sandbox ended without a result (unshare exit ${code})`);
+    if (!line && !timedOut)
+      throw new SandboxUnavailable(`the sandbox ended without a result (unshare exit ${code})`);
     const signal = result.signal ?? null;
     const limitHit: SandboxLimitHit | undefined =
       signal === "SIGXFSZ"

@@ -1,0 +1,294 @@
+// The sandbox for user code attacked with real processes (docs/security.md, "User code: Playwright
+// specs"): each test runs what a hostile spec would and checks it was contained. Runs as root (the
+// sandbox needs it), as the tests here do.
+import { execFile } from "node:child_process";
+import { promises as dns } from "node:dns";
+import { once } from "node:events";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { EgressGuard, EgressPolicy, parseAllowList, type Resolve } from "@testrun/kit/egress";
+import { expect } from "chai";
+import { type EgressProxy, startEgressProxy } from "../src/browser/egress-proxy.js";
+import { defaultSandboxUid, runSandboxed, type SandboxOptions } from "../src/sandbox/index.js";
+
+const node = process.execPath;
+const secret = "executor-secret-5f1c9a7e";
+
+/** Runs a script with node in the sandbox; stdout is what the script printed. */
+const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
+  runSandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
+
+/** Host pids of processes running as the sandbox's uid: none once a run is over. */
+async function sandboxProcesses(): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
+    if (new RegExp(`^Uid:\\s+${defaultSandboxUid}\\s`, "m").test(status)) found.push(Number(name));
+  }
+  return found;
+}
+
+/** A TCP server on `host` counting the connections it accepted. */
+async function listener(host: string): Promise<{ server: Server; port: number; accepted: () => number }> {
+  let accepted = 0;
+  const server = createServer((socket) => {
+    accepted += 1;
+    socket.end("hello");
+  });
+  server.listen(0, host);
+  await once(server, "listening");
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return { server, port: address.port, accepted: () => accepted };
+}
+
+/** What `net.connect(port, host)` got inside, within 2 s: "connected" or the error's code. */
+const connectScript = (host: string, port: number) => `
+  const socket = require("node:net").connect(${port}, ${JSON.stringify(host)});
+  socket.setTimeout(2000, () => { console.log("timeout"); process.exit(0); });
+  socket.on("connect", () => { console.log("connected"); process.exit(0); });
+  socket.on("error", (e) => { console.log(e.code); process.exit(0); });`;
+
+describe("the sandbox for user code", function () {
+  this.timeout(60_000);
+
+  before(() => {
+    // What the executor holds: a spec must see none of it.
+    process.env.EXECUTOR_TOKEN_FOR_SANDBOX_TEST = secret;
+  });
+  after(() => {
+    delete process.env.EXECUTOR_TOKEN_FOR_SANDBOX_TEST;
+  });
+  afterEach(async () => {
+    expect(await sandboxProcesses(), "processes of the sandbox's uid left running").to.deep.equal([]);
+  });
+
+  it("gives the command only the environment it was given, in a folder of its own as its own user", async () => {
+    const result = await runScript(
+      `console.log(JSON.stringify({ env: process.env, uid: process.getuid(), cwd: process.cwd(), home: require("os").homedir(),
+        files: require("fs").readdirSync("."), spec: require("fs").readFileSync("spec.ts", "utf8") }))`,
+      {
+        env: { NAME: "value", HOME: "/home/sandbox" },
+        files: { "spec.ts": "test('a', () => {})", "lib/helper.ts": "x" },
+      },
+    );
+    expect(result.exitCode, result.stderr).to.equal(0);
+    const seen = JSON.parse(result.stdout);
+    expect(seen.env).to.deep.equal({ NAME: "value", HOME: "/home/sandbox" });
+    expect(seen.uid).to.equal(defaultSandboxUid);
+    expect(seen.cwd).to.equal("/home/sandbox");
+    expect(seen.files.sort()).to.deep.equal(["lib", "spec.ts"]);
+    expect(seen.spec).to.equal("test('a', () => {})");
+    expect(result.stdout).not.to.include(secret);
+  });
+
+  it("cannot read the executor's /proc/<pid>/environ, nor see its processes", async () => {
+    const result = await runScript(`
+      const fs = require("fs");
+      const attempt = (path) => { try { return fs.readFileSync(path, "utf8"); } catch (e) { return e.code; } };
+      console.log(JSON.stringify({
+        executor: attempt("/proc/${process.pid}/environ"),
+        init: attempt("/proc/1/environ"),
+        pids: fs.readdirSync("/proc").filter((n) => /^\\d+$/.test(n)).length,
+      }));`);
+    const seen = JSON.parse(result.stdout);
+    expect(result.stdout).not.to.include(secret);
+    expect(seen.executor).to.be.oneOf(["ENOENT", "EACCES"]);
+    expect(seen.init).to.equal("EACCES");
+    // Its init, the command and nothing else of the host: the host has hundreds.
+    expect(seen.pids).to.be.below(5);
+  });
+
+  it("cannot read a token file the executor keeps, even one anybody may read", async () => {
+    const inTmp = await mkdtemp(join(tmpdir(), "executor-"));
+    const secrets = await mkdtemp("/var/lib/testrun-sandbox-test-");
+    try {
+      await chmod(inTmp, 0o755);
+      await chmod(secrets, 0o755);
+      await writeFile(join(inTmp, "token"), secret, { mode: 0o644 });
+      await writeFile(join(secrets, "token"), secret, { mode: 0o644 });
+      const result = await runSandboxed({
+        command: node,
+        args: [
+          "-e",
+          `const fs = require("fs"); for (const path of process.argv.slice(1)) { try { console.log(fs.readFileSync(path, "utf8")); } catch (e) { console.log(e.code); } }`,
+          join(inTmp, "token"),
+          join(secrets, "token"),
+        ],
+        deadlineMs: 20_000,
+        hiddenPaths: [secrets],
+      });
+      expect(result.stdout).not.to.include(secret);
+      expect(result.stdout.trim().split("\n")).to.deep.equal(["ENOENT", "ENOENT"]);
+    } finally {
+      await rm(inTmp, { recursive: true, force: true });
+      await rm(secrets, { recursive: true, force: true });
+    }
+  });
+
+  it("cannot connect to the executor's loopback ports (runs, Redis, PostgreSQL) nor 169.254.169.254", async () => {
+    const internal = await listener("127.0.0.1");
+    try {
+      const loopback = await runScript(connectScript("127.0.0.1", internal.port));
+      const metadata = await runScript(connectScript("169.254.169.254", 80));
+      expect(loopback.stdout.trim()).to.equal("ECONNREFUSED");
+      expect(metadata.stdout.trim()).to.equal("ENETUNREACH");
+      expect(internal.accepted()).to.equal(0);
+    } finally {
+      internal.server.close();
+    }
+  });
+
+  describe("through the executor's egress proxy", () => {
+    const resolve: Resolve = async (hostname, family) =>
+      hostname === "allowed.test"
+        ? [{ address: "127.0.0.2", family: 4 }]
+        : dns.lookup(hostname, { all: true, family: family as 0 | 4 | 6 });
+    let proxy: EgressProxy;
+    let target: HttpServer;
+    let targetPort: number;
+    let internal: Awaited<ReturnType<typeof listener>>;
+
+    before(async () => {
+      const guard = new EgressGuard(new EgressPolicy({ allow: parseAllowList("127.0.0.2/32") }), { resolve });
+      proxy = await startEgressProxy(guard);
+      target = createHttpServer((_req, res) => res.end("hello from the allowed target"));
+      target.listen(0, "127.0.0.2");
+      await once(target, "listening");
+      targetPort = (target.address() as { port: number }).port;
+      internal = await listener("127.0.0.1");
+    });
+    after(async () => {
+      await proxy.close();
+      target.close();
+      internal.server.close();
+    });
+
+    const fetchScript = (url: string) => `
+      fetch(${JSON.stringify(url)}).then(async (r) => console.log(r.status + " " + (await r.text())), (e) => console.log("error " + (e.cause?.message ?? e.message)));`;
+    const throughProxy = (url: string) => {
+      const { username, password } = proxy;
+      return runScript(fetchScript(url), {
+        env: { NODE_USE_ENV_PROXY: "1" },
+        proxy: { host: "127.0.0.1", port: Number(new URL(proxy.server).port), username, password },
+      });
+    };
+
+    it("fetches an allowed target", async () => {
+      const result = await throughProxy(`http://allowed.test:${targetPort}/`);
+      expect(result.stdout.trim(), result.stderr).to.equal("200 hello from the allowed target");
+    });
+
+    it("is refused what the egress guard refuses (the executor's loopback)", async () => {
+      // A plain proxy request by hand (fetch's tunnel only says it was cancelled): the proxy's answer.
+      const { username, password } = proxy;
+      const result = await runScript(
+        `const proxy = new URL(process.env.HTTP_PROXY);
+        const auth = "Basic " + Buffer.from(decodeURIComponent(proxy.username) + ":" + decodeURIComponent(proxy.password)).toString("base64");
+        require("node:http").get({ host: proxy.hostname, port: proxy.port, path: "http://127.0.0.1:${internal.port}/",
+          headers: { "proxy-authorization": auth } }, (res) => { let body = ""; res.on("data", (c) => (body += c));
+          res.on("end", () => console.log(res.statusCode + " " + body)); }).on("error", (e) => console.log("error " + e.code));`,
+        { proxy: { host: "127.0.0.1", port: Number(new URL(proxy.server).port), username, password } },
+      );
+      expect(result.stdout.trim()).to.equal("502 could not connect to the host");
+      expect(internal.accepted()).to.equal(0);
+    });
+  });
+
+  it("stops a fork bomb at its process limit, and the executor keeps working", async () => {
+    const bombing = runSandboxed({
+      command: "/bin/sh",
+      args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 3"],
+      deadlineMs: 4_000,
+      limits: { processes: 64 },
+    });
+    // While the bomb goes off, the executor still starts processes of its own.
+    while ((await sandboxProcesses()).length < 32) await new Promise((done) => setTimeout(done, 20));
+    const { stdout } = await promisify(execFile)("/bin/echo", ["still here"]);
+    expect(stdout).to.equal("still here\n");
+    expect((await sandboxProcesses()).length).to.be.at.most(64);
+    const result = await bombing;
+    expect(result.stderr).to.match(/fork|Resource temporarily unavailable|Cannot fork/i);
+  });
+
+  it("stops a 10 GB file at the file-size limit", async () => {
+    let size = -1;
+    const result = await runScript(
+      `const fs = require("fs"); const fd = fs.openSync("big", "w"); const chunk = Buffer.alloc(1 << 24, 120);
+       for (let i = 0; i < 640; i++) fs.writeSync(fd, chunk); console.log("wrote 10 GB");`,
+      {
+        limits: { fileBytes: 32 * 1024 ** 2 },
+        inspect: async (home) => {
+          size = (await stat(join(home, "big"))).size;
+        },
+      },
+    );
+    // node ignores SIGXFSZ: the write past the limit fails with EFBIG instead.
+    expect(result.stdout).not.to.include("wrote 10 GB");
+    expect(result.stderr).to.include("EFBIG");
+    expect(size).to.equal(32 * 1024 ** 2);
+  });
+
+  it("stops a memory balloon at its memory limit", async () => {
+    const result = await runScript(
+      `const kept = []; try { for (;;) kept.push(Buffer.alloc(64 << 20, 1)); } catch (e) { console.log("stopped at " + kept.length * 64 + " MiB"); }`,
+      { limits: { dataBytes: 1024 ** 3 } },
+    );
+    const stopped = /stopped at (\d+) MiB/.exec(result.stdout);
+    expect(stopped, result.stderr.slice(-300)).not.to.equal(null);
+    expect(Number(stopped?.[1])).to.be.below(1024);
+  });
+
+  it("leaves nothing running after the command ends (a detached sleep included)", async () => {
+    const result = await runSandboxed({
+      command: "/bin/sh",
+      args: ["-c", "setsid sleep 1000 >/dev/null 2>&1 & sleep 1000 >/dev/null 2>&1 & echo started"],
+      deadlineMs: 10_000,
+    });
+    expect(result.stdout).to.equal("started\n");
+    expect(result.exitCode).to.equal(0);
+    // afterEach: no process of the sandbox's uid is left on the host.
+  });
+
+  it("kills a spinning command and its children at the deadline and says so", async () => {
+    const started = performance.now();
+    const result = await runScript(
+      `require("child_process").spawn(process.execPath, ["-e", "for (;;) {}"], { detached: true, stdio: "ignore" }); for (;;) {}`,
+      { deadlineMs: 1_000 },
+    );
+    expect(result.timedOut).to.equal(true);
+    expect(result.exitCode).to.equal(null);
+    expect(performance.now() - started).to.be.below(3_000);
+  });
+
+  it("keeps at most outputBytes of its output", async () => {
+    const result = await runScript(`process.stdout.write("x".repeat(1 << 20))`, {
+      limits: { outputBytes: 1000 },
+    });
+    expect(result.stdout).to.equal("x".repeat(1000));
+    expect(result.limitHit).to.equal("output");
+  });
+
+  it("starts quickly (the overhead over running the command directly, printed)", async () => {
+    const times = async (run: () => Promise<unknown>) => {
+      const took: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const start = performance.now();
+        await run();
+        took.push(performance.now() - start);
+      }
+      return took.sort((a, b) => a - b)[2] ?? 0;
+    };
+    const direct = await times(() => promisify(execFile)(node, ["-e", ""]));
+    const sandboxed = await times(() => runScript(""));
+    console.log(
+      `      sandbox start-up: node -e '' took ${direct.toFixed(0)} ms directly, ${sandboxed.toFixed(0)} ms sandboxed (median of 5)`,
+    );
+    expect(sandboxed - direct).to.be.below(1_000);
+  });
+});
