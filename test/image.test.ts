@@ -32,7 +32,13 @@ import { type ImageReplay, parseDockerfile, replayTargets } from "./dockerfile-r
 const runtimeBase = "gcr.io/distroless/nodejs24-debian12:nonroot";
 /** The browser image's base (--target browser) and the Debian packages it adds. */
 const browserBase = "node:24-bookworm-slim";
-const browserPackages = ["chromium", "fonts-liberation", "fonts-noto-core", "fonts-noto-color-emoji"];
+const browserPackages = [
+  "chromium",
+  "fonts-liberation",
+  "fonts-noto-core",
+  "fonts-noto-color-emoji",
+  "iproute2",
+];
 /** Where the runtime base image has node. */
 const imageNode = "/nodejs/bin/node";
 /** Dev dependencies that would show a dev install leaked into the image. */
