@@ -13,7 +13,12 @@ import { promisify } from "node:util";
 import { EgressGuard, EgressPolicy, parseAllowList, type Resolve } from "@testrun/kit/egress";
 import { expect } from "chai";
 import { type EgressProxy, startEgressProxy } from "../src/browser/egress-proxy.js";
-import { defaultSandboxUid, runSandboxed, type SandboxOptions } from "../src/sandbox/index.js";
+import {
+  defaultSandboxUid,
+  runSandboxed,
+  type SandboxOptions,
+  sandboxUidCount,
+} from "../src/sandbox/index.js";
 
 const node = process.execPath;
 const secret = "executor-secret-5f1c9a7e";
@@ -22,13 +27,14 @@ const secret = "executor-secret-5f1c9a7e";
 const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
   runSandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
 
-/** Host pids of processes running as the sandbox's uid: none once a run is over. */
+/** Host pids of processes running as a sandbox's uid: none once a run is over. */
 async function sandboxProcesses(): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
-    if (new RegExp(`^Uid:\\s+${defaultSandboxUid}\\s`, "m").test(status)) found.push(Number(name));
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    if (uid >= defaultSandboxUid && uid < defaultSandboxUid + sandboxUidCount) found.push(Number(name));
   }
   return found;
 }
@@ -198,6 +204,17 @@ describe("the sandbox for user code", function () {
       expect(result.stdout.trim()).to.equal("502 could not connect to the host");
       expect(internal.accepted()).to.equal(0);
     });
+  });
+
+  it("runs sandboxes at once as different users, each in its own namespaces", async () => {
+    const script = `const fs = require("fs"); fs.writeFileSync("/tmp/mine", "x");
+      console.log(JSON.stringify({ uid: process.getuid(), tmp: fs.readdirSync("/tmp"), pids: fs.readdirSync("/proc").filter((n) => /^\\d+$/.test(n)).length }));
+      setTimeout(() => {}, 300);`;
+    const [one, two] = await Promise.all([runScript(script), runScript(script)]);
+    const [a, b] = [JSON.parse(one.stdout), JSON.parse(two.stdout)];
+    expect(a.uid).not.to.equal(b.uid);
+    expect([a.tmp, b.tmp]).to.deep.equal([["mine"], ["mine"]]);
+    expect([a.pids, b.pids]).to.deep.equal([2, 2]);
   });
 
   it("stops a fork bomb at its process limit, and the executor keeps working", async () => {

@@ -10,4 +10,5 @@ export {
   SandboxUnavailable,
   sandboxHome,
   sandboxProxyPort,
+  sandboxUidCount,
 } from "./run.js";

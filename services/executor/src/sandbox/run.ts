@@ -57,8 +57,23 @@ export const defaultSandboxLimits: SandboxLimits = {
 export const sandboxHome = "/home/sandbox";
 /** The port of the egress proxy's forwarder on 127.0.0.1 inside. */
 export const sandboxProxyPort = 3128;
-/** The default user and group of sandboxed code: an unprivileged id nothing else uses. */
+/**
+ * The default users (and groups) of sandboxed code: unprivileged ids nothing else uses, one per
+ * sandbox running at once in this process, so that one's process limit (counted per uid) or files
+ * never meet another's.
+ */
 export const defaultSandboxUid = 64000;
+export const sandboxUidCount = 1000;
+const uidsInUse = new Set<number>();
+
+function takeUid(): number {
+  for (let uid = defaultSandboxUid; uid < defaultSandboxUid + sandboxUidCount; uid++)
+    if (!uidsInUse.has(uid)) {
+      uidsInUse.add(uid);
+      return uid;
+    }
+  throw new SandboxUnavailable(`more than ${sandboxUidCount} sandboxes at once`);
+}
 
 export interface SandboxOptions {
   command: string;
@@ -69,7 +84,7 @@ export interface SandboxOptions {
   env?: Record<string, string>;
   deadlineMs: number;
   limits?: Partial<SandboxLimits>;
-  /** Give each sandbox running at once its own (uid + slot), so limits and files never meet. */
+  /** Default: the lowest of defaultSandboxUid… not used by a sandbox running now in this process. */
   uid?: number;
   gid?: number;
   /**
@@ -79,7 +94,10 @@ export interface SandboxOptions {
   proxy?: { host: string; port: number; username?: string; password?: string };
   /** More paths covered by an empty tmpfs inside (a secrets folder of the executor). */
   hiddenPaths?: string[];
-  /** Reads the sandbox's folder (the command's outputs) after the command ends, before it is removed. */
+  /**
+   * Reads the sandbox's folder (the command's outputs) after the command ends, before it is
+   * removed. What is in it was written by hostile code: a symbolic link may point anywhere.
+   */
   inspect?: (homeOnHost: string) => Promise<void>;
 }
 
@@ -111,12 +129,14 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
   if (process.platform !== "linux" || process.getuid?.() !== 0)
     throw new SandboxUnavailable("user code runs only in a sandbox, and making one needs root on Linux");
   const limits = { ...defaultSandboxLimits, ...options.limits };
-  const uid = options.uid ?? defaultSandboxUid;
+  const taken = options.uid === undefined ? takeUid() : undefined;
+  const uid = options.uid ?? (taken as number);
   const gid = options.gid ?? uid;
   const started = performance.now();
-  const root = await mkdtemp(join(tmpdir(), "testrun-sandbox-"));
+  let root: string | undefined;
   let bridge: ProxyBridge | undefined;
   try {
+    root = await mkdtemp(join(tmpdir(), "testrun-sandbox-"));
     await chmod(root, 0o711);
     const home = join(root, "home");
     const io = join(root, "io");
@@ -224,7 +244,9 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
     };
   } finally {
     await bridge?.close();
-    await rm(root, { recursive: true, force: true });
+    if (root) await rm(root, { recursive: true, force: true });
+    // Every process of the uid is gone by now (its namespace ended with its init), so it is free.
+    if (taken !== undefined) uidsInUse.delete(taken);
   }
 }
 
