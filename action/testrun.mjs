@@ -8386,10 +8386,6 @@ function exitCodeOf(run, allowSkipped, failOnFlaky = false) {
   }
 }
 
-// services/testrun-cli/src/push.ts
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join, relative as relative2, sep as sep2 } from "node:path";
-
 // services/content-file/src/playwright.ts
 var playwrightBounds = {
   /** The spec's source, in bytes of UTF-8 (256 KiB). */
@@ -8523,18 +8519,26 @@ function specCasesOfFolder(files) {
   }));
 }
 
-// services/testrun-cli/src/push.ts
-var maxSpecFiles = 500;
-var maxPushBytes = 8 * 1024 * 1024;
+// services/content-file/src/spec-folder.ts
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, relative as relative2, sep as sep2 } from "node:path";
 var skipped = /* @__PURE__ */ new Set(["node_modules", "test-results", "playwright-report", "blob-report"]);
 var configFile = /(^|\/)(playwright\.config\.[cm]?[jt]s|package(-lock)?\.json|tsconfig[^/]*\.json)$/;
-async function filesOf(folder) {
+var SpecFolderError = class extends Error {
+  constructor(reason, message) {
+    super(message);
+    this.reason = reason;
+    this.name = "SpecFolderError";
+  }
+  reason;
+};
+async function specFolderFiles(folder, options = {}) {
   let entries;
   try {
     if (!(await stat(folder)).isDirectory()) throw new Error("not a folder");
     entries = await readdir(folder, { recursive: true });
   } catch (error62) {
-    throw new UsageError(`push: cannot read the folder ${folder} (${error62.message})`);
+    throw new SpecFolderError("unreadable", error62.message);
   }
   const files = [];
   let bytes = 0;
@@ -8546,13 +8550,25 @@ async function filesOf(folder) {
     if (!(await stat(file2)).isFile()) continue;
     const source = await readFile(file2, "utf8");
     bytes += Buffer.byteLength(source);
-    if (bytes > maxPushBytes)
-      throw new UsageError(
-        `push: the spec and helper files under ${folder} come to more than ${maxPushBytes / 1024 / 1024} MiB, more than one push sends; push a smaller folder`
-      );
+    if (options.maxBytes !== void 0 && bytes > options.maxBytes)
+      throw new SpecFolderError("too-large", `more than ${options.maxBytes} bytes of sources`);
     files.push({ path, source });
   }
   return files;
+}
+
+// services/testrun-cli/src/push.ts
+var maxSpecFiles = 500;
+var maxPushBytes = 8 * 1024 * 1024;
+async function filesOf(folder) {
+  try {
+    return await specFolderFiles(folder, { maxBytes: maxPushBytes });
+  } catch (error62) {
+    if (!(error62 instanceof SpecFolderError)) throw error62;
+    throw new UsageError(
+      error62.reason === "too-large" ? `push: the spec and helper files under ${folder} come to more than ${maxPushBytes / 1024 / 1024} MiB, more than one push sends; push a smaller folder` : `push: cannot read the folder ${folder} (${error62.message})`
+    );
+  }
 }
 async function specDocument(folder) {
   const cases = specCasesOfFolder(await filesOf(folder));

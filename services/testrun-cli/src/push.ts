@@ -3,16 +3,9 @@
 // POST /v1/content/import with the content token (TESTRUN_CONTENT_TOKEN). Which files are specs,
 // which are helpers and how a case is made of them is @testrun/content-file's (the same rules as
 // `testrunctl content import --specs`); this module reads the folder and says what happened.
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
 import type { ImportedItem, ImportResult } from "@testrun/api-client";
-import {
-  checkPlaywright,
-  helperFilePattern,
-  type PlaywrightFileInput,
-  specCasesOfFolder,
-  specFilePattern,
-} from "@testrun/content-file/playwright";
+import { checkPlaywright, specCasesOfFolder } from "@testrun/content-file/playwright";
+import { SpecFolderError, specFolderFiles } from "@testrun/content-file/spec-folder";
 import { UsageError } from "./args.js";
 
 /** The most spec files one push sends: a content document's bound on test cases. */
@@ -20,38 +13,18 @@ export const maxSpecFiles = 500;
 /** The most bytes of sources one push reads: what the import takes in one request (8 MiB). */
 export const maxPushBytes = 8 * 1024 * 1024;
 
-/** Folders never holding the project's own specs: dependencies, tools' output. */
-const skipped = new Set(["node_modules", "test-results", "playwright-report", "blob-report"]);
-/** Files that configure a project rather than being imported by a spec. */
-const configFile = /(^|\/)(playwright\.config\.[cm]?[jt]s|package(-lock)?\.json|tsconfig[^/]*\.json)$/;
-
-/** The spec and helper files under `folder` (hidden folders and `skipped` left out), paths with "/". */
-async function filesOf(folder: string): Promise<PlaywrightFileInput[]> {
-  let entries: string[];
+/** The spec and helper files under `folder` (@testrun/content-file/spec-folder), at most maxPushBytes. */
+async function filesOf(folder: string) {
   try {
-    if (!(await stat(folder)).isDirectory()) throw new Error("not a folder");
-    entries = await readdir(folder, { recursive: true });
+    return await specFolderFiles(folder, { maxBytes: maxPushBytes });
   } catch (error) {
-    throw new UsageError(`push: cannot read the folder ${folder} (${(error as Error).message})`);
+    if (!(error instanceof SpecFolderError)) throw error;
+    throw new UsageError(
+      error.reason === "too-large"
+        ? `push: the spec and helper files under ${folder} come to more than ${maxPushBytes / 1024 / 1024} MiB, more than one push sends; push a smaller folder`
+        : `push: cannot read the folder ${folder} (${error.message})`,
+    );
   }
-  const files: PlaywrightFileInput[] = [];
-  let bytes = 0;
-  for (const entry of entries.sort()) {
-    const path = relative(folder, join(folder, entry)).split(sep).join("/");
-    if (path.split("/").some((part) => part.startsWith(".") || skipped.has(part))) continue;
-    if (configFile.test(path) || !(specFilePattern.test(path) || helperFilePattern.test(path))) continue;
-    const file = join(folder, entry);
-    if (!(await stat(file)).isFile()) continue;
-    const source = await readFile(file, "utf8");
-    bytes += Buffer.byteLength(source);
-    // Checked as it reads, so a folder of generated megabytes is refused before it fills memory.
-    if (bytes > maxPushBytes)
-      throw new UsageError(
-        `push: the spec and helper files under ${folder} come to more than ${maxPushBytes / 1024 / 1024} MiB, more than one push sends; push a smaller folder`,
-      );
-    files.push({ path, source });
-  }
-  return files;
 }
 
 /** The content document of a folder: one test case per spec file, each with the helpers it imports. */
