@@ -86,6 +86,8 @@ const renderStepResult = (step: StoredStepResult) => ({
   number: step.number,
   status: testStatuses[step.status],
   durationMs: BigInt(step.duration_ms),
+  name: step.name ?? "",
+  error: step.error ?? "",
 });
 
 /**

@@ -298,8 +298,13 @@ export const TestResult = defineEntity({
 /** One step's outcome as stored (TestResult.step_results). */
 export interface StoredStepResult {
   number: number;
-  status: "passed" | "failed";
+  /** "skipped" only for a Playwright spec's `test.skip`. */
+  status: "passed" | "failed" | "skipped";
   duration_ms: number;
+  /** A Playwright spec's step: its `test()`'s title. */
+  name?: string;
+  /** A Playwright spec's FAILED step: its redacted error. */
+  error?: string;
 }
 
 /**

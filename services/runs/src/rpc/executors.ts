@@ -28,6 +28,7 @@ import {
 import { attemptsEnded, leaseLapses, testsClaimed } from "../metrics.js";
 import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
 import type { RunRow, TestRow } from "../rows.js";
+import { maxSpecStepResults } from "../store/leases.js";
 import { afterCommit, type Handlers } from "./context.js";
 
 const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {
@@ -51,26 +52,52 @@ function requireSummary(summary: string, field = "summary"): void {
 const stepStatuses: Partial<Record<TestStatus, StoredStepResult["status"]>> = {
   [TestStatus.PASSED]: "passed",
   [TestStatus.FAILED]: "failed",
+  [TestStatus.SKIPPED]: "skipped",
 };
+
+/** A spec step's name and error, each one line of at most this many characters. */
+const maxStepText = 300;
+
+function requireStepText(text: string, field: string): void {
+  if ([...text].length > maxStepText) throw invalid(`${field} must be at most ${maxStepText} characters`);
+  if (/[\r\n\u2028\u2029]/.test(text)) throw invalid(`${field} must be one line`);
+}
 
 /**
  * CompleteTest's step results as stored, checked: numbers from 1, increasing (the steps that ran,
- * in order), PASSED or FAILED, nothing after a FAILED one (the first failing step ends the test),
- * durations in range. Whether the numbers stay within the test's steps is the store's to check.
+ * in order), durations in range. A steps test's (no names) are PASSED or FAILED with nothing after
+ * a FAILED one (the first failing step ends the test). A spec test's (each named by its `test()`)
+ * may also be SKIPPED and go on past a FAILED one (the runner runs every `test()`), at most
+ * maxSpecStepResults. Whether the numbers stay within the test's steps is the store's to check.
  */
 function storedStepResults(results: readonly StepResult[]): StoredStepResult[] {
+  const spec = results.some((result) => result.name !== "");
+  if (spec && results.length > maxSpecStepResults)
+    throw invalid(`step_results must be at most ${maxSpecStepResults} for a spec test`);
   let previous = 0;
   return results.map((result, index) => {
     const status = stepStatuses[result.status];
-    if (!status) throw invalid(`step_results[${index}].status must be PASSED or FAILED`);
+    if (!status || (!spec && status === "skipped"))
+      throw invalid(`step_results[${index}].status must be PASSED or FAILED${spec ? " or SKIPPED" : ""}`);
     if (result.number <= previous)
       throw invalid(`step_results[${index}].number must be at least 1 and greater than the one before`);
-    if (index > 0 && results[index - 1]?.status === TestStatus.FAILED)
+    if (!spec && index > 0 && results[index - 1]?.status === TestStatus.FAILED)
       throw invalid("step_results must end at the first FAILED step (the steps after it did not run)");
     if (result.durationMs < 0n || result.durationMs > BigInt(maxDurationMs))
       throw invalid(`step_results[${index}].duration_ms must be 0 to ${maxDurationMs}`);
+    if (spec && result.name === "") throw invalid(`step_results[${index}].name must be set for a spec test`);
+    requireStepText(result.name, `step_results[${index}].name`);
+    requireStepText(result.error, `step_results[${index}].error`);
+    if (result.error !== "" && status !== "failed")
+      throw invalid(`step_results[${index}].error is for a FAILED step only`);
     previous = result.number;
-    return { number: result.number, status, duration_ms: Number(result.durationMs) };
+    return {
+      number: result.number,
+      status,
+      duration_ms: Number(result.durationMs),
+      ...(result.name && { name: result.name }),
+      ...(result.error && { error: result.error }),
+    };
   });
 }
 

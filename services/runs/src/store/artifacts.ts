@@ -4,6 +4,9 @@ import type { ArtifactKind } from "../db/entities.js";
 import { type ArtifactRow, artifactColumns, isFinal, readableArtifact } from "../rows.js";
 import { lockTest, transaction } from "./locking.js";
 
+/** A Playwright spec test's steps at most (CompleteTestRequest.step_results). */
+const maxSpecSteps = 200;
+
 /**
  * How long an upload may take before its artifact counts as abandoned: longer than the object
  * store's request timeout with its retries (artifacts/s3-contents.ts), so that the sweeper never
@@ -87,7 +90,9 @@ export class ArtifactStore {
       if (isFinal(test.status)) return refuse({ kind: "final" });
       if (test.status !== "running" || test.lease_token !== put.leaseToken)
         return refuse({ kind: "not_current" });
-      if (put.step > test.steps.length) return refuse({ kind: "no_such_step", steps: test.steps.length });
+      // A spec test's steps are its `test()`s, known only as it runs: up to CompleteTest's bound.
+      const steps = test.has_spec ? maxSpecSteps : test.steps.length;
+      if (put.step > steps) return refuse({ kind: "no_such_step", steps });
       const [usage] = await em.execute<{ test_count: number; run_bytes: string }[]>(
         `select count(*) filter (where test_result_id = ?)::int as test_count, coalesce(sum(size_bytes), 0)::text as run_bytes
          from runs.artifacts where run_id = ? and state <> 'deleting'`,

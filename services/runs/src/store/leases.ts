@@ -31,6 +31,9 @@ export type {
   Timing,
 } from "./lease-outcomes.js";
 
+/** A Playwright spec test's step results at most (CompleteTestRequest.step_results). */
+export const maxSpecStepResults = 200;
+
 const sameStepResults = (a: StoredStepResult[], b: StoredStepResult[]): boolean =>
   a.length === b.length &&
   a.every(
@@ -194,7 +197,7 @@ export class LeaseStore {
       const [finished] = await em.execute<TestRow[]>(
         `update runs.test_results t set ${endingColumns}
          where t.id = ? and t.run_id = ? and t.status = 'running' and t.lease_token = ?
-           and jsonb_array_length(t.steps) >= ? and (? <> 'failed' or (? <> 'browser' and t.retries_used >= t.retries))
+           and (case when t.playwright is not null then ${maxSpecStepResults} else jsonb_array_length(t.steps) end) >= ? and (? <> 'failed' or (? <> 'browser' and t.retries_used >= t.retries))
          returning ${testColumns}, ${testArtifactsColumn}`,
         [
           ...endingValues(report, cause),
@@ -217,10 +220,10 @@ export class LeaseStore {
       const { test } = (await lockTest(em, testResultId)) ?? refuse({ kind: "not_found" });
       // Only here is the number of steps known (the caller checked the rest of the report, the
       // step results in order, so the last has the highest number).
-      if (report.failedStep > test.steps.length)
-        return refuse({ kind: "no_such_step", steps: test.steps.length });
-      if (lastStep > test.steps.length)
-        return refuse({ kind: "no_such_step_result", steps: test.steps.length });
+      // A spec test's steps are its `test()`s, up to CompleteTest's bound (maxSpecStepResults).
+      const steps = test.has_spec ? maxSpecStepResults : test.steps.length;
+      if (report.failedStep > steps) return refuse({ kind: "no_such_step", steps });
+      if (lastStep > steps) return refuse({ kind: "no_such_step_result", steps });
       const retriedBefore = test.earlier_attempts.find((attempt) => attempt.lease_token === leaseToken);
       if (retriedBefore) {
         // This claim's report ended an attempt that was retried: a repeat answers as the first did.

@@ -14,6 +14,7 @@ import { Migration20261128200000_test_health } from "./Migration20261128200000_t
 import { Migration20261128220000_failure_groups } from "./Migration20261128220000_failure_groups.js";
 import { Migration20261128221505_playwright_specs } from "./Migration20261128221505_playwright_specs.js";
 import { Migration20261128223000_failure_message } from "./Migration20261128223000_failure_message.js";
+import { Migration20261128233000_spec_step_results } from "./Migration20261128233000_spec_step_results.js";
 
 export const migrations = [
   { name: "Migration20261122064315_initial", class: Migration20261122064315_initial },
@@ -34,4 +35,5 @@ export const migrations = [
   { name: "Migration20261128220000_failure_groups", class: Migration20261128220000_failure_groups },
   { name: "Migration20261128221505_playwright_specs", class: Migration20261128221505_playwright_specs },
   { name: "Migration20261128223000_failure_message", class: Migration20261128223000_failure_message },
+  { name: "Migration20261128233000_spec_step_results", class: Migration20261128233000_spec_step_results },
 ];
