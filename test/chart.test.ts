@@ -398,10 +398,13 @@ describe("helm chart helm/testrun", () => {
             expect(security.allowPrivilegeEscalation, `${label} allowPrivilegeEscalation`).to.equal(false);
             expect(security.capabilities?.drop ?? [], `${label} capabilities.drop`).to.include("ALL");
             expect(security.capabilities?.add ?? [], `${label} capabilities.add`).to.deep.equal([]);
+            // Chromium's sandbox needs user namespaces, which RuntimeDefault refuses without
+            // CAP_SYS_ADMIN: the pods that run it (those with a /dev/shm) are Unconfined by default.
+            const runsChromium = container.volumeMounts?.some((mount) => mount.mountPath === "/dev/shm");
             expect(
               (security.seccompProfile ?? pod.securityContext?.seccompProfile)?.type,
               `${label} seccompProfile`,
-            ).to.equal("RuntimeDefault");
+            ).to.equal(runsChromium ? "Unconfined" : "RuntimeDefault");
             const resources = container.resources ?? {};
             expect(resources.requests ?? {}, `${label} resources.requests`).to.include.keys("cpu", "memory");
             expect(resources.limits ?? {}, `${label} resources.limits`).to.include.keys("memory");
@@ -1577,6 +1580,8 @@ describe("helm chart helm/testrun", () => {
         tmp: volumeAt("/tmp")?.emptyDir,
         kinds: setting(executorSchema(), env.values, "EXECUTOR_STEP_KINDS"),
         contexts: env.values.BROWSER_CONTEXTS,
+        sandbox: env.values.BROWSER_SANDBOX,
+        seccomp: container.securityContext?.seccompProfile?.type,
         memoryLimit: container.resources?.limits?.memory,
       };
     };
@@ -1589,6 +1594,8 @@ describe("helm chart helm/testrun", () => {
         tmp: { sizeLimit: "512Mi" },
         kinds: ["http", "browser"],
         contexts: "2",
+        sandbox: "on",
+        seccomp: "Unconfined",
         memoryLimit: "1536Mi",
       });
       // Every other component keeps the lean image and no /dev/shm of its own.
@@ -1597,6 +1604,35 @@ describe("helm chart helm/testrun", () => {
           image: "ghcr.io/testrun/testrun:0.1.0",
           shm: undefined,
         });
+    });
+
+    it("gives chromium's sandbox the seccomp profile it needs, or turns it off and keeps RuntimeDefault; bounds the browser processes when told", async () => {
+      const localhost = await render({
+        set: [
+          "components.executor.browser.seccompProfile.type=Localhost",
+          "components.executor.browser.seccompProfile.localhostProfile=profiles/chromium.json",
+          "components.executor.browser.processes=1",
+        ],
+      });
+      const sandboxed = componentContainer(localhost, "executor");
+      expect(sandboxed.container.securityContext?.seccompProfile).to.deep.equal({
+        type: "Localhost",
+        localhostProfile: "profiles/chromium.json",
+      });
+      expect(sandboxed.env.values).to.include({ BROWSER_SANDBOX: "on", BROWSER_PROCESSES: "1" });
+      const off = componentContainer(
+        await render({ set: ["components.executor.browser.sandbox=false"] }),
+        "executor",
+      );
+      expect(podOf(off)).to.include({ sandbox: "off", seccomp: "RuntimeDefault" });
+      expect(off.env.values.BROWSER_PROCESSES, "as many as contexts unless set").to.equal(undefined);
+      // Everything else stays locked down either way.
+      expect(sandboxed.container.securityContext).to.include({
+        runAsNonRoot: true,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+      });
+      expect(sandboxed.container.securityContext?.capabilities?.drop).to.deep.equal(["ALL"]);
     });
 
     it("runs each pool as its own Deployment, ConfigMap, HPA and PDB; the HTTP pool on the lean image, without /dev/shm", async () => {
@@ -1612,6 +1648,8 @@ describe("helm chart helm/testrun", () => {
           tmp: { sizeLimit: "1Gi" },
           kinds: ["browser"],
           contexts: "4",
+          sandbox: "on",
+          seccomp: "Unconfined",
           memoryLimit: "3Gi",
         },
         "ci-testrun-executor-http": {
@@ -1620,6 +1658,8 @@ describe("helm chart helm/testrun", () => {
           tmp: { sizeLimit: "64Mi" },
           kinds: ["http"],
           contexts: undefined,
+          sandbox: undefined,
+          seccomp: "RuntimeDefault",
           memoryLimit: "768Mi",
         },
       });

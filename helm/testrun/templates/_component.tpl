@@ -196,7 +196,7 @@ spec:
           resources:
             {{- toYaml $values.resources | nindent 12 }}
           securityContext:
-            {{- include "testrun.containerSecurityContext" $root | nindent 12 }}
+            {{- include "testrun.workloadSecurityContext" . | nindent 12 }}
           volumeMounts:
             {{- include "testrun.tmpMount" . | nindent 12 }}
             {{- if $browsers }}

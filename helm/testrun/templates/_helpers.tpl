@@ -326,6 +326,8 @@ unset (the service's default then applies). Which component gets which is the re
   "CONCURRENCY" (toString (int $values.concurrency))
   "EXECUTOR_STEP_KINDS" ($values.stepKinds | default "all")
   "BROWSER_CONTEXTS" (ternary (toString (int $contexts)) nil (not (empty (include "testrun.runsBrowsers" .))))
+  "BROWSER_PROCESSES" (ternary (toString (int (dig "browser" "processes" 0 $values))) nil (and (not (empty (include "testrun.runsBrowsers" .))) (not (empty (dig "browser" "processes" nil $values)))))
+  "BROWSER_SANDBOX" (ternary (ternary "on" "off" (include "testrun.browserSandbox" . | eq "true")) nil (not (empty (include "testrun.runsBrowsers" .))))
   "EGRESS_DENY_CIDRS" (join "," (include "testrun.deniedCidrs" $root | fromYamlArray))
   "EGRESS_ALLOW_CIDRS" (join "," $egress.allowCidrs)
   "EGRESS_CLUSTER_DOMAIN" $egress.clusterDomain
@@ -423,6 +425,27 @@ optional secrets (the registry's optionalSecrets) from where the values say, whe
 {{/* The container security context (values.containerSecurityContext). */}}
 {{- define "testrun.containerSecurityContext" -}}
 {{- toYaml .Values.containerSecurityContext -}}
+{{- end -}}
+
+{{/*
+A workload's container security context: values.containerSecurityContext, with the seccomp profile
+of browser.seccompProfile for executors that run chromium with its sandbox (it needs user
+namespaces, which the runtime's default profile refuses: docs/deploy.md). Takes the workload's dict.
+*/}}
+{{- define "testrun.workloadSecurityContext" -}}
+{{- $context := deepCopy .root.Values.containerSecurityContext -}}
+{{- if and (include "testrun.runsBrowsers" .) (eq (include "testrun.browserSandbox" .) "true") -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
+{{- $_ := set $context "seccompProfile" (dig "browser" "seccompProfile" (dict "type" "Unconfined") $values) -}}
+{{- end -}}
+{{- toYaml $context -}}
+{{- end -}}
+
+{{/* "true" when the workload's chromium runs with its sandbox (browser.sandbox, true by default). */}}
+{{- define "testrun.browserSandbox" -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
+{{- $sandbox := dig "browser" "sandbox" true $values -}}
+{{- if kindIs "bool" $sandbox }}{{ $sandbox }}{{ else }}true{{ end -}}
 {{- end -}}
 
 {{- define "testrun.podSecurityContext" -}}
