@@ -5,6 +5,7 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
+import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 import {
   ArtifactKind,
   FailureCause,
@@ -20,9 +21,10 @@ import { BrowserLost, type BrowserPool, BrowserUnavailable } from "./browser/poo
 import { failureCauses } from "./causes.js";
 import type { TestKinds } from "./kinds.js";
 import { stepKindOf, testsExecuted } from "./metrics.js";
+import { runSpec, type SpecRunOptions, type SpecStepOutcome } from "./playwright/run-spec.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
-import { oneLine, runSteps, type TestOutcome } from "./steps/runner.js";
+import { oneLine, runSteps, type StepOutcome, type TestOutcome } from "./steps/runner.js";
 import { Variables } from "./steps/variables.js";
 import { type BatchValues, VariableReader } from "./variable-values.js";
 
@@ -61,6 +63,12 @@ export interface ExecutorOptions {
    * more until it starts again. The test itself is handed back.
    */
   browserUnavailable?: (error: BrowserUnavailable) => void;
+  /**
+   * How a Playwright spec case's runner starts its chromium (the browser pool's binary, flags and
+   * egress proxy: wiring.ts) and itself (`launch`: the sandbox where available). Without it, a
+   * spec test fails saying this executor cannot run specs.
+   */
+  specs?: Pick<SpecRunOptions, "chromiumPath" | "chromiumArgs" | "proxy" | "launch">;
 }
 
 /** A lease this executor holds: what HeartbeatLeases extends, and what stops the test when it is lost. */
@@ -85,6 +93,8 @@ class Interrupted extends Error {
   }
 }
 
+/** For text already redacted (a spec step's name and error): made one line of 300 at most. */
+const noVariables = new Variables({});
 const codeOf = (error: unknown) => ConnectError.from(error).code;
 /** ClaimTests' most claims in one call (runs.proto), and so GetVariableValuesBatch's most tests. */
 const maxClaims = 100;
@@ -506,21 +516,55 @@ export class Executor {
         artifacts: [],
       } satisfies TestOutcome;
     }
-    const outcome = await runSteps(assignment.steps, {
-      baseUrl: assignment.baseUrl,
-      variables: values,
-      signal,
-      maxBodyBytes: this.#o.responseMaxBytes,
-      deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
-      egress: this.#egress,
-      browsers: this.#o.browsers,
-      project: assignment.projectId,
-      recordTrace: assignment.recordTrace,
-      traceMaxBytes: this.#o.traceMaxBytes,
-    });
+    const outcome = assignment.playwright
+      ? await this.#runSpec(assignment, assignment.playwright, values, signal)
+      : await runSteps(assignment.steps, {
+          baseUrl: assignment.baseUrl,
+          variables: values,
+          signal,
+          maxBodyBytes: this.#o.responseMaxBytes,
+          deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
+          egress: this.#egress,
+          browsers: this.#o.browsers,
+          project: assignment.projectId,
+          recordTrace: assignment.recordTrace,
+          traceMaxBytes: this.#o.traceMaxBytes,
+        });
     // The base URL did not answer the run's check and a step then could not reach it: the
     // environment, not the step (docs/runs.md, "Why a test failed").
     if (!reachability.reachable && outcome.cause === "network") outcome.cause = "environment_unreachable";
+    return outcome;
+  }
+
+  /** A Playwright spec case: its runner in a child process, one step result per `test()`. */
+  async #runSpec(
+    assignment: TestAssignment,
+    spec: PlaywrightSpec,
+    variables: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<TestOutcome> {
+    const specs = this.#o.specs;
+    if (!specs)
+      return {
+        passed: false,
+        summary: "this executor is not set up to run Playwright specs",
+        durationMs: 0,
+        failedStep: 0,
+        cause: "browser",
+        steps: [],
+        artifacts: [],
+      };
+    const outcome = await runSpec(spec, {
+      ...specs,
+      baseUrl: assignment.baseUrl,
+      variables,
+      deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
+      signal,
+      recordTrace: assignment.recordTrace,
+      traceMaxBytes: this.#o.traceMaxBytes ?? 32 * 1024 * 1024,
+    });
+    // The lease was lost or the executor stops (the runner was killed with it): no result.
+    signal.throwIfAborted();
     return outcome;
   }
 
@@ -582,10 +626,13 @@ export class Executor {
       durationMs: BigInt(outcome.durationMs),
       failedStep: outcome.failedStep,
       cause: outcome.passed ? FailureCause.UNSPECIFIED : failureCauses[outcome.cause ?? "assertion"],
-      stepResults: outcome.steps.map((step) => ({
+      stepResults: outcome.steps.map((step: StepOutcome & Partial<SpecStepOutcome>) => ({
         number: step.number,
-        status: step.passed ? TestStatus.PASSED : TestStatus.FAILED,
+        status: step.skipped ? TestStatus.SKIPPED : step.passed ? TestStatus.PASSED : TestStatus.FAILED,
         durationMs: BigInt(step.durationMs),
+        // A spec's `test()`: its title and redacted error (run-spec.ts), each one line of 300 at most.
+        name: step.name === undefined ? "" : oneLine(step.name, noVariables),
+        error: step.error === undefined || step.passed ? "" : oneLine(step.error, noVariables),
       })),
     };
     try {

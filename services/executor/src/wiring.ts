@@ -6,7 +6,7 @@ import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Redis } from "ioredis";
 import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
 import { startEgressProxy } from "./browser/egress-proxy.js";
-import { BrowserPool } from "./browser/pool.js";
+import { BrowserPool, baseChromiumArgs } from "./browser/pool.js";
 import { BrowserProbe } from "./browser/probe.js";
 import type { Config } from "./config.js";
 import { Executor } from "./executor.js";
@@ -107,6 +107,12 @@ export async function wireExecutor({
     traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
     kinds,
     browserUnavailable: (error) => probe.failed(error),
+    // A Playwright spec's runner starts its own chromium: the pool's binary, flags and egress proxy.
+    specs: {
+      chromiumPath: executablePath ?? config.CHROMIUM_PATH,
+      chromiumArgs: [...baseChromiumArgs, ...(launchOptions.args ?? [])],
+      ...(proxySettings && { proxy: proxySettings }),
+    },
   });
   const probe = new BrowserProbe(browsers, kinds);
   const reporter = new KindReporter(runs, name, kinds, logger);

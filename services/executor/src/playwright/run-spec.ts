@@ -10,7 +10,7 @@ import type { StepOutcome, TestFailureCause } from "../steps/runner.js";
 import { Variables } from "../steps/variables.js";
 import { type Launcher, launchDirect } from "./launch.js";
 import { readReport, type SpecTestOutcome } from "./report.js";
-import { layOutSpec, playwrightCli } from "./workspace.js";
+import { layOutSpec, playwrightCli, type WorkspaceOptions } from "./workspace.js";
 
 export interface SpecRunOptions {
   baseUrl: string;
@@ -22,6 +22,8 @@ export interface SpecRunOptions {
   chromiumPath: string;
   chromiumArgs: readonly string[];
   proxyUrl?: string;
+  /** The proxy with its credentials (WorkspaceOptions.proxy), in place of proxyUrl. */
+  proxy?: WorkspaceOptions["proxy"];
   recordTrace?: boolean;
   /** A trace is kept up to this size, zipped (BROWSER_TRACE_MAX_BYTES). */
   traceMaxBytes: number;
@@ -111,6 +113,7 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
     chromiumPath: options.chromiumPath,
     chromiumArgs: options.chromiumArgs,
     proxyUrl: options.proxyUrl,
+    proxy: options.proxy,
     recordTrace: options.recordTrace ?? false,
   });
   try {

@@ -24,6 +24,12 @@ export interface WorkspaceOptions {
   chromiumArgs: readonly string[];
   /** The executor's egress proxy, which every connection of the browser goes through. */
   proxyUrl?: string;
+  /**
+   * The same with its credentials and bypass rule (Playwright's `proxy`; chromium-flags.ts), in
+   * place of proxyUrl. The spec could read them from the configuration: they only let it through
+   * the same egress guard its browser already goes through.
+   */
+  proxy?: { server: string; username?: string; password?: string; bypass?: string };
   /** Keep the trace of passed tests too (TestAssignment.record_trace); failed ones always. */
   recordTrace: boolean;
   /** Where to make the folder (default: the system's temporary folder). */
@@ -94,7 +100,11 @@ export async function layOutSpec(spec: PlaywrightSpec, options: WorkspaceOptions
         screenshot: "off",
         video: "off",
         launchOptions: { executablePath: options.chromiumPath, args: [...options.chromiumArgs] },
-        ...(options.proxyUrl ? { proxy: { server: options.proxyUrl } } : {}),
+        ...(options.proxy
+          ? { proxy: options.proxy }
+          : options.proxyUrl
+            ? { proxy: { server: options.proxyUrl } }
+            : {}),
       },
     };
     const configPath = join(dir, "playwright.config.mjs");
