@@ -5,7 +5,7 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from "zod-openapi";
-import { type Operation, operations, type ResponseDefinition } from "./operations.js";
+import { contentImportOperation, type Operation, operations, type ResponseDefinition } from "./operations.js";
 import { errorSchema } from "./schemas.js";
 
 /**
@@ -77,6 +77,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   for (const operation of Object.values(operations) as Operation[]) {
     paths[operation.path] = { ...paths[operation.path], [operation.method]: operationObject(operation) };
   }
+  // The one operation a content token opens, and no API key (routes/content-import.ts).
+  paths[contentImportOperation.path] = {
+    [contentImportOperation.method]: {
+      ...operationObject(contentImportOperation),
+      tags: ["content"],
+      security: [{ contentToken: [] }],
+    },
+  };
   return createDocument({
     openapi: "3.1.0",
     info: {
@@ -89,6 +97,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     tags: [
       { name: "project", description: "What the key's project holds." },
       { name: "runs", description: "Starting and following test runs." },
+      { name: "content", description: "Importing a project's content with a content token." },
       { name: "meta", description: "About the API itself." },
     ],
     components: {
@@ -104,6 +113,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           in: "header",
           name: "X-Api-Key",
           description: "The same key in a header of its own.",
+        },
+        contentToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "A content token: Authorization: Bearer trc_…, import only",
         },
       },
     },

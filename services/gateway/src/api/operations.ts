@@ -1,6 +1,12 @@
 import "zod-openapi";
 import { z } from "zod";
 import {
+  contentDocumentSchema,
+  dryRunParam,
+  importAnswerSchema,
+  violationsSchema,
+} from "./content-import-schemas.js";
+import {
   baseParam,
   comparisonSchema,
   cursorParam,
@@ -561,3 +567,55 @@ export const operations = {
 } satisfies Record<string, Operation>;
 
 export type OperationName = keyof typeof operations;
+
+/** The keyed answers but 404: the import names no item by id, so nothing it asks for can be missing. */
+function withoutNotFound(): Record<number, ResponseDefinition> {
+  const { 404: _notFound, ...rest } = keyedFailures();
+  return rest;
+}
+
+/**
+ * POST /v1/content/import: in the document, not in the table above, because its route
+ * (routes/content-import.ts) registers itself: it takes a content token, never an API key, and
+ * reads an 8 MiB document the table's validation does not. The document gives it the
+ * contentToken security scheme (openapi.ts). `access` is "read" only to satisfy the type; the
+ * document does not use it for this operation.
+ */
+export const contentImportOperation: Operation = {
+  operationId: "importContent",
+  method: "post",
+  path: "/v1/content/import",
+  summary: "Import the project's content (content token only)",
+  description:
+    "Creates and updates the token's project's test cases, test plans, environments and variables from a document in the content-file format, acting as the member who created the token with that member's rights now. Everything or nothing: a document with a wrong field imports nothing. With dryRun=true nothing changes and the answer says what would. Only a content token (trc_…) is accepted: an API key gives 401.",
+  access: "read",
+  query: z.strictObject({ dryRun: dryRunParam }),
+  body: { schema: contentDocumentSchema, required: true },
+  responses: {
+    200: answer("What the import did, or for a dry run would do.", importAnswerSchema),
+    ...withoutNotFound(),
+    400: failure(
+      "Nothing was imported: an unknown query parameter, dryRun not true or false, malformed JSON, or a wrong field of the document (each named in violations).",
+      errors.invalidRequest.extend({ violations: violationsSchema.optional() }),
+    ),
+    401: failure(
+      "No content token, an API key instead of one, a malformed, unknown or revoked token (code unauthorized), or an expired token (code key_expired).",
+      errors.unauthorized,
+    ),
+    403: failure(
+      "The token's creator is no longer an Editor or above of the project: the token no longer works.",
+      errors.forbidden,
+    ),
+    ...bodyFailures(),
+    413: failure(
+      "The document is over 8 MiB, or its items come to more than one import takes (split it).",
+      errors.payloadTooLarge,
+      errorHeaders.extend({ Connection: z.literal("close").optional() }),
+    ),
+    429: failure(
+      "Over the token's rate limit (60 requests a minute unless configured otherwise), or too many failed authentications from this address.",
+      errors.rateLimited,
+      errorHeaders.extend({ "Retry-After": retryAfter }),
+    ),
+  },
+};
