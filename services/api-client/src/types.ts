@@ -53,7 +53,14 @@ export interface TestAttempt {
   durationMs: number | null;
   summary: string;
   failedStep: number | null;
-  stepResults: { number: number; status: Status; durationMs: number }[];
+  /** `name` and `error`: a Playwright spec's `test()` (null for a steps test's step). */
+  stepResults: {
+    number: number;
+    status: Status;
+    durationMs: number;
+    name: string | null;
+    error: string | null;
+  }[];
   cause: FailureCause | null;
   /** The executor that ran it; null when not known. */
   executor: string | null;

@@ -148,8 +148,8 @@ describe("REST rendering of attempts, retries and causes", () => {
     const [flaky] = run.tests;
     expect(flaky).to.include({ status: "PASSED", flaky: true, cause: null, retries: 1, failedStep: null });
     expect(flaky?.stepResults).to.deep.equal([
-      { number: 1, status: "PASSED", durationMs: 90 },
-      { number: 2, status: "PASSED", durationMs: 30 },
+      { number: 1, status: "PASSED", durationMs: 90, name: null, error: null },
+      { number: 2, status: "PASSED", durationMs: 30, name: null, error: null },
     ]);
     expect(flaky?.attempts).to.deep.equal([
       {
@@ -160,7 +160,7 @@ describe("REST rendering of attempts, retries and causes", () => {
         durationMs: 840,
         summary: 'step 1 "open": expected status 200, got 500',
         failedStep: 1,
-        stepResults: [{ number: 1, status: "FAILED", durationMs: 840 }],
+        stepResults: [{ number: 1, status: "FAILED", durationMs: 840, name: null, error: null }],
         cause: "assertion",
         executor: "executor-a",
         artifacts: [
@@ -184,8 +184,8 @@ describe("REST rendering of attempts, retries and causes", () => {
         summary: "2 steps passed",
         failedStep: null,
         stepResults: [
-          { number: 1, status: "PASSED", durationMs: 90 },
-          { number: 2, status: "PASSED", durationMs: 30 },
+          { number: 1, status: "PASSED", durationMs: 90, name: null, error: null },
+          { number: 2, status: "PASSED", durationMs: 30, name: null, error: null },
         ],
         cause: null,
         executor: "executor-b",

@@ -103,6 +103,9 @@ const stepResultJson = (step: StepResult) => ({
   number: step.number,
   status: statusOf(TestStatus[step.status]),
   durationMs: Number(step.durationMs),
+  // A Playwright spec's step: its `test()`'s title and, when it failed, its redacted error.
+  name: step.name || null,
+  error: step.error || null,
 });
 
 /** One attempt of a test (docs/rest-api.md, "Attempts"): the test result's fields, for that attempt. */

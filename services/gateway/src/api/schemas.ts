@@ -222,10 +222,29 @@ export const stepResultSchema = z
       .int()
       .min(0)
       .meta({ description: "How long the step took, in milliseconds.", examples: [212] }),
+    name: z
+      .string()
+      .max(300)
+      .nullable()
+      .meta({
+        description:
+          "A Playwright spec's step: its test()'s title (one line, at most 300 characters); null for a steps test's step.",
+        examples: ["adds to cart"],
+      }),
+    error: z
+      .string()
+      .max(300)
+      .nullable()
+      .meta({
+        description:
+          "A Playwright spec's FAILED step: its error, one line of at most 300 characters, every variable value replaced by {{NAME}}; null otherwise.",
+        examples: [null],
+      }),
   })
   .meta({
     id: "StepResult",
-    description: "How one step of an attempt went: PASSED or FAILED (a step after a failed one did not run).",
+    description:
+      "How one step of an attempt went: PASSED or FAILED (a step after a failed one did not run). A Playwright spec's steps are its test()s: each named, SKIPPED for a test.skip, and they go on past a FAILED one.",
   });
 
 export const testAttemptSchema = z
@@ -547,8 +566,8 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
           artifacts: [],
           failedStep: null,
           stepResults: [
-            { number: 1, status: "PASSED", durationMs: 610 },
-            { number: 2, status: "PASSED", durationMs: 220 },
+            { number: 1, status: "PASSED", durationMs: 610, name: null, error: null },
+            { number: 2, status: "PASSED", durationMs: 220, name: null, error: null },
           ],
           flaky: false,
           cause: null,
@@ -563,8 +582,8 @@ export const runSchema = z.object({ ...runFields, tests: z.array(testResultSchem
               summary: "2 steps passed",
               failedStep: null,
               stepResults: [
-                { number: 1, status: "PASSED", durationMs: 610 },
-                { number: 2, status: "PASSED", durationMs: 220 },
+                { number: 1, status: "PASSED", durationMs: 610, name: null, error: null },
+                { number: 2, status: "PASSED", durationMs: 220, name: null, error: null },
               ],
               cause: null,
               executor: "executor-7c9f-1",
