@@ -72,8 +72,8 @@ export interface RunOptions {
   /** Where browser steps get their browser context; without it they fail, saying so. */
   browsers?: BrowserPool;
   /**
-   * The test's project: its browser runs no other project's test at the same time. Without it
-   * (tests of the runner) the test shares its browser with no other test.
+   * The test's project: its browser runs no other project's test at the same time. The executor
+   * always gives it; without it (tests of the runner) all such tests count as one project.
    */
   project?: string;
   /** Keep the Playwright trace even when the test passes (TestAssignment.record_trace). */
@@ -109,7 +109,7 @@ export async function runSteps(steps: readonly Step[], options: RunOptions): Pro
       options.browsers,
       vars,
       { maxZipBytes: traceMaxBytes, maxUnzippedBytes: traceMaxBytes * unzipRatio },
-      options.project,
+      options.project ?? "",
     );
   const ran: StepOutcome[] = [];
   /** What the steps kept (a failed HTTP step's response), before the browser's artifacts. */
