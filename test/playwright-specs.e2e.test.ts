@@ -1,0 +1,105 @@
+// A Playwright spec case through the whole system (docs/runs.md, "Playwright specs"): created by a
+// member, started over REST, run by the executor process with @playwright/test's runner against
+// the demo target's web app through the egress proxy; each test() is one step result with its
+// title, the failed one's error, its trace kept, and the project variable the spec reads absent
+// from everything stored and served.
+import { createCliContext, setVariable } from "@testrun/cli";
+import { expect } from "chai";
+import { unzipSync } from "fflate";
+import pg from "pg";
+import type { System } from "../scripts/system.js";
+import { newProject, type Pipeline, sharedTestSystem } from "./pipeline.js";
+
+const password = "s3cret-Spec-Value-7731";
+const spec = `import { test, expect } from "@playwright/test";
+test("opens the shop", async ({ page }) => {
+  await page.goto("/");
+  await expect(page).toHaveTitle(/Demo shop/);
+});
+test("signs in with the password", async ({ page }) => {
+  await page.goto("/?as=" + process.env.SHOP_PASSWORD);
+  throw new Error("sign-in refused for " + process.env.SHOP_PASSWORD);
+});
+test("links to the reports", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByRole("link", { name: "Reports" }).first()).toBeVisible();
+});
+`;
+
+interface SpecStep {
+  number: number;
+  status: string;
+  name: string | null;
+  error: string | null;
+}
+
+describe("a Playwright spec case through the whole system", function () {
+  this.timeout(120_000);
+  let system: System;
+  let pipeline: Pipeline;
+  let projectId: string;
+
+  before(async () => {
+    system = await sharedTestSystem();
+    const project = await newProject(system, "playwright specs", { credits: 50 });
+    ({ pipeline, projectId } = project);
+    const ctx = createCliContext(system.env);
+    await setVariable(ctx, { projectId, name: "SHOP_PASSWORD", value: password });
+    await ctx.catalog.createTestCase({
+      actor: { kind: { case: "memberId", value: project.ownerId } },
+      projectId,
+      name: "shop spec",
+      tags: ["spec"],
+      playwright: { spec: { path: "tests/shop.spec.ts", source: spec } },
+    });
+  });
+
+  it("reports three named step results, the failed one's redacted error and its trace, and stores the variable nowhere", async () => {
+    const run = await pipeline.finished((await pipeline.start({ tags: ["spec"] })).id);
+    const [test] = run.tests;
+    expect(test?.status, test?.summary).to.equal("FAILED");
+    expect(test?.summary).to.equal(
+      'test 2 "signs in with the password" failed: Error: sign-in refused for {{SHOP_PASSWORD}}',
+    );
+    const steps = (test as unknown as { stepResults: SpecStep[] }).stepResults;
+    expect(steps.map((s) => [s.number, s.status, s.name, s.error])).to.deep.equal([
+      [1, "PASSED", "opens the shop", null],
+      [2, "FAILED", "signs in with the password", "Error: sign-in refused for {{SHOP_PASSWORD}}"],
+      [3, "PASSED", "links to the reports", null],
+    ]);
+    expect((test as unknown as { failedStep: number }).failedStep).to.equal(2);
+
+    // The failed test()'s trace, served to the project's key: a zip without the value.
+    const trace = test?.artifacts.find((a) => a.kind === "trace");
+    expect(trace?.step).to.equal(2);
+    const answer = await fetch(String(trace?.url), { headers: { authorization: `Bearer ${pipeline.key}` } });
+    expect(answer.status).to.equal(200);
+    const zip = new Uint8Array(await answer.arrayBuffer());
+    const entries = unzipSync(zip);
+    expect(Object.keys(entries).length).to.be.greaterThan(0);
+    const text = Object.values(entries)
+      .map((bytes) => new TextDecoder().decode(bytes))
+      .join("\n");
+    expect(text, "the trace saw the page it opened").to.include("as=");
+    expect(text).to.not.include(password);
+
+    // Nothing stored by the runs service holds it: every row of its schema, artifact bytes included.
+    const db = new pg.Client({ connectionString: system.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const { rows: tables } = await db.query<{ name: string }>(
+        "select table_name as name from information_schema.tables where table_schema = 'runs' and table_type = 'BASE TABLE'",
+      );
+      for (const { name } of tables) {
+        const { rows } = await db.query<{ row: string }>(`select t::text as row from runs."${name}" t`);
+        for (const { row } of rows) {
+          expect(row, name).to.not.include(password);
+          expect(row, name).to.not.include(Buffer.from(password).toString("hex"));
+        }
+      }
+    } finally {
+      await db.end();
+    }
+    for (const body of pipeline.responses) expect(body).to.not.include(password);
+  });
+});
