@@ -7,7 +7,9 @@ import { createCliContext, setVariable } from "@testrun/cli";
 import { expect } from "chai";
 import { unzipSync } from "fflate";
 import pg from "pg";
+import type { Browser } from "playwright-core";
 import type { System } from "../scripts/system.js";
+import { launchBrowser, openSignInLink, shot, viewports } from "./browser.js";
 import { newProject, type Pipeline, sharedTestSystem } from "./pipeline.js";
 
 const password = "s3cret-Spec-Value-7731";
@@ -38,11 +40,14 @@ describe("a Playwright spec case through the whole system", function () {
   let system: System;
   let pipeline: Pipeline;
   let projectId: string;
+  let ownerId: string;
+  let testUrl = "";
+  let browser: Browser | undefined;
 
   before(async () => {
     system = await sharedTestSystem();
     const project = await newProject(system, "playwright specs", { credits: 50 });
-    ({ pipeline, projectId } = project);
+    ({ pipeline, projectId, ownerId } = project);
     const ctx = createCliContext(system.env);
     await setVariable(ctx, { projectId, name: "SHOP_PASSWORD", value: password });
     await ctx.catalog.createTestCase({
@@ -53,11 +58,15 @@ describe("a Playwright spec case through the whole system", function () {
       playwright: { spec: { path: "tests/shop.spec.ts", source: spec } },
     });
   });
+  after(async () => {
+    await browser?.close();
+  });
 
   it("reports three named step results, the failed one's redacted error and its trace, and stores the variable nowhere", async () => {
     const run = await pipeline.finished((await pipeline.start({ tags: ["spec"] })).id);
     const [test] = run.tests;
     expect(test?.status, test?.summary).to.equal("FAILED");
+    testUrl = test?.url ?? "";
     expect(test?.summary).to.equal(
       'test 2 "signs in with the password" failed: Error: sign-in refused for {{SHOP_PASSWORD}}',
     );
@@ -102,4 +111,29 @@ describe("a Playwright spec case through the whole system", function () {
     }
     for (const body of pipeline.responses) expect(body).to.not.include(password);
   });
+
+  for (const width of ["wide", "narrow"] as const)
+    it(`lists the spec's test()s by their titles on the console's test page, the error under the failed one (${viewports[width].width} px)`, async () => {
+      browser ??= await launchBrowser();
+      const context = await browser.newContext({ viewport: viewports[width] });
+      try {
+        const page = await context.newPage();
+        await openSignInLink(page, system, ownerId);
+        await page.goto(testUrl);
+        const item = (name: string) =>
+          page.getByRole("listitem").filter({ has: page.getByRole("heading", { name }) });
+        await item("opens the shop").getByText("Passed", { exact: true }).waitFor();
+        const failed = item("signs in with the password");
+        await failed.getByText("Failed", { exact: true }).waitFor();
+        await failed
+          .getByText("Why it failed: Error: sign-in refused for {{SHOP_PASSWORD}}", { exact: true })
+          .waitFor();
+        await item("links to the reports").getByText("Passed", { exact: true }).waitFor();
+        await page.getByText("Failed at test 2 of 3.").waitFor();
+        expect(await page.content()).to.not.include(password);
+        await shot(page, "spec-test-result", width);
+      } finally {
+        await context.close();
+      }
+    });
 });

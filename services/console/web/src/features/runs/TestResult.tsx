@@ -7,6 +7,7 @@ import { ArtifactKind, FailureCause, TestStatus } from "@testrun/gen/testrun/run
 import { Link, useParams } from "react-router";
 import { isNotFound } from "../../api";
 import { Fact, Facts, StartedFinished } from "../../components/Facts";
+import { isSpecResult, SpecStepList } from "../../components/SpecSteps";
 import { NotFound, QueryView } from "../../components/States";
 import { TestStatusBadge } from "../../components/Status";
 import { artifactUrl, StepList } from "../../components/Steps";
@@ -128,7 +129,9 @@ export function TestResult() {
         </Facts>
         {failedAtStep && (
           <p className="muted small">
-            Failed at step {test.failedStep} of {steps.length}.
+            {steps.length === 0 && isSpecResult(test.stepResults)
+              ? `Failed at test ${test.failedStep} of ${test.stepResults.length}.`
+              : `Failed at step ${test.failedStep} of ${steps.length}.`}
           </p>
         )}
         {(trace || browserLog) && (
@@ -168,16 +171,21 @@ export function TestResult() {
           As they were when the run started. Variables show as <code>{"{{NAME}}"}</code>: their values are
           never stored with a run.
         </p>
-        <StepList
-          steps={steps}
-          outcome={{
-            status: test.status,
-            failedStep: test.failedStep,
-            summary: test.summary,
-            stepResults: test.stepResults,
-            artifacts: test.artifacts,
-          }}
-        />
+        {steps.length === 0 && isSpecResult(test.stepResults) ? (
+          // A Playwright spec: its test()s, by their titles, as it reported them.
+          <SpecStepList results={test.stepResults} artifacts={test.artifacts} />
+        ) : (
+          <StepList
+            steps={steps}
+            outcome={{
+              status: test.status,
+              failedStep: test.failedStep,
+              summary: test.summary,
+              stepResults: test.stepResults,
+              artifacts: test.artifacts,
+            }}
+          />
+        )}
       </section>
     </>
   );
