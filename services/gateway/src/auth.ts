@@ -6,7 +6,7 @@ import { type ApiKeyActor, ApiKeyActorSchema } from "@testrun/gen/testrun/common
 import { type KeysService, VerifyKeyResult } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { fingerprintOf, type KeyCacheEntry } from "@testrun/kit";
 import type Koa from "koa";
-import { callOptions, type GatewayContext, type GatewayState } from "./context.js";
+import { type ContentToken, callOptions, type GatewayContext, type GatewayState } from "./context.js";
 import { HttpError, internalError } from "./http-error.js";
 import type { KeyUseRecorder } from "./key-use.js";
 import { clientAddressKey, type RateState, type RequestLimits } from "./limits.js";
@@ -21,13 +21,6 @@ export type Purpose = "read" | "start_run";
 const keyShape = /^trk_[0-9A-Za-z]{46}$/;
 /** A content token's (docs/keys.md, "Content tokens"): the same after `trc_`. */
 const contentTokenShape = /^trc_[0-9A-Za-z]{46}$/;
-
-/** A verified content token: the only thing it may do is import content into its project, as its creator. */
-export interface ContentToken {
-  tokenId: string;
-  projectId: string;
-  creatorMemberId: string;
-}
 
 /** Why a presented key does not work, as the client is told. */
 type Refusal =

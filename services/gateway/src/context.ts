@@ -1,7 +1,13 @@
 import type { ApiKeyActor } from "@testrun/gen/testrun/common/v1/actor_pb";
 import type { Logger } from "@testrun/kit";
 import type Koa from "koa";
-import type { ContentToken } from "./auth.js";
+
+/** A verified content token: the only thing it may do is import content into its project, as its creator. */
+export interface ContentToken {
+  tokenId: string;
+  projectId: string;
+  creatorMemberId: string;
+}
 
 /** What the gateway's middleware keeps about a request. */
 export interface GatewayState {
