@@ -197,7 +197,9 @@ const bodyStillArriving = (req: IncomingMessage): boolean => !req.complete;
 function closeWhenBodyUnread(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-    if (!this.headersSent && bodyStillArriving(req)) {
+    // A client that reset the connection mid-body leaves the request without its socket (null):
+    // there is nothing to linger on then, and the answer goes nowhere.
+    if (!this.headersSent && bodyStillArriving(req) && req.socket) {
       this.setHeader("Connection", "close");
       lingerOnClose(req.socket);
     }
@@ -231,7 +233,8 @@ function lingerOnClose(socket: Socket): void {
 function limitBodyTime(req: IncomingMessage, res: ServerResponse, bodyMs: number, seconds: number): void {
   if (!bodyStillArriving(req)) return;
   const timer = setTimeout(() => {
-    if (!bodyStillArriving(req)) return;
+    // Gone already (a reset takes the socket away): no one to answer.
+    if (!bodyStillArriving(req) || !req.socket || req.socket.destroyed) return;
     if (res.headersSent) {
       req.socket.destroy();
       return;
