@@ -182,7 +182,7 @@ describe("test health and quarantine", () => {
       }),
       Code.PermissionDenied,
     );
-    for (const reason of ["", "x".repeat(301), "two\nlines"])
+    for (const reason of ["", "x".repeat(301), "two\nlines", "a \u0007bell", "\u202eflipped"])
       await rejects(
         stack.runs.quarantineTestCase({
           actor: member(project.members.editor),

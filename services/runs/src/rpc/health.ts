@@ -177,7 +177,10 @@ export function healthHandlers(deps: ServiceDeps): Handlers {
       const reason = req.reason.trim();
       if (reason.length === 0 || [...reason].length > maxReason)
         throw invalid(`reason must be 1 to ${maxReason} characters`);
-      if (/[\r\n\u2028\u2029]/.test(reason)) throw invalid("reason must be one line");
+      // One line of text as people see it: no control characters, and no bidirectional overrides
+      // that would show the reason (or what follows it on a page) in another order than stored.
+      if (/[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(reason))
+        throw invalid("reason must be one line of text, without control characters");
       if (req.days < 0 || req.days > maxDays) throw invalid(`days must be 1 to ${maxDays}`);
       await requireCase(req.actor, req.projectId, req.testCaseId);
       const row = await health.quarantine({
