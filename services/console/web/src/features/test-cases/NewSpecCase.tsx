@@ -8,8 +8,8 @@ import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { type FormEvent, useState } from "react";
 import { Link, useNavigate } from "react-router";
 import { fieldViolationsOf, messageOf } from "../../api";
-import { CodeView } from "../../components/LazyCodeView";
 import { CodeField, TextField } from "../../components/Inputs";
+import { CodeView } from "../../components/LazyCodeView";
 import { useInvalidate } from "../../components/useInvalidate";
 import { useProject } from "../../project";
 

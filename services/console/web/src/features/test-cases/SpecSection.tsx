@@ -6,8 +6,8 @@ import { playwrightBounds } from "@testrun/content-file";
 import type { TestCase } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import { ConsoleService } from "@testrun/gen/testrun/console/v1/console_pb";
 import { useState } from "react";
-import { CodeView } from "../../components/LazyCodeView";
 import { ErrorNotice } from "../../components/Dialog";
+import { CodeView } from "../../components/LazyCodeView";
 import { useInvalidate } from "../../components/useInvalidate";
 import { plural } from "../../format";
 
