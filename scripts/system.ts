@@ -149,7 +149,14 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   };
   // Executors hold only their own token, as in the chart: the system is tested as deployed.
   const { SERVICE_TOKEN: _notForExecutors, ...executorBase } = env;
-  const executorEnv = { ...localTargetsEgress, ...executorBase, ...ownEnv("executor") };
+  // Specs run unsandboxed here: the system of `make run` and of the tests is one developer's
+  // (services/executor/src/config.ts, PLAYWRIGHT_SPECS).
+  const executorEnv = {
+    ...localTargetsEgress,
+    PLAYWRIGHT_SPECS: "unsandboxed",
+    ...executorBase,
+    ...ownEnv("executor"),
+  };
   const { onLine } = options;
   const output = (service: string) => ({
     keepOutput: options.keepOutput ?? true,

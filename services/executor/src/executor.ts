@@ -547,7 +547,7 @@ export class Executor {
     if (!specs)
       return {
         passed: false,
-        summary: "this executor is not set up to run Playwright specs",
+        summary: "this executor does not run Playwright specs (PLAYWRIGHT_SPECS is off: docs/security.md)",
         durationMs: 0,
         failedStep: 0,
         cause: "browser",

@@ -107,13 +107,20 @@ export async function wireExecutor({
     traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
     kinds,
     browserUnavailable: (error) => probe.failed(error),
-    // A Playwright spec's runner starts its own chromium: the pool's binary, flags and egress proxy.
-    specs: {
-      chromiumPath: executablePath ?? config.CHROMIUM_PATH,
-      chromiumArgs: [...baseChromiumArgs, ...(launchOptions.args ?? [])],
-      ...(proxySettings && { proxy: proxySettings }),
-    },
+    // A Playwright spec's runner starts its own chromium: the pool's binary, flags and egress
+    // proxy. Only where PLAYWRIGHT_SPECS allows it (config.ts says why).
+    ...(config.PLAYWRIGHT_SPECS === "unsandboxed" && {
+      specs: {
+        chromiumPath: executablePath ?? config.CHROMIUM_PATH,
+        chromiumArgs: [...baseChromiumArgs, ...(launchOptions.args ?? [])],
+        ...(proxySettings && { proxy: proxySettings }),
+      },
+    }),
   });
+  if (config.PLAYWRIGHT_SPECS === "unsandboxed")
+    logger.warn(
+      "PLAYWRIGHT_SPECS=unsandboxed: Playwright specs run in a plain child process as the executor's user, not in the user-code sandbox; for one trusted team's installation only (docs/security.md)",
+    );
   const probe = new BrowserProbe(browsers, kinds);
   const reporter = new KindReporter(runs, name, kinds, logger);
   executor.start();

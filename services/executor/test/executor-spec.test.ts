@@ -30,7 +30,10 @@ describe("executor running a Playwright spec case", function () {
     target = await startBrowserTarget();
     beside.listen(0, "127.0.0.1");
     await once(beside, "listening");
-    executor = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32" });
+    executor = await startExecutor(stack, {
+      EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
+      PLAYWRIGHT_SPECS: "unsandboxed",
+    });
     project = await seedRunsProject(stack);
   });
   after(async () => {
@@ -92,5 +95,38 @@ test("opens the form again", async ({ page }) => {
     // The proxy refused it: the page never showed the server's title.
     expect(test?.stepResults[1]?.error).to.include("toHaveTitle");
     expect(test?.summary).to.match(/^test 2 "reaches a server beside the executor" failed: /);
+  });
+
+  it("fails a spec test, saying why, on an executor whose PLAYWRIGHT_SPECS is off (the default)", async () => {
+    // Taken by an executor of the default settings alone: the other one stops first.
+    await executor.stop();
+    const plain = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32" });
+    executor = plain; // stopped by `after`
+    const { catalog } = stack.catalog;
+    const { projectId } = project;
+    const { testCase } = await catalog.createTestCase({
+      actor: operator(),
+      projectId,
+      name: "spec on a plain executor",
+      playwright: {
+        spec: {
+          path: "tests/plain.spec.ts",
+          source: `import { test } from "@playwright/test";\ntest("x", async () => {});\n`,
+        },
+      },
+    });
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId,
+      environment: "web app",
+      selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
+    });
+    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
+    for await (const _ of stack.runs.watchRun(ids, { timeoutMs: 0 })) {
+      // Until the run finishes.
+    }
+    const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
+    expect(test?.status).to.equal(TestStatus.FAILED);
+    expect(test?.summary).to.include("this executor does not run Playwright specs (PLAYWRIGHT_SPECS is off");
   });
 });
