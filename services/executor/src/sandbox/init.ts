@@ -80,9 +80,12 @@ function forward(port: number): Promise<void> {
 function start(config: InitConfig, control: Socket): void {
   const reply = (result: InitResult) => {
     // Nothing the command started is left: kill(-1) from PID 1 reaches every other process here.
-    try {
-      process.kill(-1, "SIGKILL");
-    } catch {}
+    // Only as PID 1 of its own namespace: anywhere else, kill(-1) as root would end every process
+    // of the host (a CI run died of something that did).
+    if (process.pid === 1)
+      try {
+        process.kill(-1, "SIGKILL");
+      } catch {}
     control.end(`${JSON.stringify(result)}\n`, () => process.exit(0));
   };
   control.on("close", () => reply({ error: "the executor went away" }));
