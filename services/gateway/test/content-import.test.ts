@@ -17,6 +17,7 @@ import {
 } from "@testrun/testing";
 import { expect } from "chai";
 import pg from "pg";
+import { maxImportBodyBytes } from "../src/routes/content-import.js";
 import { type Answer, call, expectError, requestLogLine } from "./support.js";
 
 /**
@@ -304,6 +305,26 @@ describe("gateway: content import with content tokens (catalog, keys, gateway as
     const answer = await get(`/v1/runs/${token.secret}`, apiKey.secret);
     expectError(answer, 404, "not_found");
     expect(await requestLogLine(gateway, answer)).to.include({ path: "/v1/runs/trc_[redacted]" });
+  });
+
+  it("refuses a document one byte past maxImportBodyBytes with 413, reading the one at the bound", async () => {
+    const { secret } = await newToken();
+    /** A document of exactly `bytes` bytes: a case whose tag is padding. */
+    const sized = (bytes: number) => {
+      const base = JSON.stringify(documentOf("padded")).replace('"pushed"', '"pushed",""');
+      return base.replace('""', `"${"x".repeat(bytes - Buffer.byteLength(base))}"`);
+    };
+    const send = (body: string) =>
+      call(gateway.http, "/v1/content/import?dryRun=true", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${secret}`, "Content-Type": "application/json" },
+        body,
+      });
+    const past = await send(sized(maxImportBodyBytes + 1));
+    expect(past.status).to.equal(413);
+    // At the bound it is read: refused for what it says (a tag far too long), not for its size.
+    const at = await send(sized(maxImportBodyBytes));
+    expect(at.status).to.equal(400);
   });
 
   it("never shows a secret in an answer or a log line", async () => {
