@@ -96,6 +96,11 @@ export class Viewers {
     const membership = await this.membershipForProject(await this.of(ctx), projectId);
     return { membership, actor: actorOf(membership) };
   }
+
+  /** The member's actor in a project, for a call the other service decides alone. */
+  async actorIn(ctx: HandlerContext, projectId: string) {
+    return (await this.actorForProject(ctx, projectId)).actor;
+  }
 }
 
 /** A member actor for the services: the person acting as their member of one organization. */

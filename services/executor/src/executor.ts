@@ -24,7 +24,13 @@ import { stepKindOf, testsExecuted } from "./metrics.js";
 import { runSpec, type SpecRunOptions, type SpecStepOutcome } from "./playwright/run-spec.js";
 import type { QueueEntry, TestQueue } from "./queue.js";
 import { checkReachable, type Reachability } from "./steps/reachability.js";
-import { oneLine, runSteps, type StepOutcome, type TestOutcome } from "./steps/runner.js";
+import {
+  defaultTraceMaxBytes,
+  oneLine,
+  runSteps,
+  type StepOutcome,
+  type TestOutcome,
+} from "./steps/runner.js";
 import { Variables } from "./steps/variables.js";
 import { type BatchValues, VariableReader } from "./variable-values.js";
 
@@ -561,7 +567,7 @@ export class Executor {
       deadlineMs: this.#o.testDeadlineMs ?? 10 * 60_000,
       signal,
       recordTrace: assignment.recordTrace,
-      traceMaxBytes: this.#o.traceMaxBytes ?? 32 * 1024 * 1024,
+      traceMaxBytes: this.#o.traceMaxBytes ?? defaultTraceMaxBytes,
     });
     // The lease was lost or the executor stops (the runner was killed with it): no result.
     signal.throwIfAborted();

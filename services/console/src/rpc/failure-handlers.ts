@@ -18,12 +18,10 @@ export function failureHandlers(
   deps: FailureHandlerDeps,
 ): Pick<ServiceImpl<typeof ConsoleService>, "listFailureGroups" | "getFailureGroup" | "compareRuns"> {
   const { viewers, runs } = deps;
-  const actorFor = async (ctx: Parameters<Viewers["actorForProject"]>[0], projectId: string) =>
-    (await viewers.actorForProject(ctx, projectId)).actor;
 
   return {
     async listFailureGroups(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { groups, nextCursor } = await relay(
         runs.listFailureGroups({
           actor,
@@ -37,7 +35,7 @@ export function failureHandlers(
     },
 
     async getFailureGroup(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { group, occurrences, nextCursor, cases } = await relay(
         runs.getFailureGroup({
           actor,
@@ -51,7 +49,7 @@ export function failureHandlers(
     },
 
     async compareRuns(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const comparison = await relay(
         runs.compareRuns({
           actor,

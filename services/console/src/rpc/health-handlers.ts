@@ -27,12 +27,10 @@ export function healthHandlers(
   | "updateHealthSettings"
 > {
   const { viewers, runs } = deps;
-  const actorFor = async (ctx: Parameters<Viewers["actorForProject"]>[0], projectId: string) =>
-    (await viewers.actorForProject(ctx, projectId)).actor;
 
   return {
     async listTestHealth(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { cases, nextCursor, counts } = await relay(
         runs.listTestHealth({
           actor,
@@ -48,7 +46,7 @@ export function healthHandlers(
     },
 
     async getTestCaseHistory(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { entries, nextCursor, health } = await relay(
         runs.getTestCaseHistory({
           actor,
@@ -63,7 +61,7 @@ export function healthHandlers(
     },
 
     async quarantineTestCase(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { quarantine } = await relay(
         runs.quarantineTestCase({
           actor,
@@ -77,7 +75,7 @@ export function healthHandlers(
     },
 
     async liftQuarantine(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { quarantine } = await relay(
         runs.liftQuarantine({ actor, projectId: req.projectId, testCaseId: req.testCaseId }),
       );
@@ -85,7 +83,7 @@ export function healthHandlers(
     },
 
     async listQuarantines(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { quarantines } = await relay(
         runs.listQuarantines({
           actor,
@@ -98,13 +96,13 @@ export function healthHandlers(
     },
 
     async getHealthSettings(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { settings } = await relay(runs.getHealthSettings({ actor, projectId: req.projectId }));
       return { settings };
     },
 
     async updateHealthSettings(req, ctx) {
-      const actor = await actorFor(ctx, req.projectId);
+      const actor = await viewers.actorIn(ctx, req.projectId);
       const { settings } = await relay(
         runs.updateHealthSettings({ actor, projectId: req.projectId, settings: req.settings }),
       );

@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 import { type Artifact, ArtifactKind } from "../browser/artifacts.js";
 import { redactTrace, TraceTooLarge, unzipRatio } from "../browser/trace-redaction.js";
-import type { StepOutcome, TestFailureCause } from "../steps/runner.js";
+import { maxSummaryLength, type StepOutcome, type TestFailureCause } from "../steps/runner.js";
 import { Variables } from "../steps/variables.js";
 import { type Launcher, launchDirect } from "./launch.js";
 import { readReport, type SpecTestOutcome } from "./report.js";
@@ -162,7 +162,7 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
       const why = report.loadErrors[0] ?? "no test() ran";
       return {
         passed: false,
-        summary: `the spec did not load: ${why}`.slice(0, 300),
+        summary: `the spec did not load: ${why}`.slice(0, maxSummaryLength),
         durationMs,
         failedStep: 0,
         cause: "assertion",
@@ -173,7 +173,7 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
     const failed = report.tests.find((t) => !t.passed && !t.skipped);
     return {
       passed: failed === undefined,
-      summary: summaryOf(report.tests).slice(0, 300),
+      summary: summaryOf(report.tests).slice(0, maxSummaryLength),
       durationMs,
       failedStep: failed?.number ?? 0,
       ...(failed ? { cause: failed.cause ?? "assertion" } : {}),
