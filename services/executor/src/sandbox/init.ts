@@ -22,6 +22,12 @@ export interface InitConfig {
   hostIo: string;
   home: string;
   hiddenPaths: string[];
+  /**
+   * Host folders kept reachable, read-only, at /run/testrun-kept/<index> even when a covered path
+   * holds them: the command's own (node of a clone under /tmp, as in CI, would otherwise vanish
+   * with /tmp), which is run from there.
+   */
+  keptPaths: string[];
   tmpBytes: number;
   /** prlimit's options, e.g. `--nproc=256:256`. */
   rlimits: string[];
@@ -38,6 +44,16 @@ export interface InitResult {
 /** Inside the namespace: where the executor's Unix socket to its egress proxy is bound. */
 export const ioInside = "/run/testrun-sandbox";
 export const proxySocketName = "proxy.sock";
+/** Inside the namespace: where kept host folders are (InitConfig.keptPaths, by index). */
+const keptInside = "/run/testrun-kept";
+
+/** The command as run inside: from its kept folder's place when it lies in one. */
+const keptCommand = (config: InitConfig): string => {
+  const index = config.keptPaths.findIndex((path) => config.command.startsWith(`${path}/`));
+  return index < 0
+    ? config.command
+    : `${keptInside}/${index}${config.command.slice(config.keptPaths[index]?.length ?? 0)}`;
+};
 
 const tool = (name: string) =>
   ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map((dir) => `${dir}/${name}`).find(existsSync) ?? name;
@@ -55,10 +71,19 @@ function setUp(config: InitConfig): void {
   tmpfs("/run", "size=1m,mode=0755");
   mkdirSync(ioInside, { mode: 0o700 });
   run("mount", ["--bind", config.hostIo, ioInside]);
+  // Kept folders are bound read-only under /run (covered already) before their parents are
+  // covered; the command is run from there (keptCommand), so no name of theirs shows in /tmp.
+  config.keptPaths.filter(existsSync).forEach((path, i) => {
+    const aside = `${keptInside}/${i}`;
+    mkdirSync(aside, { recursive: true });
+    run("mount", ["--bind", path, aside]);
+    run("mount", ["-o", "remount,bind,ro", aside]);
+  });
   for (const path of ["/tmp", "/var/tmp", "/dev/shm"])
     if (existsSync(path)) tmpfs(path, `size=${config.tmpBytes},mode=1777,nosuid,nodev`);
   for (const path of ["/root", ...config.hiddenPaths])
     if (existsSync(path)) tmpfs(path, "size=64k,mode=0755");
+
   // Should the pod run out of memory, the kernel kills the sandbox's processes before the executor.
   writeFileSync("/proc/self/oom_score_adj", "1000");
 }
@@ -110,7 +135,7 @@ function start(config: InitConfig, control: Socket): void {
           tool("prlimit"),
           ...config.rlimits,
           "--",
-          config.command,
+          keptCommand(config),
           ...config.args,
         ],
         { cwd: config.home, env: config.env, stdio: ["ignore", "inherit", "inherit"] },

@@ -121,6 +121,23 @@ export class SandboxUnavailable extends Error {
 /** Paths covered besides /tmp, /var/tmp, /dev/shm, /run, /root and /home (init.ts). */
 const defaultHiddenPaths = ["/var/run/secrets", "/etc/testrun", "/var/lib/kubelet"];
 
+/** Paths the init covers whatever the caller hides (init.ts setUp). */
+const coveredRoots = ["/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home"];
+
+/**
+ * The executor's own node stays visible when the command is it: a clone under /tmp (as CI makes)
+ * keeps its node there. Only its own folder, read-only, and never a covered folder itself (a node
+ * right in /tmp would bring the whole of the host's /tmp back).
+ */
+function keptPathsFor(command: string): string[] {
+  if (command !== process.execPath) return [];
+  const folder = dirname(command);
+  const covered = [...coveredRoots, ...defaultHiddenPaths];
+  return covered.some((root) => folder === root || root.startsWith(`${folder}/`)) || folder === "/"
+    ? []
+    : [folder];
+}
+
 const initScript = fileURLToPath(
   new URL(import.meta.url.endsWith(".ts") ? "./init.ts" : "./init.js", import.meta.url),
 );
@@ -163,6 +180,7 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
       hostIo: io,
       home: sandboxHome,
       hiddenPaths: [...defaultHiddenPaths, ...(options.hiddenPaths ?? [])],
+      keptPaths: keptPathsFor(options.command),
       tmpBytes: limits.tmpBytes,
       rlimits: [
         `--nproc=${limits.processes}`,
