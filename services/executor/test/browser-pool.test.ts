@@ -11,7 +11,7 @@ import {
   type BrowserTarget,
   browserTargetEgress,
   chromiumPath,
-  chromiumPid,
+  killBrowser,
   startBrowserTarget,
   stepsOf,
 } from "./browser-target.js";
@@ -202,9 +202,7 @@ describe("browser pool (a browser process per project at a time, a context per t
     const gateHits = target.hits.filter((hit) => hit === "GET /gate").length;
     const interrupted = run(pool, [open("/gate", 30_000)]);
     await target.hitsOf("/gate", gateHits + 1);
-    const pid = await chromiumPid();
-    expect(pid, "the browser's process").to.be.a("number");
-    process.kill(pid as number, "SIGKILL");
+    await killBrowser();
     let lost: unknown;
     await interrupted.catch((error: unknown) => {
       lost = error;
@@ -220,7 +218,7 @@ describe("browser pool (a browser process per project at a time, a context per t
     expect(pool.launches).to.equal(2);
 
     // Killed between tests: the next test starts another.
-    process.kill((await chromiumPid()) as number, "SIGKILL");
+    await killBrowser();
     const after = await run(pool, [open("/")]);
     expect(after.summary).to.equal("1 step passed");
     expect(pool.launches).to.equal(3);

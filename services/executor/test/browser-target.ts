@@ -230,8 +230,12 @@ export async function startBrowserTarget(): Promise<BrowserTarget> {
   };
 }
 
-/** The pid of this process's Chromium (the browser process, a direct child), or undefined. */
-export async function chromiumPid(): Promise<number | undefined> {
+/**
+ * SIGKILLs this process's browser (the chromium process whose parent is this process) and returns
+ * its pid; throws when there is none. Never signals anything else: a missing pid must not become
+ * `kill(0)`, which would end this process's whole group (mocha, make and CI's shell with it).
+ */
+export async function killBrowser(): Promise<number> {
   const { readdir, readFile } = await import("node:fs/promises");
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -239,7 +243,11 @@ export async function chromiumPid(): Promise<number | undefined> {
     // pid (comm) state ppid …: comm may hold spaces, so read after its closing parenthesis.
     const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
     const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    if (ppid === process.pid && comm.startsWith("chromium")) return Number(entry);
+    const pid = Number(entry);
+    if (ppid === process.pid && comm.startsWith("chromium") && pid > 1) {
+      process.kill(pid, "SIGKILL");
+      return pid;
+    }
   }
-  return undefined;
+  throw new Error("no browser process to kill: this process has no chromium child");
 }

@@ -10,7 +10,7 @@ import {
   startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
-import { type BrowserTarget, chromiumPid, startBrowserTarget, stepsOf } from "./browser-target.js";
+import { type BrowserTarget, killBrowser, startBrowserTarget, stepsOf } from "./browser-target.js";
 import { type InProcessExecutor, startExecutor } from "./in-process.js";
 
 describe("executor running a browser test", function () {
@@ -110,9 +110,7 @@ describe("executor running a browser test", function () {
     });
     // The first attempt waits at the gate: its browser dies under it.
     await target.hitsOf("/gate", gateHits + 1);
-    const pid = await chromiumPid();
-    expect(pid, "the browser's process").to.be.a("number");
-    process.kill(pid as number, "SIGKILL");
+    await killBrowser();
     // The next attempt, in a new browser, comes to the gate too: it opens for that one.
     await target.hitsOf("/gate", gateHits + 2);
     target.openGate();

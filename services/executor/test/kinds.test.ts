@@ -3,7 +3,7 @@
 // saying what for and, past the dispatch deadline, ends SKIPPED saying why (the system's cause,
 // not the test's) with its credit given back; and once the browser starts, browser tests are
 // taken again without a restart. The runs and catalog services are real and in-process.
-import { mkdtemp, rm, symlink } from "node:fs/promises";
+import { chmod, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
@@ -18,7 +18,7 @@ import {
 } from "@testrun/testing";
 import { expect } from "chai";
 import { localTargetsEgress } from "../../../scripts/system.js";
-import { chromiumPath, chromiumPid, stepsOf } from "./browser-target.js";
+import { chromiumPath, killBrowser, stepsOf } from "./browser-target.js";
 import { type InProcessExecutor, startExecutor } from "./in-process.js";
 import { startTestTarget, type TestTarget } from "./target.js";
 
@@ -165,6 +165,8 @@ describe("executor whose browser starts later", function () {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "testrun-chromium-"));
+    // mkdtemp's 0700 would keep chromium out: a root executor starts it as the browser's user.
+    await chmod(dir, 0o755);
   });
   afterEach(async () => {
     await executor?.stop();
@@ -198,8 +200,8 @@ describe("executor whose browser starts later", function () {
     await executor.checked;
     // The browser is gone for good: its binary removed (an upgrade gone wrong), the running one dies.
     await rm(path);
-    process.kill((await chromiumPid()) ?? 0, "SIGKILL");
-    await executor.logLine((line) => line.includes('"msg":"the browser disconnected'));
+    await killBrowser();
+    await executor.logLine((line) => line.includes('"msg":"a browser disconnected'));
     const { runId, browserTest } = await startBoth();
     await executor.logLine((line) =>
       line.includes('"msg":"test handed back: its browser could not be started"'),
