@@ -398,13 +398,12 @@ describe("helm chart helm/testrun", () => {
             expect(security.allowPrivilegeEscalation, `${label} allowPrivilegeEscalation`).to.equal(false);
             expect(security.capabilities?.drop ?? [], `${label} capabilities.drop`).to.include("ALL");
             expect(security.capabilities?.add ?? [], `${label} capabilities.add`).to.deep.equal([]);
-            // Chromium's sandbox needs user namespaces, which RuntimeDefault refuses without
-            // CAP_SYS_ADMIN: the pods that run it (those with a /dev/shm) are Unconfined by default.
-            const runsChromium = container.volumeMounts?.some((mount) => mount.mountPath === "/dev/shm");
+            // Every pod on RuntimeDefault, browser executors included: chromium's sandbox, whose
+            // user namespaces need another profile, is turned on by the operator (browser.sandbox).
             expect(
               (security.seccompProfile ?? pod.securityContext?.seccompProfile)?.type,
               `${label} seccompProfile`,
-            ).to.equal(runsChromium ? "Unconfined" : "RuntimeDefault");
+            ).to.equal("RuntimeDefault");
             const resources = container.resources ?? {};
             expect(resources.requests ?? {}, `${label} resources.requests`).to.include.keys("cpu", "memory");
             expect(resources.limits ?? {}, `${label} resources.limits`).to.include.keys("memory");
@@ -1594,8 +1593,8 @@ describe("helm chart helm/testrun", () => {
         tmp: { sizeLimit: "512Mi" },
         kinds: ["http", "browser"],
         contexts: "2",
-        sandbox: "on",
-        seccomp: "Unconfined",
+        sandbox: "off",
+        seccomp: "RuntimeDefault",
         memoryLimit: "1536Mi",
       });
       // Every other component keeps the lean image and no /dev/shm of its own.
@@ -1606,9 +1605,15 @@ describe("helm chart helm/testrun", () => {
         });
     });
 
-    it("gives chromium's sandbox the seccomp profile it needs, or turns it off and keeps RuntimeDefault; bounds the browser processes when told", async () => {
+    it("turns chromium's sandbox on with the seccomp profile it needs (Unconfined unless given), off on RuntimeDefault; bounds the browser processes when told", async () => {
+      const unconfined = componentContainer(
+        await render({ set: ["components.executor.browser.sandbox=true"] }),
+        "executor",
+      );
+      expect(podOf(unconfined)).to.include({ sandbox: "on", seccomp: "Unconfined" });
       const localhost = await render({
         set: [
+          "components.executor.browser.sandbox=true",
           "components.executor.browser.seccompProfile.type=Localhost",
           "components.executor.browser.seccompProfile.localhostProfile=profiles/chromium.json",
           "components.executor.browser.processes=1",
@@ -1620,10 +1625,7 @@ describe("helm chart helm/testrun", () => {
         localhostProfile: "profiles/chromium.json",
       });
       expect(sandboxed.env.values).to.include({ BROWSER_SANDBOX: "on", BROWSER_PROCESSES: "1" });
-      const off = componentContainer(
-        await render({ set: ["components.executor.browser.sandbox=false"] }),
-        "executor",
-      );
+      const off = componentContainer(await render(), "executor");
       expect(podOf(off)).to.include({ sandbox: "off", seccomp: "RuntimeDefault" });
       expect(off.env.values.BROWSER_PROCESSES, "as many as contexts unless set").to.equal(undefined);
       // Everything else stays locked down either way.
@@ -1648,8 +1650,8 @@ describe("helm chart helm/testrun", () => {
           tmp: { sizeLimit: "1Gi" },
           kinds: ["browser"],
           contexts: "4",
-          sandbox: "on",
-          seccomp: "Unconfined",
+          sandbox: "off",
+          seccomp: "RuntimeDefault",
           memoryLimit: "3Gi",
         },
         "ci-testrun-executor-http": {

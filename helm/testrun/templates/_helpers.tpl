@@ -441,11 +441,11 @@ namespaces, which the runtime's default profile refuses: docs/deploy.md). Takes 
 {{- toYaml $context -}}
 {{- end -}}
 
-{{/* "true" when the workload's chromium runs with its sandbox (browser.sandbox, true by default). */}}
+{{/* "true" when the workload's chromium runs with its sandbox (browser.sandbox, false by default). */}}
 {{- define "testrun.browserSandbox" -}}
 {{- $values := fromYaml (include "testrun.values" .) -}}
-{{- $sandbox := dig "browser" "sandbox" true $values -}}
-{{- if kindIs "bool" $sandbox }}{{ $sandbox }}{{ else }}true{{ end -}}
+{{- $sandbox := dig "browser" "sandbox" false $values -}}
+{{- if kindIs "bool" $sandbox }}{{ $sandbox }}{{ else }}false{{ end -}}
 {{- end -}}
 
 {{- define "testrun.podSecurityContext" -}}
