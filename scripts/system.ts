@@ -149,11 +149,12 @@ export async function startSystem(options: SystemOptions): Promise<System> {
   };
   // Executors hold only their own token, as in the chart: the system is tested as deployed.
   const { SERVICE_TOKEN: _notForExecutors, ...executorBase } = env;
-  // Specs run unsandboxed here: the system of `make run` and of the tests is one developer's
+  // Specs run in the user-code sandbox, which needs root; a developer's `make run` as another user
+  // runs them unsandboxed instead, the system being that developer's alone
   // (services/executor/src/config.ts, PLAYWRIGHT_SPECS).
   const executorEnv = {
     ...localTargetsEgress,
-    PLAYWRIGHT_SPECS: "unsandboxed",
+    ...(process.getuid?.() !== 0 && { PLAYWRIGHT_SPECS: "unsandboxed" }),
     ...executorBase,
     ...ownEnv("executor"),
   };

@@ -81,14 +81,14 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
    */
   BROWSER_SANDBOX: z.enum(["on", "off"]).default("on"),
   /**
-   * Playwright spec cases: `off` (the default) fails each spec test saying this executor does not
-   * run them; `unsandboxed` runs them in a plain child process of the executor, as its user. The
-   * sandbox for user code (docs/security.md, "User code: Playwright specs") is built but not yet
-   * what runs them: until it is, a spec could read what the executor's user can (its token in
-   * /proc), so `unsandboxed` is for a single trusted team's installation and for development
-   * (`make run` and the tests set it), warned at start.
+   * Playwright spec cases: `sandboxed` (the default) runs each in the user-code sandbox
+   * (docs/security.md, "User code: Playwright specs"), which needs an executor running as root on
+   * Linux: elsewhere a spec test fails saying so. `off` fails each spec test saying this executor
+   * does not run them; `unsandboxed` runs them in a plain child process as the executor's user (a
+   * spec could then read what that user can, its token in /proc): for a single trusted team's
+   * installation only, warned at start.
    */
-  PLAYWRIGHT_SPECS: z.enum(["off", "unsandboxed"]).default("off"),
+  PLAYWRIGHT_SPECS: z.enum(["sandboxed", "off", "unsandboxed"]).default("sandboxed"),
   /** The user and group chromium runs as when the executor runs as root (65534: nobody); never root. */
   BROWSER_UID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),
   BROWSER_GID: z.coerce.number().int().min(1).max(4_294_967_294).default(65534),

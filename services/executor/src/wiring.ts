@@ -5,13 +5,16 @@ import { type Logger, redisCommandTimeoutMs, type ServiceWiring } from "@testrun
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Redis } from "ioredis";
 import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
-import { startEgressProxy } from "./browser/egress-proxy.js";
+import { type EgressProxy, startEgressProxy } from "./browser/egress-proxy.js";
 import { BrowserPool, baseChromiumArgs } from "./browser/pool.js";
 import { BrowserProbe } from "./browser/probe.js";
 import type { Config } from "./config.js";
-import { Executor } from "./executor.js";
+import { Executor, type ExecutorOptions } from "./executor.js";
 import { KindReporter, TestKinds } from "./kinds.js";
+import { launchDirect, sandboxedLauncher } from "./playwright/launch.js";
+import { playwrightPackages } from "./playwright/workspace.js";
 import { TestQueue } from "./queue.js";
+import { sandboxProxyPort } from "./sandbox/index.js";
 
 export { configSchema } from "./config.js";
 
@@ -107,14 +110,10 @@ export async function wireExecutor({
     traceMaxBytes: config.BROWSER_TRACE_MAX_BYTES,
     kinds,
     browserUnavailable: (error) => probe.failed(error),
-    // A Playwright spec's runner starts its own chromium: the pool's binary, flags and egress
-    // proxy. Only where PLAYWRIGHT_SPECS allows it (config.ts says why).
-    ...(config.PLAYWRIGHT_SPECS === "unsandboxed" && {
-      specs: {
-        chromiumPath: executablePath ?? config.CHROMIUM_PATH,
-        chromiumArgs: [...baseChromiumArgs, ...(launchOptions.args ?? [])],
-        ...(proxySettings && { proxy: proxySettings }),
-      },
+    // A Playwright spec's runner starts its own chromium: the pool's binary and flags, and the
+    // egress proxy, reached from inside the sandbox through its forwarder (config.ts says why).
+    ...(config.PLAYWRIGHT_SPECS !== "off" && {
+      specs: specRunnerSettings(config.PLAYWRIGHT_SPECS, config.CHROMIUM_PATH, proxy),
     }),
   });
   if (config.PLAYWRIGHT_SPECS === "unsandboxed")
@@ -151,5 +150,28 @@ export async function wireExecutor({
       await proxy.close();
       await egress.close();
     },
+  };
+}
+
+/**
+ * How this executor runs Playwright specs: in the user-code sandbox (its proxy at the forwarder's
+ * port inside), or as a plain child process with the proxy where it listens.
+ */
+function specRunnerSettings(
+  mode: "sandboxed" | "unsandboxed",
+  chromiumPath: string,
+  proxy: EgressProxy,
+): NonNullable<ExecutorOptions["specs"]> {
+  const sandboxed = mode === "sandboxed";
+  const server = sandboxed ? `http://127.0.0.1:${sandboxProxyPort}` : proxy.server;
+  const { proxy: settings, args } = browserLaunchOptions({ ...proxy, server }, chromiumPath);
+  const { hostname, port } = new URL(proxy.server);
+  return {
+    chromiumPath,
+    chromiumArgs: [...baseChromiumArgs, ...(args ?? [])],
+    ...(settings && { proxy: settings }),
+    launch: sandboxed
+      ? sandboxedLauncher({ proxy: { host: hostname, port: Number(port) }, readOnly: [playwrightPackages] })
+      : launchDirect,
   };
 }

@@ -30,10 +30,8 @@ describe("executor running a Playwright spec case", function () {
     target = await startBrowserTarget();
     beside.listen(0, "127.0.0.1");
     await once(beside, "listening");
-    executor = await startExecutor(stack, {
-      EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
-      PLAYWRIGHT_SPECS: "unsandboxed",
-    });
+    // The default PLAYWRIGHT_SPECS: each spec in the user-code sandbox.
+    executor = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32" });
     project = await seedRunsProject(stack);
   });
   after(async () => {
@@ -97,10 +95,10 @@ test("opens the form again", async ({ page }) => {
     expect(test?.summary).to.match(/^test 2 "reaches a server beside the executor" failed: /);
   });
 
-  it("fails a spec test, saying why, on an executor whose PLAYWRIGHT_SPECS is off (the default)", async () => {
-    // Taken by an executor of the default settings alone: the other one stops first.
+  it("fails a spec test, saying why, on an executor whose PLAYWRIGHT_SPECS is off", async () => {
+    // Taken by that executor alone: the other one stops first.
     await executor.stop();
-    const plain = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32" });
+    const plain = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32", PLAYWRIGHT_SPECS: "off" });
     executor = plain; // stopped by `after`
     const { catalog } = stack.catalog;
     const { projectId } = project;

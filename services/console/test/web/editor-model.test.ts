@@ -194,7 +194,8 @@ describe("console editor: the draft, the catalog's messages and the JSON view", 
       draftOfJson(JSON.stringify({ name: "x", steps: [{ name: "a", http: { method: 1, path: "/" } }] })),
     ).to.deep.equal({ error: "steps[0].http.method: must be a string, not number" });
     expect(draftOfJson(JSON.stringify({ name: "x", steps: [], colour: "red" }))).to.deep.equal({
-      error: "colour: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps",
+      error:
+        "colour: unknown field; expected one of: name, tags, enabled, recordTrace, retries, steps, playwright",
     });
   });
 

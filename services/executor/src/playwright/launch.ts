@@ -2,6 +2,7 @@
 // process group of its own; the sandbox (docs/security.md, "User code") stands in for it where it
 // is available, with the same contract.
 import { spawn } from "node:child_process";
+import { runSandboxed, type SandboxLimits } from "../sandbox/index.js";
 
 export interface LaunchRequest {
   command: string;
@@ -71,3 +72,38 @@ export const launchDirect: Launcher = (request) =>
       resolve({ exitCode, signal, timedOut, output: Buffer.concat(chunks).toString("utf8") });
     });
   });
+
+export interface SandboxedLaunchOptions {
+  /** The executor's egress proxy: the runner's only way out (its forwarder at 127.0.0.1 inside). */
+  proxy?: { host: string; port: number };
+  /** Host folders the runner reads: its node is added by the sandbox; @playwright/test's packages. */
+  readOnly: readonly string[];
+  limits?: Partial<SandboxLimits>;
+}
+
+/**
+ * The runner in the user-code sandbox (docs/security.md, "User code: Playwright specs"): its own
+ * uid, namespaces and limits, its workspace (`cwd`) on a bounded tmpfs at the same path, so the
+ * paths the configuration names hold inside and out.
+ */
+export function sandboxedLauncher(options: SandboxedLaunchOptions): Launcher {
+  return async (request) => {
+    const result = await runSandboxed({
+      command: request.command,
+      args: [...request.args],
+      env: request.env,
+      workDir: request.cwd,
+      readOnly: [...options.readOnly],
+      deadlineMs: request.deadlineMs,
+      signal: request.signal,
+      limits: { ...options.limits, outputBytes: request.maxOutputBytes },
+      ...(options.proxy && { proxy: options.proxy }),
+    });
+    return {
+      exitCode: result.exitCode,
+      signal: result.signal as NodeJS.Signals | null,
+      timedOut: result.timedOut,
+      output: `${result.stdout}${result.stderr}`.slice(0, request.maxOutputBytes),
+    };
+  };
+}

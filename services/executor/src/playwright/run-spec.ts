@@ -2,15 +2,22 @@
 // "Playwright specs"): laid out in a fresh folder (workspace.ts), started with nothing of the
 // executor's environment (launch.ts, or the sandbox), its JSON report read into one step result per
 // `test()` (report.ts), its traces redacted like browser steps' before they leave the executor.
-import { readFile } from "node:fs/promises";
 import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 import { type Artifact, ArtifactKind } from "../browser/artifacts.js";
 import { redactTrace, TraceTooLarge, unzipRatio } from "../browser/trace-redaction.js";
+import { SandboxUnavailable } from "../sandbox/index.js";
 import { maxSummaryLength, type StepOutcome, type TestFailureCause } from "../steps/runner.js";
 import { Variables } from "../steps/variables.js";
 import { type Launcher, launchDirect } from "./launch.js";
-import { readReport, type SpecTestOutcome } from "./report.js";
-import { layOutSpec, playwrightCli, type WorkspaceOptions } from "./workspace.js";
+import { readReport, type SpecReport, type SpecTestOutcome } from "./report.js";
+import {
+  layOutSpec,
+  playwrightCli,
+  readOutput,
+  type SpecWorkspace,
+  UnreadableOutput,
+  type WorkspaceOptions,
+} from "./workspace.js";
 
 export interface SpecRunOptions {
   baseUrl: string;
@@ -48,6 +55,8 @@ export interface SpecOutcome {
   artifacts: Artifact[];
 }
 
+/** The runner's JSON report read, at most: 200 tests with their errors and attachments fit well. */
+const maxReportBytes = 16 * 1024 ** 2;
 /** The runner's own output kept for a summary of a crash, at most. */
 const maxRunnerOutputBytes = 64 * 1024;
 /** Time the runner gets past the deadline to write its report (its own global timeout is the deadline). */
@@ -76,13 +85,18 @@ function summaryOf(tests: SpecTestOutcome[]): string {
   return `${passed} ${passed === 1 ? "test" : "tests"} passed${skipped > 0 ? `, ${skipped} skipped` : ""}`;
 }
 
-async function tracesOf(tests: SpecTestOutcome[], vars: Variables, maxZipBytes: number) {
+async function tracesOf(
+  workspace: SpecWorkspace,
+  tests: SpecTestOutcome[],
+  vars: Variables,
+  maxZipBytes: number,
+) {
   const artifacts: Artifact[] = [];
   const notes: string[] = [];
   for (const test of tests) {
     for (const attachment of test.attachments.filter((a) => a.name === "trace")) {
       try {
-        const zip = await readFile(attachment.path);
+        const zip = await readOutput(workspace, attachment.path, maxZipBytes);
         const content = await redactTrace(zip, vars, {
           maxZipBytes,
           maxUnzippedBytes: maxZipBytes * unzipRatio,
@@ -95,7 +109,7 @@ async function tracesOf(tests: SpecTestOutcome[], vars: Variables, maxZipBytes: 
           step: test.number,
         });
       } catch (error) {
-        if (!(error instanceof TraceTooLarge)) throw error;
+        if (!(error instanceof TraceTooLarge || error instanceof UnreadableOutput)) throw error;
         notes.push(`test ${test.number}'s trace was not kept: ${error.message}`);
       }
     }
@@ -125,11 +139,42 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
       deadlineMs: options.deadlineMs + reportGraceMs,
       signal: options.signal,
       maxOutputBytes: maxRunnerOutputBytes,
+    }).catch((error: unknown) => {
+      if (error instanceof SandboxUnavailable) return error;
+      throw error;
     });
+    if (launched instanceof SandboxUnavailable)
+      return {
+        passed: false,
+        summary: `this executor cannot run Playwright specs: ${launched.message} (docs/security.md)`,
+        durationMs: Math.round(performance.now() - started),
+        failedStep: 0,
+        cause: "browser",
+        steps: [],
+        artifacts: [],
+      };
     const durationMs = Math.round(performance.now() - started);
     options.signal?.throwIfAborted();
-    const json = await readFile(workspace.reportPath, "utf8").catch(() => undefined);
-    const report = json === undefined ? undefined : readReport(json, vars);
+    const json = await readOutput(workspace, workspace.reportPath, maxReportBytes).then(
+      (bytes) => bytes.toString("utf8"),
+      () => undefined,
+    );
+    let report: SpecReport | undefined;
+    try {
+      report = json === undefined ? undefined : readReport(json, vars);
+    } catch (error) {
+      // The spec ran in the runner's process: it may have filled its folder before the report was
+      // written, or written over it. Its own doing, said as such, never the executor's error.
+      return {
+        passed: false,
+        summary: `the Playwright runner's report could not be read (${(error as Error).name}): the spec may have filled its folder or written over the report`,
+        durationMs,
+        failedStep: 0,
+        cause: "assertion",
+        steps: [],
+        artifacts: [],
+      };
+    }
     const pastDeadline = `the spec ran past the test's deadline of ${options.deadlineMs} ms`;
     if (report === undefined || (report.timedOut && !report.tests.some((t) => !t.passed && !t.skipped))) {
       // No report, or the runner's global timeout ended it before any test failed: the runner did
@@ -157,7 +202,7 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
         ...(t.error !== undefined ? { error: t.error } : {}),
       }),
     );
-    const { artifacts } = await tracesOf(report.tests, vars, options.traceMaxBytes);
+    const { artifacts } = await tracesOf(workspace, report.tests, vars, options.traceMaxBytes);
     if (report.loadErrors.length > 0 || report.tests.length === 0) {
       const why = report.loadErrors[0] ?? "no test() ran";
       return {

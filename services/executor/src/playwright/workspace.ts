@@ -1,16 +1,26 @@
 // The folder a Playwright spec runs in: its files laid out by their paths, a configuration written
 // by the executor (never one from the spec's author), and @playwright/test reachable from it. The
 // runner and the spec see nothing else of the executor's files (docs/security.md, "User code").
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { mkdir, mkdtemp, open, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
 
 /** Where @playwright/test is installed beside the executor (its package folder). */
 export const playwrightTestDir = dirname(
   createRequire(import.meta.url).resolve("@playwright/test/package.json"),
 );
+/**
+ * The node_modules folder holding it, `playwright` and `playwright-core`: what a sandboxed runner
+ * reads of the executor's files (besides its node and chromium).
+ */
+export const playwrightPackages = (() => {
+  let dir = playwrightTestDir;
+  while (basename(dir) !== "node_modules" && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+})();
 /** Its command line, run with the executor's node. */
 export const playwrightCli = join(playwrightTestDir, "cli.js");
 
@@ -113,5 +123,31 @@ export async function layOutSpec(spec: PlaywrightSpec, options: WorkspaceOptions
   } catch (error) {
     await dispose();
     throw error;
+  }
+}
+
+export class UnreadableOutput extends Error {
+  override name = "UnreadableOutput";
+}
+
+/**
+ * Reads a file the runner wrote in the workspace (its report, a trace). The runner's process ran the
+ * spec, so the file may be anything: only a regular file inside the workspace is read (never what a
+ * symbolic link points at, which could be a file of the executor's), at most `maxBytes` of it.
+ */
+export async function readOutput(workspace: SpecWorkspace, path: string, maxBytes: number): Promise<Buffer> {
+  const root = await realpath(workspace.dir);
+  const real = await realpath(path).catch(() => undefined);
+  if (real === undefined || !real.startsWith(`${root}${sep}`))
+    throw new UnreadableOutput(`${relative(workspace.dir, path)} is not a file of the spec's folder`);
+  const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new UnreadableOutput(`${relative(workspace.dir, path)} is not a regular file`);
+    if (stat.size > maxBytes)
+      throw new UnreadableOutput(`${relative(workspace.dir, path)} is larger than ${maxBytes} bytes`);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }

@@ -17,17 +17,18 @@ export interface InitConfig {
   command: string;
   args: string[];
   env: Record<string, string>;
-  /** Host paths, bound inside before /tmp is covered. */
+  /** The command's folder on the host (laid out by the executor): copied in, and back out at the end. */
   hostHome: string;
   hostIo: string;
+  /** Where the command sees its folder (its cwd): a tmpfs of workBytes, so it cannot fill the disk. */
   home: string;
+  workBytes: number;
   hiddenPaths: string[];
   /**
-   * Host folders kept reachable, read-only, at /run/testrun-kept/<index> even when a covered path
-   * holds them: the command's own (node of a clone under /tmp, as in CI, would otherwise vanish
-   * with /tmp), which is run from there.
+   * Host folders the command reads (its node, @playwright/test), read-only at their own paths even
+   * where a covered path holds them: a clone under /tmp (as CI makes) or a checkout under /home.
    */
-  keptPaths: string[];
+  readOnly: string[];
   tmpBytes: number;
   /** prlimit's options, e.g. `--nproc=256:256`. */
   rlimits: string[];
@@ -44,16 +45,11 @@ export interface InitResult {
 /** Inside the namespace: where the executor's Unix socket to its egress proxy is bound. */
 export const ioInside = "/run/testrun-sandbox";
 export const proxySocketName = "proxy.sock";
-/** Inside the namespace: where kept host folders are (InitConfig.keptPaths, by index). */
-const keptInside = "/run/testrun-kept";
-
-/** The command as run inside: from its kept folder's place when it lies in one. */
-const keptCommand = (config: InitConfig): string => {
-  const index = config.keptPaths.findIndex((path) => config.command.startsWith(`${path}/`));
-  return index < 0
-    ? config.command
-    : `${keptInside}/${index}${config.command.slice(config.keptPaths[index]?.length ?? 0)}`;
-};
+/** Inside the namespace: where host folders are put aside before the paths holding them are covered. */
+const asideHome = "/run/testrun-home";
+const asideReadOnly = "/run/testrun-kept";
+/** What init.ts covers with an empty tmpfs, besides InitConfig.hiddenPaths. */
+export const coveredRoots = ["/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home"];
 
 const tool = (name: string) =>
   ["/usr/bin", "/bin", "/usr/sbin", "/sbin"].map((dir) => `${dir}/${name}`).find(existsSync) ?? name;
@@ -61,31 +57,57 @@ const tool = (name: string) =>
 const run = (name: string, args: string[]) => execFileSync(tool(name), args, { stdio: "ignore" });
 const tmpfs = (path: string, options: string) => run("mount", ["-t", "tmpfs", "-o", options, "tmpfs", path]);
 
+const under = (path: string, roots: string[]) =>
+  roots.some((root) => path === root || path.startsWith(`${root}/`));
+
 function setUp(config: InitConfig): void {
   run("mount", ["--make-rprivate", "/"]);
   run("ip", ["link", "set", "lo", "up"]);
-  // The spec's folder and the executor's socket are bound first: both live under paths covered next.
-  tmpfs("/home", "size=1m,mode=0755");
-  mkdirSync(config.home, { recursive: true });
-  run("mount", ["--bind", config.hostHome, config.home]);
+  // The host folders the command reaches are put aside under /run first: the paths that hold them
+  // are covered next.
   tmpfs("/run", "size=1m,mode=0755");
-  mkdirSync(ioInside, { mode: 0o700 });
-  run("mount", ["--bind", config.hostIo, ioInside]);
-  // Kept folders are bound read-only under /run (covered already) before their parents are
-  // covered; the command is run from there (keptCommand), so no name of theirs shows in /tmp.
-  config.keptPaths.filter(existsSync).forEach((path, i) => {
-    const aside = `${keptInside}/${i}`;
-    mkdirSync(aside, { recursive: true });
-    run("mount", ["--bind", path, aside]);
-    run("mount", ["-o", "remount,bind,ro", aside]);
+  const aside = (from: string, to: string) => {
+    mkdirSync(to, { recursive: true, mode: 0o700 });
+    run("mount", ["--bind", from, to]);
+  };
+  aside(config.hostIo, ioInside);
+  aside(config.hostHome, asideHome);
+  config.readOnly.forEach((path, i) => {
+    aside(path, `${asideReadOnly}/${i}`);
   });
+  tmpfs("/home", "size=1m,mode=0755");
   for (const path of ["/tmp", "/var/tmp", "/dev/shm"])
     if (existsSync(path)) tmpfs(path, `size=${config.tmpBytes},mode=1777,nosuid,nodev`);
   for (const path of ["/root", ...config.hiddenPaths])
     if (existsSync(path)) tmpfs(path, "size=64k,mode=0755");
+  // Read-only folders come back at their own paths, their covered parents still empty around them.
+  config.readOnly.forEach((path, i) => {
+    if (!under(path, [...coveredRoots, ...config.hiddenPaths])) return;
+    mkdirSync(path, { recursive: true });
+    run("mount", ["--bind", `${asideReadOnly}/${i}`, path]);
+    run("mount", ["-o", "remount,bind,ro", path]);
+  });
+  // The command's folder: a bounded tmpfs holding a copy of the executor's, the command's own.
+  mkdirSync(config.home, { recursive: true });
+  tmpfs(config.home, `size=${config.workBytes},mode=0755,nosuid,nodev`);
+  run("cp", ["-a", "--", `${asideHome}/.`, `${config.home}/`]);
+  run("chown", ["-R", "--no-dereference", `${config.uid}:${config.gid}`, "--", config.home]);
 
   // Should the pod run out of memory, the kernel kills the sandbox's processes before the executor.
   writeFileSync("/proc/self/oom_score_adj", "1000");
+}
+
+/**
+ * The command's folder back to the executor's, once nothing of the command runs: cp -a copies
+ * symbolic links as links (never what they point at) and at most the tmpfs's bounded size.
+ */
+function copyBack(config: InitConfig): string | undefined {
+  try {
+    run("cp", ["-a", "--", `${config.home}/.`, `${asideHome}/`]);
+    return undefined;
+  } catch (error) {
+    return `could not copy the command's folder back: ${(error as Error).message}`;
+  }
 }
 
 /** 127.0.0.1:port inside → the executor's Unix socket → its egress proxy. */
@@ -103,7 +125,8 @@ function forward(port: number): Promise<void> {
 }
 
 function start(config: InitConfig, control: Socket): void {
-  const reply = (result: InitResult) => {
+  const reply = (outcome: InitResult) => {
+    let result = outcome;
     // Nothing the command started is left: kill(-1) from PID 1 reaches every other process here.
     // Only as PID 1 of its own namespace: anywhere else, kill(-1) as root would end every process
     // of the host (a CI run died of something that did).
@@ -111,6 +134,8 @@ function start(config: InitConfig, control: Socket): void {
       try {
         process.kill(-1, "SIGKILL");
       } catch {}
+    const copyError = result.error === undefined ? copyBack(config) : undefined;
+    if (copyError) result = { error: copyError };
     control.end(`${JSON.stringify(result)}\n`, () => process.exit(0));
   };
   control.on("close", () => reply({ error: "the executor went away" }));
@@ -135,7 +160,7 @@ function start(config: InitConfig, control: Socket): void {
           tool("prlimit"),
           ...config.rlimits,
           "--",
-          keptCommand(config),
+          config.command,
           ...config.args,
         ],
         { cwd: config.home, env: config.env, stdio: ["ignore", "inherit", "inherit"] },

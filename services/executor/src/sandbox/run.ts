@@ -6,23 +6,25 @@
 //     proxy: { host: "127.0.0.1", port: egressProxyPort },   // optional: the only way out
 //   });
 //
-// The command sees: its files in a fresh folder `sandboxHome` (its cwd and HOME, removed
-// afterwards; `inspect` reads it first), the environment given and nothing else (HTTP(S)_PROXY
-// added when `proxy` is), loopback only (the proxy at 127.0.0.1:`proxyPort` inside), an empty /tmp,
-// a /proc of its own PID namespace, uid:gid of its own without capabilities, and rlimits. At the
-// deadline, or when it ends, everything it started is killed.
+// The command sees: its files in a folder of its own, `sandboxHome` (or the caller's `workDir` at
+// its own path): its cwd, a tmpfs of `workBytes` holding a copy, copied back when it ends
+// (`inspect` reads it first); the environment given and nothing else (HTTP(S)_PROXY added when
+// `proxy` is), loopback only (the proxy at 127.0.0.1:`proxyPort` inside), an empty /tmp, the
+// `readOnly` host folders, a /proc of its own PID namespace, uid:gid of its own without
+// capabilities, and rlimits. At the deadline, on abort, or when it ends, everything it started is
+// killed.
 //
 // Made of util-linux's unshare (PID, mount, network, IPC and UTS namespaces; --kill-child ends the
 // namespace with it), setpriv and prlimit, and init.ts (PID 1 inside). Needs root: a caller that is
 // not gets SandboxUnavailable, and nothing runs.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import type { InitConfig, InitResult } from "./init.js";
+import { coveredRoots, type InitConfig, type InitResult } from "./init.js";
 import { capOutput } from "./output.js";
 import { bridgeToProxy, type ProxyBridge } from "./proxy-bridge.js";
 
@@ -41,6 +43,8 @@ export interface SandboxLimits {
   outputBytes: number;
   /** Size of each tmpfs inside (/tmp, /var/tmp, /dev/shm). */
   tmpBytes: number;
+  /** Size of the command's folder (a tmpfs): what it may write there, all files together. */
+  workBytes: number;
 }
 
 export const defaultSandboxLimits: SandboxLimits = {
@@ -51,6 +55,7 @@ export const defaultSandboxLimits: SandboxLimits = {
   cpuSeconds: 600,
   outputBytes: 1024 ** 2,
   tmpBytes: 64 * 1024 ** 2,
+  workBytes: 256 * 1024 ** 2,
 };
 
 /** The spec's folder inside the sandbox: cwd and HOME. */
@@ -80,6 +85,19 @@ export interface SandboxOptions {
   args?: string[];
   /** Files written into the sandbox's folder before it starts: relative path → content. */
   files?: Record<string, string | Uint8Array>;
+  /**
+   * In place of `files`: a folder the caller laid out, which the command sees at its own path (its
+   * cwd), and which holds what the command left there once it ends (copied back: symbolic links
+   * stay links). The caller removes it.
+   */
+  workDir?: string;
+  /**
+   * Host folders the command reads (read-only at their own paths, even under a covered path such
+   * as /tmp). Never one of the covered paths or the hidden ones themselves, nor inside a hidden one.
+   */
+  readOnly?: string[];
+  /** Kills the command and everything it started, as the deadline does. */
+  signal?: AbortSignal;
   /** The whole environment of the command: nothing of the executor's is added. */
   env?: Record<string, string>;
   deadlineMs: number;
@@ -121,21 +139,46 @@ export class SandboxUnavailable extends Error {
 /** Paths covered besides /tmp, /var/tmp, /dev/shm, /run, /root and /home (init.ts). */
 const defaultHiddenPaths = ["/var/run/secrets", "/etc/testrun", "/var/lib/kubelet"];
 
-/** Paths the init covers whatever the caller hides (init.ts setUp). */
-const coveredRoots = ["/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home"];
+/**
+ * The host folders the command reads: the caller's, and the executor's own node's when that is the
+ * command. A covered path itself would bring back all it covers, a hidden one its secrets: refused.
+ */
+function readOnlyFolders(command: string, asked: readonly string[], hidden: readonly string[]): string[] {
+  const folders = new Set(asked.map((path) => normalize(path)));
+  if (command === process.execPath) folders.add(dirname(command));
+  for (const folder of folders) {
+    const refused =
+      folder === "/" ||
+      !folder.startsWith("/") ||
+      [...coveredRoots, ...hidden].some((root) => root === folder || root.startsWith(`${folder}/`)) ||
+      hidden.some((root) => folder.startsWith(`${root}/`));
+    if (refused) throw new SandboxUnavailable(`${folder} cannot be made readable inside the sandbox`);
+  }
+  return [...folders];
+}
+
+/** The pids of processes of `uid` on this host (zombies included). */
+async function processesOf(uid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
+    if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) found.push(Number(name));
+  }
+  return found;
+}
 
 /**
- * The executor's own node stays visible when the command is it: a clone under /tmp (as CI makes)
- * keeps its node there. Only its own folder, read-only, and never a covered folder itself (a node
- * right in /tmp would bring the whole of the host's /tmp back).
+ * Waits until no process of `uid` is left: after a deadline the namespace's processes are killed by
+ * the kernel once its init dies, which may be later than unshare's own end. True when none is left.
  */
-function keptPathsFor(command: string): string[] {
-  if (command !== process.execPath) return [];
-  const folder = dirname(command);
-  const covered = [...coveredRoots, ...defaultHiddenPaths];
-  return covered.some((root) => folder === root || root.startsWith(`${folder}/`)) || folder === "/"
-    ? []
-    : [folder];
+async function goneWithin(uid: number, ms: number): Promise<boolean> {
+  const until = performance.now() + ms;
+  while ((await processesOf(uid)).length > 0) {
+    if (performance.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
 }
 
 const initScript = fileURLToPath(
@@ -146,19 +189,25 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
   if (process.platform !== "linux" || process.getuid?.() !== 0)
     throw new SandboxUnavailable("user code runs only in a sandbox, and making one needs root on Linux");
   const limits = { ...defaultSandboxLimits, ...options.limits };
+  const hiddenPaths = [...defaultHiddenPaths, ...(options.hiddenPaths ?? [])];
+  const readOnly = readOnlyFolders(options.command, options.readOnly ?? [], hiddenPaths);
+  if (options.workDir !== undefined && options.files !== undefined)
+    throw new Error("runSandboxed takes files or a workDir, not both");
   const taken = options.uid === undefined ? takeUid() : undefined;
   const uid = options.uid ?? (taken as number);
   const gid = options.gid ?? uid;
   const started = performance.now();
   let root: string | undefined;
   let bridge: ProxyBridge | undefined;
+  // Whether every process of the uid is known to be gone, so that the uid may be used again.
+  let uidFree = true;
   try {
     root = await mkdtemp(join(tmpdir(), "testrun-sandbox-"));
     await chmod(root, 0o711);
-    const home = join(root, "home");
+    const home = options.workDir ?? join(root, "home");
     const io = join(root, "io");
     await mkdir(io, { mode: 0o700 });
-    await writeFiles(home, options.files ?? {}, uid, gid);
+    if (options.workDir === undefined) await writeFiles(home, options.files ?? {});
     const env = { ...options.env };
     if (options.proxy) {
       bridge = await bridgeToProxy(join(io, "proxy.sock"), options.proxy);
@@ -178,9 +227,10 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
       env,
       hostHome: home,
       hostIo: io,
-      home: sandboxHome,
-      hiddenPaths: [...defaultHiddenPaths, ...(options.hiddenPaths ?? [])],
-      keptPaths: keptPathsFor(options.command),
+      home: options.workDir ?? sandboxHome,
+      workBytes: limits.workBytes,
+      hiddenPaths,
+      readOnly,
       tmpBytes: limits.tmpBytes,
       rlimits: [
         `--nproc=${limits.processes}`,
@@ -227,19 +277,29 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
     control.write(`${JSON.stringify(config)}\n`);
 
     let timedOut = false;
+    let killed = false;
+    // unshare's child, the init (PID 1), dies with it, and the kernel kills its whole namespace.
+    const kill = () => {
+      killed = true;
+      child.kill("SIGKILL");
+    };
     const deadline = setTimeout(() => {
       timedOut = true;
-      // unshare's child, the init (PID 1), dies with it, and the kernel kills its whole namespace.
-      child.kill("SIGKILL");
+      kill();
     }, options.deadlineMs);
+    options.signal?.addEventListener("abort", kill, { once: true });
+    if (options.signal?.aborted) kill();
     const [code] = (await once(child, "close")) as [number | null];
     clearTimeout(deadline);
+    options.signal?.removeEventListener("abort", kill);
+    // Killed from here: the namespace's processes die after unshare did, not before.
+    if (killed) uidFree = await goneWithin(uid, 10_000);
 
     const line = answer.split("\n")[0];
     const result: InitResult = line ? JSON.parse(line) : {};
-    if (result.error && !timedOut)
+    if (result.error && !killed)
       throw new SandboxUnavailable(`${result.error}; the sandbox's stderr: ${stderr.text().slice(-500)}`);
-    if (!line && !timedOut)
+    if (!line && !killed)
       throw new SandboxUnavailable(`the sandbox ended without a result (unshare exit ${code})`);
     const signal = result.signal ?? null;
     const limitHit: SandboxLimitHit | undefined =
@@ -252,8 +312,8 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
             : undefined;
     if (options.inspect) await options.inspect(home);
     return {
-      exitCode: timedOut ? null : (result.exitCode ?? null),
-      signal: timedOut ? "SIGKILL" : signal,
+      exitCode: killed ? null : (result.exitCode ?? null),
+      signal: killed ? "SIGKILL" : signal,
       stdout: stdout.text(),
       stderr: stderr.text(),
       timedOut,
@@ -263,30 +323,21 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
   } finally {
     await bridge?.close();
     if (root) await rm(root, { recursive: true, force: true });
-    // Every process of the uid is gone by now (its namespace ended with its init), so it is free.
-    if (taken !== undefined) uidsInUse.delete(taken);
+    // Every process of the uid is gone by now (its namespace ended with its init), so it is free;
+    // one that outlived a kill keeps its uid from being used again in this process.
+    if (taken !== undefined && uidFree) uidsInUse.delete(taken);
   }
 }
 
-/** Writes the given files under `home` (paths must stay inside it) and hands them to the sandbox's user. */
-async function writeFiles(
-  home: string,
-  files: Record<string, string | Uint8Array>,
-  uid: number,
-  gid: number,
-): Promise<void> {
+/** Writes the given files under `home` (paths must stay inside it); the init hands their copy to the sandbox's user. */
+async function writeFiles(home: string, files: Record<string, string | Uint8Array>): Promise<void> {
   await mkdir(home, { mode: 0o755 });
-  await chown(home, uid, gid);
   for (const [name, content] of Object.entries(files)) {
     const relative = normalize(name);
     if (relative.startsWith("..") || relative.startsWith("/") || relative === ".")
       throw new Error(`sandbox file path must stay inside its folder: ${JSON.stringify(name)}`);
     const path = join(home, relative);
-    for (let dir = dirname(path); dir !== home; dir = dirname(dir)) {
-      await mkdir(dir, { recursive: true });
-      await chown(dir, uid, gid);
-    }
+    await mkdir(dirname(path), { recursive: true });
     await writeFile(path, content, { mode: 0o644 });
-    await chown(path, uid, gid);
   }
 }
