@@ -483,7 +483,7 @@ var optionsOf = {
   status: { json: { type: "string" } },
   cancel: {},
   mcp: {},
-  push: { "dry-run": { type: "boolean" }, json: { type: "string" } },
+  push: { "dry-run": { type: "boolean" }, json: { type: "string" }, tags: { type: "string" } },
   list: {
     json: { type: "string" },
     tag: { type: "string", multiple: true },
@@ -619,7 +619,13 @@ function parseCommand(argv) {
       return { name: "mcp" };
     case "push": {
       const [folder = ""] = positionals(1, "the folder of specs");
-      return { name: "push", folder, dryRun: values["dry-run"] === true, ...optional("json", str("json")) };
+      return {
+        name: "push",
+        folder,
+        dryRun: values["dry-run"] === true,
+        tags: list(str("tags") ?? ""),
+        ...optional("json", str("json"))
+      };
     }
     default: {
       const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");
@@ -1053,8 +1059,9 @@ Usage:
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
   testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
-  testrun push FOLDER [--dry-run] [--json FILE|-]  make each Playwright spec under FOLDER (*.spec.ts,
-                         *.test.js...) one test case, with the helper files it imports; prints
+  testrun push FOLDER [--tags a,b] [--dry-run] [--json FILE|-]
+                         make each Playwright spec under FOLDER (*.spec.ts, *.test.js...) one
+                         test case, with the helper files it imports and the tags given; prints
                          what was created, updated or left unchanged (needs TESTRUN_CONTENT_TOKEN)
 
 Run options:
@@ -1318,7 +1325,7 @@ async function filesOf(folder) {
     );
   }
 }
-async function specDocument(folder) {
+async function specDocument(folder, tags = []) {
   const cases = specCasesOfFolder(await filesOf(folder));
   if (cases.length === 0)
     throw new UsageError(`push: no spec file (*.spec.ts, *.spec.js, *.test.ts, *.test.js) under ${folder}`);
@@ -1339,6 +1346,7 @@ async function specDocument(folder) {
     document: {
       testCases: cases.map(({ name, playwright }) => ({
         name,
+        ...tags.length > 0 && { tags: [...tags] },
         playwright: {
           spec: playwright.spec,
           ...playwright.files.length > 0 && { files: playwright.files }
@@ -1611,7 +1619,7 @@ Run "testrun --help" for usage.
 async function push(client, command, io) {
   const human = command.json === "-" ? io.stderr : io.stdout;
   try {
-    const { document, specs, helpers } = await specDocument(command.folder);
+    const { document, specs, helpers } = await specDocument(command.folder, command.tags);
     human.write(
       `Pushing ${specs} spec file${specs === 1 ? "" : "s"} (with ${helpers} helper file${helpers === 1 ? "" : "s"}) from ${command.folder}${command.dryRun ? " (dry run)" : ""}
 `

@@ -35,7 +35,7 @@ export type Command =
   | { name: "cancel"; runId: string }
   | { name: "mcp" }
   /** Push a folder of Playwright specs with the content token (push.ts). */
-  | { name: "push"; folder: string; dryRun: boolean; json?: string }
+  | { name: "push"; folder: string; dryRun: boolean; json?: string; tags: string[] }
   | {
       name: "list";
       what: "plans" | "envs" | "cases" | "runs";
@@ -77,7 +77,7 @@ const optionsOf: Record<string, Options> = {
   status: { json: { type: "string" } },
   cancel: {},
   mcp: {},
-  push: { "dry-run": { type: "boolean" }, json: { type: "string" } },
+  push: { "dry-run": { type: "boolean" }, json: { type: "string" }, tags: { type: "string" } },
   list: {
     json: { type: "string" },
     tag: { type: "string", multiple: true },
@@ -231,7 +231,13 @@ export function parseCommand(argv: string[]): Command {
       return { name: "mcp" };
     case "push": {
       const [folder = ""] = positionals(1, "the folder of specs");
-      return { name: "push", folder, dryRun: values["dry-run"] === true, ...optional("json", str("json")) };
+      return {
+        name: "push",
+        folder,
+        dryRun: values["dry-run"] === true,
+        tags: list(str("tags") ?? ""),
+        ...optional("json", str("json")),
+      };
     }
     default: {
       const [whatText = ""] = positionals(1, "what to list (plans, envs, cases or runs)");

@@ -133,7 +133,7 @@ async function push(
 ): Promise<Result> {
   const human = command.json === "-" ? io.stderr : io.stdout;
   try {
-    const { document, specs, helpers } = await specDocument(command.folder);
+    const { document, specs, helpers } = await specDocument(command.folder, command.tags);
     human.write(
       `Pushing ${specs} spec file${specs === 1 ? "" : "s"} (with ${helpers} helper file${helpers === 1 ? "" : "s"}) from ${command.folder}${command.dryRun ? " (dry run)" : ""}\n`,
     );

@@ -11,8 +11,9 @@ Usage:
   testrun cancel RUN_ID                            stop a run; tests not run yet are refunded
   testrun list plans|envs|cases|runs [--json FILE|-] [--tag T]... [--search S] [--limit N]
   testrun mcp                                      serve the Testrun tools to an AI agent over stdio (MCP)
-  testrun push FOLDER [--dry-run] [--json FILE|-]  make each Playwright spec under FOLDER (*.spec.ts,
-                         *.test.js...) one test case, with the helper files it imports; prints
+  testrun push FOLDER [--tags a,b] [--dry-run] [--json FILE|-]
+                         make each Playwright spec under FOLDER (*.spec.ts, *.test.js...) one
+                         test case, with the helper files it imports and the tags given; prints
                          what was created, updated or left unchanged (needs TESTRUN_CONTENT_TOKEN)
 
 Run options:

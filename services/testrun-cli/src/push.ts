@@ -27,9 +27,13 @@ async function filesOf(folder: string) {
   }
 }
 
-/** The content document of a folder: one test case per spec file, each with the helpers it imports. */
+/**
+ * The content document of a folder: one test case per spec file, each with the helpers it imports
+ * and `tags` (push --tags; none without it: an import makes each case as the document says).
+ */
 export async function specDocument(
   folder: string,
+  tags: readonly string[] = [],
 ): Promise<{ document: { testCases: unknown[] }; specs: number; helpers: number }> {
   const cases = specCasesOfFolder(await filesOf(folder));
   if (cases.length === 0)
@@ -49,6 +53,7 @@ export async function specDocument(
     document: {
       testCases: cases.map(({ name, playwright }) => ({
         name,
+        ...(tags.length > 0 && { tags: [...tags] }),
         playwright: {
           spec: playwright.spec,
           ...(playwright.files.length > 0 && { files: playwright.files }),

@@ -191,6 +191,16 @@ describe("testrun push (catalog, keys and gateway as processes)", function () {
     const json = JSON.parse(changed.stdout) as { applied: boolean; testCases: { outcome: string }[] };
     expect(json.applied).to.equal(true);
     expect(json.testCases.map((c) => c.outcome)).to.deep.equal(["changed", "unchanged"]);
+
+    // --tags: every pushed case carries them, so `testrun run --tags` picks the pushed specs.
+    const tagged = await push("--tags", "e2e, web");
+    expect(tagged.stdout).to.contain("Pushed 2 specs: 0 created, 2 updated, 0 unchanged.");
+    expect(tagged.stdout).to.match(/ {2}updated {3}tests\/cart\.test\.js \(tags\)/);
+    const { testCases } = await catalog.listTestCases({ actor: operator, projectId, tags: ["web"] });
+    expect(testCases.map((c) => [c.name, c.tags])).to.have.deep.members([
+      ["tests/cart.test.js", ["e2e", "web"]],
+      ["tests/login.spec.ts", ["e2e", "web"]],
+    ]);
   });
 
   it("takes the token from TESTRUN_CONTENT_TOKEN only: missing, or an API key in its place, is refused saying what to do", async () => {
