@@ -3,7 +3,11 @@
 // the demo target's web app through the egress proxy; each test() is one step result with its
 // title, the failed one's error, its trace kept, and the project variable the spec reads absent
 // from everything stored and served.
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { createCliContext, setVariable } from "@testrun/cli";
+import { KeyKind } from "@testrun/gen/testrun/keys/v1/keys_pb";
 import { expect } from "chai";
 import { unzipSync } from "fflate";
 import pg from "pg";
@@ -11,6 +15,7 @@ import type { Browser } from "playwright-core";
 import type { System } from "../scripts/system.js";
 import { launchBrowser, openSignInLink, shot, viewports } from "./browser.js";
 import { newProject, type Pipeline, sharedTestSystem } from "./pipeline.js";
+import { cliEnv, runCli } from "./testrun-cli.js";
 
 const password = "s3cret-Spec-Value-7731";
 const spec = `import { test, expect } from "@playwright/test";
@@ -110,6 +115,73 @@ describe("a Playwright spec case through the whole system", function () {
       await db.end();
     }
     for (const body of pipeline.responses) expect(body).to.not.include(password);
+  });
+
+  it("runs a new user's repository as docs/pipelines.md shows it: testrun push --tags, then testrun run --tags, the failed spec with its trace", async () => {
+    // The example of "Pushing specs": two specs, a page object one of them imports, a config left out.
+    const repository = await mkdtemp(join(tmpdir(), "testrun-e2e-repo-"));
+    const files: Record<string, string> = {
+      "e2e/login.spec.ts": `import { test, expect } from "@playwright/test";
+import { ShopPage } from "./pages/shop";
+test("logs in", async ({ page }) => {
+  await new ShopPage(page).open();
+  await expect(page).toHaveTitle(/Demo shop/);
+});
+`,
+      "e2e/checkout.spec.ts": `import { test } from "@playwright/test";
+test("pays by card", async ({ page }) => {
+  await page.goto("/");
+  throw new Error("the card form is missing");
+});
+`,
+      "e2e/pages/shop.ts": `export class ShopPage {
+  constructor(private readonly page: import("@playwright/test").Page) {}
+  async open() { await this.page.goto("/"); }
+}
+`,
+      "e2e/playwright.config.ts": "export default { workers: 8 };\n",
+    };
+    try {
+      for (const [path, source] of Object.entries(files)) {
+        await mkdir(dirname(join(repository, path)), { recursive: true });
+        await writeFile(join(repository, path), source);
+      }
+      const { secret: contentToken } = await createCliContext(system.env).keys.createKey({
+        actor: { kind: { case: "memberId", value: ownerId } },
+        projectId,
+        name: "push from CI",
+        kind: KeyKind.CONTENT_TOKEN,
+      });
+      const pushed = await runCli(["push", join(repository, "e2e"), "--tags", "e2e"], {
+        PATH: String(process.env.PATH),
+        TESTRUN_URL: system.gatewayUrl,
+        TESTRUN_CONTENT_TOKEN: contentToken,
+      });
+      expect(pushed.code, pushed.stderr).to.equal(0);
+      expect(pushed.stdout).to.contain("Pushing 2 spec files (with 1 helper file)");
+      expect(pushed.stdout).to.contain("Pushed 2 specs: 2 created, 0 updated, 0 unchanged.");
+      expect(pushed.stdout + pushed.stderr).to.not.include(contentToken);
+
+      const ran = await runCli(
+        ["run", "--tags", "e2e", "--json", "-"],
+        cliEnv(system.gatewayUrl, pipeline.key),
+      );
+      expect(ran.code, ran.stderr).to.equal(1);
+      const run = JSON.parse(ran.stdout) as {
+        status: string;
+        tests: { name: string; status: string; summary: string; artifacts: { kind: string }[] }[];
+      };
+      expect(run.status).to.equal("FAILED");
+      expect(run.tests.map((t) => [t.name, t.status, t.summary])).to.have.deep.members([
+        ["checkout.spec.ts", "FAILED", 'test 1 "pays by card" failed: Error: the card form is missing'],
+        ["login.spec.ts", "PASSED", "1 test passed"],
+      ]);
+      // The failed spec's trace is kept, as the console's run page shows it.
+      const failed = run.tests.find((t) => t.status === "FAILED");
+      expect(failed?.artifacts.map((a) => a.kind)).to.include("trace");
+    } finally {
+      await rm(repository, { recursive: true, force: true });
+    }
   });
 
   for (const width of ["wide", "narrow"] as const)
