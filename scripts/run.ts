@@ -122,7 +122,8 @@ ${await browserTestsLine()}
 Its content token (import only, shown once): pushes a folder of Playwright specs, one test case each
 (docs/pipelines.md, "Pushing specs"):
 
-  TESTRUN_URL=${system.gatewayUrl} TESTRUN_CONTENT_TOKEN=${demo.contentToken} npx testrun push <folder>
+  TESTRUN_URL=${system.gatewayUrl} TESTRUN_CONTENT_TOKEN=${demo.contentToken} npx testrun push <folder> --tags e2e
+  TESTRUN_URL=${system.gatewayUrl} TESTRUN_API_KEY=${demo.secret} npx testrun run --tags e2e
 
 Automation: the schedule "Smoke every minute" starts the Smoke plan on its own each minute; every
 run's events go to a local receiver (${receiver.url}) that checks their signatures: see the
