@@ -4,7 +4,7 @@
 // are real: there it reads the executor's environment and token file and reaches its services.
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
@@ -15,25 +15,13 @@ import {
   startInProcessRunsStack,
 } from "@testrun/testing";
 import { expect } from "chai";
-import { defaultSandboxUid, sandboxUidCount } from "../src/sandbox/index.js";
 import { type BrowserTarget, startBrowserTarget } from "./browser-target.js";
 import { type InProcessExecutor, startExecutor } from "./in-process.js";
+import { sandboxProcesses } from "./sandbox-processes.js";
 
 /** Where a service token would be mounted (a path the sandbox covers), with a canary in it. */
 const tokenFolder = `/etc/testrun/hostile-${randomBytes(4).toString("hex")}`;
 const canary = `canary-${randomBytes(8).toString("hex")}`;
-
-/** Processes of the sandboxes' uids still running on the host. */
-async function sandboxProcesses(): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
-    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
-    if (uid >= defaultSandboxUid && uid < defaultSandboxUid + sandboxUidCount) found.push(Number(name));
-  }
-  return found;
-}
 
 const portOf = (url: string) => Number(new URL(url).port);
 

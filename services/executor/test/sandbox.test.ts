@@ -4,7 +4,7 @@
 import { execFile } from "node:child_process";
 import { promises as dns } from "node:dns";
 import { once } from "node:events";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,12 +13,8 @@ import { promisify } from "node:util";
 import { EgressGuard, EgressPolicy, parseAllowList, type Resolve } from "@testrun/kit/egress";
 import { expect } from "chai";
 import { type EgressProxy, startEgressProxy } from "../src/browser/egress-proxy.js";
-import {
-  defaultSandboxUid,
-  runSandboxed,
-  type SandboxOptions,
-  sandboxUidCount,
-} from "../src/sandbox/index.js";
+import { defaultSandboxUid, runSandboxed, type SandboxOptions } from "../src/sandbox/index.js";
+import { sandboxProcesses } from "./sandbox-processes.js";
 
 const node = process.execPath;
 const secret = "executor-secret-5f1c9a7e";
@@ -26,18 +22,6 @@ const secret = "executor-secret-5f1c9a7e";
 /** Runs a script with node in the sandbox; stdout is what the script printed. */
 const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
   runSandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
-
-/** Host pids of processes running as a sandbox's uid: none once a run is over. */
-async function sandboxProcesses(): Promise<number[]> {
-  const found: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
-    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
-    if (uid >= defaultSandboxUid && uid < defaultSandboxUid + sandboxUidCount) found.push(Number(name));
-  }
-  return found;
-}
 
 /** A TCP server on `host` counting the connections it accepted. */
 async function listener(host: string): Promise<{ server: Server; port: number; accepted: () => number }> {
