@@ -24,7 +24,12 @@
 //
 // 4. browser tests (bench/browser.ts): browser tests a minute of an executor process against a
 //    floor driving the same Chromium, and the executor's memory, at 1, 2 and 4 browser contexts
-//    (BENCH_BROWSER_CONTEXTS, BENCH_BROWSER_TESTS); BENCH_ONLY=browser runs it alone.
+//    (BENCH_BROWSER_CONTEXTS, BENCH_BROWSER_TESTS); BENCH_ONLY=browser runs it alone. Then the
+//    browser pool with tests of one, two and many projects (bench/browser-projects.ts;
+//    BENCH_PROJECTS_TESTS, BENCH_PROJECTS_CONTEXTS; BENCH_ONLY=browser-projects), and Playwright
+//    specs a minute of an executor process, sandboxed and unsandboxed, against `playwright test`
+//    run directly, and the executor's memory (bench/specs.ts; BENCH_SPECS, BENCH_SPECS_CONCURRENCY;
+//    BENCH_ONLY=specs).
 // 5. the cost of metrics (bench/metrics.ts): the read load with every /metrics on and with
 //    METRICS_PORT=0, CPU time per request of each, and a /metrics scrape's time under that load;
 //    BENCH_ONLY=metrics runs it alone (on systems of its own).
@@ -57,12 +62,14 @@ import {
 import { abuseTable } from "./bench/abuse.js";
 import { automationTable } from "./bench/automation.js";
 import { browserTable } from "./bench/browser.js";
+import { browserProjectsTable } from "./bench/browser-projects.js";
 import { growthTable } from "./bench/growth.js";
 import { healthTable } from "./bench/health.js";
 import { cpuMs, type LoadResult, load, rssMiB, topSelfTime, writeCalls } from "./bench/measure.js";
 import { MemoryLimits } from "./bench/memory-limit.js";
 import { metricsTable } from "./bench/metrics.js";
 import { enterBenchPart, reportFailedBenchPart } from "./bench/part.js";
+import { specsTable } from "./bench/specs.js";
 import { seedDemo } from "./demo/seed.js";
 import { serviceNames } from "./services.js";
 import { type System, startSystem } from "./system.js";
@@ -408,6 +415,23 @@ try {
       secret,
       levels: numbers(process.env.BENCH_BROWSER_CONTEXTS, [1, 2, 4]),
       tests: Number(process.env.BENCH_BROWSER_TESTS ?? 40),
+    });
+  enterBenchPart("the browser-projects table");
+  if (only === "browser-projects" || (!profile && !only && !pathOnly))
+    await browserProjectsTable({
+      tests: Number(process.env.BENCH_PROJECTS_TESTS ?? 40),
+      contexts: Number(process.env.BENCH_PROJECTS_CONTEXTS ?? 2),
+    });
+  // Playwright specs (issue 42): it replaces the executor with one per PLAYWRIGHT_SPECS mode.
+  enterBenchPart("the specs table");
+  if (only === "specs" || (!profile && !only && !pathOnly))
+    await specsTable({
+      system,
+      projectId,
+      secret,
+      launcher,
+      specs: Number(process.env.BENCH_SPECS ?? 20),
+      concurrency: Number(process.env.BENCH_SPECS_CONCURRENCY ?? 1),
     });
 
   // 5. The cost of metrics, on systems of its own (the one above stopped: the cores are theirs).

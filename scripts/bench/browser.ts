@@ -7,11 +7,11 @@
 // the same test case through the runs service, its pages going through the executor's egress proxy;
 // its figure is the run's tests over the time from POST /v1/runs to finished. Resident memory is the
 // executor's process tree (Node plus Chromium's processes), sampled while the run goes on.
-import { readFileSync } from "node:fs";
 import { createCliContext, createTestCases, readTestCaseFile } from "@testrun/cli";
 import { startServiceProcess } from "@testrun/testing";
 import { chromium } from "playwright-core";
 import type { System } from "../system.js";
+import { treeRssMiB } from "./measure.js";
 
 export interface BrowserTableOptions {
   system: System;
@@ -37,23 +37,6 @@ const caseYaml = (count: number) =>
       browser: { click: { locator: { role: button, name: Sign in } } }
 `,
   ).join("");
-
-/** Resident memory of a process and all its descendants, in MiB (Linux /proc). */
-function treeRssMiB(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  let pages = 0;
-  const visit = (id: number) => {
-    try {
-      pages += Number(readFileSync(`/proc/${id}/statm`, "utf8").split(" ")[1]);
-      for (const task of readFileSync(`/proc/${id}/task/${id}/children`, "utf8").trim().split(" "))
-        if (task) visit(Number(task));
-    } catch {
-      // Gone meanwhile: a renderer of a closed context.
-    }
-  };
-  visit(pid);
-  return (pages * 4096) / 2 ** 20;
-}
 
 /** Runs `count` tests of the floor's 3 steps, `concurrency` at a time: tests a minute. */
 async function floorTestsPerMinute(baseUrl: string, count: number, concurrency: number): Promise<number> {

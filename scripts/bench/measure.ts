@@ -4,7 +4,7 @@
 // spent most of its own time in.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const autocannon = createRequire(import.meta.url).resolve("autocannon");
@@ -135,4 +135,30 @@ export function topSelfTime(
     .sort((a, b) => b[1] - a[1])
     .slice(0, count)
     .map(([name, ms]) => ({ name, ms, share: ms / busy }));
+}
+
+/**
+ * Resident memory of a process and all its descendants, in MiB (Linux /proc): an executor with its
+ * Chromium or its spec runners. Every thread's children are walked, not only the main thread's:
+ * Chromium starts its renderers from another thread than its main one. Pages shared between the
+ * processes count once per process, so the sum is an upper bound.
+ */
+export function treeRssMiB(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  let pages = 0;
+  const seen = new Set<number>();
+  const visit = (id: number) => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    try {
+      pages += Number(readFileSync(`/proc/${id}/statm`, "utf8").split(" ")[1]);
+      for (const task of readdirSync(`/proc/${id}/task`))
+        for (const child of readFileSync(`/proc/${id}/task/${task}/children`, "utf8").trim().split(" "))
+          if (child) visit(Number(child));
+    } catch {
+      // Gone meanwhile: a renderer of a closed context, a spec runner that ended.
+    }
+  };
+  visit(pid);
+  return (pages * 4096) / 2 ** 20;
 }
