@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -35,6 +35,21 @@ describe("content-file: reading a spec folder from disk", () => {
       { path: "pages/login.ts", source: "export {}" },
       { path: "tests/login.spec.ts", source: "test" },
     ]);
+  });
+
+  it("follows no symbolic link: a file or folder outside is not read, a link to .. no loop", async () => {
+    const outside = await mkdtemp(join(tmpdir(), "spec-folder-outside-"));
+    try {
+      await writeFile(join(outside, "creds.json"), '{"password": "outside"}');
+      await put("tests/login.spec.ts", 'import "./creds.json";');
+      await symlink(join(outside, "creds.json"), join(folder, "tests", "creds.json"));
+      await symlink(outside, join(folder, "tests", "linked"));
+      await symlink("..", join(folder, "tests", "up"));
+      const files = await specFolderFiles(folder);
+      expect(files).to.deep.equal([{ path: "tests/login.spec.ts", source: 'import "./creds.json";' }]);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 
   it("stops with a too-large error once the sources pass maxBytes", async () => {

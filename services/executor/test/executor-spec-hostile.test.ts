@@ -198,6 +198,33 @@ test("fills the disk and leaves it full", async () => {
     );
   });
 
+  it("fails a spec of more test()s than a test reports, saying so, in one attempt", async () => {
+    const many = `import { test } from "@playwright/test";
+for (let i = 1; i <= 201; i++) test("t" + i, async () => {});
+`;
+    const { status, test } = await runHostileSpec({}, "too-many", many);
+    expect(status).to.equal(RunStatus.FAILED);
+    expect(test?.attempt).to.equal(1);
+    expect(test?.summary).to.equal(
+      "the spec has 201 test()s, more than the 200 one test case reports: split it into several spec files",
+    );
+    expect(test?.stepResults).to.have.length(200);
+  });
+
+  it("keeps no trace the spec forged (not a zip), and the test's result stands", async () => {
+    const forged = `import { test } from "@playwright/test";
+import { writeFileSync } from "node:fs";
+test("attaches a trace of its own", async ({}, info) => {
+  writeFileSync(info.outputPath("junk.zip"), "PK-not-a-zip");
+  await info.attach("trace", { path: info.outputPath("junk.zip"), contentType: "application/zip" });
+});
+`;
+    const { status, test } = await runHostileSpec({}, "forged-trace", forged);
+    expect(status).to.equal(RunStatus.PASSED);
+    expect(test?.attempt).to.equal(1);
+    expect(test?.stepResults.map((step) => step.status)).to.deep.equal([TestStatus.PASSED]);
+  });
+
   it("is no empty claim: unsandboxed, the same spec reads the environment and the token file and reaches the services", async () => {
     const { test } = await runHostileSpec({ PLAYWRIGHT_SPECS: "unsandboxed" }, "hostile-unsandboxed");
     const failed = test?.stepResults

@@ -22,6 +22,12 @@ export const testStreams: Readonly<Record<TestKind, string>> = {
 /** The stream of HTTP-only tests. */
 export const testStream = testStreams.http;
 export const executorGroup = "executors";
+/**
+ * A Playwright spec test's step results at most (CompleteTestRequest.step_results): the runs
+ * service refuses more, and the executor fails a spec of more test()s saying so.
+ */
+export const maxSpecStepResults = 200;
+
 /** The stream field holding a serialized testrun.runs.v1.TestDispatch. */
 const dispatchField = "dispatch";
 

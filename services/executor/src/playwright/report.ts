@@ -112,7 +112,8 @@ export function readReport(json: string, vars: Variables): SpecReport {
     const failed = !passed && !skipped;
     return {
       number: index + 1,
-      name: vars.redact([...titles, spec.title].join(" › ")),
+      // CompleteTest takes a step's name, as its error, up to maxErrorLength characters.
+      name: vars.redact([...titles, spec.title].join(" › ")).slice(0, maxErrorLength),
       passed,
       skipped,
       durationMs: Math.max(0, Math.round(result.duration)),

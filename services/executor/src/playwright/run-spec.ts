@@ -3,6 +3,7 @@
 // executor's environment (launch.ts, or the sandbox), its JSON report read into one step result per
 // `test()` (report.ts), its traces redacted like browser steps' before they leave the executor.
 import type { PlaywrightSpec } from "@testrun/gen/testrun/catalog/v1/playwright_pb";
+import { maxSpecStepResults } from "@testrun/kit";
 import { type Artifact, ArtifactKind } from "../browser/artifacts.js";
 import { redactTrace, TraceTooLarge, unzipRatio } from "../browser/trace-redaction.js";
 import { SandboxUnavailable } from "../sandbox/index.js";
@@ -109,8 +110,13 @@ async function tracesOf(
           step: test.number,
         });
       } catch (error) {
-        if (!(error instanceof TraceTooLarge || error instanceof UnreadableOutput)) throw error;
-        notes.push(`test ${test.number}'s trace was not kept: ${error.message}`);
+        // The file was written where the spec runs: too large, not a file of the folder, or not
+        // a trace at all (a zip that does not open) is the spec's, and the trace is not kept.
+        const why =
+          error instanceof TraceTooLarge || error instanceof UnreadableOutput
+            ? error.message
+            : `not a trace Playwright wrote (${(error as Error).name})`;
+        notes.push(`test ${test.number}'s trace was not kept: ${why}`);
       }
     }
   }
@@ -215,6 +221,16 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
         artifacts,
       };
     }
+    if (report.tests.length > maxSpecStepResults)
+      return {
+        passed: false,
+        summary: `the spec has ${report.tests.length} test()s, more than the ${maxSpecStepResults} one test case reports: split it into several spec files`,
+        durationMs,
+        failedStep: 0,
+        cause: "assertion",
+        steps: steps.slice(0, maxSpecStepResults),
+        artifacts: artifacts.filter((artifact) => (artifact.step ?? 0) <= maxSpecStepResults),
+      };
     const failed = report.tests.find((t) => !t.passed && !t.skipped);
     return {
       passed: failed === undefined,

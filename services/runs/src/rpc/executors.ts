@@ -11,7 +11,7 @@ import {
   TestAssignmentSchema,
   TestStatus,
 } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { callerIdentity, dbDate } from "@testrun/kit";
+import { callerIdentity, dbDate, maxSpecStepResults } from "@testrun/kit";
 import { failureCauses } from "../causes.js";
 import type { RunStatus, FailureCause as StoredCause, StoredStepResult } from "../db/entities.js";
 import type { ServiceDeps } from "../deps.js";
@@ -28,7 +28,6 @@ import {
 import { attemptsEnded, leaseLapses, testsClaimed } from "../metrics.js";
 import { renderRun, renderSteps, renderTest, toRunStatus } from "../render.js";
 import type { RunRow, TestRow } from "../rows.js";
-import { maxSpecStepResults } from "../store/leases.js";
 import { afterCommit, type Handlers } from "./context.js";
 
 const finalStatuses: Partial<Record<TestStatus, RunStatus>> = {

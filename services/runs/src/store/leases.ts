@@ -1,5 +1,5 @@
 import type { EntityManager } from "@mikro-orm/postgresql";
-import type { Orm } from "@testrun/kit";
+import { maxSpecStepResults, type Orm } from "@testrun/kit";
 import {
   type FailureCause,
   type RunStatus,
@@ -30,9 +30,6 @@ export type {
   SkipRunOutcome,
   Timing,
 } from "./lease-outcomes.js";
-
-/** A Playwright spec test's step results at most (CompleteTestRequest.step_results). */
-export const maxSpecStepResults = 200;
 
 const sameStepResults = (a: StoredStepResult[], b: StoredStepResult[]): boolean =>
   a.length === b.length &&
