@@ -1276,7 +1276,7 @@ function specCasesOfFolder(files) {
 
 // services/content-file/src/spec-folder.ts
 import { readdir, readFile, stat } from "node:fs/promises";
-import { join, relative as relative2, sep as sep2 } from "node:path";
+import { join } from "node:path";
 var skipped = /* @__PURE__ */ new Set(["node_modules", "test-results", "playwright-report", "blob-report"]);
 var configFile = /(^|\/)(playwright\.config\.[cm]?[jt]s|package(-lock)?\.json|tsconfig[^/]*\.json)$/;
 var SpecFolderError = class extends Error {
@@ -1287,23 +1287,30 @@ var SpecFolderError = class extends Error {
   }
   reason;
 };
+async function filesUnder(folder, under = "") {
+  const found = [];
+  const entries = await readdir(join(folder, under), { withFileTypes: true });
+  for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+    if (entry.isSymbolicLink() || entry.name.startsWith(".") || skipped.has(entry.name)) continue;
+    const path = under === "" ? entry.name : `${under}/${entry.name}`;
+    if (entry.isDirectory()) found.push(...await filesUnder(folder, path));
+    else if (entry.isFile()) found.push(path);
+  }
+  return found;
+}
 async function specFolderFiles(folder, options = {}) {
-  let entries;
+  let paths;
   try {
     if (!(await stat(folder)).isDirectory()) throw new Error("not a folder");
-    entries = await readdir(folder, { recursive: true });
+    paths = await filesUnder(folder);
   } catch (error) {
     throw new SpecFolderError("unreadable", error.message);
   }
   const files = [];
   let bytes = 0;
-  for (const entry of entries.sort()) {
-    const path = relative2(folder, join(folder, entry)).split(sep2).join("/");
-    if (path.split("/").some((part) => part.startsWith(".") || skipped.has(part))) continue;
+  for (const path of paths.sort()) {
     if (configFile.test(path) || !(specFilePattern.test(path) || helperFilePattern.test(path))) continue;
-    const file = join(folder, entry);
-    if (!(await stat(file)).isFile()) continue;
-    const source = await readFile(file, "utf8");
+    const source = await readFile(join(folder, ...path.split("/")), "utf8");
     bytes += Buffer.byteLength(source);
     if (options.maxBytes !== void 0 && bytes > options.maxBytes)
       throw new SpecFolderError("too-large", `more than ${options.maxBytes} bytes of sources`);

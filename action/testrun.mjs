@@ -3912,50 +3912,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative3, options, skipNormalization) {
+    function resolveComponent(base, relative2, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse3(serialize(base, options), options);
-        relative3 = parse3(serialize(relative3, options), options);
+        relative2 = parse3(serialize(relative2, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative3.scheme) {
-        target.scheme = relative3.scheme;
-        target.userinfo = relative3.userinfo;
-        target.host = relative3.host;
-        target.port = relative3.port;
-        target.path = removeDotSegments(relative3.path || "");
-        target.query = relative3.query;
+      if (!options.tolerant && relative2.scheme) {
+        target.scheme = relative2.scheme;
+        target.userinfo = relative2.userinfo;
+        target.host = relative2.host;
+        target.port = relative2.port;
+        target.path = removeDotSegments(relative2.path || "");
+        target.query = relative2.query;
       } else {
-        if (relative3.userinfo !== void 0 || relative3.host !== void 0 || relative3.port !== void 0) {
-          target.userinfo = relative3.userinfo;
-          target.host = relative3.host;
-          target.port = relative3.port;
-          target.path = removeDotSegments(relative3.path || "");
-          target.query = relative3.query;
+        if (relative2.userinfo !== void 0 || relative2.host !== void 0 || relative2.port !== void 0) {
+          target.userinfo = relative2.userinfo;
+          target.host = relative2.host;
+          target.port = relative2.port;
+          target.path = removeDotSegments(relative2.path || "");
+          target.query = relative2.query;
         } else {
-          if (!relative3.path) {
+          if (!relative2.path) {
             target.path = base.path;
-            if (relative3.query !== void 0) {
-              target.query = relative3.query;
+            if (relative2.query !== void 0) {
+              target.query = relative2.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative3.path[0] === "/") {
-              target.path = removeDotSegments(relative3.path);
+            if (relative2.path[0] === "/") {
+              target.path = removeDotSegments(relative2.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative3.path;
+                target.path = "/" + relative2.path;
               } else if (!base.path) {
-                target.path = relative3.path;
+                target.path = relative2.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative3.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative2.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative3.query;
+            target.query = relative2.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -3963,7 +3963,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative3.fragment;
+      target.fragment = relative2.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -8528,7 +8528,7 @@ function specCasesOfFolder(files) {
 
 // services/content-file/src/spec-folder.ts
 import { readdir, readFile, stat } from "node:fs/promises";
-import { join, relative as relative2, sep as sep2 } from "node:path";
+import { join } from "node:path";
 var skipped = /* @__PURE__ */ new Set(["node_modules", "test-results", "playwright-report", "blob-report"]);
 var configFile = /(^|\/)(playwright\.config\.[cm]?[jt]s|package(-lock)?\.json|tsconfig[^/]*\.json)$/;
 var SpecFolderError = class extends Error {
@@ -8539,23 +8539,30 @@ var SpecFolderError = class extends Error {
   }
   reason;
 };
+async function filesUnder(folder, under = "") {
+  const found = [];
+  const entries = await readdir(join(folder, under), { withFileTypes: true });
+  for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+    if (entry.isSymbolicLink() || entry.name.startsWith(".") || skipped.has(entry.name)) continue;
+    const path = under === "" ? entry.name : `${under}/${entry.name}`;
+    if (entry.isDirectory()) found.push(...await filesUnder(folder, path));
+    else if (entry.isFile()) found.push(path);
+  }
+  return found;
+}
 async function specFolderFiles(folder, options = {}) {
-  let entries;
+  let paths;
   try {
     if (!(await stat(folder)).isDirectory()) throw new Error("not a folder");
-    entries = await readdir(folder, { recursive: true });
+    paths = await filesUnder(folder);
   } catch (error62) {
     throw new SpecFolderError("unreadable", error62.message);
   }
   const files = [];
   let bytes = 0;
-  for (const entry of entries.sort()) {
-    const path = relative2(folder, join(folder, entry)).split(sep2).join("/");
-    if (path.split("/").some((part) => part.startsWith(".") || skipped.has(part))) continue;
+  for (const path of paths.sort()) {
     if (configFile.test(path) || !(specFilePattern.test(path) || helperFilePattern.test(path))) continue;
-    const file2 = join(folder, entry);
-    if (!(await stat(file2)).isFile()) continue;
-    const source = await readFile(file2, "utf8");
+    const source = await readFile(join(folder, ...path.split("/")), "utf8");
     bytes += Buffer.byteLength(source);
     if (options.maxBytes !== void 0 && bytes > options.maxBytes)
       throw new SpecFolderError("too-large", `more than ${options.maxBytes} bytes of sources`);
