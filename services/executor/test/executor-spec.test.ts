@@ -82,7 +82,10 @@ test("opens the form again", async ({ page }) => {
     for await (const { run: now } of stack.runs.watchRun(ids, { timeoutMs: 0 })) last = now?.status;
     const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
     expect(last, test?.summary).to.equal(RunStatus.FAILED);
-    expect(test?.failedStep).to.equal(2);
+    expect(
+      test?.failedStep,
+      `${test?.summary} | ${test?.stepResults.map((s) => s.error).join(" | ")}`,
+    ).to.equal(2);
     expect(test?.cause).to.not.equal(FailureCause.UNSPECIFIED);
     expect(test?.stepResults.map((s) => [s.number, s.status, s.name])).to.deep.equal([
       [1, TestStatus.PASSED, "opens the form"],

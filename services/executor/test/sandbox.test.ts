@@ -2,6 +2,7 @@
 // specs"): each test runs what a hostile spec would and checks it was contained. Runs as root (the
 // sandbox needs it), as the tests here do.
 import { execFile } from "node:child_process";
+import { randomInt } from "node:crypto";
 import { promises as dns } from "node:dns";
 import { once } from "node:events";
 import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
@@ -13,15 +14,27 @@ import { promisify } from "node:util";
 import { EgressGuard, EgressPolicy, parseAllowList, type Resolve } from "@testrun/kit/egress";
 import { expect } from "chai";
 import { type EgressProxy, startEgressProxy } from "../src/browser/egress-proxy.js";
-import { defaultSandboxUid, runSandboxed, type SandboxOptions } from "../src/sandbox/index.js";
+import {
+  defaultSandboxUid,
+  runSandboxed,
+  type SandboxOptions,
+  sandboxUidCount,
+} from "../src/sandbox/index.js";
 import { sandboxProcesses } from "./sandbox-processes.js";
 
 const node = process.execPath;
 const secret = "executor-secret-5f1c9a7e";
 
 /** Runs a script with node in the sandbox; stdout is what the script printed. */
+/** The uids of this file's sandboxes, checked for leftovers after each test. */
+const used = new Set<number>();
+const sandboxed = async (options: SandboxOptions) => {
+  const result = await runSandboxed(options);
+  used.add(result.uid);
+  return result;
+};
 const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
-  runSandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
+  sandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
 
 /** A TCP server on `host` counting the connections it accepted. */
 async function listener(host: string): Promise<{ server: Server; port: number; accepted: () => number }> {
@@ -55,7 +68,11 @@ describe("the sandbox for user code", function () {
     delete process.env.EXECUTOR_TOKEN_FOR_SANDBOX_TEST;
   });
   afterEach(async () => {
-    expect(await sandboxProcesses(), "processes of the sandbox's uid left running").to.deep.equal([]);
+    // Only this file's uids: other files may run sandboxes at the same time.
+    expect(await sandboxProcesses([...used]), "processes of the sandbox's uid left running").to.deep.equal(
+      [],
+    );
+    used.clear();
   });
 
   it("gives the command only the environment it was given, in a folder of its own as its own user", async () => {
@@ -70,7 +87,8 @@ describe("the sandbox for user code", function () {
     expect(result.exitCode, result.stderr).to.equal(0);
     const seen = JSON.parse(result.stdout);
     expect(seen.env).to.deep.equal({ NAME: "value", HOME: "/home/sandbox" });
-    expect(seen.uid).to.equal(defaultSandboxUid);
+    // A user of its own: from the sandboxes' range, never the executor's (root here).
+    expect(seen.uid).to.be.within(defaultSandboxUid, defaultSandboxUid + sandboxUidCount - 1);
     expect(seen.cwd).to.equal("/home/sandbox");
     expect(seen.files.sort()).to.deep.equal(["lib", "spec.ts"]);
     expect(seen.spec).to.equal("test('a', () => {})");
@@ -102,7 +120,7 @@ describe("the sandbox for user code", function () {
       await chmod(secrets, 0o755);
       await writeFile(join(inTmp, "token"), secret, { mode: 0o644 });
       await writeFile(join(secrets, "token"), secret, { mode: 0o644 });
-      const result = await runSandboxed({
+      const result = await sandboxed({
         command: node,
         args: [
           "-e",
@@ -206,17 +224,21 @@ describe("the sandbox for user code", function () {
   });
 
   it("stops a fork bomb at its process limit, and the executor keeps working", async () => {
+    // A uid of its own, so the count is the bomb's alone.
+    const uid = defaultSandboxUid + randomInt(sandboxUidCount);
+    used.add(uid);
     const bombing = runSandboxed({
+      uid,
       command: "/bin/sh",
       args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 3"],
       deadlineMs: 4_000,
       limits: { processes: 64 },
     });
     // While the bomb goes off, the executor still starts processes of its own.
-    while ((await sandboxProcesses()).length < 32) await new Promise((done) => setTimeout(done, 20));
+    while ((await sandboxProcesses([uid])).length < 32) await new Promise((done) => setTimeout(done, 20));
     const { stdout } = await promisify(execFile)("/bin/echo", ["still here"]);
     expect(stdout).to.equal("still here\n");
-    expect((await sandboxProcesses()).length).to.be.at.most(64);
+    expect((await sandboxProcesses([uid])).length).to.be.at.most(64);
     const result = await bombing;
     expect(result.stderr).to.match(/fork|Resource temporarily unavailable|Cannot fork/i);
   });
@@ -250,7 +272,7 @@ describe("the sandbox for user code", function () {
   });
 
   it("leaves nothing running after the command ends (a detached sleep included)", async () => {
-    const result = await runSandboxed({
+    const result = await sandboxed({
       command: "/bin/sh",
       args: ["-c", "setsid sleep 1000 >/dev/null 2>&1 & sleep 1000 >/dev/null 2>&1 & echo started"],
       deadlineMs: 10_000,
