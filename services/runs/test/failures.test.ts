@@ -193,6 +193,50 @@ describe("failure groups and run comparisons", () => {
     expect(await state()).to.equal(FailureGroupState.REOPENED);
   });
 
+  it("shows a watcher of the run every new failure, also one whose test ended before the run's last", async () => {
+    const [a, b] = (await newCases(2, "watched")) as [string, string];
+    await run("watched", [a, b], () => ({ status: TestStatus.PASSED }));
+    const { run: started } = await stack.runs.startRun({
+      actor: project.key,
+      projectId: project.projectId,
+      name: "watched",
+      selection: { case: "testCaseIds", value: { ids: [a, b] } },
+    });
+    const ids = { actor: project.key, projectId: project.projectId, runId: started?.id ?? "" };
+    const abort = new AbortController();
+    const messages = stack.runs.watchRun(ids, { signal: abort.signal, timeoutMs: 0 })[Symbol.asyncIterator]();
+    const until = async (done: (now: NonNullable<typeof started>) => boolean) => {
+      for (;;) {
+        const { value, done: ended } = await messages.next();
+        if (ended) throw new Error("the watch ended first");
+        if (value.run && done(value.run)) return value.run;
+      }
+    };
+    const fail = async (testResultId: string) => {
+      const { assignment } = await stack.executor.claimTest({ testResultId, executorId: "pod-a/0" });
+      await stack.executor.completeTest({
+        ...leaseOf(assignment),
+        status: TestStatus.FAILED,
+        summary: "step 1: expected status 200, got 500",
+        durationMs: 10n,
+        failedStep: 1,
+        cause: FailureCause.ASSERTION,
+      });
+    };
+    try {
+      const [first, second] = started?.tests ?? [];
+      await fail(first?.id ?? "");
+      // The watcher has the first failure before the run ends: the run's end marks it new later.
+      await until((now) => now.tests.some((t) => t.id === first?.id && t.status === TestStatus.FAILED));
+      await fail(second?.id ?? "");
+      const finished = await until((now) => now.status === RunStatus.FAILED);
+      expect(finished.newFailures).to.equal(2);
+      expect(finished.tests.map((t) => t.newFailure)).to.deep.equal([true, true]);
+    } finally {
+      abort.abort();
+    }
+  });
+
   it("compares a run with its base: exactly one new failure, the still failing and the changed steps", async () => {
     const [x, y, z] = (await newCases(3, "compare")) as [string, string, string];
     const failOn = (failing: string[]) => (caseId: string) =>

@@ -70,16 +70,20 @@ export async function settleRun(
   // `finished_at is null`: only the write that finishes the run reports it. It also records the
   // run's base (CompareRuns' default: the latest finished run created before it on the same
   // environment with the same plan, or for a run of no plan the same name) and how many of its
-  // failures are new against it: once per run, indexed by environment and creation.
+  // failures are new against it: once per run, indexed by environment and creation. Marked tests
+  // take the run's next version, so that a watcher that read them before (WatchRun reads the tests
+  // changed since its version) sees them marked too.
   const [updated] = await em.execute<RunRow[]>(
     `with base as (${baseRunSelect}),
      marked as (
-       update runs.test_results t set new_failure = true
+       update runs.test_results t set new_failure = true,
+         version = (select version + 1 from runs.runs where id = t.run_id)
        where t.run_id = ? and t.status = 'failed' and exists (select 1 from base)
          and not exists (select 1 from runs.test_results bt
                          where bt.run_id = (select id from base) and bt.test_case_id = t.test_case_id and bt.status = 'failed')
        returning t.id)
      update runs.runs r set status = ?, skip_reason = ?, finished_at = now(), refund_due = ?, refund_reason = ?,
+       version = r.version + (exists (select 1 from marked))::int,
        base_run_id = (select id from base),
        new_failures = case when exists (select 1 from base) then (select count(*)::int from marked) end
      where r.id = ? and r.finished_at is null returning ${runColumns}`,
