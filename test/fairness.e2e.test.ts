@@ -257,8 +257,14 @@ describe("fair streams and waits (end to end)", function () {
       expect(Number(answer.headers.get("retry-after"))).to.be.within(1, 60);
       expect(await answer.json()).to.include({ error: "too_many_requests" });
     }
-    // Using a link is refused too; the signed-in person's calls are not counted.
-    expect((await post("/auth/link", JSON.stringify({ token: "D".repeat(43) }))).status).to.equal(429);
+    // Using a link is refused too (a burst: the bucket gives a request back every 2 s, which a
+    // loaded machine may have reached since the flood); the signed-in person's calls are not counted.
+    const uses = await Promise.all(
+      Array.from({ length: 5 }, () => post("/auth/link", JSON.stringify({ token: "D".repeat(43) }))),
+    );
+    const used = uses.map((answer) => answer.status);
+    expect(used, "a link used past the bound").to.include(429);
+    for (const status of used) expect(status).to.be.oneOf([400, 429]);
     expect((await consoleClient(system, signedIn).getSession({})).memberships).to.have.length(1);
     expect((await post("/auth/sign-out", "")).status).to.equal(204);
   });
