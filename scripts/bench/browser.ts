@@ -11,7 +11,7 @@ import { createCliContext, createTestCases, readTestCaseFile } from "@testrun/cl
 import { startServiceProcess } from "@testrun/testing";
 import { chromium } from "playwright-core";
 import type { System } from "../system.js";
-import { treeRssMiB } from "./measure.js";
+import { gatewayRunner, treeRssMiB } from "./measure.js";
 
 export interface BrowserTableOptions {
   system: System;
@@ -75,19 +75,7 @@ export async function browserTable(options: BrowserTableOptions): Promise<void> 
     projectId,
     testCases: readTestCaseFile(caseYaml(tests), "bench-browser.yaml"),
   });
-  const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
-  const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${system.gatewayUrl}${path}`, { headers, ...init });
-    const body = (await res.json()) as { id?: string; finished?: boolean; passedTests?: number };
-    if (res.status >= 300) throw new Error(`${path}: HTTP ${res.status}: ${JSON.stringify(body)}`);
-    return body;
-  };
-  const runOf = async (ids: string[]) => {
-    const { id } = await call("/v1/runs", { method: "POST", body: JSON.stringify({ testCaseIds: ids }) });
-    let run = await call(`/v1/runs/${id}`);
-    while (!run.finished) run = await call(`/v1/runs/${id}?wait=30`);
-    return run;
-  };
+  const runOf = gatewayRunner(system.gatewayUrl, secret);
 
   // The system's own executor would take the tests too: only the measured one runs.
   await system.processes.get("executor")?.stop();

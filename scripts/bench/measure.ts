@@ -162,3 +162,31 @@ export function treeRssMiB(pid: number | undefined): number {
   visit(pid);
   return (pages * 4096) / 2 ** 20;
 }
+
+/** What the benches read of a finished run over REST. */
+export interface FinishedRunBody {
+  id?: string;
+  finished?: boolean;
+  passedTests?: number;
+  tests?: { status?: string; summary?: string }[];
+}
+
+/**
+ * Starts a run of `ids` through the gateway with the project key `secret` and follows it with
+ * `?wait=` to its end: the finished run, or an error naming the call that failed.
+ */
+export function gatewayRunner(gatewayUrl: string, secret: string) {
+  const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
+  const call = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${gatewayUrl}${path}`, { headers, ...init });
+    const body = (await res.json()) as FinishedRunBody;
+    if (res.status >= 300) throw new Error(`${path}: HTTP ${res.status}: ${JSON.stringify(body)}`);
+    return body;
+  };
+  return async (ids: string[]): Promise<FinishedRunBody> => {
+    const { id } = await call("/v1/runs", { method: "POST", body: JSON.stringify({ testCaseIds: ids }) });
+    let run = await call(`/v1/runs/${id}`);
+    while (!run.finished) run = await call(`/v1/runs/${id}?wait=30`);
+    return run;
+  };
+}

@@ -28,7 +28,7 @@ import { repoRoot, startServiceProcess } from "@testrun/testing";
 import { playwrightCli, playwrightTestDir } from "../../services/executor/src/playwright/workspace.js";
 import { demoCredentials } from "../demo/seed.js";
 import type { System } from "../system.js";
-import { rssMiB, treeRssMiB } from "./measure.js";
+import { gatewayRunner, rssMiB, treeRssMiB } from "./measure.js";
 
 export interface SpecsTableOptions {
   system: System;
@@ -177,22 +177,9 @@ export async function specsTable(options: SpecsTableOptions): Promise<void> {
   }
   // The first is the warm-up's, the others the measurement's.
   const [warmup = "", ...measured] = cases;
-  const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
-  const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${system.gatewayUrl}${path}`, { headers, ...init });
-    const body = (await res.json()) as {
-      id?: string;
-      finished?: boolean;
-      passedTests?: number;
-      tests?: { status?: string; summary?: string }[];
-    };
-    if (res.status >= 300) throw new Error(`${path}: HTTP ${res.status}: ${JSON.stringify(body)}`);
-    return body;
-  };
+  const runThrough = gatewayRunner(system.gatewayUrl, secret);
   const runOf = async (ids: string[]) => {
-    const { id } = await call("/v1/runs", { method: "POST", body: JSON.stringify({ testCaseIds: ids }) });
-    let run = await call(`/v1/runs/${id}`);
-    while (!run.finished) run = await call(`/v1/runs/${id}?wait=30`);
+    const run = await runThrough(ids);
     if (run.passedTests !== ids.length) {
       const failed = run.tests?.find((test) => test.status !== "passed");
       throw new Error(`${run.passedTests} of ${ids.length} specs passed: ${failed?.summary ?? "?"}`);
