@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { baseConfigSchema, portVar, redisUrl, serviceUrl, testKinds } from "@testrun/kit";
+import { baseConfigSchema, portVar, redisUrl, serviceUrl, type TestKind, testKinds } from "@testrun/kit";
 import { egressAllowCidrs, egressClusterDomain, egressDenyCidrs } from "@testrun/kit/egress";
 import { z } from "zod";
 
@@ -103,14 +103,26 @@ export const configSchema = baseConfigSchema.omit({ SERVICE_TOKEN: true }).exten
     .max(256 * 1024 * 1024)
     .default(32 * 1024 * 1024),
   /**
-   * The tests this executor takes, by the kinds of step they have: `http` (tests of HTTP steps
-   * only), `browser` (tests with a browser step), or `all`. Separate pools (the chart's
-   * components.executor.pools) keep quick API tests from queueing behind browser tests.
+   * The tests this executor takes, by kind: `http` (tests of HTTP steps only), `browser` (tests
+   * with a browser step), `spec` (Playwright specs: the user-code sandbox, docs/security.md), a
+   * comma-separated list of them (`browser,spec`), or `all`. Separate pools (the chart's
+   * components.executor.pools) keep quick API tests from queueing behind browser tests, and can
+   * give specs executors of their own.
    */
   EXECUTOR_STEP_KINDS: z
-    .enum(["all", ...testKinds])
+    .string()
     .default("all")
-    .transform((kinds) => (kinds === "all" ? [...testKinds] : [kinds])),
+    .transform((value, context): TestKind[] => {
+      if (value.trim() === "all") return [...testKinds];
+      const kinds = value.split(",").map((kind) => kind.trim());
+      const unknown = kinds.filter((kind) => !(testKinds as readonly string[]).includes(kind));
+      if (kinds.length > 0 && unknown.length === 0) return [...new Set(kinds as TestKind[])];
+      context.addIssue({
+        code: "custom",
+        message: `must be all, or kinds among ${testKinds.join(", ")} separated by commas (not ${JSON.stringify(value)})`,
+      });
+      return z.NEVER;
+    }),
   /** This process's name in the consumer group and in claims: the pod name in Kubernetes. */
   EXECUTOR_NAME: z.string().min(1).max(150).default(hostname()),
 });

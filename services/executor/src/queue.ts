@@ -67,7 +67,7 @@ export class TestQueue {
   /**
    * Waits up to `blockMs` for at most `count` new entries. With several streams, each gives at most
    * its share of `count` (at least one), so one kind's backlog cannot take every free slot while
-   * the other kind's tests wait.
+   * another kind's tests wait.
    */
   read(count: number, blockMs: number): Promise<QueueEntry[]> {
     // Held entries of a kind no longer taken stay pending in the group (taken over once idle).
@@ -75,7 +75,9 @@ export class TestQueue {
     if (this.#held.length > 0) return Promise.resolve(this.#held.splice(0, count));
     const streams = this.#streams.filter(({ kind }) => this.takes(kind));
     if (streams.length === 0) return Promise.resolve([]);
-    const perStream = Math.max(1, Math.floor(count / streams.length));
+    // Rounded up, so that free slots are filled when only some streams have a backlog; what is read
+    // beyond `count` is held for the next read.
+    const perStream = Math.ceil(count / streams.length);
     return this.#withGroup(async () => {
       const reply = (await this.reader
         .callBuffer(

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { CatalogService } from "@testrun/gen/testrun/catalog/v1/catalog_pb";
 import type { RunsService } from "@testrun/gen/testrun/runs/v1/runs_pb";
-import { type Logger, redisCommandTimeoutMs, type ServiceWiring } from "@testrun/kit";
+import { type Logger, redisCommandTimeoutMs, type ServiceWiring, specCauses } from "@testrun/kit";
 import { EgressGuard, EgressPolicy } from "@testrun/kit/egress";
 import type { Redis } from "ioredis";
 import { browserContextOptions, browserLaunchOptions } from "./browser/chromium-flags.js";
@@ -14,7 +14,7 @@ import { KindReporter, TestKinds } from "./kinds.js";
 import { launchDirect, sandboxedLauncher } from "./playwright/launch.js";
 import { playwrightPackages } from "./playwright/workspace.js";
 import { TestQueue } from "./queue.js";
-import { sandboxProxyPort } from "./sandbox/index.js";
+import { canMakeSandbox, sandboxProxyPort } from "./sandbox/index.js";
 
 export { configSchema } from "./config.js";
 
@@ -61,7 +61,11 @@ export async function wireExecutor({
   const readBlockMs = 2_000;
   const reader = redis.duplicate({ commandTimeout: readBlockMs + redisCommandTimeoutMs });
   await reader.connect();
-  const kinds = new TestKinds(config.EXECUTOR_STEP_KINDS, logger);
+  const kinds = new TestKinds(config.EXECUTOR_STEP_KINDS, logger, ["browser", "spec"]);
+  // Known at once, before a test is read: whether specs may run here at all.
+  const specsBlocked = specBlocker(config.PLAYWRIGHT_SPECS);
+  if (specsBlocked) kinds.unavailable("spec", specsBlocked);
+  else kinds.available("spec");
   const queue = new TestQueue(reader, redis, name, kinds.configured, (kind) => kinds.takes(kind));
   await queue.ensureGroup();
   // Every connection to an environment (reachability check, steps) goes through this guard.
@@ -151,6 +155,16 @@ export async function wireExecutor({
       await egress.close();
     },
   };
+}
+
+/**
+ * Why this executor cannot run Playwright specs, if it cannot: they are off, or they would run in a
+ * sandbox it cannot make (it is not root). Unsandboxed specs run anywhere.
+ */
+function specBlocker(mode: Config["PLAYWRIGHT_SPECS"]): string | undefined {
+  if (mode === "off") return specCauses.off;
+  if (mode === "sandboxed" && !canMakeSandbox()) return specCauses.noSandbox;
+  return undefined;
 }
 
 /**

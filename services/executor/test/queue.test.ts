@@ -187,16 +187,37 @@ describe("executor process and the test queue", () => {
     expect((await pending(testStreams.browser)).count).to.equal(1);
   });
 
-  it("takes both kinds by default, and drops a malformed entry of the browser stream", async () => {
-    await publishTests(redis, [queued("http"), queued("browser")]);
+  it("takes every kind by default, and drops a malformed entry of the browser stream", async () => {
+    await publishTests(redis, [queued("http"), queued("browser"), queued("spec")]);
     await start();
-    await logged("executor started", (entry) => JSON.stringify(entry.stepKinds) === '["http","browser"]');
-    await Promise.all([handled("http"), handled("browser")]);
-    expect((await pending(testStreams.http)).count).to.equal(1);
-    expect((await pending(testStreams.browser)).count).to.equal(1);
+    await logged("executor started", (entry) => JSON.stringify(entry.stepKinds) === '["http","browser","spec"]');
+    await Promise.all([handled("http"), handled("browser"), handled("spec")]);
+    for (const stream of Object.values(testStreams)) expect((await pending(stream)).count).to.equal(1);
     const id = await redis.xadd(testStreams.browser, "*", "dispatch", "not a protobuf");
     await logged("dropped a malformed queue entry", (entry) => entry.entry === `browser:${id}`);
     expect(await redis.xlen(testStreams.browser)).to.equal(1);
+  });
+
+  it("takes the kinds listed in EXECUTOR_STEP_KINDS=browser,spec: a browser pool that runs specs too", async () => {
+    await publishTests(redis, [queued("http"), queued("spec"), queued("browser")]);
+    await start({ EXECUTOR_STEP_KINDS: " browser, spec" });
+    await logged("executor started", (entry) => JSON.stringify(entry.stepKinds) === '["browser","spec"]');
+    await Promise.all([handled("browser"), handled("spec")]);
+    expect(await groupsOf(testStreams.http)).to.deep.equal([]);
+    expect((await pending(testStreams.spec)).count).to.equal(1);
+  });
+
+  it("takes no Playwright spec with PLAYWRIGHT_SPECS=off, and says why in its log and gRPC health", async () => {
+    await publishTests(redis, [queued("spec"), queued("http")]);
+    await start({ EXECUTOR_STEP_KINDS: "http,spec", PLAYWRIGHT_SPECS: "off" });
+    await logged("not taking Playwright specs: Playwright specs are turned off (PLAYWRIGHT_SPECS=off)");
+    await handled("http");
+    // Never read: the spec waits in its stream for an executor that runs specs.
+    expect((await pending(testStreams.spec)).count).to.equal(0);
+    expect(await redis.xlen(testStreams.spec)).to.equal(1);
+    const client = createClient(Health, createGrpcTransport({ baseUrl: executor?.url ?? "" }));
+    const { status } = await client.check({ service: "testrun.executor.tests.spec" });
+    expect(Status[status]).to.equal("NOT_SERVING");
   });
 
   it("takes over what a dead executor left unacknowledged on the browser stream", async () => {
@@ -273,12 +294,14 @@ describe("executor process and the test queue", () => {
   });
 
   it("refuses an unknown EXECUTOR_STEP_KINDS, naming the kinds", async () => {
-    const error = await start({ EXECUTOR_STEP_KINDS: "ftp" }).then(
-      () => undefined,
-      (failure: Error) => failure,
-    );
-    expect(String(error?.message)).to.match(/EXECUTOR_STEP_KINDS/);
-    expect(String(error?.message)).to.contain('"all"').and.contain('"browser"');
+    for (const kinds of ["ftp", "http,ftp", "http,,browser"]) {
+      const error = await start({ EXECUTOR_STEP_KINDS: kinds }).then(
+        () => undefined,
+        (failure: Error) => failure,
+      );
+      expect(String(error?.message)).to.match(/EXECUTOR_STEP_KINDS/);
+      expect(String(error?.message)).to.contain("must be all, or kinds among http, browser, spec");
+    }
   });
 
   it("stops on SIGTERM and exits 0", async () => {

@@ -7,17 +7,19 @@ import type { Redis } from "ioredis";
  * consumer group. Postgres stays the source of truth (the runs service republishes what is still
  * QUEUED or whose lease lapsed), so losing a stream delays tests but never loses them.
  *
- * A test goes to the stream of its kind: `browser` when one of its steps is a browser step (its
- * executor must drive a browser), else `http`. Executors read the streams of the kinds they are
- * configured for (EXECUTOR_STEP_KINDS), so separate pools take only their own work and quick API
- * tests never queue behind browser tests (docs/scaling.md, "Executor pools").
+ * A test goes to the stream of its kind: `spec` for a Playwright spec (its executor must make the
+ * user-code sandbox), `browser` when one of its steps is a browser step (its executor must drive a
+ * browser), else `http`. Executors read the streams of the kinds they are configured for
+ * (EXECUTOR_STEP_KINDS), so separate pools take only their own work and quick API tests never queue
+ * behind browser tests (docs/scaling.md, "Executor pools").
  */
-export const testKinds = ["http", "browser"] as const;
+export const testKinds = ["http", "browser", "spec"] as const;
 export type TestKind = (typeof testKinds)[number];
 /** Each kind's stream. HTTP-only tests keep the stream they had before browser steps existed. */
 export const testStreams: Readonly<Record<TestKind, string>> = {
   http: "testrun:tests",
   browser: "testrun:tests:browser",
+  spec: "testrun:tests:spec",
 };
 /** The stream of HTTP-only tests. */
 export const testStream = testStreams.http;

@@ -18,6 +18,7 @@ export const kindCauseMaxLength = 200;
 export const kindTestsName: Readonly<Record<TestKind, string>> = {
   http: "HTTP tests",
   browser: "browser tests",
+  spec: "Playwright specs",
 };
 
 /**
@@ -51,6 +52,15 @@ export const browserCauses = {
   stopping: "the executor is stopping",
 } as const;
 
+/**
+ * Why an executor configured for Playwright specs cannot run them (services/executor/src/wiring.ts):
+ * they are turned off, or it cannot make the user-code sandbox they run in.
+ */
+export const specCauses = {
+  off: "Playwright specs are turned off (PLAYWRIGHT_SPECS=off)",
+  noSandbox: "the sandbox specs run in cannot be made: it needs an executor running as root (docs/deploy.md, Playwright specs)",
+} as const;
+
 /** A shared library's file name as the dynamic loader names it: libnss3.so, libatk-1.0.so.0. */
 const sharedLibrary = /^lib[\w+-]{1,60}(\.[\w+-]{1,20}){0,3}\.so(\.\d{1,6}){0,3}$/;
 
@@ -64,6 +74,8 @@ export const knownKindCauses: readonly string[] = [
   browserCauses.exited,
   browserCauses.noSandbox,
   browserCauses.stopping,
+  specCauses.off,
+  specCauses.noSandbox,
 ];
 
 const fixedCauses = new Set<string>([
@@ -73,6 +85,8 @@ const fixedCauses = new Set<string>([
   browserCauses.exited,
   browserCauses.noSandbox,
   browserCauses.stopping,
+  specCauses.off,
+  specCauses.noSandbox,
 ]);
 
 /** Whether `cause` is one of the phrases executors say (`knownKindCauses`). */

@@ -15,13 +15,14 @@ export interface Dispatch {
 }
 
 /**
- * What a test needs of an executor: `browser` for a Playwright spec (`spec`) or when one of its
- * steps is a browser step (a step snapshot is step.proto's JSON, whose `kind` oneof appears as the
- * key `http` or `browser`), else `http`. The reconciler asks PostgreSQL the same question
- * (store/reconcile.ts, testKindSql).
+ * What a test needs of an executor: `spec` for a Playwright spec (the user-code sandbox), `browser`
+ * when one of its steps is a browser step (a step snapshot is step.proto's JSON, whose `kind` oneof
+ * appears as the key `http` or `browser`), else `http`. The reconciler asks PostgreSQL the same
+ * question (store/reconcile.ts, testKindSql).
  */
 export function testKindOf(steps: readonly TestStepSnapshot[], spec = false): TestKind {
-  return spec || steps.some((step) => step.browser !== undefined) ? "browser" : "http";
+  if (spec) return "spec";
+  return steps.some((step) => step.browser !== undefined) ? "browser" : "http";
 }
 
 /** Whether a test row runs a Playwright spec (rows.ts TestRow.has_spec). */

@@ -10,6 +10,7 @@ import {
 } from "@testrun/kit";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { testKindSql } from "./store/reconcile.js";
 
 // The runs service's domain metrics (docs/operations.md, "Metrics"). Labels are run statuses,
 // test kinds (pools) and repair kinds: bounded, never ids.
@@ -22,7 +23,7 @@ export const runsFinished = counter<"status">(
 );
 export const testsClaimed = counter<"pool">(
   "testrun_tests_claimed_total",
-  "Tests claimed by executors, by pool (the stream's kind: http or browser)",
+  "Tests claimed by executors, by pool (the stream's kind: http, browser or spec)",
   ["pool"],
 );
 export const leaseLapses = counter(
@@ -109,7 +110,7 @@ export function registerQueueGauges(deps: {
           `select k.kind, count(*)::int as waiting,
              coalesce(extract(epoch from now() - min(t.queued_at)), 0)::float8 as oldest_seconds
            from runs.test_results t join runs.runs r on r.id = t.run_id
-             cross join lateral (select case when jsonb_path_exists(t.steps, '$[*].browser') then 'browser' else 'http' end as kind) k
+             cross join lateral (select ${testKindSql("t")} as kind) k
            where t.status = 'queued' and r.charge_state = 'charged'
            group by k.kind`,
         ),

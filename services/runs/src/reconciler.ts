@@ -1,4 +1,4 @@
-import { type BackgroundLoop, startLoop } from "@testrun/kit";
+import { type BackgroundLoop, startLoop, type TestKind, testKinds } from "@testrun/kit";
 import type { Logger } from "pino";
 import type { Credits } from "./credits.js";
 import type { Dispatch, Dispatcher } from "./dispatcher.js";
@@ -83,10 +83,9 @@ export class Reconciler {
       // separate kinds) does waiting mean nobody will take a test.
       const { dispatchDeadlineMs } = this.options;
       const atWork = await this.store.executorsAtWork(dispatchDeadlineMs);
-      const deadlines = {
-        http: atWork.http ? null : dispatchDeadlineMs,
-        browser: atWork.browser ? null : dispatchDeadlineMs,
-      };
+      const deadlines = Object.fromEntries(
+        testKinds.map((kind) => [kind, atWork[kind] ? null : dispatchDeadlineMs]),
+      ) as Record<TestKind, number | null>;
       const work = await this.store.pendingWork(this.options.republishMs, deadlines, batch);
       for (const item of work) {
         const outcome = await this.store.reconcileTest(

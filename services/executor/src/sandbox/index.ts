@@ -1,5 +1,6 @@
 // Runs hostile code isolated (docs/security.md, "User code: Playwright specs"): run.ts's API.
 export {
+  canMakeSandbox,
   defaultSandboxLimits,
   defaultSandboxUid,
   runSandboxed,

@@ -192,8 +192,14 @@ const initScript = fileURLToPath(
   new URL(import.meta.url.endsWith(".ts") ? "./init.ts" : "./init.js", import.meta.url),
 );
 
+/**
+ * Whether this process can make sandboxes: root on Linux (the executor says at start that it runs
+ * no Playwright specs when it cannot: wiring.ts).
+ */
+export const canMakeSandbox = (): boolean => process.platform === "linux" && process.getuid?.() === 0;
+
 export async function runSandboxed(options: SandboxOptions): Promise<SandboxResult> {
-  if (process.platform !== "linux" || process.getuid?.() !== 0)
+  if (!canMakeSandbox())
     throw new SandboxUnavailable("user code runs only in a sandbox, and making one needs root on Linux");
   const limits = { ...defaultSandboxLimits, ...options.limits };
   const hiddenPaths = [...defaultHiddenPaths, ...(options.hiddenPaths ?? [])];

@@ -1,4 +1,4 @@
-import type { Orm, TestKind } from "@testrun/kit";
+import { type Orm, type TestKind, testKinds } from "@testrun/kit";
 import type { RepairKind } from "../metrics.js";
 import { isFinal, type TestRow, testColumns } from "../rows.js";
 import { untakenRetrySummary } from "./attempts.js";
@@ -13,12 +13,12 @@ const untakenSummary =
   "the executor stopped responding (lease lapsed) and no executor took the test over before the dispatch deadline";
 
 /**
- * A test's kind in SQL, from its step snapshots (`alias` names runs.test_results): `browser` for a
- * Playwright spec or when one step has the key `browser`, else `http`. The twin of dispatcher.ts's testKindOf, which
+ * A test's kind in SQL (`alias` names runs.test_results): `spec` for a Playwright spec, `browser`
+ * when one step has the key `browser`, else `http`. The twin of dispatcher.ts's testKindOf, which
  * answers the same for steps in memory.
  */
-const testKindSql = (alias: string) =>
-  `(case when ${alias}.playwright is not null or jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
+export const testKindSql = (alias: string) =>
+  `(case when ${alias}.playwright is not null then 'spec' when jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
 
 /**
  * The reconciler's reads and writes (reconciler.ts): starts that never completed, refunds not yet
@@ -64,11 +64,14 @@ export class ReconcileStore {
                  and ${testKindSql("t")} = '${kind}')`;
     const rows = await this.orm.em
       .fork()
-      .execute<{ http: boolean; browser: boolean }[]>(
-        `select ${atWork("http")} as http, ${atWork("browser")} as browser`,
-        [withinMs, withinMs],
+      .execute<Record<TestKind, boolean>[]>(
+        `select ${testKinds.map((kind) => `${atWork(kind)} as ${kind}`).join(", ")}`,
+        testKinds.flatMap(() => [withinMs, withinMs]),
       );
-    return { http: rows[0]?.http === true, browser: rows[0]?.browser === true };
+    return Object.fromEntries(testKinds.map((kind) => [kind, rows[0]?.[kind] === true])) as Record<
+      TestKind,
+      boolean
+    >;
   }
 
   /**
@@ -92,7 +95,7 @@ export class ReconcileStore {
               when t.queued_at < now() - k.deadline_ms * interval '1 millisecond' then 'skip'
               else 'republish' end as action
        from runs.test_results t join runs.runs r on r.id = t.run_id
-         cross join lateral (select kind, case kind when 'browser' then ?::bigint else ?::bigint end as deadline_ms
+         cross join lateral (select kind, case kind ${testKinds.map(() => "when ? then ?::bigint").join(" ")} end as deadline_ms
                              from (select ${testKindSql("t")} as kind) named) k
        where r.charge_state = 'charged' and t.status in ('queued', 'running') and (
          (t.status = 'running' and t.lease_expires_at < now())
@@ -100,7 +103,7 @@ export class ReconcileStore {
            or coalesce(t.published_at, t.queued_at)
               + ? * interval '1 millisecond' * power(2, least(greatest(t.publish_count - 1, 0), 6)) < now())))
        order by t.queued_at limit ?`,
-      [deadlines.browser, deadlines.http, republishMs, limit],
+      [...testKinds.flatMap((kind) => [kind, deadlines[kind]]), republishMs, limit],
     );
   }
 
