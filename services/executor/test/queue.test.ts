@@ -190,7 +190,10 @@ describe("executor process and the test queue", () => {
   it("takes every kind by default, and drops a malformed entry of the browser stream", async () => {
     await publishTests(redis, [queued("http"), queued("browser"), queued("spec")]);
     await start();
-    await logged("executor started", (entry) => JSON.stringify(entry.stepKinds) === '["http","browser","spec"]');
+    await logged(
+      "executor started",
+      (entry) => JSON.stringify(entry.stepKinds) === '["http","browser","spec"]',
+    );
     await Promise.all([handled("http"), handled("browser"), handled("spec")]);
     for (const stream of Object.values(testStreams)) expect((await pending(stream)).count).to.equal(1);
     const id = await redis.xadd(testStreams.browser, "*", "dispatch", "not a protobuf");

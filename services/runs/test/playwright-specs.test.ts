@@ -1,7 +1,9 @@
 // A Playwright spec case in a run (catalog.proto SelectedTestCase.playwright, runs.proto
 // TestAssignment.playwright): the run keeps the spec as it was when it started, publishes the test
-// to the browser executors, and hands the spec to the executor that claims it; the run's reads
+// to the executors that run specs (their own stream), and hands the spec to the executor that claims it; the run's reads
 // never carry its sources.
+
+import type { TestKind } from "@testrun/kit";
 import {
   type InProcessRunsStack,
   operator,
@@ -39,7 +41,7 @@ describe("runs: a Playwright spec case's test carries its spec to the executor",
     await stack?.stop();
   });
 
-  it("snapshots the spec at the start, publishes it to the browser stream and hands it over with the claim", async () => {
+  it("snapshots the spec at the start, publishes it to the spec stream and hands it over with the claim", async () => {
     const { run } = await stack.runs.startRun({
       actor: project.key,
       projectId: project.projectId,
@@ -47,9 +49,10 @@ describe("runs: a Playwright spec case's test carries its spec to the executor",
     });
     const specTest = run?.tests.find((test) => test.name === "home page")?.id ?? "";
     const httpTest = run?.tests.find((test) => test.name === "login")?.id ?? "";
-    const published = async (kind: "http" | "browser") =>
+    const published = async (kind: TestKind) =>
       (await streamDispatches(stack.redis, kind)).map((dispatch) => dispatch?.testResultId);
-    expect(await published("browser")).to.include(specTest);
+    expect(await published("spec")).to.deep.equal([specTest]);
+    expect(await published("browser")).to.not.include(specTest);
     expect(await published("http"))
       .to.include(httpTest)
       .and.not.include(specTest);

@@ -1,14 +1,17 @@
-// Tests go to the executors that can run them: a test with a browser step to the stream of browser
-// tests, an HTTP-only test to the stream it always had (kit dispatch.ts), at its start, when it is
+// Tests go to the executors that can run them: a Playwright spec to the stream of specs, a test with
+// a browser step to the stream of browser tests, an HTTP-only test to the stream it always had (kit
+// dispatch.ts), at its start, when it is
 // handed back and when the reconciler publishes it again; and the dispatch deadline counts for each
 // kind apart, since separate executor pools take separate kinds.
 import { Code } from "@connectrpc/connect";
 import { RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { specCauses, type TestKind } from "@testrun/kit";
 import {
   createBrowserTestCase,
   eventually,
   type InProcessRunsStack,
   leaseOf,
+  operator,
   type RunsProject,
   rejects,
   seedRunsProject,
@@ -46,7 +49,7 @@ describe("runs: each test published to the executors of its kind", () => {
     const testOf = (name: string) => run?.tests.find((test) => test.name === name)?.id ?? "";
     return { runId: run?.id ?? "", httpTest: testOf("login"), browserTest: testOf("sign in") };
   };
-  const published = async (kind: "http" | "browser") =>
+  const published = async (kind: TestKind) =>
     (await streamDispatches(stack.redis, kind)).map((dispatch) => dispatch?.testResultId);
   const getRun = async (runId: string) =>
     (await stack.runs.getRun({ actor: project.key, projectId: project.projectId, runId })).run;
@@ -129,12 +132,69 @@ describe("runs: each test published to the executors of its kind", () => {
     await stack.executor.reportExecutorKinds({ executor: "http-pod", kinds: [] });
   });
 
+  it("skips a Playwright spec past the dispatch deadline while browser executors are at work, saying why the executors configured for specs cannot run them", async () => {
+    const { testCase } = await stack.catalog.catalog.createTestCase({
+      actor: operator(),
+      projectId: project.projectId,
+      name: "checkout spec",
+      playwright: {
+        spec: {
+          path: "tests/checkout.spec.ts",
+          source: 'import { test } from "@playwright/test";\ntest("x", async () => {});\n',
+        },
+      },
+    });
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId: project.projectId,
+      selection: { case: "testCaseIds", value: { ids: [browserCase, testCase?.id ?? ""] } },
+    });
+    const testOf = (name: string) => run?.tests.find((test) => test.name === name)?.id ?? "";
+    const [browserTest, specTest] = [testOf("sign in"), testOf("checkout spec")];
+    expect(await published("spec")).to.include(specTest);
+    expect(await published("browser"))
+      .to.include(browserTest)
+      .and.not.include(specTest);
+    // The browser pool is configured for specs too (the chart's default), but is not root.
+    await stack.executor.reportExecutorKinds({
+      executor: "browser-pod",
+      kinds: [
+        { kind: "http", configured: false, available: false },
+        { kind: "browser", configured: true, available: true },
+        { kind: "spec", configured: true, available: false, cause: specCauses.noSandbox },
+      ],
+    });
+    const { assignment } = await stack.executor.claimTest({
+      testResultId: browserTest,
+      executorId: "browser-pod/0",
+    });
+    const specOf = async () => (await getRun(run?.id ?? ""))?.tests.find((test) => test.id === specTest);
+    // The reconciler reads the reports at each pass (100 ms here): the previous test's may count until then.
+    const expected = `an executor that can run Playwright specs: ${specCauses.noSandbox}`;
+    await eventually(
+      async () => ((await specOf())?.waitingFor === expected ? true : undefined),
+      "the spec to say what it waits for",
+    );
+    const skipped = await eventually(async () => {
+      const test = await specOf();
+      return test?.status === TestStatus.SKIPPED ? test : undefined;
+    }, "the spec to be skipped past the dispatch deadline");
+    expect(skipped.summary).to.equal(`no executor here can run Playwright specs: ${specCauses.noSandbox}`);
+    await stack.executor.completeTest({
+      ...leaseOf(assignment),
+      status: TestStatus.PASSED,
+      summary: "",
+      durationMs: 3n,
+    });
+    await stack.executor.reportExecutorKinds({ executor: "browser-pod", kinds: [] });
+  });
+
   it("refuses a report of the kinds an executor takes that it could not show, and any caller but an executor", async () => {
     const report = (kinds: object[], executor = "pod-1") =>
       stack.executor.reportExecutorKinds({ executor, kinds } as never);
     const refused = async (call: Promise<unknown>, message: string) =>
       expect((await rejects(call, Code.InvalidArgument)).rawMessage).to.equal(message);
-    await refused(report([{ kind: "ftp", configured: true }]), "kind must be one of http, browser");
+    await refused(report([{ kind: "ftp", configured: true }]), "kind must be one of http, browser, spec");
     await refused(
       report([
         { kind: "http", configured: true, available: true },
