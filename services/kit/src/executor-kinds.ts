@@ -58,7 +58,8 @@ export const browserCauses = {
  */
 export const specCauses = {
   off: "Playwright specs are turned off (PLAYWRIGHT_SPECS=off)",
-  noSandbox: "the sandbox specs run in cannot be made: it needs an executor running as root (docs/deploy.md, Playwright specs)",
+  noSandbox:
+    "the sandbox specs run in cannot be made: it needs an executor running as root (docs/deploy.md, Playwright specs)",
 } as const;
 
 /** A shared library's file name as the dynamic loader names it: libnss3.so, libatk-1.0.so.0. */

@@ -62,12 +62,10 @@ export class ReconcileStore {
                  and ${testKindSql("t")} = '${kind}')
        or exists (select 1 from runs.test_results t where t.started_at > now() - ? * interval '1 millisecond'
                  and ${testKindSql("t")} = '${kind}')`;
-    const rows = await this.orm.em
-      .fork()
-      .execute<Record<TestKind, boolean>[]>(
-        `select ${testKinds.map((kind) => `${atWork(kind)} as ${kind}`).join(", ")}`,
-        testKinds.flatMap(() => [withinMs, withinMs]),
-      );
+    const rows = await this.orm.em.fork().execute<Record<TestKind, boolean>[]>(
+      `select ${testKinds.map((kind) => `${atWork(kind)} as ${kind}`).join(", ")}`,
+      testKinds.flatMap(() => [withinMs, withinMs]),
+    );
     return Object.fromEntries(testKinds.map((kind) => [kind, rows[0]?.[kind] === true])) as Record<
       TestKind,
       boolean
