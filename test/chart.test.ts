@@ -1591,7 +1591,7 @@ describe("helm chart helm/testrun", () => {
         image: "ghcr.io/testrun/testrun-browser:0.1.0",
         shm: { medium: "Memory", sizeLimit: "256Mi" },
         tmp: { sizeLimit: "512Mi" },
-        kinds: ["http", "browser"],
+        kinds: ["http", "browser", "spec"],
         contexts: "2",
         sandbox: "off",
         seccomp: "RuntimeDefault",
@@ -1648,7 +1648,8 @@ describe("helm chart helm/testrun", () => {
           image: "ghcr.io/testrun/testrun-browser:0.1.0",
           shm: { medium: "Memory", sizeLimit: "512Mi" },
           tmp: { sizeLimit: "1Gi" },
-          kinds: ["browser"],
+          // Specs ride with browser tests unless a pool lists them.
+          kinds: ["browser", "spec"],
           contexts: "4",
           sandbox: "off",
           seccomp: "RuntimeDefault",
@@ -1722,8 +1723,89 @@ describe("helm chart helm/testrun", () => {
       expect(quick?.container.image).to.equal("ghcr.io/testrun/testrun:0.1.0");
     });
 
+    it("gives Playwright specs a pool of their own when one lists them: root with the sandbox's capabilities there, nowhere else", async () => {
+      const pools = {
+        api: { stepKinds: "http" },
+        web: { stepKinds: "browser" },
+        specs: { stepKinds: "spec", concurrency: 2, specs: { sandbox: true } },
+      };
+      for (const version of ["1.27.0", "1.31.0"]) {
+        const chart = new RenderedChart(
+          await renderChart(chartPath, {
+            release,
+            namespace,
+            setJson: [`components.executor.pools=${JSON.stringify(pools)}`],
+            kubeVersion: version,
+          }),
+          namespace,
+        );
+        const byName = Object.fromEntries(
+          componentContainers(chart, "executor").map((pool) => [pool.workload.object.metadata.name, pool]),
+        );
+        const [api, web, specs] = ["api", "web", "specs"].map(
+          (pool) => byName[`ci-testrun-executor-${pool}`],
+        );
+        if (!api || !web || !specs) throw new Error(`pools rendered: ${Object.keys(byName).join(", ")}`);
+        expect(podOf(web).kinds, "the browser pool leaves specs to their own").to.deep.equal(["browser"]);
+        expect(podOf(specs)).to.include({ image: "ghcr.io/testrun/testrun-browser:0.1.0", contexts: "2" });
+        expect(podOf(specs).kinds).to.deep.equal(["spec"]);
+        expect(specs.container.securityContext).to.include({
+          runAsNonRoot: false,
+          runAsUser: 0,
+          allowPrivilegeEscalation: true,
+          privileged: false,
+          readOnlyRootFilesystem: true,
+        });
+        expect(specs.container.securityContext?.capabilities).to.deep.equal({
+          drop: ["ALL"],
+          add: [
+            "SYS_ADMIN",
+            "NET_ADMIN",
+            "SETUID",
+            "SETGID",
+            "SETPCAP",
+            "CHOWN",
+            "DAC_OVERRIDE",
+            "FOWNER",
+            "KILL",
+          ],
+        });
+        // AppArmor's default profile refuses mounts: unconfined by the field from 1.30, the annotation before.
+        const { template } = specs.workload.object.spec as {
+          template: { metadata: { annotations?: Record<string, string> } };
+        };
+        const annotation =
+          template.metadata.annotations?.["container.apparmor.security.beta.kubernetes.io/executor"];
+        const field = (specs.container.securityContext as { appArmorProfile?: { type: string } })
+          ?.appArmorProfile;
+        if (version === "1.31.0") {
+          expect(field, version).to.deep.equal({ type: "Unconfined" });
+          expect(annotation, version).to.equal(undefined);
+        } else {
+          expect(field, version).to.equal(undefined);
+          expect(annotation, version).to.equal("unconfined");
+        }
+        for (const locked of [api, web])
+          expect(locked.container.securityContext, locked.workload.object.metadata.name).to.include({
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            allowPrivilegeEscalation: false,
+          });
+        for (const object of chart.objects) await validateObject(object);
+      }
+    });
+
     const refusals = [
       { set: ["components.executor.pools.api.stepKinds=http"], says: "no pool takes browser tests" },
+      { set: ["components.executor.stepKinds=ftp"], says: "stepKinds" },
+      {
+        set: [
+          "components.executor.pools.api.stepKinds=http",
+          "components.executor.pools.api.specs.sandbox=true",
+          "components.executor.pools.web.stepKinds=browser",
+        ],
+        says: "components.executor.pools.api.specs.sandbox is for executors that take Playwright specs",
+      },
       { set: ["components.executor.stepKinds=browser"], says: "no pool takes http tests" },
       { set: ["components.executor.pools.api.concurrency=2"], says: "stepKinds" },
       { set: ["components.executor.pools.API.stepKinds=all"], says: "API" },

@@ -42,6 +42,10 @@ export interface RenderOptions {
   valueFiles?: readonly string[];
   /** `--set` expressions. */
   set?: readonly string[];
+  /** `--set-json` expressions (a map or list in one value). */
+  setJson?: readonly string[];
+  /** The Kubernetes version rendered for; the oldest the chart supports by default (`kubeVersionArgs`). */
+  kubeVersion?: string;
   /** Whether to pass the cluster's ranges the chart requires (`clusterRangesValues`); default true. */
   clusterRanges?: boolean;
 }
@@ -83,11 +87,12 @@ const renderArgs = (chart: string, options: RenderOptions) => [
   "template",
   options.release,
   chart,
-  ...kubeVersionArgs(chart),
+  ...(options.kubeVersion ? ["--kube-version", options.kubeVersion] : kubeVersionArgs(chart)),
   "--namespace",
   options.namespace,
   ...valuesArgs(chart, options.valueFiles, options.clusterRanges !== false),
   ...(options.set ?? []).flatMap((expression) => ["--set", expression]),
+  ...(options.setJson ?? []).flatMap((expression) => ["--set-json", expression]),
 ];
 
 /** `helm template` of the chart, hooks and test pods included; rejects with helm's message when it fails. */

@@ -125,6 +125,10 @@ spec:
         # Pods roll when their configuration or the Secret's source changes.
         checksum/config: {{ include "testrun.config" . | sha256sum }}
         checksum/secret: {{ printf "%s" $root.Values.secrets.existingSecret | sha256sum }}
+        {{- if and (eq (include "testrun.specSandbox" .) "true") (not (include "testrun.appArmorField" $root)) }}
+        # The sandbox of Playwright specs mounts; before Kubernetes 1.30 only this annotation unconfines it.
+        container.apparmor.security.beta.kubernetes.io/{{ .name }}: unconfined
+        {{- end }}
         {{- with $values.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

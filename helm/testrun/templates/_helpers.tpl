@@ -196,10 +196,47 @@ testrun/executor-pool: {{ . }}
 {{- end -}}
 {{- end -}}
 
-{{/* Whether a Deployment's executors take browser tests (they then run chromium): "true" or "". */}}
-{{- define "testrun.runsBrowsers" -}}
+{{/* The kinds a stepKinds value lists (kit's testKinds): "all" is every kind; a YAML list. */}}
+{{- define "testrun.listedKinds" -}}
+{{- $listed := . | default "all" -}}
+{{- if eq $listed "all" -}}
+{{- toYaml (list "http" "browser" "spec") -}}
+{{- else -}}
+{{- $kinds := list -}}
+{{- range splitList "," $listed }}{{ $kinds = append $kinds (trim .) }}{{ end -}}
+{{- toYaml $kinds -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when some executor Deployment lists Playwright specs itself (stepKinds spec, or all). */}}
+{{- define "testrun.specsListed" -}}
+{{- range $workload := fromYamlArray (include "testrun.workloads" (dict "root" .root "name" "executor")) -}}
+{{- if has "spec" (include "testrun.listedKinds" $workload.values.stepKinds | fromYamlArray) }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The kinds of test a Deployment's executors take (EXECUTOR_STEP_KINDS), a YAML list: its stepKinds;
+executors that take browser tests take Playwright specs too, unless a pool lists specs itself
+(docs/scaling.md, "Executor pools"). Empty for other components.
+*/}}
+{{- define "testrun.executorKinds" -}}
+{{- if eq .name "executor" -}}
 {{- $values := fromYaml (include "testrun.values" .) -}}
-{{- if and (eq .name "executor") (ne ($values.stepKinds | default "all") "http") -}}true{{- end -}}
+{{- $kinds := include "testrun.listedKinds" $values.stepKinds | fromYamlArray -}}
+{{- if and (has "browser" $kinds) (not (has "spec" $kinds)) (not (include "testrun.specsListed" .)) -}}
+{{- $kinds = append $kinds "spec" -}}
+{{- end -}}
+{{- toYaml $kinds -}}
+{{- else -}}
+{{- toYaml list -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether a Deployment's executors run chromium (browser tests, or specs' runners): "true" or "". */}}
+{{- define "testrun.runsBrowsers" -}}
+{{- $kinds := include "testrun.executorKinds" . | fromYamlArray -}}
+{{- if or (has "browser" $kinds) (has "spec" $kinds) -}}true{{- end -}}
 {{- end -}}
 
 {{- define "testrun.selectorLabels" -}}
@@ -324,7 +361,7 @@ unset (the service's default then applies). Which component gets which is the re
   "OIDC_ISSUER_URL" (ternary $console.oidc.issuerUrl nil $oidc)
   "OIDC_CLIENT_ID" (ternary $console.oidc.clientId nil $oidc)
   "CONCURRENCY" (toString (int $values.concurrency))
-  "EXECUTOR_STEP_KINDS" ($values.stepKinds | default "all")
+  "EXECUTOR_STEP_KINDS" (ternary "all" (join "," (include "testrun.executorKinds" . | fromYamlArray)) (eq ($values.stepKinds | default "all") "all"))
   "BROWSER_CONTEXTS" (ternary (toString (int $contexts)) nil (not (empty (include "testrun.runsBrowsers" .))))
   "BROWSER_PROCESSES" (ternary (toString (int (dig "browser" "processes" 0 $values))) nil (and (not (empty (include "testrun.runsBrowsers" .))) (not (empty (dig "browser" "processes" nil $values)))))
   "BROWSER_SANDBOX" (ternary (ternary "on" "off" (include "testrun.browserSandbox" . | eq "true")) nil (not (empty (include "testrun.runsBrowsers" .))))
@@ -438,7 +475,34 @@ namespaces, which the runtime's default profile refuses: docs/deploy.md). Takes 
 {{- $values := fromYaml (include "testrun.values" .) -}}
 {{- $_ := set $context "seccompProfile" (dig "browser" "seccompProfile" (dict "type" "Unconfined") $values) -}}
 {{- end -}}
+{{- if eq (include "testrun.specSandbox" .) "true" -}}
+{{- /* The user-code sandbox (docs/security.md, "User code"): root, and only the capabilities it
+uses: namespaces and mounts (SYS_ADMIN), the loopback of its network namespace (NET_ADMIN), the
+sandbox's own uid and empty bounding set (SETUID, SETGID, SETPCAP), its folder given to that uid and
+copied back (CHOWN, DAC_OVERRIDE, FOWNER), and its processes killed (KILL). SYS_ADMIN needs privilege
+escalation allowed; the runtime's AppArmor profile refuses mounts. */ -}}
+{{- $_ := set $context "runAsNonRoot" false -}}
+{{- $_ := set $context "runAsUser" 0 -}}
+{{- $_ := set $context "runAsGroup" 0 -}}
+{{- $_ := set $context "allowPrivilegeEscalation" true -}}
+{{- $_ := set $context "capabilities" (dict "drop" (list "ALL") "add" (list "SYS_ADMIN" "NET_ADMIN" "SETUID" "SETGID" "SETPCAP" "CHOWN" "DAC_OVERRIDE" "FOWNER" "KILL")) -}}
+{{- if include "testrun.appArmorField" .root -}}
+{{- $_ := set $context "appArmorProfile" (dict "type" "Unconfined") -}}
+{{- end -}}
+{{- end -}}
 {{- toYaml $context -}}
+{{- end -}}
+
+{{/* "true" when the cluster knows securityContext.appArmorProfile (Kubernetes 1.30+); else the pod annotation says it. */}}
+{{- define "testrun.appArmorField" -}}
+{{- if semverCompare ">=1.30.0-0" .Capabilities.KubeVersion.Version }}true{{ end -}}
+{{- end -}}
+
+{{/* "true" when the workload's executors make the user-code sandbox for Playwright specs (specs.sandbox). */}}
+{{- define "testrun.specSandbox" -}}
+{{- $values := fromYaml (include "testrun.values" .) -}}
+{{- $sandbox := dig "specs" "sandbox" false $values -}}
+{{- if kindIs "bool" $sandbox }}{{ $sandbox }}{{ else }}false{{ end -}}
 {{- end -}}
 
 {{/* "true" when the workload's chromium runs with its sandbox (browser.sandbox, false by default). */}}
@@ -584,10 +648,14 @@ chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container'
 {{- /* Every kind of test needs executors that take it, or its tests wait until the dispatch deadline. */ -}}
 {{- $kinds := list -}}
 {{- range $workload := fromYamlArray (include "testrun.workloads" (dict "root" . "name" "executor")) -}}
-{{- $kind := $workload.values.stepKinds | default "all" -}}
-{{- $kinds = concat $kinds (ternary (list "http" "browser") (list $kind) (eq $kind "all")) -}}
+{{- $workload := merge (dict "root" $ "name" "executor") $workload -}}
+{{- $taken := include "testrun.executorKinds" $workload | fromYamlArray -}}
+{{- $kinds = concat $kinds $taken -}}
+{{- if and (eq (include "testrun.specSandbox" $workload) "true") (not (has "spec" $taken)) -}}
+{{- fail (printf "components.executor%s.specs.sandbox is for executors that take Playwright specs (stepKinds spec, browser,spec or all)" (ternary (printf ".pools.%s" $workload.pool) "" (ne $workload.pool ""))) -}}
 {{- end -}}
-{{- range $kind := list "http" "browser" -}}
+{{- end -}}
+{{- range $kind := list "http" "browser" "spec" -}}
 {{- if not (has $kind $kinds) -}}
 {{- fail (printf "components.executor.pools: no pool takes %s tests (give one stepKinds %s or all), so they would wait until the dispatch deadline and be skipped (see docs/scaling.md, Executor pools)" $kind $kind) -}}
 {{- end -}}

@@ -65,10 +65,10 @@ soon as the executors keep up and scale them away under full load (docs/scaling.
 {{- $values := fromYaml (include "testrun.values" .) -}}
 {{- $scaling := $values.autoscaling -}}
 {{- $keda := $root.Values.autoscaling.keda -}}
-{{- $kind := $values.stepKinds | default "all" -}}
-{{- $pools := ternary "http|browser" $kind (eq $kind "all") -}}
+{{- $kinds := include "testrun.executorKinds" . | fromYamlArray -}}
+{{- $pools := join "|" $kinds -}}
 {{- $perReplica := int $values.concurrency -}}
-{{- if and (eq $kind "browser") (lt (int $values.browser.contexts) $perReplica) -}}
+{{- if and (not (has "http" $kinds)) (lt (int $values.browser.contexts) $perReplica) -}}
 {{- $perReplica = int $values.browser.contexts -}}
 {{- end -}}
 {{- if not (kindIs "invalid" $keda.testsPerReplica) -}}
