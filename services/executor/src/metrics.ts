@@ -10,7 +10,8 @@ export const testsExecuted = counter<"status" | "step_kind">(
 );
 
 /** `http` or `browser` when every step is of that kind, else `mixed`. */
-export function stepKindOf(assignment: TestAssignment): "http" | "browser" | "mixed" {
+export function stepKindOf(assignment: TestAssignment): "http" | "browser" | "mixed" | "spec" {
+  if (assignment.playwright) return "spec";
   const kinds = new Set(assignment.steps.map((step) => (step.kind.case === "browser" ? "browser" : "http")));
   return kinds.size === 1 && kinds.has("browser") ? "browser" : kinds.has("browser") ? "mixed" : "http";
 }
