@@ -7,6 +7,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FailureCause, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
 import {
+  eventually,
   type InProcessRunsStack,
   operator,
   type RunsProject,
@@ -98,7 +99,7 @@ test("opens the form again", async ({ page }) => {
     expect(test?.summary).to.match(/^test 2 "reaches a server beside the executor" failed: /);
   });
 
-  it("fails a spec test, saying why, on an executor whose PLAYWRIGHT_SPECS is off", async () => {
+  it("leaves a spec test to executors that run specs, saying why it waits, when the only executor's PLAYWRIGHT_SPECS is off", async () => {
     // Taken by that executor alone: the other one stops first.
     await executor.stop();
     const plain = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32", PLAYWRIGHT_SPECS: "off" });
@@ -123,11 +124,19 @@ test("opens the form again", async ({ page }) => {
       selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
     });
     const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
-    for await (const _ of stack.runs.watchRun(ids, { timeoutMs: 0 })) {
-      // Until the run finishes.
-    }
-    const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
-    expect(test?.status).to.equal(TestStatus.FAILED);
-    expect(test?.summary).to.include("this executor does not run Playwright specs (PLAYWRIGHT_SPECS is off");
+    // The runs service hears it from the executor's report, at its next reconciler pass (5 s here).
+    const test = await eventually(
+      async () => {
+        const { test } = await stack.runs.getTestResult({ ...ids, testResultId: run?.tests[0]?.id ?? "" });
+        return test?.waitingFor ? test : undefined;
+      },
+      "the spec to say what it waits for",
+      30_000,
+    );
+    expect(test.status).to.equal(TestStatus.QUEUED);
+    expect(test.waitingFor).to.equal(
+      "an executor that can run Playwright specs: Playwright specs are turned off (PLAYWRIGHT_SPECS=off)",
+    );
+    await stack.runs.cancelRun(ids);
   });
 });
