@@ -2777,7 +2777,8 @@ export const ReportExecutorKindsRequestSchema: GenMessage<ReportExecutorKindsReq
  */
 export type ExecutorKind = Message<"testrun.runs.v1.ExecutorKind"> & {
   /**
-   * The kind: "http" (tests of HTTP steps only) or "browser" (tests with a browser step).
+   * The kind: "http" (tests of HTTP steps only), "browser" (tests with a browser step) or "spec"
+   * (Playwright specs).
    *
    * @generated from field: string kind = 1;
    */
