@@ -1,12 +1,13 @@
 // The chart sent to a real Kubernetes API server (scripts/cluster.sh: kube-apiserver v1.33 with etcd,
 // the controller manager and the scheduler, kwok playing the kubelets of three nodes), installed the
 // way docs/deploy.md tells an operator to: what only a cluster catches. Admission (Pod Security
-// "restricted" on the namespace, the API server's validation and defaulting, the CRDs' schemas and
-// CEL rules), hook order (the migration Job before the release's objects, and completed), `--wait`
-// (every Deployment Available), what the controllers make of the objects (a PodDisruptionBudget
-// that allows an eviction, HPAs that find their Deployment), and upgrades from the previous chart
-// (an immutable field changed fails them) and rollbacks. kwok runs no image: pods become Running and
-// Ready, Jobs' and `helm test`'s pods succeed, NetworkPolicies are stored, not enforced.
+// "restricted" on the namespace, "privileged" for the pool that runs Playwright specs as root; the
+// API server's validation and defaulting, the CRDs' schemas and CEL rules), hook order (the
+// migration Job before the release's objects, and completed), `--wait` (every Deployment
+// Available), what the controllers make of the objects (a PodDisruptionBudget that allows an
+// eviction, HPAs that find their Deployment), and upgrades from the previous chart (an immutable
+// field changed fails them) and rollbacks. kwok runs no image: pods become Running and Ready, Jobs'
+// and `helm test`'s pods succeed, NetworkPolicies are stored, not enforced.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -391,5 +392,103 @@ describe("the chart on a Kubernetes API server with kwok nodes", function () {
     } finally {
       rmSync(changed, { recursive: true, force: true });
     }
+  });
+
+  it("runs a pool with specs.sandbox only where Pod Security enforces privileged: restricted refuses its pods alone, saying why; privileged admits them as rendered, AppArmor unconfined", async () => {
+    // examples/minimal.yaml: no PostgreSQL or Redis of the release's own to wait for.
+    const install = installs[1] as Install;
+    const release = "testrun";
+    const pools = {
+      http: { stepKinds: "http" },
+      browser: { stepKinds: "browser" },
+      specs: { stepKinds: "spec", specs: { sandbox: true } },
+    };
+    const namespaceName = await namespace("spec-sandbox", install);
+    const podsOf = async (pool: string) =>
+      api().list(
+        `/api/v1/namespaces/${namespaceName}/pods?labelSelector=${encodeURIComponent(`testrun/executor-pool=${pool}`)}`,
+      );
+    // What Pod Security "restricted" says of the spec pool's container (docs/deploy.md, "Playwright specs").
+    const violations = [
+      "restricted:latest",
+      "forbidden AppArmor profile",
+      "allowPrivilegeEscalation != false",
+      "unrestricted capabilities",
+      "SYS_ADMIN",
+      "runAsNonRoot != true",
+      "runAsUser=0",
+    ];
+
+    // Without --wait: the spec pool never becomes Available here, and helm's --wait would only say
+    // "context deadline exceeded" at its timeout. The API server warns of the Deployment at once.
+    const installed = await api().helm([
+      "install",
+      release,
+      chart,
+      ...valuesArgs(chart, [install.valueFile]),
+      "--set-json",
+      `components.executor.pools=${JSON.stringify(pools)}`,
+      "--namespace",
+      namespaceName,
+      ...timeout,
+    ]);
+    expect(installed.code, `helm install: ${installed.stderr}`).to.equal(0);
+    expect(installed.stderr).to.contain("would violate PodSecurity");
+    for (const violation of violations) expect(installed.stderr, "helm's warning").to.contain(violation);
+
+    // The spec pool's ReplicaSet cannot make a pod, and its events say why; the other pools' pods run.
+    const refusals = async () =>
+      (await api().warnings(namespaceName)).filter((line) => line.startsWith("FailedCreate"));
+    await eventually(
+      async () => ((await refusals()).length > 0 ? true : undefined),
+      `a pod refused in ${namespaceName}`,
+      60_000,
+    );
+    for (const pool of ["http", "browser"])
+      await eventually(
+        async () => ((await podsOf(pool)).some((pod) => pod.status?.phase === "Running") ? true : undefined),
+        `the ${pool} pool's pod running in ${namespaceName}`,
+        60_000,
+      );
+    expect(await podsOf("specs"), "the spec pool's pods").to.deep.equal([]);
+    for (const refusal of await refusals()) {
+      expect(refusal).to.match(/^FailedCreate ReplicaSet\/testrun-executor-specs-[a-z0-9]+: /);
+      expect(refusal).to.contain('is forbidden: violates PodSecurity "restricted:latest"');
+      for (const violation of violations) expect(refusal, "the ReplicaSet's event").to.contain(violation);
+    }
+
+    // The namespace enforcing privileged instead: the ReplicaSet's next try makes the pod, and the
+    // release rolls out.
+    const live = await api().get(`/api/v1/namespaces/${namespaceName}`);
+    const relabelled = await api().call("PUT", `/api/v1/namespaces/${namespaceName}`, {
+      ...live,
+      metadata: {
+        ...live.metadata,
+        labels: { ...live.metadata.labels, "pod-security.kubernetes.io/enforce": "privileged" },
+      },
+    });
+    expect(relabelled.status, JSON.stringify(relabelled.body).slice(0, 500)).to.equal(200);
+    await expectDeploymentsAvailable(release, namespaceName);
+
+    // The API server kept the container's securityContext as rendered: root, the sandbox's
+    // capabilities, and the appArmorProfile field it validates (Kubernetes >= 1.30).
+    type Container = { name: string; securityContext?: { capabilities?: { add?: string[] } } };
+    const firstContainer = (podSpec: unknown) =>
+      (podSpec as { containers: Container[] } | undefined)?.containers[0];
+    const deployment = (await releaseObjects(release, namespaceName, "Deployment")).find(
+      (object) => object.metadata.name === "testrun-executor-specs",
+    );
+    const rendered = firstContainer((deployment?.spec as { template?: { spec?: unknown } })?.template?.spec);
+    const [pod] = await podsOf("specs");
+    const stored = firstContainer(pod?.spec);
+    expect(stored?.name, "the spec pool's stored container").to.equal("executor");
+    expect(stored?.securityContext).to.deep.include({
+      runAsNonRoot: false,
+      runAsUser: 0,
+      allowPrivilegeEscalation: true,
+      appArmorProfile: { type: "Unconfined" },
+    });
+    expect(stored?.securityContext?.capabilities?.add).to.include("SYS_ADMIN");
+    expect(stored?.securityContext, "as rendered").to.deep.equal(rendered?.securityContext);
   });
 });
