@@ -1,5 +1,6 @@
 // The sandbox's init (docs/security.md, "User code: Playwright specs"): PID 1 of the namespaces
-// `unshare` made, still root there, started by run.ts. It covers the executor's secrets with empty
+// `unshare` made, root of its user namespace (run.ts maps every id to itself), started by run.ts.
+// It sets that namespace's limits on namespaces to 0, covers the executor's secrets with empty
 // file systems, brings the loopback up, serves the proxy forwarder, then runs the command as the
 // sandbox's uid without capabilities and under its rlimits. When the command ends (or the
 // executor's end of the control socket closes) it kills every other process of the namespace, so
@@ -8,7 +9,7 @@
 // Run directly by node (type stripping in development, dist/ in the image): node built-ins only,
 // erasable TypeScript only. The control socket is fd 3: one JSON line in (InitConfig), one out.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { connect, createServer, Socket } from "node:net";
 
 export interface InitConfig {
@@ -34,6 +35,8 @@ export interface InitConfig {
   rlimits: string[];
   /** The forwarder's port on 127.0.0.1 inside; absent: no way out at all. */
   proxyPort?: number;
+  /** The executor's user namespace (`user:[…]`): the init's must be another before it limits it. */
+  outerUserNamespace: string;
 }
 
 export interface InitResult {
@@ -60,7 +63,25 @@ const tmpfs = (path: string, options: string) => run("mount", ["-t", "tmpfs", "-
 const under = (path: string, roots: string[]) =>
   roots.some((root) => path === root || path.startsWith(`${root}/`));
 
+/**
+ * No namespace of any kind can be made from here on, by the command or anything it starts: the
+ * limits under /proc/sys/user are those of the current user namespace, counted along its
+ * ancestors, so 0 here refuses unshare/clone of a new namespace (ENOSPC), whatever the node
+ * allows. A user namespace is the one an unprivileged process could make itself, and in it it
+ * would hold CAP_SYS_ADMIN over new mount and network namespaces: much more of the kernel to
+ * attack. Only in a user namespace of the sandbox's own: in the executor's, 0 would refuse
+ * namespaces to the whole node (its containers and browsers).
+ */
+function forbidNamespaces(config: InitConfig): void {
+  if (readlinkSync("/proc/self/ns/user") === config.outerUserNamespace)
+    throw new Error("the init is not in a user namespace of its own");
+  if (process.getuid?.() !== 0) throw new Error("the init's user ids are not mapped");
+  for (const name of readdirSync("/proc/sys/user"))
+    if (/^max_\w+_namespaces$/.test(name)) writeFileSync(`/proc/sys/user/${name}`, "0");
+}
+
 function setUp(config: InitConfig): void {
+  forbidNamespaces(config);
   run("mount", ["--make-rprivate", "/"]);
   run("ip", ["link", "set", "lo", "up"]);
   // The host folders the command reaches are put aside under /run first: the paths that hold them
