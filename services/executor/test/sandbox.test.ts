@@ -243,6 +243,59 @@ describe("the sandbox for user code", function () {
     expect(result.stderr).to.match(/fork|Resource temporarily unavailable|Cannot fork/i);
   });
 
+  it("keeps a fork bomb from starving another sandbox beside it, even one of the same uid", async () => {
+    // Each sandbox is a user namespace of its own, and the kernel counts RLIMIT_NPROC per user
+    // namespace and uid: a uid two sandboxes drew by chance (or two executors on one node) is not
+    // one process limit for both.
+    const uid = defaultSandboxUid + randomInt(sandboxUidCount);
+    used.add(uid);
+    const bombing = runSandboxed({
+      uid,
+      command: "/bin/sh",
+      args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 4"],
+      deadlineMs: 5_000,
+      limits: { processes: 64 },
+    });
+    while ((await sandboxProcesses([uid])).length < 48) await new Promise((done) => setTimeout(done, 20));
+    // 41 processes: with the bomb's 48 or more, past a limit of 64 they shared.
+    const beside = await runSandboxed({
+      uid,
+      command: "/bin/sh",
+      args: ["-c", 'i=0; while [ $i -lt 40 ]; do sleep 1 & i=$((i + 1)); done; wait; echo "started 40"'],
+      deadlineMs: 10_000,
+      limits: { processes: 64 },
+    });
+    const bombed = await bombing;
+    expect(beside.stderr).to.equal("");
+    expect(beside.stdout).to.equal("started 40\n");
+    expect(beside.exitCode).to.equal(0);
+    expect(bombed.stderr).to.match(/fork|Resource temporarily unavailable|Cannot fork/i);
+  });
+
+  it("cannot make a namespace of its own: no user namespace (unshare -U, -Urm), nor a network one", async () => {
+    const attempts = ["unshare -U true", "unshare -Urm true", "unshare -n true"];
+    const script = attempts.map((attempt) => `${attempt}; echo "${attempt}: $?"`).join("; ");
+    const result = await sandboxed({ command: "/bin/sh", args: ["-c", script], deadlineMs: 10_000 });
+    expect(result.stdout.trim().split("\n")).to.deep.equal(attempts.map((attempt) => `${attempt}: 1`));
+    // The limit on user namespaces (ENOSPC); a network namespace needs a capability it lacks.
+    expect(result.stderr.trim().split("\n")).to.deep.equal([
+      "unshare: unshare failed: No space left on device",
+      "unshare: unshare failed: No space left on device",
+      "unshare: unshare failed: Operation not permitted",
+    ]);
+    // No empty claim: on this host the same uid, unsandboxed, makes one.
+    const { stdout } = await promisify(execFile)("setpriv", [
+      `--reuid=${result.uid}`,
+      `--regid=${result.uid}`,
+      "--clear-groups",
+      "--",
+      "/bin/sh",
+      "-c",
+      "unshare -Urm true && echo made",
+    ]);
+    expect(stdout).to.equal("made\n");
+  });
+
   it("stops a 10 GB file at the file-size limit", async () => {
     let size = -1;
     const result = await runScript(
