@@ -77,6 +77,12 @@ test("connects to the cloud metadata address", async () => {
   expect(await tryConnect("169.254.169.254", 80)).not.toBe("connected");
 });
 
+test("makes a user namespace of its own (CAP_SYS_ADMIN over new mount namespaces)", async () => {
+  let made = true;
+  try { execFileSync("unshare", ["-Urm", "true"], { stdio: "ignore" }); } catch { made = false; }
+  expect(made).toBe(false);
+});
+
 ${harmless ? "" : unboundedAttempts}`;
 }
 
@@ -174,7 +180,7 @@ describe("hostile Playwright specs in the executor's sandbox", function () {
     return { status, test };
   }
 
-  it("contains each attempt: no environment, token, service, metadata address; bounded processes and files; nothing left running", async () => {
+  it("contains each attempt: no environment, token, service, metadata address, user namespace; bounded processes and files; nothing left running", async () => {
     const { status, test } = await runHostileSpec({}, "hostile");
     expect(
       test?.stepResults.map((step) => [step.name, step.status, step.error]),
@@ -184,6 +190,7 @@ describe("hostile Playwright specs in the executor's sandbox", function () {
       ["reads the service token file", TestStatus.PASSED, ""],
       ["connects to Redis, the database and a service port beside the executor", TestStatus.PASSED, ""],
       ["connects to the cloud metadata address", TestStatus.PASSED, ""],
+      ["makes a user namespace of its own (CAP_SYS_ADMIN over new mount namespaces)", TestStatus.PASSED, ""],
       ["fork-bombs", TestStatus.PASSED, ""],
       ["writes a 10 GB file", TestStatus.PASSED, ""],
       ["leaves a process running after the test", TestStatus.PASSED, ""],
@@ -237,7 +244,7 @@ test("attaches a trace of its own", async ({}, info) => {
     expect(test?.stepResults.map((step) => step.status)).to.deep.equal([TestStatus.PASSED]);
   });
 
-  it("is no empty claim: unsandboxed, the same spec reads the environment and the token file and reaches the services", async () => {
+  it("is no empty claim: unsandboxed, the same spec reads the environment and the token file, reaches the services and makes a user namespace", async () => {
     const { test } = await runHostileSpec({ PLAYWRIGHT_SPECS: "unsandboxed" }, "hostile-unsandboxed");
     const failed = test?.stepResults
       .filter((step) => step.status === TestStatus.FAILED)
@@ -246,6 +253,7 @@ test("attaches a trace of its own", async ({}, info) => {
       "reads the executor's environment",
       "reads the service token file",
       "connects to Redis, the database and a service port beside the executor",
+      "makes a user namespace of its own (CAP_SYS_ADMIN over new mount namespaces)",
     ]);
   });
 });
