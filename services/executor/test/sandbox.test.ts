@@ -95,6 +95,14 @@ describe("the sandbox for user code", function () {
     expect(result.stdout).not.to.include(secret);
   });
 
+  it("gives its environment to the command alone, not to the tools that run as root before it", async () => {
+    // A spec's variable named LD_PRELOAD (or LD_LIBRARY_PATH) would have run its library as root
+    // of the sandbox in setpriv: ld.so says which programs it ran with the variable.
+    const result = await sandboxed({ command: "/bin/true", env: { LD_DEBUG: "files" }, deadlineMs: 10_000 });
+    const started = [...result.stderr.matchAll(/transferring control: (\S+)/g)].map((match) => match[1]);
+    expect(started).to.deep.equal(["/bin/true"]);
+  });
+
   it("cannot read the executor's /proc/<pid>/environ, nor see its processes", async () => {
     const result = await runScript(`
       const fs = require("fs");
@@ -294,6 +302,28 @@ describe("the sandbox for user code", function () {
       "unshare -Urm true && echo made",
     ]);
     expect(stdout).to.equal("made\n");
+  });
+
+  it("starts where the executor's /proc has read-only and masked paths, as in a container", async () => {
+    // A container runtime's default procMount: a user namespace that owned the sandbox's mount
+    // namespace could not mount its /proc there (the kernel refuses a proc less visible than it).
+    const script = `import { runSandboxed } from ${JSON.stringify(new URL("../src/sandbox/index.ts", import.meta.url).href)};
+      const result = await runSandboxed({ command: "/bin/sh", args: ["-c", "unshare -U true || echo refused"], deadlineMs: 10000 });
+      console.log(JSON.stringify([result.exitCode, result.stdout]));`;
+    const { stdout } = await promisify(execFile)("unshare", [
+      "--mount",
+      "--propagation=private",
+      "/bin/sh",
+      "-c",
+      'mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && exec "$@"',
+      "sh",
+      process.execPath,
+      ...process.execArgv,
+      "--input-type=module",
+      "-e",
+      script,
+    ]);
+    expect(JSON.parse(stdout)).to.deep.equal([0, "refused\n"]);
   });
 
   it("stops a 10 GB file at the file-size limit", async () => {

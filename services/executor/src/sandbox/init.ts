@@ -1,15 +1,15 @@
 // The sandbox's init (docs/security.md, "User code: Playwright specs"): PID 1 of the namespaces
-// `unshare` made, root of its user namespace (run.ts maps every id to itself), started by run.ts.
-// It sets that namespace's limits on namespaces to 0, covers the executor's secrets with empty
-// file systems, brings the loopback up, serves the proxy forwarder, then runs the command as the
-// sandbox's uid without capabilities and under its rlimits. When the command ends (or the
+// `unshare` made, still root there, started by run.ts. It covers the executor's secrets with empty
+// file systems, brings the loopback up, serves the proxy forwarder, then runs the command in a user
+// namespace of its own where no namespace can be made, as the sandbox's uid without capabilities,
+// under its rlimits, with its environment (and none of it in the tools that run as root before). When the command ends (or the
 // executor's end of the control socket closes) it kills every other process of the namespace, so
 // nothing the command started outlives it.
 //
 // Run directly by node (type stripping in development, dist/ in the image): node built-ins only,
 // erasable TypeScript only. The control socket is fd 3: one JSON line in (InitConfig), one out.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { connect, createServer, Socket } from "node:net";
 
 export interface InitConfig {
@@ -35,8 +35,6 @@ export interface InitConfig {
   rlimits: string[];
   /** The forwarder's port on 127.0.0.1 inside; absent: no way out at all. */
   proxyPort?: number;
-  /** The executor's user namespace (`user:[…]`): the init's must be another before it limits it. */
-  outerUserNamespace: string;
 }
 
 export interface InitResult {
@@ -63,25 +61,7 @@ const tmpfs = (path: string, options: string) => run("mount", ["-t", "tmpfs", "-
 const under = (path: string, roots: string[]) =>
   roots.some((root) => path === root || path.startsWith(`${root}/`));
 
-/**
- * No namespace of any kind can be made from here on, by the command or anything it starts: the
- * limits under /proc/sys/user are those of the current user namespace, counted along its
- * ancestors, so 0 here refuses unshare/clone of a new namespace (ENOSPC), whatever the node
- * allows. A user namespace is the one an unprivileged process could make itself, and in it it
- * would hold CAP_SYS_ADMIN over new mount and network namespaces: much more of the kernel to
- * attack. Only in a user namespace of the sandbox's own: in the executor's, 0 would refuse
- * namespaces to the whole node (its containers and browsers).
- */
-function forbidNamespaces(config: InitConfig): void {
-  if (readlinkSync("/proc/self/ns/user") === config.outerUserNamespace)
-    throw new Error("the init is not in a user namespace of its own");
-  if (process.getuid?.() !== 0) throw new Error("the init's user ids are not mapped");
-  for (const name of readdirSync("/proc/sys/user"))
-    if (/^max_\w+_namespaces$/.test(name)) writeFileSync(`/proc/sys/user/${name}`, "0");
-}
-
 function setUp(config: InitConfig): void {
-  forbidNamespaces(config);
   run("mount", ["--make-rprivate", "/"]);
   run("ip", ["link", "set", "lo", "up"]);
   // The host folders the command reaches are put aside under /run first: the paths that hold them
@@ -131,6 +111,78 @@ function copyBack(config: InitConfig): string | undefined {
   }
 }
 
+/**
+ * Maps every user and group id of the init's user namespace (the executor's) to itself in the
+ * command's, which `unshare --user` made without a map (its own `--map-users` needs newuidmap,
+ * which the image lacks): files keep their owners, setpriv reaches the sandbox's uid, and the
+ * executor reads the same uids in /proc. Root of the parent namespace may write it, once, whole.
+ */
+function mapIds(pid: number): void {
+  for (const file of ["uid_map", "gid_map"]) {
+    // Each line of our own map: first id here, first id in our parent, count. Here → here.
+    const identity = readFileSync(`/proc/self/${file}`, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => {
+        const [first, , count] = line.trim().split(/\s+/);
+        return `${first} ${first} ${count}`;
+      });
+    writeFileSync(`/proc/${pid}/${file}`, `${identity.join("\n")}\n`);
+  }
+}
+
+/**
+ * What `unshare --user` runs, before setpriv: two shells, on fd 3 to the init. The first says the
+ * namespace exists, waits until the init mapped its ids, then execs the second: a process exec'd
+ * before its namespace maps its root keeps no capability there, one exec'd after is its root. The
+ * second, in a user namespace of its own (it checks), sets that namespace's limits on namespaces to
+ * 0 and execs setpriv: the limits under /proc/sys/user are the current user namespace's, counted
+ * along its ancestors, so nothing the command starts can make a namespace (ENOSPC), whatever the
+ * node allows. A user namespace is the one an unprivileged process could make itself, and in it it
+ * would hold CAP_SYS_ADMIN over new mount and network namespaces: much more of the kernel to
+ * attack; any other namespace needs a capability the command lacks. In the init's own namespace, 0
+ * would refuse namespaces to the whole node: hence the check.
+ */
+const awaitMap = `echo ready >&3 && IFS= read -r go <&3 && [ "$go" = mapped ] && exec ${tool("sh")} -c "$1" "$@"`;
+const forbidNamespaces = `[ "$(${tool("readlink")} /proc/self/ns/user)" != "$1" ] && shift &&
+for limit in /proc/sys/user/max_*_namespaces; do echo 0 > "$limit" || exit 1; done &&
+echo limited >&3 && exec "$@" 3<&-`;
+
+/**
+ * The command line of the command, from `unshare --user` on: the shells above, setpriv (the
+ * sandbox's uid, no capability in any set, no new privileges), prlimit, then `env -i` with the
+ * command's environment: the tools before it run as root and get none of it, so a variable such as
+ * LD_PRELOAD or LD_LIBRARY_PATH reaches only the command.
+ */
+function commandLine(config: InitConfig): string[] {
+  return [
+    "--user",
+    "--",
+    tool("sh"),
+    "-c",
+    awaitMap,
+    "sh",
+    forbidNamespaces,
+    readlinkSync("/proc/self/ns/user"),
+    tool("setpriv"),
+    `--reuid=${config.uid}`,
+    `--regid=${config.gid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
+    tool("prlimit"),
+    ...config.rlimits,
+    "--",
+    tool("env"),
+    "-i",
+    ...Object.entries(config.env).map(([name, value]) => `${name}=${value}`),
+    config.command,
+    ...config.args,
+  ];
+}
+
 /** 127.0.0.1:port inside → the executor's Unix socket → its egress proxy. */
 function forward(port: number): Promise<void> {
   const server = createServer((client) => {
@@ -168,26 +220,36 @@ function start(config: InitConfig, control: Socket): void {
   }
   (config.proxyPort === undefined ? Promise.resolve() : forward(config.proxyPort)).then(
     () => {
-      const child = spawn(
-        tool("setpriv"),
-        [
-          `--reuid=${config.uid}`,
-          `--regid=${config.gid}`,
-          "--clear-groups",
-          "--inh-caps=-all",
-          "--bounding-set=-all",
-          "--no-new-privs",
-          "--",
-          tool("prlimit"),
-          ...config.rlimits,
-          "--",
-          config.command,
-          ...config.args,
-        ],
-        { cwd: config.home, env: config.env, stdio: ["ignore", "inherit", "inherit"] },
-      );
+      const child = spawn(tool("unshare"), commandLine(config), {
+        cwd: config.home,
+        env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+        stdio: ["ignore", "inherit", "inherit", "pipe"],
+      });
+      // "ready": map its ids; "limited": its namespace is set, and what runs is the command's.
+      const steps = child.stdio[3] as Socket;
+      let said = "";
+      steps.on("error", () => {});
+      steps.on("data", (chunk: Buffer) => {
+        said += chunk.toString("utf8");
+        if (said !== "ready\n" || child.pid === undefined) return;
+        try {
+          mapIds(child.pid);
+          steps.write("mapped\n");
+        } catch (error) {
+          child.kill("SIGKILL");
+          said = `could not map its ids: ${(error as Error).message}`;
+        }
+      });
       child.once("error", (error) => reply({ error: `could not start: ${error.message}` }));
-      child.once("exit", (exitCode, signal) => reply({ exitCode, signal }));
+      child.once("exit", (exitCode, signal) =>
+        reply(
+          said === "ready\nlimited\n"
+            ? { exitCode, signal }
+            : {
+                error: `could not make the command's user namespace (${said.trim() || `exit ${exitCode ?? signal}`})`,
+              },
+        ),
+      );
     },
     (error: Error) => reply({ error: `proxy forwarder failed: ${error.message}` }),
   );

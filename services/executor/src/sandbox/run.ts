@@ -14,15 +14,14 @@
 // capabilities, and rlimits. At the deadline, on abort, or when it ends, everything it started is
 // killed.
 //
-// Made of util-linux's unshare (user, PID, mount, network, IPC and UTS namespaces; --kill-child
-// ends the namespace with it), setpriv and prlimit, and init.ts (PID 1 inside). The user namespace
-// maps every id to itself (mapIds) and its init sets its namespace limits to 0, so the command can
-// make no namespace of its own (no user namespace, the way unprivileged code reaches the kernel's
-// CAP_SYS_ADMIN paths). Needs root: a caller that is not gets SandboxUnavailable, and nothing runs.
+// Made of util-linux's unshare (PID, mount, network, IPC and UTS namespaces; --kill-child ends the
+// namespace with it), setpriv and prlimit, and init.ts (PID 1 inside), which runs the command in a
+// user namespace of its own where no namespace can be made. Needs root: a caller that is not gets
+// SandboxUnavailable, and nothing runs.
 import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { once } from "node:events";
-import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -190,42 +189,6 @@ async function goneWithin(uid: number, ms: number): Promise<boolean> {
   return true;
 }
 
-/**
- * Maps every user and group id of the executor's own user namespace to itself in the sandbox's,
- * which `unshare --user` made without a map (its own `--map-users` needs newuidmap, which the image
- * lacks): files keep their owners, root stays root there until setpriv makes the command the
- * sandbox's uid, and host tools read the same uids. Written by the executor (root of the parent
- * namespace may) into unshare's process, which stays in the namespace it made, before the init
- * sets anything up.
- */
-async function mapIds(pid: number): Promise<void> {
-  for (const file of ["uid_map", "gid_map"]) {
-    // Each line of our own map: first id here, first id in our parent, count. Here → here.
-    const own = await readFile(`/proc/self/${file}`, "utf8");
-    const identity = own
-      .trim()
-      .split("\n")
-      .map((line) => {
-        const [first, , count] = line.trim().split(/\s+/);
-        return `${first} ${first} ${count}`;
-      });
-    // One write: the kernel takes a map once, whole.
-    await writeFile(`/proc/${pid}/${file}`, `${identity.join("\n")}\n`);
-  }
-}
-
-/**
- * What unshare runs first: a shell that says the namespaces exist, waits until the executor has
- * mapped their ids, then becomes the init. A process exec'd before its user namespace maps its
- * root keeps no capability there (the init needs CAP_SYS_RESOURCE for the namespace limits and
- * CAP_KILL to end the command's processes). `read` takes one line, byte by byte, leaving the
- * init's configuration in the socket. The exec that regains the capabilities also clears the
- * parent-death signal --kill-child set, so setpriv sets it again: the init still dies with
- * unshare, and the kernel ends its namespace with it.
- */
-const mapped = "mapped";
-const waitForMap = `echo ready >&3 && read go <&3 && [ "$go" = ${mapped} ] && exec setpriv --pdeathsig=KILL -- "$@"`;
-
 const initScript = fileURLToPath(
   new URL(import.meta.url.endsWith(".ts") ? "./init.ts" : "./init.js", import.meta.url),
 );
@@ -292,12 +255,10 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
         "--core=0",
       ],
       proxyPort: options.proxy ? sandboxProxyPort : undefined,
-      outerUserNamespace: await readlink("/proc/self/ns/user"),
     };
     const child = spawn(
       "unshare",
       [
-        "--user",
         "--pid",
         "--fork",
         "--kill-child=SIGKILL",
@@ -308,10 +269,6 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
         "--ipc",
         "--uts",
         "--",
-        "/bin/sh",
-        "-c",
-        waitForMap,
-        "sh",
         process.execPath,
         initScript,
         "--init",
@@ -326,6 +283,13 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
     const stdout = capOutput(child.stdout as Readable, limits.outputBytes);
     const stderr = capOutput(child.stderr as Readable, limits.outputBytes);
     const control = child.stdio[3] as Readable & Writable;
+    let answer = "";
+    control.on("data", (chunk: Buffer) => {
+      answer += chunk.toString("utf8");
+    });
+    control.on("error", () => {});
+    control.write(`${JSON.stringify(config)}\n`);
+
     let timedOut = false;
     let killed = false;
     // unshare's child, the init (PID 1), dies with it, and the kernel kills its whole namespace.
@@ -333,24 +297,6 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
       killed = true;
       child.kill("SIGKILL");
     };
-    // Once unshare made the namespaces (waitForMap says so), their ids are mapped, and the init
-    // gets its configuration. Its result is the line after.
-    let answer = "";
-    let mapping: Error | undefined;
-    control.on("data", (chunk: Buffer) => {
-      const before = answer;
-      answer += chunk.toString("utf8");
-      if (before.includes("\n") || !answer.includes("\n")) return;
-      if (answer.split("\n")[0] !== "ready" || child.pid === undefined) return;
-      mapIds(child.pid).then(
-        () => control.write(`${mapped}\n${JSON.stringify(config)}\n`),
-        (error: Error) => {
-          mapping = error;
-          child.kill("SIGKILL");
-        },
-      );
-    });
-    control.on("error", () => {});
     const deadline = setTimeout(() => {
       timedOut = true;
       kill();
@@ -363,9 +309,7 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
     // Killed from here: the namespace's processes die after unshare did, not before.
     if (killed) uidFree = await goneWithin(uid, 10_000);
 
-    if (mapping)
-      throw new SandboxUnavailable(`could not map the sandbox's user namespace: ${mapping.message}`);
-    const line = answer.split("\n")[1];
+    const line = answer.split("\n")[0];
     const result: InitResult = line ? JSON.parse(line) : {};
     if (result.error && !killed)
       throw new SandboxUnavailable(`${result.error}; the sandbox's stderr: ${stderr.text().slice(-500)}`);
