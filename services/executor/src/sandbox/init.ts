@@ -2,9 +2,9 @@
 // `unshare` made, still root there, started by run.ts. It covers the executor's secrets with empty
 // file systems, brings the loopback up, serves the proxy forwarder, then runs the command in a user
 // namespace of its own where no namespace can be made, as the sandbox's uid without capabilities,
-// under its rlimits, with its environment (and none of it in the tools that run as root before). When the command ends (or the
-// executor's end of the control socket closes) it kills every other process of the namespace, so
-// nothing the command started outlives it.
+// under its rlimits, with its environment (which the tools running as root before it never get).
+// When the command ends (or the executor's end of the control socket closes) it kills every other
+// process of the namespace, so nothing the command started outlives it.
 //
 // Run directly by node (type stripping in development, dist/ in the image): node built-ins only,
 // erasable TypeScript only. The control socket is fd 3: one JSON line in (InitConfig), one out.
@@ -228,6 +228,7 @@ function start(config: InitConfig, control: Socket): void {
       // "ready": map its ids; "limited": its namespace is set, and what runs is the command's.
       const steps = child.stdio[3] as Socket;
       let said = "";
+      let unmapped = "";
       steps.on("error", () => {});
       steps.on("data", (chunk: Buffer) => {
         said += chunk.toString("utf8");
@@ -236,18 +237,17 @@ function start(config: InitConfig, control: Socket): void {
           mapIds(child.pid);
           steps.write("mapped\n");
         } catch (error) {
+          unmapped = `: its ids could not be mapped (${(error as Error).message})`;
           child.kill("SIGKILL");
-          said = `could not map its ids: ${(error as Error).message}`;
         }
       });
       child.once("error", (error) => reply({ error: `could not start: ${error.message}` }));
-      child.once("exit", (exitCode, signal) =>
+      // "close", not "exit": after fd 3's last word too (the shells close it before setpriv).
+      child.once("close", (exitCode, signal) =>
         reply(
           said === "ready\nlimited\n"
             ? { exitCode, signal }
-            : {
-                error: `could not make the command's user namespace (${said.trim() || `exit ${exitCode ?? signal}`})`,
-              },
+            : { error: `could not make the command's user namespace${unmapped}` },
         ),
       );
     },
