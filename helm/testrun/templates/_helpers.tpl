@@ -479,8 +479,10 @@ namespaces, which the runtime's default profile refuses: docs/deploy.md). Takes 
 {{- /* The user-code sandbox (docs/security.md, "User code"): root, and only the capabilities it
 uses: namespaces and mounts (SYS_ADMIN), the loopback of its network namespace (NET_ADMIN), the
 sandbox's own uid and empty bounding set (SETUID, SETGID, SETPCAP), its folder given to that uid and
-copied back (CHOWN, DAC_OVERRIDE, FOWNER), and its processes killed (KILL). SYS_ADMIN needs privilege
-escalation allowed; the runtime's AppArmor profile refuses mounts. */ -}}
+copied back (CHOWN, DAC_OVERRIDE, FOWNER), and its processes killed (KILL). Privilege escalation
+allowed: its shells regain their capabilities in the user namespace it makes by an exec once its ids
+are mapped, which no_new_privs forbids (the API server would take SYS_ADMIN without it); the
+runtime's AppArmor profile refuses mounts. */ -}}
 {{- $_ := set $context "runAsNonRoot" false -}}
 {{- $_ := set $context "runAsUser" 0 -}}
 {{- $_ := set $context "runAsGroup" 0 -}}
