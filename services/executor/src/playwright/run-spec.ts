@@ -9,10 +9,12 @@ import { redactTrace, TraceTooLarge, unzipRatio } from "../browser/trace-redacti
 import { SandboxUnavailable } from "../sandbox/index.js";
 import { maxSummaryLength, type StepOutcome, type TestFailureCause } from "../steps/runner.js";
 import { Variables } from "../steps/variables.js";
+import { sizeText } from "../steps/wording.js";
 import { type Launcher, launchDirect } from "./launch.js";
 import { readReport, type SpecReport, type SpecTestOutcome } from "./report.js";
 import {
   layOutSpec,
+  OutputTooLarge,
   playwrightCli,
   readOutput,
   type SpecWorkspace,
@@ -163,8 +165,19 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
     options.signal?.throwIfAborted();
     const json = await readOutput(workspace, workspace.reportPath, maxReportBytes).then(
       (bytes) => bytes.toString("utf8"),
-      () => undefined,
+      (error: unknown) => (error instanceof OutputTooLarge ? error : undefined),
     );
+    if (json instanceof OutputTooLarge)
+      // What the tests printed is kept in the report: a spec that prints that much made it so.
+      return {
+        passed: false,
+        summary: `the spec's report is larger than ${sizeText(maxReportBytes)}, the most read: its tests printed too much (what a test prints is kept in the report)`,
+        durationMs,
+        failedStep: 0,
+        cause: "assertion",
+        steps: [],
+        artifacts: [],
+      };
     let report: SpecReport | undefined;
     try {
       report = json === undefined ? undefined : readReport(json, vars);

@@ -130,6 +130,11 @@ export class UnreadableOutput extends Error {
   override name = "UnreadableOutput";
 }
 
+/** An output file past the size read: the spec's own doing (what its tests printed is in the report). */
+export class OutputTooLarge extends UnreadableOutput {
+  override name = "OutputTooLarge";
+}
+
 /**
  * Reads a file the runner wrote in the workspace (its report, a trace). The runner's process ran the
  * spec, so the file may be anything: only a regular file inside the workspace is read (never what a
@@ -145,7 +150,7 @@ export async function readOutput(workspace: SpecWorkspace, path: string, maxByte
     const stat = await handle.stat();
     if (!stat.isFile()) throw new UnreadableOutput(`${relative(workspace.dir, path)} is not a regular file`);
     if (stat.size > maxBytes)
-      throw new UnreadableOutput(`${relative(workspace.dir, path)} is larger than ${maxBytes} bytes`);
+      throw new OutputTooLarge(`${relative(workspace.dir, path)} is larger than ${maxBytes} bytes`);
     return await handle.readFile();
   } finally {
     await handle.close();
