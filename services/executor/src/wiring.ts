@@ -14,7 +14,7 @@ import { KindReporter, TestKinds } from "./kinds.js";
 import { launchDirect, sandboxedLauncher } from "./playwright/launch.js";
 import { playwrightPackages } from "./playwright/workspace.js";
 import { TestQueue } from "./queue.js";
-import { canMakeSandbox, sandboxProxyPort } from "./sandbox/index.js";
+import { canMakeSandbox, runSandboxed, sandboxProxyPort } from "./sandbox/index.js";
 
 export { configSchema } from "./config.js";
 
@@ -62,10 +62,6 @@ export async function wireExecutor({
   const reader = redis.duplicate({ commandTimeout: readBlockMs + redisCommandTimeoutMs });
   await reader.connect();
   const kinds = new TestKinds(config.EXECUTOR_STEP_KINDS, logger, ["browser", "spec"]);
-  // Known at once, before a test is read: whether specs may run here at all.
-  const specsBlocked = specBlocker(config.PLAYWRIGHT_SPECS);
-  if (specsBlocked) kinds.unavailable("spec", specsBlocked);
-  else kinds.available("spec");
   const queue = new TestQueue(reader, redis, name, kinds.configured, (kind) => kinds.takes(kind));
   await queue.ensureGroup();
   // Every connection to an environment (reachability check, steps) goes through this guard.
@@ -129,7 +125,10 @@ export async function wireExecutor({
   executor.start();
   reporter.start();
   // HTTP tests are taken at once; browser tests once the browser launched.
-  const checked = kinds.configured.includes("browser") ? probe.start() : Promise.resolve();
+  const checked = Promise.all([
+    kinds.configured.includes("browser") ? probe.start() : undefined,
+    kinds.configured.includes("spec") ? checkSpecs(config.PLAYWRIGHT_SPECS, kinds) : undefined,
+  ]).then(() => {});
   logger.info(
     {
       concurrency: config.CONCURRENCY,
@@ -158,13 +157,22 @@ export async function wireExecutor({
 }
 
 /**
- * Why this executor cannot run Playwright specs, if it cannot: they are off, or they would run in a
- * sandbox it cannot make (it is not root). Unsandboxed specs run anywhere.
+ * Whether this executor can run Playwright specs, once at start: not when they are off, nor when
+ * they run sandboxed and it cannot make the sandbox (it is not root, or the node refuses what the
+ * sandbox needs: one trivial command tried in it says). Unsandboxed specs run anywhere.
  */
-function specBlocker(mode: Config["PLAYWRIGHT_SPECS"]): string | undefined {
-  if (mode === "off") return specCauses.off;
-  if (mode === "sandboxed" && !canMakeSandbox()) return specCauses.noSandbox;
-  return undefined;
+async function checkSpecs(mode: Config["PLAYWRIGHT_SPECS"], kinds: TestKinds): Promise<void> {
+  if (mode === "off") return kinds.unavailable("spec", specCauses.off);
+  if (mode === "unsandboxed") return kinds.available("spec");
+  if (!canMakeSandbox()) return kinds.unavailable("spec", specCauses.noSandbox);
+  try {
+    const tried = await runSandboxed({ command: "/bin/true", deadlineMs: 30_000 });
+    if (tried.exitCode !== 0)
+      throw new Error(`/bin/true in the sandbox ended ${tried.signal ?? tried.exitCode}`);
+    kinds.available("spec");
+  } catch (error) {
+    kinds.unavailable("spec", specCauses.sandboxFailed, error);
+  }
 }
 
 /**

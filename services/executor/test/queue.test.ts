@@ -296,6 +296,20 @@ describe("executor process and the test queue", () => {
     });
   });
 
+  it("takes no Playwright spec when the sandbox cannot be made on its node, saying so in general words and the detail in the log", async () => {
+    await publishTests(redis, [queued("spec"), queued("http")]);
+    // Root, but with no folder to make the sandbox's in (as a read-only /tmp would leave it).
+    await start({ EXECUTOR_STEP_KINDS: "http,spec", TMPDIR: "/nonexistent" });
+    const line = JSON.parse(
+      await logged(
+        "not taking Playwright specs: the sandbox specs run in could not be made on the executor's node (docs/deploy.md, Playwright specs)",
+      ),
+    ) as { err?: { message?: string } };
+    expect(line.err?.message).to.match(/ENOENT.*\/nonexistent/);
+    await handled("http");
+    expect((await pending(testStreams.spec)).count).to.equal(0);
+  });
+
   it("refuses an unknown EXECUTOR_STEP_KINDS, naming the kinds", async () => {
     for (const kinds of ["ftp", "http,ftp", "http,,browser"]) {
       const error = await start({ EXECUTOR_STEP_KINDS: kinds }).then(

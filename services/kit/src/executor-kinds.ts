@@ -60,6 +60,9 @@ export const specCauses = {
   off: "Playwright specs are turned off (PLAYWRIGHT_SPECS=off)",
   noSandbox:
     "the sandbox specs run in cannot be made: it needs an executor running as root (docs/deploy.md, Playwright specs)",
+  /** Root, but the node refused it (user namespaces off, a runtime profile refusing mounts): the log says how. */
+  sandboxFailed:
+    "the sandbox specs run in could not be made on the executor's node (docs/deploy.md, Playwright specs)",
 } as const;
 
 /** A shared library's file name as the dynamic loader names it: libnss3.so, libatk-1.0.so.0. */
@@ -77,6 +80,7 @@ export const knownKindCauses: readonly string[] = [
   browserCauses.stopping,
   specCauses.off,
   specCauses.noSandbox,
+  specCauses.sandboxFailed,
 ];
 
 const fixedCauses = new Set<string>([
@@ -88,6 +92,7 @@ const fixedCauses = new Set<string>([
   browserCauses.stopping,
   specCauses.off,
   specCauses.noSandbox,
+  specCauses.sandboxFailed,
 ]);
 
 /** Whether `cause` is one of the phrases executors say (`knownKindCauses`). */
