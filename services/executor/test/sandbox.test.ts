@@ -20,12 +20,12 @@ import {
   type SandboxOptions,
   sandboxUidCount,
 } from "../src/sandbox/index.js";
+import { commandLine } from "../src/sandbox/init.js";
 import { sandboxProcesses } from "./sandbox-processes.js";
 
 const node = process.execPath;
 const secret = "executor-secret-5f1c9a7e";
 
-/** Runs a script with node in the sandbox; stdout is what the script printed. */
 /** The uids of this file's sandboxes, checked for leftovers after each test. */
 const used = new Set<number>();
 const sandboxed = async (options: SandboxOptions) => {
@@ -33,6 +33,7 @@ const sandboxed = async (options: SandboxOptions) => {
   used.add(result.uid);
   return result;
 };
+/** Runs a script with node in the sandbox; stdout is what the script printed. */
 const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
   sandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
 
@@ -93,6 +94,30 @@ describe("the sandbox for user code", function () {
     expect(seen.files.sort()).to.deep.equal(["lib", "spec.ts"]);
     expect(seen.spec).to.equal("test('a', () => {})");
     expect(result.stdout).not.to.include(secret);
+  });
+
+  it("gives the command its environment exactly, whatever the values hold, and puts no value in a command line", async () => {
+    const env = { QUOTES: `it's "x" \\ $HOME \`id\``, LINES: "a\nb\n", EMPTY: "", PATH: "/usr/bin:/bin" };
+    const result = await runScript("console.log(JSON.stringify(process.env))", { env });
+    expect(result.exitCode, result.stderr).to.equal(0);
+    expect(JSON.parse(result.stdout)).to.deep.equal(env);
+    // The tools before the command show their arguments to anyone on the node (/proc/<pid>/cmdline).
+    const line = commandLine({
+      uid: defaultSandboxUid,
+      gid: defaultSandboxUid,
+      command: "/bin/true",
+      args: [],
+      env: { SECRET: secret },
+      hostHome: "/nonexistent",
+      hostIo: "/nonexistent",
+      home: "/home/sandbox",
+      workBytes: 1024,
+      hiddenPaths: [],
+      readOnly: [],
+      tmpBytes: 1024,
+      rlimits: ["--nproc=1:1"],
+    });
+    expect(line.join(" ")).not.to.include(secret);
   });
 
   it("gives its environment to the command alone, not to the tools that run as root before it", async () => {

@@ -93,6 +93,7 @@ function setUp(config: InitConfig): void {
   tmpfs(config.home, `size=${config.workBytes},mode=0755,nosuid,nodev`);
   run("cp", ["-a", "--", `${asideHome}/.`, `${config.home}/`]);
   run("chown", ["-R", "--no-dereference", `${config.uid}:${config.gid}`, "--", config.home]);
+  writeEnvironment(config);
 
   // Should the pod run out of memory, the kernel kills the sandbox's processes before the executor.
   writeFileSync("/proc/self/oom_score_adj", "1000");
@@ -148,13 +149,41 @@ const forbidNamespaces = `[ "$(${tool("readlink")} /proc/self/ns/user)" != "$1" 
 for limit in /proc/sys/user/max_*_namespaces; do echo 0 > "$limit" || exit 1; done &&
 echo limited >&3 && exec "$@" 3<&-`;
 
+/** The command's environment, for the shell that starts it: readable by the sandbox's uid alone. */
+const environmentFile = "/run/command/environment";
+
+/**
+ * Writes the command's environment where only the command's uid reads it: neither in the arguments
+ * of the tools before it, which /proc/<pid>/cmdline shows to anyone on the node (process monitors
+ * collect them), nor in their environment, in which they run as root (a variable named LD_PRELOAD
+ * would load its library there). Values single-quoted for sh; names are identifiers (the catalog's
+ * variable names are). The file stays: it holds nothing the command does not hold in its environment.
+ */
+function writeEnvironment(config: InitConfig): void {
+  const lines = Object.entries(config.env).map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new Error(`${JSON.stringify(name)} is not a variable name`);
+    return `${name}='${value.replaceAll("'", "'\\''")}'\n`;
+  });
+  mkdirSync("/run/command", { mode: 0o700 });
+  writeFileSync(environmentFile, lines.join(""), { mode: 0o400 });
+  run("chown", ["-R", `${config.uid}:${config.gid}`, "--", "/run/command"]);
+}
+
+/**
+ * As the command's uid, after every tool that runs as root: its environment, exactly as given (sh
+ * adds PWD unless given), then the command itself. `set -a` exports what the file assigns.
+ */
+const startCommand = `unset PWD; set -a && . ${environmentFile} && exec "$@"`;
+
 /**
  * The command line of the command, from `unshare --user` on: the shells above, setpriv (the
- * sandbox's uid, no capability in any set, no new privileges), prlimit, then `env -i` with the
- * command's environment: the tools before it run as root and get none of it, so a variable such as
- * LD_PRELOAD or LD_LIBRARY_PATH reaches only the command.
+ * sandbox's uid, no capability in any set, no new privileges), prlimit, then `env -i` and the shell
+ * that gives the command its environment (writeEnvironment): the tools before it run as root and get
+ * none of it, so a variable such as LD_PRELOAD or LD_LIBRARY_PATH reaches only the command, and no
+ * value is in any process's arguments.
  */
-function commandLine(config: InitConfig): string[] {
+export function commandLine(config: InitConfig): string[] {
   return [
     "--user",
     "--",
@@ -177,7 +206,10 @@ function commandLine(config: InitConfig): string[] {
     "--",
     tool("env"),
     "-i",
-    ...Object.entries(config.env).map(([name, value]) => `${name}=${value}`),
+    tool("sh"),
+    "-c",
+    startCommand,
+    "sh",
     config.command,
     ...config.args,
   ];
