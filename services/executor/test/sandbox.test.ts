@@ -7,7 +7,7 @@ import { promises as dns } from "node:dns";
 import { once } from "node:events";
 import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { createServer, type Server } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -21,6 +21,7 @@ import {
   sandboxUidCount,
 } from "../src/sandbox/index.js";
 import { commandLine } from "../src/sandbox/init.js";
+import { maxBridgeConnections } from "../src/sandbox/proxy-bridge.js";
 import { sandboxProcesses } from "./sandbox-processes.js";
 
 const node = process.execPath;
@@ -239,6 +240,41 @@ describe("the sandbox for user code", function () {
       expect(result.stdout.trim()).to.equal("502 could not connect to the host");
       expect(internal.accepted()).to.equal(0);
     });
+  });
+
+  it("holds at most maxBridgeConnections connections to the executor's egress proxy at once", async () => {
+    // Before, one sandbox held thousands, two of the executor's descriptors each and the slots of the
+    // egress proxy every other test of the executor shares. Its server answers each connection and
+    // keeps it open: the sandbox opens 300 and counts those answered and those closed unanswered.
+    const held = new Set<Socket>();
+    const proxyServer = createServer((socket) => {
+      held.add(socket);
+      socket.on("error", () => {});
+      socket.write("hi");
+    });
+    proxyServer.listen(0, "127.0.0.1");
+    await once(proxyServer, "listening");
+    try {
+      const port = (proxyServer.address() as { port: number }).port;
+      const result = await runScript(
+        `const net = require("node:net"); let answered = 0, closed = 0;
+        const settle = () => { if (answered + closed === 300) { console.log(answered + " " + closed); process.exit(0); } };
+        for (let i = 0; i < 300; i++) {
+          const s = net.connect(3128, "127.0.0.1"); let got = false;
+          s.on("data", () => { if (!got) { got = true; answered++; settle(); } });
+          s.on("close", () => { if (!got) { got = true; closed++; settle(); } });
+          s.on("error", () => {});
+        }`,
+        { proxy: { host: "127.0.0.1", port } },
+      );
+      expect(result.stdout.trim(), result.stderr).to.equal(
+        `${maxBridgeConnections} ${300 - maxBridgeConnections}`,
+      );
+      expect(held.size).to.equal(maxBridgeConnections);
+    } finally {
+      for (const socket of held) socket.destroy();
+      proxyServer.close();
+    }
   });
 
   it("runs sandboxes at once as different users, each in its own namespaces", async () => {

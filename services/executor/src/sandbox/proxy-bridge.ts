@@ -9,6 +9,14 @@ export interface ProxyBridge {
   close(): Promise<void>;
 }
 
+/**
+ * Connections one sandbox may hold through its bridge at once; past them a new one is closed at
+ * once. Without it one sandbox held thousands (256 processes of 1024 files each), two descriptors of
+ * the executor's apiece, and the egress proxy's 1024 client connections, which every other test of
+ * the executor shares. Chromium opens at most 32 to its proxy.
+ */
+export const maxBridgeConnections = 64;
+
 export async function bridgeToProxy(
   socketPath: string,
   proxy: { host: string; port: number },
@@ -24,6 +32,7 @@ export async function bridgeToProxy(
     upstream.on("error", () => client.destroy());
     client.pipe(upstream).pipe(client);
   });
+  server.maxConnections = maxBridgeConnections;
   server.listen(socketPath);
   await once(server, "listening");
   return {
