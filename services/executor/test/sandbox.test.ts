@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { promises as dns } from "node:dns";
 import { once } from "node:events";
-import { chmod, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -413,6 +413,38 @@ describe("the sandbox for user code", function () {
     const stopped = /stopped at (\d+) MiB/.exec(result.stdout);
     expect(stopped, result.stderr.slice(-300)).not.to.equal(null);
     expect(Number(stopped?.[1])).to.be.below(1024);
+  });
+
+  it("copies its folder back as it left it, never through the executor's symbolic links there", async () => {
+    // The executor's folder links to a package (as a spec's links @playwright/test) and to a file;
+    // the command makes the first a directory with a file of its own, and the second a file.
+    const outside = await mkdtemp(join(tmpdir(), "testrun-sandbox-outside-"));
+    const workDir = await mkdtemp(join(tmpdir(), "testrun-sandbox-work-"));
+    try {
+      await mkdir(join(outside, "package"));
+      await writeFile(join(outside, "package", "index.js"), "the package");
+      await writeFile(join(outside, "file"), "the executor's file");
+      await mkdir(join(workDir, "node_modules"));
+      await symlink(join(outside, "package"), join(workDir, "node_modules", "package"));
+      await symlink(join(outside, "file"), join(workDir, "link"));
+      const result = await sandboxed({
+        command: "/bin/sh",
+        args: [
+          "-c",
+          "rm node_modules/package link && mkdir node_modules/package && echo mine > node_modules/package/index.js && echo mine > link",
+        ],
+        workDir,
+        deadlineMs: 20_000,
+      });
+      expect(result.exitCode, result.stderr).to.equal(0);
+      expect(await readFile(join(outside, "package", "index.js"), "utf8")).to.equal("the package");
+      expect(await readFile(join(outside, "file"), "utf8")).to.equal("the executor's file");
+      expect((await lstat(join(workDir, "link"))).isFile()).to.equal(true);
+      expect(await readFile(join(workDir, "node_modules", "package", "index.js"), "utf8")).to.equal("mine\n");
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+      await rm(workDir, { recursive: true, force: true });
+    }
   });
 
   it("leaves nothing running after the command ends (a detached sleep included)", async () => {

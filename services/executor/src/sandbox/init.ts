@@ -9,7 +9,15 @@
 // Run directly by node (type stripping in development, dist/ in the image): node built-ins only,
 // erasable TypeScript only. The control socket is fd 3: one JSON line in (InitConfig), one out.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { connect, createServer, Socket } from "node:net";
 
 export interface InitConfig {
@@ -101,10 +109,15 @@ function setUp(config: InitConfig): void {
 
 /**
  * The command's folder back to the executor's, once nothing of the command runs: cp -a copies
- * symbolic links as links (never what they point at) and at most the tmpfs's bounded size.
+ * symbolic links as links (never what they point at) and at most the tmpfs's bounded size. Into an
+ * emptied folder: over what the executor laid out, cp (as root) writes a file through a symbolic
+ * link of the executor's, and fails on a directory where the executor's link was (a spec made
+ * node_modules/@playwright/test one), which said this executor could not run specs.
  */
 function copyBack(config: InitConfig): string | undefined {
   try {
+    for (const name of readdirSync(asideHome))
+      rmSync(`${asideHome}/${name}`, { recursive: true, force: true });
     run("cp", ["-a", "--", `${config.home}/.`, `${asideHome}/`]);
     return undefined;
   } catch (error) {
