@@ -20,7 +20,7 @@ import {
   type SandboxOptions,
   sandboxUidCount,
 } from "../src/sandbox/index.js";
-import { commandLine } from "../src/sandbox/init.js";
+import { commandLine, tmpfsInodes } from "../src/sandbox/init.js";
 import { maxBridgeConnections } from "../src/sandbox/proxy-bridge.js";
 import { sandboxProcesses } from "./sandbox-processes.js";
 
@@ -413,6 +413,28 @@ describe("the sandbox for user code", function () {
     const stopped = /stopped at (\d+) MiB/.exec(result.stdout);
     expect(stopped, result.stderr.slice(-300)).not.to.equal(null);
     expect(Number(stopped?.[1])).to.be.below(1024);
+  });
+
+  it("holds at most tmpfsInodes files in its folder and in /tmp", async () => {
+    // Empty files take no bytes: before, a million fit in its folder (three million could), which
+    // the copy back wrote to the executor's disk. Each folder filled until refused, then emptied.
+    const result = await runScript(
+      `const fs = require("node:fs");
+      for (const dir of [".", "/tmp"]) {
+        fs.mkdirSync(dir + "/many"); let made = 0, code;
+        try { for (;;) { fs.writeFileSync(dir + "/many/" + made, ""); made++; } } catch (e) { code = e.code; }
+        console.log(made + " " + code);
+        fs.rmSync(dir + "/many", { recursive: true });
+      }`,
+    );
+    // A few of each tmpfs's inodes are taken already: its root, the folder made in it.
+    const files = result.stdout.trim().split("\n");
+    expect(files, result.stderr).to.have.length(2);
+    for (const line of files) {
+      const [made, code] = line.split(" ");
+      expect(code).to.equal("ENOSPC");
+      expect(Number(made)).to.be.within(tmpfsInodes - 16, tmpfsInodes);
+    }
   });
 
   it("copies its folder back as it left it, never through the executor's symbolic links there", async () => {
