@@ -415,6 +415,36 @@ describe("the sandbox for user code", function () {
     expect(Number(stopped?.[1])).to.be.below(1024);
   });
 
+  it("cannot read a key of the executor's session keyring: it has one of its own", async () => {
+    // A container's processes share a session keyring (the runtime makes one), and setpriv and the
+    // user namespace kept it: the command read every key in it, and added keys every other sandbox
+    // read. Here an executor in a session keyring of its own (perl makes it, with a key) runs one.
+    const numbers = { x64: { addKey: 248, keyctl: 250 }, arm64: { addKey: 217, keyctl: 219 } }[
+      process.arch as "x64" | "arm64"
+    ];
+    const search = `my ($type, $name) = ("user", "testrun-sandbox-test"); my $id = syscall(${numbers.keyctl}, 10, -3, $type, $name, 0); print $id < 0 ? "$!" : "found"`;
+    const script = `import { execFileSync } from "node:child_process";
+      import { runSandboxed } from ${JSON.stringify(new URL("../src/sandbox/index.ts", import.meta.url).href)};
+      const search = ${JSON.stringify(search)};
+      const result = await runSandboxed({ command: "/usr/bin/perl", args: ["-e", search], deadlineMs: 10000 });
+      console.log(JSON.stringify([execFileSync("perl", ["-e", search], { encoding: "utf8" }), result.stdout]));`;
+    const { stdout } = await promisify(execFile)("perl", [
+      "-e",
+      `syscall(${numbers.keyctl}, 1, 0) >= 0 or die "$!";
+      my ($type, $name, $value) = ("user", "testrun-sandbox-test", "${secret}");
+      syscall(${numbers.addKey}, $type, $name, $value, length $value, -3) >= 0 or die "$!";
+      exec { $ARGV[0] } @ARGV`,
+      "--",
+      process.execPath,
+      ...process.execArgv,
+      "--input-type=module",
+      "-e",
+      script,
+    ]);
+    // A plain child of that executor finds the key; the sandboxed command does not.
+    expect(JSON.parse(stdout)).to.deep.equal(["found", "Required key not available"]);
+  });
+
   it("holds at most tmpfsInodes files in its folder and in /tmp", async () => {
     // Empty files take no bytes: before, a million fit in its folder (three million could), which
     // the copy back wrote to the executor's disk. Each folder filled until refused, then emptied.

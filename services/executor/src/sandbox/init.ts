@@ -196,6 +196,28 @@ function writeEnvironment(config: InitConfig): void {
  */
 const startCommand = `unset PWD; set -a && . ${environmentFile} && exec "$@"`;
 
+/** keyctl's number by architecture (the image's: amd64 and arm64). */
+const keyctlSyscall: Record<string, number> = { x64: 250, arm64: 219 };
+
+/**
+ * perl (perl-base, essential in Debian), as the sandbox's uid with no environment (so no PERL5OPT of
+ * the spec's), joins a session keyring of its own and execs the rest: the session keyring is
+ * inherited through setpriv and the user namespace, so the command could otherwise read every key of
+ * the executor's and add keys that every other sandbox of the executor reads. Where keyctl is
+ * refused (the runtime's default seccomp profile) or absent, no process here can reach a keyring
+ * either; any other failure stops the sandbox.
+ */
+function newSessionKeyring(): string[] {
+  const keyctl = keyctlSyscall[process.arch];
+  if (keyctl === undefined) throw new Error(`no keyctl system call number for ${process.arch}`);
+  return [
+    tool("perl"),
+    "-e",
+    `syscall(${keyctl}, 1, 0) >= 0 or $!{EPERM} or $!{ENOSYS} or die "session keyring: $!\n"; exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\n"`,
+    "--",
+  ];
+}
+
 /**
  * The command line of the command, from `unshare --user` on: the shells above, setpriv (the
  * sandbox's uid, no capability in any set, no new privileges), prlimit, then `env -i` and the shell
@@ -226,6 +248,7 @@ export function commandLine(config: InitConfig): string[] {
     "--",
     tool("env"),
     "-i",
+    ...newSessionKeyring(),
     tool("sh"),
     "-c",
     startCommand,
