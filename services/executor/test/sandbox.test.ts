@@ -121,6 +121,19 @@ describe("the sandbox for user code", function () {
     expect(line.join(" ")).not.to.include(secret);
   });
 
+  it("gives the command an environment of 1.3 MB (40 values of quotes, each the catalog's largest value, 8 KiB)", async () => {
+    // Before, its file did not fit in the sandbox's /run (1 MiB): the set-up failed, "cannot run specs".
+    const env: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) env[`V${i}`] = "'".repeat(8192);
+    const result = await runScript(
+      'console.log(Object.keys(process.env).length, process.env.V39 === "\'".repeat(8192))',
+      {
+        env,
+      },
+    );
+    expect(result.stdout.trim(), result.stderr).to.equal("40 true");
+  });
+
   it("gives its environment to the command alone, not to the tools that run as root before it", async () => {
     // A spec's variable named LD_PRELOAD (or LD_LIBRARY_PATH) would have run its library as root
     // of the sandbox in setpriv: ld.so says which programs it ran with the variable.

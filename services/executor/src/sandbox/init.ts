@@ -81,7 +81,13 @@ function setUp(config: InitConfig): void {
   run("ip", ["link", "set", "lo", "up"]);
   // The host folders the command reaches are put aside under /run first: the paths that hold them
   // are covered next.
-  tmpfs("/run", "size=1m,mode=0755");
+  // /run holds the command's environment file too (writeEnvironment: a ' takes 4 bytes there): a
+  // project's variables past 1 MiB failed the set-up, which said this executor could not run specs.
+  const environmentBytes = Object.entries(config.env).reduce(
+    (bytes, [name, value]) => bytes + Buffer.byteLength(name) + 4 * Buffer.byteLength(value) + 4,
+    0,
+  );
+  tmpfs("/run", `size=${1024 ** 2 + environmentBytes},mode=0755`);
   const aside = (from: string, to: string) => {
     mkdirSync(to, { recursive: true, mode: 0o700 });
     run("mount", ["--bind", from, to]);
