@@ -182,7 +182,7 @@ export function buildDashboard(): object {
       numbered(
         graph(
           "Tests waiting by pool",
-          "Tests dispatched and not claimed yet (PostgreSQL), by pool (http, browser).",
+          "Tests dispatched and not claimed yet (PostgreSQL), by pool (http, browser, spec).",
           "short",
           8,
           [query(`max by (pool) (testrun_tests_waiting{${ns}})`, "{{pool}}")],

@@ -17,13 +17,21 @@ export interface Dispatch {
 /**
  * What a test needs of an executor: `spec` for a Playwright spec (the user-code sandbox), `browser`
  * when one of its steps is a browser step (a step snapshot is step.proto's JSON, whose `kind` oneof
- * appears as the key `http` or `browser`), else `http`. The reconciler asks PostgreSQL the same
- * question (store/reconcile.ts, testKindSql).
+ * appears as the key `http` or `browser`), else `http`. The reconciler and the metrics ask
+ * PostgreSQL the same question (testKindSql).
  */
 export function testKindOf(steps: readonly TestStepSnapshot[], spec = false): TestKind {
   if (spec) return "spec";
   return steps.some((step) => step.browser !== undefined) ? "browser" : "http";
 }
+
+/**
+ * A test's kind in SQL (`alias` names runs.test_results): `spec` for a Playwright spec, `browser`
+ * when one step has the key `browser`, else `http`. The twin of testKindOf, which
+ * answers the same for steps in memory.
+ */
+export const testKindSql = (alias: string) =>
+  `(case when ${alias}.playwright is not null then 'spec' when jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
 
 /** Whether a test row runs a Playwright spec (rows.ts TestRow.has_spec). */
 export const isSpecTest = (row: { has_spec?: boolean; playwright?: unknown }) =>

@@ -10,7 +10,7 @@ import {
 } from "@testrun/kit";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { testKindSql } from "./store/reconcile.js";
+import { testKindSql } from "./dispatcher.js";
 
 // The runs service's domain metrics (docs/operations.md, "Metrics"). Labels are run statuses,
 // test kinds (pools) and repair kinds: bounded, never ids.

@@ -1,4 +1,5 @@
 import { type Orm, type TestKind, testKinds } from "@testrun/kit";
+import { testKindSql } from "../dispatcher.js";
 import type { RepairKind } from "../metrics.js";
 import { isFinal, type TestRow, testColumns } from "../rows.js";
 import { untakenRetrySummary } from "./attempts.js";
@@ -11,14 +12,6 @@ const noExecutorSummary = "no executor took the test before the dispatch deadlin
 /** A lapsed test that nobody took over while no executor was at work, for a whole dispatch deadline. */
 const untakenSummary =
   "the executor stopped responding (lease lapsed) and no executor took the test over before the dispatch deadline";
-
-/**
- * A test's kind in SQL (`alias` names runs.test_results): `spec` for a Playwright spec, `browser`
- * when one step has the key `browser`, else `http`. The twin of dispatcher.ts's testKindOf, which
- * answers the same for steps in memory.
- */
-export const testKindSql = (alias: string) =>
-  `(case when ${alias}.playwright is not null then 'spec' when jsonb_path_exists(${alias}.steps, '$[*].browser') then 'browser' else 'http' end)`;
 
 /**
  * The reconciler's reads and writes (reconciler.ts): starts that never completed, refunds not yet
