@@ -1806,6 +1806,15 @@ describe("helm chart helm/testrun", () => {
         ],
         says: "components.executor.pools.api.specs.sandbox is for executors that take Playwright specs",
       },
+      {
+        set: [
+          "components.executor.pools.api.stepKinds=http",
+          "components.executor.pools.web.stepKinds=browser\\,spec",
+          "components.executor.pools.web.specs.sandbox=true",
+          "components.executor.pools.web.browser.sandbox=true",
+        ],
+        says: "components.executor.pools.web: specs.sandbox and browser.sandbox on one pool would run hostile specs with the container's seccomp profile Unconfined",
+      },
       { set: ["components.executor.stepKinds=browser"], says: "no pool takes http tests" },
       { set: ["components.executor.pools.api.concurrency=2"], says: "stepKinds" },
       { set: ["components.executor.pools.API.stepKinds=all"], says: "API" },

@@ -653,6 +653,9 @@ chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container'
 {{- $workload := merge (dict "root" $ "name" "executor") $workload -}}
 {{- $taken := include "testrun.executorKinds" $workload | fromYamlArray -}}
 {{- $kinds = concat $kinds $taken -}}
+{{- if and (eq (include "testrun.specSandbox" $workload) "true") (eq (include "testrun.browserSandbox" $workload) "true") -}}
+{{- fail (printf "components.executor%s: specs.sandbox and browser.sandbox on one pool would run hostile specs with the container's seccomp profile Unconfined (chromium's sandbox needs it): give specs a pool of their own (docs/deploy.md, Playwright specs)" (ternary (printf ".pools.%s" $workload.pool) "" (ne $workload.pool ""))) -}}
+{{- end -}}
 {{- if and (eq (include "testrun.specSandbox" $workload) "true") (not (has "spec" $taken)) -}}
 {{- fail (printf "components.executor%s.specs.sandbox is for executors that take Playwright specs (stepKinds spec, browser,spec or all)" (ternary (printf ".pools.%s" $workload.pool) "" (ne $workload.pool ""))) -}}
 {{- end -}}
