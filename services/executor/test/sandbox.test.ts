@@ -34,6 +34,19 @@ const sandboxed = async (options: SandboxOptions) => {
   used.add(result.uid);
   return result;
 };
+/** A fork bomb under a limit of 64 processes, as a uid drawn for it, for `seconds` (its deadline 1 s later). */
+const forkBomb = (seconds: number) => {
+  const uid = defaultSandboxUid + randomInt(sandboxUidCount);
+  used.add(uid);
+  const bombing = runSandboxed({
+    uid,
+    command: "/bin/sh",
+    args: ["-c", `bomb() { bomb | bomb & }; bomb; sleep ${seconds}`],
+    deadlineMs: (seconds + 1) * 1000,
+    limits: { processes: 64 },
+  });
+  return { uid, bombing };
+};
 /** Runs a script with node in the sandbox; stdout is what the script printed. */
 const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
   sandboxed({ command: node, args: ["-e", script], deadlineMs: 20_000, ...options });
@@ -307,15 +320,7 @@ describe("the sandbox for user code", function () {
 
   it("stops a fork bomb at its process limit, and the executor keeps working", async () => {
     // A uid of its own, so the count is the bomb's alone.
-    const uid = defaultSandboxUid + randomInt(sandboxUidCount);
-    used.add(uid);
-    const bombing = runSandboxed({
-      uid,
-      command: "/bin/sh",
-      args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 3"],
-      deadlineMs: 4_000,
-      limits: { processes: 64 },
-    });
+    const { uid, bombing } = forkBomb(3);
     // While the bomb goes off, the executor still starts processes of its own.
     while ((await sandboxProcesses([uid])).length < 32) await new Promise((done) => setTimeout(done, 20));
     const { stdout } = await promisify(execFile)("/bin/echo", ["still here"]);
@@ -329,15 +334,7 @@ describe("the sandbox for user code", function () {
     // Each sandbox is a user namespace of its own, and the kernel counts RLIMIT_NPROC per user
     // namespace and uid: a uid two sandboxes drew by chance (or two executors on one node) is not
     // one process limit for both.
-    const uid = defaultSandboxUid + randomInt(sandboxUidCount);
-    used.add(uid);
-    const bombing = runSandboxed({
-      uid,
-      command: "/bin/sh",
-      args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 4"],
-      deadlineMs: 5_000,
-      limits: { processes: 64 },
-    });
+    const { uid, bombing } = forkBomb(4);
     while ((await sandboxProcesses([uid])).length < 48) await new Promise((done) => setTimeout(done, 20));
     // 41 processes: with the bomb's 48 or more, past a limit of 64 they shared.
     const beside = await runSandboxed({
