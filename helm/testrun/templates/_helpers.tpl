@@ -660,7 +660,7 @@ chromium's shared memory: /dev/shm as an emptyDir of medium Memory (a container'
 {{- fail (printf "components.executor%s.specs.sandbox is for executors that take Playwright specs (stepKinds spec, browser,spec or all)" (ternary (printf ".pools.%s" $workload.pool) "" (ne $workload.pool ""))) -}}
 {{- end -}}
 {{- end -}}
-{{- range $kind := list "http" "browser" "spec" -}}
+{{- range $kind := include "testrun.listedKinds" "all" | fromYamlArray -}}
 {{- if not (has $kind $kinds) -}}
 {{- fail (printf "components.executor.pools: no pool takes %s tests (give one stepKinds %s or all), so they would wait until the dispatch deadline and be skipped (see docs/scaling.md, Executor pools)" $kind $kind) -}}
 {{- end -}}

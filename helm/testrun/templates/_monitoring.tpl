@@ -68,7 +68,7 @@ soon as the executors keep up and scale them away under full load (docs/scaling.
 {{- $kinds := include "testrun.executorKinds" . | fromYamlArray -}}
 {{- $pools := join "|" $kinds -}}
 {{- $perReplica := int $values.concurrency -}}
-{{- if and (not (has "http" $kinds)) (lt (int $values.browser.contexts) $perReplica) -}}
+{{- if and (has "browser" $kinds) (not (has "http" $kinds)) (lt (int $values.browser.contexts) $perReplica) -}}
 {{- $perReplica = int $values.browser.contexts -}}
 {{- end -}}
 {{- if not (kindIs "invalid" $keda.testsPerReplica) -}}

@@ -402,7 +402,7 @@ export class Executor {
     values: BatchValues,
     stop: AbortSignal,
   ): Promise<void> {
-    const { queue, runs, logger } = this.#o;
+    const { queue, logger } = this.#o;
     const ack = () => queue.ack(entry.id);
     const { testResultId } = assignment;
     const log = logger.child({ testResultId, runId: assignment.runId, attempt: assignment.attempt });
@@ -417,6 +417,14 @@ export class Executor {
     this.#hold(held, heartbeatEvery(assignment, this.#o.leaseMs));
 
     try {
+      if (assignment.playwright && this.#o.kinds && !this.#o.kinds.takes("spec")) {
+        // A spec read from another kind's stream (a runs service from before specs had a stream of
+        // their own published it there): not this executor's to fail, so handed back, for one that
+        // runs specs.
+        await this.#handBack(lease, "this executor does not run Playwright specs");
+        log.info("Playwright spec handed back: this executor does not run specs");
+        return ack();
+      }
       const outcome = await this.#execute(assignment, values, log, work.signal);
       if (outcome === "skipped") {
         testsExecuted.inc({ status: "skipped", step_kind: stepKindOf(assignment) });
@@ -430,11 +438,7 @@ export class Executor {
         // Not the test's fault, and no result: it goes back to the queue for an executor that can
         // run it (or, past the dispatch deadline, is skipped saying why none here can).
         this.#o.browserUnavailable?.(error);
-        await runs
-          .releaseTest({ ...lease, reason: "the executor's browser could not be started" })
-          .catch((e: unknown) => {
-            if (!notOurs(e)) throw e;
-          });
+        await this.#handBack(lease, "the executor's browser could not be started");
         log.warn({ cause: error.message }, "test handed back: its browser could not be started");
         return ack();
       }
@@ -460,9 +464,7 @@ export class Executor {
       }
       if (!(error instanceof Interrupted)) throw error;
       if (error.why === "shutting down") {
-        await runs.releaseTest({ ...lease, reason: "executor shutting down" }).catch((e: unknown) => {
-          if (!notOurs(e)) throw e;
-        });
+        await this.#handBack(lease, "executor shutting down");
         log.info("test handed back");
       } else {
         log.warn("lease lost; another executor took the test over or it was cancelled");
@@ -479,6 +481,13 @@ export class Executor {
       }
       stop.removeEventListener("abort", onStop);
     }
+  }
+
+  /** Gives a claimed test back to the runs service (ReleaseTest), unless it is no longer this executor's. */
+  async #handBack(lease: { testResultId: string; leaseToken: string }, reason: string): Promise<void> {
+    await this.#o.runs.releaseTest({ ...lease, reason }).catch((e: unknown) => {
+      if (!notOurs(e)) throw e;
+    });
   }
 
   /** Checks the environment (once per run), fetches the variables (with its batch's), runs the steps. */

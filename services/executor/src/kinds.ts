@@ -1,6 +1,7 @@
 // The kinds of test this executor takes now (docs/runs.md, "Kinds no executor can run"): those it is
 // configured for (EXECUTOR_STEP_KINDS) that it can run. HTTP tests at once; browser tests once its
-// browser launched (browser/probe.ts), and not while it cannot start it again. The queue reads only
+// browser launched (browser/probe.ts), and not while it cannot start it again; Playwright specs once
+// a first sandbox was made (wiring.ts, checkSpecs), or never when they are off. The queue reads only
 // the streams of the kinds taken. A kind that cannot be run is said once in the log (and once when
 // it can be again), in gRPC health and the metrics (main.ts), and to the runs service (KindReporter),
 // which tells users why their tests wait.

@@ -75,9 +75,9 @@ export class TestQueue {
     if (this.#held.length > 0) return Promise.resolve(this.#held.splice(0, count));
     const streams = this.#streams.filter(({ kind }) => this.takes(kind));
     if (streams.length === 0) return Promise.resolve([]);
-    // Rounded up, so that free slots are filled when only some streams have a backlog; what is read
-    // beyond `count` is held for the next read.
-    const perStream = Math.ceil(count / streams.length);
+    // Rounded down: slots left free when only some streams have a backlog are filled by the next
+    // read, at once (the executor reads while it has free slots), and little is held unread.
+    const perStream = Math.max(1, Math.floor(count / streams.length));
     return this.#withGroup(async () => {
       const reply = (await this.reader
         .callBuffer(

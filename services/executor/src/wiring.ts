@@ -124,7 +124,7 @@ export async function wireExecutor({
   const reporter = new KindReporter(runs, name, kinds, logger);
   executor.start();
   reporter.start();
-  // HTTP tests are taken at once; browser tests once the browser launched.
+  // HTTP tests are taken at once; browser tests once the browser launched; specs once a sandbox was made.
   const checked = Promise.all([
     kinds.configured.includes("browser") ? probe.start() : undefined,
     kinds.configured.includes("spec") ? checkSpecs(config.PLAYWRIGHT_SPECS, kinds) : undefined,

@@ -5,7 +5,14 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { FailureCause, RunStatus, TestStatus } from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { create } from "@bufbuild/protobuf";
+import {
+  FailureCause,
+  RunStatus,
+  TestDispatchSchema,
+  TestStatus,
+} from "@testrun/gen/testrun/runs/v1/runs_pb";
+import { publishTests } from "@testrun/kit";
 import {
   eventually,
   type InProcessRunsStack,
@@ -97,6 +104,47 @@ test("opens the form again", async ({ page }) => {
     // The proxy refused it: the page never showed the server's title.
     expect(test?.stepResults[1]?.error).to.include("toHaveTitle");
     expect(test?.summary).to.match(/^test 2 "reaches a server beside the executor" failed: /);
+  });
+
+  it("hands back a spec it read from the browser stream when it does not run specs, instead of failing it", async () => {
+    // Taken by a browser-only executor alone: the other one stops first.
+    await executor.stop();
+    executor = await startExecutor(stack, {
+      EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
+      EXECUTOR_STEP_KINDS: "browser",
+    });
+    const { catalog } = stack.catalog;
+    const { projectId } = project;
+    const { testCase } = await catalog.createTestCase({
+      actor: operator(),
+      projectId,
+      name: "spec on a browser-only executor",
+      playwright: {
+        spec: {
+          path: "tests/browser-only.spec.ts",
+          source: `import { test } from "@playwright/test";\ntest("x", async () => {});\n`,
+        },
+      },
+    });
+    const { run } = await stack.runs.startRun({
+      actor: project.key,
+      projectId,
+      environment: "web app",
+      selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
+    });
+    const testResultId = run?.tests[0]?.id ?? "";
+    // As a runs service from before specs had a stream of their own published it.
+    await publishTests(stack.redis, [
+      {
+        dispatch: create(TestDispatchSchema, { testResultId, runId: run?.id ?? "", projectId }),
+        kind: "browser",
+      },
+    ]);
+    await executor.logLine((line) => line.includes("Playwright spec handed back"));
+    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
+    const { test } = await stack.runs.getTestResult({ ...ids, testResultId });
+    expect(test?.status).to.equal(TestStatus.QUEUED);
+    await stack.runs.cancelRun(ids);
   });
 
   it("leaves a spec test to executors that run specs, saying why it waits, when the only executor's PLAYWRIGHT_SPECS is off", async () => {

@@ -327,7 +327,7 @@ describe("executor process and the test queue", () => {
   });
 });
 
-describe("TestQueue reading both streams", () => {
+describe("TestQueue reading several streams", () => {
   let server: ThrowawayServer;
   let admin: Redis;
   let reader: Redis;
@@ -370,10 +370,18 @@ describe("TestQueue reading both streams", () => {
     await server?.stop();
   });
 
-  it("shares the free slots between the kinds when both have a backlog", async () => {
+  it("shares the free slots between the kinds when each has a backlog", async () => {
     await publish("http", 4);
     await publish("browser", 4);
-    expect(kinds(await queue.read(4, 100))).to.deep.equal(["browser", "browser", "http", "http"]);
+    await publish("spec", 4);
+    expect(kinds(await queue.read(6, 100))).to.deep.equal([
+      "browser",
+      "browser",
+      "http",
+      "http",
+      "spec",
+      "spec",
+    ]);
   });
 
   it("never hands out more entries than asked for: with one slot, an entry read beyond it comes next", async () => {

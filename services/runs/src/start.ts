@@ -8,7 +8,7 @@ import { type Run, RunStartedSchema, type StartRunRequest } from "@testrun/gen/t
 import { newId, requireAccess, requireActor } from "@testrun/kit";
 import type { TestStepSnapshot } from "./db/entities.js";
 import type { StartDeps } from "./deps.js";
-import { testKindOf } from "./dispatcher.js";
+import { kindOfTest } from "./dispatcher.js";
 import { invalid, passOn } from "./errors.js";
 import { renderRun } from "./render.js";
 import type { RunWithTests } from "./rows.js";
@@ -216,7 +216,7 @@ export async function startRun(deps: StartDeps, req: StartRunRequest, callerGone
       testResultId: t.id,
       runId: run.id,
       projectId: run.projectId,
-      kind: testKindOf(t.steps, t.playwright !== null),
+      kind: kindOfTest(t),
     })),
     { marked: charged },
   );

@@ -154,7 +154,10 @@ export async function runSpec(spec: PlaywrightSpec, options: SpecRunOptions): Pr
     if (launched instanceof SandboxUnavailable)
       return {
         passed: false,
-        summary: `this executor cannot run Playwright specs: ${launched.message} (docs/security.md)`,
+        // The init's own words may name the spec's files: redacted like everything returned.
+        summary: vars.redact(
+          `this executor cannot run Playwright specs: ${launched.message} (docs/security.md)`,
+        ),
         durationMs: Math.round(performance.now() - started),
         failedStep: 0,
         cause: "browser",

@@ -143,6 +143,15 @@ export interface SandboxResult {
 
 export class SandboxUnavailable extends Error {
   override name = "SandboxUnavailable";
+  /**
+   * The end of what the sandbox printed, for the operator's log: the command's own output may be in
+   * it (a spec's variables), so it is never in the message, which a test's summary may carry.
+   */
+  readonly stderr: string | undefined;
+  constructor(message: string, stderr?: string) {
+    super(message);
+    this.stderr = stderr;
+  }
 }
 
 /** Paths covered besides /tmp, /var/tmp, /dev/shm, /run, /root and /home (init.ts). */
@@ -311,11 +320,11 @@ export async function runSandboxed(options: SandboxOptions): Promise<SandboxResu
 
     const line = answer.split("\n")[0];
     const result: InitResult = line ? JSON.parse(line) : {};
-    if (result.error && !killed)
-      throw new SandboxUnavailable(`${result.error}; the sandbox's stderr: ${stderr.text().slice(-500)}`);
+    if (result.error && !killed) throw new SandboxUnavailable(result.error, stderr.text().slice(-500));
     if (!line && !killed)
       throw new SandboxUnavailable(
-        `the sandbox ended without a result (unshare exit ${code}): ${stderr.text().slice(-500)}`,
+        `the sandbox ended without a result (unshare exit ${code})`,
+        stderr.text().slice(-500),
       );
     const signal = result.signal ?? null;
     const limitHit: SandboxLimitHit | undefined =
