@@ -106,22 +106,21 @@ test("opens the form again", async ({ page }) => {
     expect(test?.summary).to.match(/^test 2 "reaches a server beside the executor" failed: /);
   });
 
-  it("hands back a spec it read from the browser stream when it does not run specs, instead of failing it", async () => {
-    // Taken by a browser-only executor alone: the other one stops first.
+  /**
+   * Stops the file's executor, starts one with `env` in its place (stopped by `after`), and starts a
+   * run of a new one-test spec case named `name`.
+   */
+  const runSpecAlone = async (name: string, env: Record<string, string>) => {
     await executor.stop();
-    executor = await startExecutor(stack, {
-      EGRESS_ALLOW_CIDRS: "127.0.0.2/32",
-      EXECUTOR_STEP_KINDS: "browser",
-    });
-    const { catalog } = stack.catalog;
+    executor = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32", ...env });
     const { projectId } = project;
-    const { testCase } = await catalog.createTestCase({
+    const { testCase } = await stack.catalog.catalog.createTestCase({
       actor: operator(),
       projectId,
-      name: "spec on a browser-only executor",
+      name,
       playwright: {
         spec: {
-          path: "tests/browser-only.spec.ts",
+          path: "tests/alone.spec.ts",
           source: `import { test } from "@playwright/test";\ntest("x", async () => {});\n`,
         },
       },
@@ -132,6 +131,15 @@ test("opens the form again", async ({ page }) => {
       environment: "web app",
       selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
     });
+    return { run, ids: { actor: project.key, projectId, runId: run?.id ?? "" } };
+  };
+
+  it("hands back a spec it read from the browser stream when it does not run specs, instead of failing it", async () => {
+    // Taken by a browser-only executor alone: the other one stops first.
+    const { run, ids } = await runSpecAlone("spec on a browser-only executor", {
+      EXECUTOR_STEP_KINDS: "browser",
+    });
+    const { projectId } = project;
     const testResultId = run?.tests[0]?.id ?? "";
     // As a runs service from before specs had a stream of their own published it.
     await publishTests(stack.redis, [
@@ -141,7 +149,6 @@ test("opens the form again", async ({ page }) => {
       },
     ]);
     await executor.logLine((line) => line.includes("Playwright spec handed back"));
-    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
     const { test } = await stack.runs.getTestResult({ ...ids, testResultId });
     expect(test?.status).to.equal(TestStatus.QUEUED);
     await stack.runs.cancelRun(ids);
@@ -149,29 +156,7 @@ test("opens the form again", async ({ page }) => {
 
   it("leaves a spec test to executors that run specs, saying why it waits, when the only executor's PLAYWRIGHT_SPECS is off", async () => {
     // Taken by that executor alone: the other one stops first.
-    await executor.stop();
-    const plain = await startExecutor(stack, { EGRESS_ALLOW_CIDRS: "127.0.0.2/32", PLAYWRIGHT_SPECS: "off" });
-    executor = plain; // stopped by `after`
-    const { catalog } = stack.catalog;
-    const { projectId } = project;
-    const { testCase } = await catalog.createTestCase({
-      actor: operator(),
-      projectId,
-      name: "spec on a plain executor",
-      playwright: {
-        spec: {
-          path: "tests/plain.spec.ts",
-          source: `import { test } from "@playwright/test";\ntest("x", async () => {});\n`,
-        },
-      },
-    });
-    const { run } = await stack.runs.startRun({
-      actor: project.key,
-      projectId,
-      environment: "web app",
-      selection: { case: "testCaseIds", value: { ids: [testCase?.id ?? ""] } },
-    });
-    const ids = { actor: project.key, projectId, runId: run?.id ?? "" };
+    const { run, ids } = await runSpecAlone("spec on a plain executor", { PLAYWRIGHT_SPECS: "off" });
     // The runs service hears it from the executor's report, at its next reconciler pass (5 s here).
     const test = await eventually(
       async () => {
