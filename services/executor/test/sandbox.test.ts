@@ -34,18 +34,38 @@ const sandboxed = async (options: SandboxOptions) => {
   used.add(result.uid);
   return result;
 };
-/** A fork bomb under a limit of 64 processes, as a uid drawn for it, for `seconds` (its deadline 1 s later). */
-const forkBomb = (seconds: number) => {
+/**
+ * A fork bomb under a limit of 64 processes, as a uid drawn for it, going off until `stop()` (at
+ * most a minute): however loaded the machine, it lasts as long as the test looks at it.
+ */
+const forkBomb = () => {
   const uid = defaultSandboxUid + randomInt(sandboxUidCount);
   used.add(uid);
+  const stopping = new AbortController();
+  let ended = false;
   const bombing = runSandboxed({
     uid,
     command: "/bin/sh",
-    args: ["-c", `bomb() { bomb | bomb & }; bomb; sleep ${seconds}`],
-    deadlineMs: (seconds + 1) * 1000,
+    args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 60"],
+    deadlineMs: 60_000,
     limits: { processes: 64 },
+    signal: stopping.signal,
+  }).finally(() => {
+    ended = true;
   });
-  return { uid, bombing };
+  /** Resolves once `count` of its processes run. */
+  const reaches = async (count: number) => {
+    while ((await sandboxProcesses([uid])).length < count) {
+      if (ended) throw new Error(`the bomb ended before ${count} of its processes ran`);
+      await new Promise((done) => setTimeout(done, 20));
+    }
+  };
+  /** Ends it; resolves with its result. */
+  const stop = () => {
+    stopping.abort();
+    return bombing;
+  };
+  return { uid, reaches, stop };
 };
 /** Runs a script with node in the sandbox; stdout is what the script printed. */
 const runScript = (script: string, options: Partial<SandboxOptions> = {}) =>
@@ -320,13 +340,13 @@ describe("the sandbox for user code", function () {
 
   it("stops a fork bomb at its process limit, and the executor keeps working", async () => {
     // A uid of its own, so the count is the bomb's alone.
-    const { uid, bombing } = forkBomb(3);
+    const bomb = forkBomb();
     // While the bomb goes off, the executor still starts processes of its own.
-    while ((await sandboxProcesses([uid])).length < 32) await new Promise((done) => setTimeout(done, 20));
+    await bomb.reaches(32);
     const { stdout } = await promisify(execFile)("/bin/echo", ["still here"]);
     expect(stdout).to.equal("still here\n");
-    expect((await sandboxProcesses([uid])).length).to.be.at.most(64);
-    const result = await bombing;
+    expect((await sandboxProcesses([bomb.uid])).length).to.be.at.most(64);
+    const result = await bomb.stop();
     expect(result.stderr).to.match(/fork|Resource temporarily unavailable|Cannot fork/i);
   });
 
@@ -334,8 +354,9 @@ describe("the sandbox for user code", function () {
     // Each sandbox is a user namespace of its own, and the kernel counts RLIMIT_NPROC per user
     // namespace and uid: a uid two sandboxes drew by chance (or two executors on one node) is not
     // one process limit for both.
-    const { uid, bombing } = forkBomb(4);
-    while ((await sandboxProcesses([uid])).length < 48) await new Promise((done) => setTimeout(done, 20));
+    const bomb = forkBomb();
+    const { uid } = bomb;
+    await bomb.reaches(48);
     // 41 processes: with the bomb's 48 or more, past a limit of 64 they shared.
     const beside = await runSandboxed({
       uid,
@@ -344,7 +365,7 @@ describe("the sandbox for user code", function () {
       deadlineMs: 10_000,
       limits: { processes: 64 },
     });
-    const bombed = await bombing;
+    const bombed = await bomb.stop();
     expect(beside.stderr).to.equal("");
     expect(beside.stdout).to.equal("started 40\n");
     expect(beside.exitCode).to.equal(0);
