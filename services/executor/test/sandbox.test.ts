@@ -46,7 +46,8 @@ const forkBomb = () => {
   const bombing = runSandboxed({
     uid,
     command: "/bin/sh",
-    args: ["-c", "bomb() { bomb | bomb & }; bomb; sleep 60"],
+    // The sleep first: forked once the bomb filled the limit, it would fail and end the shell.
+    args: ["-c", "sleep 60 & s=$!; bomb() { bomb | bomb & }; bomb; wait $s"],
     deadlineMs: 60_000,
     limits: { processes: 64 },
     signal: stopping.signal,
